@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# ttftrace: BPF objects -> skeletons -> one binary, in the style of
+# libbpf-bootstrap. Quiet by default; V=1 shows the commands.
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc/;s/mips.*/mips/;s/riscv64/riscv/;s/loongarch64/loongarch/')
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Iuser -Ibpf
+LDLIBS += -lbpf -lelf -lz -lpthread -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
+	      -Wall -Wno-unused-function
+
+ifeq ($(SANITIZE),1)
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+OUTPUT := build-san
+endif
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_PROGS := ttftrace probe
+# user sources that need the BPF skeletons
+USER_BPF_SRCS := user/main.c user/collector.c user/check.c
+# everything else is plain C over the event stream, linked into the tests too
+USER_LIB_SRCS := $(filter-out $(USER_BPF_SRCS),$(wildcard user/*.c))
+USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
+USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
+SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
+UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
+TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
+HDRS := $(wildcard user/*.h bpf/*.h)
+
+.PHONY: all clean test demo install tools unit-tests
+.DELETE_ON_ERROR:
+
+all: $(OUTPUT)/ttftrace tools
+
+STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
+
+tools: $(TOOLS) $(STUBCUDA)
+
+unit-tests: $(UNIT_TESTS)
+
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp
+	$(Q)rm -f $@.tmp
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(USER_BPF_OBJS): $(SKELS)
+
+$(OUTPUT)/%.o: user/%.c $(HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/%.c tests/tt_test.h $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
+
+$(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.h) | $(OUTPUT)/tools
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
+
+$(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h) | $(OUTPUT)/tools
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
+
+test: all unit-tests
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+
+demo: all
+	$(Q)OUTPUT=$(OUTPUT) tools/demo.sh
+
+install: $(OUTPUT)/ttftrace
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/ttftrace)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin
+	$(Q)install -m 0755 $(OUTPUT)/ttftrace $(DESTDIR)$(PREFIX)/bin/ttftrace
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf build build-san

@@ -1,0 +1,828 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ttftrace BPF side: socket receives and sends, connection life and process
+ * life of the traced processes, filtered in the kernel by a map of tgids and a
+ * map of their listening ports. One ring buffer carries every record.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "ttftrace.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define MSG_PEEK 2
+
+/* TCP states, as include/net/tcp_states.h numbers them */
+#define TCP_ESTABLISHED 1
+#define TCP_CLOSE 7
+#define TCP_LISTEN 10
+
+/* x86-64 syscall numbers of the sends we classify */
+#define NR_write 1
+#define NR_writev 20
+#define NR_sendto 44
+#define NR_sendmsg 46
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by user space between open and load. */
+const volatile __u32 send_capture_bytes = TT_SEND_CAPTURE;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by user space before load */
+} events SEC(".maps");
+
+/* Records the ring buffer refused, per CPU: always reported. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tgid */
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/* Listening TCP ports of traced processes: their accepted sockets are the
+ * server-side connections, even before accept() returns. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u16); /* local port, host order */
+	__type(value, __u8);
+} traced_ports SEC(".maps");
+
+/* Connections already announced with TT_EV_CONN_OPEN. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u64); /* struct sock * */
+	__type(value, __u8);
+} conns SEC(".maps");
+
+/* Syscall entry time of each thread's latest write/send syscall. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, __u64);
+} send_enter_ts SEC(".maps");
+
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+	bool traced = bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+
+	/* keeps clang from OR-ing two lookups' pointers, which the verifier
+	 * refuses */
+	asm volatile("" : "+r"(traced));
+	return traced;
+}
+
+static __always_inline void count_lost(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&lost, &zero);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void *reserve(__u32 size, __u16 type)
+{
+	struct tt_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
+	__u64 id;
+
+	if (!h) {
+		count_lost();
+		return NULL;
+	}
+	id = bpf_get_current_pid_tgid();
+	h->ts = bpf_ktime_get_ns();
+	h->tgid = id >> 32;
+	h->tid = (__u32)id;
+	h->type = type;
+	h->cpu = bpf_get_smp_processor_id();
+	h->flags = 0;
+	return h;
+}
+
+/* A TCP socket whose local port is a traced listener's, and not the
+ * listener itself: a server-side connection of a traced process. */
+static __always_inline bool server_sock(const struct sock *sk)
+{
+	__u16 port;
+
+	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return false;
+	port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (!bpf_map_lookup_elem(&traced_ports, &port))
+		return false;
+	return BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_LISTEN;
+}
+
+/* Announces a connection the first time any hook sees it, so that sockets
+ * opened before tracing started are described too. */
+static __always_inline void ensure_conn(const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct tt_event_conn {
+		struct tt_hdr h;
+		struct tt_conn c;
+	} *e;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&conns, &key))
+		return;
+	/* a reset socket still gets a last recv: never announce it again, or
+	 * its address, once reused, would hide the next connection's open */
+	if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE)
+		return;
+	e = reserve(sizeof(*e), TT_EV_CONN_OPEN);
+	if (!e)
+		return; /* not marked seen: the next hook retries */
+	bpf_map_update_elem(&conns, &key, &one, BPF_ANY);
+	e->c.sk = key;
+	e->c.family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	e->c.lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	e->c.rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	e->c.pad = 0;
+	__builtin_memset(e->c.laddr, 0, sizeof(e->c.laddr));
+	__builtin_memset(e->c.raddr, 0, sizeof(e->c.raddr));
+	if (e->c.family == AF_INET6) {
+		BPF_CORE_READ_INTO(&e->c.laddr, sk,
+				   __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&e->c.raddr, sk,
+				   __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+	} else {
+		BPF_CORE_READ_INTO((__u32 *)e->c.laddr, sk,
+				   __sk_common.skc_rcv_saddr);
+		BPF_CORE_READ_INTO((__u32 *)e->c.raddr, sk,
+				   __sk_common.skc_daddr);
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void emit_sock(__u16 type, const struct sock *sk,
+				      __s64 len, __u32 flags)
+{
+	struct tt_event_sock {
+		struct tt_hdr h;
+		struct tt_sock s;
+	} *e = reserve(sizeof(*e), type);
+
+	if (!e)
+		return;
+	e->h.flags = flags;
+	e->s.sk = (__u64)sk;
+	e->s.len = len;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* ---- interrupt context ---- */
+
+/* Interrupt nesting per CPU, so that a wakeup from interrupt context is not
+ * blamed on whichever thread the interrupt happened to land on. */
+struct irq_depth {
+	__u32 hardirq;
+	__u32 softirq;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_depth);
+} irq_depth SEC(".maps");
+
+/* Block requests issued by traced threads, until they complete. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* struct request * */
+	__type(value, __u8);
+} traced_rqs SEC(".maps");
+
+static __always_inline struct irq_depth *this_irq_depth(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&irq_depth, &zero);
+}
+
+static __always_inline void irq_enter_exit(bool soft, bool enter)
+{
+	struct irq_depth *d = this_irq_depth();
+	__u32 *n;
+
+	if (!d)
+		return;
+	n = soft ? &d->softirq : &d->hardirq;
+	if (enter)
+		(*n)++;
+	else if (*n) /* attached mid-interrupt: never go below zero */
+		(*n)--;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(tt_irq_entry)
+{
+	irq_enter_exit(false, true);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(tt_irq_exit)
+{
+	irq_enter_exit(false, false);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(tt_softirq_entry)
+{
+	irq_enter_exit(true, true);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(tt_softirq_exit)
+{
+	irq_enter_exit(true, false);
+	return 0;
+}
+
+/* Timer expiry (nanosleep, futex timeouts) wakes threads from the timer
+ * interrupt, which has no irq_handler_entry of its own. */
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(tt_hrtimer_entry)
+{
+	irq_enter_exit(false, true);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(tt_hrtimer_exit)
+{
+	irq_enter_exit(false, false);
+	return 0;
+}
+
+static __always_inline __u32 irq_flags(void)
+{
+	struct irq_depth *d = this_irq_depth();
+	__u32 flags = 0;
+
+	if (d && d->hardirq)
+		flags |= TT_F_HARDIRQ;
+	if (d && d->softirq)
+		flags |= TT_F_SOFTIRQ;
+	return flags;
+}
+
+/* ---- processes ---- */
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	struct tt_event_fork {
+		struct tt_hdr h;
+		struct tt_fork f;
+	} *e;
+	__u8 one = 1;
+
+	if (!tgid_traced(ptgid))
+		return 0;
+	if (ctgid != ptgid)
+		bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY);
+	e = reserve(sizeof(*e), TT_EV_FORK);
+	if (!e)
+		return 0;
+	e->f.child_tgid = ctgid;
+	e->f.child_tid = BPF_CORE_READ(child, pid);
+	BPF_CORE_READ_STR_INTO(&e->f.comm, child, comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct tt_hdr *e;
+
+	if (!tgid_traced(tgid))
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_EXIT);
+	if (e)
+		bpf_ringbuf_submit(e, 0);
+	/* the last thread of the process: forget the tgid (PIDs are reused) */
+	if (group_dead)
+		bpf_map_delete_elem(&traced_tgids, &tgid);
+	return 0;
+}
+
+static __always_inline void emit_comm(struct task_struct *task)
+{
+	struct tt_event_comm {
+		struct tt_hdr h;
+		struct tt_comm c;
+	} *e = reserve(sizeof(*e), TT_EV_COMM);
+
+	if (!e)
+		return;
+	e->h.tgid = BPF_CORE_READ(task, tgid);
+	e->h.tid = BPF_CORE_READ(task, pid);
+	BPF_CORE_READ_STR_INTO(&e->c.comm, task, comm);
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(tt_exec, struct task_struct *p)
+{
+	if (tgid_traced(BPF_CORE_READ(p, tgid)))
+		emit_comm(p);
+	return 0;
+}
+
+/* Thread names set after creation (prctl PR_SET_NAME, pthread_setname_np)
+ * are what a person recognises; the rename tracepoint fires before the copy,
+ * so the collector re-reads names from /proc at the end as well. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(tt_rename, struct task_struct *task, const char *comm)
+{
+	struct tt_event_comm {
+		struct tt_hdr h;
+		struct tt_comm c;
+	} *e;
+
+	if (!tgid_traced(BPF_CORE_READ(task, tgid)))
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_COMM);
+	if (!e)
+		return 0;
+	e->h.tgid = BPF_CORE_READ(task, tgid);
+	e->h.tid = BPF_CORE_READ(task, pid);
+	bpf_probe_read_kernel_str(&e->c.comm, sizeof(e->c.comm), comm);
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* ---- connections ---- */
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk;
+	__u16 port;
+	__u8 one = 1;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	if (newstate == TCP_LISTEN) {
+		if (tgid_traced(bpf_get_current_pid_tgid() >> 32))
+			bpf_map_update_elem(&traced_ports, &port, &one,
+					    BPF_ANY);
+		return 0;
+	}
+	/* by TCP_CLOSE the port is released (inet_num is 0): go by the
+	 * socket's address alone */
+	if (bpf_map_lookup_elem(&conns, &key)) {
+		if (oldstate == TCP_ESTABLISHED)
+			emit_sock(TT_EV_CONN_CLOSE, sk, newstate, 0);
+		if (newstate == TCP_CLOSE)
+			bpf_map_delete_elem(&conns, &key);
+		return 0;
+	}
+	if (newstate == TCP_ESTABLISHED && oldstate != TCP_LISTEN &&
+	    bpf_map_lookup_elem(&traced_ports, &port))
+		ensure_conn(sk);
+	return 0;
+}
+
+/* ---- receives ---- */
+
+SEC("tp_btf/sk_data_ready")
+int BPF_PROG(tt_data_ready, const struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u32 queued;
+
+	if (!server_sock(sk))
+		return 0;
+	ensure_conn(sk);
+	queued = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
+	emit_sock(TT_EV_DATA_READY, sk, queued, irq_flags());
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
+{
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if ((flags & MSG_PEEK) || !server_sock(sk))
+		return 0;
+	ensure_conn(sk);
+	emit_sock(TT_EV_RECV, sk, ret, 0);
+	return 0;
+}
+
+/* ---- sends ---- */
+
+static __always_inline int note_send_enter(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	__u64 ts;
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	bpf_map_update_elem(&send_enter_ts, &tid, &ts, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int tt_enter_write(void *ctx)
+{
+	return note_send_enter();
+}
+
+SEC("tracepoint/syscalls/sys_enter_writev")
+int tt_enter_writev(void *ctx)
+{
+	return note_send_enter();
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendto")
+int tt_enter_sendto(void *ctx)
+{
+	return note_send_enter();
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendmsg")
+int tt_enter_sendmsg(void *ctx)
+{
+	return note_send_enter();
+}
+
+/* The user buffer of the send in progress: the syscall's own registers say
+ * which syscall it is, so a stale entry can never be mistaken for it. */
+static __always_inline const void *send_buffer(long nr, struct pt_regs *regs,
+					       __u64 *buflen)
+{
+	unsigned long arg1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	struct user_msghdr msg;
+	struct iovec iov;
+
+	*buflen = ~0ULL;
+	if (nr == NR_write || nr == NR_sendto)
+		return (const void *)arg1;
+	if (nr == NR_sendmsg) {
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
+			return NULL;
+		arg1 = (unsigned long)msg.msg_iov;
+	}
+	if (bpf_probe_read_user(&iov, sizeof(iov), (void *)arg1))
+		return NULL;
+	*buflen = iov.iov_len;
+	return iov.iov_base;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct task_struct *task;
+	struct tt_send_raw *s;
+	struct pt_regs *regs;
+	struct tt_hdr *h;
+	const void *buf;
+	__u64 buflen, n;
+	__u64 *enter;
+	long nr;
+
+	if (!tgid_traced(id >> 32) || !server_sock(sk))
+		return 0;
+	ensure_conn(sk);
+	h = reserve(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW);
+	if (!h)
+		return 0;
+	s = (void *)(h + 1);
+	s->send.sk = (__u64)sk;
+	s->send.len = ret;
+	enter = bpf_map_lookup_elem(&send_enter_ts, &tid);
+	s->send.ts_enter = enter ? *enter : h->ts;
+	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
+	s->send.cls = 0;
+	s->send.tokens = 0;
+	s->send.flags = 0;
+	s->send.pad = 0;
+	s->nbytes = 0;
+	task = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	nr = BPF_CORE_READ(regs, orig_ax);
+	if (nr == NR_write || nr == NR_writev || nr == NR_sendto ||
+	    nr == NR_sendmsg) {
+		buf = send_buffer(nr, regs, &buflen);
+		n = ret > 0 ? ret : 0;
+		if (n > buflen)
+			n = buflen;
+		if (n > send_capture_bytes)
+			n = send_capture_bytes;
+		if (n > TT_SEND_CAPTURE)
+			n = TT_SEND_CAPTURE;
+		if (buf && n && !bpf_probe_read_user(s->data, n, buf))
+			s->nbytes = n;
+	}
+	bpf_ringbuf_submit(h, 0);
+	return 0;
+}
+
+/* An skb of a traced connection is handed to the device driver: the wire
+ * time of the bytes it carries, named by their TCP sequence numbers. This is
+ * net_dev_start_xmit, not net_dev_xmit: after the driver's xmit the skb may
+ * be freed or orphaned (loopback orphans it), so skb->sk is gone by then. */
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
+{
+	struct tt_event_xmit {
+		struct tt_hdr h;
+		struct tt_xmit x;
+	} *e;
+	unsigned char *head;
+	__u16 thoff, dataoff;
+	struct sock *sk;
+	__u8 th[13];
+	__s32 payload;
+	__u32 seq;
+
+	sk = BPF_CORE_READ(skb, sk);
+	if (!server_sock(sk))
+		return 0;
+	head = BPF_CORE_READ(skb, head);
+	thoff = BPF_CORE_READ(skb, transport_header);
+	dataoff = BPF_CORE_READ(skb, data) - head;
+	if (bpf_probe_read_kernel(th, sizeof(th), head + thoff))
+		return 0;
+	payload = (__s32)BPF_CORE_READ(skb, len) - (thoff - dataoff) -
+		  (th[12] >> 4) * 4;
+	if (payload <= 0)
+		return 0; /* pure ACKs carry no response bytes */
+	__builtin_memcpy(&seq, &th[4], sizeof(seq));
+	e = reserve(sizeof(*e), TT_EV_XMIT);
+	if (!e)
+		return 0;
+	e->h.flags = irq_flags();
+	e->x.sk = (__u64)sk;
+	e->x.seq = bpf_ntohl(seq);
+	e->x.end_seq = e->x.seq + payload;
+	e->x.len = BPF_CORE_READ(skb, len);
+	e->x.pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* ---- threads: switches, wakeups and why a thread blocked ---- */
+
+/* x86-64 syscalls whose first argument is the fd a thread waits on */
+static __always_inline bool fd_syscall(long nr)
+{
+	switch (nr) {
+	case 0: /* read */
+	case 1: /* write */
+	case 16: /* ioctl */
+	case 17: /* pread64 */
+	case 19: /* readv */
+	case 20: /* writev */
+	case 42: /* connect */
+	case 43: /* accept */
+	case 44: /* sendto */
+	case 45: /* recvfrom */
+	case 46: /* sendmsg */
+	case 47: /* recvmsg */
+	case 232: /* epoll_wait */
+	case 281: /* epoll_pwait */
+	case 288: /* accept4 */
+	case 295: /* preadv */
+	case 299: /* recvmmsg */
+	case 327: /* preadv2 */
+		return true;
+	}
+	return false;
+}
+
+static __always_inline void describe_fd(struct task_struct *task, __u64 fd,
+					struct tt_switch *sw)
+{
+	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct file **fds;
+	struct file *file;
+	struct inode *inode;
+
+	if (!files || fd >= BPF_CORE_READ(files, fdt, max_fds))
+		return;
+	fds = BPF_CORE_READ(files, fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), fds + fd) || !file)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return;
+	sw->fd_mode = BPF_CORE_READ(inode, i_mode);
+	sw->fd_rdev = BPF_CORE_READ(inode, i_rdev);
+	sw->fd_dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	sw->fd_ino = BPF_CORE_READ(inode, i_ino);
+	sw->sw_flags |= TT_SW_FD;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
+	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	bool prev_traced = tgid_traced(prev_tgid);
+	bool next_traced = tgid_traced(next_tgid);
+	struct tt_event_switch {
+		struct tt_hdr h;
+		struct tt_switch sw;
+	} *e;
+	struct pt_regs *regs;
+	struct pollfd pfd;
+	long nr;
+
+	if (!prev_traced && !next_traced)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_SWITCH);
+	if (!e)
+		return 0;
+	e->h.tgid = prev_tgid;
+	e->h.tid = BPF_CORE_READ(prev, pid);
+	__builtin_memset(&e->sw, 0, sizeof(e->sw));
+	e->sw.next_tid = BPF_CORE_READ(next, pid);
+	e->sw.next_tgid = next_tgid;
+	e->sw.prev_state = preempt ? 0 : prev_state;
+	e->sw.syscall_nr = -1;
+	e->sw.sw_flags = (prev_traced ? TT_SW_PREV_TRACED : 0) |
+			 (next_traced ? TT_SW_NEXT_TRACED : 0);
+	if (prev_traced && e->sw.prev_state) {
+		if (BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+			e->sw.sw_flags |= TT_SW_IOWAIT;
+		regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+		nr = BPF_CORE_READ(regs, orig_ax);
+		e->sw.syscall_nr = nr;
+		e->sw.arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		if (fd_syscall(nr)) {
+			describe_fd(prev, e->sw.arg0, &e->sw);
+		} else if (nr == 7 /* poll */ || nr == 271 /* ppoll */) {
+			/* current is still prev: its memory is readable */
+			if (!bpf_probe_read_user(&pfd, sizeof(pfd),
+						 (void *)e->sw.arg0))
+				describe_fd(prev, pfd.fd, &e->sw);
+		}
+	}
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline void emit_wake(__u16 type, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	struct tt_event_wake {
+		struct tt_hdr h;
+		struct tt_wake w;
+	} *e;
+	struct task_struct *cur;
+	struct pt_regs *regs;
+
+	if (!tgid_traced(tgid))
+		return;
+	e = reserve(sizeof(*e), type);
+	if (!e)
+		return;
+	e->h.flags = irq_flags();
+	e->w.target_tid = BPF_CORE_READ(p, pid);
+	e->w.target_tgid = tgid;
+	e->w.target_cpu = BPF_CORE_READ(p, wake_cpu);
+	e->w.waker_syscall = -1;
+	e->w.waker_arg0 = 0;
+	cur = bpf_get_current_task_btf();
+	if (!e->h.flags && !(BPF_CORE_READ(cur, flags) & 0x00200000 /* PF_KTHREAD */)) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+		e->w.waker_syscall = BPF_CORE_READ(regs, orig_ax);
+		e->w.waker_arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(tt_waking, struct task_struct *p)
+{
+	emit_wake(TT_EV_WAKING, p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(tt_wakeup_new, struct task_struct *p)
+{
+	emit_wake(TT_EV_WAKEUP_NEW, p);
+	return 0;
+}
+
+/* ---- storage ---- */
+
+static __always_inline void emit_block(struct request *rq, __u16 phase,
+				       int error)
+{
+	struct tt_event_block {
+		struct tt_hdr h;
+		struct tt_block b;
+	} *e = reserve(sizeof(*e), TT_EV_BLOCK);
+
+	if (!e)
+		return;
+	e->h.flags = irq_flags();
+	e->b.rq = (__u64)rq;
+	e->b.sector = BPF_CORE_READ(rq, __sector);
+	e->b.nr_bytes = BPF_CORE_READ(rq, __data_len);
+	e->b.dev = BPF_CORE_READ(rq, q, disk, part0, bd_dev);
+	e->b.phase = phase;
+	e->b.write = BPF_CORE_READ(rq, cmd_flags) & 1;
+	e->b.error = error;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void block_submitted(struct request *rq, __u16 phase)
+{
+	__u64 key = (__u64)rq;
+	__u8 one = 1;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32) &&
+	    !bpf_map_lookup_elem(&traced_rqs, &key))
+		return;
+	bpf_map_update_elem(&traced_rqs, &key, &one, BPF_ANY);
+	emit_block(rq, phase, 0);
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(tt_block_insert, struct request *rq)
+{
+	block_submitted(rq, TT_BLK_INSERT);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(tt_block_issue, struct request *rq)
+{
+	block_submitted(rq, TT_BLK_ISSUE);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(tt_block_complete, struct request *rq, int error,
+	     unsigned int nr_bytes)
+{
+	__u64 key = (__u64)rq;
+
+	if (!bpf_map_lookup_elem(&traced_rqs, &key))
+		return 0;
+	bpf_map_delete_elem(&traced_rqs, &key);
+	emit_block(rq, TT_BLK_COMPLETE, error);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
+	     unsigned long index)
+{
+	struct tt_event_fault {
+		struct tt_hdr h;
+		struct tt_fault f;
+	} *e;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_FAULT);
+	if (!e)
+		return 0;
+	e->f.ino = BPF_CORE_READ(mapping, host, i_ino);
+	e->f.dev = BPF_CORE_READ(mapping, host, i_sb, s_dev);
+	e->f.index = index;
+	e->f.pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

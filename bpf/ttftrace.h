@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Records shared by the BPF programs and user space. Fixed-width types only:
+ * this header is included both after vmlinux.h (BPF) and after <linux/types.h>
+ * (user space), so it includes neither.
+ */
+#ifndef __TTFTRACE_H
+#define __TTFTRACE_H
+
+#define TT_COMM_LEN 16
+/* Bytes of each send copied for classification (status line, SSE, chunked). */
+#define TT_SEND_CAPTURE 256
+
+enum tt_event_type {
+	TT_EV_NONE = 0,
+	TT_EV_FORK = 1, /* hdr: parent; payload: the child */
+	TT_EV_EXIT = 2, /* hdr: the thread that exits */
+	TT_EV_COMM = 3, /* hdr: thread whose name is now comm (exec, start) */
+	TT_EV_CONN_OPEN = 4, /* server-side connection of a traced listener */
+	TT_EV_CONN_CLOSE = 5,
+	TT_EV_DATA_READY = 6, /* kernel has bytes for the socket (softirq) */
+	TT_EV_RECV = 7, /* the app read len bytes */
+	TT_EV_SEND = 8, /* the app sent len bytes, classified */
+	TT_EV_XMIT = 9, /* an skb of a traced socket reached the device */
+	TT_EV_LOST = 10, /* records the ring buffer could not take */
+	TT_EV_SEND_RAW = 11, /* BPF to collector only: send with its first bytes */
+	TT_EV_SWITCH = 12, /* hdr: prev (current at the switch); payload: next */
+	TT_EV_WAKING = 13, /* hdr: current (the waker outside irq context) */
+	TT_EV_WAKEUP_NEW = 14, /* a new thread becomes runnable */
+	TT_EV_BLOCK = 15, /* block request insert/issue/complete */
+	TT_EV_FAULT = 16, /* file-backed page fault (filemap) */
+	TT_EV_MAX
+};
+
+/* tt_hdr.flags */
+#define TT_F_HARDIRQ (1u << 0) /* emitted in hard interrupt context */
+#define TT_F_SOFTIRQ (1u << 1) /* emitted in softirq context */
+
+struct tt_hdr {
+	__u64 ts; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u32 tgid; /* current task when emitted */
+	__u32 tid;
+	__u16 type; /* enum tt_event_type */
+	__u16 cpu;
+	__u32 flags;
+};
+
+struct tt_fork {
+	__u32 child_tgid;
+	__u32 child_tid;
+	char comm[TT_COMM_LEN];
+};
+
+struct tt_comm {
+	char comm[TT_COMM_LEN];
+};
+
+struct tt_conn {
+	__u64 sk; /* kernel socket address: the connection's identity while open */
+	__u16 family; /* AF_INET or AF_INET6 */
+	__u16 lport; /* host order */
+	__u16 rport;
+	__u16 pad;
+	__u8 laddr[16]; /* IPv4 in the first 4 bytes */
+	__u8 raddr[16];
+};
+
+/* DATA_READY, RECV and CONN_CLOSE */
+struct tt_sock {
+	__u64 sk;
+	__s64 len; /* RECV: bytes read (or -errno); DATA_READY: bytes queued */
+};
+
+/* Send classes, decided in user space from the first bytes of a send. */
+enum tt_send_class {
+	TT_SEND_OTHER = 0, /* response bytes with no known framing */
+	TT_SEND_HEADERS = 1, /* status line and headers only */
+	TT_SEND_TOKEN = 2, /* carries token data (SSE data event, chunk) */
+	TT_SEND_DONE = 3, /* end of stream: SSE [DONE] or last chunk */
+	TT_SEND_TOKEN_DONE = 4, /* token data and the end in one send */
+};
+
+/* tt_send.flags */
+#define TT_SEND_F_HEADERS (1u << 0) /* begins with an HTTP status line */
+#define TT_SEND_F_CHUNKED (1u << 1) /* chunked transfer framing seen */
+#define TT_SEND_F_SSE (1u << 2) /* SSE "data:" event seen */
+
+struct tt_send {
+	__u64 sk;
+	__s64 len; /* bytes sent (or -errno) */
+	__u64 ts_enter; /* syscall entry: when the app decided to send */
+	__u32 seq; /* TCP sequence of the first byte sent */
+	__u16 cls; /* enum tt_send_class */
+	__u16 tokens; /* token events in the captured bytes */
+	__u32 flags; /* TT_SEND_F_* */
+	__u32 pad;
+};
+
+struct tt_send_raw {
+	struct tt_send send;
+	__u16 nbytes; /* valid bytes in data */
+	__u16 pad[3];
+	__u8 data[TT_SEND_CAPTURE];
+};
+
+struct tt_xmit {
+	__u64 sk;
+	__u32 seq; /* TCP sequence of the first payload byte */
+	__u32 end_seq; /* one past the last payload byte */
+	__u32 len; /* skb length */
+	__u32 pad;
+};
+
+struct tt_lost {
+	__u64 count; /* records lost on this CPU since the previous TT_EV_LOST */
+	__u64 since_ts; /* the loss happened in (since_ts, hdr.ts] */
+	__u32 lost_cpu;
+	__u32 pad;
+};
+
+/* tt_switch.sw_flags */
+#define TT_SW_PREV_TRACED (1u << 0) /* prev is a traced thread */
+#define TT_SW_NEXT_TRACED (1u << 1) /* next is a traced thread */
+#define TT_SW_IOWAIT (1u << 2) /* prev->in_iowait: block I/O or fault */
+#define TT_SW_FD (1u << 3) /* fd_* describe the fd in arg0 (or poll's) */
+
+/*
+ * A context switch on hdr.cpu at hdr.ts. hdr.tgid/tid is prev; for prev the
+ * switch-out reason is read from its syscall registers: the syscall number,
+ * its first argument (futex word, fd, ...) and, for fd syscalls, the inode.
+ */
+struct tt_switch {
+	__u32 next_tid;
+	__u32 next_tgid;
+	__s64 prev_state; /* 0: preempted (still runnable); else blocked */
+	__s32 syscall_nr; /* prev's syscall, -1 when not in a syscall */
+	__u32 sw_flags; /* TT_SW_* */
+	__u64 arg0; /* the syscall's first argument */
+	__u64 fd_ino;
+	__u32 fd_mode; /* S_IFSOCK, S_IFCHR, S_IFREG, S_IFIFO ... */
+	__u32 fd_rdev; /* device number of a char/block device node */
+	__u32 fd_dev; /* filesystem device */
+	__u32 pad;
+};
+
+/*
+ * hdr is current: the waker when hdr.flags has neither TT_F_HARDIRQ nor
+ * TT_F_SOFTIRQ. In softirq, current is whoever the softirq interrupted or
+ * ran after (on loopback TCP: the sender).
+ */
+struct tt_wake {
+	__u32 target_tid;
+	__u32 target_tgid;
+	__s32 waker_syscall; /* current's syscall, -1 in irq context or none */
+	__u32 target_cpu;
+	__u64 waker_arg0; /* its first argument: FUTEX_WAKE's word */
+};
+
+enum tt_block_phase {
+	TT_BLK_INSERT = 0,
+	TT_BLK_ISSUE = 1,
+	TT_BLK_COMPLETE = 2,
+};
+
+struct tt_block {
+	__u64 rq; /* struct request *: pairs the phases */
+	__u64 sector;
+	__u32 nr_bytes;
+	__u32 dev;
+	__u16 phase; /* enum tt_block_phase */
+	__u16 write; /* 1 for writes */
+	__s32 error;
+};
+
+struct tt_fault {
+	__u64 ino;
+	__u64 index; /* page index in the file */
+	__u32 dev;
+	__u32 pad;
+};
+
+#endif /* __TTFTRACE_H */

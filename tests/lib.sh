@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Helpers for the shell tests: sourced, never run.
+OUTPUT=${OUTPUT:-build}
+TTFTRACE=$OUTPUT/ttftrace
+DEMO_SERVER=$OUTPUT/tools/demo-server
+LOADGEN=$OUTPUT/tools/loadgen
+TT_PIDS=()
+
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; TT_FAILED=1; }
+check() { # check NAME CMD...: PASS or FAIL by the command's status
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# BPF tests need root; outside CI they skip, under CI the runner fails them.
+require_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP: $1: needs root to load BPF programs"
+		exit 0
+	fi
+}
+
+tt_cleanup() {
+	local p
+	for p in "${TT_PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${TT_PIDS[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	# TT_KEEP=1 keeps the files of a run for a look
+	if [ -n "${TT_KEEP:-}" ]; then
+		echo "kept $TT_TMP" >&2
+	elif [ -n "${TT_TMP:-}" ]; then
+		rm -rf "$TT_TMP"
+	fi
+}
+
+tt_setup() {
+	TT_TMP=$(mktemp -d /tmp/ttftrace-test.XXXXXX)
+	trap tt_cleanup EXIT
+}
+
+# wait_for COND_CMD [SECONDS]: polls every 50 ms
+wait_for() {
+	local cmd=$1 t=${2:-10} i=0
+	while ! eval "$cmd"; do
+		i=$((i + 1))
+		[ $i -ge $((t * 20)) ] && return 1
+		sleep 0.05
+	done
+}
+
+# start_server LOG ARGS...: sets SERVER_PID and PORT
+start_server() {
+	local log=$1
+	shift
+	rm -f "$TT_TMP/port"
+	"$DEMO_SERVER" -p 0 --port-file "$TT_TMP/port" --log "$log" -q "$@" &
+	SERVER_PID=$!
+	TT_PIDS+=("$SERVER_PID")
+	wait_for "[ -s $TT_TMP/port ]" 10 || { fail "server did not start"; exit 1; }
+	PORT=$(cat "$TT_TMP/port")
+}
+
+# start_record OUT.ttft ARGS...: sets RECORD_PID once BPF is attached
+start_record() {
+	local out=$1
+	shift
+	"$TTFTRACE" record -o "$out" "$@" 2>"$out.log" &
+	RECORD_PID=$!
+	TT_PIDS+=("$RECORD_PID")
+	if ! wait_for "grep -q 'recording to' $out.log" 30; then
+		cat "$out.log"
+		fail "ttftrace record did not start"
+		exit 1
+	fi
+}
+
+stop_record() {
+	kill -INT "$RECORD_PID"
+	wait "$RECORD_PID"
+	RECORD_STATUS=$?
+}

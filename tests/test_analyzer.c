@@ -1,0 +1,1230 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The analyzer on synthetic event streams: request reconstruction, TTFT,
+ * TPOT and inter-token gaps, the reorder window, XMIT matching, losses.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <time.h>
+#include "../user/analyzer.h"
+#include "../user/classify.h"
+#include "tt_test.h"
+
+#define US 1000ULL
+#define MS 1000000ULL
+#define SERVER_TGID 4242
+#define READER_TID 4243
+#define WRITER_TID 4250
+
+#define UVICORN_SSE_HEADERS                                  \
+	"HTTP/1.1 200 OK\r\n"                                \
+	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
+	"server: uvicorn\r\n"                                \
+	"content-type: text/event-stream; charset=utf-8\r\n" \
+	"transfer-encoding: chunked\r\n"                     \
+	"\r\n"
+#define TOKEN_CHUNK "1c\r\ndata: {\"content\":\"Hello\"}\n\n\r\n"
+#define DONE_CHUNK "e\r\ndata: [DONE]\n\n\r\n"
+#define LAST_CHUNK "0\r\n\r\n"
+
+/* ---- building event streams ---- */
+
+struct evlist {
+	struct tt_event *v;
+	size_t n, cap;
+};
+
+static struct evlist L;
+
+static void reset(void)
+{
+	L.n = 0;
+}
+
+static void push(const struct tt_event *ev)
+{
+	if (L.n == L.cap) {
+		L.cap = L.cap ? L.cap * 2 : 256;
+		L.v = realloc(L.v, L.cap * sizeof(*L.v));
+		if (!L.v)
+			abort();
+	}
+	L.v[L.n++] = *ev;
+}
+
+static struct tt_event mk(unsigned int type, __u64 ts, __u32 tid)
+{
+	struct tt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = type;
+	ev.h.ts = ts;
+	ev.h.tgid = SERVER_TGID;
+	ev.h.tid = tid;
+	return ev;
+}
+
+static void conn_open(__u64 ts, __u64 sk, const char *ip, __u16 rport)
+{
+	struct tt_event ev = mk(TT_EV_CONN_OPEN, ts, 0);
+
+	ev.conn.sk = sk;
+	ev.conn.lport = 8000;
+	ev.conn.rport = rport;
+	if (strchr(ip, ':')) {
+		ev.conn.family = AF_INET6;
+		inet_pton(AF_INET6, ip, ev.conn.raddr);
+		inet_pton(AF_INET6, "::1", ev.conn.laddr);
+	} else {
+		ev.conn.family = AF_INET;
+		inet_pton(AF_INET, ip, ev.conn.raddr);
+		inet_pton(AF_INET, "127.0.0.1", ev.conn.laddr);
+	}
+	push(&ev);
+}
+
+static void sock_ev(unsigned int type, __u64 ts, __u64 sk, __u32 tid, __s64 len)
+{
+	struct tt_event ev = mk(type, ts, tid);
+
+	ev.sock.sk = sk;
+	ev.sock.len = len;
+	push(&ev);
+}
+
+static void conn_close(__u64 ts, __u64 sk)
+{
+	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, 8 /* TCP_CLOSE_WAIT */);
+}
+
+static void data_ready(__u64 ts, __u64 sk)
+{
+	sock_ev(TT_EV_DATA_READY, ts, sk, 0, 300);
+}
+
+static void recv_(__u64 ts, __u64 sk, __s64 len)
+{
+	sock_ev(TT_EV_RECV, ts, sk, READER_TID, len);
+}
+
+static void xmit(__u64 ts, __u64 sk, __u32 seq, __u32 end_seq)
+{
+	struct tt_event ev = mk(TT_EV_XMIT, ts, 0);
+
+	ev.xmit.sk = sk;
+	ev.xmit.seq = seq;
+	ev.xmit.end_seq = end_seq;
+	ev.xmit.len = end_seq - seq + 66;
+	push(&ev);
+}
+
+static void send_cls(__u64 ts_enter, __u64 ts, __u64 sk, __u32 seq, __s64 len,
+		     unsigned int cls, unsigned int tokens, unsigned int flags)
+{
+	struct tt_event ev = mk(TT_EV_SEND, ts, WRITER_TID);
+
+	ev.send.sk = sk;
+	ev.send.len = len;
+	ev.send.ts_enter = ts_enter;
+	ev.send.seq = seq;
+	ev.send.cls = cls;
+	ev.send.tokens = tokens;
+	ev.send.flags = flags;
+	push(&ev);
+}
+
+/*
+ * A send of these bytes, classified as the collector does, taking 20 us;
+ * its skb reaches the device at xmit_at (0: never). Returns the next seq.
+ */
+static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
+			__u64 xmit_at)
+{
+	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 20 * US, WRITER_TID);
+	size_t len = strlen(b);
+
+	ev.send.sk = sk;
+	ev.send.len = len;
+	ev.send.ts_enter = ts_enter;
+	ev.send.seq = seq;
+	tt_classify_send(b, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE, len,
+			 &ev.send);
+	push(&ev);
+	if (xmit_at)
+		xmit(xmit_at, sk, seq, seq + len);
+	return seq + len;
+}
+
+static void lost(__u64 ts, __u64 since, __u64 count, __u32 cpu)
+{
+	struct tt_event ev = mk(TT_EV_LOST, ts, 0);
+
+	ev.lost.count = count;
+	ev.lost.since_ts = since;
+	ev.lost.lost_cpu = cpu;
+	push(&ev);
+}
+
+/*
+ * One SSE request in uvicorn's shape on connection sk: arrives at t0, read
+ * 100 us later, headers at t0 + 1 ms, ntok token chunks every gap from
+ * t0 + first, each on the wire 5 us after its syscall entry (loopback:
+ * inside the send), then [DONE] and the last chunk. Returns the end time.
+ */
+static __u64 sse_request(__u64 sk, __u64 t0, __u32 *seq, __u64 first,
+			 unsigned int ntok, __u64 gap)
+{
+	__u64 t = t0 + first;
+	unsigned int k;
+
+	data_ready(t0, sk);
+	recv_(t0 + 100 * US, sk, 300);
+	*seq = send_bytes(t0 + 1 * MS, sk, *seq, UVICORN_SSE_HEADERS,
+			  t0 + 1 * MS + 5 * US);
+	for (k = 0; k < ntok; k++, t += gap)
+		*seq = send_bytes(t, sk, *seq, TOKEN_CHUNK, t + 5 * US);
+	t = t - gap + 1 * MS;
+	*seq = send_bytes(t, sk, *seq, DONE_CHUNK, t + 5 * US);
+	*seq = send_bytes(t + 100 * US, sk, *seq, LAST_CHUNK, t + 105 * US);
+	return t + 20 * US; /* the DONE send's completion */
+}
+
+/* ---- feeding ---- */
+
+static int cmp_key(const void *x, const void *y)
+{
+	const __u64 *p = x, *q = y;
+
+	if (p[0] != q[0])
+		return p[0] < q[0] ? -1 : 1;
+	return p[1] < q[1] ? -1 : p[1] > q[1];
+}
+
+/* Feeds L ordered by key = ts + jitter (stable), as a shared ring buffer
+ * would deliver it, and finishes. jitter 0: timestamp order. */
+static struct tt_analyzer *run_jittered(__u64 max_jitter, unsigned int seed)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	__u64 *keys = malloc(L.n * 2 * sizeof(*keys));
+	__u64 rnd = seed * 2654435761ULL + 1;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < L.n; i++) {
+		rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+		keys[2 * i] = L.v[i].h.ts +
+			      (max_jitter ? (rnd >> 33) % max_jitter : 0);
+		keys[2 * i + 1] = i;
+	}
+	qsort(keys, L.n, 2 * sizeof(*keys), cmp_key);
+	for (i = 0; i < L.n; i++)
+		bad |= tt_analyzer_add(a, &L.v[keys[2 * i + 1]]);
+	TT_CHECK(!bad);
+	tt_analyzer_finish(a);
+	free(keys);
+	return a;
+}
+
+static struct tt_analyzer *run(void)
+{
+	return run_jittered(0, 0);
+}
+
+/* Feeds L in list order, reordering left to the analyzer. */
+static struct tt_analyzer *run_as_listed(void)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < L.n; i++)
+		bad |= tt_analyzer_add(a, &L.v[i]);
+	TT_CHECK(!bad);
+	tt_analyzer_finish(a);
+	return a;
+}
+
+static const struct tt_request *req(const struct tt_analyzer *a, size_t i)
+{
+	static const struct tt_request none;
+	const struct tt_request *r = tt_analyzer_request(a, i);
+
+	TT_CHECK(r != NULL);
+	return r ? r : &none;
+}
+
+static bool req_equal(const struct tt_request *x, const struct tt_request *y)
+{
+	return x->id == y->id && x->sk == y->sk && x->rport == y->rport &&
+	       x->t_arrive == y->t_arrive && x->t_read == y->t_read &&
+	       x->t_headers == y->t_headers &&
+	       x->t_first_write == y->t_first_write && x->t_wire == y->t_wire &&
+	       x->t_last_write == y->t_last_write && x->t_end == y->t_end &&
+	       x->ttft == y->ttft && x->tokens == y->tokens &&
+	       x->tpot == y->tpot && x->bytes_in == y->bytes_in &&
+	       x->bytes_out == y->bytes_out && x->complete == y->complete &&
+	       x->incomplete == y->incomplete;
+}
+
+/* ---- tests ---- */
+
+static void test_single_sse_headers_separate(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	const __u64 *itl;
+	__u32 seq = 1000, seq_tok;
+	size_t n;
+
+	reset();
+	conn_open(1 * MS, 0x1000, "10.1.2.3", 51000);
+	data_ready(10 * MS, 0x1000);
+	recv_(10 * MS + 100 * US, 0x1000, 300);
+	recv_(10 * MS + 150 * US, 0x1000, -11); /* EAGAIN */
+	seq = send_bytes(20 * MS, 0x1000, seq, UVICORN_SSE_HEADERS,
+			 20 * MS + 10 * US);
+	seq_tok = seq;
+	seq = send_bytes(30 * MS, 0x1000, seq, TOKEN_CHUNK, 30 * MS + 5 * US);
+	seq = send_bytes(40 * MS, 0x1000, seq, TOKEN_CHUNK, 40 * MS + 5 * US);
+	seq = send_bytes(50 * MS, 0x1000, seq, TOKEN_CHUNK, 50 * MS + 5 * US);
+	seq = send_bytes(55 * MS, 0x1000, seq, DONE_CHUNK, 55 * MS + 5 * US);
+	seq = send_bytes(56 * MS, 0x1000, seq, LAST_CHUNK, 56 * MS + 5 * US);
+	conn_close(100 * MS, 0x1000);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->id, 1);
+	TT_CHECK_EQ_U64(r->sk, 0x1000);
+	TT_CHECK_EQ_U64(r->family, AF_INET);
+	TT_CHECK_EQ_U64(r->rport, 51000);
+	TT_CHECK_EQ_U64(r->lport, 8000);
+	TT_CHECK(!memcmp(r->raddr, "\x0a\x01\x02\x03", 4));
+	TT_CHECK_EQ_U64(r->t_arrive, 10 * MS);
+	TT_CHECK_EQ_U64(r->t_read, 10 * MS + 100 * US);
+	TT_CHECK_EQ_U64(r->t_headers, 20 * MS);
+	TT_CHECK_EQ_U64(r->t_first_write, 30 * MS);
+	TT_CHECK_EQ_U64(r->t_wire, 30 * MS + 5 * US);
+	TT_CHECK_EQ_U64(r->ttft, 20 * MS + 5 * US);
+	TT_CHECK_EQ_U64(r->t_last_write, 50 * MS);
+	TT_CHECK_EQ_U64(r->t_end, 55 * MS + 20 * US);
+	TT_CHECK_EQ_U64(r->tokens, 3);
+	TT_CHECK_EQ_U64(r->tpot, 10 * MS);
+	TT_CHECK_EQ_U64(r->bytes_in, 300);
+	TT_CHECK_EQ_U64(r->bytes_out, strlen(UVICORN_SSE_HEADERS) +
+					      3 * strlen(TOKEN_CHUNK) +
+					      strlen(DONE_CHUNK));
+	TT_CHECK_EQ_U64(r->tgid, SERVER_TGID);
+	TT_CHECK_EQ_U64(r->writer_tid, WRITER_TID);
+	TT_CHECK(r->complete);
+	TT_CHECK_EQ_U64(r->incomplete, 0);
+	TT_CHECK(!r->closed_mid_stream && !r->lost);
+	itl = tt_analyzer_itl(a, &n);
+	TT_CHECK_EQ_U64(n, 2);
+	if (n == 2) {
+		TT_CHECK_EQ_U64(itl[0], 10 * MS);
+		TT_CHECK_EQ_U64(itl[1], 10 * MS);
+	}
+	itl = tt_analyzer_request_itl(a, 0, &n);
+	TT_CHECK_EQ_U64(n, 2);
+	TT_CHECK_EQ_U64(tt_analyzer_events(a), L.n);
+	TT_CHECK_EQ_U64(tt_analyzer_lost(a), 0);
+	(void)seq_tok;
+	tt_analyzer_free(a);
+}
+
+static void test_headers_and_body_in_one_send(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 7;
+
+	reset();
+	conn_open(0, 0x2000, "192.168.0.9", 40000);
+	data_ready(1 * MS, 0x2000);
+	recv_(1 * MS + 30 * US, 0x2000, 512);
+	seq = send_bytes(5 * MS, 0x2000, seq,
+			 "HTTP/1.1 200 OK\r\n"
+			 "Content-Type: text/event-stream\r\n\r\n"
+			 "data: {\"choices\":[{\"text\":\"Hi\"}]}\n\n",
+			 5 * MS + 8 * US);
+	seq = send_bytes(7 * MS, 0x2000, seq,
+			 "data: {\"choices\":[{\"text\":\" there\"}]}\n\n",
+			 7 * MS + 8 * US);
+	/* three tokens in one send: three tokens, one gap */
+	seq = send_bytes(9 * MS, 0x2000, seq,
+			 "data: {\"t\":\"a\"}\n\ndata: {\"t\":\"b\"}\n\n"
+			 "data: {\"t\":\"c\"}\n\n",
+			 9 * MS + 8 * US);
+	seq = send_bytes(10 * MS, 0x2000, seq, "data: [DONE]\n\n",
+			 10 * MS + 8 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->t_headers, 5 * MS);
+	TT_CHECK_EQ_U64(r->t_first_write, 5 * MS);
+	TT_CHECK_EQ_U64(r->t_wire, 5 * MS + 8 * US);
+	TT_CHECK_EQ_U64(r->ttft, 4 * MS + 8 * US);
+	TT_CHECK_EQ_U64(r->tokens, 5);
+	TT_CHECK_EQ_U64(r->tpot, (9 * MS - 5 * MS) / 4);
+	TT_CHECK_EQ_U64(r->t_end, 10 * MS + 20 * US);
+	TT_CHECK(r->complete);
+	{
+		size_t n;
+		const __u64 *itl = tt_analyzer_itl(a, &n);
+
+		TT_CHECK_EQ_U64(n, 2);
+		if (n == 2) {
+			TT_CHECK_EQ_U64(itl[0], 2 * MS);
+			TT_CHECK_EQ_U64(itl[1], 2 * MS);
+		}
+	}
+	tt_analyzer_free(a);
+}
+
+static void test_chunked_token_done(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0x3000, "127.0.0.1", 33333);
+	data_ready(2 * MS, 0x3000);
+	recv_(2 * MS + 50 * US, 0x3000, 200);
+	seq = send_bytes(3 * MS, 0x3000, seq, UVICORN_SSE_HEADERS,
+			 3 * MS + 2 * US);
+	seq = send_bytes(4 * MS, 0x3000, seq, TOKEN_CHUNK, 4 * MS + 2 * US);
+	/* the last token, [DONE] and the last chunk in one send */
+	seq = send_bytes(6 * MS, 0x3000, seq, TOKEN_CHUNK DONE_CHUNK LAST_CHUNK,
+			 6 * MS + 2 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->tokens, 2);
+	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 2 * US);
+	TT_CHECK_EQ_U64(r->tpot, 2 * MS);
+	TT_CHECK_EQ_U64(r->t_end, 6 * MS + 20 * US);
+	TT_CHECK(r->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_keepalive(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 500;
+	__u64 t = 10 * MS;
+	unsigned int i;
+
+	reset();
+	conn_open(1 * MS, 0x4000, "10.0.0.1", 40001);
+	/* three requests ended by [DONE], one after another */
+	for (i = 0; i < 3; i++)
+		t = sse_request(0x4000, t, &seq, (2 + i) * MS, 2 + i, 1 * MS) +
+		    5 * MS;
+	/* a fourth ended by the fifth's arrival, no [DONE] */
+	data_ready(t, 0x4000);
+	recv_(t + 100 * US, 0x4000, 100);
+	seq = send_bytes(t + 1 * MS, 0x4000, seq, UVICORN_SSE_HEADERS,
+			 t + 1 * MS + 3 * US);
+	seq = send_bytes(t + 2 * MS, 0x4000, seq, TOKEN_CHUNK,
+			 t + 2 * MS + 3 * US);
+	data_ready(t + 10 * MS, 0x4000);
+	recv_(t + 10 * MS + 100 * US, 0x4000, 100);
+	seq = send_bytes(t + 12 * MS, 0x4000, seq, TOKEN_CHUNK,
+			 t + 12 * MS + 3 * US);
+	conn_close(t + 20 * MS, 0x4000);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 5);
+	for (i = 0; i < 3; i++) {
+		r = req(a, i);
+		TT_CHECK_EQ_U64(r->id, i + 1);
+		TT_CHECK_EQ_U64(r->tokens, 2 + i);
+		TT_CHECK_EQ_U64(r->ttft, (2 + i) * MS + 5 * US);
+		TT_CHECK_EQ_U64(r->tpot, 1 * MS);
+		TT_CHECK(r->complete);
+	}
+	r = req(a, 3);
+	TT_CHECK_EQ_U64(r->t_arrive, t);
+	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 3 * US);
+	TT_CHECK_EQ_U64(r->tokens, 1);
+	TT_CHECK_EQ_U64(r->tpot, 0);
+	TT_CHECK_EQ_U64(r->t_end, t + 10 * MS);
+	TT_CHECK(r->complete); /* the next request began */
+	r = req(a, 4);
+	TT_CHECK_EQ_U64(r->t_arrive, t + 10 * MS);
+	TT_CHECK_EQ_U64(r->t_read, t + 10 * MS + 100 * US);
+	TT_CHECK_EQ_U64(r->t_first_write, t + 12 * MS);
+	TT_CHECK(!r->complete); /* closed before its end */
+	TT_CHECK(r->closed_mid_stream);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_CLOSED_MID_STREAM);
+	tt_analyzer_free(a);
+}
+
+static void test_close_mid_stream(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1;
+	size_t n;
+
+	reset();
+	conn_open(0, 0x5000, "10.0.0.2", 40002);
+	data_ready(1 * MS, 0x5000);
+	recv_(1 * MS + 10 * US, 0x5000, 100);
+	seq = send_bytes(2 * MS, 0x5000, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 1 * US);
+	seq = send_bytes(3 * MS, 0x5000, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
+	seq = send_bytes(4 * MS, 0x5000, seq, TOKEN_CHUNK, 4 * MS + 1 * US);
+	conn_close(5 * MS, 0x5000); /* the client went away */
+	/* the server notices late: its writes find no connection */
+	seq = send_bytes(6 * MS, 0x5000, seq, TOKEN_CHUNK, 0);
+	recv_(6 * MS + 1 * US, 0x5000, 0);
+	/* and the client's FIN wakes sk_data_ready after the close */
+	data_ready(5 * MS + 1 * US, 0x5000);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK(!r->complete);
+	TT_CHECK(r->closed_mid_stream);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_CLOSED_MID_STREAM);
+	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 1 * US); /* known, not counted */
+	TT_CHECK_EQ_U64(r->t_end, 5 * MS);
+	tt_analyzer_itl(a, &n);
+	TT_CHECK_EQ_U64(n, 0); /* gaps of incomplete requests stay out */
+	tt_analyzer_request_itl(a, 0, &n);
+	TT_CHECK_EQ_U64(n, 1);
+	{
+		struct tt_analyzer_stats st;
+
+		tt_analyzer_stats(a, &st);
+		TT_CHECK_EQ_U64(st.orphans, 3);
+	}
+	tt_analyzer_free(a);
+}
+
+#define NCONN 50
+
+static void build_interleaved(void)
+{
+	__u32 seq[NCONN];
+	unsigned int i, k;
+	__u64 t0, sk;
+	char ip[32];
+
+	reset();
+	for (i = 0; i < NCONN; i++) {
+		snprintf(ip, sizeof(ip), "10.9.%u.%u", i / 200, i % 200 + 1);
+		conn_open(i * US, 0x10000 + i * 0x800, ip, 20000 + i);
+		seq[i] = 0xffff0000u + i * 977;
+	}
+	/* every connection streams at the same time, with its own pace */
+	for (i = 0; i < NCONN; i++) {
+		sk = 0x10000 + i * 0x800;
+		t0 = 1 * MS + i * 7 * US;
+		data_ready(t0, sk);
+		recv_(t0 + 50 * US, sk, 100 + i);
+		seq[i] = send_bytes(t0 + 1 * MS, sk, seq[i],
+				    UVICORN_SSE_HEADERS, t0 + 1 * MS + 3 * US);
+		for (k = 0; k < 10; k++) {
+			__u64 t = t0 + 2 * MS + i * 11 * US +
+				  k * (1 * MS + i * 10 * US);
+
+			seq[i] = send_bytes(t, sk, seq[i], TOKEN_CHUNK,
+					    t + 4 * US);
+		}
+		t0 += 2 * MS + i * 11 * US + 9 * (1 * MS + i * 10 * US);
+		seq[i] = send_bytes(t0 + 300 * US, sk, seq[i], DONE_CHUNK,
+				    t0 + 304 * US);
+		conn_close(t0 + 400 * US, sk);
+	}
+}
+
+static void check_interleaved(struct tt_analyzer *a)
+{
+	const struct tt_request *r;
+	unsigned int i;
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), NCONN);
+	for (i = 0; i < NCONN && i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		/* ids follow t_arrive: connection i arrives i-th */
+		TT_CHECK_EQ_U64(r->id, i + 1);
+		TT_CHECK_EQ_U64(r->rport, 20000 + i);
+		TT_CHECK_EQ_U64(r->sk, 0x10000 + i * 0x800);
+		TT_CHECK_EQ_U64(r->t_arrive, 1 * MS + i * 7 * US);
+		TT_CHECK_EQ_U64(r->bytes_in, 100 + i);
+		TT_CHECK_EQ_U64(r->ttft, 2 * MS + i * 11 * US + 4 * US);
+		TT_CHECK_EQ_U64(r->tokens, 10);
+		TT_CHECK_EQ_U64(r->tpot, 1 * MS + i * 10 * US);
+		TT_CHECK(r->complete);
+	}
+}
+
+static void test_interleaved_connections(void)
+{
+	struct tt_analyzer *a;
+	size_t n;
+
+	build_interleaved();
+	a = run();
+	check_interleaved(a);
+	tt_analyzer_itl(a, &n);
+	TT_CHECK_EQ_U64(n, NCONN * 9);
+	tt_analyzer_free(a);
+}
+
+static void test_out_of_order_within_window(void)
+{
+	struct tt_analyzer *sorted, *shuffled;
+	struct tt_analyzer_stats st;
+	unsigned int seed;
+	size_t i;
+
+	build_interleaved();
+	sorted = run();
+	for (seed = 1; seed <= 3; seed++) {
+		/* each event up to 4 ms late: the 10 ms window absorbs it */
+		shuffled = run_jittered(4 * MS, seed);
+		check_interleaved(shuffled);
+		TT_CHECK_EQ_U64(tt_analyzer_nrequests(shuffled),
+				tt_analyzer_nrequests(sorted));
+		for (i = 0; i < tt_analyzer_nrequests(sorted) &&
+			    i < tt_analyzer_nrequests(shuffled);
+		     i++)
+			TT_CHECK(req_equal(req(sorted, i), req(shuffled, i)));
+		tt_analyzer_stats(shuffled, &st);
+		TT_CHECK_EQ_U64(st.late, 0);
+		tt_analyzer_free(shuffled);
+	}
+	/* in list order (connection by connection, far out of order) the
+	 * window cannot help: late events are counted */
+	shuffled = run_as_listed();
+	tt_analyzer_stats(shuffled, &st);
+	TT_CHECK(st.late > 0);
+	tt_analyzer_free(shuffled);
+	tt_analyzer_free(sorted);
+}
+
+/* Events with equal timestamps keep their arrival order, whether they
+ * arrive in order (FIFO) or behind a newer one (heap). */
+static void test_equal_timestamps_keep_arrival_order(void)
+{
+	struct tt_analyzer *a;
+	unsigned int late, k;
+	__u64 t = 1 * MS;
+
+	for (late = 0; late < 2; late++) {
+		reset();
+		conn_open(0, 0x9900, "10.0.0.99", 9999);
+		if (late) /* a newer event first: the rest go to the heap */
+			xmit(5 * MS, 0x9999, 0, 1);
+		data_ready(t, 0x9900);
+		recv_(t, 0x9900, 10);
+		send_cls(t - 900, t, 0x9900, 100, 50, TT_SEND_HEADERS, 0,
+			 TT_SEND_F_HEADERS);
+		for (k = 0; k < 6; k++) {
+			xmit(t, 0x9900, 150 + k * 10, 160 + k * 10);
+			send_cls(t - 800 + k * 100, t, 0x9900, 150 + k * 10, 10,
+				 TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+		}
+		send_cls(t - 100, t, 0x9900, 210, 10, TT_SEND_DONE, 0,
+			 TT_SEND_F_SSE);
+		a = run_as_listed();
+		TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+		TT_CHECK(req(a, 0)->complete);
+		TT_CHECK_EQ_U64(req(a, 0)->tokens, 6);
+		TT_CHECK_EQ_U64(req(a, 0)->t_first_write, t - 800);
+		TT_CHECK_EQ_U64(req(a, 0)->tpot, 100);
+		TT_CHECK_EQ_U64(req(a, 0)->t_wire, t);
+		tt_analyzer_free(a);
+	}
+}
+
+static void test_deterministic(void)
+{
+	struct tt_analyzer *x, *y;
+	size_t i;
+
+	build_interleaved();
+	x = run_jittered(2 * MS, 9);
+	y = run_jittered(2 * MS, 9);
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(x), tt_analyzer_nrequests(y));
+	for (i = 0; i < tt_analyzer_nrequests(x); i++)
+		TT_CHECK(req_equal(req(x, i), req(y, i)));
+	tt_analyzer_free(x);
+	tt_analyzer_free(y);
+}
+
+static void test_preexisting_connection(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1;
+
+	reset();
+	/* announced at its first event: tracing began mid-response, and a
+	 * send while no request is open is ignored */
+	conn_open(1 * MS, 0x6000, "10.0.0.6", 40006);
+	send_bytes(2 * MS, 0x6000, 0, TOKEN_CHUNK, 0);
+	/* then a request whose DATA_READY was not seen */
+	recv_(5 * MS, 0x6000, 250);
+	seq = send_bytes(6 * MS, 0x6000, seq, UVICORN_SSE_HEADERS,
+			 6 * MS + 1 * US);
+	seq = send_bytes(7 * MS, 0x6000, seq, TOKEN_CHUNK, 7 * MS + 1 * US);
+	seq = send_bytes(8 * MS, 0x6000, seq, DONE_CHUNK, 8 * MS + 1 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->t_arrive, 0);
+	TT_CHECK_EQ_U64(r->t_read, 5 * MS);
+	TT_CHECK_EQ_U64(r->t_wire, 7 * MS + 1 * US);
+	TT_CHECK_EQ_U64(r->ttft, 0);
+	TT_CHECK(!r->complete);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_ARRIVE);
+	tt_analyzer_free(a);
+}
+
+static void test_xmit_before_and_after_send(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 100, s;
+
+	reset();
+	conn_open(0, 0x7000, "10.0.0.7", 40007);
+	/* loopback: the skb reaches the device inside the send syscall,
+	 * so XMIT comes before the SEND record */
+	data_ready(1 * MS, 0x7000);
+	recv_(1 * MS + 10 * US, 0x7000, 10);
+	seq = send_bytes(2 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 5 * US);
+	s = seq;
+	seq = send_bytes(3 * MS, 0x7000, seq, TOKEN_CHUNK, 3 * MS + 9 * US);
+	seq = send_bytes(4 * MS, 0x7000, seq, DONE_CHUNK, 4 * MS + 9 * US);
+	/* a real NIC: the XMIT comes 300 us after the send returned */
+	data_ready(10 * MS, 0x7000);
+	recv_(10 * MS + 10 * US, 0x7000, 10);
+	seq = send_bytes(11 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
+			 11 * MS + 300 * US);
+	seq = send_bytes(12 * MS, 0x7000, seq, TOKEN_CHUNK, 12 * MS + 320 * US);
+	seq = send_bytes(13 * MS, 0x7000, seq, TOKEN_CHUNK, 13 * MS + 320 * US);
+	seq = send_bytes(14 * MS, 0x7000, seq, DONE_CHUNK, 14 * MS + 320 * US);
+	/* TSO: one skb carries the first token inside a larger range */
+	data_ready(20 * MS, 0x7000);
+	recv_(20 * MS + 10 * US, 0x7000, 10);
+	s = send_bytes(21 * MS, 0x7000, seq, UVICORN_SSE_HEADERS, 0);
+	s = send_bytes(21 * MS + 500 * US, 0x7000, s, TOKEN_CHUNK, 0);
+	xmit(21 * MS + 600 * US, 0x7000, seq, s);
+	seq = send_bytes(22 * MS, 0x7000, s, DONE_CHUNK, 22 * MS + 20 * US);
+	/* syscall entry unknown (the BPF side then puts the send's end in
+	 * ts_enter): the loopback XMIT still matches, being after the
+	 * previous send on the connection */
+	data_ready(30 * MS, 0x7000);
+	recv_(30 * MS + 10 * US, 0x7000, 10);
+	seq = send_bytes(31 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
+			 31 * MS + 5 * US);
+	xmit(32 * MS + 5 * US, 0x7000, seq, seq + 10);
+	send_cls(32 * MS + 20 * US, 32 * MS + 20 * US, 0x7000, seq, 10,
+		 TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	seq = send_bytes(33 * MS, 0x7000, seq + 10, "data: [DONE]\n\n",
+			 33 * MS + 5 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 4);
+	TT_CHECK_EQ_U64(req(a, 3)->t_wire, 32 * MS + 5 * US);
+	TT_CHECK_EQ_U64(req(a, 3)->ttft, 2 * MS + 5 * US);
+	TT_CHECK(req(a, 3)->complete);
+	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 9 * US);
+	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS + 9 * US);
+	TT_CHECK(req(a, 0)->complete);
+	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 12 * MS + 320 * US);
+	TT_CHECK_EQ_U64(req(a, 1)->ttft, 2 * MS + 320 * US);
+	TT_CHECK(req(a, 1)->complete);
+	TT_CHECK_EQ_U64(req(a, 2)->t_wire, 21 * MS + 600 * US);
+	TT_CHECK(req(a, 2)->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_done_before_xmit(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 1, s;
+
+	reset();
+	conn_open(0, 0x7100, "10.0.0.71", 40071);
+	/* one send carries the whole answer; its XMIT comes after it */
+	data_ready(1 * MS, 0x7100);
+	recv_(1 * MS + 10 * US, 0x7100, 10);
+	s = send_bytes(
+		2 * MS, 0x7100, seq,
+		"HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
+		3 * MS);
+	conn_close(2 * MS + 500 * US, 0x7100); /* even after the close */
+	/* the next one never reaches the wire (XMIT missed) */
+	conn_open(10 * MS, 0x7200, "10.0.0.72", 40072);
+	data_ready(11 * MS, 0x7200);
+	recv_(11 * MS + 10 * US, 0x7200, 10);
+	send_bytes(12 * MS, 0x7200, 1,
+		   "HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
+		   0);
+	/* later traffic elsewhere: the wait for its XMIT times out */
+	conn_open(2000 * MS, 0x7300, "10.0.0.73", 40073);
+	xmit(2000 * MS, 0x7300, 5, 6);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS);
+	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS);
+	TT_CHECK_EQ_U64(req(a, 0)->tokens, 1);
+	TT_CHECK(req(a, 0)->complete);
+	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 0);
+	TT_CHECK(!req(a, 1)->complete);
+	TT_CHECK_EQ_U64(req(a, 1)->incomplete, TT_INC_NO_WIRE);
+	(void)s;
+	tt_analyzer_free(a);
+}
+
+static void test_retransmit_first_counts(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 9000, s;
+
+	reset();
+	conn_open(0, 0x8000, "10.0.0.8", 40008);
+	data_ready(1 * MS, 0x8000);
+	recv_(1 * MS + 10 * US, 0x8000, 10);
+	seq = send_bytes(2 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 1 * US);
+	s = seq;
+	seq = send_bytes(3 * MS, 0x8000, seq, TOKEN_CHUNK, 3 * MS + 400 * US);
+	xmit(3 * MS + 800 * US, 0x8000, s, seq); /* fast retransmit */
+	xmit(3 * MS + 200 * MS, 0x8000, s, seq); /* RTO retransmit */
+	seq = send_bytes(4 * MS, 0x8000, seq, DONE_CHUNK, 4 * MS + 1 * US);
+	/* second request: the retransmit of its first token is seen in the
+	 * ring already, after the original */
+	data_ready(300 * MS, 0x8000);
+	recv_(300 * MS + 10 * US, 0x8000, 10);
+	seq = send_bytes(301 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
+			 301 * MS + 1 * US);
+	s = seq;
+	xmit(302 * MS + 2 * US, 0x8000, s, s + strlen(TOKEN_CHUNK));
+	xmit(302 * MS + 9 * US, 0x8000, s, s + strlen(TOKEN_CHUNK));
+	seq = send_bytes(302 * MS, 0x8000, seq, TOKEN_CHUNK, 0);
+	seq = send_bytes(303 * MS, 0x8000, seq, DONE_CHUNK, 303 * MS + 1 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 400 * US);
+	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 302 * MS + 2 * US);
+	TT_CHECK(req(a, 0)->complete && req(a, 1)->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_seq_wraparound(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 0xfffffe00u, s;
+
+	reset();
+	conn_open(0, 0x9000, "10.0.0.9", 40009);
+	data_ready(1 * MS, 0x9000);
+	recv_(1 * MS + 10 * US, 0x9000, 10);
+	seq = send_bytes(2 * MS, 0x9000, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 1 * US);
+	/* the first token's bytes straddle 2^32 */
+	s = 0xfffffff0u;
+	seq = s + strlen(TOKEN_CHUNK);
+	TT_CHECK(seq < 0x100);
+	/* a range after it and one before it do not match */
+	xmit(3 * MS + 1 * US, 0x9000, 0x40, 0x80);
+	xmit(3 * MS + 2 * US, 0x9000, 0xffffff00u, 0xfffffff0u);
+	send_cls(3 * MS, 3 * MS + 20 * US, 0x9000, s, strlen(TOKEN_CHUNK),
+		 TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	xmit(3 * MS + 30 * US, 0x9000, 0xffffffe0u, 0x40);
+	seq = send_bytes(4 * MS, 0x9000, seq, DONE_CHUNK, 4 * MS + 1 * US);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 30 * US);
+	TT_CHECK(req(a, 0)->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_lost_window(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq[5] = { 1, 1, 1, 1, 1 };
+	__u64 sk[5] = { 0xa000, 0xa100, 0xa200, 0xa300, 0xa400 };
+	const __u64 *itl;
+	unsigned int i;
+	size_t n;
+
+	reset();
+	for (i = 0; i < 5; i++)
+		conn_open(i * US, sk[i], "10.0.0.10", 41000 + i);
+	/* A: [10, ~24] ms, ends before the window */
+	sse_request(sk[0], 10 * MS, &seq[0], 2 * MS, 3, 1 * MS);
+	/* B: [40, ~55] ms, inside the window (50, 90] */
+	sse_request(sk[1], 40 * MS, &seq[1], 2 * MS, 3, 5 * MS);
+	/* C: [100, ...] ms, after it */
+	sse_request(sk[2], 100 * MS, &seq[2], 2 * MS, 3, 1 * MS);
+	/* D: begins at 85 ms and is still going at 90 ms */
+	sse_request(sk[3], 85 * MS, &seq[3], 2 * MS, 4, 10 * MS);
+	/* E: [30, 34.02] ms */
+	sse_request(sk[4], 30 * MS, &seq[4], 2 * MS, 2, 1 * MS);
+	lost(90 * MS, 50 * MS, 7, 1);
+	a = run();
+
+	TT_CHECK_EQ_U64(tt_analyzer_lost(a), 7);
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 5);
+	/* ids by arrival: A 10, E 30, B 40, D 85, C 100 */
+	TT_CHECK_EQ_U64(req(a, 0)->sk, sk[0]);
+	TT_CHECK_EQ_U64(req(a, 1)->sk, sk[4]);
+	TT_CHECK_EQ_U64(req(a, 2)->sk, sk[1]);
+	TT_CHECK_EQ_U64(req(a, 3)->sk, sk[3]);
+	TT_CHECK_EQ_U64(req(a, 4)->sk, sk[2]);
+	TT_CHECK_EQ_U64(req(a, 1)->t_end, 34 * MS + 20 * US);
+	TT_CHECK(req(a, 0)->complete && !req(a, 0)->lost);
+	TT_CHECK(!req(a, 2)->complete && req(a, 2)->lost);
+	TT_CHECK_EQ_U64(req(a, 2)->incomplete, TT_INC_LOST);
+	TT_CHECK(!req(a, 3)->complete && req(a, 3)->lost);
+	TT_CHECK(req(a, 4)->complete && !req(a, 4)->lost);
+	TT_CHECK_EQ_U64(req(a, 2)->ttft, 2 * MS + 5 * US);
+	/* only complete requests' gaps: A 2, E 1, C 2 */
+	itl = tt_analyzer_itl(a, &n);
+	TT_CHECK_EQ_U64(n, 5);
+	for (i = 0; i < n && itl; i++)
+		TT_CHECK_EQ_U64(itl[i], 1 * MS);
+	tt_analyzer_free(a);
+
+	/* a window whose since is exactly E's end leaves E complete */
+	reset();
+	conn_open(0, sk[4], "10.0.0.10", 41004);
+	sse_request(sk[4], 30 * MS, &seq[4], 2 * MS, 2, 1 * MS);
+	lost(90 * MS, 34 * MS + 20 * US, 1, 0);
+	conn_open(0, sk[0], "10.0.0.10", 41000);
+	sse_request(sk[0], 31 * MS, &seq[0], 2 * MS, 3, 1 * MS);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK(req(a, 0)->complete);
+	TT_CHECK(!req(a, 1)->complete && req(a, 1)->lost);
+	tt_analyzer_free(a);
+}
+
+static void test_lost_while_waiting_for_wire(void)
+{
+	struct tt_analyzer *a;
+	const char *answer =
+		"HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n";
+
+	reset();
+	/* F: answered in one send at 40 ms, on the wire only at 70 ms */
+	conn_open(0, 0xa500, "10.0.0.20", 42000);
+	data_ready(30 * MS, 0xa500);
+	recv_(30 * MS + 10 * US, 0xa500, 10);
+	send_bytes(40 * MS, 0xa500, 1, answer, 70 * MS);
+	/* G: the same, on the wire at once */
+	conn_open(0, 0xa600, "10.0.0.21", 42001);
+	data_ready(31 * MS, 0xa600);
+	recv_(31 * MS + 10 * US, 0xa600, 10);
+	send_bytes(41 * MS, 0xa600, 1, answer, 41 * MS + 5 * US);
+	/* H: never on the wire; given up on at 2.1 s */
+	conn_open(0, 0xa700, "10.0.0.22", 42002);
+	data_ready(32 * MS, 0xa700);
+	recv_(32 * MS + 10 * US, 0xa700, 10);
+	send_bytes(42 * MS, 0xa700, 1, answer, 0);
+	/* records lost in (50, 90] ms: F was still waiting, G was done */
+	lost(90 * MS, 50 * MS, 1, 3);
+	conn_open(2100 * MS, 0xa800, "10.0.0.23", 42003);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 3);
+	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 70 * MS);
+	TT_CHECK(req(a, 0)->lost && !req(a, 0)->complete);
+	TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_LOST);
+	TT_CHECK(!req(a, 1)->lost && req(a, 1)->complete);
+	TT_CHECK(req(a, 2)->lost);
+	TT_CHECK_EQ_U64(req(a, 2)->incomplete, TT_INC_LOST | TT_INC_NO_WIRE);
+	tt_analyzer_free(a);
+}
+
+static void test_ids_follow_arrival(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0xb000, "10.0.0.11", 1111);
+	conn_open(0, 0xb100, "10.0.0.12", 2222);
+	/* X arrives first but is read last */
+	data_ready(10 * MS, 0xb000);
+	data_ready(12 * MS, 0xb100);
+	recv_(13 * MS, 0xb100, 10);
+	recv_(20 * MS, 0xb000, 10);
+	send_bytes(21 * MS, 0xb100, seq, "data: x\n\ndata: [DONE]\n\n",
+		   21 * MS + 1 * US);
+	send_bytes(22 * MS, 0xb000, seq, "data: x\n\ndata: [DONE]\n\n",
+		   22 * MS + 1 * US);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK_EQ_U64(req(a, 0)->id, 1);
+	TT_CHECK_EQ_U64(req(a, 0)->rport, 1111);
+	TT_CHECK_EQ_U64(req(a, 1)->id, 2);
+	TT_CHECK_EQ_U64(req(a, 1)->rport, 2222);
+	tt_analyzer_free(a);
+}
+
+static void test_non_streaming_response(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0xc000, "::1", 5555);
+	data_ready(1 * MS, 0xc000);
+	recv_(1 * MS + 20 * US, 0xc000, 400);
+	seq = send_bytes(50 * MS, 0xc000, seq,
+			 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+			 "content-length: 44\r\n\r\n",
+			 50 * MS + 2 * US);
+	seq = send_bytes(50 * MS + 40 * US, 0xc000, seq,
+			 "{\"choices\":[{\"text\":\"Hello world\"}]}",
+			 50 * MS + 44 * US);
+	conn_close(60 * MS, 0xc000); /* Connection: close */
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->family, AF_INET6);
+	TT_CHECK_EQ_U64(r->t_headers, 50 * MS);
+	TT_CHECK_EQ_U64(r->t_first_write, 50 * MS + 40 * US);
+	TT_CHECK_EQ_U64(r->t_wire, 50 * MS + 44 * US);
+	TT_CHECK_EQ_U64(r->ttft, 49 * MS + 44 * US);
+	TT_CHECK_EQ_U64(r->tokens, 0);
+	TT_CHECK(!r->closed_mid_stream);
+	TT_CHECK(r->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_interim_continue(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0xd000, "10.0.0.13", 6666);
+	data_ready(1 * MS, 0xd000);
+	recv_(1 * MS + 10 * US, 0xd000, 180); /* headers, Expect: 100 */
+	seq = send_bytes(2 * MS, 0xd000, seq, "HTTP/1.1 100 Continue\r\n\r\n",
+			 2 * MS + 1 * US);
+	data_ready(3 * MS, 0xd000); /* the body */
+	recv_(3 * MS + 10 * US, 0xd000, 2000);
+	seq = send_bytes(4 * MS, 0xd000, seq, UVICORN_SSE_HEADERS,
+			 4 * MS + 1 * US);
+	seq = send_bytes(5 * MS, 0xd000, seq, TOKEN_CHUNK, 5 * MS + 1 * US);
+	seq = send_bytes(6 * MS, 0xd000, seq, DONE_CHUNK, 6 * MS + 1 * US);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK_EQ_U64(r->t_arrive, 1 * MS);
+	TT_CHECK_EQ_U64(r->t_read, 3 * MS + 10 * US);
+	TT_CHECK_EQ_U64(r->bytes_in, 2180);
+	TT_CHECK_EQ_U64(r->t_headers, 4 * MS);
+	TT_CHECK_EQ_U64(r->ttft, 4 * MS + 1 * US);
+	TT_CHECK(r->complete);
+	tt_analyzer_free(a);
+}
+
+static void test_socket_reuse_and_orphans(void)
+{
+	struct tt_analyzer *a;
+	struct tt_analyzer_stats st;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0xe000, "10.0.0.14", 7001);
+	sse_request(0xe000, 1 * MS, &seq, 2 * MS, 2, 1 * MS);
+	/* re-announced (the BPF side's LRU forgot it): nothing changes */
+	conn_open(4 * MS + 500 * US, 0xe000, "10.0.0.14", 7001);
+	conn_close(10 * MS, 0xe000);
+	data_ready(10 * MS + 1 * US, 0xe000); /* FIN after the close */
+	/* the same socket address, a new connection */
+	conn_open(20 * MS, 0xe000, "10.0.0.15", 7002);
+	sse_request(0xe000, 21 * MS, &seq, 2 * MS, 3, 1 * MS);
+	/* an unknown socket */
+	data_ready(30 * MS, 0xf000);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK_EQ_U64(req(a, 0)->rport, 7001);
+	TT_CHECK_EQ_U64(req(a, 0)->tokens, 2);
+	TT_CHECK(req(a, 0)->complete);
+	TT_CHECK_EQ_U64(req(a, 1)->rport, 7002);
+	TT_CHECK_EQ_U64(req(a, 1)->tokens, 3);
+	TT_CHECK(req(a, 1)->complete);
+	tt_analyzer_stats(a, &st);
+	TT_CHECK_EQ_U64(st.conns, 2);
+	TT_CHECK_EQ_U64(st.orphans, 2);
+	TT_CHECK_EQ_U64(st.stray_sends, 2); /* the last chunks after [DONE] */
+	tt_analyzer_free(a);
+}
+
+static void test_open_at_end_and_comm(void)
+{
+	struct tt_analyzer *a;
+	struct tt_event ev;
+	__u32 seq = 1;
+
+	reset();
+	ev = mk(TT_EV_FORK, 0, 1);
+	ev.fork.child_tgid = SERVER_TGID;
+	ev.fork.child_tid = WRITER_TID;
+	strcpy(ev.fork.comm, "python3");
+	push(&ev);
+	ev = mk(TT_EV_COMM, 1, WRITER_TID);
+	strcpy(ev.comm.comm, "uvicorn-writer");
+	push(&ev);
+	conn_open(0, 0xe100, "10.0.0.16", 7003);
+	data_ready(1 * MS, 0xe100);
+	recv_(1 * MS + 10 * US, 0xe100, 10);
+	seq = send_bytes(2 * MS, 0xe100, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 1 * US);
+	seq = send_bytes(3 * MS, 0xe100, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
+	/* another connection only got its request: no response yet */
+	conn_open(0, 0xe200, "10.0.0.17", 7004);
+	data_ready(4 * MS, 0xe200);
+	recv_(4 * MS + 10 * US, 0xe200, 10);
+	/* and a third only woke up (no read): no request at all */
+	conn_open(0, 0xe300, "10.0.0.18", 7005);
+	data_ready(4 * MS, 0xe300);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_OPEN_AT_END);
+	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS + 1 * US);
+	TT_CHECK_EQ_U64(req(a, 1)->incomplete,
+			TT_INC_OPEN_AT_END | TT_INC_NO_RESPONSE);
+	TT_CHECK(tt_analyzer_comm(a, WRITER_TID) &&
+		 !strcmp(tt_analyzer_comm(a, WRITER_TID), "uvicorn-writer"));
+	TT_CHECK(tt_analyzer_comm(a, 999) == NULL);
+	TT_CHECK(tt_analyzer_add(a, &ev) != 0); /* finished */
+	tt_analyzer_free(a);
+}
+
+static void test_incomplete_str(void)
+{
+	char buf[128];
+
+	TT_CHECK(!strcmp(tt_incomplete_str(0, buf, sizeof(buf)), "complete"));
+	TT_CHECK(!strcmp(tt_incomplete_str(TT_INC_NO_WIRE | TT_INC_LOST, buf,
+					   sizeof(buf)),
+			 "no-wire,lost"));
+	tt_incomplete_str(0x7f, buf, 12); /* cut short, still a string */
+	TT_CHECK(strlen(buf) < 12);
+}
+
+/* ~2M events: 200 keep-alive connections streaming 32 tokens each. */
+static void test_throughput(void)
+{
+	enum { NC = 200, NTOK = 32, STEPS = 4 + 2 * NTOK + 2 };
+	struct tt_analyzer *a = tt_analyzer_new();
+	__u64 e, total = 2000000, ts, t0, t1;
+	__u32 seq[NC], step[NC];
+	struct timespec s0, s1;
+	size_t i, complete = 0;
+	struct tt_event ev;
+	unsigned int c, k;
+	int bad = 0;
+
+	memset(step, 0, sizeof(step));
+	clock_gettime(CLOCK_MONOTONIC, &s0);
+	for (c = 0; c < NC; c++) {
+		seq[c] = c * 1000003u;
+		ev = mk(TT_EV_CONN_OPEN, c, 0);
+		ev.conn.sk = 0x100000 + c * 64;
+		ev.conn.family = AF_INET;
+		ev.conn.rport = c;
+		bad |= tt_analyzer_add(a, &ev);
+	}
+	/* per request: DATA_READY, RECV, then (SEND, XMIT) for the headers,
+	 * each token and [DONE]; connections take turns, 100 ns apart */
+	for (e = 0; e < total; e++) {
+		c = e % NC;
+		ts = 1 * MS + e * 100;
+		k = step[c]++ % STEPS;
+		ev = mk(TT_EV_NONE, ts, WRITER_TID);
+		ev.sock.sk = 0x100000 + c * 64;
+		if (k == 0) {
+			ev.h.type = TT_EV_DATA_READY;
+		} else if (k == 1) {
+			ev.h.type = TT_EV_RECV;
+			ev.sock.len = 100;
+		} else if (k % 2 == 0) {
+			ev.h.type = TT_EV_SEND;
+			ev.send.len = 40;
+			ev.send.ts_enter = ts - 50;
+			ev.send.seq = seq[c];
+			ev.send.cls = k == 2	     ? TT_SEND_HEADERS :
+				      k == STEPS - 2 ? TT_SEND_DONE :
+						       TT_SEND_TOKEN;
+			ev.send.tokens = ev.send.cls == TT_SEND_TOKEN;
+		} else {
+			ev.h.type = TT_EV_XMIT;
+			ev.xmit.seq = seq[c];
+			ev.xmit.end_seq = seq[c] + 40;
+			seq[c] += 40;
+		}
+		bad |= tt_analyzer_add(a, &ev);
+	}
+	tt_analyzer_finish(a);
+	clock_gettime(CLOCK_MONOTONIC, &s1);
+	TT_CHECK(!bad);
+	/* every whole request on every connection is complete */
+	for (i = 0; i < tt_analyzer_nrequests(a); i++)
+		complete += req(a, i)->complete;
+	TT_CHECK_EQ_U64(complete, NC * (total / NC / STEPS));
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a),
+			NC * ((total / NC + STEPS - 1) / STEPS));
+	TT_CHECK_EQ_U64(req(a, 0)->tokens, NTOK);
+	TT_CHECK_EQ_U64(req(a, 0)->tpot, 2 * NC * 100);
+	t0 = s0.tv_sec * 1000000000ULL + s0.tv_nsec;
+	t1 = s1.tv_sec * 1000000000ULL + s1.tv_nsec;
+	printf("INFO: analyzer: %.2f M events/s (%llu events in %.3f s)\n",
+	       (double)(total + NC) / ((double)(t1 - t0) / 1e9) / 1e6,
+	       (unsigned long long)(total + NC), (double)(t1 - t0) / 1e9);
+	tt_analyzer_free(a);
+}
+
+int main(void)
+{
+	TT_RUN(test_single_sse_headers_separate);
+	TT_RUN(test_headers_and_body_in_one_send);
+	TT_RUN(test_chunked_token_done);
+	TT_RUN(test_keepalive);
+	TT_RUN(test_close_mid_stream);
+	TT_RUN(test_interleaved_connections);
+	TT_RUN(test_out_of_order_within_window);
+	TT_RUN(test_equal_timestamps_keep_arrival_order);
+	TT_RUN(test_deterministic);
+	TT_RUN(test_preexisting_connection);
+	TT_RUN(test_xmit_before_and_after_send);
+	TT_RUN(test_done_before_xmit);
+	TT_RUN(test_retransmit_first_counts);
+	TT_RUN(test_seq_wraparound);
+	TT_RUN(test_lost_window);
+	TT_RUN(test_lost_while_waiting_for_wire);
+	TT_RUN(test_ids_follow_arrival);
+	TT_RUN(test_non_streaming_response);
+	TT_RUN(test_interim_continue);
+	TT_RUN(test_socket_reuse_and_orphans);
+	TT_RUN(test_open_at_end_and_comm);
+	TT_RUN(test_incomplete_str);
+	TT_RUN(test_throughput);
+	free(L.v);
+	TT_EXIT();
+}

@@ -1,0 +1,39 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Loads the BPF programs for real: the demo server over loopback with a known
+# prefill distribution, the load generator at several concurrencies and in
+# each response framing; ttftrace's requests must match the client's.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_root bpf_ttft
+tt_setup
+
+run_scenario() { # NAME SERVER-ARGS...
+	local name=$1
+	shift
+	start_server "$TT_TMP/$name.gt.csv" --prefill-us exp:3000 --seed 7 \
+		-t 12 -i 2000 -w 8 --batch 8 "$@"
+	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID"
+	# the client runs SCHED_FIFO so that its timestamps are not late by
+	# its own wakeup delay on a busy 2-core machine: it is the reference
+	for c in 1 4 8; do
+		chrt -f 10 "$LOADGEN" -q -p "$PORT" -c $c -n $((c * 8)) --tokens 12 \
+			-o "$TT_TMP/$name.lg$c.csv" || fail "$name: loadgen -c $c"
+	done
+	stop_record
+	check "$name: record exits 0" [ "$RECORD_STATUS" = 0 ]
+	kill -TERM "$SERVER_PID"
+	wait "$SERVER_PID"
+	if ! "$TTFTRACE" report --json "$TT_TMP/$name.ttft" >"$TT_TMP/$name.json"; then
+		fail "$name: report"
+		return
+	fi
+	python3 "$(dirname "$0")/compare_ttft.py" "$TT_TMP/$name.json" \
+		"$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\): /\1: $name: /"
+	tail -n 1 "$TT_TMP/$name.ttft.log" | sed 's/^/  /'
+}
+
+run_scenario sse
+run_scenario chunked --framing chunked
+run_scenario together --headers-with-body
+[ -z "${TT_FAILED:-}" ]

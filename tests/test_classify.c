@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Send classification on real server bytes (uvicorn, vLLM, sse-starlette). */
+#include <stdlib.h>
+#include "../user/classify.h"
+#include "tt_test.h"
+
+#define UVICORN_SSE_HEADERS                                  \
+	"HTTP/1.1 200 OK\r\n"                                \
+	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
+	"server: uvicorn\r\n"                                \
+	"content-type: text/event-stream; charset=utf-8\r\n" \
+	"transfer-encoding: chunked\r\n"                     \
+	"\r\n"
+
+#define VLLM_CHUNK(content)                                                      \
+	"data: {\"id\":\"chatcmpl-3f2a\",\"object\":\"chat.completion.chunk\","  \
+	"\"created\":1732920000,\"model\":\"meta-llama/Llama-3.1-8B-Instruct\"," \
+	"\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" content "\"},"     \
+	"\"logprobs\":null,\"finish_reason\":null}]}\n\n"
+
+#define LONG_CONTENT \
+	"a token of sixty characters, more or less, to pass the capture"
+
+/* Classifies exactly len bytes from a heap buffer of that size, so that the
+ * sanitizer build catches any read past the capture. */
+static struct tt_send classify_n(const char *bytes, size_t len,
+				 long long send_len)
+{
+	struct tt_send s = { .cls = 99, .tokens = 99, .flags = 0xffff };
+	char *copy = malloc(len ? len : 1);
+
+	memcpy(copy, bytes, len);
+	tt_classify_send(copy, len, send_len, &s);
+	free(copy);
+	return s;
+}
+
+static struct tt_send classify(const char *bytes)
+{
+	size_t len = strlen(bytes);
+
+	/* what the BPF side captures: at most TT_SEND_CAPTURE bytes */
+	return classify_n(bytes, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE,
+			  len);
+}
+
+/* Wraps payload in one HTTP/1.1 chunk, as uvicorn's httptools does. */
+static char *chunk(char *buf, size_t len, const char *payload)
+{
+	snprintf(buf, len, "%zx\r\n%s\r\n", strlen(payload), payload);
+	return buf;
+}
+
+#define CHECK_SEND(s, want_cls, want_tokens, want_flags)  \
+	do {                                              \
+		TT_CHECK_EQ_U64((s).cls, want_cls);       \
+		TT_CHECK_EQ_U64((s).tokens, want_tokens); \
+		TT_CHECK_EQ_U64((s).flags, want_flags);   \
+	} while (0)
+
+static void test_headers_only(void)
+{
+	struct tt_send s = classify(UVICORN_SSE_HEADERS);
+
+	CHECK_SEND(s, TT_SEND_HEADERS, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CHUNKED);
+	s = classify("HTTP/1.0 200 OK\r\ncontent-type: text/plain\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+}
+
+static void test_headers_longer_than_capture(void)
+{
+	char big[1024];
+	struct tt_send s;
+	size_t i;
+
+	strcpy(big, "HTTP/1.1 200 OK\r\nx-request-id: ");
+	for (i = strlen(big); i < 400; i++)
+		big[i] = 'a';
+	strcpy(big + i, "\r\n\r\n" VLLM_CHUNK("Hi"));
+	s = classify(big);
+	/* the blank line is not in the capture: headers only, assumed */
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+}
+
+static void test_headers_fill_capture_body_unseen(void)
+{
+	char buf[TT_SEND_CAPTURE + 1];
+	const char *tail = "\r\n\r\n";
+	struct tt_send s;
+	size_t i;
+
+	strcpy(buf, "HTTP/1.1 200 OK\r\nx-pad: ");
+	for (i = strlen(buf); i < TT_SEND_CAPTURE - strlen(tail); i++)
+		buf[i] = 'p';
+	strcpy(buf + i, tail);
+	TT_CHECK_EQ_U64(strlen(buf), TT_SEND_CAPTURE);
+	/* 300 bytes were sent: a body follows, but beyond the capture */
+	s = classify_n(buf, TT_SEND_CAPTURE, 300);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS);
+	/* exactly the headers were sent */
+	s = classify_n(buf, TT_SEND_CAPTURE, TT_SEND_CAPTURE);
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+}
+
+static void test_headers_with_sse_body(void)
+{
+	struct tt_send s = classify("HTTP/1.1 200 OK\r\n"
+				    "Content-Type: text/event-stream\r\n"
+				    "Cache-Control: no-cache\r\n\r\n"
+				    "data: {\"token\":\"Hello\"}\n\n");
+
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_HEADERS | TT_SEND_F_SSE);
+}
+
+static void test_headers_with_chunked_sse_body(void)
+{
+	char buf[1024], c[512];
+	struct tt_send s;
+
+	snprintf(buf, sizeof(buf), "%s%s", UVICORN_SSE_HEADERS,
+		 chunk(c, sizeof(c), "data: {\"t\":\"Hi\"}\n\n"));
+	s = classify(buf);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+}
+
+static void test_sse_token(void)
+{
+	struct tt_send s = classify(VLLM_CHUNK(" Hello"));
+
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	/* longer than the capture: the event is cut, its data: line seen */
+	TT_CHECK(strlen(VLLM_CHUNK(LONG_CONTENT)) > TT_SEND_CAPTURE);
+	s = classify(VLLM_CHUNK(LONG_CONTENT));
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	s = classify("data: {\"text\":\"a\"}\n\ndata: {\"text\":\"b\"}\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 2, TT_SEND_F_SSE);
+	s = classify("data:{\"text\":\"a\"}\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	s = classify("event: message\r\nid: 7\r\ndata: {\"t\":1}\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	/* one event of two data lines is one token */
+	s = classify("data: {\"a\":\ndata: 1}\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+}
+
+static void test_sse_done(void)
+{
+	struct tt_send s = classify("data: [DONE]\n\n");
+
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_SSE);
+	s = classify("data:[DONE]\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_SSE);
+	s = classify("data: {\"t\":\"end\"}\n\ndata: [DONE]\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_SSE);
+	/* the marker cut by the capture */
+	s = classify_n("data: [DO", 9, 14);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_SSE);
+	/* a finished line that merely starts like it is data */
+	s = classify("data: [D\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+}
+
+static void test_sse_comments(void)
+{
+	struct tt_send s = classify(": ping\n\n");
+
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* sse-starlette's keepalive */
+	s = classify(": ping - 2025-11-29 22:50:00.123456+00:00\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify("event: ping\nretry: 3000\n\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify(": ping\n\ndata: {\"t\":\"x\"}\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+}
+
+static void test_chunked(void)
+{
+	char c[512], two[1024];
+	struct tt_send s;
+
+	s = classify(chunk(c, sizeof(c), VLLM_CHUNK("Hi")));
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	s = classify("0\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_CHUNKED);
+	s = classify("e\r\ndata: [DONE]\n\n\r\n");
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	s = classify("e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	snprintf(two, sizeof(two), "%s%s",
+		 chunk(c, sizeof(c), "data: {\"t\":\"!\"}\n\n"),
+		 "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n");
+	s = classify(two);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	/* a token chunk followed by the last chunk */
+	snprintf(two, sizeof(two), "%s0\r\n\r\n",
+		 chunk(c, sizeof(c), "data: {\"t\":\"!\"}\n\n"));
+	s = classify(two);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	/* chunk extensions and upper-case hex */
+	s = classify("F;name=value\r\ndata: {\"t\":1}\n\n\r\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	/* an SSE event split across two chunks of one send */
+	s = classify("3\r\ndat\r\n7\r\na: x\n\n\r\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	/* a keepalive in a chunk */
+	s = classify(chunk(c, sizeof(c), ": ping\n\n"));
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_CHUNKED);
+	/* the size line alone (writev's first iovec): payload unseen */
+	s = classify_n("5e\r\n", 4, 100);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_CHUNKED);
+}
+
+static void test_not_sse(void)
+{
+	struct tt_send s;
+
+	s = classify("{\"id\":\"cmpl-1\",\"object\":\"text_completion\","
+		     "\"choices\":[{\"text\":\"Hello world\"}]}");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify(
+		"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+		"content-length: 27\r\n\r\n{\"choices\":[{\"text\":\"x\"}]}");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS);
+	/* words that begin with hex digits are no chunk */
+	s = classify("deadbeef is not a chunk\r\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify("123");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify("HTTP/1.1 2000 OK\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+}
+
+static void test_http2_is_other(void)
+{
+	static const char frame[] = {
+		0x00, 0x00, 0x0e, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, /* DATA */
+		'd',  'a',  't',  'a',	':',  ' ',  'x',  '\n', '\n', 0,
+	};
+	struct tt_send s = classify("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* a DATA frame: the binary frame header hides the "data:" line */
+	s = classify_n(frame, 9 + 9, 9 + 14);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+}
+
+static void test_interim(void)
+{
+	struct tt_send s = classify("HTTP/1.1 100 Continue\r\n\r\n");
+
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_INTERIM);
+	s = classify(
+		"HTTP/1.1 100 Continue\r\n\r\n"
+		"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+}
+
+static void test_degenerate(void)
+{
+	struct tt_send s;
+
+	s = classify_n("data: x\n\n", 9, -32); /* EPIPE */
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify_n("", 0, 100); /* nothing captured */
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* more captured than sent: only the sent bytes count */
+	s = classify_n("data: x\n\ndata: y\n\n", 18, 9);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	tt_classify_send(NULL, 10, 10, &s);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+}
+
+static void test_capture_limit(void)
+{
+	char buf[400];
+	struct tt_send s;
+
+	/* a data: line that starts past the first 256 bytes is not seen */
+	memset(buf, 'x', 300);
+	strcpy(buf + 300, "\n\ndata: y\n\n");
+	s = classify_n(buf, strlen(buf), strlen(buf));
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* many small events: every one in the capture counts */
+	buf[0] = '\0';
+	while (strlen(buf) + 9 < sizeof(buf))
+		strcat(buf, "data: t\n\n");
+	s = classify(buf);
+	CHECK_SEND(s, TT_SEND_TOKEN, TT_SEND_CAPTURE / 9, TT_SEND_F_SSE);
+}
+
+static void test_class_names(void)
+{
+	TT_CHECK(!strcmp(tt_send_class_name(TT_SEND_TOKEN), "token"));
+	TT_CHECK(!strcmp(tt_send_class_name(TT_SEND_TOKEN_DONE), "token+done"));
+	TT_CHECK(!strcmp(tt_send_class_name(77), "unknown"));
+}
+
+int main(void)
+{
+	TT_RUN(test_headers_only);
+	TT_RUN(test_headers_longer_than_capture);
+	TT_RUN(test_headers_fill_capture_body_unseen);
+	TT_RUN(test_headers_with_sse_body);
+	TT_RUN(test_headers_with_chunked_sse_body);
+	TT_RUN(test_sse_token);
+	TT_RUN(test_sse_done);
+	TT_RUN(test_sse_comments);
+	TT_RUN(test_chunked);
+	TT_RUN(test_not_sse);
+	TT_RUN(test_http2_is_other);
+	TT_RUN(test_interim);
+	TT_RUN(test_degenerate);
+	TT_RUN(test_capture_limit);
+	TT_RUN(test_class_names);
+	TT_EXIT();
+}

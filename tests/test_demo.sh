@@ -1,0 +1,310 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Smoke test of the demo server and the load generator (no root needed):
+# runs loadgen against demo-server in each framing and checks the client's
+# measurements against the server's ground-truth log, request by request.
+# Prints PASS:/FAIL:/SKIP: lines; exits non-zero if anything failed.
+
+set -u
+
+OUT=${OUTPUT:-build}
+SERVER=$OUT/tools/demo-server
+LOADGEN=$OUT/tools/loadgen
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_demo.XXXXXX")
+SERVER_PID=
+LOADGEN_PID=
+PORT=
+FAILED=0
+INTERVAL_US=2000
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1${2:+: $2}"; FAILED=$((FAILED + 1)); }
+skip() { echo "SKIP: $1${2:+: $2}"; }
+check() { # check NAME WHY COMMAND...: PASS when COMMAND succeeds
+	local name=$1 why=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$why"; fi
+}
+
+cleanup() {
+	[ -n "$LOADGEN_PID" ] && kill -KILL "$LOADGEN_PID" 2>/dev/null
+	if [ -n "$SERVER_PID" ]; then
+		kill -KILL "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP PIPE
+
+# start_server NAME [ARGS...]: demo-server on a free port, log in $TMP/NAME.gt
+start_server() {
+	local name=$1 i
+	shift
+	rm -f "$TMP/port"
+	"$SERVER" -p 0 --port-file "$TMP/port" --log "$TMP/$name.gt" -q \
+		-i "$INTERVAL_US" "$@" >"$TMP/$name.server.out" 2>&1 &
+	SERVER_PID=$!
+	for i in $(seq 250); do
+		if [ -s "$TMP/port" ]; then
+			PORT=$(cat "$TMP/port")
+			return 0
+		fi
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.02
+	done
+	kill -KILL "$SERVER_PID" 2>/dev/null
+	wait "$SERVER_PID" 2>/dev/null
+	SERVER_PID=
+	return 1
+}
+
+# stop_server [SIGNAL]: stops it, waits at most 5 s; fails unless it exits 0
+stop_server() {
+	local sig=${1:-TERM} pid=$SERVER_PID rc i
+	SERVER_PID=
+	[ -n "$pid" ] || return 1
+	kill -"$sig" "$pid" 2>/dev/null
+	for i in $(seq 250); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.02
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		{ wait "$pid"; } 2>/dev/null
+		return 1
+	fi
+	{ wait "$pid"; } 2>/dev/null
+	rc=$?
+	[ "$sig" = KILL ] || [ "$rc" -eq 0 ]
+}
+
+rows() { # data rows of a CSV file
+	[ -f "$1" ] && echo $(($(wc -l <"$1") - 1)) || echo -1
+}
+
+# match_rows CLIENT_CSV SERVER_LOG: every client request has its server row
+# (same port, server read inside [send, first token]) with timestamps in
+# causal order; prints what is wrong, if anything
+match_rows() {
+	awk -F, '
+	FNR == 1 { next }
+	NR == FNR {	# server log
+		n = ++cnt[$2]
+		rd[$2, n] = $3; enq[$2, n] = $4; dis[$2, n] = $5
+		ps[$2, n] = $6; pe[$2, n] = $7; fw[$2, n] = $8; lw[$2, n] = $9
+		tok[$2, n] = $10; pre[$2, n] = $11; st[$2, n] = $15
+		next
+	}
+	{	# client row
+		port = $3; send = $4; first = $5; last = $6; found = 0
+		for (i = 1; i <= cnt[port]; i++) {
+			if (rd[port, i] < send || rd[port, i] > first)
+				continue
+			found = 1
+			if (!(rd[port, i] <= enq[port, i] &&
+			      enq[port, i] <= dis[port, i] &&
+			      dis[port, i] <= ps[port, i] &&
+			      ps[port, i] <= pe[port, i] &&
+			      pe[port, i] <= fw[port, i] &&
+			      fw[port, i] <= lw[port, i] &&
+			      fw[port, i] <= first && lw[port, i] <= last))
+				printf "request %s: timestamps out of order\n", $1
+			if ($8 < pre[port, i])
+				printf "request %s: ttft %d < prefill %d\n",
+					$1, $8, pre[port, i]
+			if ($7 != tok[port, i])
+				printf "request %s: %d tokens, server %d\n",
+					$1, $7, tok[port, i]
+			if (st[port, i] != "ok" || $10 != "ok")
+				printf "request %s: status %s/%s\n", $1, $10,
+					st[port, i]
+		}
+		if (!found)
+			printf "request %s (port %s): no server row\n", $1, port
+	}' "$2" "$1"
+}
+
+median_col() { # median_col FILE COLUMN: median of a numeric CSV column
+	tail -n +2 "$1" | cut -d, -f"$2" | sort -n |
+		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : -1 }'
+}
+
+# scenario NAME LOADGEN_ARGS -- SERVER_ARGS: run, then check everything
+scenario() {
+	local name=$1 lg_args=() srv_args=() out problems n_client n_server
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do lg_args+=("$1"); shift; done
+	[ $# -gt 0 ] && shift
+	srv_args=("$@")
+	if ! start_server "$name" "${srv_args[@]}"; then
+		fail "$name: server starts" "$(cat "$TMP/$name.server.out")"
+		return
+	fi
+	out=$TMP/$name.client
+	"$LOADGEN" -p "$PORT" -o "$out.csv" "${lg_args[@]}" >"$out.txt" 2>&1
+	check "$name: loadgen succeeds" "$(tr '\n' ';' <"$out.txt")" \
+		[ $? -eq 0 ]
+	check "$name: server stops cleanly on SIGTERM" "" stop_server TERM
+	n_client=$(rows "$out.csv")
+	n_server=$(rows "$TMP/$name.gt")
+	check "$name: request counts match" \
+		"loadgen $n_client, server log $n_server" \
+		[ "$n_client" -gt 0 -a "$n_client" -eq "$n_server" ]
+	problems=$(match_rows "$out.csv" "$TMP/$name.gt")
+	check "$name: client rows match server ground truth" \
+		"$(echo "$problems" | head -3 | tr '\n' ';')" [ -z "$problems" ]
+}
+
+tpot_close() { # median TPOT within [0.9, 1.6] x interval + 0.3 ms
+	local med=$1
+	[ "$med" -ge $((INTERVAL_US * 900)) ] &&
+		[ "$med" -le $((INTERVAL_US * 1600 + 300000)) ]
+}
+
+for bin in "$SERVER" "$LOADGEN"; do
+	if [ ! -x "$bin" ]; then
+		fail "binaries built" "$bin missing (make tools)"
+		exit 1
+	fi
+done
+
+# --- the three framings, and both hand-offs
+scenario sse -c 4 -n 40 --tokens 8 -- --prefill-us 1000
+scenario chunked -c 4 -n 40 --tokens 8 -- --framing chunked --prefill-us 1000
+scenario headers-with-body -c 3 -n 30 --tokens 8 -- --headers-with-body \
+	--framing chunked --handoff pipe
+scenario headers-with-body-sse -c 2 -n 20 --tokens 8 -- --headers-with-body
+med=$(median_col "$TMP/sse.client.csv" 9)
+check "TPOT close to the token interval" \
+	"median TPOT $med ns, interval $INTERVAL_US us" tpot_close "$med"
+
+# --- continuous batching: more requests than --batch must queue
+scenario queueing -c 4 -n 16 --tokens 4 -- --batch 1 --prefill-us 1000
+queued=$(tail -n +2 "$TMP/queueing.gt" |
+	awk -F, '$12 > 2000000 { n++ } END { print n + 0 }')
+check "queueing: requests beyond --batch wait in the queue" \
+	"$queued requests queued > 2 ms" [ "$queued" -ge 4 ]
+
+# --- random prefill, spin modes, tokenizer burn, 1 MB prompts, new conns
+scenario uniform-prefill -c 1 -n 6 --tokens 2 -- \
+	--prefill-us uniform:1000:3000 --seed 3
+bad=$(tail -n +2 "$TMP/uniform-prefill.gt" |
+	awk -F, '$11 < 1000000 || $11 > 50000000 { n++ } END { print n + 0 }')
+check "uniform prefill stays in its range" "$bad rows outside" [ "$bad" -eq 0 ]
+scenario spin -c 2 -n 6 --tokens 4 -- --prefill-mode spin \
+	--decode-mode spin --prefill-us exp:1000
+scenario tokenize -c 1 -n 3 --tokens 2 --prompt-bytes 20000 -- \
+	--tokenize-ns-per-byte 100
+slow=$(tail -n +2 "$TMP/tokenize.gt" |
+	awk -F, '$13 >= 2000000 && $14 == 20000 { n++ } END { print n + 0 }')
+check "tokenize burns prompt_bytes x ns-per-byte" "$slow of 3" [ "$slow" -eq 3 ]
+scenario large-prompt -c 2 -n 4 --tokens 2 --prompt-bytes 1048576 --
+big=$(tail -n +2 "$TMP/large-prompt.gt" |
+	awk -F, '$14 == 1048576 { n++ } END { print n + 0 }')
+check "1 MB prompts are read whole" "$big of 4" [ "$big" -eq 4 ]
+scenario new-conn -c 2 -n 8 --tokens 2 --new-conn --
+ports=$(tail -n +2 "$TMP/new-conn.client.csv" | cut -d, -f3 | sort -u | wc -l)
+check "--new-conn uses a connection per request" "$ports ports" [ "$ports" -eq 8 ]
+
+# --- IPv6 listen address
+if start_server ipv6 -a ::1 2>/dev/null; then
+	check "ipv6: loadgen over ::1" "" "$LOADGEN" -H ::1 -p "$PORT" -c 2 \
+		-n 4 --tokens 2 -q
+	check "ipv6: server stops cleanly" "" stop_server TERM
+else
+	skip "ipv6: loadgen over ::1" "cannot listen on ::1"
+fi
+
+# --- raw HTTP: errors are 4xx, Connection: close is honoured
+# http_exchange REQUEST: sends it with bash's /dev/tcp, prints the reply
+http_exchange() {
+	timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$PORT"'
+		printf "%b" "$1" >&3; cat <&3' _ "$1"
+}
+if start_server raw -t 3; then
+	body='{"prompt": "hi", "max_tokens": 2, "stream": true}'
+	req="POST /v1/completions HTTP/1.1\r\nContent-Length: ${#body}\r\n"
+	reply=$(http_exchange "${req}Connection: close\r\n\r\n$body")
+	rc=$?
+	check "Connection: close ends the stream with [DONE] and a close" \
+		"rc $rc: $(echo "$reply" | head -3 | tr '\r\n' '  ')" \
+		[ "$rc" -eq 0 -a "$(printf '%s' "$reply" | grep -c '^data: ')" \
+		  -eq 3 -a "$(printf '%s' "$reply" | tail -1)" = "data: [DONE]" ]
+	reply=$(http_exchange "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	check "unknown path gets 404" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 404" ]
+	reply=$(http_exchange "GET /v1/completions HTTP/1.1\r\nConnection: close\r\n\r\n")
+	check "wrong method gets 405" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 405" ]
+	reply=$(http_exchange "POST /v1/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: 9\r\n\r\n{\"prompt\"")
+	check "bad JSON gets 400" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 400" ]
+	reply=$(http_exchange "garbage\r\n\r\n")
+	check "garbage request line gets 400" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 400" ]
+	# two requests on one keep-alive connection, then a close
+	reply=$(http_exchange "$req\r\n$body${req}Connection: close\r\n\r\n$body")
+	check "keep-alive serves pipelined requests in order" \
+		"$(printf '%s' "$reply" | grep -c 'DONE') [DONE] events" \
+		[ "$(printf '%s' "$reply" | grep -c '^data: \[DONE\]')" -eq 2 ]
+	check "server survives bad requests" "" kill -0 "$SERVER_PID"
+	check "raw: server stops cleanly" "" stop_server INT
+else
+	fail "raw: server starts" "$(cat "$TMP/raw.server.out")"
+fi
+
+# --- a killed server still leaves its rows; loadgen is bounded
+if start_server killed; then
+	"$LOADGEN" -p "$PORT" -c 2 -n 10 --tokens 2 -q
+	stop_server KILL 2>/dev/null  # no "Killed" job notice
+	check "SIGKILLed server leaves whole log rows" \
+		"$(rows "$TMP/killed.gt") rows" [ "$(rows "$TMP/killed.gt")" -eq 10 ]
+else
+	fail "killed: server starts" ""
+fi
+if start_server abort --batch 2; then
+	"$LOADGEN" -p "$PORT" -c 3 -n 3 --tokens 100000 -q --timeout 5 \
+		2>/dev/null &
+	LOADGEN_PID=$!
+	sleep 0.3
+	check "SIGTERM mid-stream stops the server cleanly" "" stop_server TERM
+	wait "$LOADGEN_PID"
+	rc=$?
+	LOADGEN_PID=
+	aborted=$(awk -F, '$15 == "aborted" { n++ } END { print n + 0 }' \
+		"$TMP/abort.gt")
+	check "in-flight and queued requests are logged as aborted" \
+		"$aborted of 3, loadgen rc $rc" [ "$aborted" -eq 3 -a "$rc" -eq 1 ]
+fi
+if start_server duration; then
+	start=$(date +%s%N)
+	"$LOADGEN" -p "$PORT" -c 2 -d 0.3 --rate 40 --tokens 2 -q -o "$TMP/d.csv"
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	n=$(rows "$TMP/d.csv")
+	check "loadgen -d/--rate is bounded and paced" "rc $rc, ${ms} ms, $n requests" \
+		[ "$rc" -eq 0 -a "$ms" -lt 3000 -a "$n" -ge 6 -a "$n" -le 16 ]
+	stop_server TERM
+fi
+"$LOADGEN" -p "$PORT" -n 2 -q --timeout 2 2>"$TMP/refused.err"
+rc=$?
+check "loadgen fails cleanly when nobody listens" \
+	"rc $rc: $(cat "$TMP/refused.err")" \
+	[ "$rc" -eq 1 -a "$(wc -l <"$TMP/refused.err")" -eq 1 ]
+
+# --- bad options: one line on stderr, exit 2
+bad_option() { # bad_option BINARY ARGS...
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+}
+check "demo-server rejects bad values" "" bad_option "$SERVER" --batch 0
+check "demo-server rejects bad prefill spec" "" \
+	bad_option "$SERVER" --prefill-us exp:x
+check "demo-server rejects bad framing" "" bad_option "$SERVER" --framing h2
+check "loadgen rejects bad values" "" bad_option "$LOADGEN" -c -1
+check "loadgen rejects unknown options" "" bad_option "$LOADGEN" --bogus
+help_ok() { "$1" --help | grep -q '^Examples:'; }
+check "demo-server --help has examples" "" help_ok "$SERVER"
+check "loadgen --help has examples" "" help_ok "$LOADGEN"
+
+[ "$FAILED" -eq 0 ]

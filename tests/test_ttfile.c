@@ -1,0 +1,963 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* The .ttft recording format: round trips, block damage, truncation,
+ * errors, file mode, size per event and reader speed. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tt_test.h"
+#include "ttfile.h"
+#include "ttfile_codec.h"
+
+static char tmpdir[64];
+
+static const char *tmp_path(const char *name)
+{
+	static char path[4][128];
+	static int next;
+	char *p = path[next++ % 4];
+
+	snprintf(p, sizeof(path[0]), "%s/%s", tmpdir, name);
+	return p;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static const unsigned int stored_types[] = {
+	TT_EV_FORK, TT_EV_EXIT, TT_EV_COMM, TT_EV_CONN_OPEN,
+	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV, TT_EV_SEND,
+	TT_EV_XMIT, TT_EV_LOST, TT_EV_SWITCH, TT_EV_WAKING, TT_EV_WAKEUP_NEW,
+	TT_EV_BLOCK, TT_EV_FAULT,
+};
+#define NSTORED (sizeof(stored_types) / sizeof(stored_types[0]))
+
+/* An event of type with its payload bytes from fill (the rest zero, as the
+ * reader returns it). */
+static void make_event(struct tt_event *ev, unsigned int type, uint64_t ts,
+		       uint64_t *seed, int fill)
+{
+	int size = tt_event_payload_size(type);
+	uint8_t *payload = (uint8_t *)&ev->fork;
+	int i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->h.type = type;
+	ev->h.ts = ts;
+	ev->h.tgid = rnd(seed);
+	ev->h.tid = rnd(seed);
+	ev->h.cpu = rnd(seed);
+	ev->h.flags = rnd(seed);
+	for (i = 0; i < size; i++)
+		payload[i] = fill >= 0 ? fill : (uint8_t)rnd(seed);
+}
+
+/* Writes n events; returns the file size or 0. */
+static uint64_t write_events(const char *path, const struct tt_file_meta *m,
+			     const struct tt_event *evs, size_t n,
+			     size_t flush_every)
+{
+	struct tt_write_stats st;
+	struct tt_writer *w = tt_writer_open(path, m);
+	size_t i;
+
+	TT_CHECK(w != NULL);
+	if (!w)
+		return 0;
+	for (i = 0; i < n; i++) {
+		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+		if (flush_every && (i + 1) % flush_every == 0)
+			TT_CHECK(tt_writer_flush(w) == 0);
+	}
+	TT_CHECK(tt_writer_close(w, &st) == 0);
+	TT_CHECK_EQ_U64(st.events, n);
+	return st.bytes;
+}
+
+/* Reads a whole file; returns the number of events matching want[0..],
+ * stopping at the first mismatch. */
+static size_t read_events(const char *path, const struct tt_event *want,
+			  size_t nwant, struct tt_read_stats *st)
+{
+	struct tt_event ev;
+	struct tt_reader *r;
+	char err[256];
+	size_t n = 0;
+	bool same = true;
+
+	r = tt_reader_open(path, err, sizeof(err));
+	TT_CHECK(r != NULL);
+	if (!r) {
+		fprintf(stderr, "  %s\n", err);
+		return 0;
+	}
+	while (tt_reader_next(r, &ev) == 1) {
+		if (same && n < nwant && !memcmp(&ev, &want[n], sizeof(ev)))
+			n++;
+		else
+			same = false;
+	}
+	TT_CHECK(tt_reader_next(r, &ev) == 0);
+	tt_reader_stats(r, st);
+	tt_reader_close(r);
+	return n;
+}
+
+static void test_type_table(void)
+{
+	char err[128] = "";
+	unsigned int i;
+
+	TT_CHECK(ttfile_codec_self_check(err, sizeof(err)) == 0);
+	if (err[0])
+		fprintf(stderr, "  %s\n", err);
+	TT_CHECK(tt_event_payload_size(TT_EV_FORK) == sizeof(struct tt_fork));
+	TT_CHECK(tt_event_payload_size(TT_EV_EXIT) == 0);
+	TT_CHECK(tt_event_payload_size(TT_EV_COMM) == sizeof(struct tt_comm));
+	TT_CHECK(tt_event_payload_size(TT_EV_CONN_OPEN) ==
+		 sizeof(struct tt_conn));
+	TT_CHECK(tt_event_payload_size(TT_EV_CONN_CLOSE) ==
+		 sizeof(struct tt_sock));
+	TT_CHECK(tt_event_payload_size(TT_EV_DATA_READY) ==
+		 sizeof(struct tt_sock));
+	TT_CHECK(tt_event_payload_size(TT_EV_RECV) == sizeof(struct tt_sock));
+	TT_CHECK(tt_event_payload_size(TT_EV_SEND) == sizeof(struct tt_send));
+	TT_CHECK(tt_event_payload_size(TT_EV_XMIT) == sizeof(struct tt_xmit));
+	TT_CHECK(tt_event_payload_size(TT_EV_LOST) == sizeof(struct tt_lost));
+	TT_CHECK(tt_event_payload_size(TT_EV_SWITCH) ==
+		 sizeof(struct tt_switch));
+	TT_CHECK(tt_event_payload_size(TT_EV_WAKING) == sizeof(struct tt_wake));
+	TT_CHECK(tt_event_payload_size(TT_EV_WAKEUP_NEW) ==
+		 sizeof(struct tt_wake));
+	TT_CHECK(tt_event_payload_size(TT_EV_BLOCK) == sizeof(struct tt_block));
+	TT_CHECK(tt_event_payload_size(TT_EV_FAULT) == sizeof(struct tt_fault));
+	TT_CHECK(tt_event_payload_size(TT_EV_NONE) == -1);
+	TT_CHECK(tt_event_payload_size(TT_EV_SEND_RAW) == -1);
+	TT_CHECK(tt_event_payload_size(TT_EV_MAX) == -1);
+	TT_CHECK(tt_event_payload_size(0xffff) == -1);
+	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_FORK), "fork"));
+	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_DATA_READY), "data_ready"));
+	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_CONN_OPEN), "conn_open"));
+	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_SEND_RAW), "send_raw"));
+	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_MAX), "unknown"));
+	TT_CHECK(!strcmp(tt_event_type_name(12345), "unknown"));
+	for (i = 1; i < TT_EV_MAX; i++)
+		TT_CHECK(strcmp(tt_event_type_name(i), "unknown"));
+}
+
+static void fill_meta(struct tt_file_meta *m, struct tt_proc_info *procs,
+		      struct tt_dev_info *devs)
+{
+	memset(m, 0, sizeof(*m));
+	memset(m->hostname, 'h', sizeof(m->hostname) - 1);
+	snprintf(m->kernel, sizeof(m->kernel), "6.18.0 #1 SMP PREEMPT_DYNAMIC");
+	m->mono_ns = UINT64_MAX;
+	m->real_ns = 1700000000123456789ull;
+	snprintf(m->options, sizeof(m->options), "record -p 42 -o x.ttft");
+	memset(&procs[0], 0, sizeof(procs[0]) * 2);
+	procs[0].tgid = 42;
+	procs[0].tid = 43;
+	memset(procs[0].comm, 'c', sizeof(procs[0].comm) - 1);
+	procs[1].tgid = UINT32_MAX;
+	procs[1].tid = 0;
+	memset(&devs[0], 0, sizeof(devs[0]));
+	snprintf(devs[0].path, sizeof(devs[0].path), "/dev/nvidia0");
+	devs[0].rdev = 195 << 8;
+	devs[0].kind = 7;
+	m->procs = procs;
+	m->nprocs = 2;
+	m->devs = devs;
+	m->ndevs = 1;
+}
+
+static void test_round_trip_extremes(void)
+{
+	const char *path = tmp_path("extremes.ttft");
+	static const int fills[] = { 0, 0xff, 0x80, 0x7f, -1, -1, -1 };
+	struct tt_event evs[NSTORED * 7 + 4];
+	struct tt_proc_info procs[2];
+	struct tt_dev_info devs[1];
+	const struct tt_file_meta *rm;
+	struct tt_file_meta m;
+	struct tt_read_stats st;
+	struct tt_reader *r;
+	uint64_t seed = 1;
+	size_t n = 0, i, j;
+	char err[256];
+
+	fill_meta(&m, procs, devs);
+	for (i = 0; i < NSTORED; i++) {
+		for (j = 0; j < 7; j++) {
+			uint64_t ts = j == 0 ? 0 : j == 1 ? UINT64_MAX :
+				      rnd(&seed);
+
+			make_event(&evs[n], stored_types[i], ts, &seed,
+				   fills[j]);
+			if (j == 0)
+				memset(&evs[n].h, 0, sizeof(evs[n].h));
+			if (j == 1) {
+				memset(&evs[n].h, 0xff, sizeof(evs[n].h));
+			}
+			evs[n].h.type = stored_types[i];
+			n++;
+		}
+	}
+	/* negative lengths, the most negative s64, full comm strings */
+	make_event(&evs[n], TT_EV_RECV, 5, &seed, 0);
+	evs[n++].sock.len = INT64_MIN;
+	make_event(&evs[n], TT_EV_SEND, 4, &seed, 0);
+	evs[n].send.len = -11;
+	evs[n++].send.ts_enter = 9;
+	make_event(&evs[n], TT_EV_COMM, 3, &seed, 0);
+	memcpy(evs[n++].comm.comm, "abcdefghijklmnop", TT_COMM_LEN);
+	make_event(&evs[n], TT_EV_FORK, 2, &seed, 0);
+	memcpy(evs[n++].fork.comm, "python3\0\0\0\0\0\0\0\0z", TT_COMM_LEN);
+
+	TT_CHECK(write_events(path, &m, evs, n, 0) > 0);
+	TT_CHECK_EQ_U64(read_events(path, evs, n, &st), n);
+	TT_CHECK_EQ_U64(st.events, n);
+	TT_CHECK_EQ_U64(st.blocks_ok, 1);
+	TT_CHECK_EQ_U64(st.blocks_bad, 0);
+	TT_CHECK(!st.truncated);
+
+	r = tt_reader_open(path, err, sizeof(err));
+	TT_CHECK(r != NULL);
+	if (!r)
+		return;
+	rm = tt_reader_meta(r);
+	TT_CHECK(!strcmp(rm->hostname, m.hostname));
+	TT_CHECK(!strcmp(rm->kernel, m.kernel));
+	TT_CHECK(!strcmp(rm->options, m.options));
+	TT_CHECK_EQ_U64(rm->mono_ns, m.mono_ns);
+	TT_CHECK_EQ_U64(rm->real_ns, m.real_ns);
+	TT_CHECK_EQ_U64(rm->nprocs, 2);
+	TT_CHECK_EQ_U64(rm->ndevs, 1);
+	if (rm->nprocs == 2 && rm->ndevs == 1) {
+		TT_CHECK(!memcmp(rm->procs, procs, sizeof(procs)));
+		TT_CHECK(!memcmp(rm->devs, devs, sizeof(devs)));
+	}
+	tt_reader_close(r);
+}
+
+static void test_rejects_unstored_types(void)
+{
+	const char *path = tmp_path("unstored.ttft");
+	struct tt_write_stats st;
+	struct tt_writer *w = tt_writer_open(path, NULL);
+	struct tt_event ev;
+	uint64_t seed = 2;
+
+	TT_CHECK(w != NULL);
+	if (!w)
+		return;
+	make_event(&ev, TT_EV_SEND, 1, &seed, 0);
+	ev.h.type = TT_EV_SEND_RAW;
+	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ev.h.type = TT_EV_NONE;
+	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ev.h.type = TT_EV_MAX;
+	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ev.h.type = 0x1ff;
+	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	TT_CHECK(tt_writer_add(w, NULL) == -EINVAL);
+	TT_CHECK(tt_writer_close(w, &st) == 0);
+	TT_CHECK_EQ_U64(st.events, 0);
+	TT_CHECK_EQ_U64(st.blocks, 0);
+}
+
+/* Random events of every stored type, timestamps mostly rising. */
+static struct tt_event *random_events(size_t n, uint64_t seed)
+{
+	struct tt_event *evs = calloc(n, sizeof(*evs));
+	uint64_t ts = 1000000000;
+	size_t i;
+
+	for (i = 0; evs && i < n; i++) {
+		ts += rnd(&seed) % 5000;
+		make_event(&evs[i], stored_types[rnd(&seed) % NSTORED],
+			   ts - rnd(&seed) % 300, &seed, -1);
+		evs[i].h.tgid %= 8;
+		evs[i].h.tid %= 64;
+		evs[i].h.cpu %= 16;
+		evs[i].h.flags %= 4;
+	}
+	return evs;
+}
+
+static void test_many_blocks(void)
+{
+	const char *path = tmp_path("many.ttft");
+	size_t n = 200000;
+	struct tt_event *evs = random_events(n, 3);
+	struct tt_write_stats wst;
+	struct tt_read_stats st;
+	struct tt_writer *w;
+	size_t i;
+
+	TT_CHECK(evs != NULL);
+	if (!evs)
+		return;
+	w = tt_writer_open(path, NULL);
+	TT_CHECK(w != NULL);
+	if (!w)
+		goto cleanup;
+	for (i = 0; i < n; i++)
+		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+	TT_CHECK(tt_writer_close(w, &wst) == 0);
+	TT_CHECK_EQ_U64(wst.events, n);
+	TT_CHECK(wst.blocks > 20);
+	TT_CHECK_EQ_U64(read_events(path, evs, n, &st), n);
+	TT_CHECK_EQ_U64(st.events, n);
+	TT_CHECK_EQ_U64(st.blocks_ok, wst.blocks);
+	TT_CHECK_EQ_U64(st.blocks_bad, 0);
+	TT_CHECK(!st.truncated);
+
+cleanup:
+	free(evs);
+}
+
+/* A small file of nblocks blocks of per events each (cut by flush);
+ * bounds[k] is the file size after block k, bounds[0] the header's end. */
+static int write_small_file(const char *path, struct tt_event *evs,
+			    size_t nblocks, size_t per, off_t *bounds)
+{
+	struct tt_writer *w = tt_writer_open(path, NULL);
+	struct stat sb;
+	size_t i;
+
+	TT_CHECK(w != NULL);
+	if (!w)
+		return -1;
+	TT_CHECK(stat(path, &sb) == 0);
+	bounds[0] = sb.st_size;
+	for (i = 0; i < nblocks * per; i++) {
+		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+		if ((i + 1) % per == 0) {
+			TT_CHECK(tt_writer_flush(w) == 0);
+			TT_CHECK(stat(path, &sb) == 0);
+			bounds[(i + 1) / per] = sb.st_size;
+		}
+	}
+	TT_CHECK(tt_writer_close(w, NULL) == 0);
+	return 0;
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	struct stat sb;
+	int fd = open(path, O_RDONLY);
+	int ret = -1;
+
+	*buf = NULL;
+	if (fd < 0 || fstat(fd, &sb))
+		goto cleanup;
+	*len = sb.st_size;
+	*buf = malloc(*len + 1);
+	if (*buf && read(fd, *buf, *len) == (ssize_t)*len)
+		ret = 0;
+
+cleanup:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int put_file(const char *path, const uint8_t *buf, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, buf, len) == (ssize_t)len)
+		ret = 0;
+	close(fd);
+	return ret;
+}
+
+static void test_truncated_every_offset(void)
+{
+	const char *path = tmp_path("small.ttft");
+	const char *cut = tmp_path("cut.ttft");
+	enum { NBLOCKS = 5, PER = 7 };
+	struct tt_event *evs = random_events(NBLOCKS * PER, 4);
+	off_t bounds[NBLOCKS + 1];
+	struct tt_read_stats st;
+	struct tt_reader *r;
+	size_t len, off, k, whole;
+	uint8_t *buf = NULL;
+	char err[256];
+	int bad_offsets = 0;
+
+	if (!evs || write_small_file(path, evs, NBLOCKS, PER, bounds) ||
+	    read_file(path, &buf, &len)) {
+		TT_CHECK(0);
+		goto cleanup;
+	}
+	TT_CHECK_EQ_U64(len, bounds[NBLOCKS]);
+	for (off = 0; off <= len; off++) {
+		bool ok = true;
+
+		if (put_file(cut, buf, off)) {
+			TT_CHECK(0);
+			break;
+		}
+		err[0] = '\0';
+		r = tt_reader_open(cut, err, sizeof(err));
+		if (off < (size_t)bounds[0]) {
+			/* inside the header: a clear error, no reader */
+			ok = !r && err[0] && !strchr(err, '\n') &&
+			     strstr(err, off ? "truncated header" : "empty");
+			if (r)
+				tt_reader_close(r);
+		} else if (!r) {
+			ok = false;
+		} else {
+			for (whole = 0; whole < NBLOCKS &&
+					bounds[whole + 1] <= (off_t)off;
+			     whole++)
+				;
+			tt_reader_close(r);
+			k = read_events(cut, evs, NBLOCKS * PER, &st);
+			ok = k == whole * PER && st.events == k &&
+			     st.blocks_ok == whole && st.blocks_bad == 0 &&
+			     st.truncated == (off != (size_t)bounds[whole]);
+		}
+		if (!ok && bad_offsets++ < 5)
+			fprintf(stderr, "  cut at %zu of %zu: wrong (%s)\n",
+				off, len, err);
+	}
+	TT_CHECK(bad_offsets == 0);
+
+cleanup:
+	free(buf);
+	free(evs);
+}
+
+/* Flips one byte at offset of a copy and reads it: every block but the
+ * one hit must come back, and that block counted bad. */
+static void check_corruption(const uint8_t *buf, size_t len, size_t offset,
+			     const struct tt_event *evs, size_t nblocks,
+			     size_t per, size_t hit_block)
+{
+	const char *path = tmp_path("corrupt.ttft");
+	struct tt_read_stats st;
+	struct tt_event ev;
+	struct tt_reader *r;
+	uint8_t *copy = malloc(len);
+	size_t n = 0, want = 0;
+	char err[256];
+
+	if (!copy) {
+		TT_CHECK(0);
+		return;
+	}
+	memcpy(copy, buf, len);
+	copy[offset] ^= 0x5a;
+	TT_CHECK(put_file(path, copy, len) == 0);
+	free(copy);
+	r = tt_reader_open(path, err, sizeof(err));
+	TT_CHECK(r != NULL);
+	if (!r)
+		return;
+	while (tt_reader_next(r, &ev) == 1) {
+		if (want / per == hit_block)
+			want += per; /* the bad block's events are skipped */
+		if (want < nblocks * per &&
+		    !memcmp(&ev, &evs[want], sizeof(ev)))
+			n++;
+		want++;
+	}
+	tt_reader_stats(r, &st);
+	tt_reader_close(r);
+	TT_CHECK_EQ_U64(n, (nblocks - 1) * per);
+	TT_CHECK_EQ_U64(st.events, (nblocks - 1) * per);
+	TT_CHECK_EQ_U64(st.blocks_bad, 1);
+	TT_CHECK_EQ_U64(st.blocks_ok, nblocks - 1);
+	TT_CHECK(!st.truncated);
+	if (st.blocks_bad != 1 || n != (nblocks - 1) * per)
+		fprintf(stderr, "  byte %zu of block %zu\n", offset, hit_block);
+}
+
+static void test_corrupt_block(void)
+{
+	const char *path = tmp_path("blocks.ttft");
+	enum { NBLOCKS = 6, PER = 50 };
+	struct tt_event *evs = random_events(NBLOCKS * PER, 5);
+	off_t bounds[NBLOCKS + 1];
+	uint8_t *buf = NULL;
+	size_t len, k;
+
+	if (!evs || write_small_file(path, evs, NBLOCKS, PER, bounds) ||
+	    read_file(path, &buf, &len)) {
+		TT_CHECK(0);
+		goto cleanup;
+	}
+	for (k = 0; k < NBLOCKS; k++) {
+		size_t start = bounds[k], size = bounds[k + 1] - bounds[k];
+
+		/* compressed data, its first and last byte */
+		check_corruption(buf, len, start + 24 + (size - 24) / 2, evs,
+				 NBLOCKS, PER, k);
+		check_corruption(buf, len, start + 24, evs, NBLOCKS, PER, k);
+		check_corruption(buf, len, start + size - 1, evs, NBLOCKS,
+				 PER, k);
+		/* frame: marker, compressed length, event count, CRCs */
+		check_corruption(buf, len, start, evs, NBLOCKS, PER, k);
+		check_corruption(buf, len, start + 7, evs, NBLOCKS, PER, k);
+		check_corruption(buf, len, start + 12, evs, NBLOCKS, PER, k);
+		check_corruption(buf, len, start + 16, evs, NBLOCKS, PER, k);
+		check_corruption(buf, len, start + 23, evs, NBLOCKS, PER, k);
+	}
+
+cleanup:
+	free(buf);
+	free(evs);
+}
+
+static void expect_open_error(const char *path, const char *what)
+{
+	char err[256] = "";
+	struct tt_reader *r = tt_reader_open(path, err, sizeof(err));
+
+	TT_CHECK(r == NULL);
+	if (r)
+		tt_reader_close(r);
+	TT_CHECK(strstr(err, path) == err);
+	TT_CHECK(strstr(err, what) != NULL);
+	TT_CHECK(strchr(err, '\n') == NULL);
+	if (!strstr(err, what))
+		fprintf(stderr, "  got \"%s\", want \"%s\"\n", err, what);
+}
+
+static void test_bad_files(void)
+{
+	const char *text = tmp_path("notes.txt");
+	const char *empty = tmp_path("empty.ttft");
+	const char *good = tmp_path("good.ttft");
+	const char *bad = tmp_path("bad.ttft");
+	static const char hello[] = "hello, this is not a recording\n";
+	struct tt_event ev;
+	uint64_t seed = 6;
+	uint8_t *buf = NULL;
+	size_t len;
+
+	TT_CHECK(put_file(text, (const uint8_t *)hello, sizeof(hello)) == 0);
+	expect_open_error(text, "not a ttftrace recording (bad magic)");
+	TT_CHECK(put_file(empty, NULL, 0) == 0);
+	expect_open_error(empty, "empty file");
+	expect_open_error(tmp_path("missing.ttft"), "No such file");
+	expect_open_error(tmpdir, "Is a directory");
+
+	make_event(&ev, TT_EV_EXIT, 1, &seed, 0);
+	TT_CHECK(write_events(good, NULL, &ev, 1, 0) > 0);
+	if (read_file(good, &buf, &len)) {
+		TT_CHECK(0);
+		return;
+	}
+	buf[8] = 2; /* version */
+	TT_CHECK(put_file(bad, buf, len) == 0);
+	expect_open_error(bad, "version 2 is newer");
+	buf[8] = 1;
+	buf[20] ^= 1; /* inside the header body */
+	TT_CHECK(put_file(bad, buf, len) == 0);
+	expect_open_error(bad, "corrupt header (checksum mismatch)");
+	buf[20] ^= 1;
+	buf[12] = 0xff; /* body length */
+	buf[13] = 0xff;
+	buf[14] = 0xff;
+	buf[15] = 0xff;
+	TT_CHECK(put_file(bad, buf, len) == 0);
+	expect_open_error(bad, "corrupt header");
+	TT_CHECK(put_file(bad, buf, 12) == 0);
+	expect_open_error(bad, "truncated header");
+	free(buf);
+}
+
+static void test_file_mode(void)
+{
+	const char *path = tmp_path("mode.ttft");
+	struct tt_writer *w;
+	struct stat sb;
+	mode_t old = umask(0);
+	int fd;
+
+	w = tt_writer_open(path, NULL);
+	TT_CHECK(w != NULL);
+	if (w)
+		TT_CHECK(tt_writer_close(w, NULL) == 0);
+	TT_CHECK(stat(path, &sb) == 0);
+	TT_CHECK_EQ_U64(sb.st_mode & 07777, 0600);
+	/* an existing file of another mode is made private too */
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	TT_CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	TT_CHECK(chmod(path, 0644) == 0);
+	w = tt_writer_open(path, NULL);
+	TT_CHECK(w != NULL);
+	if (w)
+		TT_CHECK(tt_writer_close(w, NULL) == 0);
+	TT_CHECK(stat(path, &sb) == 0);
+	TT_CHECK_EQ_U64(sb.st_mode & 07777, 0600);
+	umask(old);
+}
+
+/* A writer that hits the file size limit returns -EFBIG and drops that
+ * block only: once the limit is lifted it goes on, and the file reads back
+ * with no bad block. */
+static void test_write_error(void)
+{
+	const char *path = tmp_path("full.ttft");
+	size_t n = 100000;
+	struct tt_event *evs = random_events(n, 7);
+	struct tt_read_stats st;
+	int status = -1;
+	pid_t pid;
+
+	TT_CHECK(evs != NULL);
+	if (!evs)
+		return;
+	errno = 0;
+	TT_CHECK(tt_writer_open("/dev/full", NULL) == NULL);
+	TT_CHECK(errno == ENOSPC);
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct tt_writer *w;
+		struct rlimit rl;
+		int ret = 0, efbig = 0;
+		size_t i;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (getrlimit(RLIMIT_FSIZE, &rl))
+			_exit(10);
+		rl.rlim_cur = 200000;
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(11);
+		w = tt_writer_open(path, NULL);
+		if (!w)
+			_exit(12);
+		for (i = 0; i < n; i++) {
+			ret = tt_writer_add(w, &evs[i]);
+			if (ret == -EFBIG && !efbig++) {
+				rl.rlim_cur = rl.rlim_max;
+				if (setrlimit(RLIMIT_FSIZE, &rl))
+					_exit(13);
+			} else if (ret) {
+				_exit(14);
+			}
+		}
+		ret = tt_writer_close(w, NULL);
+		_exit(efbig == 1 && !ret ? 0 : 15);
+	}
+	TT_CHECK(pid > 0);
+	if (pid > 0)
+		TT_CHECK(waitpid(pid, &status, 0) == pid);
+	TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "  child exit %d\n", WEXITSTATUS(status));
+	TT_CHECK(read_events(path, evs, n, &st) > 1000);
+	TT_CHECK(st.events > n / 2 && st.events < n);
+	TT_CHECK_EQ_U64(st.blocks_bad, 0);
+	TT_CHECK(!st.truncated);
+	free(evs);
+}
+
+/* A server's stream: 8 threads, 32 connections, events ~1 us apart with
+ * some jitter, DATA_READY/RECV/SEND/XMIT mixed. */
+static struct tt_event *realistic_events(size_t n)
+{
+	struct tt_event *evs = calloc(n, sizeof(*evs));
+	uint32_t seqs[32];
+	uint64_t seed = 8, ts = 3600000000000ull;
+	size_t i;
+
+	for (i = 0; i < 32; i++)
+		seqs[i] = rnd(&seed);
+	for (i = 0; evs && i < n; i++) {
+		struct tt_event *ev = &evs[i];
+		unsigned int conn = rnd(&seed) % 32, tid = rnd(&seed) % 8;
+		unsigned int kind = rnd(&seed) % 100;
+		uint64_t sk = 0xffff888104a3c000ull + conn * 0x940ull;
+
+		ts += 500 + rnd(&seed) % 1000;
+		ev->h.ts = ts - (rnd(&seed) % 16 == 0 ? rnd(&seed) % 3000 : 0);
+		ev->h.tgid = 31337;
+		ev->h.tid = 31337 + tid;
+		ev->h.cpu = (tid + (rnd(&seed) % 8 == 0)) % 8;
+		if (kind < 15) {
+			ev->h.type = TT_EV_DATA_READY;
+			ev->h.flags = TT_F_SOFTIRQ;
+			ev->sock.sk = sk;
+			ev->sock.len = 200 + rnd(&seed) % 1800;
+		} else if (kind < 30) {
+			ev->h.type = TT_EV_RECV;
+			ev->sock.sk = sk;
+			ev->sock.len = 200 + rnd(&seed) % 1800;
+		} else if (kind < 65) {
+			ev->h.type = TT_EV_SEND;
+			ev->send.sk = sk;
+			ev->send.len = 20 + rnd(&seed) % 100;
+			ev->send.ts_enter = ev->h.ts - 1000 -
+					    rnd(&seed) % 4000;
+			ev->send.seq = seqs[conn];
+			seqs[conn] += ev->send.len;
+			ev->send.cls = TT_SEND_TOKEN;
+			ev->send.tokens = 1;
+			ev->send.flags = TT_SEND_F_SSE | TT_SEND_F_CHUNKED;
+		} else {
+			uint32_t len = 20 + rnd(&seed) % 100;
+
+			ev->h.type = TT_EV_XMIT;
+			ev->xmit.sk = sk;
+			ev->xmit.seq = seqs[conn] - len;
+			ev->xmit.end_seq = seqs[conn];
+			ev->xmit.len = len + 66;
+		}
+	}
+	return evs;
+}
+
+/* The scheduler's share of a recording: switches with their blocking
+ * reason and wakeups, among 8 server threads and the idle task. */
+static struct tt_event *sched_events(size_t n)
+{
+	struct tt_event *evs = calloc(n, sizeof(*evs));
+	uint64_t seed = 9, ts = 3600000000000ull;
+	size_t i;
+
+	for (i = 0; evs && i < n; i++) {
+		struct tt_event *ev = &evs[i];
+		unsigned int tid = rnd(&seed) % 9, other = rnd(&seed) % 9;
+		uint64_t futex = 0x7f3a5c012340ull + (rnd(&seed) % 4) * 0x40;
+		unsigned int why = rnd(&seed) % 4;
+
+		ts += 300 + rnd(&seed) % 2000;
+		ev->h.ts = ts;
+		ev->h.tgid = tid == 8 ? 0 : 31337;
+		ev->h.tid = tid == 8 ? 0 : 31337 + tid;
+		ev->h.cpu = tid % 8;
+		if (rnd(&seed) % 3) {
+			ev->h.type = TT_EV_SWITCH;
+			ev->sw.next_tgid = other == 8 ? 0 : 31337;
+			ev->sw.next_tid = other == 8 ? 0 : 31337 + other;
+			ev->sw.prev_state = why ? 1 : 0;
+			ev->sw.sw_flags = TT_SW_PREV_TRACED |
+					  (other < 8 ? TT_SW_NEXT_TRACED : 0);
+			if (why == 1) {
+				ev->sw.syscall_nr = 202;
+				ev->sw.arg0 = futex;
+			} else if (why >= 2) {
+				ev->sw.syscall_nr = why == 2 ? 7 : 0;
+				ev->sw.arg0 = 5 + why;
+				ev->sw.sw_flags |= TT_SW_FD;
+				ev->sw.fd_ino = 4193000 + why;
+				ev->sw.fd_mode = 0140000;
+				ev->sw.fd_dev = 8;
+			} else {
+				ev->sw.syscall_nr = -1;
+			}
+		} else {
+			ev->h.type = TT_EV_WAKING;
+			ev->wake.target_tgid = 31337;
+			ev->wake.target_tid = 31337 + other % 8;
+			ev->wake.waker_syscall = 202;
+			ev->wake.target_cpu = other % 8;
+			ev->wake.waker_arg0 = futex;
+		}
+	}
+	return evs;
+}
+
+static void test_bytes_per_event_sched(void)
+{
+	size_t n = 200000;
+	struct tt_event *evs = sched_events(n);
+	uint64_t hdr_bytes, bytes;
+	struct tt_read_stats st;
+	double per_event;
+
+	TT_CHECK(evs != NULL);
+	if (!evs)
+		return;
+	hdr_bytes = write_events(tmp_path("empty-rec.ttft"), NULL, evs, 0, 0);
+	bytes = write_events(tmp_path("sched.ttft"), NULL, evs, n, 0);
+	TT_CHECK_EQ_U64(read_events(tmp_path("sched.ttft"), evs, n, &st), n);
+	per_event = (double)(bytes - hdr_bytes) / n;
+	printf("  ttfile: %.2f bytes/event on disk for switch/waking\n",
+	       per_event);
+	TT_CHECK(per_event <= 12.0);
+	free(evs);
+}
+
+static void test_bytes_per_event(void)
+{
+	const char *path = tmp_path("realistic.ttft");
+	size_t n = 1000000, i, got = 0;
+	struct tt_event *evs = realistic_events(n);
+	struct tt_write_stats wst;
+	struct tt_read_stats st;
+	struct tt_writer *w;
+	struct tt_reader *r;
+	struct tt_event ev;
+	uint64_t hdr_bytes, ts_sum = 0;
+	double t0, t1, t2, per_event;
+	char err[256];
+
+	TT_CHECK(evs != NULL);
+	if (!evs)
+		return;
+	/* the same header alone, to count the blocks' bytes only */
+	hdr_bytes = write_events(tmp_path("empty-rec.ttft"), NULL, evs, 0, 0);
+	w = tt_writer_open(path, NULL);
+	TT_CHECK(w != NULL);
+	if (!w)
+		goto cleanup;
+	t0 = now_s();
+	for (i = 0; i < n; i++)
+		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+	TT_CHECK(tt_writer_close(w, &wst) == 0);
+	t1 = now_s();
+	r = tt_reader_open(path, err, sizeof(err));
+	TT_CHECK(r != NULL);
+	if (!r)
+		goto cleanup;
+	while (tt_reader_next(r, &ev) == 1) {
+		ts_sum += ev.h.ts;
+		if (got < n && !memcmp(&ev, &evs[got], sizeof(ev)))
+			got++;
+	}
+	t2 = now_s();
+	tt_reader_stats(r, &st);
+	tt_reader_close(r);
+	TT_CHECK_EQ_U64(got, n);
+	TT_CHECK_EQ_U64(st.events, n);
+	per_event = (double)(wst.bytes - hdr_bytes) / n;
+	printf("  ttfile: %.2f bytes/event on disk (%zu events, %llu blocks), "
+	       "write %.1f M events/s, read %.1f M events/s\n",
+	       per_event, n, (unsigned long long)wst.blocks,
+	       n / (t1 - t0) / 1e6, n / (t2 - t1) / 1e6);
+	TT_CHECK(per_event <= 12.0);
+	TT_CHECK(ts_sum != 0);
+
+cleanup:
+	free(evs);
+}
+
+static const char *corpus_dir(void)
+{
+	static const char *const dirs[] = { "tests/fuzz/corpus",
+					    "../tests/fuzz/corpus" };
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		if (!stat(dirs[i], &sb) && S_ISDIR(sb.st_mode))
+			return dirs[i];
+	return NULL;
+}
+
+/* The committed fuzz seeds that are whole recordings still read clean:
+ * catches format changes that would orphan existing files. */
+static void test_corpus_seeds(void)
+{
+	const char *dir = corpus_dir();
+	struct tt_read_stats st;
+	struct dirent *de;
+	struct tt_event ev;
+	struct tt_reader *r;
+	char path[512], err[256];
+	int seen = 0;
+	DIR *d = dir ? opendir(dir) : NULL;
+
+	TT_CHECK(d != NULL);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "valid-", 6))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		r = tt_reader_open(path, err, sizeof(err));
+		TT_CHECK(r != NULL);
+		if (!r) {
+			fprintf(stderr, "  %s\n", err);
+			continue;
+		}
+		while (tt_reader_next(r, &ev) == 1)
+			;
+		tt_reader_stats(r, &st);
+		tt_reader_close(r);
+		TT_CHECK(st.events > 0);
+		TT_CHECK_EQ_U64(st.blocks_bad, 0);
+		TT_CHECK(!st.truncated);
+		seen++;
+	}
+	closedir(d);
+	TT_CHECK(seen > 0);
+}
+
+static void remove_tmpdir(void)
+{
+	struct dirent *de;
+	char path[512];
+	DIR *d = opendir(tmpdir);
+
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+		unlink(path);
+	}
+	if (d)
+		closedir(d);
+	rmdir(tmpdir);
+}
+
+int main(void)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/tt_ttfile.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		printf("FAIL: mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	TT_RUN(test_type_table);
+	TT_RUN(test_round_trip_extremes);
+	TT_RUN(test_rejects_unstored_types);
+	TT_RUN(test_many_blocks);
+	TT_RUN(test_truncated_every_offset);
+	TT_RUN(test_corrupt_block);
+	TT_RUN(test_bad_files);
+	TT_RUN(test_file_mode);
+	TT_RUN(test_write_error);
+	TT_RUN(test_bytes_per_event);
+	TT_RUN(test_bytes_per_event_sched);
+	if (corpus_dir())
+		TT_RUN(test_corpus_seeds);
+	else
+		printf("SKIP: test_corpus_seeds: no tests/fuzz/corpus here\n");
+	remove_tmpdir();
+	TT_EXIT();
+}

@@ -1,0 +1,999 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * loadgen: closed-loop (or paced) load generator for OpenAI-style streaming
+ * completion servers. Each connection is a thread with its own keep-alive
+ * connection; every request's client-side TTFT and TPOT are measured on
+ * CLOCK_MONOTONIC, the clock ttftrace and demo-server use, so rows can be
+ * matched with theirs by the client's local port.
+ */
+#include <getopt.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <strings.h>
+#include <sys/time.h>
+
+#include "demo_common.h"
+
+#define MAX_CONNECTIONS 4096
+#define MAX_PROMPT_BYTES (64ULL * 1024 * 1024)
+#define STATUS_LEN 24
+
+struct lg_opts {
+	const char *host;
+	const char *csv_path;
+	int port;
+	int connections;
+	uint64_t requests;	/* 0: bounded by duration only */
+	uint64_t duration_ns;	/* 0: bounded by requests only */
+	double rate;		/* requests/s overall; 0 = closed loop */
+	uint64_t prompt_bytes;
+	uint64_t tokens;	/* max_tokens sent; 0 = server default */
+	uint64_t timeout_ns;
+	bool new_conn;
+	bool quiet;
+};
+
+struct result {
+	uint64_t id;
+	int conn;
+	int local_port;
+	uint64_t t_send, t_first, t_last;
+	uint64_t tokens;
+	char status[STATUS_LEN];
+};
+
+/* incremental HTTP response parser: plain SSE, chunked SSE, sized bodies */
+enum resp_state {
+	RS_HEADERS,
+	RS_SSE,			/* un-framed body, ends at [DONE] */
+	RS_CHUNK_SIZE,
+	RS_CHUNK_DATA,
+	RS_CHUNK_CRLF,
+	RS_TRAILER,
+	RS_SIZED,		/* Content-Length body, not streamed */
+	RS_COMPLETE,
+};
+
+struct resp_parser {
+	enum resp_state state;
+	int code;
+	bool close;		/* server will close after this response */
+	bool event_stream;
+	uint64_t remaining;	/* chunk or sized-body bytes left */
+	char line[64];		/* start of the current SSE line */
+	size_t line_len;
+	bool event_has_data;
+	bool event_is_done;
+	bool saw_done;
+	uint64_t tokens;
+	uint64_t t_first, t_last;
+	const char *error;
+};
+
+struct loadgen;
+
+struct client {
+	struct loadgen *lg;
+	pthread_t thread;
+	int index;
+	int fd;
+	int local_port;
+	uint64_t quota;
+	char *rbuf;
+	size_t rlen, rcap;
+	struct result *results;
+	size_t nresults, cap;
+	char conn_error[160];
+};
+
+struct loadgen {
+	struct lg_opts opts;
+	char *request;		/* identical bytes for every request */
+	size_t request_len;
+	uint64_t t_start, t_end_limit;
+	atomic_uint_fast64_t next_id;
+	struct client *clients;
+};
+
+static const char *prog = "loadgen";
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see --help)\n");
+	exit(2);
+}
+
+/* ---------------------------------------------------------- the parser */
+
+static void parser_reset(struct resp_parser *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->state = RS_HEADERS;
+}
+
+/* one line of SSE body; an empty line ends the event */
+static void sse_line(struct resp_parser *p, uint64_t t_now)
+{
+	size_t len = p->line_len;
+
+	if (len && p->line[len - 1] == '\r')
+		len--;
+	if (!len) {
+		if (p->event_has_data && p->event_is_done) {
+			p->saw_done = true;
+		} else if (p->event_has_data) {
+			if (!p->tokens)
+				p->t_first = t_now;
+			p->t_last = t_now;
+			p->tokens++;
+		}
+		p->event_has_data = p->event_is_done = false;
+		return;
+	}
+	if (len >= 5 && !memcmp(p->line, "data:", 5)) {
+		const char *v = p->line + 5;
+		size_t vlen = len - 5;
+
+		if (vlen && *v == ' ')
+			v++, vlen--;
+		p->event_has_data = true;
+		p->event_is_done = vlen == 6 && !memcmp(v, "[DONE]", 6);
+	}
+}
+
+/*
+ * SSE body bytes; only the first bytes of each line are kept. Returns how
+ * many were used: un-framed SSE ends with the [DONE] event.
+ */
+static size_t sse_bytes(struct resp_parser *p, const char *s, size_t n,
+			uint64_t t_now)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\n') {
+			sse_line(p, t_now);
+			p->line_len = 0;
+			if (p->saw_done && p->state == RS_SSE) {
+				p->state = RS_COMPLETE;
+				return i + 1;
+			}
+			continue;
+		}
+		if (p->line_len < sizeof(p->line))
+			p->line[p->line_len] = s[i];
+		p->line_len++;
+		if (p->line_len > sizeof(p->line))
+			p->line_len = sizeof(p->line);
+	}
+	return n;
+}
+
+static bool header_is(const char *line, size_t len, const char *name,
+		      const char **value)
+{
+	size_t nlen = strlen(name);
+
+	if (len <= nlen || line[nlen] != ':' || strncasecmp(line, name, nlen))
+		return false;
+	*value = line + nlen + 1;
+	while (**value == ' ' || **value == '\t')
+		(*value)++;
+	return true;
+}
+
+/* parses the status line and headers in buf[0..hlen) */
+static int parse_headers(struct resp_parser *p, const char *buf, size_t hlen)
+{
+	const char *line = buf, *end = buf + hlen, *v;
+	bool chunked = false, has_length = false;
+	uint64_t length = 0;
+	char num[24];
+
+	if (hlen < 12 || strncmp(buf, "HTTP/1.", 7) || buf[8] != ' ') {
+		p->error = "bad_response";
+		return -1;
+	}
+	p->code = atoi(buf + 9);
+	p->close = buf[7] == '0';
+	for (;;) {
+		const char *eol = memmem(line, end - line, "\r\n", 2);
+		size_t len;
+
+		if (!eol || eol == line)
+			break;
+		len = eol - line;
+		if (header_is(line, len, "Transfer-Encoding", &v)) {
+			chunked = !strncasecmp(v, "chunked", 7);
+		} else if (header_is(line, len, "Content-Length", &v)) {
+			size_t vlen = eol - v;
+
+			if (vlen >= sizeof(num))
+				vlen = sizeof(num) - 1;
+			memcpy(num, v, vlen);
+			num[vlen] = '\0';
+			if (!parse_u64_range(num, 0, UINT64_MAX, &length)) {
+				p->error = "bad_response";
+				return -1;
+			}
+			has_length = true;
+		} else if (header_is(line, len, "Connection", &v)) {
+			if (!strncasecmp(v, "close", 5))
+				p->close = true;
+			else if (!strncasecmp(v, "keep-alive", 10))
+				p->close = false;
+		} else if (header_is(line, len, "Content-Type", &v)) {
+			p->event_stream =
+				!strncasecmp(v, "text/event-stream", 17);
+		}
+		line = eol + 2;
+	}
+	if (p->code >= 100 && p->code < 200) {
+		p->state = RS_HEADERS;	/* interim: the real headers follow */
+		return 0;
+	}
+	if (chunked) {
+		p->state = RS_CHUNK_SIZE;
+	} else if (has_length) {
+		p->remaining = length;
+		p->state = length ? RS_SIZED : RS_COMPLETE;
+	} else if (p->code == 200 && p->event_stream) {
+		p->state = RS_SSE;
+	} else {
+		/* no framing: the body runs to the close, which we don't wait for */
+		p->close = true;
+		p->state = RS_COMPLETE;
+	}
+	return 0;
+}
+
+/*
+ * Feeds received bytes to the parser; returns how many it consumed (bytes
+ * after the end of the response stay for the next one), -1 on bad input.
+ */
+static ssize_t parser_feed(struct resp_parser *p, const char *buf, size_t n,
+			   uint64_t t_now)
+{
+	size_t used = 0, take;
+	const char *eol;
+	char hex[20];
+	char *end;
+
+	while (used < n && p->state != RS_COMPLETE) {
+		const char *s = buf + used;
+		size_t avail = n - used;
+
+		switch (p->state) {
+		case RS_HEADERS:
+			eol = memmem(s, avail, "\r\n\r\n", 4);
+			if (!eol)
+				return used;
+			if (parse_headers(p, s, eol - s + 4))
+				return -1;
+			used += eol - s + 4;
+			break;
+		case RS_SSE:
+			used += sse_bytes(p, s, avail, t_now);
+			break;
+		case RS_CHUNK_SIZE:
+			eol = memmem(s, avail, "\r\n", 2);
+			if (!eol)
+				return avail > 64 ? -1 : (ssize_t)used;
+			if (eol - s >= (ptrdiff_t)sizeof(hex) || eol == s) {
+				p->error = "bad_chunk";
+				return -1;
+			}
+			memcpy(hex, s, eol - s);
+			hex[eol - s] = '\0';
+			p->remaining = strtoull(hex, &end, 16);
+			if (end == hex || (*end && *end != ';')) {
+				p->error = "bad_chunk";
+				return -1;
+			}
+			used += eol - s + 2;
+			p->state = p->remaining ? RS_CHUNK_DATA : RS_TRAILER;
+			break;
+		case RS_CHUNK_DATA:
+			take = avail < p->remaining ? avail : p->remaining;
+			if (p->code == 200 && p->event_stream)
+				sse_bytes(p, s, take, t_now);
+			p->remaining -= take;
+			used += take;
+			if (!p->remaining)
+				p->state = RS_CHUNK_CRLF;
+			break;
+		case RS_CHUNK_CRLF:
+			if (avail < 2)
+				return used;
+			if (s[0] != '\r' || s[1] != '\n') {
+				p->error = "bad_chunk";
+				return -1;
+			}
+			used += 2;
+			p->state = RS_CHUNK_SIZE;
+			break;
+		case RS_TRAILER:
+			/* trailer lines until an empty one */
+			eol = memmem(s, avail, "\r\n", 2);
+			if (!eol)
+				return used;
+			used += eol - s + 2;
+			if (eol == s)
+				p->state = RS_COMPLETE;
+			break;
+		case RS_SIZED:
+			take = avail < p->remaining ? avail : p->remaining;
+			p->remaining -= take;
+			used += take;
+			if (!p->remaining)
+				p->state = RS_COMPLETE;
+			break;
+		case RS_COMPLETE:
+			break;
+		}
+	}
+	return used;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static int build_request(struct loadgen *lg)
+{
+	static const char words[] = "lorem ipsum dolor sit amet consectetur ";
+	const struct lg_opts *o = &lg->opts;
+	size_t body_len, cap, i, n;
+	char tokens[48] = "";
+	char *req;
+
+	if (o->tokens)
+		snprintf(tokens, sizeof(tokens), ", \"max_tokens\": %llu",
+			 (unsigned long long)o->tokens);
+	body_len = strlen("{\"prompt\": \"") + o->prompt_bytes +
+		   strlen("\"") + strlen(tokens) +
+		   strlen(", \"stream\": true}");
+	cap = body_len + 512;
+	req = malloc(cap);
+	if (!req)
+		return -ENOMEM;
+	n = snprintf(req, cap,
+		     "POST /v1/completions HTTP/1.1\r\n"
+		     "Host: %s:%d\r\n"
+		     "User-Agent: ttftrace-loadgen\r\n"
+		     "Accept: text/event-stream\r\n"
+		     "Content-Type: application/json\r\n"
+		     "Content-Length: %zu\r\n"
+		     "%s\r\n"
+		     "{\"prompt\": \"",
+		     o->host, o->port, body_len,
+		     o->new_conn ? "Connection: close\r\n" : "");
+	for (i = 0; i < o->prompt_bytes; i++)
+		req[n++] = words[i % (sizeof(words) - 1)];
+	n += snprintf(req + n, cap - n, "\"%s, \"stream\": true}", tokens);
+	lg->request = req;
+	lg->request_len = n;
+	return 0;
+}
+
+static int client_connect(struct client *c)
+{
+	const struct lg_opts *o = &c->lg->opts;
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV,
+	}, *res = NULL, *ai;
+	struct timeval tv = {
+		.tv_sec = o->timeout_ns / NSEC_PER_SEC,
+		.tv_usec = o->timeout_ns % NSEC_PER_SEC / 1000,
+	};
+	char portstr[16], hostbuf[128];
+	const char *host;
+	int fd = -1, one = 1, rc, err = 0;
+
+	snprintf(portstr, sizeof(portstr), "%d", o->port);
+	host = host_unbracket(o->host, hostbuf, sizeof(hostbuf));
+	rc = getaddrinfo(host, portstr, &hints, &res);
+	if (rc) {
+		snprintf(c->conn_error, sizeof(c->conn_error),
+			 "cannot resolve %s: %s", o->host, gai_strerror(rc));
+		return -1;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+			    ai->ai_protocol);
+		if (fd < 0) {
+			err = errno;
+			continue;
+		}
+		/* SO_SNDTIMEO bounds connect() too */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	if (fd < 0) {
+		snprintf(c->conn_error, sizeof(c->conn_error),
+			 "cannot connect to %s port %d: %s", o->host, o->port,
+			 strerror(err));
+		return -1;
+	}
+	c->fd = fd;
+	c->local_port = socket_port(fd, false);
+	c->rlen = 0;
+	return 0;
+}
+
+static void client_disconnect(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->rlen = 0;
+}
+
+static struct result *client_new_result(struct client *c)
+{
+	struct result *r;
+
+	if (c->nresults == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct result *nr = realloc(c->results, cap * sizeof(*nr));
+
+		if (!nr)
+			return NULL;
+		c->results = nr;
+		c->cap = cap;
+	}
+	r = &c->results[c->nresults++];
+	memset(r, 0, sizeof(*r));
+	r->conn = c->index;
+	return r;
+}
+
+static const char *recv_error_word(ssize_t n, int err)
+{
+	if (!n)
+		return "eof";
+	if (err == EAGAIN || err == EWOULDBLOCK)
+		return "timeout";
+	if (err == ECONNRESET)
+		return "reset";
+	return "recv";
+}
+
+/* sends one request and reads its response; false: drop the connection */
+static bool client_request(struct client *c, struct result *r)
+{
+	struct loadgen *lg = c->lg;
+	struct resp_parser p;
+	ssize_t n, used;
+	int err;
+
+	parser_reset(&p);
+	r->local_port = c->local_port;
+	r->id = atomic_fetch_add(&lg->next_id, 1);
+	r->t_send = mono_ns();
+	err = write_all(c->fd, lg->request, lg->request_len);
+	if (err) {
+		snprintf(r->status, sizeof(r->status), "send");
+		return false;
+	}
+	for (;;) {
+		uint64_t t_now;
+
+		if (c->rlen) {
+			used = parser_feed(&p, c->rbuf, c->rlen, mono_ns());
+			if (used < 0) {
+				snprintf(r->status, sizeof(r->status), "%s",
+					 p.error ? p.error : "bad_response");
+				return false;
+			}
+			memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+			c->rlen -= used;
+			if (p.state == RS_COMPLETE)
+				break;
+		}
+		if (c->rlen == c->rcap) {
+			size_t cap = c->rcap ? c->rcap * 2 : 65536;
+			char *nb;
+
+			if (cap > (1 << 24)) {
+				snprintf(r->status, sizeof(r->status),
+					 "bad_response");
+				return false;
+			}
+			nb = realloc(c->rbuf, cap);
+			if (!nb) {
+				snprintf(r->status, sizeof(r->status), "nomem");
+				return false;
+			}
+			c->rbuf = nb;
+			c->rcap = cap;
+		}
+		do {
+			n = read(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen);
+		} while (n < 0 && errno == EINTR);
+		t_now = mono_ns();
+		if (n <= 0) {
+			snprintf(r->status, sizeof(r->status), "%s",
+				 recv_error_word(n, errno));
+			r->tokens = p.tokens;
+			return false;
+		}
+		c->rlen += n;
+		/* timestamps are those of the read that completed an event */
+		used = parser_feed(&p, c->rbuf, c->rlen, t_now);
+		if (used < 0) {
+			snprintf(r->status, sizeof(r->status), "%s",
+				 p.error ? p.error : "bad_response");
+			return false;
+		}
+		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
+		c->rlen -= used;
+		if (p.state == RS_COMPLETE)
+			break;
+	}
+	r->tokens = p.tokens;
+	r->t_first = p.t_first;
+	r->t_last = p.t_last;
+	if (p.code != 200)
+		snprintf(r->status, sizeof(r->status), "http_%d", p.code);
+	else if (!p.event_stream)
+		snprintf(r->status, sizeof(r->status), "not_sse");
+	else if (!p.tokens)
+		snprintf(r->status, sizeof(r->status), "no_tokens");
+	else if (!p.saw_done)
+		snprintf(r->status, sizeof(r->status), "no_done");
+	else
+		snprintf(r->status, sizeof(r->status), "ok");
+	return !p.close;
+}
+
+static bool client_should_stop(struct client *c, uint64_t sent)
+{
+	const struct lg_opts *o = &c->lg->opts;
+
+	if (o->requests && sent >= c->quota)
+		return true;
+	return o->duration_ns && mono_ns() >= c->lg->t_end_limit;
+}
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	struct loadgen *lg = c->lg;
+	const struct lg_opts *o = &lg->opts;
+	uint64_t sent = 0, next_send = 0, gap = 0;
+
+	if (o->rate > 0) {
+		/* each connection gets its share of the rate, staggered */
+		gap = (uint64_t)((double)o->connections * 1e9 / o->rate);
+		next_send = lg->t_start +
+			    (uint64_t)((double)c->index * 1e9 / o->rate);
+	}
+	while (!client_should_stop(c, sent)) {
+		struct result *r;
+
+		if (gap) {
+			if (next_send > mono_ns())
+				sleep_until_ns(next_send);
+			next_send += gap;
+			if (o->duration_ns && mono_ns() >= lg->t_end_limit)
+				break;
+		}
+		if (c->fd < 0 && client_connect(c)) {
+			/* the server is unreachable: no point in going on */
+			r = client_new_result(c);
+			if (r) {
+				r->id = atomic_fetch_add(&lg->next_id, 1);
+				r->t_send = mono_ns();
+				snprintf(r->status, sizeof(r->status),
+					 "connect");
+			}
+			break;
+		}
+		r = client_new_result(c);
+		if (!r) {
+			snprintf(c->conn_error, sizeof(c->conn_error),
+				 "out of memory for results");
+			break;
+		}
+		sent++;
+		if (!client_request(c, r) || o->new_conn)
+			client_disconnect(c);
+	}
+	client_disconnect(c);
+	return NULL;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static int cmp_result_id(const void *a, const void *b)
+{
+	const struct result *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static uint64_t result_ttft(const struct result *r)
+{
+	return r->tokens ? r->t_first - r->t_send : 0;
+}
+
+static uint64_t result_tpot(const struct result *r)
+{
+	return r->tokens > 1 ? (r->t_last - r->t_first) / (r->tokens - 1) : 0;
+}
+
+static int write_csv(const char *path, const struct result *res, size_t n)
+{
+	FILE *f = fopen(path, "w");
+	size_t i;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	fprintf(f, "id,conn,local_port,t_send_ns,t_first_token_ns,"
+		"t_last_token_ns,tokens,ttft_ns,tpot_ns,status\n");
+	for (i = 0; i < n; i++) {
+		const struct result *r = &res[i];
+
+		fprintf(f, "%llu,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%s\n",
+			(unsigned long long)r->id, r->conn, r->local_port,
+			(unsigned long long)r->t_send,
+			(unsigned long long)r->t_first,
+			(unsigned long long)r->t_last,
+			(unsigned long long)r->tokens,
+			(unsigned long long)result_ttft(r),
+			(unsigned long long)result_tpot(r), r->status);
+	}
+	if (ferror(f))
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* summary of all results; returns how many succeeded */
+static size_t print_summary(const struct result *res, size_t n,
+			    uint64_t elapsed_ns, bool quiet)
+{
+	uint64_t *ttft = NULL, *tpot = NULL, tokens = 0;
+	size_t ok = 0, ntpot = 0, i, j;
+	double secs = (double)elapsed_ns / 1e9;
+
+	ttft = calloc(n + 1, sizeof(*ttft));
+	tpot = calloc(n + 1, sizeof(*tpot));
+	if (!ttft || !tpot) {
+		fprintf(stderr, "%s: out of memory for the summary\n", prog);
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		if (strcmp(res[i].status, "ok"))
+			continue;
+		ttft[ok++] = result_ttft(&res[i]);
+		tokens += res[i].tokens;
+		if (res[i].tokens > 1)
+			tpot[ntpot++] = result_tpot(&res[i]);
+	}
+	if (quiet)
+		goto cleanup;
+	qsort(ttft, ok, sizeof(*ttft), cmp_u64);
+	qsort(tpot, ntpot, sizeof(*tpot), cmp_u64);
+	if (secs <= 0)
+		secs = 1e-9;
+	printf("requests: %zu ok, %zu failed in %.3f s (%.1f req/s, "
+	       "%.1f tok/s)\n", ok, n - ok, secs, (double)ok / secs,
+	       (double)tokens / secs);
+	printf("TTFT ms: p50 %.3f p90 %.3f p99 %.3f max %.3f\n",
+	       ms(percentile_u64(ttft, ok, 50)),
+	       ms(percentile_u64(ttft, ok, 90)),
+	       ms(percentile_u64(ttft, ok, 99)),
+	       ms(ok ? ttft[ok - 1] : 0));
+	printf("TPOT ms: p50 %.3f p90 %.3f p99 %.3f\n",
+	       ms(percentile_u64(tpot, ntpot, 50)),
+	       ms(percentile_u64(tpot, ntpot, 90)),
+	       ms(percentile_u64(tpot, ntpot, 99)));
+	/* failures by kind, in order of first appearance */
+	for (i = 0; i < n; i++) {
+		size_t count = 0;
+		bool seen = false;
+
+		if (!strcmp(res[i].status, "ok"))
+			continue;
+		for (j = 0; j < i && !seen; j++)
+			seen = !strcmp(res[j].status, res[i].status);
+		if (seen)
+			continue;
+		for (j = i; j < n; j++)
+			count += !strcmp(res[j].status, res[i].status);
+		printf("failed: %zu %s\n", count, res[i].status);
+	}
+cleanup:
+	free(ttft);
+	free(tpot);
+	return ok;
+}
+
+/* --------------------------------------------------------------- main */
+
+/* one line per distinct connection error, not one per connection */
+static void report_conn_errors(const struct client *clients, int n)
+{
+	int i, j, count;
+	bool seen;
+
+	for (i = 0; i < n; i++) {
+		if (!clients[i].conn_error[0])
+			continue;
+		seen = false;
+		for (j = 0; j < i && !seen; j++)
+			seen = !strcmp(clients[j].conn_error,
+				       clients[i].conn_error);
+		if (seen)
+			continue;
+		for (count = 0, j = i; j < n; j++)
+			count += !strcmp(clients[j].conn_error,
+					 clients[i].conn_error);
+		fprintf(stderr, "%s: %d connection%s: %s\n", prog, count,
+			count > 1 ? "s" : "", clients[i].conn_error);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: loadgen [OPTIONS]\n"
+"Load generator for OpenAI-style streaming completion servers. Each\n"
+"connection is a thread with its own keep-alive connection, sending\n"
+"POST /v1/completions with stream=true and timing every token on\n"
+"CLOCK_MONOTONIC. Stops after -n requests or -d seconds, whichever first\n"
+"(default -n 100).\n"
+"\n"
+"Options:\n"
+"  -H, --host HOST         server address, IPv4 or IPv6 (default 127.0.0.1)\n"
+"  -p, --port PORT         server port (default 8000)\n"
+"  -c, --connections N     concurrent connections, one thread each (default 4)\n"
+"  -n, --requests N        total requests, split across connections\n"
+"  -d, --duration SEC      stop starting requests after SEC seconds\n"
+"      --rate R            requests/s overall, paced per connection\n"
+"                          (default: closed loop, next request at once)\n"
+"      --prompt-bytes N    prompt size in bytes (default 64)\n"
+"      --tokens N          max_tokens to ask for (default: the server's)\n"
+"      --new-conn          a new connection per request (Connection: close)\n"
+"      --timeout SEC       give up on a silent server after SEC (default 30)\n"
+"  -o, --csv FILE          one row per request: id,conn,local_port,t_send_ns,\n"
+"                          t_first_token_ns,t_last_token_ns,tokens,ttft_ns,\n"
+"                          tpot_ns,status\n"
+"  -q, --quiet             no summary\n"
+"  -h, --help              this help\n"
+"\n"
+"TTFT = first token event read - request send; TPOT = (last - first) /\n"
+"(tokens - 1). Exit status is 1 if any request failed or none completed.\n"
+"\n"
+"Examples:\n"
+"  loadgen -p 8000 -c 8 -n 200 --tokens 32\n"
+"  loadgen -H ::1 -p 8000 -c 2 -d 10 --rate 50 -o /tmp/client.csv\n"
+"  loadgen -p 8000 --prompt-bytes 1048576 -n 4 --new-conn\n");
+}
+
+enum {
+	OPT_RATE = 256,
+	OPT_PROMPT_BYTES,
+	OPT_TOKENS,
+	OPT_NEW_CONN,
+	OPT_TIMEOUT,
+};
+
+static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
+			      uint64_t max)
+{
+	uint64_t v;
+
+	if (!parse_u64_range(s, min, max, &v))
+		usage_error("invalid %s '%s' (want %llu..%llu)", opt, s,
+			    (unsigned long long)min, (unsigned long long)max);
+	return v;
+}
+
+static uint64_t parse_seconds_opt(const char *opt, const char *s)
+{
+	double v;
+
+	if (!parse_double_nonneg(s, &v) || v <= 0 || v > 1e6)
+		usage_error("invalid %s '%s' (want seconds > 0)", opt, s);
+	return (uint64_t)(v * 1e9);
+}
+
+static void parse_args(int argc, char **argv, struct lg_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "connections", required_argument, NULL, 'c' },
+		{ "requests", required_argument, NULL, 'n' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "rate", required_argument, NULL, OPT_RATE },
+		{ "prompt-bytes", required_argument, NULL, OPT_PROMPT_BYTES },
+		{ "tokens", required_argument, NULL, OPT_TOKENS },
+		{ "new-conn", no_argument, NULL, OPT_NEW_CONN },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "csv", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int c;
+
+	*o = (struct lg_opts) {
+		.host = "127.0.0.1",
+		.port = 8000,
+		.connections = 4,
+		.prompt_bytes = 64,
+		.timeout_ns = 30 * NSEC_PER_SEC,
+	};
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":H:p:c:n:d:o:qh", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			o->host = optarg;
+			break;
+		case 'p':
+			o->port = parse_num_opt("--port", optarg, 1, 65535);
+			break;
+		case 'c':
+			o->connections = parse_num_opt("--connections", optarg,
+						       1, MAX_CONNECTIONS);
+			break;
+		case 'n':
+			o->requests = parse_num_opt("--requests", optarg, 1,
+						    1000000000);
+			break;
+		case 'd':
+			o->duration_ns = parse_seconds_opt("--duration",
+							   optarg);
+			break;
+		case OPT_RATE:
+			if (!parse_double_nonneg(optarg, &o->rate) ||
+			    o->rate <= 0 || o->rate > 1e7)
+				usage_error("invalid --rate '%s' (want "
+					    "requests/s > 0)", optarg);
+			break;
+		case OPT_PROMPT_BYTES:
+			o->prompt_bytes = parse_num_opt("--prompt-bytes",
+							optarg, 0,
+							MAX_PROMPT_BYTES);
+			break;
+		case OPT_TOKENS:
+			o->tokens = parse_num_opt("--tokens", optarg, 1,
+						  1000000);
+			break;
+		case OPT_NEW_CONN:
+			o->new_conn = true;
+			break;
+		case OPT_TIMEOUT:
+			o->timeout_ns = parse_seconds_opt("--timeout", optarg);
+			break;
+		case 'o':
+			o->csv_path = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->requests && !o->duration_ns)
+		o->requests = 100;
+	if (o->requests && o->requests < (uint64_t)o->connections)
+		o->connections = o->requests;
+}
+
+int main(int argc, char **argv)
+{
+	struct loadgen lg = {};
+	struct result *all = NULL;
+	size_t total = 0, ok = 0, k;
+	uint64_t elapsed;
+	int i, err = 0, started = 0, ret = 1;
+
+	parse_args(argc, argv, &lg.opts);
+	signal(SIGPIPE, SIG_IGN);
+	atomic_init(&lg.next_id, 1);
+	if (build_request(&lg)) {
+		fprintf(stderr, "%s: out of memory for the request\n", prog);
+		goto cleanup;
+	}
+	lg.clients = calloc(lg.opts.connections, sizeof(*lg.clients));
+	if (!lg.clients) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto cleanup;
+	}
+	lg.t_start = mono_ns();
+	lg.t_end_limit = lg.t_start + lg.opts.duration_ns;
+	for (i = 0; i < lg.opts.connections; i++) {
+		struct client *c = &lg.clients[i];
+
+		c->lg = &lg;
+		c->index = i;
+		c->fd = -1;
+		c->quota = lg.opts.requests / lg.opts.connections +
+			   ((uint64_t)i < lg.opts.requests %
+					  lg.opts.connections);
+		err = pthread_create(&c->thread, NULL, client_main, c);
+		if (err) {
+			fprintf(stderr, "%s: cannot start connection %d: %s\n",
+				prog, i, strerror(err));
+			break;
+		}
+		started++;
+	}
+	for (i = 0; i < started; i++) {
+		pthread_join(lg.clients[i].thread, NULL);
+		total += lg.clients[i].nresults;
+	}
+	elapsed = mono_ns() - lg.t_start;
+	report_conn_errors(lg.clients, started);
+
+	all = calloc(total + 1, sizeof(*all));
+	if (!all) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		goto cleanup;
+	}
+	for (i = 0, k = 0; i < started; i++) {
+		memcpy(all + k, lg.clients[i].results,
+		       lg.clients[i].nresults * sizeof(*all));
+		k += lg.clients[i].nresults;
+	}
+	qsort(all, total, sizeof(*all), cmp_result_id);
+	if (lg.opts.csv_path) {
+		err = write_csv(lg.opts.csv_path, all, total);
+		if (err)
+			fprintf(stderr, "%s: cannot write %s: %s\n", prog,
+				lg.opts.csv_path, strerror(-err));
+	}
+	ok = print_summary(all, total, elapsed, lg.opts.quiet);
+	ret = ok && ok == total && started == lg.opts.connections && !err ?
+	      0 : 1;
+cleanup:
+	if (lg.clients)
+		for (i = 0; i < lg.opts.connections; i++) {
+			free(lg.clients[i].results);
+			free(lg.clients[i].rbuf);
+		}
+	free(lg.clients);
+	free(all);
+	free(lg.request);
+	return ret;
+}

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* ttftrace check: which hooks this kernel allows, one line each, and
+ * whether ttftrace can run here. Every answer comes from a real load and
+ * attach, not from reading configs. */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "cmds.h"
+#include "collector.h"
+#include "probe.skel.h"
+#include "ttftrace.skel.h"
+
+struct feature {
+	const char *name;
+	const char *prog; /* in probe.bpf.c */
+	bool required;
+};
+
+static const struct feature features[] = {
+	{ "tracepoints", "probe_tracepoint", true },
+	{ "tp_btf (BTF tracepoints)", "probe_tp_btf", true },
+	{ "raw tracepoints", "probe_raw_tp", false },
+	{ "bpf_task_pt_regs", "probe_task_pt_regs", false },
+	{ "uprobes", "probe_uprobe", false },
+	{ "kprobes", "probe_kprobe", false },
+	{ "fentry/fexit", "probe_fentry", false },
+};
+
+/* The uprobe probe's target: a function of our own binary. */
+__attribute__((noinline)) int tt_check_uprobe_target(int x)
+{
+	asm volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static int silent_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	return 0;
+}
+
+/* Loads and attaches just one program of the probe object. */
+static int try_probe(const char *prog_name, char *why, size_t whylen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = "tt_check_uprobe_target");
+	struct probe_bpf *skel = probe_bpf__open();
+	struct bpf_program *prog, *target = NULL;
+	struct bpf_link *link = NULL;
+	int err;
+
+	if (!skel) {
+		snprintf(why, whylen, "cannot open probe object");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		bool me = !strcmp(bpf_program__name(prog), prog_name);
+
+		bpf_program__set_autoload(prog, me);
+		if (me)
+			target = prog;
+	}
+	err = probe_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "load refused: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (!strcmp(prog_name, "probe_uprobe"))
+		link = bpf_program__attach_uprobe_opts(target, 0,
+						       "/proc/self/exe", 0,
+						       &uopts);
+	else
+		link = bpf_program__attach(target);
+	if (!link) {
+		err = -errno;
+		snprintf(why, whylen, "attach refused: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (!strcmp(prog_name, "probe_uprobe")) {
+		tt_check_uprobe_target(1);
+		if (!skel->bss->hits) {
+			err = -ENOENT;
+			snprintf(why, whylen, "attached but never fired");
+		}
+	}
+cleanup:
+	bpf_link__destroy(link);
+	probe_bpf__destroy(skel);
+	return err;
+}
+
+/* Loads and attaches one program of ttftrace itself. */
+static int try_hook(const char *prog_name, char *why, size_t whylen)
+{
+	struct ttftrace_bpf *skel = ttftrace_bpf__open();
+	struct bpf_program *prog, *target = NULL;
+	struct bpf_link *link = NULL;
+	int err;
+
+	if (!skel) {
+		snprintf(why, whylen, "cannot open object");
+		return -ENOMEM;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		bool me = !strcmp(bpf_program__name(prog), prog_name);
+
+		bpf_program__set_autoload(prog, me);
+		if (me)
+			target = prog;
+	}
+	err = ttftrace_bpf__load(skel);
+	if (err) {
+		snprintf(why, whylen, "load refused: %s", strerror(-err));
+		goto cleanup;
+	}
+	link = bpf_program__attach(target);
+	if (!link) {
+		err = -errno;
+		snprintf(why, whylen, "attach refused: %s", strerror(-err));
+	}
+cleanup:
+	bpf_link__destroy(link);
+	ttftrace_bpf__destroy(skel);
+	return err;
+}
+
+static const char check_doc[] =
+	"Tell which BPF hooks this kernel allows and whether ttftrace can run here.\n"
+	"\n"
+	"EXAMPLE:\n"
+	"  sudo ttftrace check";
+
+int tt_cmd_check(int argc, char **argv)
+{
+	struct argp argp = { NULL, NULL, NULL, check_doc };
+	struct ttftrace_bpf *skel = NULL;
+	struct bpf_program *prog;
+	bool ok = true, btf;
+	char why[256];
+	int err;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	libbpf_set_print(silent_print);
+	btf = !access("/sys/kernel/btf/vmlinux", R_OK);
+	printf("%-28s %s\n", "BTF (/sys/kernel/btf/vmlinux)",
+	       btf ? "yes" : "no: needs CONFIG_DEBUG_INFO_BTF=y");
+	ok &= btf;
+	if (!tt_have_bpf_privileges(why, sizeof(why))) {
+		printf("%-28s no: %s\n", "privileges", why);
+		printf("ttftrace can run here: no (privileges)\n");
+		return 1;
+	}
+	printf("%-28s yes\n", "privileges");
+	if (tt_ensure_tracefs(why, sizeof(why)))
+		printf("%-28s no: %s\n", "tracefs", why);
+	else
+		printf("%-28s yes\n", "tracefs");
+	err = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
+	printf("%-28s %s\n", "ring buffer", err == 1 ? "yes" : "no");
+	ok &= err == 1;
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		err = try_probe(features[i].prog, why, sizeof(why));
+		printf("%-28s %s%s%s\n", features[i].name, err ? "no: " : "yes",
+		       err ? why : "",
+		       err && !features[i].required ? " (optional)" : "");
+		if (features[i].required && err)
+			ok = false;
+	}
+	/* every hook ttftrace uses, on its own */
+	skel = ttftrace_bpf__open();
+	if (!skel) {
+		printf("ttftrace can run here: no (cannot open its BPF object)\n");
+		return 1;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		err = try_hook(bpf_program__name(prog), why, sizeof(why));
+		printf("  hook %-34s %s%s\n", sec, err ? "no: " : "yes",
+		       err ? why : "");
+		ok &= !err;
+	}
+	ttftrace_bpf__destroy(skel);
+	printf("ttftrace can run here: %s\n", ok ? "yes" : "no");
+	return ok ? 0 : 1;
+}

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "classify.h"
+#include "collector.h"
+#include "procfs.h"
+#include "util.h"
+#include "ttftrace.skel.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TRACEFS_MAGIC 0x74726163
+#define DEFAULT_RINGBUF (16u << 20)
+#define MAX_CPUS 1024
+
+struct tt_collector {
+	struct ttftrace_bpf *skel;
+	struct ring_buffer *rb;
+	tt_event_fn fn;
+	void *ctx;
+	int ncpus;
+	__u64 *lost_seen; /* per CPU, as last reported */
+	__u64 lost_total;
+	__u64 lost_check_ts;
+	int cb_err;
+};
+
+static int libbpf_verbosity;
+
+
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list args)
+{
+	if ((int)level > libbpf_verbosity)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+bool tt_have_bpf_privileges(char *err, size_t errlen)
+{
+	unsigned long long cap = 0;
+	char line[256];
+	FILE *f;
+
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &cap) == 1)
+				break;
+		fclose(f);
+	}
+	/* CAP_SYS_ADMIN (21) or both CAP_PERFMON (38) and CAP_BPF (39) */
+	if ((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3)
+		return true;
+	snprintf(err, errlen,
+		 "permission denied: tracing needs root or CAP_BPF and CAP_PERFMON (try sudo)");
+	return false;
+}
+
+int tt_ensure_tracefs(char *err, size_t errlen)
+{
+	struct statfs st;
+
+	if (!statfs(TRACEFS, &st) && st.f_type == TRACEFS_MAGIC)
+		return 0;
+	if (!access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot mount tracefs on %s: %s", TRACEFS,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+static int handle_record(void *ctx, void *data, size_t size)
+{
+	struct tt_collector *c = ctx;
+	const struct tt_hdr *h = data;
+	struct tt_event ev;
+	int psize;
+
+	if (size < sizeof(*h))
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.h = *h;
+	if (h->type == TT_EV_SEND_RAW) {
+		const struct tt_send_raw *raw = (const void *)(h + 1);
+		size_t nbytes;
+
+		if (size < sizeof(*h) + sizeof(*raw))
+			return 0;
+		nbytes = raw->nbytes < TT_SEND_CAPTURE ? raw->nbytes :
+							 TT_SEND_CAPTURE;
+		ev.h.type = TT_EV_SEND;
+		ev.send = raw->send;
+		tt_classify_send(raw->data, nbytes, raw->send.len, &ev.send);
+	} else {
+		psize = tt_event_payload_size(h->type);
+		if (psize < 0 || size < sizeof(*h) + (size_t)psize)
+			return 0;
+		memcpy(&ev.h + 1, h + 1, psize);
+	}
+	c->cb_err = c->fn(c->ctx, &ev);
+	return c->cb_err;
+}
+
+/* Attaches the *_exit programs before the others: an interrupt-depth entry
+ * hook attached before its exit hook would count an entry whose exit it
+ * never sees, and every later wakeup on that CPU would look like an
+ * interrupt's. */
+static int attach_programs(struct ttftrace_bpf *skel)
+{
+	const struct bpf_object_skeleton *s = skel->skeleton;
+	size_t len;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < s->prog_cnt; i++) {
+			struct bpf_program *prog = *s->progs[i].prog;
+			const char *name = s->progs[i].name;
+
+			len = strlen(name);
+			if ((len > 5 && !strcmp(name + len - 5, "_exit")) !=
+			    (pass == 0))
+				continue;
+			if (!bpf_program__autoload(prog))
+				continue;
+			*s->progs[i].link = bpf_program__attach(prog);
+			if (!*s->progs[i].link)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
+				       char *err, size_t errlen)
+{
+	struct tt_collector *c;
+	__u32 rb_bytes = o->ringbuf_bytes ? o->ringbuf_bytes : DEFAULT_RINGBUF;
+	int e;
+
+	libbpf_verbosity = o->verbose >= 2 ? LIBBPF_DEBUG :
+			   o->verbose ? LIBBPF_WARN : -1;
+	libbpf_set_print(libbpf_print);
+	if (!tt_have_bpf_privileges(err, errlen))
+		return NULL;
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		snprintf(err, errlen,
+			 "this kernel exposes no BTF (/sys/kernel/btf/vmlinux): ttftrace needs CONFIG_DEBUG_INFO_BTF=y");
+		return NULL;
+	}
+	if (rb_bytes < 4096 || (rb_bytes & (rb_bytes - 1))) {
+		snprintf(err, errlen,
+			 "ring buffer size %u is not a power of two >= 4096",
+			 rb_bytes);
+		return NULL;
+	}
+	if (tt_ensure_tracefs(err, errlen))
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->fn = o->fn;
+	c->ctx = o->ctx;
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0 || c->ncpus > MAX_CPUS) {
+		snprintf(err, errlen, "cannot count CPUs");
+		goto cleanup;
+	}
+	c->lost_seen = calloc(c->ncpus, sizeof(__u64));
+	c->skel = ttftrace_bpf__open();
+	if (!c->lost_seen || !c->skel) {
+		snprintf(err, errlen, "cannot open BPF object: %s",
+			 strerror(errno));
+		goto cleanup;
+	}
+	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
+	e = ttftrace_bpf__load(c->skel);
+	if (e) {
+		snprintf(err, errlen,
+			 "cannot load BPF programs: %s (run 'ttftrace check'; -v shows the verifier log)",
+			 strerror(-e));
+		goto cleanup;
+	}
+	e = attach_programs(c->skel);
+	if (e) {
+		snprintf(err, errlen,
+			 "cannot attach BPF programs: %s (run 'ttftrace check')",
+			 strerror(-e));
+		goto cleanup;
+	}
+	c->lost_check_ts = tt_clock_ns(CLOCK_MONOTONIC);
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events),
+				 handle_record, c, NULL);
+	if (!c->rb) {
+		snprintf(err, errlen, "cannot open the ring buffer: %s",
+			 strerror(errno));
+		goto cleanup;
+	}
+	return c;
+cleanup:
+	tt_collector_close(c);
+	return NULL;
+}
+
+int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
+			   size_t errlen)
+{
+	int tgids_fd = bpf_map__fd(c->skel->maps.traced_tgids);
+	int ports_fd = bpf_map__fd(c->skel->maps.traced_ports);
+	pid_t tree[1024];
+	__u16 ports[256];
+	int n, nports;
+	__u8 one = 1;
+
+	if (pid <= 0 || !tt_proc_alive(pid)) {
+		snprintf(err, errlen, "no such process: %d", pid);
+		return -ESRCH;
+	}
+	tree[0] = pid;
+	n = tt_proc_descendants(pid, tree + 1, 1023);
+	n = n < 0 ? 1 : n + 1;
+	for (int i = 0; i < n; i++) {
+		__u32 tgid = tree[i];
+
+		if (bpf_map_update_elem(tgids_fd, &tgid, &one, BPF_ANY)) {
+			int e = -errno;
+
+			snprintf(err, errlen, "cannot trace %d: %s", tgid,
+				 strerror(-e));
+			return e;
+		}
+		nports = tt_proc_listen_ports(tree[i], ports, 256);
+		for (int j = 0; j < nports; j++)
+			bpf_map_update_elem(ports_fd, &ports[j], &one,
+					    BPF_ANY);
+	}
+	return 0;
+}
+
+int tt_collector_poll(struct tt_collector *c, int timeout_ms)
+{
+	int n = ring_buffer__poll(c->rb, timeout_ms);
+
+	if (n == -EINTR)
+		return 0;
+	if (n < 0 && c->cb_err)
+		return c->cb_err;
+	return n;
+}
+
+int tt_collector_check_lost(struct tt_collector *c)
+{
+	__u64 values[MAX_CPUS], now;
+	__u32 zero = 0;
+	int err;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.lost), &zero,
+				values))
+		return -errno;
+	now = tt_clock_ns(CLOCK_MONOTONIC);
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		struct tt_event ev;
+
+		if (values[cpu] == c->lost_seen[cpu])
+			continue;
+		memset(&ev, 0, sizeof(ev));
+		ev.h.type = TT_EV_LOST;
+		ev.h.ts = now;
+		ev.h.cpu = cpu;
+		ev.lost.count = values[cpu] - c->lost_seen[cpu];
+		ev.lost.since_ts = c->lost_check_ts;
+		ev.lost.lost_cpu = cpu;
+		c->lost_total += ev.lost.count;
+		c->lost_seen[cpu] = values[cpu];
+		err = c->fn(c->ctx, &ev);
+		if (err)
+			return err;
+	}
+	c->lost_check_ts = now;
+	return 0;
+}
+
+__u64 tt_collector_lost_total(const struct tt_collector *c)
+{
+	return c->lost_total;
+}
+
+int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
+			      int max)
+{
+	int fd = bpf_map__fd(c->skel->maps.traced_tgids);
+	__u32 key, next;
+	int n = 0;
+	void *prev = NULL;
+
+	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
+		tgids[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	return n;
+}
+
+void tt_collector_close(struct tt_collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	ttftrace_bpf__destroy(c->skel);
+	free(c->lost_seen);
+	free(c);
+}

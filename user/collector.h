@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The collector: loads and attaches the BPF programs, keeps the in-kernel
+ * filter (traced tgids, their listening ports) and turns ring buffer records
+ * into the event stream, classifying sends on the way (their bytes go no
+ * further than this module).
+ */
+#ifndef TT_COLLECTOR_H
+#define TT_COLLECTOR_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "event.h"
+
+/* Returns 0 to go on, or a negative errno to stop polling. */
+typedef int (*tt_event_fn)(void *ctx, const struct tt_event *ev);
+
+struct tt_collector_opts {
+	__u32 ringbuf_bytes; /* 0: the default (16 MiB); a power of two */
+	tt_event_fn fn;
+	void *ctx;
+	int verbose; /* libbpf messages: 0 errors, 1 warnings, 2 debug */
+};
+
+struct tt_collector;
+
+struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
+				       char *err, size_t errlen);
+/* Traces pid, its threads, its descendants and their listening TCP ports. */
+int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
+			   size_t errlen);
+/* Waits up to timeout_ms, hands every record to fn. Events or -errno. */
+int tt_collector_poll(struct tt_collector *c, int timeout_ms);
+/* Emits a TT_EV_LOST event per CPU whose refused-record count grew. */
+int tt_collector_check_lost(struct tt_collector *c);
+__u64 tt_collector_lost_total(const struct tt_collector *c);
+/* The tgids still traced (in the kernel map), for the process table. */
+int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
+			      int max);
+void tt_collector_close(struct tt_collector *c);
+
+/* Checks for root or CAP_BPF+CAP_PERFMON; fills err and returns false. */
+bool tt_have_bpf_privileges(char *err, size_t errlen);
+/* Mounts tracefs at /sys/kernel/tracing if nothing provides it. */
+int tt_ensure_tracefs(char *err, size_t errlen);
+
+#endif /* TT_COLLECTOR_H */

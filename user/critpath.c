@@ -1,0 +1,1600 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Thread timelines and the critical-path walk (DESIGN §4).
+ *
+ * Each traced thread gets an array of state changes (running, runnable,
+ * blocked); the state of record k holds until record k + 1. Blocked
+ * records point at what the thread blocked in, records that make a thread
+ * runnable point at the wakeup (who woke it, from which context). A request
+ * is walked backward from its first token write: running time is CPU,
+ * runnable time is runqueue, a wakeup by a traced thread moves the walk to
+ * the waker, any other wakeup charges the wait to its reason.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "critpath.h"
+
+#define NONE32 UINT32_MAX
+/* A hand-off burst ends when the consumer blocks or runs this long. */
+#define BURST_GAP_NS 100000ULL
+/* A wakeup may be traced just before its target's switch-out completes. */
+#define WAKE_RACE_NS 50000ULL
+/* A futex word waited on more than this many times per request is a lock, */
+#define LOCK_WAITS_PER_REQ 4
+/* and so is one that a thread both waits on and wakes, this often waited. */
+#define LOCK_SHARED_WAITS 3
+
+/* x86-64 syscall numbers the classification needs. */
+enum {
+	NR_READ = 0,
+	NR_WRITE = 1,
+	NR_POLL = 7,
+	NR_IOCTL = 16,
+	NR_PREAD64 = 17,
+	NR_PWRITE64 = 18,
+	NR_READV = 19,
+	NR_WRITEV = 20,
+	NR_SELECT = 23,
+	NR_NANOSLEEP = 35,
+	NR_FSYNC = 74,
+	NR_FDATASYNC = 75,
+	NR_FUTEX = 202,
+	NR_CLOCK_NANOSLEEP = 230,
+	NR_EPOLL_WAIT = 232,
+	NR_PSELECT6 = 270,
+	NR_PPOLL = 271,
+	NR_EPOLL_PWAIT = 281,
+	NR_PREADV = 295,
+	NR_PWRITEV = 296,
+	NR_PREADV2 = 327,
+	NR_PWRITEV2 = 328,
+	NR_EPOLL_PWAIT2 = 441,
+};
+
+static const struct {
+	int nr;
+	const char *name;
+} syscall_names[] = {
+	{ 0, "read" },		 { 1, "write" },
+	{ 7, "poll" },		 { 16, "ioctl" },
+	{ 17, "pread64" },	 { 18, "pwrite64" },
+	{ 19, "readv" },	 { 20, "writev" },
+	{ 23, "select" },	 { 24, "sched_yield" },
+	{ 35, "nanosleep" },	 { 42, "connect" },
+	{ 43, "accept" },	 { 44, "sendto" },
+	{ 45, "recvfrom" },	 { 46, "sendmsg" },
+	{ 47, "recvmsg" },	 { 61, "wait4" },
+	{ 74, "fsync" },	 { 75, "fdatasync" },
+	{ 202, "futex" },	 { 230, "clock_nanosleep" },
+	{ 232, "epoll_wait" },	 { 270, "pselect6" },
+	{ 271, "ppoll" },	 { 281, "epoll_pwait" },
+	{ 288, "accept4" },	 { 295, "preadv" },
+	{ 296, "pwritev" },	 { 299, "recvmmsg" },
+	{ 307, "sendmmsg" },	 { 327, "preadv2" },
+	{ 328, "pwritev2" },	 { 426, "io_uring_enter" },
+	{ 441, "epoll_pwait2" }, { 449, "futex_waitv" },
+};
+
+enum rec_state {
+	REC_RUNNING = 1,
+	REC_RUNNABLE,
+	REC_BLOCKED,
+};
+
+/* cp_rec.flags */
+#define REC_F_IOWAIT (1u << 0) /* blocked in I/O wait */
+#define REC_F_FD (1u << 1) /* the block's fd_* are valid */
+#define REC_F_PREEMPT (1u << 2) /* runnable because preempted */
+
+/* One state change of a thread: state holds from ts to the next record. */
+struct cp_rec {
+	__u64 ts;
+	__u32 info; /* BLOCKED: index in blocks; RUNNABLE: in wakes or NONE32 */
+	__u8 state; /* enum rec_state */
+	__u8 flags; /* REC_F_* */
+	__u16 pad;
+};
+
+/* What a thread blocked in, read at its switch-out. */
+struct cp_block {
+	__u64 arg0;
+	__s32 syscall;
+	__u32 fd_mode;
+	__u32 fd_rdev;
+	__u32 fd_dev;
+};
+
+enum wake_ctx {
+	CTX_PROCESS = 0, /* waker_tid is the waker */
+	CTX_SOFTIRQ, /* waker_tid is current (the sender on loopback TCP) */
+	CTX_HARDIRQ, /* waker_tid is whoever the interrupt landed on */
+};
+
+struct cp_wake {
+	__u64 ts;
+	__u64 arg0; /* the waker's first syscall argument (FUTEX_WAKE's word) */
+	__u32 waker_tid;
+	__u32 target_tid;
+	__u32 block; /* the target's block, NONE32 if it was not blocked */
+	__s16 syscall; /* the waker's syscall, -1 outside process context */
+	__u8 ctx; /* enum wake_ctx */
+	__u8 lock; /* through a lock word: followed, never a hand-off */
+};
+
+struct cp_thread {
+	__u32 tid, tgid;
+	struct cp_rec *recs;
+	size_t nrecs, caprecs;
+	__u32 *wout; /* wakes this thread made in process context */
+	size_t nwout, capwout;
+	__u32 *cand; /* wout less lock wakes, rebuilt by prepare() */
+	size_t ncand;
+	/* A wake seen while it ran: it may race the switch-out that follows. */
+	__u32 pending;
+	__u64 pending_ts;
+	bool has_comm;
+	char comm[TT_COMM_LEN];
+};
+
+/* A futex word's use: how often it is waited on, and by whom both sides. */
+struct cp_word {
+	__u32 waits;
+	__u32 waiter[2]; /* the first two threads that waited on it */
+	__u32 waker[2]; /* the first two threads that woke it */
+};
+
+struct cp_map_ent {
+	__u64 k1;
+	__u32 k2;
+	__u32 val;
+};
+
+/* Open addressing, linear probing: (k1, k2) -> val. */
+struct cp_map {
+	struct cp_map_ent *e;
+	__u8 *used;
+	size_t cap, n;
+};
+
+struct cp_window {
+	__u64 start, end;
+};
+
+struct tt_critpath {
+	struct cp_thread **threads;
+	size_t nthreads, capthreads;
+	struct cp_map tids; /* tid -> index in threads */
+	struct cp_map tgids; /* traced processes */
+	struct cp_map futex_words; /* (word, tgid) -> index in words */
+	struct cp_word *words;
+	size_t nwords, capwords;
+	struct cp_block *blocks;
+	size_t nblocks, capblocks;
+	struct cp_wake *wakes;
+	size_t nwakes, capwakes;
+	struct cp_window *lost;
+	size_t nlost, caplost;
+	struct cp_window *lost_merged; /* sorted, disjoint: by prepare() */
+	size_t nlost_merged;
+	__u32 *gpu_rdevs;
+	size_t ngpu_rdevs, capgpu_rdevs;
+	__u32 *gpu_majors;
+	size_t ngpu_majors, capgpu_majors;
+	__u64 events;
+	__u64 intervals;
+	/* prepare() ran for this many requests and events */
+	size_t prep_nreq;
+	__u64 prep_events;
+	bool prepared;
+	__u64 lock_words;
+};
+
+/* ---- small containers ---- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 8;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = realloc(*p, ncap * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static __u64 mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static size_t map_hash(const struct cp_map *m, __u64 k1, __u32 k2)
+{
+	return mix64(k1 ^ ((__u64)k2 * 0x9e3779b97f4a7c15ULL)) & (m->cap - 1);
+}
+
+static struct cp_map_ent *map_find(const struct cp_map *m, __u64 k1, __u32 k2)
+{
+	size_t i;
+
+	if (!m->cap)
+		return NULL;
+	for (i = map_hash(m, k1, k2); m->used[i]; i = (i + 1) & (m->cap - 1))
+		if (m->e[i].k1 == k1 && m->e[i].k2 == k2)
+			return &m->e[i];
+	return NULL;
+}
+
+static int map_rehash(struct cp_map *m, size_t ncap)
+{
+	struct cp_map_ent *e = calloc(ncap, sizeof(*e));
+	__u8 *used = calloc(ncap, 1);
+	struct cp_map old = *m;
+	size_t i, j;
+
+	if (!e || !used) {
+		free(e);
+		free(used);
+		return -ENOMEM;
+	}
+	m->e = e;
+	m->used = used;
+	m->cap = ncap;
+	for (i = 0; i < old.cap; i++) {
+		if (!old.used[i])
+			continue;
+		j = map_hash(m, old.e[i].k1, old.e[i].k2);
+		while (used[j])
+			j = (j + 1) & (ncap - 1);
+		used[j] = 1;
+		e[j] = old.e[i];
+	}
+	free(old.e);
+	free(old.used);
+	return 0;
+}
+
+/* The entry of (k1, k2), inserted with val when absent; NULL on -ENOMEM. */
+static struct cp_map_ent *map_insert(struct cp_map *m, __u64 k1, __u32 k2,
+				     __u32 val)
+{
+	struct cp_map_ent *ent = map_find(m, k1, k2);
+	size_t i;
+
+	if (ent)
+		return ent;
+	if ((m->n + 1) * 2 > m->cap && map_rehash(m, m->cap ? m->cap * 2 : 64))
+		return NULL;
+	i = map_hash(m, k1, k2);
+	while (m->used[i])
+		i = (i + 1) & (m->cap - 1);
+	m->used[i] = 1;
+	m->e[i] = (struct cp_map_ent){ .k1 = k1, .k2 = k2, .val = val };
+	m->n++;
+	return &m->e[i];
+}
+
+static void map_free(struct cp_map *m)
+{
+	free(m->e);
+	free(m->used);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ---- object ---- */
+
+struct tt_critpath *tt_critpath_new(void)
+{
+	return calloc(1, sizeof(struct tt_critpath));
+}
+
+void tt_critpath_free(struct tt_critpath *cp)
+{
+	size_t i;
+
+	if (!cp)
+		return;
+	for (i = 0; i < cp->nthreads; i++) {
+		free(cp->threads[i]->recs);
+		free(cp->threads[i]->wout);
+		free(cp->threads[i]->cand);
+		free(cp->threads[i]);
+	}
+	free(cp->threads);
+	map_free(&cp->tids);
+	map_free(&cp->tgids);
+	map_free(&cp->futex_words);
+	free(cp->words);
+	free(cp->blocks);
+	free(cp->wakes);
+	free(cp->lost);
+	free(cp->lost_merged);
+	free(cp->gpu_rdevs);
+	free(cp->gpu_majors);
+	free(cp);
+}
+
+static struct cp_thread *thread_find(const struct tt_critpath *cp, __u32 tid)
+{
+	struct cp_map_ent *ent = map_find(&cp->tids, tid, 0);
+
+	return ent ? cp->threads[ent->val] : NULL;
+}
+
+static bool is_traced(const struct tt_critpath *cp, __u32 tid, __u32 tgid)
+{
+	if (!tid)
+		return false;
+	return map_find(&cp->tids, tid, 0) || map_find(&cp->tgids, tgid, 0);
+}
+
+int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
+{
+	if (!tgid)
+		return 0;
+	return map_insert(&cp->tgids, tgid, 0, 0) ? 0 : -ENOMEM;
+}
+
+/* The thread tid, created (and its process marked traced) when new. */
+static struct cp_thread *thread_ensure(struct tt_critpath *cp, __u32 tid,
+				       __u32 tgid)
+{
+	struct cp_map_ent *ent = map_find(&cp->tids, tid, 0);
+	struct cp_thread *th;
+
+	if (ent)
+		return cp->threads[ent->val];
+	if (grow((void **)&cp->threads, &cp->capthreads, cp->nthreads + 1,
+		 sizeof(*cp->threads)))
+		return NULL;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		return NULL;
+	if (!map_insert(&cp->tids, tid, 0, cp->nthreads) ||
+	    tt_critpath_add_tgid(cp, tgid)) {
+		free(th);
+		return NULL;
+	}
+	th->tid = tid;
+	th->tgid = tgid;
+	th->pending = NONE32;
+	cp->threads[cp->nthreads++] = th;
+	return th;
+}
+
+static int rec_push(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
+		    enum rec_state state, __u32 info, __u8 flags)
+{
+	struct cp_rec *last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+
+	if (last) {
+		/* keep the records sorted even if the caller's order slips */
+		if (ts < last->ts)
+			ts = last->ts;
+		if (last->state == state && info == NONE32 &&
+		    last->info == NONE32 && last->flags == flags)
+			return 0;
+	}
+	if (grow((void **)&th->recs, &th->caprecs, th->nrecs + 1,
+		 sizeof(*th->recs)))
+		return -ENOMEM;
+	th->recs[th->nrecs++] = (struct cp_rec){
+		.ts = ts, .info = info, .state = state, .flags = flags
+	};
+	cp->intervals++;
+	return 0;
+}
+
+/* Largest k with recs[k].ts < t, or -1. */
+static long rec_before(const struct cp_thread *th, __u64 t)
+{
+	size_t lo = 0, hi = th->nrecs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (th->recs[mid].ts < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* ---- feeding ---- */
+
+/* The use of futex word (word, tgid), created when new. */
+static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
+{
+	struct cp_map_ent *ent;
+
+	if (grow((void **)&cp->words, &cp->capwords, cp->nwords + 1,
+		 sizeof(*cp->words)))
+		return NULL;
+	ent = map_insert(&cp->futex_words, word, tgid, cp->nwords);
+	if (!ent)
+		return NULL;
+	if (ent->val == cp->nwords)
+		memset(&cp->words[cp->nwords++], 0, sizeof(*cp->words));
+	return &cp->words[ent->val];
+}
+
+static void word_note(__u32 *tids, __u32 tid)
+{
+	if (!tids[0])
+		tids[0] = tid;
+	else if (tids[0] != tid && !tids[1])
+		tids[1] = tid;
+}
+
+static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
+		      const struct tt_switch *sw)
+{
+	struct cp_block *b;
+	__u32 bidx, pending = th->pending;
+	__u8 flags = 0;
+	int err;
+
+	th->pending = NONE32;
+	if (sw->prev_state == 0)
+		return rec_push(cp, th, ts, REC_RUNNABLE, NONE32,
+				REC_F_PREEMPT);
+	if (grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+		 sizeof(*cp->blocks)))
+		return -ENOMEM;
+	bidx = cp->nblocks++;
+	b = &cp->blocks[bidx];
+	b->syscall = sw->syscall_nr;
+	b->arg0 = sw->arg0;
+	b->fd_mode = sw->fd_mode;
+	b->fd_rdev = sw->fd_rdev;
+	b->fd_dev = sw->fd_dev;
+	if (sw->sw_flags & TT_SW_IOWAIT)
+		flags |= REC_F_IOWAIT;
+	if (sw->sw_flags & TT_SW_FD)
+		flags |= REC_F_FD;
+	if (sw->syscall_nr == NR_FUTEX) {
+		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
+
+		if (!fw)
+			return -ENOMEM;
+		fw->waits++;
+		word_note(fw->waiter, th->tid);
+	}
+	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
+	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS)
+		return err;
+	/* woken while still switching out: runnable from the switch on */
+	cp->wakes[pending].block = bidx;
+	return rec_push(cp, th, ts, REC_RUNNABLE, pending, 0);
+}
+
+static int on_switch(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_switch *sw = &ev->sw;
+	struct cp_thread *th;
+	int err;
+
+	if ((sw->sw_flags & TT_SW_PREV_TRACED) && ev->h.tid) {
+		th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		if (!th)
+			return -ENOMEM;
+		err = switch_out(cp, th, ev->h.ts, sw);
+		if (err)
+			return err;
+	}
+	if ((sw->sw_flags & TT_SW_NEXT_TRACED) && sw->next_tid) {
+		th = thread_ensure(cp, sw->next_tid, sw->next_tgid);
+		if (!th)
+			return -ENOMEM;
+		th->pending = NONE32;
+		return rec_push(cp, th, ev->h.ts, REC_RUNNING, NONE32, 0);
+	}
+	return 0;
+}
+
+static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_wake *w = &ev->wake;
+	bool new_thread = ev->h.type == TT_EV_WAKEUP_NEW;
+	struct cp_thread *waker = NULL, *th;
+	struct cp_rec *last;
+	struct cp_wake *wk;
+	enum wake_ctx ctx;
+	bool target_traced;
+	__u32 widx;
+	__s32 nr;
+
+	if (ev->h.flags & TT_F_HARDIRQ)
+		ctx = CTX_HARDIRQ;
+	else if (ev->h.flags & TT_F_SOFTIRQ)
+		ctx = CTX_SOFTIRQ;
+	else
+		ctx = CTX_PROCESS;
+	if (ctx != CTX_HARDIRQ && is_traced(cp, ev->h.tid, ev->h.tgid)) {
+		waker = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		if (!waker)
+			return -ENOMEM;
+	}
+	target_traced = is_traced(cp, w->target_tid, w->target_tgid);
+	if (!target_traced && !(waker && ctx == CTX_PROCESS))
+		return 0;
+	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
+		return 0;
+	if (grow((void **)&cp->wakes, &cp->capwakes, cp->nwakes + 1,
+		 sizeof(*cp->wakes)))
+		return -ENOMEM;
+	widx = cp->nwakes++;
+	wk = &cp->wakes[widx];
+	nr = ctx == CTX_PROCESS ? (w->waker_syscall & ~0x40000000) : -1;
+	*wk = (struct cp_wake){
+		.ts = ev->h.ts,
+		.arg0 = ctx == CTX_PROCESS ? w->waker_arg0 : 0,
+		.waker_tid = ev->h.tid,
+		.target_tid = w->target_tid,
+		.block = NONE32,
+		.syscall = nr >= -1 && nr <= INT16_MAX ? nr : -1,
+		.ctx = ctx,
+	};
+	if (waker && ctx == CTX_PROCESS) {
+		if (grow((void **)&waker->wout, &waker->capwout,
+			 waker->nwout + 1, sizeof(*waker->wout)))
+			return -ENOMEM;
+		waker->wout[waker->nwout++] = widx;
+		if (nr == NR_FUTEX) {
+			struct cp_word *fw =
+				word_get(cp, w->waker_arg0, waker->tgid);
+
+			if (!fw)
+				return -ENOMEM;
+			word_note(fw->waker, waker->tid);
+		}
+	}
+	if (!target_traced)
+		return 0;
+	th = thread_ensure(cp, w->target_tid, w->target_tgid);
+	if (!th)
+		return -ENOMEM;
+	last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+	if (last && last->state == REC_RUNNING && !new_thread) {
+		/* not blocked yet: runnable only if its switch-out follows */
+		th->pending = widx;
+		th->pending_ts = ev->h.ts;
+		return 0;
+	}
+	if (last && last->state != REC_BLOCKED)
+		return 0;
+	if (last)
+		wk->block = last->info;
+	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
+}
+
+static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
+		    const char *comm)
+{
+	struct cp_thread *th = tid ? thread_ensure(cp, tid, tgid) : NULL;
+
+	if (!tid)
+		return 0;
+	if (!th)
+		return -ENOMEM;
+	memcpy(th->comm, comm, TT_COMM_LEN);
+	th->comm[TT_COMM_LEN - 1] = '\0';
+	th->has_comm = true;
+	return 0;
+}
+
+int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	struct cp_thread *th;
+
+	cp->events++;
+	switch (ev->h.type) {
+	case TT_EV_SWITCH:
+		return on_switch(cp, ev);
+	case TT_EV_WAKING:
+	case TT_EV_WAKEUP_NEW:
+		return on_wake(cp, ev);
+	case TT_EV_FORK:
+		th = ev->h.tid ? thread_ensure(cp, ev->h.tid, ev->h.tgid) :
+				 NULL;
+		if (ev->h.tid && !th)
+			return -ENOMEM;
+		return set_comm(cp, ev->fork.child_tid, ev->fork.child_tgid,
+				ev->fork.comm);
+	case TT_EV_COMM:
+		return set_comm(cp, ev->h.tid, ev->h.tgid, ev->comm.comm);
+	case TT_EV_LOST:
+		if (grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
+			 sizeof(*cp->lost)))
+			return -ENOMEM;
+		cp->lost[cp->nlost].start = ev->lost.since_ts < ev->h.ts ?
+						    ev->lost.since_ts :
+						    ev->h.ts;
+		cp->lost[cp->nlost].end = ev->h.ts;
+		cp->nlost++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int add_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
+{
+	if (grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev)
+{
+	return add_u32(&cp->gpu_rdevs, &cp->ngpu_rdevs, &cp->capgpu_rdevs,
+		       rdev);
+}
+
+int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major)
+{
+	return add_u32(&cp->gpu_majors, &cp->ngpu_majors, &cp->capgpu_majors,
+		       major);
+}
+
+const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid)
+{
+	const struct cp_thread *th = thread_find(cp, tid);
+
+	return th && th->has_comm ? th->comm : NULL;
+}
+
+void tt_critpath_stats(const struct tt_critpath *cp,
+		       struct tt_critpath_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->events = cp->events;
+	st->threads = cp->nthreads;
+	st->intervals = cp->intervals;
+	st->wakes = cp->nwakes;
+	st->lost_windows = cp->nlost;
+	st->lock_words = cp->lock_words;
+}
+
+/* ---- names ---- */
+
+const char *tt_stage_name(enum tt_stage s)
+{
+	static const char *const names[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = "network.in",
+		[TT_ST_NET_OUT] = "network.out",
+		[TT_ST_QUEUE] = "scheduler.queue",
+		[TT_ST_RUNQUEUE] = "scheduler.runqueue",
+		[TT_ST_STORAGE] = "storage.io",
+		[TT_ST_GPU] = "compute.gpu",
+		[TT_ST_CPU] = "compute.cpu",
+		[TT_ST_SLEEP] = "other.sleep",
+		[TT_ST_LOCK] = "other.lock",
+		[TT_ST_UNKNOWN] = "other.unknown",
+	};
+
+	return (unsigned int)s < TT_ST_MAX ? names[s] : "?";
+}
+
+const char *tt_cp_state_name(enum tt_cp_state s)
+{
+	switch (s) {
+	case TT_CP_PHASE:
+		return "phase";
+	case TT_CP_RUNNING:
+		return "running";
+	case TT_CP_RUNNABLE:
+		return "runnable";
+	case TT_CP_BLOCKED:
+		return "blocked";
+	case TT_CP_NODATA:
+		return "no-data";
+	}
+	return "?";
+}
+
+const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
+{
+	switch (d) {
+	case TT_CP_DISP_READ:
+		return "read";
+	case TT_CP_DISP_PICKUP:
+		return "pickup";
+	case TT_CP_DISP_HANDOFF:
+		return "handoff";
+	}
+	return "?";
+}
+
+static const char *syscall_name(int nr)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(syscall_names) / sizeof(syscall_names[0]); i++)
+		if (syscall_names[i].nr == nr)
+			return syscall_names[i].name;
+	return NULL;
+}
+
+/* ---- classification of waits ---- */
+
+static bool is_gpu_dev(const struct tt_critpath *cp, __u32 rdev)
+{
+	size_t i;
+
+	for (i = 0; i < cp->ngpu_rdevs; i++)
+		if (cp->gpu_rdevs[i] == rdev)
+			return true;
+	for (i = 0; i < cp->ngpu_majors; i++)
+		if (cp->gpu_majors[i] == rdev >> 20)
+			return true;
+	return false;
+}
+
+static bool is_file_io(int nr)
+{
+	switch (nr) {
+	case NR_READ:
+	case NR_WRITE:
+	case NR_PREAD64:
+	case NR_PWRITE64:
+	case NR_READV:
+	case NR_WRITEV:
+	case NR_PREADV:
+	case NR_PWRITEV:
+	case NR_PREADV2:
+	case NR_PWRITEV2:
+	case NR_FSYNC:
+	case NR_FDATASYNC:
+		return true;
+	}
+	return false;
+}
+
+static bool is_poll(int nr)
+{
+	switch (nr) {
+	case NR_POLL:
+	case NR_SELECT:
+	case NR_EPOLL_WAIT:
+	case NR_PSELECT6:
+	case NR_PPOLL:
+	case NR_EPOLL_PWAIT:
+	case NR_EPOLL_PWAIT2:
+		return true;
+	}
+	return false;
+}
+
+static __u32 fd_type(const struct cp_rec *rec, const struct cp_block *b)
+{
+	return rec->flags & REC_F_FD ? b->fd_mode & S_IFMT : 0;
+}
+
+/* Where a blocked interval nobody traced ended goes (DESIGN §4). */
+static enum tt_stage block_stage(const struct tt_critpath *cp,
+				 const struct cp_rec *rec)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	__u32 type = fd_type(rec, b);
+
+	if (type == S_IFCHR && is_gpu_dev(cp, b->fd_rdev))
+		return TT_ST_GPU;
+	if (rec->flags & REC_F_IOWAIT)
+		return TT_ST_STORAGE;
+	if ((type == S_IFREG || type == S_IFBLK) && is_file_io(b->syscall))
+		return TT_ST_STORAGE;
+	if (type == S_IFSOCK)
+		return TT_ST_NET_OUT;
+	if (b->syscall == NR_NANOSLEEP || b->syscall == NR_CLOCK_NANOSLEEP)
+		return TT_ST_SLEEP;
+	if (b->syscall == NR_FUTEX)
+		return TT_ST_LOCK;
+	return TT_ST_UNKNOWN;
+}
+
+/* A wait a loopback TCP send can end: on a socket, or in a poll. */
+static bool block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+
+	return fd_type(rec, b) == S_IFSOCK || is_poll(b->syscall);
+}
+
+static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
+			 char *buf, size_t len)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	const char *name = syscall_name(b->syscall);
+	__u32 type = fd_type(rec, b);
+	char sys[24], fd[24] = "";
+
+	if (name)
+		snprintf(sys, sizeof(sys), "%s", name);
+	else if (b->syscall < 0)
+		snprintf(sys, sizeof(sys), "%s",
+			 rec->flags & REC_F_IOWAIT ? "fault" : "kernel");
+	else
+		snprintf(sys, sizeof(sys), "sys_%d", b->syscall);
+	switch (type) {
+	case S_IFCHR:
+		snprintf(fd, sizeof(fd), " %s %u:%u",
+			 is_gpu_dev(cp, b->fd_rdev) ? "gpu" : "chr",
+			 b->fd_rdev >> 20, b->fd_rdev & 0xfffff);
+		break;
+	case S_IFREG:
+		snprintf(fd, sizeof(fd), " file %u:%u", b->fd_dev >> 20,
+			 b->fd_dev & 0xfffff);
+		break;
+	case S_IFBLK:
+		snprintf(fd, sizeof(fd), " blk %u:%u", b->fd_rdev >> 20,
+			 b->fd_rdev & 0xfffff);
+		break;
+	case S_IFSOCK:
+		snprintf(fd, sizeof(fd), " socket");
+		break;
+	case S_IFIFO:
+		snprintf(fd, sizeof(fd), " pipe");
+		break;
+	default:
+		if (b->syscall == NR_FUTEX)
+			snprintf(fd, sizeof(fd), " %#llx",
+				 (unsigned long long)b->arg0);
+		break;
+	}
+	snprintf(buf, len, "%s%s%s", sys, fd,
+		 rec->flags & REC_F_IOWAIT ? " iowait" : "");
+}
+
+/* ---- preparation for walks ---- */
+
+/* A lock (a GIL, a mutex) rather than a hand-off (DESIGN §4): waited on
+ * many times per request, or passed back and forth between threads. */
+static bool word_lock(const struct cp_word *fw, __u64 limit)
+{
+	bool shared = false;
+	int i, j;
+
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 2; j++)
+			if (fw->waiter[i] && fw->waiter[i] == fw->waker[j])
+				shared = true;
+	return fw->waits > limit || (shared && fw->waits >= LOCK_SHARED_WAITS);
+}
+
+static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
+			 __u64 limit)
+{
+	const struct cp_map_ent *ent = map_find(&cp->futex_words, word, tgid);
+
+	return ent && word_lock(&cp->words[ent->val], limit);
+}
+
+static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)
+{
+	const struct cp_thread *th = thread_find(cp, tid);
+
+	return th ? th->tgid : 0;
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct cp_window *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Judges futex words for n requests, filters hand-off candidates, merges
+ * the lost windows. */
+static int prepare(struct tt_critpath *cp, size_t nreq)
+{
+	__u64 limit = (__u64)LOCK_WAITS_PER_REQ * (nreq ? nreq : 1);
+	struct cp_window *m;
+	size_t i, j;
+
+	if (cp->prepared && cp->prep_nreq == nreq &&
+	    cp->prep_events == cp->events)
+		return 0;
+	cp->lock_words = 0;
+	for (i = 0; i < cp->nwords; i++)
+		if (word_lock(&cp->words[i], limit))
+			cp->lock_words++;
+	for (i = 0; i < cp->nwakes; i++) {
+		struct cp_wake *w = &cp->wakes[i];
+		const struct cp_block *b =
+			w->block != NONE32 ? &cp->blocks[w->block] : NULL;
+
+		w->lock = (w->syscall == NR_FUTEX &&
+			   word_is_lock(cp, w->arg0, tgid_of(cp, w->waker_tid),
+					limit)) ||
+			  (b && b->syscall == NR_FUTEX &&
+			   word_is_lock(cp, b->arg0, tgid_of(cp, w->target_tid),
+					limit));
+	}
+	for (i = 0; i < cp->nthreads; i++) {
+		struct cp_thread *th = cp->threads[i];
+
+		free(th->cand);
+		th->cand = NULL;
+		th->ncand = 0;
+		if (!th->nwout)
+			continue;
+		th->cand = malloc(th->nwout * sizeof(*th->cand));
+		if (!th->cand)
+			return -ENOMEM;
+		for (j = 0; j < th->nwout; j++)
+			if (!cp->wakes[th->wout[j]].lock)
+				th->cand[th->ncand++] = th->wout[j];
+	}
+	m = malloc((cp->nlost ? cp->nlost : 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	if (cp->nlost)
+		memcpy(m, cp->lost, cp->nlost * sizeof(*m));
+	qsort(m, cp->nlost, sizeof(*m), cmp_window);
+	for (i = 0, j = 0; i < cp->nlost; i++) {
+		if (j && m[i].start <= m[j - 1].end) {
+			if (m[i].end > m[j - 1].end)
+				m[j - 1].end = m[i].end;
+		} else {
+			m[j++] = m[i];
+		}
+	}
+	free(cp->lost_merged);
+	cp->lost_merged = m;
+	cp->nlost_merged = j;
+	cp->prep_nreq = nreq;
+	cp->prep_events = cp->events;
+	cp->prepared = true;
+	return 0;
+}
+
+/* Index of the last merged lost window starting before t, or -1. */
+static long lost_before(const struct tt_critpath *cp, __u64 t)
+{
+	size_t lo = 0, hi = cp->nlost_merged, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->lost_merged[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* ---- request threads: who serves which request, when ---- */
+
+struct rq_ent {
+	__u32 tid;
+	__u32 req;
+	__u64 start, end; /* the request is alive in [start, end] */
+	/* over the entries of this tid up to here: the two latest ends of
+	 * distinct requests (end2 0 when none) */
+	__u64 end1, end2;
+	__u32 req1;
+};
+
+struct rq_index {
+	struct rq_ent *e;
+	size_t n;
+};
+
+static int cmp_rq_ent(const void *a, const void *b)
+{
+	const struct rq_ent *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->req < y->req ? -1 : x->req > y->req;
+}
+
+static int rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
+			  size_t n)
+{
+	size_t i, k = 0;
+
+	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
+	if (!ix->e)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct tt_cp_request *rq = &rqs[i];
+		__u64 start = rq->t_arrive ? rq->t_arrive : rq->t_read;
+		__u64 end = rq->t_end ? rq->t_end : UINT64_MAX;
+
+		if (rq->reader_tid)
+			ix->e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
+						      .req = i,
+						      .start = start,
+						      .end = end };
+		if (rq->writer_tid && rq->writer_tid != rq->reader_tid)
+			ix->e[k++] = (struct rq_ent){ .tid = rq->writer_tid,
+						      .req = i,
+						      .start = start,
+						      .end = end };
+	}
+	qsort(ix->e, k, sizeof(*ix->e), cmp_rq_ent);
+	for (i = 0; i < k; i++) {
+		struct rq_ent *e = &ix->e[i], *p = i ? &ix->e[i - 1] : NULL;
+
+		if (!p || p->tid != e->tid) {
+			e->end1 = e->end;
+			e->req1 = e->req;
+			e->end2 = 0;
+		} else if (e->end >= p->end1) {
+			e->end1 = e->end;
+			e->req1 = e->req;
+			e->end2 = p->end1;
+		} else {
+			e->end1 = p->end1;
+			e->req1 = p->req1;
+			e->end2 = e->end > p->end2 ? e->end : p->end2;
+		}
+	}
+	ix->n = k;
+	return 0;
+}
+
+/* First entry whose tid is >= tid, or > tid when above. */
+static size_t rq_bound(const struct rq_index *ix, __u32 tid, bool above)
+{
+	size_t a = 0, b = ix->n, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->e[mid].tid < tid || (above && ix->e[mid].tid == tid))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* The entries of tid: [*lo, *hi). */
+static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
+		     size_t *hi)
+{
+	*lo = rq_bound(ix, tid, false);
+	*hi = rq_bound(ix, tid, true);
+}
+
+/* tid serves a request other than req that is alive at ts. */
+static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+			   __u32 req)
+{
+	size_t lo, hi, a, b, mid;
+	const struct rq_ent *e;
+
+	rq_range(ix, tid, &lo, &hi);
+	a = lo;
+	b = hi;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->e[mid].start <= ts)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == lo)
+		return false;
+	e = &ix->e[a - 1];
+	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+}
+
+/* tid serves request req and no other. */
+static bool rq_only(const struct rq_index *ix, __u32 tid, __u32 req)
+{
+	size_t lo, hi, i;
+
+	rq_range(ix, tid, &lo, &hi);
+	for (i = lo; i < hi; i++)
+		if (ix->e[i].req != req)
+			return false;
+	return hi > lo;
+}
+
+/* ---- the walk ---- */
+
+struct segvec {
+	struct tt_cp_segment *v;
+	size_t n, cap;
+};
+
+struct walk {
+	struct tt_critpath *cp;
+	const struct rq_index *ix;
+	const struct tt_cp_request *rq;
+	__u32 ri;
+	__u64 a, r, f, w; /* t_arrive, t_read, t_first_write, t_wire clamped */
+	struct segvec path; /* walk segments, latest first */
+	__u32 incomplete;
+	/* consumers whose burst with this request's own hand-off was passed */
+	__u32 *passed;
+	size_t npassed, cappassed;
+	int err;
+};
+
+/* What the walk knows of the consumer it is on (the thread it jumped to). */
+struct consumer {
+	bool entered; /* false on the writer, before any jump */
+	bool has_tb;
+	__u64 tb; /* the last wake of the previous hand-off burst */
+	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
+};
+
+static bool seg_same(const struct tt_cp_segment *s, __u32 tid, __u8 state,
+		     __u8 stage, const char *reason)
+{
+	return s->tid == tid && s->state == state && s->stage == stage &&
+	       !strncmp(s->reason, reason, sizeof(s->reason));
+}
+
+/* Appends [start, end) at the front (desc) or back (asc) of the time
+ * order of v, merged with its neighbour when alike. */
+static int seg_add(struct segvec *v, bool desc, __u64 start, __u64 end,
+		   __u32 tid, __u8 state, __u8 stage, const char *reason)
+{
+	struct tt_cp_segment *last = v->n ? &v->v[v->n - 1] : NULL;
+	struct tt_cp_segment *s;
+
+	if (end <= start)
+		return 0;
+	if (last && seg_same(last, tid, state, stage, reason)) {
+		if (desc && last->start == end) {
+			last->start = start;
+			last->dur += end - start;
+			return 0;
+		}
+		if (!desc && last->start + last->dur == start) {
+			last->dur += end - start;
+			return 0;
+		}
+	}
+	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+		return -ENOMEM;
+	s = &v->v[v->n++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->dur = end - start;
+	s->tid = tid;
+	s->state = state;
+	s->stage = stage;
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	return 0;
+}
+
+/* Charges [start, end) of the path, latest first; what lost windows cover
+ * is other.unknown. */
+static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
+		   __u8 state, __u8 stage, const char *reason)
+{
+	const struct tt_critpath *cp = wk->cp;
+	__u64 cur = end, ws, we;
+	long j;
+
+	if (wk->err || end <= start)
+		return;
+	for (j = lost_before(cp, end);
+	     j >= 0 && cp->lost_merged[j].end > start && !wk->err; j--) {
+		ws = cp->lost_merged[j].start > start ?
+			     cp->lost_merged[j].start :
+			     start;
+		we = cp->lost_merged[j].end < cur ? cp->lost_merged[j].end :
+						    cur;
+		wk->err = seg_add(&wk->path, true, we, cur, tid, state, stage,
+				  reason);
+		if (!wk->err)
+			wk->err = seg_add(&wk->path, true, ws, we, tid,
+					  TT_CP_NODATA, TT_ST_UNKNOWN,
+					  "lost events");
+		wk->incomplete |= TT_CP_INC_LOST;
+		cur = ws;
+	}
+	if (!wk->err)
+		wk->err = seg_add(&wk->path, true, start, cur, tid, state,
+				  stage, reason);
+}
+
+/*
+ * The waker the walk moves to when it reaches the start of runnable
+ * record k, or NULL: wakes by a traced thread in process context, and in
+ * softirq by a traced current when the wait was one a loopback send ends.
+ */
+static struct cp_thread *wake_followed(const struct tt_critpath *cp,
+				       const struct cp_thread *th, long k)
+{
+	const struct cp_rec *rec = &th->recs[k];
+	const struct cp_wake *w;
+
+	if (rec->state != REC_RUNNABLE || rec->info == NONE32)
+		return NULL;
+	w = &cp->wakes[rec->info];
+	if (w->waker_tid == th->tid || w->ctx == CTX_HARDIRQ)
+		return NULL;
+	if (w->ctx == CTX_SOFTIRQ &&
+	    !(k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
+	      block_is_net(cp, &th->recs[k - 1])))
+		return NULL;
+	return thread_find(cp, w->waker_tid);
+}
+
+/* This request's reader, writer or the thread the walk came from. */
+static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
+{
+	return tid == wk->rq->reader_tid || tid == wk->rq->writer_tid ||
+	       (from && tid == from);
+}
+
+/* c blocked or ran more than BURST_GAP_NS in [t_old, t_new]. */
+static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+{
+	__u64 run = 0, hi = t_new, lo;
+	long k;
+
+	for (k = rec_before(c, t_new); k >= 0; k--) {
+		lo = c->recs[k].ts > t_old ? c->recs[k].ts : t_old;
+		if (c->recs[k].state == REC_BLOCKED)
+			return true;
+		if (c->recs[k].state == REC_RUNNING) {
+			run += hi - lo;
+			if (run > BURST_GAP_NS)
+				return true;
+		}
+		if (c->recs[k].ts <= t_old)
+			break;
+		hi = lo;
+	}
+	return false;
+}
+
+static bool own_passed(const struct walk *wk, __u32 tid)
+{
+	size_t i;
+
+	for (i = 0; i < wk->npassed; i++)
+		if (wk->passed[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Consumer c was entered at tj through a wake of thread from (0 when that
+ * wake was through a lock). Its hand-offs before tj are its wakes of
+ * threads serving other live requests (and of from), grouped in bursts.
+ * The first burst back is skipped when it carries this request's own
+ * hand-off (the wake of from, or one of this request's threads when c's
+ * own burst is still ahead); the latest wake of the next one is the
+ * boundary tb.
+ */
+static void scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
+			  __u64 floor, __u32 from, struct consumer *cs)
+{
+	const struct tt_critpath *cp = wk->cp;
+	bool in_burst = false, own = false;
+	bool may_skip = from || !own_passed(wk, c->tid);
+	__u64 last_ts = 0, prev_ts = 0;
+	size_t lo = 0, hi = c->ncand, mid;
+	long i;
+
+	cs->has_tb = false;
+	cs->own_low = 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->wakes[c->cand[mid]].ts <= tj)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (long)lo - 1; i >= 0; i--) {
+		const struct cp_wake *w = &cp->wakes[c->cand[i]];
+
+		if (w->ts < floor)
+			break;
+		if (w->target_tid == c->tid ||
+		    !((from && w->target_tid == from) ||
+		      rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri)))
+			continue;
+		if (in_burst && burst_break(c, w->ts, prev_ts)) {
+			if (!(may_skip && own)) {
+				cs->has_tb = true;
+				cs->tb = last_ts;
+				return;
+			}
+			cs->own_low = prev_ts;
+			may_skip = false;
+			in_burst = false;
+		}
+		if (!in_burst) {
+			in_burst = true;
+			own = false;
+			last_ts = w->ts;
+		}
+		if (own_target(wk, w->target_tid, from))
+			own = true;
+		prev_ts = w->ts;
+	}
+	if (!in_burst)
+		return;
+	if (may_skip && own) {
+		cs->own_low = prev_ts;
+		return;
+	}
+	cs->has_tb = true;
+	cs->tb = last_ts;
+}
+
+/*
+ * Walks back from (writer, t_first_write) to t_read, charging the path;
+ * returns t_dispatch and sets *rule.
+ */
+static __u64 walk_path(struct walk *wk, __u8 *rule)
+{
+	struct tt_critpath *cp = wk->cp;
+	const struct tt_cp_request *rq = wk->rq;
+	struct cp_thread *th = thread_find(cp, rq->writer_tid), *waker;
+	const struct cp_wake *w;
+	struct consumer cs = { 0 };
+	__u64 t = wk->f, floor = wk->r, s;
+	const struct cp_rec *rec;
+	char reason[32];
+	bool boundary;
+	__u32 tid = rq->writer_tid, from;
+	long k = th ? rec_before(th, t) : -1;
+
+	*rule = TT_CP_DISP_READ;
+	while (t > floor && !wk->err) {
+		if (!th || k < 0) {
+			charge(wk, floor, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
+			       "no data");
+			wk->incomplete |= TT_CP_INC_NO_DATA;
+			return floor;
+		}
+		rec = &th->recs[k];
+		s = rec->ts > floor ? rec->ts : floor;
+		boundary = cs.entered && cs.has_tb && cs.tb >= s && cs.tb <= t;
+		if (boundary)
+			s = cs.tb;
+		switch (rec->state) {
+		case REC_RUNNING:
+			charge(wk, s, t, tid, TT_CP_RUNNING, TT_ST_CPU,
+			       "on-cpu");
+			break;
+		case REC_RUNNABLE:
+			charge(wk, s, t, tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+			       "runqueue");
+			break;
+		default:
+			block_reason(cp, rec, reason, sizeof(reason));
+			charge(wk, s, t, tid, TT_CP_BLOCKED,
+			       block_stage(cp, rec), reason);
+			break;
+		}
+		t = s;
+		if (boundary) {
+			*rule = TT_CP_DISP_HANDOFF;
+			return t;
+		}
+		waker = rec->ts >= floor ? wake_followed(cp, th, k) : NULL;
+		if (!waker) {
+			k--;
+			continue;
+		}
+		/* the wait is the waker's path: move there at the wake */
+		w = &cp->wakes[rec->info];
+		if (cs.entered && cs.own_low && t <= cs.own_low &&
+		    !own_passed(wk, th->tid)) {
+			if (grow((void **)&wk->passed, &wk->cappassed,
+				 wk->npassed + 1, sizeof(*wk->passed))) {
+				wk->err = -ENOMEM;
+				return floor;
+			}
+			wk->passed[wk->npassed++] = th->tid;
+		}
+		if (!w->lock &&
+		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
+		     rq_only(wk->ix, waker->tid, wk->ri))) {
+			*rule = TT_CP_DISP_PICKUP;
+			return t;
+		}
+		from = w->lock ? 0 : th->tid;
+		th = waker;
+		tid = th->tid;
+		k = rec_before(th, t);
+		cs.entered = true;
+		scan_consumer(wk, th, t, floor, from, &cs);
+		/*
+		 * (The GPU rule of DESIGN §4, the first launch burst after the
+		 * hand-off that follows a sync point, would fit here once
+		 * launch records exist.)
+		 */
+	}
+	return floor;
+}
+
+/* Latest wake of the writer the walk would follow, not through a lock, in
+ * [from, to]; to when there is none (the writer made the token itself). */
+static __u64 find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
+			__u64 to)
+{
+	const struct cp_thread *th = thread_find(cp, writer);
+	long k;
+
+	if (!th)
+		return to;
+	for (k = rec_before(th, to + 1); k >= 0 && th->recs[k].ts >= from;
+	     k--) {
+		if (wake_followed(cp, th, k) &&
+		    !cp->wakes[th->recs[k].info].lock)
+			return th->recs[k].ts;
+	}
+	return to;
+}
+
+/* [t_arrive, t_read): network.in, less the reader's runnable time. */
+static int reader_phase(const struct walk *wk, struct segvec *out)
+{
+	const struct cp_thread *th = thread_find(wk->cp, wk->rq->reader_tid);
+	__u32 tid = wk->rq->reader_tid;
+	__u64 t = wk->a, s, e;
+	long k;
+	int err = 0;
+
+	if (th) {
+		k = rec_before(th, wk->a + 1);
+		if (k < 0)
+			k = 0;
+		for (; (size_t)k < th->nrecs && th->recs[k].ts < wk->r && !err;
+		     k++) {
+			if (th->recs[k].state != REC_RUNNABLE)
+				continue;
+			s = th->recs[k].ts > wk->a ? th->recs[k].ts : wk->a;
+			e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts :
+							wk->r;
+			if (e > wk->r)
+				e = wk->r;
+			if (e <= s)
+				continue;
+			err = seg_add(out, false, t, s, tid, TT_CP_PHASE,
+				      TT_ST_NET_IN, "request in");
+			if (!err)
+				err = seg_add(out, false, s, e, tid,
+					      TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+					      "runqueue");
+			t = e;
+		}
+	}
+	if (!err)
+		err = seg_add(out, false, t, wk->r, tid, TT_CP_PHASE,
+			      TT_ST_NET_IN, "request in");
+	return err;
+}
+
+static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
+		    const struct tt_cp_request *rqs, size_t ri,
+		    struct tt_cp_result *out)
+{
+	const struct tt_cp_request *rq = &rqs[ri];
+	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri };
+	struct segvec segs = { 0 };
+	__u64 disp, j;
+	__u8 rule;
+	size_t i;
+	long l;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!rq->t_arrive || !rq->t_wire || !rq->t_first_write ||
+	    !rq->writer_tid || rq->t_wire < rq->t_arrive) {
+		out->incomplete = TT_CP_INC_NOT_WALKED;
+		return 0;
+	}
+	wk.a = rq->t_arrive;
+	wk.w = rq->t_wire;
+	if (!rq->t_read)
+		wk.incomplete |= TT_CP_INC_NO_READ;
+	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
+	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
+	l = lost_before(cp, wk.w + 1);
+	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
+		wk.incomplete |= TT_CP_INC_LOST;
+
+	disp = walk_path(&wk, &rule);
+	err = wk.err;
+	if (!err)
+		err = reader_phase(&wk, &segs);
+	if (!err)
+		err = seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
+			      TT_ST_QUEUE, "queued");
+	for (i = wk.path.n; i-- > 0 && !err;) {
+		const struct tt_cp_segment *s = &wk.path.v[i];
+
+		err = seg_add(&segs, false, s->start, s->start + s->dur, s->tid,
+			      s->state, s->stage, s->reason);
+	}
+	if (!err)
+		err = seg_add(&segs, false, wk.f, wk.w, rq->writer_tid,
+			      TT_CP_PHASE, TT_ST_NET_OUT, "response out");
+	free(wk.path.v);
+	free(wk.passed);
+	if (err) {
+		free(segs.v);
+		return err;
+	}
+	for (i = 0, j = wk.a; i < segs.n; i++) {
+		out->stage_ns[segs.v[i].stage] += segs.v[i].dur;
+		j += segs.v[i].dur;
+	}
+	out->segs = segs.v;
+	out->nsegs = segs.n;
+	out->t_dispatch = disp;
+	out->t_token =
+		clamp(find_token(cp, rq->writer_tid, disp, wk.f), disp, wk.f);
+	out->dispatch = rule;
+	out->incomplete = wk.incomplete;
+	out->complete = !wk.incomplete && j == wk.w;
+	return 0;
+}
+
+void tt_cp_result_free(struct tt_cp_result *r)
+{
+	if (!r)
+		return;
+	free(r->segs);
+	r->segs = NULL;
+	r->nsegs = 0;
+}
+
+int tt_critpath_walk_all(struct tt_critpath *cp,
+			 const struct tt_cp_request *rqs, size_t n,
+			 struct tt_cp_result *out)
+{
+	struct rq_index ix = { 0 };
+	size_t i;
+	int err;
+
+	if (!n)
+		return 0;
+	memset(out, 0, n * sizeof(*out));
+	err = prepare(cp, n);
+	if (!err)
+		err = rq_index_build(&ix, rqs, n);
+	for (i = 0; i < n && !err; i++)
+		err = walk_one(cp, &ix, rqs, i, &out[i]);
+	free(ix.e);
+	if (err) {
+		for (i = 0; i < n; i++)
+			tt_cp_result_free(&out[i]);
+	}
+	return err;
+}
+
+int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
+		     struct tt_cp_result *out)
+{
+	return tt_critpath_walk_all(cp, rq, 1, out);
+}

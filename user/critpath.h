@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Per-thread timelines and the critical-path walk that attributes each
+ * request's TTFT to stages (DESIGN §4). Plain C over the event stream: no
+ * BPF, no globals, deterministic. Feed every event in timestamp order with
+ * tt_critpath_add(), then walk the requests the analyzer rebuilt.
+ */
+#ifndef TT_CRITPATH_H
+#define TT_CRITPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "event.h"
+
+/* A request as the analyzer sees it; 0 means unknown for every field. */
+struct tt_cp_request {
+	__u64 id;
+	__u64 t_arrive; /* kernel had the first byte */
+	__u64 t_read; /* the app read the whole request */
+	__u64 t_first_write; /* first token-carrying send (syscall entry) */
+	__u64 t_wire; /* that send reached the device */
+	__u64 t_end; /* end of the response: its hand-offs count until then */
+	__u32 reader_tid; /* thread that read the request (last RECV) */
+	__u32 writer_tid; /* thread that did the first token write */
+};
+
+/* Stages (DESIGN §4 stage table); tt_stage_name() gives the JSON names. */
+enum tt_stage {
+	TT_ST_NET_IN, /* network.in */
+	TT_ST_NET_OUT, /* network.out */
+	TT_ST_QUEUE, /* scheduler.queue */
+	TT_ST_RUNQUEUE, /* scheduler.runqueue */
+	TT_ST_STORAGE, /* storage.io */
+	TT_ST_GPU, /* compute.gpu */
+	TT_ST_CPU, /* compute.cpu */
+	TT_ST_SLEEP, /* other.sleep */
+	TT_ST_LOCK, /* other.lock */
+	TT_ST_UNKNOWN, /* other.unknown */
+	TT_ST_MAX
+};
+
+/* tt_cp_segment.state: the thread's state over the segment. */
+enum tt_cp_state {
+	TT_CP_PHASE = 0, /* a phase, not a thread state: network.*, queue */
+	TT_CP_RUNNING,
+	TT_CP_RUNNABLE,
+	TT_CP_BLOCKED,
+	TT_CP_NODATA, /* no events tell (before a thread's first, lost) */
+};
+
+struct tt_cp_segment {
+	__u64 start, dur;
+	__u32 tid; /* 0 for scheduler.queue */
+	__u8 state; /* enum tt_cp_state */
+	__u8 stage; /* enum tt_stage */
+	char reason[32]; /* "on-cpu", "runqueue", "ioctl gpu 195:0", ... */
+};
+
+/* How t_dispatch was found (DESIGN §4, in order of trust). */
+enum tt_cp_dispatch {
+	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
+	TT_CP_DISP_PICKUP, /* the consumer was woken by the reader */
+	TT_CP_DISP_HANDOFF, /* consumer's last hand-off to another request */
+};
+
+/* tt_cp_result.incomplete */
+/* t_arrive, t_wire, t_first_write or the writer unknown: not walked */
+#define TT_CP_INC_NOT_WALKED (1u << 0)
+#define TT_CP_INC_NO_READ (1u << 1) /* t_read unknown: taken as t_arrive */
+#define TT_CP_INC_NO_DATA (1u << 2) /* the path met a thread's unknown time */
+#define TT_CP_INC_LOST (1u << 3) /* a window of lost records overlaps */
+
+struct tt_cp_result {
+	/* Sums exactly to t_wire - t_arrive when walked; all 0 otherwise. */
+	__u64 stage_ns[TT_ST_MAX];
+	/* t_read <= t_dispatch <= t_token <= t_first_write */
+	__u64 t_dispatch, t_token;
+	__u8 dispatch; /* enum tt_cp_dispatch */
+	bool complete; /* incomplete == 0 */
+	__u32 incomplete; /* TT_CP_INC_* */
+	/*
+	 * The path in time order: the segments tile [t_arrive, t_wire)
+	 * exactly, each in one stage; consecutive walk segments of different
+	 * tids are a jump to the waker at their boundary. NULL when not walked.
+	 */
+	struct tt_cp_segment *segs;
+	size_t nsegs;
+};
+
+struct tt_critpath_stats {
+	__u64 events; /* events fed */
+	__u64 threads; /* traced threads with a timeline or a name */
+	__u64 intervals; /* timeline state changes stored */
+	__u64 wakes; /* wakeups stored */
+	__u64 lost_windows;
+	__u64 lock_words; /* futex words judged locks by the last walk */
+};
+
+struct tt_critpath;
+
+struct tt_critpath *tt_critpath_new(void);
+void tt_critpath_free(struct tt_critpath *cp);
+
+/*
+ * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
+ * COMM and LOST are used, the rest ignored. 0 or -ENOMEM. Events may be
+ * added after a walk (later walks see them).
+ */
+int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev);
+/* Marks a process traced (e.g. from the recording's process table). */
+int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid);
+/* Blocking waits on char devices with this rdev (kernel encoding,
+ * major << 20 | minor), or any minor of this major, are GPU time. */
+int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev);
+int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
+
+/*
+ * Walks every request of rqs[0..n) into out[0..n) (zeroed first). All the
+ * requests of the recording should be given together: other requests'
+ * hand-offs mark t_dispatch, and a futex word waited on more than 4 times
+ * per request, or passed back and forth (a thread both waits on it and
+ * wakes it), is a lock: followed, never a hand-off. 0 or -ENOMEM (then out
+ * holds nothing to free).
+ */
+int tt_critpath_walk_all(struct tt_critpath *cp,
+			 const struct tt_cp_request *rqs, size_t n,
+			 struct tt_cp_result *out);
+/* One request alone: tt_critpath_walk_all(cp, rq, 1, out). */
+int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
+		     struct tt_cp_result *out);
+void tt_cp_result_free(struct tt_cp_result *r);
+
+/* "network.in", "compute.cpu", ...; "?" out of range. */
+const char *tt_stage_name(enum tt_stage s);
+/* "running", "runnable", "blocked", "no-data", "phase". */
+const char *tt_cp_state_name(enum tt_cp_state s);
+/* "read", "pickup", "handoff". */
+const char *tt_cp_dispatch_name(enum tt_cp_dispatch d);
+/* Latest name of thread tid (FORK, COMM), or NULL if unknown. */
+const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid);
+void tt_critpath_stats(const struct tt_critpath *cp,
+		       struct tt_critpath_stats *st);
+
+#endif /* TT_CRITPATH_H */

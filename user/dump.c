@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include "dump.h"
+
+static void dump_payload(FILE *out, const struct tt_event *ev)
+{
+	switch (ev->h.type) {
+	case TT_EV_FORK:
+		fprintf(out, "child=%u/%u comm=%.16s", ev->fork.child_tgid,
+			ev->fork.child_tid, ev->fork.comm);
+		break;
+	case TT_EV_COMM:
+		fprintf(out, "comm=%.16s", ev->comm.comm);
+		break;
+	case TT_EV_CONN_OPEN:
+		fprintf(out, "sk=%#llx family=%u lport=%u rport=%u",
+			(unsigned long long)ev->conn.sk, ev->conn.family,
+			ev->conn.lport, ev->conn.rport);
+		break;
+	case TT_EV_CONN_CLOSE:
+	case TT_EV_DATA_READY:
+	case TT_EV_RECV:
+		fprintf(out, "sk=%#llx len=%lld", (unsigned long long)ev->sock.sk,
+			(long long)ev->sock.len);
+		break;
+	case TT_EV_SEND:
+		fprintf(out,
+			"sk=%#llx len=%lld seq=%u enter=-%lluns cls=%u tokens=%u flags=%#x",
+			(unsigned long long)ev->send.sk, (long long)ev->send.len,
+			ev->send.seq,
+			(unsigned long long)(ev->h.ts - ev->send.ts_enter),
+			ev->send.cls, ev->send.tokens, ev->send.flags);
+		break;
+	case TT_EV_XMIT:
+		fprintf(out, "sk=%#llx seq=%u end_seq=%u len=%u",
+			(unsigned long long)ev->xmit.sk, ev->xmit.seq,
+			ev->xmit.end_seq, ev->xmit.len);
+		break;
+	case TT_EV_LOST:
+		fprintf(out, "count=%llu cpu=%u since=%llu",
+			(unsigned long long)ev->lost.count, ev->lost.lost_cpu,
+			(unsigned long long)ev->lost.since_ts);
+		break;
+	case TT_EV_SWITCH:
+		fprintf(out,
+			"next=%u/%u prev_state=%lld syscall=%d arg0=%#llx flags=%#x mode=%o rdev=%#x ino=%llu",
+			ev->sw.next_tgid, ev->sw.next_tid,
+			(long long)ev->sw.prev_state, ev->sw.syscall_nr,
+			(unsigned long long)ev->sw.arg0, ev->sw.sw_flags,
+			ev->sw.fd_mode, ev->sw.fd_rdev,
+			(unsigned long long)ev->sw.fd_ino);
+		break;
+	case TT_EV_WAKING:
+	case TT_EV_WAKEUP_NEW:
+		fprintf(out, "target=%u/%u cpu=%u waker_syscall=%d arg0=%#llx",
+			ev->wake.target_tgid, ev->wake.target_tid,
+			ev->wake.target_cpu, ev->wake.waker_syscall,
+			(unsigned long long)ev->wake.waker_arg0);
+		break;
+	case TT_EV_BLOCK:
+		fprintf(out, "rq=%#llx phase=%u dev=%#x sector=%llu bytes=%u write=%u error=%d",
+			(unsigned long long)ev->blk.rq, ev->blk.phase,
+			ev->blk.dev, (unsigned long long)ev->blk.sector,
+			ev->blk.nr_bytes, ev->blk.write, ev->blk.error);
+		break;
+	case TT_EV_FAULT:
+		fprintf(out, "dev=%#x ino=%llu index=%llu", ev->fault.dev,
+			(unsigned long long)ev->fault.ino,
+			(unsigned long long)ev->fault.index);
+		break;
+	}
+}
+
+int tt_dump_event(FILE *out, const struct tt_event *ev, __u64 t0)
+{
+	fprintf(out, "%14.6f cpu%-3u %7u/%-7u %-11s %s%s", (ev->h.ts - t0) / 1e6,
+		ev->h.cpu, ev->h.tgid, ev->h.tid,
+		tt_event_type_name(ev->h.type),
+		ev->h.flags & TT_F_HARDIRQ ? "[hardirq] " : "",
+		ev->h.flags & TT_F_SOFTIRQ ? "[softirq] " : "");
+	dump_payload(out, ev);
+	return fputc('\n', out) == EOF ? -EIO : 0;
+}
