@@ -15,6 +15,7 @@
 #define AF_INET6 10
 #define IPPROTO_TCP 6
 #define MSG_PEEK 2
+#define ANON_INODE_FS_MAGIC 0x09041934
 
 /* TCP states, as include/net/tcp_states.h numbers them */
 #define TCP_ESTABLISHED 1
@@ -647,6 +648,8 @@ static __always_inline void describe_fd(struct task_struct *task, __u64 fd,
 	sw->fd_dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	sw->fd_ino = BPF_CORE_READ(inode, i_ino);
 	sw->sw_flags |= TT_SW_FD;
+	if (BPF_CORE_READ(inode, i_sb, s_magic) == ANON_INODE_FS_MAGIC)
+		sw->sw_flags |= TT_SW_ANON_INODE;
 }
 
 SEC("tp_btf/sched_switch")
@@ -824,5 +827,182 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 	e->f.index = index;
 	e->f.pad = 0;
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* ---- GPU: ioctls on device nodes, CUDA driver calls ---- */
+
+struct gpu_inode {
+	__u32 dev;
+	__u32 pad;
+	__u64 ino;
+};
+
+/* GPU device nodes, by device number (char devices) and by inode (any
+ * other node named with --gpu-device): filled by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, __u8);
+} gpu_rdevs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, struct gpu_inode);
+	__type(value, __u8);
+} gpu_inodes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct tt_ioctl);
+} ioctl_enter SEC(".maps");
+
+struct cuda_enter {
+	__u64 ts;
+	__u64 arg0;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* tid << 16 | function */
+	__type(value, struct cuda_enter);
+} cuda_enter SEC(".maps");
+
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int tt_ioctl_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	struct tt_switch fdinfo = {};
+	struct tt_ioctl ioc = {};
+	struct gpu_inode gi = {};
+	__u32 tid = (__u32)id;
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	task = bpf_get_current_task_btf();
+	describe_fd(task, ctx->args[0], &fdinfo);
+	if (!(fdinfo.sw_flags & TT_SW_FD))
+		return 0;
+	gi.dev = fdinfo.fd_dev;
+	gi.ino = fdinfo.fd_ino;
+	if (!(fdinfo.fd_rdev && bpf_map_lookup_elem(&gpu_rdevs, &fdinfo.fd_rdev)) &&
+	    !bpf_map_lookup_elem(&gpu_inodes, &gi))
+		return 0;
+	ioc.ts_enter = bpf_ktime_get_ns();
+	ioc.cmd = ctx->args[1];
+	ioc.fd = ctx->args[0];
+	ioc.rdev = fdinfo.fd_rdev;
+	ioc.dev = gi.dev;
+	ioc.ino = gi.ino;
+	bpf_map_update_elem(&ioctl_enter, &tid, &ioc, BPF_ANY);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int tt_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct tt_event_ioctl {
+		struct tt_hdr h;
+		struct tt_ioctl i;
+	} *e;
+	struct tt_ioctl *ioc = bpf_map_lookup_elem(&ioctl_enter, &tid);
+
+	if (!ioc)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_IOCTL);
+	if (e) {
+		e->i = *ioc;
+		e->i.ret = ctx->ret;
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&ioctl_enter, &tid);
+	return 0;
+}
+
+#define NEEDLE_LEN 10 /* strlen("libcuda.so") */
+
+/* A traced process opening a CUDA driver library (dlopen, or the loader at
+ * exec): the collector attaches the uprobes to it. */
+SEC("tracepoint/syscalls/sys_enter_openat")
+int tt_openat(struct trace_event_raw_sys_enter *ctx)
+{
+	const char needle[NEEDLE_LEN] = "libcuda.so";
+	struct tt_event_lib {
+		struct tt_hdr h;
+		struct tt_lib_open l;
+	} *e;
+	char path[TT_LIB_PATH_LEN];
+	int len, i, j;
+	bool found = false;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	len = bpf_probe_read_user_str(path, sizeof(path), (void *)ctx->args[1]);
+	for (i = 0; i < TT_LIB_PATH_LEN - NEEDLE_LEN && !found; i++) {
+		if (i + NEEDLE_LEN > len)
+			return 0;
+		for (j = 0; j < NEEDLE_LEN; j++)
+			if (path[i + j] != needle[j])
+				break;
+		found = j == NEEDLE_LEN;
+	}
+	if (!found)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_LIB_OPEN);
+	if (!e)
+		return 0;
+	__builtin_memcpy(e->l.path, path, sizeof(path));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+/* Entry and return of the probed CUDA driver functions; the attach cookie
+ * is the function's index in the collector's table. */
+SEC("uprobe")
+int BPF_KPROBE(tt_cuda_entry)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 key = ((id & 0xffffffff) << 16) | bpf_get_attach_cookie(ctx);
+	struct cuda_enter ce;
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	ce.ts = bpf_ktime_get_ns();
+	ce.arg0 = PT_REGS_PARM1(ctx);
+	bpf_map_update_elem(&cuda_enter, &key, &ce, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(tt_cuda_return, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 fn = bpf_get_attach_cookie(ctx);
+	__u64 key = ((id & 0xffffffff) << 16) | fn;
+	struct tt_event_call {
+		struct tt_hdr h;
+		struct tt_gpu_call c;
+	} *e;
+	struct cuda_enter *ce = bpf_map_lookup_elem(&cuda_enter, &key);
+
+	if (!ce)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_GPU_CALL);
+	if (e) {
+		e->c.ts_enter = ce->ts;
+		e->c.arg0 = ce->arg0;
+		e->c.ret = ret;
+		e->c.fn = fn;
+		e->c.pad = 0;
+		bpf_ringbuf_submit(e, 0);
+	}
+	bpf_map_delete_elem(&cuda_enter, &key);
 	return 0;
 }

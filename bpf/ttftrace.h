@@ -29,6 +29,9 @@ enum tt_event_type {
 	TT_EV_WAKEUP_NEW = 14, /* a new thread becomes runnable */
 	TT_EV_BLOCK = 15, /* block request insert/issue/complete */
 	TT_EV_FAULT = 16, /* file-backed page fault (filemap) */
+	TT_EV_IOCTL = 17, /* an ioctl on a GPU device node, at its return */
+	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return */
+	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_MAX
 };
 
@@ -84,6 +87,7 @@ enum tt_send_class {
 #define TT_SEND_F_HEADERS (1u << 0) /* begins with an HTTP status line */
 #define TT_SEND_F_CHUNKED (1u << 1) /* chunked transfer framing seen */
 #define TT_SEND_F_SSE (1u << 2) /* SSE "data:" event seen */
+#define TT_SEND_F_INTERIM (1u << 8) /* an HTTP 1xx interim response */
 
 struct tt_send {
 	__u64 sk;
@@ -123,6 +127,8 @@ struct tt_lost {
 #define TT_SW_NEXT_TRACED (1u << 1) /* next is a traced thread */
 #define TT_SW_IOWAIT (1u << 2) /* prev->in_iowait: block I/O or fault */
 #define TT_SW_FD (1u << 3) /* fd_* describe the fd in arg0 (or poll's) */
+#define TT_SW_ANON_INODE (1u << 4) /* the fd is an anon inode: eventfd,
+					* timerfd, epoll... (not a file) */
 
 /*
  * A context switch on hdr.cpu at hdr.ts. hdr.tgid/tid is prev; for prev the
@@ -177,6 +183,30 @@ struct tt_fault {
 	__u64 index; /* page index in the file */
 	__u32 dev;
 	__u32 pad;
+};
+
+struct tt_ioctl {
+	__u64 ts_enter;
+	__s64 ret;
+	__u32 cmd;
+	__u32 fd;
+	__u32 rdev; /* the node's device number (kernel dev_t), or 0 */
+	__u32 dev; /* and its filesystem device and inode */
+	__u64 ino;
+};
+
+struct tt_gpu_call {
+	__u64 ts_enter;
+	__u64 arg0; /* the first argument (stream, event, graph, function) */
+	__s32 ret; /* CUresult */
+	__u16 fn; /* index into the collector's CUDA function table */
+	__u16 pad;
+};
+
+#define TT_LIB_PATH_LEN 240
+
+struct tt_lib_open {
+	char path[TT_LIB_PATH_LEN];
 };
 
 #endif /* __TTFTRACE_H */

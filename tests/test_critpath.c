@@ -3,180 +3,14 @@
  * event streams: exact nanoseconds per stage, t_dispatch and t_token, and
  * the closure invariant (stages sum to t_wire - t_arrive) for every
  * request of every test. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
 #include "tt_test.h"
 #include "critpath.h"
-
-#define US 1000ULL
-/* Threads 101, 102 ... belong to process 100; 201 ... to 200. */
-#define TGID(tid) ((tid) / 100 * 100)
-/* A thread of a process nobody traces. */
-#define UNTRACED 9001
-
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_IOCTL 16
-#define NR_PREAD64 17
-#define NR_NANOSLEEP 35
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
-#define NR_FUTEX 202
-#define NR_EPOLL_WAIT 232
-
-#define GPU_RDEV ((195u << 20) | 0)
-
-struct stream {
-	struct tt_event *ev;
-	size_t n, cap;
-};
-
-/* What a thread blocks in at its switch-out. */
-struct blk {
-	int sys;
-	__u64 arg0;
-	__u32 mode; /* S_IF* of the fd in arg0, 0 for none */
-	__u32 rdev;
-	bool iowait;
-};
-
-static struct tt_event *ev_new(struct stream *s, unsigned int type, __u64 ts,
-			       __u32 tid)
-{
-	struct tt_event *ev;
-
-	if (s->n == s->cap) {
-		s->cap = s->cap ? s->cap * 2 : 64;
-		s->ev = realloc(s->ev, s->cap * sizeof(*s->ev));
-		if (!s->ev) {
-			fprintf(stderr, "out of memory\n");
-			exit(1);
-		}
-	}
-	ev = &s->ev[s->n++];
-	memset(ev, 0, sizeof(*ev));
-	ev->h.type = type;
-	ev->h.ts = ts;
-	ev->h.tid = tid;
-	ev->h.tgid = tid ? TGID(tid) : 0;
-	return ev;
-}
-
-/* The idle task hands the CPU to tid. */
-static void sw_in(struct stream *s, __u64 ts, __u32 tid)
-{
-	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, 0);
-
-	ev->sw.next_tid = tid;
-	ev->sw.next_tgid = TGID(tid);
-	ev->sw.sw_flags = TT_SW_NEXT_TRACED;
-	ev->sw.syscall_nr = -1;
-}
-
-/* tid blocks in b; the idle task runs. */
-static void sw_out(struct stream *s, __u64 ts, __u32 tid, struct blk b)
-{
-	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, tid);
-
-	ev->sw.prev_state = 1;
-	ev->sw.syscall_nr = b.sys;
-	ev->sw.arg0 = b.arg0;
-	ev->sw.sw_flags = TT_SW_PREV_TRACED;
-	if (b.iowait)
-		ev->sw.sw_flags |= TT_SW_IOWAIT;
-	if (b.mode) {
-		ev->sw.sw_flags |= TT_SW_FD;
-		ev->sw.fd_mode = b.mode | 0600;
-		ev->sw.fd_rdev = b.rdev;
-		ev->sw.fd_dev = (8u << 20) | 1;
-	}
-}
-
-/* tid is preempted by an untraced thread (still runnable). */
-static void preempt(struct stream *s, __u64 ts, __u32 tid)
-{
-	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, tid);
-
-	ev->sw.next_tid = UNTRACED;
-	ev->sw.next_tgid = TGID(UNTRACED);
-	ev->sw.syscall_nr = -1;
-	ev->sw.sw_flags = TT_SW_PREV_TRACED;
-}
-
-/* current wakes target; flags TT_F_HARDIRQ/SOFTIRQ say the context. */
-static void wake(struct stream *s, __u64 ts, __u32 current, __u32 target,
-		 __u32 flags, int sys, __u64 arg0)
-{
-	struct tt_event *ev = ev_new(s, TT_EV_WAKING, ts, current);
-
-	ev->h.flags = flags;
-	ev->wake.target_tid = target;
-	ev->wake.target_tgid = TGID(target);
-	ev->wake.waker_syscall = flags ? -1 : sys;
-	ev->wake.waker_arg0 = flags ? 0 : arg0;
-}
-
-static void lost(struct stream *s, __u64 since, __u64 ts)
-{
-	struct tt_event *ev = ev_new(s, TT_EV_LOST, ts, 0);
-
-	ev->lost.since_ts = since;
-	ev->lost.count = 10;
-}
-
-static int cmp_ts(const void *a, const void *b)
-{
-	const struct tt_event *x = a, *y = b;
-
-	return x->h.ts < y->h.ts ? -1 : x->h.ts > y->h.ts;
-}
-
-/* Sorts the stream by time (helpers append in any order; equal times
- * keep their order) and feeds it to a new critpath. */
-static struct tt_critpath *feed(struct stream *s)
-{
-	struct tt_critpath *cp = tt_critpath_new();
-	size_t i;
-
-	TT_CHECK(cp != NULL);
-	/* make the sort stable: break ties by position through cpu */
-	for (i = 0; i < s->n; i++)
-		s->ev[i].h.cpu = i;
-	qsort(s->ev, s->n, sizeof(*s->ev), cmp_ts);
-	for (i = 1; i < s->n; i++) {
-		size_t j = i;
-
-		while (j > 0 && s->ev[j - 1].h.ts == s->ev[j].h.ts &&
-		       s->ev[j - 1].h.cpu > s->ev[j].h.cpu) {
-			struct tt_event t = s->ev[j];
-
-			s->ev[j] = s->ev[j - 1];
-			s->ev[j - 1] = t;
-			j--;
-		}
-	}
-	for (i = 0; i < s->n; i++)
-		TT_CHECK(tt_critpath_add(cp, &s->ev[i]) == 0);
-	free(s->ev);
-	memset(s, 0, sizeof(*s));
-	return cp;
-}
-
-static struct tt_cp_request req(__u64 id, __u64 arrive, __u64 read,
-				__u64 first_write, __u64 wire, __u32 reader,
-				__u32 writer)
-{
-	return (struct tt_cp_request){ .id = id,
-				       .t_arrive = arrive,
-				       .t_read = read,
-				       .t_first_write = first_write,
-				       .t_wire = wire,
-				       .reader_tid = reader,
-				       .writer_tid = writer };
-}
+#include "cp_stream.h"
 
 static int closure_checked;
 
@@ -289,7 +123,7 @@ static void test_names(void)
 	strcpy(ev->fork.comm, "python3");
 	ev = ev_new(&s, TT_EV_COMM, 20, 102);
 	strcpy(ev->comm.comm, "engine");
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	TT_CHECK(tt_critpath_comm(cp, 102) &&
 		 !strcmp(tt_critpath_comm(cp, 102), "engine"));
 	TT_CHECK(tt_critpath_comm(cp, 101) == NULL);
@@ -320,7 +154,7 @@ static void test_single_thread(void)
 	sw_in(&s, 1010 * US, 101);
 	sw_out(&s, 1700 * US, 101,
 	       (struct blk){ .sys = NR_EPOLL_WAIT, .arg0 = 3 });
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -374,7 +208,7 @@ static void test_cross_thread(void)
 	sw_in(&s, 2005 * US, 103);
 	sw_out(&s, 2200 * US, 103,
 	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x8000 });
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -407,7 +241,7 @@ static struct tt_critpath *gpu_stream(void)
 	sw_out(&s, 1750 * US, 102,
 	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x9 });
 	sw_in(&s, 1710 * US, 101);
-	return feed(&s);
+	return cp_feed(&s);
 }
 
 static void test_gpu_wait(void)
@@ -482,7 +316,7 @@ static void test_storage_wait(void)
 	sw_out(&s, 1560 * US, 101, (struct blk){ .sys = -1, .iowait = true });
 	wake(&s, 1750 * US, UNTRACED, 101, TT_F_HARDIRQ, -1, 0);
 	sw_in(&s, 1760 * US, 101);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -513,7 +347,7 @@ static void test_preempted(void)
 	sw_in(&s, 900 * US, 101);
 	preempt(&s, 1300 * US, 101);
 	sw_in(&s, 1450 * US, 101);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -535,7 +369,7 @@ static void test_add_after_walk(void)
 	int i;
 
 	sw_in(&s, 900 * US, 101);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_CPU], 500 * US);
 	tt_cp_result_free(&r);
@@ -592,7 +426,7 @@ static void test_chain(void)
 	sw_out(&s, 1910 * US, 103,
 	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x10 });
 	sw_in(&s, 1950 * US, 104);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -634,7 +468,7 @@ static void test_cross_process(void)
 	sw_out(&s, 1820 * US, 201,
 	       (struct blk){ .sys = NR_RECVMSG, .arg0 = 3, .mode = S_IFSOCK });
 	sw_in(&s, 1805 * US, 102);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -725,7 +559,7 @@ static void test_busy_engine(void)
 		}
 	}
 	preempt(&s, 5000 * US, 102);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 3, r);
 
 	check_stages(&r[0], want_b);
@@ -809,7 +643,7 @@ static void test_busy_engine_shared_loop(void)
 	sw_out(&s, 3460 * US, 101, epoll);
 	sw_in(&s, 3452 * US, 102);
 	preempt(&s, 5000 * US, 102);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 2, r);
 	TT_CHECK(r[0].complete);
 	TT_CHECK_EQ_U64(r[0].t_dispatch, 110 * US);
@@ -859,7 +693,7 @@ static struct tt_critpath *gil_stream(int n, __u64 to_l, __u64 to_e, __u64 *fw)
 	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x7000 });
 	sw_in(&s, e_in + 12 * US, 101);
 	*fw = e_in + 20 * US;
-	return feed(&s);
+	return cp_feed(&s);
 }
 
 static void test_gil_lock(void)
@@ -943,7 +777,7 @@ static struct tt_critpath *loopback_stream(__u32 sender, struct blk b)
 	sw_out(&s, 50 * US, 201, b);
 	wake(&s, 1200 * US, sender, 201, TT_F_SOFTIRQ, -1, 0);
 	sw_in(&s, 1210 * US, 201);
-	return feed(&s);
+	return cp_feed(&s);
 }
 
 static void test_loopback_softirq(void)
@@ -1023,7 +857,7 @@ static void test_lost(void)
 		       (struct blk){ .sys = NR_EPOLL_WAIT });
 	}
 	lost(&s, 1200 * US, 1300 * US);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 2, r);
 	check_stages(&r[0], want);
 	TT_CHECK(!r[0].complete);
@@ -1077,7 +911,7 @@ static void test_sleep_lock_unknown(void)
 	wake(&s, 2000 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
 	sw_in(&s, 2000 * US, 101);
 	sw_in(&s, 1500 * US, 105);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 2, r);
 	check_stages(&r[0], want);
 	TT_CHECK(r[0].complete);
@@ -1112,7 +946,7 @@ static void test_not_walked_and_clamps(void)
 	struct tt_cp_result r[5];
 
 	sw_in(&s, 900 * US, 101);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 5, r);
 	TT_CHECK_EQ_U64(r[0].incomplete, TT_CP_INC_NOT_WALKED);
 	TT_CHECK_EQ_U64(r[1].incomplete, TT_CP_INC_NOT_WALKED);
@@ -1152,7 +986,7 @@ static void test_wake_race(void)
 	sw_out(&s, 2500 * US, 102, (struct blk){ .sys = NR_EPOLL_WAIT });
 	wake(&s, 3200 * US, 0, 102, TT_F_HARDIRQ, -1, 0);
 	sw_in(&s, 3200 * US, 102);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, rqs, 2, r);
 	TT_CHECK(r[0].complete);
 	TT_CHECK_EQ_U64(r[0].t_dispatch, 1203 * US);
@@ -1184,7 +1018,7 @@ static void test_new_thread(void)
 	ev->wake.target_tgid = 100;
 	ev->wake.waker_syscall = 56;
 	sw_in(&s, 1210 * US, 106);
-	cp = feed(&s);
+	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	TT_CHECK(r.complete);
 	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
@@ -1193,6 +1027,203 @@ static void test_new_thread(void)
 	TT_CHECK(tt_critpath_comm(cp, 106) &&
 		 !strcmp(tt_critpath_comm(cp, 106), "worker"));
 	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * Waits on anon inodes (eventfd, timerfd, epoll, io_uring) ended by an
+ * interrupt or an untraced thread are unknown, never storage: on recent
+ * kernels their shared inode is S_IFREG, and io_uring sets in_iowait.
+ */
+static struct tt_critpath *anon_stream(bool anon)
+{
+	struct stream s = { 0 };
+
+	sw_in(&s, 900 * US, 101);
+	sw_out(&s, 1200 * US, 101,
+	       (struct blk){ .sys = NR_READ,
+			     .arg0 = 9,
+			     .mode = S_IFREG,
+			     .anon = anon });
+	wake(&s, 1500 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1510 * US, 101);
+	sw_out(&s, 1560 * US, 101,
+	       (struct blk){ .sys = NR_IO_URING_ENTER,
+			     .arg0 = 4,
+			     .mode = S_IFREG,
+			     .iowait = true,
+			     .anon = anon });
+	wake(&s, 1750 * US, UNTRACED, 101, 0, NR_WRITE, 4);
+	sw_in(&s, 1760 * US, 101);
+	return cp_feed(&s);
+}
+
+static void test_anon_inode(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1790 * US, 1800 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,  [TT_ST_CPU] = 180 * US,
+		[TT_ST_UNKNOWN] = 490 * US, [TT_ST_RUNQUEUE] = 20 * US,
+		[TT_ST_NET_OUT] = 10 * US,
+	};
+	struct tt_cp_request rq2 =
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1700 * US, 101, 102);
+	__u64 want2[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,  [TT_ST_QUEUE] = 100 * US,
+		[TT_ST_CPU] = 390 * US,	    [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_OUT] = 100 * US,
+	};
+	struct tt_critpath *cp = anon_stream(true);
+	const struct tt_cp_segment *sg;
+	struct stream s = { 0 };
+	struct tt_cp_result r;
+
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	sg = seg_at(&r, 1300 * US);
+	TT_CHECK(sg && sg->state == TT_CP_BLOCKED &&
+		 !strcmp(sg->reason, "read anon"));
+	sg = seg_at(&r, 1600 * US);
+	TT_CHECK(sg && sg->stage == TT_ST_UNKNOWN &&
+		 !strcmp(sg->reason, "io_uring_enter anon iowait"));
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* the same waits on real files are storage */
+	cp = anon_stream(false);
+	want[TT_ST_UNKNOWN] = 0;
+	want[TT_ST_STORAGE] = 490 * US;
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	sg = seg_at(&r, 1300 * US);
+	TT_CHECK(sg && !strcmp(sg->reason, "read file 8:1"));
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* an eventfd a traced thread writes is a hand-off, followed */
+	sw_in(&s, 0, 101);
+	sw_in(&s, 5 * US, 102);
+	sw_out(&s, 50 * US, 102,
+	       (struct blk){ .sys = NR_READ,
+			     .arg0 = 7,
+			     .mode = S_IFREG,
+			     .anon = true });
+	wake(&s, 1200 * US, 101, 102, 0, NR_WRITE, 7);
+	sw_in(&s, 1210 * US, 102);
+	cp = cp_feed(&s);
+	walk(cp, &rq2, 1, &r);
+	check_stages(&r, want2);
+	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_PICKUP);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+struct iv_list {
+	struct tt_cp_interval v[16];
+	int n;
+	int stop_after; /* return 7 after this many, 0: never */
+};
+
+static int iv_collect(const struct tt_cp_interval *iv, void *ctx)
+{
+	struct iv_list *l = ctx;
+
+	if (l->n < 16)
+		l->v[l->n] = *iv;
+	l->n++;
+	return l->stop_after && l->n == l->stop_after ? 7 : 0;
+}
+
+static void check_iv(const struct tt_cp_interval *iv, __u64 start, __u64 end,
+		     enum tt_cp_state state, enum tt_stage stage,
+		     const char *reason)
+{
+	TT_CHECK_EQ_U64(iv->start, start);
+	TT_CHECK_EQ_U64(iv->end, end);
+	TT_CHECK_EQ_U64(iv->state, state);
+	TT_CHECK_EQ_U64(iv->stage, stage);
+	if (strcmp(iv->reason, reason))
+		fprintf(stderr, "  reason \"%s\", want \"%s\"\n", iv->reason,
+			reason);
+	TT_CHECK(!strcmp(iv->reason, reason));
+}
+
+/* The read-only timeline iterator renderers use. */
+static void test_intervals(void)
+{
+	struct stream s = { 0 };
+	struct tt_critpath_stats st;
+	struct iv_list l = { 0 };
+	struct tt_critpath *cp;
+	__u32 tid, tgid;
+
+	sw_in(&s, 100 * US, 101);
+	preempt(&s, 300 * US, 101);
+	sw_in(&s, 400 * US, 101);
+	sw_out(&s, 500 * US, 101, (struct blk){ .sys = NR_FUTEX, .arg0 = 0x42 });
+	sw_in(&s, 600 * US, 102);
+	wake(&s, 700 * US, 102, 101, 0, NR_FUTEX, 0x42);
+	sw_in(&s, 710 * US, 101);
+	ev_new(&s, TT_EV_EXIT, 800 * US, 101);
+	sw_out(&s, 820 * US, 101, (struct blk){ .sys = -1 });
+	sw_out(&s, 900 * US, 102,
+	       (struct blk){ .sys = NR_EPOLL_WAIT,
+			     .arg0 = 3,
+			     .mode = S_IFREG,
+			     .anon = true });
+	comm(&s, 1000 * US, 102, "engine");
+	cp = cp_feed(&s);
+
+	TT_CHECK_EQ_U64(tt_critpath_nthreads(cp), 2);
+	TT_CHECK(tt_critpath_thread(cp, 0, &tid, &tgid) == 0 && tid == 101 &&
+		 tgid == 100);
+	TT_CHECK(tt_critpath_thread(cp, 1, &tid, &tgid) == 0 && tid == 102);
+	TT_CHECK(tt_critpath_thread(cp, 2, &tid, &tgid) == -ERANGE);
+	TT_CHECK(tt_critpath_intervals(cp, 555, iv_collect, &l) == -ENOENT);
+	tt_critpath_stats(cp, &st);
+	TT_CHECK_EQ_U64(st.first_ts, 100 * US);
+	TT_CHECK_EQ_U64(st.last_ts, 1000 * US);
+
+	TT_CHECK(tt_critpath_intervals(cp, 101, iv_collect, &l) == 0);
+	/* the switch-out after its exit is not a wait */
+	TT_CHECK_EQ_U64(l.n, 6);
+	if (l.n == 6) {
+		check_iv(&l.v[0], 100 * US, 300 * US, TT_CP_RUNNING, TT_ST_CPU,
+			 "on-cpu");
+		check_iv(&l.v[1], 300 * US, 400 * US, TT_CP_RUNNABLE,
+			 TT_ST_RUNQUEUE, "preempted");
+		check_iv(&l.v[3], 500 * US, 700 * US, TT_CP_BLOCKED,
+			 TT_ST_LOCK, "futex 0x42");
+		check_iv(&l.v[4], 700 * US, 710 * US, TT_CP_RUNNABLE,
+			 TT_ST_RUNQUEUE, "woken by 102");
+		TT_CHECK_EQ_U64(l.v[4].waker_tid, 102);
+		TT_CHECK_EQ_U64(l.v[1].waker_tid, 0);
+		check_iv(&l.v[5], 710 * US, 820 * US, TT_CP_RUNNING, TT_ST_CPU,
+			 "on-cpu");
+		TT_CHECK(!l.v[5].open_end);
+	}
+
+	memset(&l, 0, sizeof(l));
+	TT_CHECK(tt_critpath_intervals(cp, 102, iv_collect, &l) == 0);
+	TT_CHECK_EQ_U64(l.n, 2);
+	if (l.n == 2) {
+		check_iv(&l.v[0], 600 * US, 900 * US, TT_CP_RUNNING, TT_ST_CPU,
+			 "on-cpu");
+		TT_CHECK(!l.v[0].open_end);
+		/* still blocked at the end of the trace */
+		check_iv(&l.v[1], 900 * US, 1000 * US, TT_CP_BLOCKED,
+			 TT_ST_UNKNOWN, "epoll_wait anon");
+		TT_CHECK(l.v[1].open_end);
+	}
+
+	/* the callback stops the walk and its value comes back */
+	memset(&l, 0, sizeof(l));
+	l.stop_after = 2;
+	TT_CHECK(tt_critpath_intervals(cp, 101, iv_collect, &l) == 7);
+	TT_CHECK_EQ_U64(l.n, 2);
 	tt_critpath_free(cp);
 }
 
@@ -1307,6 +1338,8 @@ int main(void)
 	TT_RUN(test_not_walked_and_clamps);
 	TT_RUN(test_wake_race);
 	TT_RUN(test_new_thread);
+	TT_RUN(test_anon_inode);
+	TT_RUN(test_intervals);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -40,13 +40,13 @@ trap 'exit 1' INT TERM HUP PIPE
 
 # start_server NAME [ARGS...]: demo-server on a free port, log in $TMP/NAME.gt
 start_server() {
-	local name=$1 i
+	local name=$1
 	shift
 	rm -f "$TMP/port"
 	"$SERVER" -p 0 --port-file "$TMP/port" --log "$TMP/$name.gt" -q \
 		-i "$INTERVAL_US" "$@" >"$TMP/$name.server.out" 2>&1 &
 	SERVER_PID=$!
-	for i in $(seq 250); do
+	for _ in $(seq 250); do
 		if [ -s "$TMP/port" ]; then
 			PORT=$(cat "$TMP/port")
 			return 0
@@ -62,11 +62,11 @@ start_server() {
 
 # stop_server [SIGNAL]: stops it, waits at most 5 s; fails unless it exits 0
 stop_server() {
-	local sig=${1:-TERM} pid=$SERVER_PID rc i
+	local sig=${1:-TERM} pid=$SERVER_PID rc
 	SERVER_PID=
 	[ -n "$pid" ] || return 1
 	kill -"$sig" "$pid" 2>/dev/null
-	for i in $(seq 250); do
+	for _ in $(seq 250); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.02
 	done
@@ -110,7 +110,7 @@ match_rows() {
 			      pe[port, i] <= fw[port, i] &&
 			      fw[port, i] <= lw[port, i] &&
 			      fw[port, i] <= first && lw[port, i] <= last))
-				printf "request %s: timestamps out of order\n", $1
+				printf "request %s: out of order\n", $1
 			if ($8 < pre[port, i])
 				printf "request %s: ttft %d < prefill %d\n",
 					$1, $8, pre[port, i]
@@ -128,7 +128,8 @@ match_rows() {
 
 median_col() { # median_col FILE COLUMN: median of a numeric CSV column
 	tail -n +2 "$1" | cut -d, -f"$2" | sort -n |
-		awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : -1 }'
+		awk '{ v[NR] = $1 }
+		     END { print NR ? v[int((NR + 1) / 2)] : -1 }'
 }
 
 # scenario NAME LOADGEN_ARGS -- SERVER_ARGS: run, then check everything
@@ -199,14 +200,16 @@ scenario tokenize -c 1 -n 3 --tokens 2 --prompt-bytes 20000 -- \
 	--tokenize-ns-per-byte 100
 slow=$(tail -n +2 "$TMP/tokenize.gt" |
 	awk -F, '$13 >= 2000000 && $14 == 20000 { n++ } END { print n + 0 }')
-check "tokenize burns prompt_bytes x ns-per-byte" "$slow of 3" [ "$slow" -eq 3 ]
+check "tokenize burns prompt_bytes x ns-per-byte" "$slow of 3" \
+	[ "$slow" -eq 3 ]
 scenario large-prompt -c 2 -n 4 --tokens 2 --prompt-bytes 1048576 --
 big=$(tail -n +2 "$TMP/large-prompt.gt" |
 	awk -F, '$14 == 1048576 { n++ } END { print n + 0 }')
 check "1 MB prompts are read whole" "$big of 4" [ "$big" -eq 4 ]
 scenario new-conn -c 2 -n 8 --tokens 2 --new-conn --
 ports=$(tail -n +2 "$TMP/new-conn.client.csv" | cut -d, -f3 | sort -u | wc -l)
-check "--new-conn uses a connection per request" "$ports ports" [ "$ports" -eq 8 ]
+check "--new-conn uses a connection per request" "$ports ports" \
+	[ "$ports" -eq 8 ]
 
 # --- IPv6 listen address
 if start_server ipv6 -a ::1 2>/dev/null; then
@@ -219,9 +222,20 @@ fi
 
 # --- raw HTTP: errors are 4xx, Connection: close is honoured
 # http_exchange REQUEST: sends it with bash's /dev/tcp, prints the reply
+# shellcheck disable=SC2016 # $1 expands in the inner shell
 http_exchange() {
 	timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$PORT"'
 		printf "%b" "$1" >&3; cat <&3' _ "$1"
+}
+post_close() { # post_close BODY: a completion request that closes after
+	printf 'POST /v1/completions HTTP/1.1\\r\\nContent-Length: %d\\r\\n' \
+		"${#1}"
+	printf 'Connection: close\\r\\n\\r\\n%s' "$1"
+}
+check_status() { # check_status NAME CODE REQUEST
+	local reply
+	reply=$(http_exchange "$3")
+	check "$1" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 $2" ]
 }
 if start_server raw -t 3; then
 	body='{"prompt": "hi", "max_tokens": 2, "stream": true}'
@@ -230,18 +244,24 @@ if start_server raw -t 3; then
 	rc=$?
 	check "Connection: close ends the stream with [DONE] and a close" \
 		"rc $rc: $(echo "$reply" | head -3 | tr '\r\n' '  ')" \
-		[ "$rc" -eq 0 -a "$(printf '%s' "$reply" | grep -c '^data: ')" \
-		  -eq 3 -a "$(printf '%s' "$reply" | tail -1)" = "data: [DONE]" ]
-	reply=$(http_exchange "GET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-	check "unknown path gets 404" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 404" ]
-	reply=$(http_exchange "GET /v1/completions HTTP/1.1\r\nConnection: close\r\n\r\n")
-	check "wrong method gets 405" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 405" ]
-	reply=$(http_exchange "POST /v1/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: 9\r\n\r\n{\"prompt\"")
-	check "bad JSON gets 400" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 400" ]
-	reply=$(http_exchange "garbage\r\n\r\n")
-	check "garbage request line gets 400" "${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 400" ]
+		[ "$rc" -eq 0 -a \
+		  "$(printf '%s' "$reply" | grep -c '^data: ')" -eq 3 -a \
+		  "$(printf '%s' "$reply" | tail -1)" = 'data: [DONE]' ]
+	close="Connection: close\r\n"
+	check_status "unknown path gets 404" 404 \
+		"GET /nope HTTP/1.1\r\nHost: x\r\n$close\r\n"
+	check_status "wrong method gets 405" 405 \
+		"GET /v1/completions HTTP/1.1\r\n$close\r\n"
+	check_status "bad JSON gets 400" 400 "$(post_close '{"prompt"')"
+	check_status "prompt of the wrong type gets 400" 400 \
+		"$(post_close '{"prompt": 1}')"
+	check_status "garbage request line gets 400" 400 "garbage\r\n\r\n"
+	reply=$(http_exchange "$(post_close '{"prompt": "x"}')")
+	check "stream=false gets one JSON body" "${reply:0:60}" \
+		[ "${reply:0:12}" = "HTTP/1.1 200" -a "$(printf '%s' "$reply" |
+		  tail -1 | grep -c '"text":"tok0tok1tok2"')" -eq 1 ]
 	# two requests on one keep-alive connection, then a close
-	reply=$(http_exchange "$req\r\n$body${req}Connection: close\r\n\r\n$body")
+	reply=$(http_exchange "$req\r\n$body$(post_close "$body")")
 	check "keep-alive serves pipelined requests in order" \
 		"$(printf '%s' "$reply" | grep -c 'DONE') [DONE] events" \
 		[ "$(printf '%s' "$reply" | grep -c '^data: \[DONE\]')" -eq 2 ]
@@ -255,8 +275,8 @@ fi
 if start_server killed; then
 	"$LOADGEN" -p "$PORT" -c 2 -n 10 --tokens 2 -q
 	stop_server KILL 2>/dev/null  # no "Killed" job notice
-	check "SIGKILLed server leaves whole log rows" \
-		"$(rows "$TMP/killed.gt") rows" [ "$(rows "$TMP/killed.gt")" -eq 10 ]
+	n=$(rows "$TMP/killed.gt")
+	check "SIGKILLed server leaves whole log rows" "$n rows" [ "$n" -eq 10 ]
 else
 	fail "killed: server starts" ""
 fi
@@ -272,17 +292,24 @@ if start_server abort --batch 2; then
 	aborted=$(awk -F, '$15 == "aborted" { n++ } END { print n + 0 }' \
 		"$TMP/abort.gt")
 	check "in-flight and queued requests are logged as aborted" \
-		"$aborted of 3, loadgen rc $rc" [ "$aborted" -eq 3 -a "$rc" -eq 1 ]
+		"$aborted of 3, loadgen rc $rc" \
+		[ "$aborted" -eq 3 -a "$rc" -eq 1 ]
+else
+	fail "abort: server starts" ""
 fi
 if start_server duration; then
 	start=$(date +%s%N)
-	"$LOADGEN" -p "$PORT" -c 2 -d 0.3 --rate 40 --tokens 2 -q -o "$TMP/d.csv"
+	"$LOADGEN" -p "$PORT" -c 2 -d 0.3 --rate 40 --tokens 2 -q \
+		-o "$TMP/d.csv"
 	rc=$?
 	ms=$((($(date +%s%N) - start) / 1000000))
 	n=$(rows "$TMP/d.csv")
-	check "loadgen -d/--rate is bounded and paced" "rc $rc, ${ms} ms, $n requests" \
+	check "loadgen -d/--rate is bounded and paced" \
+		"rc $rc, ${ms} ms, $n requests" \
 		[ "$rc" -eq 0 -a "$ms" -lt 3000 -a "$n" -ge 6 -a "$n" -le 16 ]
 	stop_server TERM
+else
+	fail "duration: server starts" ""
 fi
 "$LOADGEN" -p "$PORT" -n 2 -q --timeout 2 2>"$TMP/refused.err"
 rc=$?

@@ -45,10 +45,10 @@ static double now_s(void)
 }
 
 static const unsigned int stored_types[] = {
-	TT_EV_FORK, TT_EV_EXIT, TT_EV_COMM, TT_EV_CONN_OPEN,
-	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV, TT_EV_SEND,
-	TT_EV_XMIT, TT_EV_LOST, TT_EV_SWITCH, TT_EV_WAKING, TT_EV_WAKEUP_NEW,
-	TT_EV_BLOCK, TT_EV_FAULT,
+	TT_EV_FORK,	  TT_EV_EXIT,	    TT_EV_COMM,	  TT_EV_CONN_OPEN,
+	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV,	  TT_EV_SEND,
+	TT_EV_XMIT,	  TT_EV_LOST,	    TT_EV_SWITCH, TT_EV_WAKING,
+	TT_EV_WAKEUP_NEW, TT_EV_BLOCK,	    TT_EV_FAULT,
 };
 #define NSTORED (sizeof(stored_types) / sizeof(stored_types[0]))
 
@@ -208,8 +208,9 @@ static void test_round_trip_extremes(void)
 	fill_meta(&m, procs, devs);
 	for (i = 0; i < NSTORED; i++) {
 		for (j = 0; j < 7; j++) {
-			uint64_t ts = j == 0 ? 0 : j == 1 ? UINT64_MAX :
-				      rnd(&seed);
+			uint64_t ts = j == 0 ? 0 :
+				      j == 1 ? UINT64_MAX :
+					       rnd(&seed);
 
 			make_event(&evs[n], stored_types[i], ts, &seed,
 				   fills[j]);
@@ -433,8 +434,8 @@ static void test_truncated_every_offset(void)
 		} else if (!r) {
 			ok = false;
 		} else {
-			for (whole = 0; whole < NBLOCKS &&
-					bounds[whole + 1] <= (off_t)off;
+			for (whole = 0;
+			     whole < NBLOCKS && bounds[whole + 1] <= (off_t)off;
 			     whole++)
 				;
 			tt_reader_close(r);
@@ -520,8 +521,8 @@ static void test_corrupt_block(void)
 		check_corruption(buf, len, start + 24 + (size - 24) / 2, evs,
 				 NBLOCKS, PER, k);
 		check_corruption(buf, len, start + 24, evs, NBLOCKS, PER, k);
-		check_corruption(buf, len, start + size - 1, evs, NBLOCKS,
-				 PER, k);
+		check_corruption(buf, len, start + size - 1, evs, NBLOCKS, PER,
+				 k);
 		/* frame: marker, compressed length, event count, CRCs */
 		check_corruption(buf, len, start, evs, NBLOCKS, PER, k);
 		check_corruption(buf, len, start + 7, evs, NBLOCKS, PER, k);
@@ -721,8 +722,7 @@ static struct tt_event *realistic_events(size_t n)
 			ev->h.type = TT_EV_SEND;
 			ev->send.sk = sk;
 			ev->send.len = 20 + rnd(&seed) % 100;
-			ev->send.ts_enter = ev->h.ts - 1000 -
-					    rnd(&seed) % 4000;
+			ev->send.ts_enter = ev->h.ts - 1000 - rnd(&seed) % 4000;
 			ev->send.seq = seqs[conn];
 			seqs[conn] += ev->send.len;
 			ev->send.cls = TT_SEND_TOKEN;

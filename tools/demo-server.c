@@ -112,7 +112,7 @@ struct worker {
 	struct server *srv;
 	pthread_t thread;
 	int index;
-	int cur_fd;		/* connection being served, under srv->conn_lock */
+	int cur_fd;		/* connection served, under srv->conn_lock */
 	int pipe_rd, pipe_wr;	/* token notifications for --handoff pipe */
 };
 
@@ -222,8 +222,8 @@ static bool parse_delay_spec(const char *s, struct delay_spec *d)
 			return false;
 		*colon = '\0';
 		d->kind = DELAY_UNIFORM;
-		return parse_us(buf, &d->a_ns) && parse_us(colon + 1, &d->b_ns) &&
-		       d->a_ns <= d->b_ns;
+		return parse_us(buf, &d->a_ns) &&
+		       parse_us(colon + 1, &d->b_ns) && d->a_ns <= d->b_ns;
 	}
 	if (!strncmp(s, "exp:", 4)) {
 		d->kind = DELAY_EXP;
@@ -532,7 +532,7 @@ static const char *json_string(const char *p, const char *end, size_t *bytes,
 						return NULL;
 				}
 				p += 4;
-				/* surrogate halves: 2 bytes each = 4 per pair */
+				/* surrogates: 2 bytes each, 4 per pair */
 				add = cp < 0x80 ? 1 : cp < 0x800 ? 2 :
 				      (cp >= 0xd800 && cp < 0xe000) ? 2 : 3;
 				for (; add; add--, n++)
@@ -640,7 +640,7 @@ static int parse_completion(const char *s, size_t len,
 			char num[24];
 			uint64_t n;
 
-			*why = "\"max_tokens\" must be an integer in 1..1000000";
+			*why = "\"max_tokens\" must be in 1..1000000";
 			p = json_skip(v, end, 0);
 			if (!p || p - v >= (ptrdiff_t)sizeof(num))
 				return -1;
@@ -797,7 +797,8 @@ static bool header_value(const char *hdrs, const char *end, const char *name,
 			while (v < eol && (*v == ' ' || *v == '\t'))
 				v++;
 			vlen = eol - v;
-			while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+			while (vlen && (v[vlen - 1] == ' ' ||
+					v[vlen - 1] == '\t'))
 				vlen--;
 			if (vlen >= size)
 				vlen = size - 1;
@@ -859,7 +860,8 @@ static int read_request(struct server *srv, struct conn *c,
 	hr->path[strcspn(hr->path, "?")] = '\0';
 
 	hr->keep_alive = !strcmp(version, "HTTP/1.1");
-	if (header_value(eol + 2, hend + 2, "Connection", value, sizeof(value))) {
+	if (header_value(eol + 2, hend + 2, "Connection", value,
+			 sizeof(value))) {
 		if (strcasestr(value, "close"))
 			hr->keep_alive = false;
 		else if (strcasestr(value, "keep-alive"))
@@ -1522,7 +1524,7 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		.batch = 8,
 		.tokens = 16,
 		.token_interval_ns = 2000 * NSEC_PER_USEC,
-		.prefill = { .kind = DELAY_FIXED, .a_ns = 5000 * NSEC_PER_USEC },
+		.prefill = { DELAY_FIXED, 5000 * NSEC_PER_USEC, 0 },
 		.seed = 1,
 		.max_body = DEFAULT_MAX_BODY,
 	};
@@ -1554,8 +1556,8 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 			break;
 		case OPT_PREFILL_US:
 			if (!parse_delay_spec(optarg, &o->prefill))
-				usage_error("invalid --prefill-us '%s' (want N, "
-					    "uniform:MIN:MAX or exp:MEAN)",
+				usage_error("invalid --prefill-us '%s' (want "
+					    "N, uniform:MIN:MAX or exp:MEAN)",
 					    optarg);
 			break;
 		case OPT_SEED:

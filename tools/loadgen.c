@@ -250,7 +250,7 @@ static int parse_headers(struct resp_parser *p, const char *buf, size_t hlen)
 	} else if (p->code == 200 && p->event_stream) {
 		p->state = RS_SSE;
 	} else {
-		/* no framing: the body runs to the close, which we don't wait for */
+		/* no framing: the body runs to the close; not waited for */
 		p->close = true;
 		p->state = RS_COMPLETE;
 	}
@@ -533,6 +533,8 @@ static bool client_request(struct client *c, struct result *r)
 			snprintf(r->status, sizeof(r->status), "%s",
 				 recv_error_word(n, errno));
 			r->tokens = p.tokens;
+			r->t_first = p.t_first;
+			r->t_last = p.t_last;
 			return false;
 		}
 		c->rlen += n;

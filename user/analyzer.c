@@ -16,6 +16,10 @@
  * ends at a DONE send, at the next request's first bytes, or at close; if
  * the XMIT of its first body byte has not been seen by then it waits (the
  * connection's "tail") up to TT_WIRE_WAIT_NS for it.
+ *
+ * Every released event also goes, in the same timestamp order, to the
+ * thread timelines of critpath.h; at the end the critical path of every
+ * request is walked there in one pass.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -233,11 +237,26 @@ struct tt_analyzer {
 
 	struct tt_analyzer_stats st;
 	bool finished;
+
+	struct tt_critpath *cp;
+	__u32 last_tgid; /* the latest tgid marked traced: most repeat it */
+	/* after finish: the walk's input and output, one entry per request */
+	struct tt_cp_request *cp_reqs;
+	struct tt_cp_result *cp_res;
 };
 
 struct tt_analyzer *tt_analyzer_new(void)
 {
-	return calloc(1, sizeof(struct tt_analyzer));
+	struct tt_analyzer *a = calloc(1, sizeof(struct tt_analyzer));
+
+	if (!a)
+		return NULL;
+	a->cp = tt_critpath_new();
+	if (!a->cp) {
+		free(a);
+		return NULL;
+	}
+	return a;
 }
 
 /* ---- requests ---- */
@@ -559,6 +578,7 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 		req_begin(c, ev->h.ts, 0); /* its arrival was not seen */
 	req_materialize(a, c);
 	c->cur.r.t_read = ev->h.ts;
+	c->cur.r.reader_tid = ev->h.tid;
 	c->cur.r.bytes_in += ev->sock.len;
 	if (!c->cur.r.tgid)
 		c->cur.r.tgid = ev->h.tgid;
@@ -760,6 +780,50 @@ static int set_comm(struct tt_analyzer *a, __u32 tid, const char *comm)
 	return 0;
 }
 
+static int mark_traced(struct tt_analyzer *a, __u32 tgid)
+{
+	int err;
+
+	if (!tgid || tgid == a->last_tgid)
+		return 0;
+	err = tt_critpath_add_tgid(a->cp, tgid);
+	if (!err)
+		a->last_tgid = tgid;
+	return err;
+}
+
+/* Marks the processes whose threads the event shows at work: current in
+ * process context for the events only traced threads emit, and the other
+ * side of a switch or fork. */
+static int mark_event_tgids(struct tt_analyzer *a, const struct tt_event *ev)
+{
+	bool process_ctx = !(ev->h.flags & (TT_F_HARDIRQ | TT_F_SOFTIRQ));
+	int err = 0;
+
+	switch (ev->h.type) {
+	case TT_EV_RECV:
+	case TT_EV_SEND:
+	case TT_EV_COMM:
+	case TT_EV_EXIT:
+		if (process_ctx)
+			err = mark_traced(a, ev->h.tgid);
+		break;
+	case TT_EV_FORK:
+		if (process_ctx)
+			err = mark_traced(a, ev->h.tgid);
+		if (!err)
+			err = mark_traced(a, ev->fork.child_tgid);
+		break;
+	case TT_EV_SWITCH:
+		if (ev->sw.sw_flags & TT_SW_PREV_TRACED)
+			err = mark_traced(a, ev->h.tgid);
+		if (!err && (ev->sw.sw_flags & TT_SW_NEXT_TRACED))
+			err = mark_traced(a, ev->sw.next_tgid);
+		break;
+	}
+	return err;
+}
+
 static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 {
 	struct conn *c;
@@ -767,6 +831,11 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 
 	if (ev->h.ts > a->now)
 		a->now = ev->h.ts;
+	err = mark_event_tgids(a, ev);
+	if (!err)
+		err = tt_critpath_add(a->cp, ev);
+	if (err)
+		return err;
 	switch (ev->h.type) {
 	case TT_EV_FORK:
 		return set_comm(a, ev->fork.child_tid, ev->fork.comm);
@@ -993,6 +1062,66 @@ static int regroup_gaps(struct tt_analyzer *a)
 	return 0;
 }
 
+/* Takes the walk's verdict on r; the request stays complete only if the
+ * walk completed too. */
+static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
+{
+	const __u32 explained = TT_CP_INC_NOT_WALKED | TT_CP_INC_LOST |
+				TT_CP_INC_NO_READ;
+
+	if (!(res->incomplete & TT_CP_INC_NOT_WALKED)) {
+		memcpy(r->stage_ns, res->stage_ns, sizeof(r->stage_ns));
+		r->t_dispatch = res->t_dispatch;
+		r->t_token = res->t_token;
+		r->dispatch_rule = res->dispatch;
+	}
+	r->attributed = res->complete;
+	if (!res->complete && (!r->incomplete || (res->incomplete & ~explained)))
+		r->incomplete |= TT_INC_NO_PATH;
+	r->complete = !r->incomplete;
+}
+
+/* Walks every request's critical path (after the sort: index = id - 1).
+ * Without memory for it every request is left unattributed. */
+static void attribute(struct tt_analyzer *a)
+{
+	static const struct tt_cp_result none = {
+		.incomplete = TT_CP_INC_NOT_WALKED
+	};
+	struct tt_request *r;
+	size_t i;
+
+	if (!a->nreqs)
+		return;
+	a->cp_reqs = calloc(a->nreqs, sizeof(*a->cp_reqs));
+	a->cp_res = calloc(a->nreqs, sizeof(*a->cp_res));
+	if (!a->cp_reqs || !a->cp_res) {
+		free(a->cp_res);
+		a->cp_res = NULL;
+	} else {
+		for (i = 0; i < a->nreqs; i++) {
+			r = &a->reqs[i].r;
+			a->cp_reqs[i] = (struct tt_cp_request){
+				.id = r->id,
+				.t_arrive = r->t_arrive,
+				.t_read = r->t_read,
+				.t_first_write = r->t_first_write,
+				.t_wire = r->t_wire,
+				.t_end = r->t_end,
+				.reader_tid = r->reader_tid,
+				.writer_tid = r->writer_tid,
+			};
+		}
+		if (tt_critpath_walk_all(a->cp, a->cp_reqs, a->nreqs,
+					 a->cp_res)) {
+			free(a->cp_res);
+			a->cp_res = NULL;
+		}
+	}
+	for (i = 0; i < a->nreqs; i++)
+		attribute_one(&a->reqs[i].r, a->cp_res ? &a->cp_res[i] : &none);
+}
+
 void tt_analyzer_finish(struct tt_analyzer *a)
 {
 	struct conn *c;
@@ -1021,6 +1150,7 @@ void tt_analyzer_finish(struct tt_analyzer *a)
 		qsort(a->reqs, a->nreqs, sizeof(*a->reqs), cmp_rec);
 	for (i = 0; i < a->nreqs; i++)
 		a->reqs[i].r.id = i + 1;
+	attribute(a);
 	regroup_gaps(a);
 	free(a->fifo);
 	free(a->heap);
@@ -1053,6 +1183,12 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	free(a->heap);
 	free(a->reqs);
 	tt_u64vec_free(&a->gaps);
+	if (a->cp_res)
+		for (i = 0; i < a->nreqs; i++)
+			tt_cp_result_free(&a->cp_res[i]);
+	free(a->cp_res);
+	free(a->cp_reqs);
+	tt_critpath_free(a->cp);
 	free(a);
 }
 
@@ -1103,11 +1239,74 @@ const char *tt_analyzer_comm(const struct tt_analyzer *a, __u32 tid)
 	return map_get(&a->comms, tid);
 }
 
+int tt_analyzer_add_procs(struct tt_analyzer *a,
+			  const struct tt_proc_info *procs, size_t n)
+{
+	struct tt_event ev;
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = mark_traced(a, procs[i].tgid);
+		if (err)
+			return err;
+		if (!procs[i].tid || !procs[i].comm[0] ||
+		    map_get(&a->comms, procs[i].tid))
+			continue;
+		err = set_comm(a, procs[i].tid, procs[i].comm);
+		if (err)
+			return err;
+		/* the names the timelines know come from COMM records */
+		memset(&ev, 0, sizeof(ev));
+		ev.h.type = TT_EV_COMM;
+		ev.h.tgid = procs[i].tgid;
+		ev.h.tid = procs[i].tid;
+		memcpy(ev.comm.comm, procs[i].comm, TT_COMM_LEN);
+		err = tt_critpath_add(a->cp, &ev);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tt_analyzer_add_devices(struct tt_analyzer *a,
+			    const struct tt_dev_info *devs, size_t n)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		if (!devs[i].rdev)
+			continue;
+		err = tt_critpath_add_gpu_rdev(a->cp, devs[i].rdev);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+const struct tt_cp_result *tt_analyzer_cp_result(const struct tt_analyzer *a,
+						 size_t i)
+{
+	return a->cp_res && i < a->nreqs ? &a->cp_res[i] : NULL;
+}
+
+const struct tt_cp_request *
+tt_analyzer_cp_request(const struct tt_analyzer *a, size_t i)
+{
+	return a->cp_reqs && i < a->nreqs ? &a->cp_reqs[i] : NULL;
+}
+
+const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a)
+{
+	return a->cp;
+}
+
 const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 {
-	static const char *const names[] = {
+	static const char *const names[TT_INC_NBITS] = {
 		"no-arrive",	     "no-read",	    "no-response", "no-wire",
-		"closed-mid-stream", "open-at-end", "lost",
+		"closed-mid-stream", "open-at-end", "lost",	   "no-path",
 	};
 	size_t i, off = 0;
 	int k;

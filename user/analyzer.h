@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The analyzer: plain C over the event stream (no BPF, no globals). It
- * rebuilds each request of the traced server's connections (DESIGN §3).
- * Events may arrive slightly out of timestamp order (the ring buffer is
- * shared by all CPUs); the analyzer reorders them within a window.
+ * rebuilds each request of the traced server's connections (DESIGN §3) and
+ * attributes its TTFT to stages along the critical path (DESIGN §4, done by
+ * critpath.h at tt_analyzer_finish). Events may arrive slightly out of
+ * timestamp order (the ring buffer is shared by all CPUs); the analyzer
+ * reorders them within a window and hands them on in timestamp order.
  */
 #ifndef TT_ANALYZER_H
 #define TT_ANALYZER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "critpath.h"
 #include "event.h"
+#include "ttfile.h"
 
 struct tt_request {
 	__u64 id; /* 1, 2, ... in order of t_arrive */
@@ -21,6 +25,7 @@ struct tt_request {
 	__u8 raddr[16];
 	__u32 tgid; /* server process and thread that first wrote the body */
 	__u32 writer_tid;
+	__u32 reader_tid; /* thread of the last read before the response */
 	__u64 t_arrive; /* 0 when unknown */
 	__u64 t_read; /* last read before the response began */
 	__u64 t_headers; /* first send of the status line, 0 if none */
@@ -36,6 +41,18 @@ struct tt_request {
 	bool closed_mid_stream;
 	bool lost; /* overlaps a window of lost records */
 	__u32 incomplete; /* TT_INC_* bits saying why; 0 when complete */
+	/*
+	 * The critical path (after tt_analyzer_finish): t_read <= t_dispatch
+	 * <= t_token <= t_first_write and stage_ns summing exactly to ttft
+	 * whenever the path was walked (TT_CP_INC_NOT_WALKED clear in its
+	 * tt_analyzer_cp_result), 0 otherwise.
+	 * attributed: the walk completed, every nanosecond backed by events;
+	 * a complete request is always attributed.
+	 */
+	__u64 t_dispatch, t_token;
+	__u64 stage_ns[TT_ST_MAX]; /* enum tt_stage */
+	__u8 dispatch_rule; /* enum tt_cp_dispatch */
+	bool attributed;
 };
 
 /* tt_request.incomplete */
@@ -46,6 +63,12 @@ struct tt_request {
 #define TT_INC_CLOSED_MID_STREAM (1u << 4) /* stream closed before its end */
 #define TT_INC_OPEN_AT_END (1u << 5) /* still going when the trace ended */
 #define TT_INC_LOST (1u << 6) /* overlaps a window of lost records */
+/* The critical-path walk did not complete for a reason of its own (it met
+ * a thread with no scheduler events, or none were recorded); set only when
+ * the bits above do not already explain it (TT_CP_INC_NOT_WALKED, _LOST,
+ * _NO_READ follow from them). */
+#define TT_INC_NO_PATH (1u << 7)
+#define TT_INC_NBITS 8
 
 /* Reorder window: events are released in timestamp order once they are
  * this much older than the newest event seen. */
@@ -67,11 +90,24 @@ struct tt_analyzer_stats {
 struct tt_analyzer;
 
 struct tt_analyzer *tt_analyzer_new(void);
+/*
+ * The recording's process table (one entry per thread): marks the
+ * processes traced for the critical path and names their threads. Call
+ * before the first tt_analyzer_add. 0 or -ENOMEM.
+ */
+int tt_analyzer_add_procs(struct tt_analyzer *a,
+			  const struct tt_proc_info *procs, size_t n);
+/* The recording's GPU device table: blocking waits on these device nodes
+ * are compute.gpu. Entries with rdev 0 are skipped. 0 or -ENOMEM. */
+int tt_analyzer_add_devices(struct tt_analyzer *a,
+			    const struct tt_dev_info *devs, size_t n);
 /* Feeds one event; returns 0 or -ENOMEM (-EINVAL after finish). */
 int tt_analyzer_add(struct tt_analyzer *a, const struct tt_event *ev);
 /* Drains the reorder window and closes requests still open at the end.
  * Then numbers the requests 1, 2, ... in order of t_arrive (or of their
- * first event when t_arrive is unknown) and sorts them by id. */
+ * first event when t_arrive is unknown), sorts them by id, and walks the
+ * critical path of every one of them (all together: each request's
+ * hand-offs bound the others' queueing). */
 void tt_analyzer_finish(struct tt_analyzer *a);
 void tt_analyzer_free(struct tt_analyzer *a);
 
@@ -91,11 +127,26 @@ __u64 tt_analyzer_events(const struct tt_analyzer *a);
 __u64 tt_analyzer_lost(const struct tt_analyzer *a); /* records lost */
 void tt_analyzer_stats(const struct tt_analyzer *a,
 		       struct tt_analyzer_stats *st);
-/* Latest name of thread tid (FORK, COMM records), or NULL if unknown. */
+/* Latest name of thread tid (FORK, COMM records, the process table), or
+ * NULL if unknown. */
 const char *tt_analyzer_comm(const struct tt_analyzer *a, __u32 tid);
 
+/*
+ * The critical path of request i (after finish; NULL before, or when i is
+ * out of range): its segments tile [t_arrive, t_wire) in time order, none
+ * when the path was not walked (TT_CP_INC_NOT_WALKED) or TTFT is 0. The nrequests results are one array, as
+ * are the requests given to the walk (tt_analyzer_cp_request), so
+ * tt_analyzer_cp_result(a, 0) can be passed on whole.
+ */
+const struct tt_cp_result *tt_analyzer_cp_result(const struct tt_analyzer *a,
+						 size_t i);
+const struct tt_cp_request *
+tt_analyzer_cp_request(const struct tt_analyzer *a, size_t i);
+/* The thread timelines behind the walks (names, stats), for renderers. */
+const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a);
+
 /* The TT_INC_* bits as "no-wire,lost" (or "complete" for 0) in buf;
- * returns buf. */
+ * returns buf. TT_INC_NO_PATH is "no-path". */
 const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len);
 
 #endif /* TT_ANALYZER_H */

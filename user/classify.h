@@ -12,13 +12,6 @@
 #include <linux/types.h>
 #include "../bpf/ttftrace.h"
 
-/*
- * tt_send.flags bit for an interim "HTTP/1.x 1xx" response (100 Continue):
- * it is not the response, so it neither begins one nor sets t_headers.
- * Kept here, clear of the TT_SEND_F_* bits of bpf/ttftrace.h, until that
- * header takes it.
- */
-#define TT_SEND_F_INTERIM (1u << 8)
 
 /*
  * Fills send->cls, send->tokens and send->flags from the first nbytes of a

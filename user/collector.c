@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "classify.h"
+#include "gpu.h"
 #include "collector.h"
 #include "procfs.h"
 #include "util.h"
@@ -32,6 +33,16 @@ struct tt_collector {
 	__u64 lost_total;
 	__u64 lost_check_ts;
 	int cb_err;
+	const char *gpu_probes;
+	struct bpf_link **cuda_links; /* uprobes on CUDA driver libraries */
+	size_t ncuda_links;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} cuda_libs[32]; /* files already probed */
+	int ncuda_libs;
+	int ncuda_fns;
+	int verbose;
 };
 
 static int libbpf_verbosity;
@@ -87,6 +98,125 @@ int tt_ensure_tracefs(char *err, size_t errlen)
 	return 0;
 }
 
+/* A traced process opened a file named like libcuda.so: the loader tries
+ * each directory of its search path, so most such opens name no file. */
+static void probe_opened_lib(struct tt_collector *c, __u32 tgid,
+			     const struct tt_lib_open *lib)
+{
+	char path[TT_LIB_PATH_LEN + 64], err[256];
+	int n;
+
+	if (lib->path[0] == '/')
+		snprintf(path, sizeof(path), "/proc/%u/root%.*s", tgid,
+			 TT_LIB_PATH_LEN, lib->path);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/cwd/%.*s", tgid,
+			 TT_LIB_PATH_LEN, lib->path);
+	if (access(path, R_OK))
+		return;
+	n = tt_collector_probe_cuda(c, path, err, sizeof(err));
+	if (n < 0)
+		fprintf(stderr, "ttftrace: warning: %s\n", err);
+	else if (n > 0 && c->verbose)
+		fprintf(stderr, "ttftrace: probing %d CUDA functions in %.*s (pid %u)\n",
+			n, TT_LIB_PATH_LEN, lib->path, tgid);
+}
+
+int tt_collector_probe_cuda(struct tt_collector *c, const char *path,
+			    char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+	const struct tt_cuda_fn *fns;
+	struct bpf_link **grown;
+	struct stat st;
+	size_t nfns;
+	int probed = 0;
+
+	if (!strcmp(c->gpu_probes, "none"))
+		return 0;
+	if (stat(path, &st)) {
+		snprintf(err, errlen, "CUDA library %s: %s", path,
+			 strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < c->ncuda_libs; i++)
+		if (c->cuda_libs[i].dev == st.st_dev &&
+		    c->cuda_libs[i].ino == st.st_ino)
+			return 0;
+	if (c->ncuda_libs == (int)(sizeof(c->cuda_libs) / sizeof(c->cuda_libs[0]))) {
+		snprintf(err, errlen, "too many CUDA libraries; %s not probed",
+			 path);
+		return -ENOSPC;
+	}
+	c->cuda_libs[c->ncuda_libs].dev = st.st_dev;
+	c->cuda_libs[c->ncuda_libs++].ino = st.st_ino;
+	fns = tt_cuda_fns(&nfns);
+	grown = realloc(c->cuda_links,
+			(c->ncuda_links + 2 * nfns) * sizeof(*grown));
+	if (!grown) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->cuda_links = grown;
+	for (size_t i = 0; i < nfns; i++) {
+		struct bpf_link *entry, *ret;
+
+		if (!tt_cuda_fn_wanted(&fns[i], c->gpu_probes))
+			continue;
+		uopts.func_name = fns[i].name;
+		uopts.bpf_cookie = i;
+		uopts.retprobe = false;
+		/* a library without this symbol is fine: others may have it */
+		entry = bpf_program__attach_uprobe_opts(
+			c->skel->progs.tt_cuda_entry, -1, path, 0, &uopts);
+		if (!entry)
+			continue;
+		uopts.retprobe = true;
+		ret = bpf_program__attach_uprobe_opts(
+			c->skel->progs.tt_cuda_return, -1, path, 0, &uopts);
+		if (!ret) {
+			bpf_link__destroy(entry);
+			continue;
+		}
+		c->cuda_links[c->ncuda_links++] = entry;
+		c->cuda_links[c->ncuda_links++] = ret;
+		probed++;
+	}
+	c->ncuda_fns += probed;
+	return probed;
+}
+
+void tt_collector_cuda_stats(const struct tt_collector *c, int *libs,
+			     int *fns)
+{
+	*libs = c->ncuda_libs;
+	*fns = c->ncuda_fns;
+}
+
+/* Tells the BPF side which device nodes are GPUs. */
+static int load_gpu_devices(struct tt_collector *c,
+			    const struct tt_dev_info *devs, size_t n)
+{
+	int rdevs_fd = bpf_map__fd(c->skel->maps.gpu_rdevs);
+	int inodes_fd = bpf_map__fd(c->skel->maps.gpu_inodes);
+	__u8 one = 1;
+
+	for (size_t i = 0; i < n; i++) {
+		struct {
+			__u32 dev;
+			__u32 pad;
+			__u64 ino;
+		} gi = { devs[i].dev, 0, devs[i].ino };
+
+		if (devs[i].rdev &&
+		    bpf_map_update_elem(rdevs_fd, &devs[i].rdev, &one, BPF_ANY))
+			return -errno;
+		if (bpf_map_update_elem(inodes_fd, &gi, &one, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
 static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct tt_collector *c = ctx;
@@ -96,6 +226,12 @@ static int handle_record(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*h))
 		return 0;
+	if (h->type == TT_EV_LIB_OPEN) {
+		if (size >= sizeof(*h) + sizeof(struct tt_lib_open))
+			probe_opened_lib(c, h->tgid,
+					 (const struct tt_lib_open *)(h + 1));
+		return 0;
+	}
 	memset(&ev, 0, sizeof(ev));
 	ev.h = *h;
 	if (h->type == TT_EV_SEND_RAW) {
@@ -139,6 +275,9 @@ static int attach_programs(struct ttftrace_bpf *skel)
 				continue;
 			if (!bpf_program__autoload(prog))
 				continue;
+			/* attached per library by tt_collector_probe_cuda */
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+				continue;
 			*s->progs[i].link = bpf_program__attach(prog);
 			if (!*s->progs[i].link)
 				return -errno;
@@ -179,6 +318,8 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	}
 	c->fn = o->fn;
 	c->ctx = o->ctx;
+	c->verbose = o->verbose;
+	c->gpu_probes = o->gpu_probes ? o->gpu_probes : "sync";
 	c->ncpus = libbpf_num_possible_cpus();
 	if (c->ncpus <= 0 || c->ncpus > MAX_CPUS) {
 		snprintf(err, errlen, "cannot count CPUs");
@@ -196,6 +337,12 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	if (e) {
 		snprintf(err, errlen,
 			 "cannot load BPF programs: %s (run 'ttftrace check'; -v shows the verifier log)",
+			 strerror(-e));
+		goto cleanup;
+	}
+	e = load_gpu_devices(c, o->devs, o->ndevs);
+	if (e) {
+		snprintf(err, errlen, "cannot register GPU devices: %s",
 			 strerror(-e));
 		goto cleanup;
 	}
@@ -324,6 +471,9 @@ void tt_collector_close(struct tt_collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	for (size_t i = 0; i < c->ncuda_links; i++)
+		bpf_link__destroy(c->cuda_links[i]);
+	free(c->cuda_links);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);
 	free(c);

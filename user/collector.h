@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "event.h"
+#include "ttfile.h"
 
 /* Returns 0 to go on, or a negative errno to stop polling. */
 typedef int (*tt_event_fn)(void *ctx, const struct tt_event *ev);
@@ -20,6 +21,9 @@ struct tt_collector_opts {
 	tt_event_fn fn;
 	void *ctx;
 	int verbose; /* libbpf messages: 0 errors, 1 warnings, 2 debug */
+	const char *gpu_probes; /* "none", "sync" (NULL: sync) or "all" */
+	const struct tt_dev_info *devs; /* GPU device nodes to trace */
+	size_t ndevs;
 };
 
 struct tt_collector;
@@ -31,6 +35,13 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 			   size_t errlen);
 /* Waits up to timeout_ms, hands every record to fn. Events or -errno. */
 int tt_collector_poll(struct tt_collector *c, int timeout_ms);
+/* Puts the CUDA uprobes on the library at path (once per file). Number of
+ * functions probed, or -errno with a one-line reason in err. */
+int tt_collector_probe_cuda(struct tt_collector *c, const char *path,
+			    char *err, size_t errlen);
+/* Uprobe attach counts so far: libraries and functions. */
+void tt_collector_cuda_stats(const struct tt_collector *c, int *libs,
+			     int *fns);
 /* Emits a TT_EV_LOST event per CPU whose refused-record count grew. */
 int tt_collector_check_lost(struct tt_collector *c);
 __u64 tt_collector_lost_total(const struct tt_collector *c);

@@ -89,6 +89,7 @@ enum rec_state {
 #define REC_F_IOWAIT (1u << 0) /* blocked in I/O wait */
 #define REC_F_FD (1u << 1) /* the block's fd_* are valid */
 #define REC_F_PREEMPT (1u << 2) /* runnable because preempted */
+#define REC_F_ANON (1u << 3) /* the fd is an anon inode (eventfd, timerfd...) */
 
 /* One state change of a thread: state holds from ts to the next record. */
 struct cp_rec {
@@ -136,6 +137,7 @@ struct cp_thread {
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
+	__u64 exit_ts; /* its TT_EV_EXIT, 0 if none seen */
 	bool has_comm;
 	char comm[TT_COMM_LEN];
 };
@@ -185,6 +187,7 @@ struct tt_critpath {
 	__u32 *gpu_majors;
 	size_t ngpu_majors, capgpu_majors;
 	__u64 events;
+	__u64 first_ts, last_ts; /* of the events fed */
 	__u64 intervals;
 	/* prepare() ran for this many requests and events */
 	size_t prep_nreq;
@@ -466,6 +469,9 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		flags |= REC_F_IOWAIT;
 	if (sw->sw_flags & TT_SW_FD)
 		flags |= REC_F_FD;
+	if ((sw->sw_flags & (TT_SW_FD | TT_SW_ANON_INODE)) ==
+	    (TT_SW_FD | TT_SW_ANON_INODE))
+		flags |= REC_F_ANON;
 	if (sw->syscall_nr == NR_FUTEX) {
 		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
 
@@ -601,6 +607,10 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th;
 
+	if (!cp->events || ev->h.ts < cp->first_ts)
+		cp->first_ts = ev->h.ts;
+	if (!cp->events || ev->h.ts > cp->last_ts)
+		cp->last_ts = ev->h.ts;
 	cp->events++;
 	switch (ev->h.type) {
 	case TT_EV_SWITCH:
@@ -617,6 +627,11 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 				ev->fork.comm);
 	case TT_EV_COMM:
 		return set_comm(cp, ev->h.tid, ev->h.tgid, ev->comm.comm);
+	case TT_EV_EXIT:
+		th = thread_find(cp, ev->h.tid);
+		if (th)
+			th->exit_ts = ev->h.ts;
+		return 0;
 	case TT_EV_LOST:
 		if (grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
 			 sizeof(*cp->lost)))
@@ -669,6 +684,8 @@ void tt_critpath_stats(const struct tt_critpath *cp,
 	st->wakes = cp->nwakes;
 	st->lost_windows = cp->nlost;
 	st->lock_words = cp->lock_words;
+	st->first_ts = cp->first_ts;
+	st->last_ts = cp->last_ts;
 }
 
 /* ---- names ---- */
@@ -795,6 +812,13 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 
 	if (type == S_IFCHR && is_gpu_dev(cp, b->fd_rdev))
 		return TT_ST_GPU;
+	/*
+	 * eventfd, timerfd, signalfd, epoll, io_uring: one shared inode (and
+	 * S_IFREG on recent kernels), so neither the mode nor an I/O wait
+	 * (io_uring sets one) says storage; a timerfd looks like the rest.
+	 */
+	if (rec->flags & REC_F_ANON)
+		return TT_ST_UNKNOWN;
 	if (rec->flags & REC_F_IOWAIT)
 		return TT_ST_STORAGE;
 	if ((type == S_IFREG || type == S_IFBLK) && is_file_io(b->syscall))
@@ -831,6 +855,8 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 			 rec->flags & REC_F_IOWAIT ? "fault" : "kernel");
 	else
 		snprintf(sys, sizeof(sys), "sys_%d", b->syscall);
+	if (rec->flags & REC_F_ANON)
+		type = 0;
 	switch (type) {
 	case S_IFCHR:
 		snprintf(fd, sizeof(fd), " %s %u:%u",
@@ -852,7 +878,9 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 		snprintf(fd, sizeof(fd), " pipe");
 		break;
 	default:
-		if (b->syscall == NR_FUTEX)
+		if (rec->flags & REC_F_ANON)
+			snprintf(fd, sizeof(fd), " anon");
+		else if (b->syscall == NR_FUTEX)
 			snprintf(fd, sizeof(fd), " %#llx",
 				 (unsigned long long)b->arg0);
 		break;
@@ -1597,4 +1625,97 @@ int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
 		     struct tt_cp_result *out)
 {
 	return tt_critpath_walk_all(cp, rq, 1, out);
+}
+
+/* ---- timelines, read-only, for renderers ---- */
+
+size_t tt_critpath_nthreads(const struct tt_critpath *cp)
+{
+	return cp->nthreads;
+}
+
+int tt_critpath_thread(const struct tt_critpath *cp, size_t i, __u32 *tid,
+		       __u32 *tgid)
+{
+	if (i >= cp->nthreads)
+		return -ERANGE;
+	*tid = cp->threads[i]->tid;
+	*tgid = cp->threads[i]->tgid;
+	return 0;
+}
+
+static void runnable_reason(const struct tt_critpath *cp,
+			    const struct cp_rec *rec, struct tt_cp_interval *iv)
+{
+	const struct cp_wake *w;
+
+	if (rec->info == NONE32) {
+		snprintf(iv->reason, sizeof(iv->reason), "%s",
+			 rec->flags & REC_F_PREEMPT ? "preempted" : "runnable");
+		return;
+	}
+	w = &cp->wakes[rec->info];
+	switch (w->ctx) {
+	case CTX_PROCESS:
+		iv->waker_tid = w->waker_tid;
+		snprintf(iv->reason, sizeof(iv->reason), "woken by %u",
+			 w->waker_tid);
+		break;
+	case CTX_SOFTIRQ:
+		snprintf(iv->reason, sizeof(iv->reason), "woken in softirq");
+		break;
+	default:
+		snprintf(iv->reason, sizeof(iv->reason), "woken in hardirq");
+		break;
+	}
+}
+
+int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
+			  tt_cp_interval_fn fn, void *ctx)
+{
+	const struct cp_thread *th = thread_find(cp, tid);
+	struct tt_cp_interval iv;
+	size_t k, n;
+	int ret;
+
+	if (!th)
+		return -ENOENT;
+	n = th->nrecs;
+	/* a thread's last switch-out after its exit is its death, not a wait */
+	if (n && th->exit_ts && th->recs[n - 1].state == REC_BLOCKED &&
+	    th->recs[n - 1].ts >= th->exit_ts)
+		n--;
+	for (k = 0; k < n; k++) {
+		const struct cp_rec *rec = &th->recs[k];
+		bool last = k + 1 == th->nrecs;
+		__u64 end = last ? cp->last_ts : th->recs[k + 1].ts;
+
+		if (end <= rec->ts)
+			continue;
+		memset(&iv, 0, sizeof(iv));
+		iv.start = rec->ts;
+		iv.end = end;
+		iv.open_end = last;
+		switch (rec->state) {
+		case REC_RUNNING:
+			iv.state = TT_CP_RUNNING;
+			iv.stage = TT_ST_CPU;
+			snprintf(iv.reason, sizeof(iv.reason), "on-cpu");
+			break;
+		case REC_RUNNABLE:
+			iv.state = TT_CP_RUNNABLE;
+			iv.stage = TT_ST_RUNQUEUE;
+			runnable_reason(cp, rec, &iv);
+			break;
+		default:
+			iv.state = TT_CP_BLOCKED;
+			iv.stage = block_stage(cp, rec);
+			block_reason(cp, rec, iv.reason, sizeof(iv.reason));
+			break;
+		}
+		ret = fn(&iv, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }

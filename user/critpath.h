@@ -94,6 +94,7 @@ struct tt_critpath_stats {
 	__u64 wakes; /* wakeups stored */
 	__u64 lost_windows;
 	__u64 lock_words; /* futex words judged locks by the last walk */
+	__u64 first_ts, last_ts; /* earliest and latest event fed (0: none) */
 };
 
 struct tt_critpath;
@@ -103,7 +104,9 @@ void tt_critpath_free(struct tt_critpath *cp);
 
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
- * COMM and LOST are used, the rest ignored. 0 or -ENOMEM. Events may be
+ * COMM, EXIT and LOST are used, the rest only count (stats, time range).
+ * A blocking wait on an anon inode (TT_SW_ANON_INODE: eventfd, timerfd,
+ * epoll...) that no traced thread ends is other.unknown, never storage. 0 or -ENOMEM. Events may be
  * added after a walk (later walks see them).
  */
 int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev);
@@ -140,5 +143,44 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d);
 const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid);
 void tt_critpath_stats(const struct tt_critpath *cp,
 		       struct tt_critpath_stats *st);
+
+/* ---- timelines, read-only (for renderers such as Perfetto) ---- */
+
+/* One state of a thread's timeline: it holds over [start, end). */
+struct tt_cp_interval {
+	__u64 start, end; /* end > start */
+	__u8 state; /* TT_CP_RUNNING, TT_CP_RUNNABLE or TT_CP_BLOCKED */
+	/*
+	 * RUNNING: compute.cpu; RUNNABLE: scheduler.runqueue; BLOCKED: where
+	 * the wait goes when no traced thread ends it (a walk that meets it
+	 * may follow the waker instead).
+	 */
+	__u8 stage;
+	/* the thread's latest state: no event ended it, end is the last
+	 * event fed (a renderer may stretch it to the end of its view) */
+	bool open_end;
+	__u32 waker_tid; /* RUNNABLE after a wakeup in process context */
+	/* BLOCKED: as tt_cp_segment.reason ("futex 0x7000", "read anon");
+	 * RUNNING: "on-cpu"; RUNNABLE: "preempted", "woken by 102",
+	 * "woken in softirq", "woken in hardirq" */
+	char reason[32];
+};
+
+/* Threads with a timeline or a name, in the order first seen. */
+size_t tt_critpath_nthreads(const struct tt_critpath *cp);
+/* The i-th of them: 0, or -ERANGE when i >= nthreads. */
+int tt_critpath_thread(const struct tt_critpath *cp, size_t i, __u32 *tid,
+		       __u32 *tgid);
+
+/* Called for each interval in time order; nonzero stops the iteration. */
+typedef int (*tt_cp_interval_fn)(const struct tt_cp_interval *iv, void *ctx);
+/*
+ * Walks thread tid's timeline from its first event to the last event fed
+ * (to its death after a TT_EV_EXIT). Empty intervals are skipped. Returns
+ * 0, -ENOENT for an unknown tid, or what fn returned to stop. Do not feed
+ * events from fn.
+ */
+int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
+			  tt_cp_interval_fn fn, void *ctx);
 
 #endif /* TT_CRITPATH_H */

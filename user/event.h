@@ -22,6 +22,8 @@ struct tt_event {
 		struct tt_wake wake;
 		struct tt_block blk;
 		struct tt_fault fault;
+		struct tt_ioctl ioc;
+		struct tt_gpu_call call;
 	};
 };
 

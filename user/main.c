@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cmds.h"
 #include "collector.h"
+#include "gpu.h"
 #include "procfs.h"
 #include "ttfile.h"
 #include "util.h"
@@ -35,6 +36,20 @@ struct record_args {
 	__u64 ringbuf_bytes;
 	int verbose;
 	bool quiet;
+	const char *gpu_probes;
+	const char *gpu_devices[16];
+	int ngpu_devices;
+	const char *cuda_libs[16];
+	int ncuda_libs;
+};
+
+/* Where CUDA driver libraries usually live: probed at start, so that a
+ * process that loads one later is traced from its first call. */
+static const char *const system_libcuda[] = {
+	"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+	"/usr/lib64/libcuda.so.1",
+	"/usr/local/nvidia/lib64/libcuda.so.1",
+	"/usr/lib/wsl/lib/libcuda.so.1",
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -59,6 +74,9 @@ static const struct argp_option record_options[] = {
 	{ "duration", 'd', "DURATION", 0, "Stop after DURATION (e.g. 10, 10s, 500ms, 2m)", 0 },
 	{ "output", 'o', "FILE", 0, "Write to FILE (default ttftrace.ttft; an existing one becomes FILE.old)", 0 },
 	{ "ringbuf-size", 'b', "SIZE", 0, "Ring buffer size, a power of two (default 16M)", 0 },
+	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
+	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
+	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -96,6 +114,23 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state,
 				   "invalid ring buffer size '%s': a power of two from 4K to 1G",
 				   arg);
+		break;
+	case 'G':
+		if (a->ngpu_devices == 16)
+			argp_error(state, "at most 16 --gpu-device");
+		a->gpu_devices[a->ngpu_devices++] = arg;
+		break;
+	case 'P':
+		if (strcmp(arg, "none") && strcmp(arg, "sync") &&
+		    strcmp(arg, "all"))
+			argp_error(state, "invalid --gpu-probes '%s': none, sync or all",
+				   arg);
+		a->gpu_probes = arg;
+		break;
+	case 'L':
+		if (a->ncuda_libs == 16)
+			argp_error(state, "at most 16 --cuda-lib");
+		a->cuda_libs[a->ncuda_libs++] = arg;
 		break;
 	case 'v':
 		a->verbose++;
@@ -218,6 +253,42 @@ static bool targets_alive(const struct record_args *a, pid_t child)
 	return child > 0;
 }
 
+/* The CUDA driver libraries to probe from the start: named ones, those the
+ * traced processes map, and the system's. Later loads are caught by the
+ * collector when a traced process opens one. */
+static int probe_cuda_libraries(struct tt_collector *c,
+				const struct record_args *a)
+{
+	char **paths = NULL, msg[512];
+	size_t npaths = 0;
+	__u32 tgids[1024];
+	int n, err = 0;
+
+	for (int i = 0; i < a->ncuda_libs && !err; i++) {
+		if (tt_collector_probe_cuda(c, a->cuda_libs[i], msg,
+					    sizeof(msg)) < 0) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			err = -1;
+		}
+	}
+	n = tt_collector_traced_tgids(c, tgids, 1024);
+	for (int i = 0; i < n; i++)
+		tt_gpu_find_libcuda(tgids[i], &paths, &npaths);
+	for (size_t i = 0; i < sizeof(system_libcuda) / sizeof(*system_libcuda);
+	     i++)
+		if (!access(system_libcuda[i], R_OK))
+			tt_collector_probe_cuda(c, system_libcuda[i], msg,
+						sizeof(msg));
+	for (size_t i = 0; i < npaths; i++) {
+		if (!err && tt_collector_probe_cuda(c, paths[i], msg,
+						    sizeof(msg)) < 0)
+			fprintf(stderr, "ttftrace: warning: %s\n", msg);
+		free(paths[i]);
+	}
+	free(paths);
+	return err;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "ttftrace.ttft" };
@@ -229,7 +300,7 @@ static int cmd_record(int argc, char **argv)
 	struct tt_file_meta meta;
 	struct sigaction sa = {};
 	__u64 start, last_flush;
-	int release_fd = -1, err = 1, n;
+	int release_fd = -1, err = 1, n, cuda_libs, cuda_fns;
 	pid_t child = -1;
 	char msg[512];
 	const char *why = NULL;
@@ -248,8 +319,34 @@ static int cmd_record(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (prepare_output(a.output))
+	if (tt_gpu_discover("/dev", &meta.devs, &meta.ndevs)) {
+		fprintf(stderr, "ttftrace: cannot list GPU devices in /dev: %s\n",
+			strerror(errno));
 		return 1;
+	}
+	for (int i = 0; i < a.ngpu_devices; i++) {
+		if (tt_gpu_add_device(a.gpu_devices[i], &meta.devs, &meta.ndevs,
+				      msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			free(meta.devs);
+			return 1;
+		}
+	}
+	for (int i = 0; i < a.ncuda_libs; i++) {
+		if (access(a.cuda_libs[i], R_OK)) {
+			fprintf(stderr, "ttftrace: CUDA library %s: %s\n",
+				a.cuda_libs[i], strerror(errno));
+			free(meta.devs);
+			return 1;
+		}
+	}
+	if (prepare_output(a.output)) {
+		free(meta.devs);
+		return 1;
+	}
+	copts.gpu_probes = a.gpu_probes;
+	copts.devs = meta.devs;
+	copts.ndevs = meta.ndevs;
 	copts.ringbuf_bytes = a.ringbuf_bytes;
 	copts.fn = record_event;
 	copts.ctx = &rs;
@@ -281,6 +378,8 @@ static int cmd_record(int argc, char **argv)
 		}
 		tt_proc_add_threads(child, &meta.procs, &meta.nprocs);
 	}
+	if (probe_cuda_libraries(c, &a))
+		goto cleanup;
 	rs.writer = tt_writer_open(a.output, &meta);
 	if (!rs.writer) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
@@ -341,6 +440,12 @@ static int cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	rs.writer = NULL;
+	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	if (!a.quiet && cuda_libs)
+		fprintf(stderr,
+			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
+			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
+			a.gpu_probes ? a.gpu_probes : "sync", meta.ndevs);
 	if (!a.quiet)
 		fprintf(stderr,
 			"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
@@ -361,6 +466,7 @@ cleanup:
 	}
 	tt_collector_close(c);
 	free(meta.procs);
+	free(meta.devs);
 	return err;
 }
 
@@ -385,12 +491,19 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "record"))
+	/* argp names the program after argv[0] in its messages */
+	if (!strcmp(argv[1], "record")) {
+		argv[1] = (char *)"ttftrace record";
 		return cmd_record(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "report"))
+	}
+	if (!strcmp(argv[1], "report")) {
+		argv[1] = (char *)"ttftrace report";
 		return tt_cmd_report(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "check"))
+	}
+	if (!strcmp(argv[1], "check")) {
+		argv[1] = (char *)"ttftrace check";
 		return tt_cmd_check(argc - 1, argv + 1);
+	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout);
 		return 0;

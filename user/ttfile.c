@@ -7,6 +7,7 @@
  *   body: str hostname, str kernel, u64 mono_ns, u64 real_ns, str options,
  *         u32 nprocs, nprocs x (u32 tgid, u32 tid, str comm),
  *         u32 ndevs, ndevs x (str path, u32 rdev, u32 kind)
+ *         [u32 ndevs, ndevs x (u32 dev, u64 ino)]  (appended in 1.1)
  *   str: u16 length, bytes (no NUL). Bytes after the known fields are
  *   ignored, so a later minor revision may append fields.
  * Then blocks, each a 24-byte frame and zlib data:
@@ -125,7 +126,7 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 	cap = TTF_HDR_FIXED + 4 + 3 * 2 + sizeof(m->hostname) +
 	      sizeof(m->kernel) + sizeof(m->options) + 16 + 8 +
 	      m->nprocs * (8 + 2 + sizeof(pi->comm)) +
-	      m->ndevs * (2 + sizeof(di->path) + 8);
+	      m->ndevs * (2 + sizeof(di->path) + 8) + 4 + m->ndevs * 12;
 	buf = malloc(cap);
 	if (!buf)
 		return 0;
@@ -154,9 +155,16 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 		ttfile_put_le32(p + 4, di->kind);
 		p += 8;
 	}
+	ttfile_put_le32(p, m->ndevs);
+	p += 4;
+	for (i = 0; i < m->ndevs; i++) {
+		ttfile_put_le32(p, m->devs[i].dev);
+		ttfile_put_le64(p + 4, m->devs[i].ino);
+		p += 12;
+	}
 	ttfile_put_le32(buf + 12, p - buf - TTF_HDR_FIXED);
-	ttfile_put_le32(p, crc32_of(buf + TTF_MAGIC_LEN,
-				    p - buf - TTF_MAGIC_LEN));
+	ttfile_put_le32(p,
+			crc32_of(buf + TTF_MAGIC_LEN, p - buf - TTF_MAGIC_LEN));
 	p += 4;
 	*bufp = buf;
 	return p - buf;
@@ -484,6 +492,15 @@ static const char *parse_meta(struct tt_file_meta *m, const uint8_t *body,
 	}
 	if (c.bad)
 		return "device table";
+	/* the inode of each device, appended later: absent in older files */
+	if (c.p < c.end && cur_u32(&c) == n) {
+		for (i = 0; i < n; i++) {
+			m->devs[i].dev = cur_u32(&c);
+			m->devs[i].ino = cur_u64(&c);
+		}
+		if (c.bad)
+			return "device inodes";
+	}
 	return NULL;
 }
 
@@ -536,8 +553,8 @@ struct tt_reader *tt_reader_open(const char *path, char *err, size_t errlen)
 	}
 	if (memcmp(h, TTF_MAGIC,
 		   avail < TTF_MAGIC_LEN ? avail : TTF_MAGIC_LEN)) {
-		set_err(err, errlen,
-			"%s: not a ttftrace recording (bad magic)", path);
+		set_err(err, errlen, "%s: not a ttftrace recording (bad magic)",
+			path);
 		goto cleanup;
 	}
 	if (avail < TTF_HDR_FIXED) {
@@ -554,8 +571,8 @@ struct tt_reader *tt_reader_open(const char *path, char *err, size_t errlen)
 	}
 	if (version == 0 || body_len > TTF_HDR_BODY_MAX) {
 		set_err(err, errlen,
-			"%s: corrupt header (version %u, length %u)",
-			path, version, body_len);
+			"%s: corrupt header (version %u, length %u)", path,
+			version, body_len);
 		goto cleanup;
 	}
 	ret = in_fill(&r->in, TTF_HDR_FIXED + (size_t)body_len + 4);

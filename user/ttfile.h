@@ -20,8 +20,11 @@ struct tt_proc_info {
 
 struct tt_dev_info {
 	char path[64]; /* e.g. /dev/nvidia0 */
-	__u32 rdev; /* major:minor as the kernel encodes dev_t (new_encode_dev) */
-	__u32 kind; /* free for the GPU code to define; 0 = unknown */
+	__u32 rdev; /* the kernel's internal dev_t, major << 20 | minor, as
+		     * inode->i_rdev holds it (tt_switch.fd_rdev) */
+	__u32 kind; /* enum tt_gpu_kind (gpu.h); 0 = unknown */
+	__u32 dev; /* filesystem device and inode: how a node that is not a */
+	__u64 ino; /* char device (a FIFO standing in for one) is known */
 };
 
 struct tt_file_meta {

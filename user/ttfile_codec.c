@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include "ttfile_codec.h"
 
+/* clang-format off */
 #define FLD(st, m, kind)                                                      \
 	{ offsetof(struct st, m), sizeof(((struct st *)0)->m), TTFILE_K_##kind }
 
@@ -120,7 +121,26 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_fault, dev, UINT),
 			FLD(tt_fault, pad, UINT),
 		} },
+	[TT_EV_IOCTL] = {
+		"ioctl", true, sizeof(struct tt_ioctl), 7, {
+			FLD(tt_ioctl, ts_enter, TS),
+			FLD(tt_ioctl, ret, SINT),
+			FLD(tt_ioctl, cmd, UINT),
+			FLD(tt_ioctl, fd, UINT),
+			FLD(tt_ioctl, rdev, UINT),
+			FLD(tt_ioctl, dev, UINT),
+			FLD(tt_ioctl, ino, UINT),
+		} },
+	[TT_EV_GPU_CALL] = {
+		"gpu_call", true, sizeof(struct tt_gpu_call), 5, {
+			FLD(tt_gpu_call, ts_enter, TS),
+			FLD(tt_gpu_call, arg0, UINT),
+			FLD(tt_gpu_call, ret, SINT),
+			FLD(tt_gpu_call, fn, UINT),
+			FLD(tt_gpu_call, pad, UINT),
+		} },
 };
+/* clang-format on */
 
 _Static_assert(TT_EV_MAX <= 256, "record types are stored as one byte");
 _Static_assert(TTFILE_THREAD_SLOTS == 64 && TTFILE_SOCK_SLOTS == 128,
@@ -430,8 +450,8 @@ static int decode_fields(struct ttfile_codec *c,
 		case TTFILE_K_TGID:
 			if (get_varint_max(&p, end, &v, 32))
 				return -1;
-			v = unzz32(v) + (f->kind == TTFILE_K_TID ? ev->h.tid :
-							      ev->h.tgid);
+			v = unzz32(v) +
+			    (f->kind == TTFILE_K_TID ? ev->h.tid : ev->h.tgid);
 			store_uint(dst, 4, v);
 			break;
 		default:
@@ -511,8 +531,8 @@ int ttfile_codec_self_check(char *err, size_t errlen)
 		}
 		if (!d->stored)
 			continue;
-		if (d->payload_size > sizeof(struct tt_event) -
-					      sizeof(struct tt_hdr) ||
+		if (d->payload_size >
+			    sizeof(struct tt_event) - sizeof(struct tt_hdr) ||
 		    d->nfields > TTFILE_MAX_FIELDS) {
 			snprintf(err, errlen, "%s: bad size", d->name);
 			return -1;

@@ -72,8 +72,8 @@ size_t ttfile_encode(struct ttfile_codec *c, const struct tt_event *ev,
 		     uint8_t *out);
 /* Decodes one record at *p (advanced past it) into ev; 0 or -EBADMSG on a
  * malformed record, an unknown type or a value that does not fit. */
-int ttfile_decode(struct ttfile_codec *c, const uint8_t **p,
-		  const uint8_t *end, struct tt_event *ev);
+int ttfile_decode(struct ttfile_codec *c, const uint8_t **p, const uint8_t *end,
+		  struct tt_event *ev);
 /* Checks the field table: fields tile each payload exactly, known kinds,
  * a socket before any sequence, records within TTFILE_REC_MAX. 0 or -1
  * with a reason in err. */
@@ -101,8 +101,8 @@ static inline void ttfile_put_le64(uint8_t *p, uint64_t v)
 
 static inline uint64_t ttfile_get_le64(const uint8_t *p)
 {
-	return (uint64_t)ttfile_get_le32(p) |
-	       (uint64_t)ttfile_get_le32(p + 4) << 32;
+	return (uint64_t)ttfile_get_le32(p) | (uint64_t)ttfile_get_le32(p + 4)
+						      << 32;
 }
 
 #endif /* TT_FILE_CODEC_H */

@@ -23,8 +23,8 @@
 #define require(cond)                                                         \
 	do {                                                                  \
 		if (!(cond)) {                                                \
-			fprintf(stderr, "fuzz_reader: %s:%d: %s\n",          \
-				__FILE__, __LINE__, #cond);                   \
+			fprintf(stderr, "fuzz_reader: %s:%d: %s\n", __FILE__, \
+				__LINE__, #cond);                             \
 			abort();                                              \
 		}                                                             \
 	} while (0)

@@ -83,8 +83,8 @@ static size_t make_events(struct tt_event *evs, size_t max, uint64_t seed)
 			ev->h.cpu = seed >> 61;
 			/* two varying bytes per 8: small and large values */
 			for (i = 0; i < size; i++)
-				payload[i] = (i & 7) < 2 ?
-					     seed >> (8 * i % 64) : 0;
+				payload[i] =
+					(i & 7) < 2 ? seed >> (8 * i % 64) : 0;
 			n++;
 		}
 	}
@@ -94,7 +94,8 @@ static size_t make_events(struct tt_event *evs, size_t max, uint64_t seed)
 static void write_recording(const char *name, size_t nevents, size_t per)
 {
 	struct tt_proc_info procs[2] = {
-		{ 100, 100, "server" }, { 100, 101, "engine" },
+		{ 100, 100, "server" },
+		{ 100, 101, "engine" },
 	};
 	struct tt_dev_info devs[1] = { { "/dev/nvidia0", 195 << 8, 1 } };
 	struct tt_file_meta meta = {
@@ -103,7 +104,10 @@ static void write_recording(const char *name, size_t nevents, size_t per)
 		.mono_ns = 123456789,
 		.real_ns = 1700000000000000000ull,
 		.options = "record -p 100",
-		.procs = procs, .nprocs = 2, .devs = devs, .ndevs = 1,
+		.procs = procs,
+		.nprocs = 2,
+		.devs = devs,
+		.ndevs = 1,
 	};
 	struct tt_event evs[64];
 	struct tt_writer *w;

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Synthetic scheduler event streams for the critical-path tests: threads
+ * switch in and out, block in syscalls on typed fds, wake each other. The
+ * helpers append in any order; cp_feed() sorts by time and feeds a new
+ * critpath. Include after tt_test.h.
+ */
+#ifndef TT_CP_STREAM_H
+#define TT_CP_STREAM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include "tt_test.h"
+#include "critpath.h"
+
+#define US 1000ULL
+/* Threads 101, 102 ... belong to process 100; 201 ... to 200. */
+#define TGID(tid) ((tid) / 100 * 100)
+/* A thread of a process nobody traces. */
+#define UNTRACED 9001
+
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_IOCTL 16
+#define NR_PREAD64 17
+#define NR_NANOSLEEP 35
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define NR_FUTEX 202
+#define NR_EPOLL_WAIT 232
+#define NR_IO_URING_ENTER 426
+
+#define GPU_RDEV ((195u << 20) | 0)
+
+struct stream {
+	struct tt_event *ev;
+	size_t n, cap;
+};
+
+/* What a thread blocks in at its switch-out. */
+struct blk {
+	int sys;
+	__u64 arg0;
+	__u32 mode; /* S_IF* of the fd in arg0, 0 for none */
+	__u32 rdev;
+	bool iowait;
+	bool anon; /* the fd is an anon inode (eventfd, timerfd, epoll) */
+};
+
+static inline struct tt_event *ev_new(struct stream *s, unsigned int type,
+				      __u64 ts, __u32 tid)
+{
+	struct tt_event *ev;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->ev = realloc(s->ev, s->cap * sizeof(*s->ev));
+		if (!s->ev) {
+			fprintf(stderr, "out of memory\n");
+			exit(1);
+		}
+	}
+	ev = &s->ev[s->n++];
+	memset(ev, 0, sizeof(*ev));
+	ev->h.type = type;
+	ev->h.ts = ts;
+	ev->h.tid = tid;
+	ev->h.tgid = tid ? TGID(tid) : 0;
+	return ev;
+}
+
+/* The idle task hands the CPU to tid. */
+static inline void sw_in(struct stream *s, __u64 ts, __u32 tid)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, 0);
+
+	ev->sw.next_tid = tid;
+	ev->sw.next_tgid = TGID(tid);
+	ev->sw.sw_flags = TT_SW_NEXT_TRACED;
+	ev->sw.syscall_nr = -1;
+}
+
+/* tid blocks in b; the idle task runs. */
+static inline void sw_out(struct stream *s, __u64 ts, __u32 tid, struct blk b)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, tid);
+
+	ev->sw.prev_state = 1;
+	ev->sw.syscall_nr = b.sys;
+	ev->sw.arg0 = b.arg0;
+	ev->sw.sw_flags = TT_SW_PREV_TRACED;
+	if (b.iowait)
+		ev->sw.sw_flags |= TT_SW_IOWAIT;
+	if (b.mode) {
+		ev->sw.sw_flags |= TT_SW_FD;
+		ev->sw.fd_mode = b.mode | 0600;
+		ev->sw.fd_rdev = b.rdev;
+		ev->sw.fd_dev = (8u << 20) | 1;
+	}
+	if (b.anon) {
+		/* one shared inode on the anon inode fs (dev 0:15 or so) */
+		ev->sw.sw_flags |= TT_SW_ANON_INODE;
+		ev->sw.fd_dev = 15;
+	}
+}
+
+/* tid is preempted by an untraced thread (still runnable). */
+static inline void preempt(struct stream *s, __u64 ts, __u32 tid)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_SWITCH, ts, tid);
+
+	ev->sw.next_tid = UNTRACED;
+	ev->sw.next_tgid = TGID(UNTRACED);
+	ev->sw.syscall_nr = -1;
+	ev->sw.sw_flags = TT_SW_PREV_TRACED;
+}
+
+/* current wakes target; flags TT_F_HARDIRQ/SOFTIRQ say the context. */
+static inline void wake(struct stream *s, __u64 ts, __u32 current,
+			__u32 target, __u32 flags, int sys, __u64 arg0)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_WAKING, ts, current);
+
+	ev->h.flags = flags;
+	ev->wake.target_tid = target;
+	ev->wake.target_tgid = TGID(target);
+	ev->wake.waker_syscall = flags ? -1 : sys;
+	ev->wake.waker_arg0 = flags ? 0 : arg0;
+}
+
+static inline void lost(struct stream *s, __u64 since, __u64 ts)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_LOST, ts, 0);
+
+	ev->lost.since_ts = since;
+	ev->lost.count = 10;
+}
+
+/* tid's name is now comm. */
+static inline void comm(struct stream *s, __u64 ts, __u32 tid,
+			const char *name)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_COMM, ts, tid);
+
+	strncpy(ev->comm.comm, name, sizeof(ev->comm.comm) - 1);
+}
+
+static inline int cp_cmp_ts(const void *a, const void *b)
+{
+	const struct tt_event *x = a, *y = b;
+
+	return x->h.ts < y->h.ts ? -1 : x->h.ts > y->h.ts;
+}
+
+/* Sorts the stream by time (helpers append in any order; equal times
+ * keep their order), feeds it to a new critpath and empties the stream. */
+static inline struct tt_critpath *cp_feed(struct stream *s)
+{
+	struct tt_critpath *cp = tt_critpath_new();
+	size_t i;
+
+	TT_CHECK(cp != NULL);
+	if (!cp)
+		exit(1);
+	/* make the sort stable: break ties by position through cpu */
+	for (i = 0; i < s->n; i++)
+		s->ev[i].h.cpu = i;
+	qsort(s->ev, s->n, sizeof(*s->ev), cp_cmp_ts);
+	for (i = 1; i < s->n; i++) {
+		size_t j = i;
+
+		while (j > 0 && s->ev[j - 1].h.ts == s->ev[j].h.ts &&
+		       s->ev[j - 1].h.cpu > s->ev[j].h.cpu) {
+			struct tt_event t = s->ev[j];
+
+			s->ev[j] = s->ev[j - 1];
+			s->ev[j - 1] = t;
+			j--;
+		}
+	}
+	for (i = 0; i < s->n; i++)
+		TT_CHECK(tt_critpath_add(cp, &s->ev[i]) == 0);
+	free(s->ev);
+	memset(s, 0, sizeof(*s));
+	return cp;
+}
+
+static inline struct tt_cp_request req(__u64 id, __u64 arrive, __u64 read,
+				       __u64 first_write, __u64 wire,
+				       __u32 reader, __u32 writer)
+{
+	return (struct tt_cp_request){ .id = id,
+				       .t_arrive = arrive,
+				       .t_read = read,
+				       .t_first_write = first_write,
+				       .t_wire = wire,
+				       .reader_tid = reader,
+				       .writer_tid = writer };
+}
+
+#endif /* TT_CP_STREAM_H */

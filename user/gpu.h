@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * GPUs as ttftrace sees them: device nodes (the device table), the ioctls
+ * made on them (decoded to names), and the CUDA driver library functions
+ * probed with uprobes.
+ */
+#ifndef TT_GPU_H
+#define TT_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "ttfile.h"
+
+enum tt_gpu_kind {
+	TT_GPU_UNKNOWN = 0,
+	TT_GPU_NVIDIA = 1, /* /dev/nvidia[0-9]*, /dev/nvidiactl */
+	TT_GPU_NVIDIA_UVM = 2, /* /dev/nvidia-uvm, /dev/nvidia-uvm-tools */
+	TT_GPU_DRM = 3, /* /dev/dri/card*, renderD* */
+	TT_GPU_KFD = 4, /* /dev/kfd (AMD compute) */
+	TT_GPU_ACCEL = 5, /* /dev/accel/accel* */
+	TT_GPU_USER = 6, /* --gpu-device PATH */
+};
+
+const char *tt_gpu_kind_name(unsigned int kind);
+
+/* Kernel-internal dev_t (inode->i_rdev) from a user-space st_rdev. */
+__u32 tt_kdev(unsigned long long st_rdev);
+
+/* Appends the GPU device nodes found under dev_root ("/dev" normally; tests
+ * give a directory of their own) to *devs. 0 or -errno. */
+int tt_gpu_discover(const char *dev_root, struct tt_dev_info **devs,
+		    size_t *ndevs);
+/* Appends PATH as a user-named GPU device (any file: a char device, or a
+ * FIFO standing in for one). A one-line reason in err on failure. */
+int tt_gpu_add_device(const char *path, struct tt_dev_info **devs,
+		      size_t *ndevs, char *err, size_t errlen);
+
+/* "NV_ESC_RM_ALLOC", "UVM_REGISTER_GPU", "DRM_IOCTL_GEM_CLOSE", or a
+ * generic "_IOWR('F',0x99,0x20)" form; always fills buf and returns it. */
+const char *tt_gpu_ioctl_name(__u32 cmd, unsigned int kind, char *buf,
+			      size_t len);
+
+/* CUDA driver functions ttftrace probes: their id is the uprobe's cookie
+ * and tt_gpu_call.fn. */
+enum tt_cuda_class {
+	TT_CUDA_LAUNCH = 1, /* enqueue a kernel: on-CPU launch overhead */
+	TT_CUDA_GRAPH = 2, /* enqueue a graph */
+	TT_CUDA_SYNC = 3, /* wait for the GPU */
+};
+
+struct tt_cuda_fn {
+	const char *name; /* the exported symbol */
+	unsigned int cls; /* enum tt_cuda_class */
+};
+
+/* The table, indexed by tt_gpu_call.fn; *n gets its length. */
+const struct tt_cuda_fn *tt_cuda_fns(size_t *n);
+/* Whether --gpu-probes=MODE ("none", "sync", "all") probes fn. */
+bool tt_cuda_fn_wanted(const struct tt_cuda_fn *fn, const char *mode);
+
+/* Paths of CUDA driver libraries (libcuda.so*) mapped by pid, from
+ * /proc/PID/maps; appended to *paths (strdup'ed). Count or -errno. */
+int tt_gpu_find_libcuda(int pid, char ***paths, size_t *npaths);
+/* Whether a path names a CUDA driver library. */
+bool tt_is_libcuda(const char *path);
+
+#endif /* TT_GPU_H */
