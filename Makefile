@@ -43,7 +43,7 @@ UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
 HDRS := $(wildcard user/*.h bpf/*.h)
 
-.PHONY: all clean test demo install tools unit-tests
+.PHONY: all clean test demo install tools unit-tests static
 .DELETE_ON_ERROR:
 
 all: $(OUTPUT)/ttftrace tools
@@ -77,7 +77,7 @@ $(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/%.c tests/tt_test.h $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
 
@@ -88,6 +88,18 @@ $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.
 $(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
+
+# One self-contained binary to carry to machines without the build deps
+# (tools/gpu-check.sh uses it).
+static: $(OUTPUT)/ttftrace-static $(OUTPUT)/tools/loadgen-static
+
+$(OUTPUT)/tools/loadgen-static: tools/loadgen.c $(wildcard tools/*.h) | $(OUTPUT)/tools
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static $< -lpthread -lm -o $@
+
+$(OUTPUT)/ttftrace-static: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
+	$(call msg,STATIC,$@)
+	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -o $@
 
 test: all unit-tests
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh

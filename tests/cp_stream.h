@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include "tt_test.h"
 #include "critpath.h"
+#include "gpu.h"
 
 #define US 1000ULL
 /* Threads 101, 102 ... belong to process 100; 201 ... to 200. */
@@ -25,6 +26,7 @@
 #define NR_WRITE 1
 #define NR_IOCTL 16
 #define NR_PREAD64 17
+#define NR_POLL 7
 #define NR_NANOSLEEP 35
 #define NR_RECVFROM 45
 #define NR_SENDMSG 46
@@ -46,6 +48,8 @@ struct blk {
 	__u64 arg0;
 	__u32 mode; /* S_IF* of the fd in arg0, 0 for none */
 	__u32 rdev;
+	__u32 dev; /* the fd's filesystem device, 8:1 when 0 */
+	__u64 ino;
 	bool iowait;
 	bool anon; /* the fd is an anon inode (eventfd, timerfd, epoll) */
 };
@@ -98,7 +102,8 @@ static inline void sw_out(struct stream *s, __u64 ts, __u32 tid, struct blk b)
 		ev->sw.sw_flags |= TT_SW_FD;
 		ev->sw.fd_mode = b.mode | 0600;
 		ev->sw.fd_rdev = b.rdev;
-		ev->sw.fd_dev = (8u << 20) | 1;
+		ev->sw.fd_dev = b.dev ? b.dev : (8u << 20) | 1;
+		ev->sw.fd_ino = b.ino;
 	}
 	if (b.anon) {
 		/* one shared inode on the anon inode fs (dev 0:15 or so) */
@@ -119,8 +124,8 @@ static inline void preempt(struct stream *s, __u64 ts, __u32 tid)
 }
 
 /* current wakes target; flags TT_F_HARDIRQ/SOFTIRQ say the context. */
-static inline void wake(struct stream *s, __u64 ts, __u32 current,
-			__u32 target, __u32 flags, int sys, __u64 arg0)
+static inline void wake(struct stream *s, __u64 ts, __u32 current, __u32 target,
+			__u32 flags, int sys, __u64 arg0)
 {
 	struct tt_event *ev = ev_new(s, TT_EV_WAKING, ts, current);
 
@@ -140,12 +145,77 @@ static inline void lost(struct stream *s, __u64 since, __u64 ts)
 }
 
 /* tid's name is now comm. */
-static inline void comm(struct stream *s, __u64 ts, __u32 tid,
-			const char *name)
+static inline void comm(struct stream *s, __u64 ts, __u32 tid, const char *name)
 {
 	struct tt_event *ev = ev_new(s, TT_EV_COMM, ts, tid);
 
 	strncpy(ev->comm.comm, name, sizeof(ev->comm.comm) - 1);
+}
+
+/* The index of CUDA function name in tt_cuda_fns(). */
+static inline __u16 cuda_fn(const char *name)
+{
+	const struct tt_cuda_fn *fns;
+	size_t n, i;
+
+	fns = tt_cuda_fns(&n);
+	for (i = 0; i < n; i++)
+		if (!strcmp(fns[i].name, name))
+			return i;
+	fprintf(stderr, "no CUDA function %s\n", name);
+	exit(1);
+}
+
+/* tid was in CUDA function name over [enter, ret). */
+static inline void gpu_call(struct stream *s, __u64 enter, __u64 ret, __u32 tid,
+			    const char *name)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_GPU_CALL, ret, tid);
+
+	ev->call.ts_enter = enter;
+	ev->call.fn = cuda_fn(name);
+}
+
+/* tid was in ioctl cmd on a GPU node over [enter, ret). */
+static inline void gpu_ioctl(struct stream *s, __u64 enter, __u64 ret,
+			     __u32 tid, __u32 cmd, __u32 rdev)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_IOCTL, ret, tid);
+
+	ev->ioc.ts_enter = enter;
+	ev->ioc.cmd = cmd;
+	ev->ioc.fd = 7;
+	ev->ioc.rdev = rdev;
+	ev->ioc.dev = 5;
+	ev->ioc.ino = 400 + (rdev & 0xfffff);
+}
+
+/*
+ * Reader 101 (running throughout) -> tokenizer 102 (pipe, at 1200 us) ->
+ * engine (futex word 0x10, at 1500 us) -> writer 104 (at 1900 us; it runs
+ * from 1950 us).
+ */
+static inline void cp_chain(struct stream *s, __u32 engine)
+{
+	struct blk pipe_in = { .sys = NR_READ, .arg0 = 4, .mode = S_IFIFO };
+	struct blk word = { .sys = NR_FUTEX, .arg0 = 0x10 };
+
+	sw_in(s, 0, 101);
+	sw_in(s, 10 * US, 102);
+	sw_out(s, 50 * US, 102, pipe_in);
+	sw_in(s, 20 * US, engine);
+	sw_out(s, 60 * US, engine, word);
+	sw_in(s, 30 * US, 104);
+	sw_out(s, 70 * US, 104,
+	       (struct blk){ .sys = NR_RECVFROM, .arg0 = 6, .mode = S_IFSOCK });
+	wake(s, 1200 * US, 101, 102, 0, NR_WRITE, 5);
+	sw_in(s, 1220 * US, 102);
+	wake(s, 1500 * US, 102, engine, 0, NR_FUTEX, 0x10);
+	sw_out(s, 1510 * US, 102, pipe_in);
+	sw_in(s, 1503 * US, engine);
+	wake(s, 1900 * US, engine, 104, 0, NR_WRITE, 7);
+	sw_out(s, 1910 * US, engine, word);
+	sw_in(s, 1950 * US, 104);
 }
 
 static inline int cp_cmp_ts(const void *a, const void *b)

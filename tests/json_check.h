@@ -110,39 +110,43 @@ static inline int jc_hex4(struct jc_parser *ps, uint32_t *c)
 	return 0;
 }
 
-/* A raw UTF-8 sequence at ps->p: its length, or 0 when invalid. */
+/*
+ * A raw UTF-8 sequence at ps->p: its length, or 0 when invalid. Follows
+ * the byte ranges of RFC 3629 section 4, which leave out overlong forms,
+ * surrogates and code points above U+10FFFF.
+ */
 static inline size_t jc_utf8_len(const struct jc_parser *ps)
 {
 	const unsigned char *p = (const unsigned char *)ps->p;
-	size_t len, i, n = ps->end - ps->p;
-	uint32_t c;
+	size_t avail = ps->end - ps->p, len, i;
+	unsigned char lo = 0x80, hi = 0xbf; /* allowed second byte */
 
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, c = p[0] & 0x07;
-	else
+	if (p[0] < 0xc2 || p[0] > 0xf4)
 		return 0;
-	if (len > n)
+	len = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (avail < len || p[1] < lo || p[1] > hi)
 		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
+	for (i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
 			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
 	return len;
 }
 
 /* A string at ps->p (at its opening quote) into *out (malloc'd). */
 static inline int jc_string(struct jc_parser *ps, char **out, size_t *len)
 {
+	static const char escapes[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
 	size_t cap = 16, n = 0, k;
 	char *buf = malloc(cap), *nb;
+	const char *esc;
 	uint32_t c, lo;
 
 	if (!buf)
@@ -189,32 +193,8 @@ static inline int jc_string(struct jc_parser *ps, char **out, size_t *len)
 			jc_fail(ps, "unterminated escape");
 			goto fail;
 		}
-		switch (*ps->p++) {
-		case '"':
-			buf[n++] = '"';
-			break;
-		case '\\':
-			buf[n++] = '\\';
-			break;
-		case '/':
-			buf[n++] = '/';
-			break;
-		case 'b':
-			buf[n++] = '\b';
-			break;
-		case 'f':
-			buf[n++] = '\f';
-			break;
-		case 'n':
-			buf[n++] = '\n';
-			break;
-		case 'r':
-			buf[n++] = '\r';
-			break;
-		case 't':
-			buf[n++] = '\t';
-			break;
-		case 'u':
+		c = (unsigned char)*ps->p++;
+		if (c == 'u') {
 			if (jc_hex4(ps, &c))
 				goto fail;
 			if (c >= 0xdc00 && c <= 0xdfff) {
@@ -238,11 +218,15 @@ static inline int jc_string(struct jc_parser *ps, char **out, size_t *len)
 				    (lo - 0xdc00);
 			}
 			n = jc_put_utf8(buf, n, c);
-			break;
-		default:
+			continue;
+		}
+		/* the other escapes: each letter and what it stands for */
+		esc = c ? strchr(escapes, c) : NULL;
+		if (!esc || (esc - escapes) % 2) {
 			jc_fail(ps, "bad escape");
 			goto fail;
 		}
+		buf[n++] = esc[1];
 	}
 	buf[n] = '\0';
 	*out = buf;
@@ -323,83 +307,64 @@ static inline int jc_push(struct jc_parser *ps, struct jc_val *v, size_t *cap,
 	return 0;
 }
 
-static inline int jc_array(struct jc_parser *ps, struct jc_val *v)
+/* Optional whitespace then the key of a member of v (an object): a string
+ * none of the others has; then ':'. */
+static inline int jc_key(struct jc_parser *ps, struct jc_val *v, char **key)
 {
-	size_t cap = 0;
+	size_t i, klen;
 
-	v->type = JC_ARR;
-	ps->p++;
 	jc_ws(ps);
-	if (ps->p < ps->end && *ps->p == ']') {
-		ps->p++;
-		return 0;
+	if (ps->p >= ps->end || *ps->p != '"')
+		return jc_fail(ps, "expected a key");
+	if (jc_string(ps, key, &klen))
+		return -1;
+	for (i = 0; i < v->n; i++)
+		if (!strcmp(v->keys[i], *key))
+			break;
+	jc_ws(ps);
+	if (i < v->n || ps->p >= ps->end || *ps->p != ':') {
+		free(*key);
+		return jc_fail(ps, i < v->n ? "duplicate key" : "expected :");
 	}
-	for (;;) {
-		if (jc_push(ps, v, &cap, false))
-			return -1;
-		memset(&v->items[v->n], 0, sizeof(*v->items));
-		v->n++;
-		if (jc_value(ps, &v->items[v->n - 1]))
-			return -1;
-		jc_ws(ps);
-		if (ps->p >= ps->end)
-			return jc_fail(ps, "unterminated array");
-		if (*ps->p == ']') {
-			ps->p++;
-			return 0;
-		}
-		if (*ps->p != ',')
-			return jc_fail(ps, "expected , or ]");
-		ps->p++;
-	}
+	ps->p++;
+	return 0;
 }
 
-static inline int jc_object(struct jc_parser *ps, struct jc_val *v)
+/* An array or, when obj, an object, at its opening bracket. */
+static inline int jc_container(struct jc_parser *ps, struct jc_val *v, bool obj)
 {
-	size_t cap = 0, i, klen;
-	char *key;
+	char close = obj ? '}' : ']', *key = NULL;
+	size_t cap = 0;
 
-	v->type = JC_OBJ;
+	v->type = obj ? JC_OBJ : JC_ARR;
 	ps->p++;
 	jc_ws(ps);
-	if (ps->p < ps->end && *ps->p == '}') {
+	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
 		return 0;
 	}
 	for (;;) {
-		jc_ws(ps);
-		if (ps->p >= ps->end || *ps->p != '"')
-			return jc_fail(ps, "expected a key");
-		if (jc_string(ps, &key, &klen))
+		if (obj && jc_key(ps, v, &key))
 			return -1;
-		for (i = 0; i < v->n; i++) {
-			if (!strcmp(v->keys[i], key)) {
-				free(key);
-				return jc_fail(ps, "duplicate key");
-			}
-		}
-		if (jc_push(ps, v, &cap, true)) {
+		if (jc_push(ps, v, &cap, obj)) {
 			free(key);
 			return -1;
 		}
 		memset(&v->items[v->n], 0, sizeof(*v->items));
-		v->keys[v->n] = key;
+		if (obj)
+			v->keys[v->n] = key;
 		v->n++;
-		jc_ws(ps);
-		if (ps->p >= ps->end || *ps->p != ':')
-			return jc_fail(ps, "expected :");
-		ps->p++;
 		if (jc_value(ps, &v->items[v->n - 1]))
 			return -1;
 		jc_ws(ps);
 		if (ps->p >= ps->end)
-			return jc_fail(ps, "unterminated object");
-		if (*ps->p == '}') {
+			return jc_fail(ps, "unterminated array or object");
+		if (*ps->p == close) {
 			ps->p++;
 			return 0;
 		}
 		if (*ps->p != ',')
-			return jc_fail(ps, "expected , or }");
+			return jc_fail(ps, "expected , or the closing bracket");
 		ps->p++;
 	}
 }
@@ -425,10 +390,8 @@ static inline int jc_value(struct jc_parser *ps, struct jc_val *v)
 		return jc_fail(ps, "too deep");
 	switch (*ps->p) {
 	case '{':
-		err = jc_object(ps, v);
-		break;
 	case '[':
-		err = jc_array(ps, v);
+		err = jc_container(ps, v, *ps->p == '{');
 		break;
 	case '"':
 		v->type = JC_STR;

@@ -53,12 +53,16 @@ wait_for() {
 	done
 }
 
-# start_server LOG ARGS...: sets SERVER_PID and PORT
+# start_server LOG ARGS...: sets SERVER_PID and PORT. A command in the
+# array TT_SERVER_WRAP runs it (e.g. TT_SERVER_WRAP=(ip netns exec NS): it
+# must exec the server, so that SERVER_PID is the server's).
+TT_SERVER_WRAP=()
 start_server() {
 	local log=$1
 	shift
 	rm -f "$TT_TMP/port"
-	"$DEMO_SERVER" -p 0 --port-file "$TT_TMP/port" --log "$log" -q "$@" &
+	"${TT_SERVER_WRAP[@]}" "$DEMO_SERVER" -p 0 --port-file "$TT_TMP/port" \
+		--log "$log" -q "$@" &
 	SERVER_PID=$!
 	TT_PIDS+=("$SERVER_PID")
 	wait_for "[ -s $TT_TMP/port ]" 10 || { fail "server did not start"; exit 1; }
@@ -83,4 +87,23 @@ stop_record() {
 	kill -INT "$RECORD_PID"
 	wait "$RECORD_PID"
 	RECORD_STATUS=$?
+}
+
+# stop_pid PID [SIGNAL]: signals it, waits up to 5 s, then SIGKILL; returns
+# its exit status (137 when it had to be killed)
+stop_pid() {
+	local pid=$1 sig=${2:-TERM} i rc
+	kill -"$sig" "$pid" 2>/dev/null
+	for i in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		return 137
+	fi
+	wait "$pid" 2>/dev/null
+	rc=$?
+	return $rc
 }

@@ -399,6 +399,27 @@ static struct tt_analyzer *run_as_listed(void)
 	return a;
 }
 
+/* Feeds L in timestamp order to an analyzer given the recording's tables
+ * first, as ttftrace report does. */
+static struct tt_analyzer *run_tables(const struct tt_proc_info *procs,
+				      size_t nprocs,
+				      const struct tt_dev_info *devs,
+				      size_t ndevs)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	size_t i;
+	int bad = 0;
+
+	TT_CHECK(tt_analyzer_add_procs(a, procs, nprocs) == 0);
+	TT_CHECK(tt_analyzer_add_devices(a, devs, ndevs) == 0);
+	for (i = 0; i < L.n; i++)
+		bad |= tt_analyzer_add(a, &L.v[i]);
+	TT_CHECK(!bad);
+	tt_analyzer_finish(a);
+	check_paths(a);
+	return a;
+}
+
 static const struct tt_request *req(const struct tt_analyzer *a, size_t i)
 {
 	static const struct tt_request none;
@@ -1270,6 +1291,307 @@ static void test_open_at_end_and_comm(void)
 	tt_analyzer_free(a);
 }
 
+/* ---- the critical path ---- */
+
+#define HANDOFF_WORD 0x7f00001000ULL /* reader -> engine */
+#define TOKEN_WORD 0x7f00002000ULL /* engine -> writer */
+#define ONE_SEND_ANSWER \
+	"HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n"
+
+static struct blk futex_on(__u64 word)
+{
+	return (struct blk){ .sys = NR_FUTEX, .arg0 = word };
+}
+
+/*
+ * Three threads of one server: the reader sleeps in epoll until the
+ * request's bytes wake it (softirq, 20 us after they arrive), waits 30 us
+ * for a CPU, reads at +100 us and hands the request to the engine with a
+ * futex wake at +120 us. The engine gets a CPU at +150 us and works until
+ * +5150 us (gpu_at: from +1150 us to gpu_at it waits in an ioctl on the
+ * GPU, woken by the interrupt, back on a CPU 20 us later), then wakes the
+ * writer, which runs at +5180 us and sends the first token at +5200 us,
+ * on the wire at +5205 us. Returns t0.
+ */
+static __u64 handoff_stream(__u64 gpu_at)
+{
+	const __u64 t0 = 10 * MS;
+	const __u64 sk = 0xc100;
+
+	reset_bare();
+	sw_in(0, READER_TID);
+	sw_in(0, ENGINE_TID);
+	sw_in(0, WRITER_TID);
+	sw_out(1 * MS, ENGINE_TID, futex_on(HANDOFF_WORD));
+	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
+	sw_out(2 * MS, READER_TID, (struct blk){ .sys = NR_EPOLL_WAIT });
+	conn_open(0, sk, "10.0.0.50", 50000);
+	data_ready(t0, sk);
+	wake(t0 + 20 * US, CLIENT_TID, READER_TID, TT_F_SOFTIRQ, -1, 0);
+	sw_in(t0 + 50 * US, READER_TID);
+	recv_(t0 + 100 * US, sk, 300);
+	wake(t0 + 120 * US, READER_TID, ENGINE_TID, 0, NR_FUTEX, HANDOFF_WORD);
+	sw_in(t0 + 150 * US, ENGINE_TID);
+	sw_out(t0 + 200 * US, READER_TID, (struct blk){ .sys = NR_EPOLL_WAIT });
+	if (gpu_at) {
+		sw_out(t0 + 1150 * US, ENGINE_TID,
+		       (struct blk){ .sys = NR_IOCTL,
+				     .arg0 = 7,
+				     .mode = S_IFCHR,
+				     .rdev = GPU_RDEV });
+		wake(t0 + gpu_at, CLIENT_TID, ENGINE_TID, TT_F_HARDIRQ, -1, 0);
+		sw_in(t0 + gpu_at + 20 * US, ENGINE_TID);
+	}
+	wake(t0 + 5150 * US, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, TOKEN_WORD);
+	sw_out(t0 + 5200 * US, ENGINE_TID, futex_on(HANDOFF_WORD));
+	sw_in(t0 + 5180 * US, WRITER_TID);
+	send_bytes(t0 + 5200 * US, sk, 1, ONE_SEND_ANSWER, t0 + 5205 * US);
+	sw_out(t0 + 5300 * US, WRITER_TID, futex_on(TOKEN_WORD));
+	conn_close(t0 + 6 * MS, sk);
+	return t0;
+}
+
+static void check_seg(const struct tt_cp_result *res, size_t k, __u64 start,
+		      __u64 end, __u32 tid, unsigned int state,
+		      unsigned int stage)
+{
+	TT_CHECK(k < res->nsegs);
+	if (k >= res->nsegs)
+		return;
+	TT_CHECK_EQ_U64(res->segs[k].start, start);
+	TT_CHECK_EQ_U64(res->segs[k].start + res->segs[k].dur, end);
+	TT_CHECK_EQ_U64(res->segs[k].tid, tid);
+	TT_CHECK_EQ_U64(res->segs[k].state, state);
+	TT_CHECK_EQ_U64(res->segs[k].stage, stage);
+}
+
+static void test_critical_path_handoff(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	const struct tt_cp_result *res;
+	__u64 t0 = handoff_stream(0), want[TT_ST_MAX] = { 0 };
+	unsigned int seed;
+
+	want[TT_ST_NET_IN] = 70 * US;
+	want[TT_ST_RUNQUEUE] = 90 * US; /* reader, engine, writer: 30 each */
+	want[TT_ST_QUEUE] = 20 * US; /* read to the engine's wakeup */
+	want[TT_ST_CPU] = 5020 * US; /* engine 5 ms, writer 20 us */
+	want[TT_ST_NET_OUT] = 5 * US;
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	TT_CHECK(r->complete && r->attributed);
+	TT_CHECK_EQ_U64(r->incomplete, 0);
+	TT_CHECK_EQ_U64(r->ttft, 5205 * US);
+	TT_CHECK_EQ_U64(r->reader_tid, READER_TID);
+	TT_CHECK_EQ_U64(r->writer_tid, WRITER_TID);
+	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
+	TT_CHECK_EQ_U64(r->t_dispatch, t0 + 120 * US);
+	TT_CHECK_EQ_U64(r->dispatch_rule, TT_CP_DISP_PICKUP);
+	TT_CHECK_EQ_U64(r->t_token, t0 + 5150 * US);
+	res = tt_analyzer_cp_result(a, 0);
+	TT_CHECK(res && res->nsegs == 9);
+	if (res && res->nsegs == 9) {
+		check_seg(res, 0, t0, t0 + 20 * US, READER_TID, TT_CP_PHASE,
+			  TT_ST_NET_IN);
+		check_seg(res, 1, t0 + 20 * US, t0 + 50 * US, READER_TID,
+			  TT_CP_RUNNABLE, TT_ST_RUNQUEUE);
+		check_seg(res, 2, t0 + 50 * US, t0 + 100 * US, READER_TID,
+			  TT_CP_PHASE, TT_ST_NET_IN);
+		check_seg(res, 3, t0 + 100 * US, t0 + 120 * US, 0, TT_CP_PHASE,
+			  TT_ST_QUEUE);
+		check_seg(res, 4, t0 + 120 * US, t0 + 150 * US, ENGINE_TID,
+			  TT_CP_RUNNABLE, TT_ST_RUNQUEUE);
+		check_seg(res, 5, t0 + 150 * US, t0 + 5150 * US, ENGINE_TID,
+			  TT_CP_RUNNING, TT_ST_CPU);
+		check_seg(res, 6, t0 + 5150 * US, t0 + 5180 * US, WRITER_TID,
+			  TT_CP_RUNNABLE, TT_ST_RUNQUEUE);
+		check_seg(res, 7, t0 + 5180 * US, t0 + 5200 * US, WRITER_TID,
+			  TT_CP_RUNNING, TT_ST_CPU);
+		check_seg(res, 8, t0 + 5200 * US, t0 + 5205 * US, WRITER_TID,
+			  TT_CP_PHASE, TT_ST_NET_OUT);
+		TT_CHECK(!strcmp(res->segs[5].reason, "on-cpu"));
+	}
+	tt_analyzer_free(a);
+
+	/* the ring buffer's reordering changes nothing */
+	for (seed = 1; seed <= 3; seed++) {
+		handoff_stream(0);
+		a = run_jittered(2 * MS, seed);
+		TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+		TT_CHECK(req(a, 0)->complete);
+		TT_CHECK(!memcmp(req(a, 0)->stage_ns, want, sizeof(want)));
+		TT_CHECK_EQ_U64(req(a, 0)->t_dispatch, t0 + 120 * US);
+		tt_analyzer_free(a);
+	}
+}
+
+static void test_gpu_device_table(void)
+{
+	const struct tt_dev_info gpu = { .path = "/dev/nvidia0",
+					 .rdev = GPU_RDEV };
+	const struct tt_dev_info none = { .path = "/dev/null0" };
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u64 want[TT_ST_MAX] = { 0 };
+
+	/* 3 ms waiting on the GPU between 1 ms and ~1 ms of engine CPU */
+	want[TT_ST_NET_IN] = 70 * US;
+	want[TT_ST_RUNQUEUE] = 110 * US;
+	want[TT_ST_QUEUE] = 20 * US;
+	want[TT_ST_GPU] = 3000 * US;
+	want[TT_ST_CPU] = (1000 + 980 + 20) * US;
+	want[TT_ST_NET_OUT] = 5 * US;
+	handoff_stream(4150 * US);
+	a = run_tables(NULL, 0, &gpu, 1);
+	r = req(a, 0);
+	TT_CHECK(r->complete && r->attributed);
+	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
+	tt_analyzer_free(a);
+
+	/* a device nobody said is a GPU: the same wait is unexplained */
+	want[TT_ST_UNKNOWN] = want[TT_ST_GPU];
+	want[TT_ST_GPU] = 0;
+	handoff_stream(4150 * US);
+	a = run_tables(NULL, 0, &none, 1);
+	r = req(a, 0);
+	TT_CHECK(r->complete && r->attributed);
+	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
+	tt_analyzer_free(a);
+}
+
+static void test_no_scheduler_events(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	char buf[64];
+	__u32 seq = 1;
+	size_t n;
+
+	reset_bare();
+	conn_open(0, 0xc200, "10.0.0.51", 50001);
+	sse_request(0xc200, 10 * MS, &seq, 3 * MS, 3, 1 * MS);
+	a = run();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	r = req(a, 0);
+	/* the socket side is whole, the path is not: kept out */
+	TT_CHECK(!r->complete && !r->attributed);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_PATH);
+	TT_CHECK(!strcmp(tt_incomplete_str(r->incomplete, buf, sizeof(buf)),
+			 "no-path"));
+	TT_CHECK_EQ_U64(r->ttft, 3 * MS + 5 * US);
+	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_NET_IN], 100 * US);
+	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_UNKNOWN], 2900 * US);
+	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_NET_OUT], 5 * US);
+	TT_CHECK_EQ_U64(r->t_dispatch, r->t_read);
+	TT_CHECK_EQ_U64(r->dispatch_rule, TT_CP_DISP_READ);
+	tt_analyzer_itl(a, &n);
+	TT_CHECK_EQ_U64(n, 0); /* an incomplete request's gaps stay out */
+	tt_analyzer_free(a);
+}
+
+static void test_path_meets_unknown_thread(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	const struct tt_cp_result *res;
+	const __u64 t0 = 10 * MS;
+	size_t k;
+	bool seen = false;
+
+	/* the writer is woken by an engine thread never seen switching */
+	reset();
+	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
+	conn_open(0, 0xc300, "10.0.0.52", 50002);
+	data_ready(t0, 0xc300);
+	recv_(t0 + 100 * US, 0xc300, 300);
+	wake(t0 + 3 * MS, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, TOKEN_WORD);
+	sw_in(t0 + 3 * MS + 10 * US, WRITER_TID);
+	send_bytes(t0 + 3 * MS + 20 * US, 0xc300, 1, ONE_SEND_ANSWER,
+		   t0 + 3 * MS + 25 * US);
+	a = run();
+	r = req(a, 0);
+	TT_CHECK(!r->complete && !r->attributed);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_PATH);
+	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_UNKNOWN], 2900 * US);
+	res = tt_analyzer_cp_result(a, 0);
+	for (k = 0; res && k < res->nsegs; k++)
+		if (res->segs[k].tid == ENGINE_TID &&
+		    res->segs[k].state == TT_CP_NODATA)
+			seen = true;
+	TT_CHECK(seen);
+	TT_CHECK(res && (res->incomplete & TT_CP_INC_NO_DATA));
+	tt_analyzer_free(a);
+}
+
+static void test_process_table(void)
+{
+	const struct tt_proc_info procs[] = {
+		{ .tgid = SERVER_TGID, .tid = ENGINE_TID, .comm = "engine" },
+		{ .tgid = 5000, .tid = 5001, .comm = "tokenizer" },
+	};
+	const struct tt_critpath *cp;
+	struct tt_analyzer *a;
+	struct tt_event ev;
+	const __u64 t0 = 10 * MS;
+	int with;
+
+	/* thread 5002 of process 5000 wakes the writer: traced only
+	 * through the process table, and then the path goes there */
+	for (with = 0; with < 2; with++) {
+		reset();
+		sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
+		ev = mk(TT_EV_COMM, 2 * MS, WRITER_TID);
+		strcpy(ev.comm.comm, "writer");
+		push(&ev);
+		conn_open(0, 0xc400, "10.0.0.53", 50003);
+		data_ready(t0, 0xc400);
+		recv_(t0 + 100 * US, 0xc400, 300);
+		ev = mk(TT_EV_WAKING, t0 + 3 * MS, 5002);
+		ev.h.tgid = 5000;
+		ev.wake.target_tid = WRITER_TID;
+		ev.wake.target_tgid = SERVER_TGID;
+		ev.wake.waker_syscall = NR_FUTEX;
+		ev.wake.waker_arg0 = TOKEN_WORD;
+		push(&ev);
+		sw_in(t0 + 3 * MS + 10 * US, WRITER_TID);
+		send_bytes(t0 + 3 * MS + 20 * US, 0xc400, 1, ONE_SEND_ANSWER,
+			   t0 + 3 * MS + 25 * US);
+		a = run_tables(procs, with ? 2 : 0, NULL, 0);
+		cp = tt_analyzer_critpath(a);
+		TT_CHECK(cp != NULL);
+		if (with) {
+			TT_CHECK(tt_analyzer_comm(a, ENGINE_TID) &&
+				 !strcmp(tt_analyzer_comm(a, ENGINE_TID),
+					 "engine"));
+			TT_CHECK(tt_critpath_comm(cp, 5001) &&
+				 !strcmp(tt_critpath_comm(cp, 5001),
+					 "tokenizer"));
+			/* followed to 5002, of which nothing is known */
+			TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_NO_PATH);
+		} else {
+			TT_CHECK(tt_analyzer_comm(a, ENGINE_TID) == NULL);
+			TT_CHECK(tt_critpath_comm(cp, 5001) == NULL);
+			/* an untraced waker: the wait is the writer's own */
+			TT_CHECK(req(a, 0)->complete);
+			TT_CHECK_EQ_U64(req(a, 0)->stage_ns[TT_ST_LOCK],
+					2900 * US);
+		}
+		TT_CHECK(tt_critpath_comm(cp, WRITER_TID) &&
+			 !strcmp(tt_critpath_comm(cp, WRITER_TID), "writer"));
+		tt_analyzer_free(a);
+	}
+}
+
+/* check_paths() ran on the analyses above, on walked and complete ones */
+static void test_invariants_were_checked(void)
+{
+	printf("INFO: closure checked on %zu walked requests, %zu complete\n",
+	       paths_checked, complete_checked);
+	TT_CHECK(paths_checked > 1000 && complete_checked > 1000);
+}
+
 static void test_incomplete_str(void)
 {
 	char buf[128];
@@ -1278,7 +1600,10 @@ static void test_incomplete_str(void)
 	TT_CHECK(!strcmp(tt_incomplete_str(TT_INC_NO_WIRE | TT_INC_LOST, buf,
 					   sizeof(buf)),
 			 "no-wire,lost"));
-	tt_incomplete_str(0x7f, buf, 12); /* cut short, still a string */
+	TT_CHECK(!strcmp(tt_incomplete_str(TT_INC_LOST | TT_INC_NO_PATH, buf,
+					   sizeof(buf)),
+			 "lost,no-path"));
+	tt_incomplete_str(0xff, buf, 12); /* cut short, still a string */
 	TT_CHECK(strlen(buf) < 12);
 }
 
@@ -1384,8 +1709,14 @@ int main(void)
 	TT_RUN(test_interim_continue);
 	TT_RUN(test_socket_reuse_and_orphans);
 	TT_RUN(test_open_at_end_and_comm);
+	TT_RUN(test_critical_path_handoff);
+	TT_RUN(test_gpu_device_table);
+	TT_RUN(test_no_scheduler_events);
+	TT_RUN(test_path_meets_unknown_thread);
+	TT_RUN(test_process_table);
 	TT_RUN(test_incomplete_str);
 	TT_RUN(test_throughput);
+	TT_RUN(test_invariants_were_checked);
 	free(L.v);
 	TT_EXIT();
 }

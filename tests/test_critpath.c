@@ -289,11 +289,26 @@ static void test_gpu_wait(void)
 	tt_critpath_free(cp);
 }
 
+/* Thread 101 runs from 900 us, waits in a from 1200 to 1500 us and in b
+ * from 1560 to 1750 us, each wait ended by a hard interrupt. */
+static struct tt_critpath *two_waits(struct blk a, struct blk b)
+{
+	struct stream s = { 0 };
+
+	sw_in(&s, 900 * US, 101);
+	sw_out(&s, 1200 * US, 101, a);
+	wake(&s, 1500 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1510 * US, 101);
+	sw_out(&s, 1560 * US, 101, b);
+	wake(&s, 1750 * US, UNTRACED, 101, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1760 * US, 101);
+	return cp_feed(&s);
+}
+
 /* A regular-file read in I/O wait and a file-backed page fault, both
  * ended by interrupts, are storage. */
 static void test_storage_wait(void)
 {
-	struct stream s = { 0 };
 	struct tt_critpath *cp;
 	struct tt_cp_request rq =
 		req(1, 1000 * US, 1100 * US, 1790 * US, 1800 * US, 101, 101);
@@ -305,18 +320,11 @@ static void test_storage_wait(void)
 	const struct tt_cp_segment *sg;
 	struct tt_cp_result r;
 
-	sw_in(&s, 900 * US, 101);
-	sw_out(&s, 1200 * US, 101,
-	       (struct blk){ .sys = NR_PREAD64,
-			     .arg0 = 9,
-			     .mode = S_IFREG,
-			     .iowait = true });
-	wake(&s, 1500 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
-	sw_in(&s, 1510 * US, 101);
-	sw_out(&s, 1560 * US, 101, (struct blk){ .sys = -1, .iowait = true });
-	wake(&s, 1750 * US, UNTRACED, 101, TT_F_HARDIRQ, -1, 0);
-	sw_in(&s, 1760 * US, 101);
-	cp = cp_feed(&s);
+	cp = two_waits((struct blk){ .sys = NR_PREAD64,
+				     .arg0 = 9,
+				     .mode = S_IFREG,
+				     .iowait = true },
+		       (struct blk){ .sys = -1, .iowait = true });
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
@@ -407,25 +415,7 @@ static void test_chain(void)
 	struct tt_cp_result r;
 	size_t i;
 
-	sw_in(&s, 0, 101);
-	sw_in(&s, 10 * US, 102);
-	sw_out(&s, 50 * US, 102,
-	       (struct blk){ .sys = NR_READ, .arg0 = 4, .mode = S_IFIFO });
-	sw_in(&s, 20 * US, 103);
-	sw_out(&s, 60 * US, 103, (struct blk){ .sys = NR_FUTEX, .arg0 = 0x10 });
-	sw_in(&s, 30 * US, 104);
-	sw_out(&s, 70 * US, 104,
-	       (struct blk){ .sys = NR_RECVFROM, .arg0 = 6, .mode = S_IFSOCK });
-	wake(&s, 1200 * US, 101, 102, 0, NR_WRITE, 5);
-	sw_in(&s, 1220 * US, 102);
-	wake(&s, 1500 * US, 102, 103, 0, NR_FUTEX, 0x10);
-	sw_out(&s, 1510 * US, 102,
-	       (struct blk){ .sys = NR_READ, .arg0 = 4, .mode = S_IFIFO });
-	sw_in(&s, 1503 * US, 103);
-	wake(&s, 1900 * US, 103, 104, 0, NR_WRITE, 7);
-	sw_out(&s, 1910 * US, 103,
-	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x10 });
-	sw_in(&s, 1950 * US, 104);
+	cp_chain(&s, 103);
 	cp = cp_feed(&s);
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
@@ -1031,31 +1021,21 @@ static void test_new_thread(void)
 }
 
 /*
- * Waits on anon inodes (eventfd, timerfd, epoll, io_uring) ended by an
- * interrupt or an untraced thread are unknown, never storage: on recent
- * kernels their shared inode is S_IFREG, and io_uring sets in_iowait.
+ * Waits on anon inodes (eventfd, timerfd, epoll, io_uring) that nothing
+ * traced ends are unknown, never storage: on recent kernels their shared
+ * inode is S_IFREG, and io_uring sets in_iowait.
  */
 static struct tt_critpath *anon_stream(bool anon)
 {
-	struct stream s = { 0 };
-
-	sw_in(&s, 900 * US, 101);
-	sw_out(&s, 1200 * US, 101,
-	       (struct blk){ .sys = NR_READ,
-			     .arg0 = 9,
-			     .mode = S_IFREG,
-			     .anon = anon });
-	wake(&s, 1500 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
-	sw_in(&s, 1510 * US, 101);
-	sw_out(&s, 1560 * US, 101,
-	       (struct blk){ .sys = NR_IO_URING_ENTER,
-			     .arg0 = 4,
-			     .mode = S_IFREG,
-			     .iowait = true,
-			     .anon = anon });
-	wake(&s, 1750 * US, UNTRACED, 101, 0, NR_WRITE, 4);
-	sw_in(&s, 1760 * US, 101);
-	return cp_feed(&s);
+	return two_waits((struct blk){ .sys = NR_READ,
+				       .arg0 = 9,
+				       .mode = S_IFREG,
+				       .anon = anon },
+			 (struct blk){ .sys = NR_IO_URING_ENTER,
+				       .arg0 = 4,
+				       .mode = S_IFREG,
+				       .iowait = true,
+				       .anon = anon });
 }
 
 static void test_anon_inode(void)
@@ -1163,7 +1143,8 @@ static void test_intervals(void)
 	sw_in(&s, 100 * US, 101);
 	preempt(&s, 300 * US, 101);
 	sw_in(&s, 400 * US, 101);
-	sw_out(&s, 500 * US, 101, (struct blk){ .sys = NR_FUTEX, .arg0 = 0x42 });
+	sw_out(&s, 500 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x42 });
 	sw_in(&s, 600 * US, 102);
 	wake(&s, 700 * US, 102, 101, 0, NR_FUTEX, 0x42);
 	sw_in(&s, 710 * US, 101);
@@ -1182,12 +1163,12 @@ static void test_intervals(void)
 		 tgid == 100);
 	TT_CHECK(tt_critpath_thread(cp, 1, &tid, &tgid) == 0 && tid == 102);
 	TT_CHECK(tt_critpath_thread(cp, 2, &tid, &tgid) == -ERANGE);
-	TT_CHECK(tt_critpath_intervals(cp, 555, iv_collect, &l) == -ENOENT);
+	TT_CHECK(tt_critpath_intervals(cp, 555, 0, iv_collect, &l) == -ENOENT);
 	tt_critpath_stats(cp, &st);
 	TT_CHECK_EQ_U64(st.first_ts, 100 * US);
 	TT_CHECK_EQ_U64(st.last_ts, 1000 * US);
 
-	TT_CHECK(tt_critpath_intervals(cp, 101, iv_collect, &l) == 0);
+	TT_CHECK(tt_critpath_intervals(cp, 101, 0, iv_collect, &l) == 0);
 	/* the switch-out after its exit is not a wait */
 	TT_CHECK_EQ_U64(l.n, 6);
 	if (l.n == 6) {
@@ -1195,8 +1176,8 @@ static void test_intervals(void)
 			 "on-cpu");
 		check_iv(&l.v[1], 300 * US, 400 * US, TT_CP_RUNNABLE,
 			 TT_ST_RUNQUEUE, "preempted");
-		check_iv(&l.v[3], 500 * US, 700 * US, TT_CP_BLOCKED,
-			 TT_ST_LOCK, "futex 0x42");
+		check_iv(&l.v[3], 500 * US, 700 * US, TT_CP_BLOCKED, TT_ST_LOCK,
+			 "futex 0x42");
 		check_iv(&l.v[4], 700 * US, 710 * US, TT_CP_RUNNABLE,
 			 TT_ST_RUNQUEUE, "woken by 102");
 		TT_CHECK_EQ_U64(l.v[4].waker_tid, 102);
@@ -1207,7 +1188,7 @@ static void test_intervals(void)
 	}
 
 	memset(&l, 0, sizeof(l));
-	TT_CHECK(tt_critpath_intervals(cp, 102, iv_collect, &l) == 0);
+	TT_CHECK(tt_critpath_intervals(cp, 102, 0, iv_collect, &l) == 0);
 	TT_CHECK_EQ_U64(l.n, 2);
 	if (l.n == 2) {
 		check_iv(&l.v[0], 600 * US, 900 * US, TT_CP_RUNNING, TT_ST_CPU,
@@ -1219,11 +1200,653 @@ static void test_intervals(void)
 		TT_CHECK(l.v[1].open_end);
 	}
 
+	/* a view that ends later stretches the open state, not the rest */
+	memset(&l, 0, sizeof(l));
+	TT_CHECK(tt_critpath_intervals(cp, 102, 1500 * US, iv_collect, &l) ==
+		 0);
+	TT_CHECK(l.n == 2 && l.v[0].end == 900 * US &&
+		 l.v[1].end == 1500 * US && l.v[1].open_end);
+	memset(&l, 0, sizeof(l));
+	TT_CHECK(tt_critpath_intervals(cp, 102, 950 * US, iv_collect, &l) == 0);
+	TT_CHECK(l.n == 2 && l.v[1].end == 1000 * US);
+
 	/* the callback stops the walk and its value comes back */
 	memset(&l, 0, sizeof(l));
 	l.stop_after = 2;
-	TT_CHECK(tt_critpath_intervals(cp, 101, iv_collect, &l) == 7);
+	TT_CHECK(tt_critpath_intervals(cp, 101, 0, iv_collect, &l) == 7);
 	TT_CHECK_EQ_U64(l.n, 2);
+	tt_critpath_free(cp);
+}
+
+/* ---- GPU ---- */
+
+#define NR_PPOLL 271
+/* _IOWR('F', 0x2A, 32): NV_ESC_RM_CONTROL on /dev/nvidiactl */
+#define NV_RM_CONTROL 0xc020462aU
+/* The stub's device node, a FIFO on a filesystem of its own. */
+#define STUB_DEV ((0u << 20) | 42)
+#define STUB_INO 777ULL
+
+static const struct blk stub_poll = {
+	.sys = NR_POLL,
+	.arg0 = 0x7f00,
+	.mode = S_IFIFO,
+	.dev = STUB_DEV,
+	.ino = STUB_INO,
+};
+
+static void add_stub_device(struct tt_critpath *cp)
+{
+	struct tt_dev_info d = {
+		.path = "/tmp/ttftrace-test/stubcuda-4242.nvidia0",
+		.kind = TT_GPU_USER,
+		.dev = STUB_DEV,
+		.ino = STUB_INO,
+	};
+
+	TT_CHECK(tt_critpath_add_gpu_device(cp, &d) == 0);
+}
+
+static void add_nvidia0(struct tt_critpath *cp)
+{
+	struct tt_dev_info d = {
+		.path = "/dev/nvidia0",
+		.rdev = GPU_RDEV,
+		.kind = TT_GPU_NVIDIA,
+		.dev = 5,
+		.ino = 400,
+	};
+
+	TT_CHECK(tt_critpath_add_gpu_device(cp, &d) == 0);
+}
+
+/* seg_at(r, t) is (state, stage, reason) and, when start, starts there
+ * and lasts dur. */
+static void check_seg(const struct tt_cp_result *r, __u64 t, __u32 tid,
+		      enum tt_cp_state state, enum tt_stage stage,
+		      const char *reason, __u64 start, __u64 dur)
+{
+	const struct tt_cp_segment *sg = seg_at(r, t);
+
+	TT_CHECK(sg != NULL);
+	if (!sg)
+		return;
+	if (strcmp(sg->reason, reason))
+		fprintf(stderr, "  at %llu: reason \"%s\", want \"%s\"\n",
+			(unsigned long long)t, sg->reason, reason);
+	TT_CHECK(!strcmp(sg->reason, reason));
+	TT_CHECK_EQ_U64(sg->tid, tid);
+	TT_CHECK_EQ_U64(sg->state, state);
+	TT_CHECK_EQ_U64(sg->stage, stage);
+	if (start) {
+		TT_CHECK_EQ_U64(sg->start, start);
+		TT_CHECK_EQ_U64(sg->dur, dur);
+	}
+}
+
+/*
+ * Spin-mode sync: on CPU inside cuStreamSynchronize is GPU time to the ns,
+ * a preemption inside it stays runqueue; inside a launch it is launch
+ * overhead (CPU). An engine with no sync before is idle: t_dispatch is
+ * t_read.
+ */
+static void test_gpu_spin_sync(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US, [TT_ST_CPU] = 200 * US,
+		[TT_ST_GPU] = 280 * US,	   [TT_ST_RUNQUEUE] = 20 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_critpath_stats st;
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+	struct tt_event *ev;
+
+	sw_in(&s, 900 * US, 101);
+	gpu_call(&s, 1150 * US, 1160 * US, 101, "cuLaunchKernel");
+	gpu_call(&s, 1200 * US, 1500 * US, 101, "cuStreamSynchronize");
+	preempt(&s, 1300 * US, 101);
+	sw_in(&s, 1320 * US, 101);
+	/* a call whose entry was not seen has no interval */
+	ev = ev_new(&s, TT_EV_GPU_CALL, 1550 * US, 101);
+	ev->call.fn = cuda_fn("cuCtxSynchronize");
+	cp = cp_feed(&s);
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_READ);
+	TT_CHECK_EQ_U64(r.t_dispatch, 1100 * US);
+	TT_CHECK_EQ_U64(r.t_token, 1600 * US);
+	check_seg(&r, 1155 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuLaunchKernel", 1150 * US, 10 * US);
+	check_seg(&r, 1170 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1160 * US, 40 * US);
+	check_seg(&r, 1250 * US, 101, TT_CP_RUNNING, TT_ST_GPU,
+		  "sync cuStreamSynchronize", 1200 * US, 100 * US);
+	check_seg(&r, 1310 * US, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		  "runqueue", 1300 * US, 20 * US);
+	check_seg(&r, 1400 * US, 101, TT_CP_RUNNING, TT_ST_GPU,
+		  "sync cuStreamSynchronize", 1320 * US, 180 * US);
+	check_seg(&r, 1550 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1500 * US, 100 * US);
+	tt_critpath_stats(cp, &st);
+	TT_CHECK_EQ_U64(st.gpu_calls, 2);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * Blocking-mode sync with the stub's device: engine 101 (reader and
+ * writer) launches, which wakes the device thread 103; it sleeps in ppoll
+ * on the device FIFO until the kernel ends (a timer interrupt), then
+ * writes a byte that wakes 101, blocked in poll on the FIFO inside
+ * cuStreamSynchronize.
+ */
+static struct tt_critpath *blocking_sync(bool calls)
+{
+	struct stream s = { 0 };
+
+	sw_in(&s, 900 * US, 101);
+	sw_in(&s, 950 * US, 103);
+	sw_out(&s, 1000 * US, 103,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x500 });
+	wake(&s, 1158 * US, 101, 103, 0, NR_FUTEX, 0x500);
+	sw_in(&s, 1159 * US, 103);
+	sw_out(&s, 1165 * US, 103,
+	       (struct blk){ .sys = NR_PPOLL,
+			     .arg0 = 0x7f10,
+			     .mode = S_IFIFO,
+			     .dev = STUB_DEV,
+			     .ino = STUB_INO });
+	sw_out(&s, 1210 * US, 101, stub_poll);
+	wake(&s, 1500 * US, 0, 103, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1502 * US, 103);
+	wake(&s, 1540 * US, 103, 101, 0, NR_WRITE, 6);
+	sw_out(&s, 1545 * US, 103,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x500 });
+	sw_in(&s, 1550 * US, 101);
+	if (calls) {
+		gpu_call(&s, 1150 * US, 1160 * US, 101, "cuLaunchKernel");
+		gpu_call(&s, 1200 * US, 1560 * US, 101, "cuStreamSynchronize");
+	}
+	return cp_feed(&s);
+}
+
+static void test_gpu_blocking_sync(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US, [TT_ST_CPU] = 140 * US,
+		[TT_ST_GPU] = 350 * US,	   [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct iv_list l = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+	int pass;
+
+	/* with and without the device registered: the sync call says it */
+	for (pass = 0; pass < 2; pass++) {
+		cp = blocking_sync(true);
+		if (pass)
+			add_stub_device(cp);
+		walk(cp, &rq, 1, &r);
+		check_stages(&r, want);
+		TT_CHECK(r.complete);
+		TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_READ);
+		TT_CHECK_EQ_U64(r.t_token, 1600 * US);
+		/* the device thread's wake is not followed */
+		check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_GPU,
+			  "sync cuStreamSynchronize", 1210 * US, 330 * US);
+		check_seg(&r, 1545 * US, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+			  "runqueue", 1540 * US, 10 * US);
+		check_seg(&r, 1555 * US, 101, TT_CP_RUNNING, TT_ST_GPU,
+			  "sync cuStreamSynchronize", 1550 * US, 10 * US);
+		tt_cp_result_free(&r);
+		memset(&l, 0, sizeof(l));
+		TT_CHECK(tt_critpath_intervals(cp, 101, 0, iv_collect, &l) ==
+			 0);
+		TT_CHECK(l.n >= 2);
+		if (l.n >= 2)
+			check_iv(&l.v[1], 1210 * US, 1540 * US, TT_CP_BLOCKED,
+				 TT_ST_GPU, "sync cuStreamSynchronize");
+		tt_critpath_free(cp);
+	}
+
+	/* no CUDA probes: the wait on the device FIFO is GPU time */
+	cp = blocking_sync(false);
+	add_stub_device(cp);
+	walk(cp, &rq, 1, &r);
+	want[TT_ST_CPU] = 160 * US;
+	want[TT_ST_GPU] = 330 * US;
+	check_stages(&r, want);
+	check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_GPU,
+		  "poll stubcuda-4242.nvidia0", 1210 * US, 330 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* nothing says GPU: the wake is followed into the device thread */
+	cp = blocking_sync(false);
+	walk(cp, &rq, 1, &r);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_GPU], 0);
+	check_seg(&r, 1300 * US, 103, TT_CP_BLOCKED, TT_ST_UNKNOWN,
+		  "ppoll pipe", 1165 * US, 335 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * An ioctl on /dev/nvidia0 blocks until a hard interrupt (landing on
+ * traced thread 102) ends it: GPU time named by the ioctl, and the
+ * driver's on-CPU time inside the ioctl is CPU named by it too.
+ */
+static struct tt_critpath *nvidia_ioctl(bool ioctl_ev)
+{
+	struct stream s = { 0 };
+
+	sw_in(&s, 900 * US, 101);
+	sw_out(&s, 1200 * US, 101,
+	       (struct blk){ .sys = NR_IOCTL,
+			     .arg0 = 7,
+			     .mode = S_IFCHR,
+			     .rdev = GPU_RDEV });
+	sw_in(&s, 1400 * US, 102);
+	wake(&s, 1500 * US, 102, 101, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1510 * US, 101);
+	if (ioctl_ev)
+		gpu_ioctl(&s, 1190 * US, 1520 * US, 101, NV_RM_CONTROL,
+			  GPU_RDEV);
+	return cp_feed(&s);
+}
+
+static void test_gpu_chardev(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US, [TT_ST_CPU] = 190 * US,
+		[TT_ST_GPU] = 300 * US,	   [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_critpath_stats st;
+	struct tt_critpath *cp = nvidia_ioctl(true);
+	struct stream s = { 0 };
+	struct tt_cp_result r;
+
+	add_nvidia0(cp);
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	check_seg(&r, 1195 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "ioctl NV_ESC_RM_CONTROL", 1190 * US, 10 * US);
+	check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_GPU,
+		  "ioctl NV_ESC_RM_CONTROL", 1200 * US, 300 * US);
+	check_seg(&r, 1515 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "ioctl NV_ESC_RM_CONTROL", 1510 * US, 10 * US);
+	check_seg(&r, 1550 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1520 * US, 80 * US);
+	tt_critpath_stats(cp, &st);
+	TT_CHECK_EQ_U64(st.ioctls, 1);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* no ioctl event: the device's path names the wait */
+	cp = nvidia_ioctl(false);
+	add_nvidia0(cp);
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_GPU,
+		  "ioctl /dev/nvidia0", 1200 * US, 300 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* an ioctl event on a device nobody registered says nothing */
+	cp = nvidia_ioctl(true);
+	walk(cp, &rq, 1, &r);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_GPU], 0);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_UNKNOWN], 300 * US);
+	check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_UNKNOWN,
+		  "ioctl chr 195:0", 1200 * US, 300 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* a poll on the device that a traced thread ends: not followed */
+	sw_in(&s, 900 * US, 101);
+	sw_out(&s, 1200 * US, 101,
+	       (struct blk){ .sys = NR_POLL,
+			     .arg0 = 0x7f00,
+			     .mode = S_IFCHR,
+			     .rdev = GPU_RDEV });
+	sw_in(&s, 1400 * US, 102);
+	wake(&s, 1500 * US, 102, 101, 0, NR_WRITE, 9);
+	sw_in(&s, 1510 * US, 101);
+	cp = cp_feed(&s);
+	add_nvidia0(cp);
+	walk(cp, &rq, 1, &r);
+	want[TT_ST_CPU] = 190 * US;
+	check_stages(&r, want);
+	check_seg(&r, 1300 * US, 101, TT_CP_BLOCKED, TT_ST_GPU,
+		  "poll /dev/nvidia0", 1200 * US, 300 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * Blocked inside a launch on a lock that traced thread 102 releases: not
+ * launch overhead nor GPU, the ordinary rules follow the holder.
+ */
+static void test_gpu_launch_blocked(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1300 * US, 1350 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 198 * US,
+		[TT_ST_RUNQUEUE] = 2 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+
+	sw_in(&s, 900 * US, 101);
+	sw_in(&s, 1000 * US, 102);
+	gpu_call(&s, 1150 * US, 1180 * US, 101, "cuLaunchKernel_ptsz");
+	sw_out(&s, 1155 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x77 });
+	wake(&s, 1170 * US, 102, 101, 0, NR_FUTEX, 0x77);
+	sw_in(&s, 1172 * US, 101);
+	cp = cp_feed(&s);
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_READ);
+	check_seg(&r, 1175 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuLaunchKernel_ptsz", 1172 * US, 8 * US);
+	check_seg(&r, 1150 * US, 102, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1100 * US, 70 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * An eager forward pass: 10 launches back to back make one CPU segment
+ * (the time between them included); 7 stay pieces of their own; an ioctl
+ * between two launches breaks the run.
+ */
+static void test_gpu_launch_run(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1900 * US, 1950 * US, 101, 101);
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+	int i;
+
+	sw_in(&s, 900 * US, 101);
+	for (i = 0; i < 10; i++)
+		gpu_call(&s, (1200 + i * 7) * US, (1205 + i * 7) * US, 101,
+			 "cuLaunchKernel");
+	for (i = 0; i < 7; i++)
+		gpu_call(&s, (1400 + i * 7) * US, (1405 + i * 7) * US, 101,
+			 "cuLaunchKernel");
+	/* 4 + ioctl + 5 */
+	for (i = 0; i < 10; i++)
+		gpu_call(&s, (1600 + i * 7) * US, (1605 + i * 7) * US, 101,
+			 "cuLaunchKernel");
+	gpu_ioctl(&s, 1626 * US, 1627 * US, 101, NV_RM_CONTROL, GPU_RDEV);
+	cp = cp_feed(&s);
+	add_nvidia0(cp);
+	walk(cp, &rq, 1, &r);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_CPU], 800 * US);
+	check_seg(&r, 1203 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch x10 cuLaunchKernel", 1200 * US, 68 * US);
+	check_seg(&r, 1406 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1405 * US, 2 * US);
+	check_seg(&r, 1409 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuLaunchKernel", 1407 * US, 5 * US);
+	check_seg(&r, 1601 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuLaunchKernel", 1600 * US, 5 * US);
+	check_seg(&r, 1626 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "ioctl NV_ESC_RM_CONTROL", 1626 * US, 1 * US);
+	/* net.in, cpu, the run, cpu, 7 launches and 6 gaps, cpu, 10 launches
+	 * and 9 gaps (one an ioctl and a bit), cpu, net.out */
+	TT_CHECK_EQ_U64(r.nsegs, 40);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * Engine 102 runs iterations k = first..last back to back, on CPU all the
+ * time: launches at k000 and k010 us (10 us each), a spin-wait sync over
+ * [k100, k900) us, then hands tokens off until (k+1)000 us.
+ */
+static void engine_loop(struct stream *s, __u32 tid, int first, int last)
+{
+	int k;
+
+	for (k = first; k <= last; k++) {
+		__u64 t = k * 1000 * US;
+
+		gpu_call(s, t, t + 10 * US, tid, "cuLaunchKernel");
+		gpu_call(s, t + 10 * US, t + 20 * US, tid, "cuGraphLaunch");
+		gpu_call(s, t + 100 * US, t + 900 * US, tid,
+			 "cuStreamSynchronize");
+	}
+}
+
+/* The request in rq[ri] walked with the rest, its rule and t_dispatch. */
+static void check_dispatch(struct tt_critpath *cp, struct tt_cp_request *rqs,
+			   size_t n, size_t ri, enum tt_cp_dispatch rule,
+			   __u64 t_dispatch, const __u64 *want)
+{
+	struct tt_cp_result r[4];
+
+	walk(cp, rqs, n, r);
+	if (r[ri].dispatch != rule)
+		fprintf(stderr, "  rule %s, want %s\n",
+			tt_cp_dispatch_name(r[ri].dispatch),
+			tt_cp_dispatch_name(rule));
+	TT_CHECK_EQ_U64(r[ri].dispatch, rule);
+	TT_CHECK_EQ_U64(r[ri].t_dispatch, t_dispatch);
+	TT_CHECK(r[ri].complete);
+	if (want)
+		check_stages(&r[ri], want);
+	free_results(r, n);
+}
+
+static void test_gpu_dispatch(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1250 * US, 1300 * US, 2950 * US, 3000 * US, 101, 102);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 50 * US,  [TT_ST_QUEUE] = 700 * US,
+		[TT_ST_CPU] = 150 * US,	   [TT_ST_GPU] = 800 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	__u64 want_spin[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 50 * US,
+		[TT_ST_QUEUE] = 700 * US,
+		[TT_ST_CPU] = 950 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_cp_request rqs[2];
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	__u64 k;
+
+	/*
+	 * Requests reach the engine through a lock-free ring (no wake) and
+	 * the engine writes the tokens itself: read during iteration 1, the
+	 * request waits for iteration 2, whose first launch is at 2000 us.
+	 */
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	engine_loop(&s, 102, 1, 3);
+	cp = cp_feed(&s);
+	check_dispatch(cp, &rq, 1, 0, TT_CP_DISP_GPU, 2000 * US, want);
+	/* read after iteration 1's sync ended: nothing shows a queue */
+	rq.t_read = 1950 * US;
+	check_dispatch(cp, &rq, 1, 0, TT_CP_DISP_READ, 1950 * US, NULL);
+	rq.t_read = 1300 * US;
+	tt_critpath_free(cp);
+
+	/* tokens through memory too: writer 104 spins, nothing wakes it */
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	sw_in(&s, 0, 104);
+	engine_loop(&s, 102, 1, 3);
+	cp = cp_feed(&s);
+	rq.writer_tid = 104;
+	check_dispatch(cp, &rq, 1, 0, TT_CP_DISP_GPU, 2000 * US, want_spin);
+	tt_critpath_free(cp);
+
+	/* ... unless two threads of the process sync: which one is unsure */
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	sw_in(&s, 0, 104);
+	engine_loop(&s, 102, 1, 3);
+	gpu_call(&s, 1500 * US, 1600 * US, 105, "cuCtxSynchronize");
+	cp = cp_feed(&s);
+	check_dispatch(cp, &rq, 1, 0, TT_CP_DISP_READ, 1300 * US, NULL);
+	tt_critpath_free(cp);
+
+	/*
+	 * Visible hand-offs win: the engine wakes the writers of the live
+	 * requests after each sync (105 of request 2, then 104 of this one
+	 * too): the queue ends at the previous iteration's hand-off.
+	 */
+	rqs[0] = req(1, 1250 * US, 1300 * US, 2960 * US, 3000 * US, 101, 104);
+	rqs[1] = req(2, 50 * US, 100 * US, 1960 * US, 1990 * US, 101, 105);
+	rqs[0].t_end = rqs[1].t_end = 5000 * US;
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	sw_in(&s, 1 * US, 104);
+	sw_out(&s, 2 * US, 104, (struct blk){ .sys = NR_FUTEX, .arg0 = 104 });
+	sw_in(&s, 1 * US, 105);
+	sw_out(&s, 2 * US, 105, (struct blk){ .sys = NR_FUTEX, .arg0 = 105 });
+	engine_loop(&s, 102, 1, 3);
+	for (k = 1; k <= 3; k++) {
+		__u64 t = (k * 1000 + 950) * US;
+
+		wake(&s, t - (k == 2 ? 5 * US : 0), 102, 105, 0, NR_FUTEX, 105);
+		sw_in(&s, t + 5 * US, 105);
+		sw_out(&s, t + 15 * US, 105,
+		       (struct blk){ .sys = NR_FUTEX, .arg0 = 105 });
+	}
+	wake(&s, 2950 * US, 102, 104, 0, NR_FUTEX, 104);
+	sw_in(&s, 2955 * US, 104);
+	cp = cp_feed(&s);
+	check_dispatch(cp, rqs, 2, 0, TT_CP_DISP_HANDOFF, 1950 * US, NULL);
+	tt_critpath_free(cp);
+
+	/*
+	 * A pick-up wins: the engine finishes an iteration after the read,
+	 * blocks, and the reader wakes it for this request.
+	 */
+	rq = req(1, 1250 * US, 1290 * US, 1850 * US, 1900 * US, 101, 102);
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	gpu_call(&s, 1000 * US, 1010 * US, 102, "cuLaunchKernel");
+	gpu_call(&s, 1100 * US, 1295 * US, 102, "cuStreamSynchronize");
+	sw_out(&s, 1297 * US, 102,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x7000 });
+	wake(&s, 1300 * US, 101, 102, 0, NR_FUTEX, 0x7000);
+	sw_in(&s, 1305 * US, 102);
+	gpu_call(&s, 1310 * US, 1320 * US, 102, "cuLaunchKernel");
+	gpu_call(&s, 1400 * US, 1800 * US, 102, "cuStreamSynchronize");
+	cp = cp_feed(&s);
+	check_dispatch(cp, &rq, 1, 0, TT_CP_DISP_PICKUP, 1300 * US, NULL);
+	tt_critpath_free(cp);
+}
+
+struct call_list {
+	struct tt_cp_call v[8];
+	int n;
+};
+
+static int call_collect(const struct tt_cp_call *c, void *ctx)
+{
+	struct call_list *l = ctx;
+
+	if (l->n < 8)
+		l->v[l->n] = *c;
+	l->n++;
+	return 0;
+}
+
+/* The read-only call iterator; a call with calls nested in it comes as
+ * the pieces around them, and the innermost names the time. */
+static void test_gpu_calls(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101, 101);
+	struct call_list l = { 0 };
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+	struct tt_event *ev;
+
+	sw_in(&s, 900 * US, 101);
+	gpu_call(&s, 1210 * US, 1220 * US, 101, "cuLaunchKernel");
+	gpu_call(&s, 1230 * US, 1240 * US, 101, "cuLaunchKernelEx");
+	gpu_call(&s, 1200 * US, 1300 * US, 101, "cuGraphLaunch");
+	gpu_ioctl(&s, 1250 * US, 1260 * US, 101, NV_RM_CONTROL, GPU_RDEV);
+	gpu_call(&s, 1400 * US, 1500 * US, 101, "cuMemcpyDtoH_v2");
+	ev = ev_new(&s, TT_EV_GPU_CALL, 1560 * US, 101);
+	ev->call.ts_enter = 1550 * US;
+	ev->call.fn = 999;
+	ev->call.ret = 700;
+	cp = cp_feed(&s);
+	add_nvidia0(cp);
+
+	TT_CHECK(tt_critpath_calls(cp, 555, 0, UINT64_MAX, call_collect, &l) ==
+		 -ENOENT);
+	TT_CHECK(tt_critpath_calls(cp, 101, 1205 * US, 1450 * US, call_collect,
+				   &l) == 0);
+	/* graph, launch, graph, launch ex, graph (pieces), memcpy; ioctl */
+	TT_CHECK_EQ_U64(l.n, 7);
+	if (l.n == 7) {
+		TT_CHECK(l.v[0].start == 1200 * US && l.v[0].end == 1210 * US &&
+			 !strcmp(l.v[0].name, "cuGraphLaunch") &&
+			 l.v[0].cls == TT_CUDA_GRAPH &&
+			 l.v[0].kind == TT_CP_CALL_CUDA);
+		TT_CHECK(l.v[1].start == 1210 * US && l.v[1].end == 1220 * US &&
+			 !strcmp(l.v[1].name, "cuLaunchKernel") &&
+			 l.v[1].cls == TT_CUDA_LAUNCH);
+		TT_CHECK(l.v[2].start == 1220 * US && l.v[2].end == 1230 * US &&
+			 !strcmp(l.v[2].name, "cuGraphLaunch"));
+		TT_CHECK(l.v[4].start == 1240 * US && l.v[4].end == 1300 * US);
+		TT_CHECK(!strcmp(l.v[5].name, "cuMemcpyDtoH_v2") &&
+			 l.v[5].cls == TT_CUDA_SYNC);
+		TT_CHECK(l.v[6].kind == TT_CP_CALL_IOCTL &&
+			 l.v[6].cmd == NV_RM_CONTROL &&
+			 l.v[6].start == 1250 * US &&
+			 !strcmp(l.v[6].name, "NV_ESC_RM_CONTROL"));
+	}
+	memset(&l, 0, sizeof(l));
+	TT_CHECK(tt_critpath_calls(cp, 101, 1500 * US, UINT64_MAX, call_collect,
+				   &l) == 0);
+	TT_CHECK(l.n == 1 && !strcmp(l.v[0].name, "cuda#999") &&
+		 l.v[0].cls == 0 && l.v[0].ret == 700);
+
+	walk(cp, &rq, 1, &r);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_GPU], 100 * US);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_CPU], 400 * US);
+	check_seg(&r, 1205 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuGraphLaunch", 1200 * US, 10 * US);
+	check_seg(&r, 1235 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+		  "launch cuLaunchKernelEx", 1230 * US, 10 * US);
+	check_seg(&r, 1450 * US, 101, TT_CP_RUNNING, TT_ST_GPU,
+		  "sync cuMemcpyDtoH_v2", 1400 * US, 100 * US);
+	/* an unknown function is plain CPU */
+	check_seg(&r, 1555 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1500 * US, 100 * US);
+	tt_cp_result_free(&r);
 	tt_critpath_free(cp);
 }
 
@@ -1340,6 +1963,13 @@ int main(void)
 	TT_RUN(test_new_thread);
 	TT_RUN(test_anon_inode);
 	TT_RUN(test_intervals);
+	TT_RUN(test_gpu_spin_sync);
+	TT_RUN(test_gpu_blocking_sync);
+	TT_RUN(test_gpu_chardev);
+	TT_RUN(test_gpu_launch_blocked);
+	TT_RUN(test_gpu_launch_run);
+	TT_RUN(test_gpu_dispatch);
+	TT_RUN(test_gpu_calls);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -11,9 +11,13 @@ set -u
 OUT=${OUTPUT:-build}
 SERVER=$OUT/tools/demo-server
 LOADGEN=$OUT/tools/loadgen
+CPUHOG=$OUT/tools/cpuhog
+BULK=$OUT/tools/bulk
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_demo.XXXXXX")
 SERVER_PID=
 LOADGEN_PID=
+EXTRA_PIDS=()
+KV_DIR=
 PORT=
 FAILED=0
 INTERVAL_US=2000
@@ -28,7 +32,12 @@ check() { # check NAME WHY COMMAND...: PASS when COMMAND succeeds
 }
 
 cleanup() {
+	local p
 	[ -n "$LOADGEN_PID" ] && kill -KILL "$LOADGEN_PID" 2>/dev/null
+	for p in "${EXTRA_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ -n "$KV_DIR" ] && rm -rf "$KV_DIR"
 	if [ -n "$SERVER_PID" ]; then
 		kill -KILL "$SERVER_PID" 2>/dev/null
 		wait "$SERVER_PID" 2>/dev/null
@@ -78,6 +87,14 @@ stop_server() {
 	{ wait "$pid"; } 2>/dev/null
 	rc=$?
 	[ "$sig" = KILL ] || [ "$rc" -eq 0 ]
+}
+
+# bad_option BINARY ARGS...: one line on stderr, exit 2
+bad_option() {
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
 }
 
 rows() { # data rows of a CSV file
@@ -164,7 +181,7 @@ tpot_close() { # median TPOT within [0.9, 1.6] x interval + 0.3 ms
 		[ "$med" -le $((INTERVAL_US * 1600 + 300000)) ]
 }
 
-for bin in "$SERVER" "$LOADGEN"; do
+for bin in "$SERVER" "$LOADGEN" "$CPUHOG" "$BULK"; do
 	if [ ! -x "$bin" ]; then
 		fail "binaries built" "$bin missing (make tools)"
 		exit 1
@@ -210,6 +227,201 @@ scenario new-conn -c 2 -n 8 --tokens 2 --new-conn --
 ports=$(tail -n +2 "$TMP/new-conn.client.csv" | cut -d, -f3 | sort -u | wc -l)
 check "--new-conn uses a connection per request" "$ports ports" \
 	[ "$ports" -eq 8 ]
+
+# the first bytes of a request are read before its end: 1 MB takes more
+# than one read, at least on a connection's first request (later ones may
+# find it all in the socket buffer, read in one go)
+early=$(tail -n +2 "$TMP/large-prompt.gt" | awk -F, '$23 <= 0 || $23 > $3 {
+	bad++ } $23 > 0 && $23 < $3 { n++ } END { print bad ? -1 : n + 0 }')
+check "t_first_byte_read_ns precedes t_read_done_ns of 1 MB prompts" \
+	"$early of 4 earlier (-1: one after, or missing)" [ "$early" -ge 2 ]
+
+# --- the log keeps its old columns in their places; new ones at the end
+cols="id,peer_port,t_read_done_ns,t_enqueue_ns,t_dispatch_ns,\
+t_prefill_start_ns,t_prefill_end_ns,t_first_token_write_ns,\
+t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,\
+status,io_ns,io_wait_ns,engine_cpu_ns,engine_runnable_ns,engine_sleep_ns,\
+engine_run_delay_ns,engine_wake_delay_ns,t_first_byte_read_ns,t_token_ns,\
+upstream_port,tokenize_cpu_ns"
+check "log header: old columns first, ground-truth columns after" \
+	"$(head -1 "$TMP/sse.gt")" [ "$(head -1 "$TMP/sse.gt")" = "$cols" ]
+# the columns --help does not name (a trailing _ns may go unsaid)
+missing=$("$SERVER" --help | awk -v cols="$cols" '{ text = text $0 "\n" }
+	END { n = split(cols, c, ","); for (i = 1; i <= n; i++) {
+		k = c[i]; sub(/_ns$/, "", k); if (!index(text, k)) print c[i] } }')
+check "demo-server --help describes every log column" "missing: $missing" \
+	[ -z "$missing" ]
+# the engine's truth is there for every request: dispatch, first token
+bad=$(tail -n +2 "$TMP/sse.gt" | awk -F, '!($24 >= $5 && $24 <= $8 &&
+	$5 > 0 && $18 >= 0 && $25 == 0) { n++ } END { print n + 0 }')
+check "t_token_ns lies between dispatch and first write" "$bad rows not" \
+	[ "$bad" -eq 0 ]
+
+# --- runqueue ground truth: a spinning engine pinned behind two hogs
+"$CPUHOG" -c 0 -n 2 -t 5 &
+EXTRA_PIDS+=($!)
+scenario runqueue -c 1 -n 6 --tokens 2 -- --engine-cpu 0 --prefill-mode spin \
+	--decode-mode spin --prefill-us 4000 -i 1000
+kill "${EXTRA_PIDS[-1]}" 2>/dev/null
+wait "${EXTRA_PIDS[-1]}" 2>/dev/null
+med_runnable=$(median_col "$TMP/runqueue.gt" 19)
+med_delay=$(median_col "$TMP/runqueue.gt" 21)
+med_cpu=$(median_col "$TMP/runqueue.gt" 18)
+check "runqueue: the engine waits runnable behind cpuhog" \
+	"median engine_runnable_ns $med_runnable, run_delay $med_delay, cpu $med_cpu" \
+	[ "$med_runnable" -ge 1000000 -a "$med_delay" -ge 1000000 -a \
+	  "$med_cpu" -ge 500000 ]
+scenario sleep-truth -c 1 -n 4 --tokens 2 -- --prefill-us 3000 -i 1000
+med_sleep=$(median_col "$TMP/sleep-truth.gt" 20)
+check "sleep steps are engine_sleep_ns" "median $med_sleep" \
+	[ "$med_sleep" -ge 3500000 -a "$med_sleep" -le 8000000 ]
+
+# --- O_DIRECT KV reads from a file on a disk
+for d in /var/tmp "$OUT"; do
+	case $(stat -f -c %T "$d" 2>/dev/null) in
+	""|tmpfs|ramfs) continue ;;
+	esac
+	KV_DIR=$(mktemp -d "$d/test_demo_kv.XXXXXX") && break
+done
+if [ -n "$KV_DIR" ] && dd if=/dev/urandom of="$KV_DIR/kv" bs=1M count=16 \
+	oflag=direct status=none 2>/dev/null; then
+	scenario kv -c 2 -n 8 --tokens 2 -- --kv-file "$KV_DIR/kv" \
+		--kv-read-bytes 1048576 --prefill-us 500
+	bad=$(tail -n +2 "$TMP/kv.gt" | awk -F, '!($16 > 0 && $17 <= $16 &&
+		$11 >= $16) { n++ } END { print n + 0 }')
+	check "kv: every prefill reads, io_wait_ns <= io_ns <= prefill_ns" \
+		"$bad rows not" [ "$bad" -eq 0 ]
+	check "kv: --kv-read-bytes larger than the file is refused" "" \
+		bad_option "$SERVER" --kv-file "$KV_DIR/kv" \
+		--kv-read-bytes 33554432
+else
+	skip "kv: O_DIRECT reads" "no block-device directory for a KV file"
+fi
+if [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+	head -c 65536 /dev/zero >"/dev/shm/test_demo_kv.$$"
+	err=$("$SERVER" --kv-file "/dev/shm/test_demo_kv.$$" \
+		--kv-read-bytes 4096 2>&1 >/dev/null)
+	rc=$?
+	rm -f "/dev/shm/test_demo_kv.$$"
+	check "kv: a file on tmpfs is refused, one line, exit 2" "rc $rc: $err" \
+		[ "$rc" -eq 2 -a "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+else
+	skip "kv: tmpfs refusal" "/dev/shm is not tmpfs"
+fi
+
+# --- --split: the engine in a process of its own, over unix sockets
+scenario split -c 4 -n 24 --tokens 4 -- --split --batch 2 --prefill-us 1000 \
+	--prefill-mode spin
+bad=$(tail -n +2 "$TMP/split.gt" | awk -F, '!($5 > 0 && $24 >= $5 &&
+	$18 > 0) { n++ } END { print n + 0 }')
+check "split: engine times reach the front-end's log" "$bad rows without" \
+	[ "$bad" -eq 0 ]
+if start_server split-proc --split; then
+	child=$(pgrep -P "$SERVER_PID" | head -1)
+	check "split: the engine is a child process" "children: $child" \
+		[ -n "$child" ]
+	pid=$SERVER_PID
+	check "split: stops cleanly on SIGTERM" "" stop_server TERM
+	check "split: the engine process is gone too" "" \
+		eval "! kill -0 ${child:-0} 2>/dev/null"
+else
+	fail "split-proc: server starts" ""
+fi
+if start_server split-kill --split; then
+	child=$(pgrep -P "$SERVER_PID" | head -1)
+	stop_server KILL 2>/dev/null
+	for _ in $(seq 50); do
+		kill -0 "${child:-0}" 2>/dev/null || break
+		sleep 0.02
+	done
+	check "split: the engine process dies with a killed front-end" "" \
+		eval "! kill -0 ${child:-0} 2>/dev/null"
+fi
+if start_server split-abort --split --batch 2; then
+	"$LOADGEN" -p "$PORT" -c 3 -n 3 --tokens 100000 -q --timeout 5 \
+		2>/dev/null &
+	LOADGEN_PID=$!
+	sleep 0.3
+	check "split: SIGTERM mid-stream stops it cleanly" "" stop_server TERM
+	wait "$LOADGEN_PID"
+	LOADGEN_PID=
+	aborted=$(awk -F, '$15 == "aborted" { n++ } END { print n + 0 }' \
+		"$TMP/split-abort.gt")
+	check "split: in-flight and queued requests are logged as aborted" \
+		"$aborted of 3" [ "$aborted" -eq 3 ]
+fi
+
+# --- --proxy: a front-end relaying to an engine instance over TCP
+if start_server proxy-engine --batch 2 --prefill-us 1000; then
+	engine_pid=$SERVER_PID
+	engine_port=$PORT
+	EXTRA_PIDS+=("$engine_pid")
+	if start_server proxy --proxy "127.0.0.1:$engine_port"; then
+		"$LOADGEN" -p "$PORT" -c 3 -n 18 --tokens 3 \
+			-o "$TMP/proxy.client.csv" >"$TMP/proxy.txt" 2>&1
+		check "proxy: loadgen succeeds" "$(tr '\n' ';' <"$TMP/proxy.txt")" \
+			[ $? -eq 0 ]
+		check "proxy: front-end stops cleanly" "" stop_server TERM
+		# every front-end row has its engine row: same link, in time
+		problems=$(awk -F, '
+		FNR == 1 { next }
+		NR == FNR { n = ++cnt[$2]; rd[$2, n] = $3; tok[$2, n] = $10
+			    next }
+		{ found = 0
+		  for (i = 1; i <= cnt[$25]; i++)
+			if (rd[$25, i] >= $4 && rd[$25, i] <= $8 &&
+			    tok[$25, i] == $10 && $15 == "ok")
+				found = 1
+		  if (!found || $25 == 0) print "row " $1 " has no engine row" }
+		' "$TMP/proxy-engine.gt" "$TMP/proxy.gt")
+		n_fe=$(rows "$TMP/proxy.gt")
+		check "proxy: each front-end row has its engine instance row" \
+			"$n_fe rows; $(echo "$problems" | head -2 | tr '\n' ';')" \
+			[ "$n_fe" -eq 18 -a -z "$problems" ]
+		links=$(tail -n +2 "$TMP/proxy.gt" | cut -d, -f25 | sort -u | wc -l)
+		check "proxy: one keep-alive link per front-end thread" \
+			"$links links for 3 connections" [ "$links" -le 3 ]
+	else
+		fail "proxy: server starts" ""
+	fi
+	kill "$engine_pid" 2>/dev/null
+	wait "$engine_pid" 2>/dev/null
+	if start_server proxy-down --proxy "127.0.0.1:$engine_port"; then
+		reply=$(timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$PORT"'
+			printf "POST /v1/completions HTTP/1.1\r\nContent-Length: 15\r\nConnection: close\r\n\r\n{\"prompt\": \"x\"}" >&3
+			cat <&3')
+		check "proxy: an engine that is gone gets the client a 502" \
+			"${reply:0:40}" [ "${reply:0:12}" = "HTTP/1.1 502" ]
+		stop_server TERM
+	fi
+else
+	fail "proxy-engine: server starts" ""
+fi
+
+# --- cpuhog and bulk: bounded helpers
+start=$(date +%s%N)
+"$CPUHOG" -c 0 -n 2 -t 0.3
+rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+check "cpuhog stops by itself" "rc $rc after $ms ms" \
+	[ "$rc" -eq 0 -a "$ms" -ge 250 -a "$ms" -lt 3000 ]
+bulk_port=$((20000 + $$ % 20000))
+for proto in tcp udp; do
+	flag=
+	[ "$proto" = udp ] && flag=-u
+	"$BULK" sink $flag -a 127.0.0.1 -p "$bulk_port" -t 0.6 \
+		>"$TMP/sink.$proto" 2>&1 &
+	sink_pid=$!
+	"$BULK" send $flag -H 127.0.0.1 -p "$bulk_port" -t 0.2 \
+		>"$TMP/send.$proto" 2>&1
+	rc=$?
+	wait "$sink_pid"
+	sent=$(awk '{ print $3 }' "$TMP/send.$proto")
+	got=$(awk '{ print $3 }' "$TMP/sink.$proto")
+	check "bulk $proto: sender and sink move data, then stop" \
+		"rc $rc, sent ${sent:-?}, received ${got:-?}" \
+		[ "$rc" -eq 0 -a "${sent:-0}" -gt 0 -a "${got:-0}" -gt 0 ]
+done
 
 # --- IPv6 listen address
 if start_server ipv6 -a ::1 2>/dev/null; then
@@ -318,20 +530,33 @@ check "loadgen fails cleanly when nobody listens" \
 	[ "$rc" -eq 1 -a "$(wc -l <"$TMP/refused.err")" -eq 1 ]
 
 # --- bad options: one line on stderr, exit 2
-bad_option() { # bad_option BINARY ARGS...
-	local err rc
-	err=$("$@" 2>&1 >/dev/null)
-	rc=$?
-	[ "$rc" -eq 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
-}
 check "demo-server rejects bad values" "" bad_option "$SERVER" --batch 0
 check "demo-server rejects bad prefill spec" "" \
 	bad_option "$SERVER" --prefill-us exp:x
 check "demo-server rejects bad framing" "" bad_option "$SERVER" --framing h2
 check "loadgen rejects bad values" "" bad_option "$LOADGEN" -c -1
+check "demo-server rejects --split with --proxy" "" \
+	bad_option "$SERVER" --split --proxy 127.0.0.1:1
+check "demo-server rejects a bad --proxy" "" bad_option "$SERVER" --proxy x
+check "demo-server rejects a bare IPv6 --proxy" "" \
+	bad_option "$SERVER" --proxy ::1:80
+check "demo-server rejects --kv-file without --kv-read-bytes" "" \
+	bad_option "$SERVER" --kv-file /etc/hostname
+check "demo-server rejects unaligned --kv-read-bytes" "" \
+	bad_option "$SERVER" --kv-file /etc/hostname --kv-read-bytes 1000
+check "demo-server rejects --handoff with --split" "" \
+	bad_option "$SERVER" --split --handoff pipe
+check "demo-server rejects a CPU it may not use" "" \
+	bad_option "$SERVER" --engine-cpu 1023
+check "cpuhog rejects missing options" "" bad_option "$CPUHOG" -c 0
+check "cpuhog rejects a CPU it may not use" "" bad_option "$CPUHOG" -c 1023 -t 1
+check "bulk rejects a missing mode" "" bad_option "$BULK" -p 1
+check "bulk rejects send without a host" "" bad_option "$BULK" send -p 1
 check "loadgen rejects unknown options" "" bad_option "$LOADGEN" --bogus
 help_ok() { "$1" --help | grep -q '^Examples:'; }
 check "demo-server --help has examples" "" help_ok "$SERVER"
 check "loadgen --help has examples" "" help_ok "$LOADGEN"
+check "cpuhog --help has examples" "" help_ok "$CPUHOG"
+check "bulk --help has examples" "" help_ok "$BULK"
 
 [ "$FAILED" -eq 0 ]

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Percentiles, number formatting, and the text and JSON renderers. */
+/* Percentiles, number formatting, and the text and JSON renderers: the
+ * summary, the stage breakdown, the request table and one request's
+ * critical path. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -190,12 +192,29 @@ static void request(struct tt_analyzer *a, __u64 sk, __u64 t0, __u64 first,
 		send_ev(a, t0 + first + 5 * MS, sk, 1150, TT_SEND_DONE, 0);
 }
 
+/* The idle task hands the CPU to thread tid of process 100. */
+static struct tt_event sw_in(__u64 ts, __u32 tid)
+{
+	struct tt_event ev = mk(TT_EV_SWITCH, ts);
+
+	ev.h.tgid = ev.h.tid = 0;
+	ev.sw.next_tid = tid;
+	ev.sw.next_tgid = 100;
+	ev.sw.sw_flags = TT_SW_NEXT_TRACED;
+	ev.sw.syscall_nr = -1;
+	return ev;
+}
+
 /* 3 complete requests (TTFT 10.005, 20.005, 30.005 ms) and one cut short
- * (TTFT 5.005 ms, from [::1]:5555); 3 records lost before any of them. */
+ * (TTFT 5.005 ms, from [::1]:5555); 3 records lost before any of them.
+ * The one thread runs throughout: all compute.cpu from read to write. */
 static struct tt_analyzer *sample(void)
 {
 	struct tt_analyzer *a = tt_analyzer_new();
-	struct tt_event ev = mk(TT_EV_LOST, 500 * US);
+	struct tt_event ev = sw_in(0, 101);
+
+	add(a, &ev);
+	ev = mk(TT_EV_LOST, 500 * US);
 
 	ev.lost.count = 3;
 	ev.lost.since_ts = 100 * US;
@@ -208,6 +227,157 @@ static struct tt_analyzer *sample(void)
 	request(a, 0x30, 3 * MS, 5 * MS, true);
 	request(a, 0x10, 100 * MS, 20 * MS, false);
 	tt_analyzer_finish(a);
+	return a;
+}
+
+/* ---- a server with a reader, an engine and a writer ---- */
+
+#define READER 101
+#define ENGINE 102
+#define WRITER 103
+#define NR_FUTEX 202
+#define HANDOFF_WORD 0x1000
+#define TOKEN_WORD 0x2000
+
+struct evbuf {
+	struct tt_event v[256];
+	size_t n;
+};
+
+static struct tt_event *ev_push(struct evbuf *b, unsigned int type, __u64 ts,
+				__u32 tid)
+{
+	struct tt_event *ev;
+
+	if (b->n == sizeof(b->v) / sizeof(b->v[0]))
+		abort();
+	ev = &b->v[b->n++];
+	*ev = mk(type, ts);
+	ev->h.tid = tid;
+	ev->h.cpu = b->n; /* the order of equal times, for the sort */
+	return ev;
+}
+
+static void ev_block(struct evbuf *b, __u64 ts, __u32 tid, __u64 word)
+{
+	struct tt_event *ev = ev_push(b, TT_EV_SWITCH, ts, tid);
+
+	ev->sw.prev_state = 1;
+	ev->sw.syscall_nr = NR_FUTEX;
+	ev->sw.arg0 = word;
+	ev->sw.sw_flags = TT_SW_PREV_TRACED;
+}
+
+static void ev_run(struct evbuf *b, __u64 ts, __u32 tid)
+{
+	struct tt_event *ev = ev_push(b, TT_EV_SWITCH, ts, 0);
+
+	ev->h.tgid = 0;
+	ev->sw.next_tid = tid;
+	ev->sw.next_tgid = 100;
+	ev->sw.sw_flags = TT_SW_NEXT_TRACED;
+	ev->sw.syscall_nr = -1;
+}
+
+static void ev_wake(struct evbuf *b, __u64 ts, __u32 waker, __u32 target,
+		    __u64 word)
+{
+	struct tt_event *ev = ev_push(b, TT_EV_WAKING, ts, waker);
+
+	ev->wake.target_tid = target;
+	ev->wake.target_tgid = 100;
+	ev->wake.waker_syscall = NR_FUTEX;
+	ev->wake.waker_arg0 = word;
+}
+
+static int cmp_ev(const void *x, const void *y)
+{
+	const struct tt_event *p = x, *q = y;
+
+	if (p->h.ts != q->h.ts)
+		return p->h.ts < q->h.ts ? -1 : 1;
+	return p->h.cpu < q->h.cpu ? -1 : p->h.cpu > q->h.cpu;
+}
+
+/*
+ * One request on connection sk from port: arrives at t0, read 10 us later
+ * by the reader, which wakes the engine at +20 us; the engine waits rq
+ * for a CPU and computes for cpu, then wakes the writer, which waits
+ * 10 us, runs 10 us and sends the first token (and the end), on the wire
+ * 5 us later. TTFT = 45 us + rq + cpu.
+ */
+static void staged_request(struct evbuf *b, __u64 sk, __u16 port, __u64 t0,
+			   __u64 rq, __u64 cpu)
+{
+	__u64 t = t0 + 20 * US + rq + cpu;
+	struct tt_event *ev;
+
+	ev = ev_push(b, TT_EV_CONN_OPEN, t0 - 1 * MS, 0);
+	ev->conn.sk = sk;
+	ev->conn.rport = port;
+	ev->conn.lport = 8000;
+	ev->conn.family = AF_INET;
+	inet_pton(AF_INET, "10.9.9.9", ev->conn.raddr);
+	ev = ev_push(b, TT_EV_DATA_READY, t0, 0);
+	ev->sock.sk = sk;
+	ev->sock.len = 100;
+	ev = ev_push(b, TT_EV_RECV, t0 + 10 * US, READER);
+	ev->sock.sk = sk;
+	ev->sock.len = 100;
+	ev_wake(b, t0 + 20 * US, READER, ENGINE, HANDOFF_WORD);
+	ev_run(b, t0 + 20 * US + rq, ENGINE);
+	ev_wake(b, t, ENGINE, WRITER, TOKEN_WORD);
+	ev_block(b, t + 1 * US, ENGINE, HANDOFF_WORD);
+	ev_run(b, t + 10 * US, WRITER);
+	ev = ev_push(b, TT_EV_SEND, t + 20 * US + 10 * US, WRITER);
+	ev->send.sk = sk;
+	ev->send.len = 50;
+	ev->send.ts_enter = t + 20 * US;
+	ev->send.seq = 1;
+	ev->send.cls = TT_SEND_TOKEN_DONE;
+	ev->send.tokens = 1;
+	ev->send.flags = TT_SEND_F_SSE;
+	ev = ev_push(b, TT_EV_XMIT, t + 25 * US, 0);
+	ev->xmit.sk = sk;
+	ev->xmit.seq = 1;
+	ev->xmit.end_seq = 51;
+	ev_block(b, t + 40 * US, WRITER, TOKEN_WORD);
+}
+
+/*
+ * Three requests, one after another (ids by arrival):
+ *   #1 at 10 ms: engine runqueue 0.1 ms, cpu 2 ms  -> TTFT 2.145 ms
+ *   #2 at 30 ms: engine runqueue 1 ms,   cpu 4 ms  -> TTFT 5.045 ms
+ *   #3 at 50 ms: engine runqueue 3 ms,   cpu 1 ms  -> TTFT 4.045 ms
+ * Stages of each: network.in 10 us, scheduler.queue 10 us, runqueue
+ * engine's + 10 us (writer), compute.cpu engine's + 10 us, network.out
+ * 5 us. The p50 request is #3, the p90 and p99 one #2.
+ */
+static struct tt_analyzer *staged_sample(void)
+{
+	static const char *const names[] = { "reader", "engine", "writer" };
+	struct tt_analyzer *a = tt_analyzer_new();
+	struct evbuf *b = calloc(1, sizeof(*b));
+	struct tt_event *ev;
+	size_t i;
+
+	if (!b)
+		abort();
+	for (i = 0; i < 3; i++) {
+		ev_run(b, 0, READER + i);
+		ev = ev_push(b, TT_EV_COMM, 1, READER + i);
+		strcpy(ev->comm.comm, names[i]);
+	}
+	ev_block(b, 1 * MS, ENGINE, HANDOFF_WORD);
+	ev_block(b, 1 * MS, WRITER, TOKEN_WORD);
+	staged_request(b, 0x100, 1001, 10 * MS, 100 * US, 2 * MS);
+	staged_request(b, 0x200, 1002, 30 * MS, 1 * MS, 4 * MS);
+	staged_request(b, 0x300, 1003, 50 * MS, 3 * MS, 1 * MS);
+	qsort(b->v, b->n, sizeof(b->v[0]), cmp_ev);
+	for (i = 0; i < b->n; i++)
+		add(a, &b->v[i]);
+	tt_analyzer_finish(a);
+	free(b);
 	return a;
 }
 
@@ -245,6 +415,62 @@ static int row(const char *text, const char *name, double v[4])
 			p++;
 	}
 	return -1;
+}
+
+/* The line that starts with "name " in text, or NULL. */
+static const char *line_of(const char *text, const char *name)
+{
+	const char *p = text;
+	size_t k = strlen(name);
+
+	while (p && *p) {
+		if (!strncmp(p, name, k) && p[k] == ' ')
+			return p;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NULL;
+}
+
+/* A stage row of the summary: mean, p50, p90, p99 (ms) and share (%). */
+static bool stage_row(const char *text, const char *name, double mean,
+		      double p50, double p90, double p99, double share)
+{
+	const char *line = line_of(text, name);
+	double v[5];
+
+	if (!line || sscanf(line + strlen(name), "%lf %lf %lf %lf %lf%%", &v[0],
+			    &v[1], &v[2], &v[3], &v[4]) != 5) {
+		fprintf(stderr, "  no stage row %s\n", name);
+		return false;
+	}
+	if (v[0] != mean || v[1] != p50 || v[2] != p90 || v[3] != p99 ||
+	    v[4] != share) {
+		fprintf(stderr, "  %s: %.3f %.3f %.3f %.3f %.1f%%\n", name,
+			v[0], v[1], v[2], v[3], v[4]);
+		return false;
+	}
+	return true;
+}
+
+/* The stages of every complete request sum to its TTFT. */
+static void check_closure(const struct tt_analyzer *a)
+{
+	const struct tt_request *r;
+	__u64 sum;
+	size_t i;
+	int k;
+
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = tt_analyzer_request(a, i);
+		if (!r->complete)
+			continue;
+		TT_CHECK(r->attributed);
+		for (k = 0, sum = 0; k < TT_ST_MAX; k++)
+			sum += r->stage_ns[k];
+		TT_CHECK_EQ_U64(sum, r->ttft);
+	}
 }
 
 /* ---- tests ---- */
@@ -381,19 +607,22 @@ static void test_text_requests_table(void)
 
 	TT_CHECK(strstr(out, "TTFT_MS") && strstr(out, "ARRIVE>READ") &&
 		 strstr(out, "READ>WRITE") && strstr(out, "WRITE>WIRE") &&
-		 strstr(out, "TOKENS") && strstr(out, "TPOT_MS"));
+		 strstr(out, "TOKENS") && strstr(out, "TPOT_MS") &&
+		 strstr(out, "DOMINANT"));
 	/* request 1: 10.0.0.1:1000, arrive->read 10 us, read->write
 	 * 9.990 ms, write->wire 5 us, 3 tokens, TPOT 2 ms */
 	line = strstr(out, "10.0.0.1:1000");
 	TT_CHECK(line != NULL);
 	if (line) {
 		char peer[64], ttft[32], ar[32], rw[32], ww[32], tpot[32],
-			status[64];
+			dom[32], status[64];
 		unsigned int tokens;
 
-		TT_CHECK(sscanf(line, "%63s %31s %31s %31s %31s %u %31s %63s",
-				peer, ttft, ar, rw, ww, &tokens, tpot,
-				status) == 8);
+		TT_CHECK(sscanf(line,
+				"%63s %31s %31s %31s %31s %u %31s %31s %63s",
+				peer, ttft, ar, rw, ww, &tokens, tpot, dom,
+				status) == 9);
+		TT_CHECK(!strcmp(dom, "compute.cpu"));
 		TT_CHECK(!strcmp(ttft, "10.005"));
 		TT_CHECK(!strcmp(ar, "0.010"));
 		TT_CHECK(!strcmp(rw, "9.990"));
@@ -503,6 +732,251 @@ static void test_unknown_values_are_null(void)
 	tt_analyzer_free(a);
 }
 
+static void test_stage_breakdown(void)
+{
+	struct tt_analyzer *a = staged_sample();
+	struct tt_report_opts o = {};
+	const char *p;
+	char *out;
+
+	check_closure(a);
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 3);
+	out = render(a, NULL, &o, false);
+	TT_CHECK(strstr(out, "requests: 3 (complete 3, incomplete 0)\n"));
+	TT_CHECK(strstr(out, "stage (ms)") && strstr(out, "(3 requests)"));
+	/* summed TTFT 11.235 ms */
+	TT_CHECK(stage_row(out, "network.in", 0.010, 0.010, 0.010, 0.010, 0.3));
+	TT_CHECK(
+		stage_row(out, "network.out", 0.005, 0.005, 0.005, 0.005, 0.1));
+	TT_CHECK(stage_row(out, "scheduler.queue", 0.010, 0.010, 0.010, 0.010,
+			   0.3));
+	TT_CHECK(stage_row(out, "scheduler.runqueue", 1.377, 1.010, 3.010,
+			   3.010, 36.8));
+	TT_CHECK(stage_row(out, "storage.io", 0, 0, 0, 0, 0));
+	TT_CHECK(stage_row(out, "compute.gpu", 0, 0, 0, 0, 0));
+	TT_CHECK(stage_row(out, "compute.cpu", 2.343, 2.010, 4.010, 4.010,
+			   62.6));
+	TT_CHECK(stage_row(out, "other", 0, 0, 0, 0, 0));
+	TT_CHECK(stage_row(out, "  other.sleep", 0, 0, 0, 0, 0));
+	TT_CHECK(stage_row(out, "  other.lock", 0, 0, 0, 0, 0));
+	TT_CHECK(stage_row(out, "  other.unknown", 0, 0, 0, 0, 0));
+	/* the stages of the p50 (#3), p90 and p99 (#2) requests */
+	p = strstr(out, "breakdown of the p50 / p90 / p99 request (ms):\n");
+	TT_CHECK(p != NULL);
+	if (p) {
+		double v[4];
+		char id[3][16];
+
+		TT_CHECK(line_of(p, "request") &&
+			 sscanf(line_of(p, "request") + 7, "%15s %15s %15s",
+				id[0], id[1], id[2]) == 3);
+		TT_CHECK(!strcmp(id[0], "#3") && !strcmp(id[1], "#2") &&
+			 !strcmp(id[2], "#2"));
+		TT_CHECK(row(p, "TTFT", v) == 3);
+		TT_CHECK(v[0] == 4.045 && v[1] == 5.045 && v[2] == 5.045);
+		TT_CHECK(row(p, "scheduler.runqueue", v) == 3);
+		TT_CHECK(v[0] == 3.010 && v[1] == 1.010 && v[2] == 1.010);
+		TT_CHECK(row(p, "compute.cpu", v) == 3);
+		TT_CHECK(v[0] == 1.010 && v[1] == 4.010 && v[2] == 4.010);
+		TT_CHECK(row(p, "  other.lock", v) == 3);
+		TT_CHECK(v[0] == 0 && v[1] == 0 && v[2] == 0);
+	}
+	free(out);
+
+	/* the table's DOMINANT column */
+	o.requests = true;
+	out = render(a, NULL, &o, false);
+	p = strstr(out, "10.9.9.9:1003");
+	TT_CHECK(p && strstr(p, " scheduler.runqueue ") &&
+		 strstr(p, " scheduler.runqueue ") < strchr(p, '\n'));
+	p = strstr(out, "10.9.9.9:1002");
+	TT_CHECK(p && strstr(p, " compute.cpu ") &&
+		 strstr(p, " compute.cpu ") < strchr(p, '\n'));
+	free(out);
+	tt_analyzer_free(a);
+}
+
+static void test_stage_json(void)
+{
+	struct tt_analyzer *a = staged_sample();
+	struct tt_report_opts o = { .json = true };
+	char *out = render(a, NULL, &o, true);
+
+	TT_CHECK(json_valid(out));
+	/* #3: arrived at 50 ms, taken up by the engine at +20 us, its
+	 * first token handed to the writer at +4.020 ms */
+	TT_CHECK(strstr(out, "\"reader_tid\":101,\"t_dispatch_ns\":50020000,"
+			     "\"t_token_ns\":54020000,\"attributed\":true,"
+			     "\"dispatch_rule\":\"pickup\","
+			     "\"dominant\":\"scheduler.runqueue\","
+			     "\"stages\":{\"network.in\":10000,"
+			     "\"network.out\":5000,\"scheduler.queue\":10000,"
+			     "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
+			     "\"compute.gpu\":0,\"compute.cpu\":1010000,"
+			     "\"other\":0},\"other_detail\":{\"sleep\":0,"
+			     "\"lock\":0,\"unknown\":0}"));
+	TT_CHECK(strstr(out, "\"dominant\":\"compute.cpu\",\"stages\":{"
+			     "\"network.in\":10000,\"network.out\":5000,"
+			     "\"scheduler.queue\":10000,"
+			     "\"scheduler.runqueue\":1010000,"));
+	TT_CHECK(strstr(out, "\"stages_n\":3,\"stages\":{\"network.in\":"
+			     "{\"mean\":10000,\"p50\":10000,\"p90\":10000,"
+			     "\"p99\":10000,\"share\":0.002670},"));
+	TT_CHECK(strstr(out, "\"scheduler.runqueue\":{\"mean\":1376666,"
+			     "\"p50\":1010000,\"p90\":3010000,"
+			     "\"p99\":3010000,\"share\":0.367601}"));
+	TT_CHECK(strstr(out, "\"other\":{\"mean\":0,\"p50\":0,\"p90\":0,"
+			     "\"p99\":0,\"share\":0.000000}},"
+			     "\"other_detail\":{\"sleep\":{\"mean\":0,"));
+	TT_CHECK(strstr(out, "\"percentile_requests\":{\"p50\":3,"
+			     "\"p90\":2,\"p99\":2}"));
+	free(out);
+	tt_analyzer_free(a);
+
+	/* unknown stages are null: a request never answered */
+	a = tt_analyzer_new();
+	open_conn(a, 0x40, "10.0.0.4", 4000);
+	sock_ev(a, TT_EV_RECV, 1 * MS, 0x40, 10);
+	tt_analyzer_finish(a);
+	out = render(a, NULL, &o, true);
+	TT_CHECK(json_valid(out));
+	TT_CHECK(strstr(out, "\"t_dispatch_ns\":null,\"t_token_ns\":null,"
+			     "\"attributed\":false,\"dispatch_rule\":null,"
+			     "\"dominant\":null,\"stages\":null,"
+			     "\"other_detail\":null"));
+	TT_CHECK(strstr(out, "\"stages_n\":0,\"stages\":{\"network.in\":"
+			     "{\"mean\":null,\"p50\":null,\"p90\":null,"
+			     "\"p99\":null,\"share\":null},"));
+	TT_CHECK(strstr(out, "\"percentile_requests\":{\"p50\":null,"));
+	free(out);
+	tt_analyzer_free(a);
+}
+
+/* Renders request id's drill-down into a string (free it). */
+static char *render_request(const struct tt_analyzer *a, __u64 id, int *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	*err = tt_report_request(f, a, id);
+	fclose(f);
+	return buf;
+}
+
+/* The segment line whose start and duration are these: its thread, state,
+ * reason (one word here) and stage. */
+static bool seg_line(const char *text, const char *start, const char *dur,
+		     const char *thread, const char *state, const char *reason,
+		     const char *stage)
+{
+	char f[6][64];
+	const char *p = strstr(text, "critical path:");
+
+	for (; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (sscanf(p, "%63s %63s %63s %63s %63s %63s", f[0], f[1], f[2],
+			   f[3], f[4], f[5]) != 6 ||
+		    strcmp(f[0], start) || strcmp(f[1], dur))
+			continue;
+		return !strcmp(f[2], thread) && !strcmp(f[3], state) &&
+		       !strcmp(f[4], reason) && !strcmp(f[5], stage);
+	}
+	fprintf(stderr, "  no segment line %s %s\n", start, dur);
+	return false;
+}
+
+static void test_request_drilldown(void)
+{
+	struct tt_analyzer *a = staged_sample();
+	const char *p;
+	char *out;
+	int err;
+
+	out = render_request(a, 3, &err);
+	TT_CHECK_EQ_U64(err, 0);
+	TT_CHECK(strstr(out, "request 3  peer 10.9.9.9:1003  complete\n"));
+	TT_CHECK(strstr(out, "TTFT 4.045 ms"));
+	TT_CHECK(strstr(out, "read by reader/101, first token written by "
+			     "writer/103\n"));
+	TT_CHECK(row(out, "t_arrive", (double[4]){ 0 }) >= 1);
+	p = line_of(out, "t_read");
+	TT_CHECK(p && strstr(p, "0.010 ") < strchr(p, '\n'));
+	p = line_of(out, "t_dispatch");
+	TT_CHECK(p && strstr(p, "0.020 ") &&
+		 strstr(p, "rule pickup") < strchr(p, '\n'));
+	p = line_of(out, "t_token");
+	TT_CHECK(p && strstr(p, "4.020 ") < strchr(p, '\n'));
+	p = line_of(out, "t_first_write");
+	TT_CHECK(p && strstr(p, "4.040 ") < strchr(p, '\n'));
+	p = line_of(out, "t_wire");
+	TT_CHECK(p && strstr(p, "4.045 ") < strchr(p, '\n'));
+	p = line_of(out, "scheduler.runqueue");
+	TT_CHECK(p && strstr(p, "3.010") && strstr(p, "74.4%") &&
+		 strstr(p, "74.4%") < strchr(p, '\n'));
+	TT_CHECK(strstr(out, "times (ms from t_arrive):\n"));
+	TT_CHECK(strstr(out, "critical path: 7 segments, ms from t_arrive\n"));
+	TT_CHECK(strstr(out, "START") && strstr(out, "DUR") &&
+		 strstr(out, "THREAD") && strstr(out, "STATE") &&
+		 strstr(out, "REASON") && strstr(out, "STAGE"));
+	/* every segment, in time order */
+	TT_CHECK(seg_line(out, "0.000", "0.010", "reader/101", "phase",
+			  "request", "in"));
+	TT_CHECK(seg_line(out, "0.010", "0.010", "-", "phase", "queued",
+			  "scheduler.queue"));
+	TT_CHECK(seg_line(out, "0.020", "3.000", "engine/102", "runnable",
+			  "runqueue", "scheduler.runqueue"));
+	TT_CHECK(seg_line(out, "3.020", "1.000", "engine/102", "running",
+			  "on-cpu", "compute.cpu"));
+	TT_CHECK(seg_line(out, "4.020", "0.010", "writer/103", "runnable",
+			  "runqueue", "scheduler.runqueue"));
+	TT_CHECK(seg_line(out, "4.030", "0.010", "writer/103", "running",
+			  "on-cpu", "compute.cpu"));
+	TT_CHECK(seg_line(out, "4.040", "0.005", "writer/103", "phase",
+			  "response", "out"));
+	/* columns line up: every segment's STAGE starts where the header's
+	 * does */
+	p = strstr(out, "START");
+	if (p) {
+		const char *hdr = p, *stage = strstr(p, "STAGE");
+		size_t col = stage - hdr, lines = 0;
+
+		for (p = strchr(hdr, '\n') + 1; *p && *p != '(';
+		     p = strchr(p, '\n') + 1) {
+			TT_CHECK(p[col - 1] == ' ' && p[col] != ' ');
+			lines++;
+		}
+		TT_CHECK_EQ_U64(lines, 7);
+	}
+	free(out);
+
+	/* no such request: nothing printed */
+	out = render_request(a, 4, &err);
+	TT_CHECK_EQ_U64(err, -ENOENT);
+	TT_CHECK(out[0] == '\0');
+	free(out);
+	out = render_request(a, 0, &err);
+	TT_CHECK_EQ_U64(err, -ENOENT);
+	free(out);
+	tt_analyzer_free(a);
+
+	/* a request with no path to walk */
+	a = tt_analyzer_new();
+	open_conn(a, 0x40, "10.0.0.4", 4000);
+	sock_ev(a, TT_EV_RECV, 1 * MS, 0x40, 10);
+	tt_analyzer_finish(a);
+	out = render_request(a, 1, &err);
+	TT_CHECK_EQ_U64(err, 0);
+	TT_CHECK(strstr(out, "request 1  peer 10.0.0.4:4000  no-arrive,"));
+	TT_CHECK(strstr(out, "critical path: not walked"));
+	p = line_of(out, "t_read");
+	TT_CHECK(p && strstr(p, "0.000 ")); /* from t_read: no t_arrive */
+	TT_CHECK(strstr(out, "ms from t_read"));
+	free(out);
+	tt_analyzer_free(a);
+}
+
 static void test_write_error(void)
 {
 	struct tt_analyzer *a = sample();
@@ -514,6 +988,8 @@ static void test_write_error(void)
 		TT_CHECK_EQ_U64(tt_report_text(ro, a, NULL, &o), -EIO);
 		clearerr(ro);
 		TT_CHECK_EQ_U64(tt_report_json(ro, a, NULL, &o), -EIO);
+		clearerr(ro);
+		TT_CHECK_EQ_U64(tt_report_request(ro, a, 1), -EIO);
 		fclose(ro);
 	}
 	tt_analyzer_free(a);
@@ -529,6 +1005,9 @@ int main(void)
 	TT_RUN(test_json);
 	TT_RUN(test_empty);
 	TT_RUN(test_unknown_values_are_null);
+	TT_RUN(test_stage_breakdown);
+	TT_RUN(test_stage_json);
+	TT_RUN(test_request_drilldown);
 	TT_RUN(test_write_error);
 	TT_EXIT();
 }

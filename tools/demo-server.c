@@ -7,10 +7,16 @@
  * "tokenize" a request, then hand it to ONE engine thread through a
  * mutex+condvar queue. The engine runs continuous batching: at each
  * iteration boundary it admits up to --batch waiting requests, runs prefill
- * for the new ones, then a decode step that yields one token for every
- * request in the batch. Each token goes back to the request's front-end
- * thread (condvar or pipe), which writes it to the socket as an SSE event.
- * Every stage's time is a knob and every request leaves a ground-truth row.
+ * for the new ones (optionally reading their KV blocks from disk with
+ * O_DIRECT), then a decode step that yields one token for every request in
+ * the batch. Each token goes back to the request's front-end thread
+ * (condvar or pipe), which writes it to the socket as an SSE event.
+ *
+ * Two more topologies: --split forks the engine into a process of its own,
+ * joined to each front-end thread by a unix socket; --proxy makes this
+ * instance a front-end that relays each request to another instance over
+ * TCP. Every stage's time is a knob and every request leaves a ground-truth
+ * row.
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -21,8 +27,14 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <poll.h>
+#include <sched.h>
 #include <strings.h>
+#include <linux/magic.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
 
 #include "demo_common.h"
 
@@ -32,6 +44,9 @@
 #define MAX_WORKERS 1024
 #define MAX_BATCH 4096
 #define EVENT_BUF 256
+#define KV_ALIGN 4096
+#define KV_CHUNK (256 * 1024)	/* one pread, as a KV block load */
+#define ROW_BUF 1024
 
 enum framing { FRAMING_SSE, FRAMING_CHUNKED };
 enum wait_mode { WAIT_SLEEP, WAIT_SPIN };
@@ -48,9 +63,13 @@ struct server_opts {
 	const char *addr;
 	const char *port_file;
 	const char *log_path;
+	const char *kv_path;	/* --kv-file */
+	const char *proxy;	/* --proxy HOST:PORT */
 	int port;
 	int workers;
 	int batch;
+	int engine_cpu;		/* -1: not pinned */
+	uint64_t kv_read_bytes;
 	uint64_t tokens;
 	uint64_t token_interval_ns;
 	uint64_t tokenize_ns_per_byte;
@@ -61,7 +80,30 @@ struct server_opts {
 	enum framing framing;
 	enum handoff handoff;
 	bool headers_with_body;
+	bool split;
 	bool quiet;
+};
+
+/*
+ * What the engine knows of a request, CLOCK_MONOTONIC ns. It travels as is
+ * from the engine process to the front-end in --split mode.
+ */
+struct engine_truth {
+	uint64_t t_enqueue, t_dispatch;
+	uint64_t t_prefill_start, t_prefill_end;
+	uint64_t t_token;	/* first token handed to the front-end */
+	/*
+	 * Over the iteration that admitted the request, up to its first
+	 * token: wall time in KV preads, and the part of it blocked (less
+	 * the CPU and runqueue time in them); the engine thread's CPU time
+	 * from dispatch on; wall minus CPU of the spin steps (the runqueue
+	 * wait when they spin); blocked time of the sleep steps; the
+	 * kernel's run_delay of the engine thread (schedstat) from the start
+	 * of the iteration, and the part of it before the request was taken
+	 * up (its wakeup).
+	 */
+	uint64_t io_ns, io_wait_ns, cpu_ns, runnable_ns, sleep_ns;
+	uint64_t run_delay_ns, wake_delay_ns;
 };
 
 /*
@@ -75,15 +117,17 @@ struct request {
 	uint64_t max_tokens;
 	bool stream;
 	/* ground truth, CLOCK_MONOTONIC ns */
-	uint64_t t_read_done, t_enqueue, t_dispatch;
-	uint64_t t_prefill_start, t_prefill_end;
+	uint64_t t_first_byte_read, t_read_done;
 	uint64_t t_first_write, t_last_write;
-	uint64_t tokenize_ns;
+	uint64_t tokenize_ns, tokenize_cpu_ns;
 	uint64_t tokens_written;
+	int upstream_port;	/* --proxy: local port of the upstream link */
+	struct engine_truth truth;
 	/* engine -> front-end hand-off, under lock */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int notify_fd;		/* pipe write end for --handoff pipe, else -1 */
+	int token_fd;		/* engine process: unix socket, else -1 */
 	uint64_t produced;
 	bool done;		/* engine released the request */
 	bool aborted;		/* released because the server stops */
@@ -92,6 +136,7 @@ struct request {
 };
 
 struct server;
+struct conn;
 
 struct engine {
 	struct server *srv;
@@ -106,6 +151,12 @@ struct engine {
 	int nbatch;
 	uint64_t rng;
 	uint64_t iterations;
+	int kv_fd;		/* O_DIRECT, -1 without --kv-file */
+	void *kv_buf;
+	uint64_t kv_blocks;	/* KV_ALIGN blocks where a read may start */
+	uint64_t kv_rng;
+	bool kv_error_told;
+	int sched_fd;		/* the engine thread's schedstat, or -1 */
 };
 
 struct worker {
@@ -114,12 +165,21 @@ struct worker {
 	int index;
 	int cur_fd;		/* connection served, under srv->conn_lock */
 	int pipe_rd, pipe_wr;	/* token notifications for --handoff pipe */
+	int engine_fd;		/* --split: unix socket to the engine */
+	bool engine_gone;
+	int up_fd;		/* --proxy: upstream link, under conn_lock */
+	int up_port;
+	struct conn *up;	/* its receive buffer */
 };
 
 struct server {
 	struct server_opts opts;
 	int listen_fd;
 	int log_fd;
+	pid_t engine_pid;	/* --split: the engine process, or 0 */
+	int *engine_fds;	/* --split: front-end ends, one per worker */
+	struct sockaddr_storage up_addr;	/* --proxy */
+	socklen_t up_addrlen;
 	pthread_mutex_t conn_lock;
 	bool stopping;		/* under conn_lock */
 	struct engine engine;
@@ -137,7 +197,7 @@ struct http_req {
 	size_t body_len;
 	size_t total_len;
 	bool keep_alive;
-	uint64_t t_read_done;
+	uint64_t t_first_byte_read, t_read_done;
 };
 
 struct conn {
@@ -233,21 +293,82 @@ static bool parse_delay_spec(const char *s, struct delay_spec *d)
 	return parse_us(s, &d->a_ns);
 }
 
-/* one stretch of "device" work; the one place later compute backends hook */
-static void engine_compute(uint64_t ns, enum wait_mode mode)
+/* where the engine thread's time went in the steps of one iteration */
+struct step_cost {
+	uint64_t runnable_ns, sleep_ns, io_ns, io_wait_ns;
+};
+
+static uint64_t thread_cpu_ns(void)
 {
-	uint64_t deadline;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* the calling thread's runqueue wait so far (schedstat), 0 when unknown */
+static uint64_t engine_run_delay(const struct engine *e)
+{
+	unsigned long long on_cpu, delay;
+	char buf[128];
+	ssize_t n;
+
+	if (e->sched_fd < 0)
+		return 0;
+	n = pread(e->sched_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	if (sscanf(buf, "%llu %llu", &on_cpu, &delay) != 2)
+		return 0;
+	return delay;
+}
+
+/*
+ * One stretch of "device" work; the one place later compute backends hook.
+ * Spin steps stay on CPU until a wall-clock deadline, so what the thread
+ * did not run of them it spent runnable; sleep steps are blocked, but for
+ * the CPU and the runqueue wait around the sleep.
+ */
+static void engine_compute(const struct engine *e, uint64_t ns,
+			   enum wait_mode mode, struct step_cost *cost)
+{
+	uint64_t wall0, cpu0, rd0, wall, cpu, rd;
 
 	if (!ns)
 		return;
-	deadline = mono_ns() + ns;
+	rd0 = engine_run_delay(e);
+	wall0 = mono_ns();
+	cpu0 = thread_cpu_ns();
 	if (mode == WAIT_SPIN)
-		spin_until_ns(deadline);
+		spin_until_ns(wall0 + ns);
 	else
-		sleep_until_ns(deadline);
+		sleep_until_ns(wall0 + ns);
+	wall = mono_ns() - wall0;
+	cpu = thread_cpu_ns() - cpu0;
+	rd = engine_run_delay(e) - rd0;
+	if (mode == WAIT_SPIN)
+		cost->runnable_ns += wall > cpu ? wall - cpu : 0;
+	else
+		cost->sleep_ns += wall > cpu + rd ? wall - cpu - rd : 0;
 }
 
 /* ------------------------------------------------------- engine hand-off */
+
+/* --split: one SOCK_SEQPACKET message between front-end and engine */
+enum split_type { SPLIT_REQ = 1, SPLIT_CANCEL, SPLIT_TOKEN };
+#define SPLIT_DONE 1u
+#define SPLIT_ABORTED 2u
+
+struct split_msg {
+	uint32_t type;
+	uint32_t flags;		/* TOKEN: SPLIT_DONE, SPLIT_ABORTED */
+	uint64_t id;
+	uint64_t max_tokens;		/* REQ */
+	uint64_t prompt_bytes;		/* REQ */
+	uint64_t produced;		/* TOKEN */
+	struct engine_truth truth;	/* TOKEN */
+};
 
 static void request_init(struct request *req, int notify_fd)
 {
@@ -255,6 +376,7 @@ static void request_init(struct request *req, int notify_fd)
 	pthread_mutex_init(&req->lock, NULL);
 	pthread_cond_init(&req->cond, NULL);
 	req->notify_fd = notify_fd;
+	req->token_fd = -1;
 }
 
 static void request_destroy(struct request *req)
@@ -263,12 +385,34 @@ static void request_destroy(struct request *req)
 	pthread_mutex_destroy(&req->lock);
 }
 
+/* engine process: the token count and ground truth go in one message */
+static void split_send_token(struct request *req)
+{
+	struct split_msg m = {
+		.type = SPLIT_TOKEN,
+		.id = req->id,
+		.produced = req->produced,
+		.truth = req->truth,
+	};
+
+	if (req->done)
+		m.flags |= SPLIT_DONE;
+	if (req->aborted)
+		m.flags |= SPLIT_ABORTED;
+	/* a front-end that went away is for the receiver to notice */
+	while (send(req->token_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0 &&
+	       errno == EINTR)
+		;
+}
+
 /* caller holds req->lock; wakes the front-end after a state change */
 static void request_notify_locked(struct request *req)
 {
 	char byte = 't';
 
-	if (req->notify_fd >= 0) {
+	if (req->token_fd >= 0) {
+		split_send_token(req);
+	} else if (req->notify_fd >= 0) {
 		/* a full pipe already holds a pending wakeup */
 		if (write(req->notify_fd, &byte, 1) < 0 && errno != EAGAIN)
 			fprintf(stderr, "%s: notify pipe: %s\n", prog,
@@ -288,13 +432,13 @@ static void request_release(struct request *req, bool aborted)
 	pthread_mutex_unlock(&req->lock);
 }
 
-/* front-end side: queue the request; false when the engine is stopping */
+/* queues the request; false when the engine is stopping */
 static bool engine_submit(struct engine *e, struct request *req)
 {
 	bool accepted;
 
 	pthread_mutex_lock(&e->lock);
-	req->t_enqueue = mono_ns();
+	req->truth.t_enqueue = mono_ns();
 	accepted = !e->stopping;
 	if (accepted) {
 		req->next = NULL;
@@ -332,7 +476,7 @@ static int engine_admit(struct engine *e, struct request **admitted)
 		if (!e->head)
 			e->tail = NULL;
 		req->next = NULL;
-		req->t_dispatch = mono_ns();
+		req->truth.t_dispatch = mono_ns();
 		e->batch[e->nbatch++] = req;
 		admitted[n++] = req;
 	}
@@ -340,8 +484,52 @@ static int engine_admit(struct engine *e, struct request **admitted)
 	return n;
 }
 
-/* prefill of the newly admitted requests: one step, cost = sum of theirs */
-static void engine_prefill(struct engine *e, struct request **admitted, int n)
+/* one request's KV blocks: --kv-read-bytes from a random aligned offset */
+static void engine_kv_read_one(struct engine *e)
+{
+	uint64_t left = e->srv->opts.kv_read_bytes;
+	uint64_t off = rng_next(&e->kv_rng) % e->kv_blocks * KV_ALIGN;
+	ssize_t n;
+
+	while (left) {
+		n = pread(e->kv_fd, e->kv_buf,
+			  left < KV_CHUNK ? left : KV_CHUNK, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!e->kv_error_told)
+				fprintf(stderr, "%s: kv read: %s\n", prog,
+					n ? strerror(errno) : "end of file");
+			e->kv_error_told = true;
+			return;
+		}
+		left -= (uint64_t)n;
+		off += (uint64_t)n;
+	}
+}
+
+/* the KV blocks of n requests; the time blocked is wall less CPU, runqueue */
+static void engine_kv_read(struct engine *e, int n, struct step_cost *cost)
+{
+	uint64_t wall0 = mono_ns(), cpu0 = thread_cpu_ns();
+	uint64_t rd0 = engine_run_delay(e), wall, cpu, rd;
+	int i;
+
+	for (i = 0; i < n; i++)
+		engine_kv_read_one(e);
+	wall = mono_ns() - wall0;
+	cpu = thread_cpu_ns() - cpu0;
+	rd = engine_run_delay(e) - rd0;
+	cost->io_ns += wall;
+	cost->io_wait_ns += wall > cpu + rd ? wall - cpu - rd : 0;
+}
+
+/*
+ * Prefill of the newly admitted requests: one step that loads their KV
+ * blocks, then computes for the sum of their prefill times.
+ */
+static void engine_prefill(struct engine *e, struct request **admitted, int n,
+			   struct step_cost *cost)
 {
 	const struct server_opts *o = &e->srv->opts;
 	uint64_t total = 0, start, end;
@@ -350,19 +538,43 @@ static void engine_prefill(struct engine *e, struct request **admitted, int n)
 	for (i = 0; i < n; i++)
 		total += delay_sample(&o->prefill, &e->rng);
 	start = mono_ns();
-	engine_compute(total, o->prefill_mode);
+	if (e->kv_fd >= 0)
+		engine_kv_read(e, n, cost);
+	engine_compute(e, total, o->prefill_mode, cost);
 	end = mono_ns();
 	for (i = 0; i < n; i++) {
-		admitted[i]->t_prefill_start = start;
-		admitted[i]->t_prefill_end = end;
+		admitted[i]->truth.t_prefill_start = start;
+		admitted[i]->truth.t_prefill_end = end;
 	}
 }
 
-static void engine_decode_step(struct engine *e)
+static void engine_decode_step(struct engine *e, struct step_cost *cost)
 {
 	const struct server_opts *o = &e->srv->opts;
 
-	engine_compute(o->token_interval_ns, o->decode_mode);
+	engine_compute(e, o->token_interval_ns, o->decode_mode, cost);
+}
+
+/* what the iteration that admitted them cost, up to their first token */
+static void engine_account(struct engine *e, struct request **admitted, int n,
+			   const struct step_cost *cost, uint64_t rd_start,
+			   uint64_t rd_admit, uint64_t cpu_admit)
+{
+	uint64_t rd_end = engine_run_delay(e);
+	uint64_t cpu = thread_cpu_ns() - cpu_admit;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct engine_truth *t = &admitted[i]->truth;
+
+		t->io_ns = cost->io_ns;
+		t->io_wait_ns = cost->io_wait_ns;
+		t->cpu_ns = cpu;
+		t->runnable_ns = cost->runnable_ns;
+		t->sleep_ns = cost->sleep_ns;
+		t->run_delay_ns = rd_end - rd_start;
+		t->wake_delay_ns = rd_admit - rd_start;
+	}
 }
 
 /* hands one token to every request in the batch; drops finished ones */
@@ -375,8 +587,8 @@ static void engine_emit_tokens(struct engine *e)
 		bool finished;
 
 		pthread_mutex_lock(&req->lock);
-		if (!req->cancelled)
-			req->produced++;
+		if (!req->cancelled && !req->produced++)
+			req->truth.t_token = mono_ns();
 		finished = req->cancelled || req->produced >= req->max_tokens;
 		if (finished)
 			req->done = true;
@@ -410,47 +622,115 @@ static void engine_abort_all(struct engine *e)
 static void *engine_main(void *arg)
 {
 	struct engine *e = arg;
+	uint64_t rd_start, rd_admit, cpu_admit;
+	struct step_cost cost;
 	int n;
 
 	pthread_setname_np(pthread_self(), "demo-engine");
+	/* thread-self: this thread's own runqueue wait, for the ground truth */
+	e->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	for (;;) {
+		rd_start = engine_run_delay(e);
 		n = engine_admit(e, e->admitted);
 		if (n < 0)
 			break;
+		rd_admit = engine_run_delay(e);
+		cpu_admit = thread_cpu_ns();
+		memset(&cost, 0, sizeof(cost));
 		if (n)
-			engine_prefill(e, e->admitted, n);
-		engine_decode_step(e);
+			engine_prefill(e, e->admitted, n, &cost);
+		engine_decode_step(e, &cost);
+		if (n)
+			engine_account(e, e->admitted, n, &cost, rd_start,
+				       rd_admit, cpu_admit);
 		engine_emit_tokens(e);
 		e->iterations++;
 	}
 	engine_abort_all(e);
+	if (e->sched_fd >= 0)
+		close(e->sched_fd);
+	e->sched_fd = -1;
 	return NULL;
+}
+
+/* the KV file, already checked by kv_check(): 0 or -errno */
+static int engine_kv_open(struct engine *e, const struct server_opts *o)
+{
+	size_t buf_len = o->kv_read_bytes < KV_CHUNK ? o->kv_read_bytes :
+						       KV_CHUNK;
+	struct stat st;
+	int err;
+
+	e->kv_fd = open(o->kv_path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (e->kv_fd < 0)
+		return -errno;
+	if (fstat(e->kv_fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_size < o->kv_read_bytes)
+		return -ENOSPC;
+	e->kv_blocks = ((uint64_t)st.st_size - o->kv_read_bytes) / KV_ALIGN + 1;
+	e->kv_rng = o->seed ^ 0x6b762d7265616473ULL;
+	err = posix_memalign(&e->kv_buf, KV_ALIGN, buf_len);
+	if (err) {
+		e->kv_buf = NULL;
+		return -err;
+	}
+	return 0;
+}
+
+static void engine_kv_close(struct engine *e)
+{
+	if (e->kv_fd >= 0)
+		close(e->kv_fd);
+	e->kv_fd = -1;
+	free(e->kv_buf);
+	e->kv_buf = NULL;
 }
 
 static int engine_start(struct engine *e, struct server *srv)
 {
+	pthread_attr_t attr;
+	cpu_set_t cpus;
 	int err;
 
 	e->srv = srv;
 	e->rng = srv->opts.seed;
+	e->kv_fd = -1;
+	e->sched_fd = -1;
 	e->batch = calloc(srv->opts.batch, sizeof(*e->batch));
 	e->admitted = calloc(srv->opts.batch, sizeof(*e->admitted));
 	if (!e->batch || !e->admitted) {
-		err = ENOMEM;
+		err = -ENOMEM;
 		goto cleanup;
+	}
+	if (srv->opts.kv_path) {
+		err = engine_kv_open(e, &srv->opts);
+		if (err)
+			goto cleanup;
+	}
+	err = -pthread_attr_init(&attr);
+	if (err)
+		goto cleanup;
+	if (srv->opts.engine_cpu >= 0) {
+		CPU_ZERO(&cpus);
+		CPU_SET(srv->opts.engine_cpu, &cpus);
+		err = -pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
 	}
 	pthread_mutex_init(&e->lock, NULL);
 	pthread_cond_init(&e->cond, NULL);
-	err = pthread_create(&e->thread, NULL, engine_main, e);
+	if (!err)
+		err = -pthread_create(&e->thread, &attr, engine_main, e);
+	pthread_attr_destroy(&attr);
 	if (!err)
 		return 0;
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 cleanup:
+	engine_kv_close(e);
 	free(e->batch);
 	free(e->admitted);
 	e->batch = e->admitted = NULL;
-	return -err;
+	return err;
 }
 
 static void engine_stop(struct engine *e)
@@ -466,8 +746,198 @@ static void engine_join(struct engine *e)
 	pthread_join(e->thread, NULL);
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
+	engine_kv_close(e);
 	free(e->batch);
 	free(e->admitted);
+}
+
+/* ------------------------------------------------ --split: engine side */
+
+/* a front-end thread's slot, reused once the engine released it */
+static void request_reuse_locked(struct request *req, const struct split_msg *m)
+{
+	memset(&req->truth, 0, sizeof(req->truth));
+	req->id = m->id;
+	req->max_tokens = m->max_tokens ? m->max_tokens : 1;
+	req->prompt_bytes = m->prompt_bytes;
+	req->produced = 0;
+	req->done = req->aborted = req->cancelled = false;
+	req->next = NULL;
+}
+
+/* one message from a front-end thread, for its slot */
+static void split_receive(struct engine *e, struct request *slot,
+			  const struct split_msg *m)
+{
+	bool busy = false;
+
+	pthread_mutex_lock(&slot->lock);
+	if (m->type == SPLIT_REQ) {
+		busy = !slot->done;
+		if (!busy)
+			request_reuse_locked(slot, m);
+	} else if (m->type == SPLIT_CANCEL && m->id == slot->id) {
+		slot->cancelled = true;
+	}
+	pthread_mutex_unlock(&slot->lock);
+	if (m->type != SPLIT_REQ)
+		return;
+	if (busy)
+		fprintf(stderr, "%s: engine: request %llu before %llu ended\n",
+			prog, (unsigned long long)m->id,
+			(unsigned long long)slot->id);
+	else if (!engine_submit(e, slot))
+		request_release(slot, true);
+}
+
+/*
+ * The engine process: its main thread receives the requests of every
+ * front-end thread (poll over their unix sockets) and queues them to its
+ * engine thread, which sends each token back over the same socket. Exits
+ * once every front-end end is closed. Returns the exit status.
+ */
+static int split_engine_main(struct server *srv, int *fds)
+{
+	int n = srv->opts.workers, alive = n, i, err, ret = 1;
+	struct request *slots = NULL;
+	struct pollfd *pfds = NULL;
+	struct split_msg m;
+	ssize_t len;
+
+	prctl(PR_SET_NAME, "demo-recv");
+	pfds = calloc(n, sizeof(*pfds));
+	slots = calloc(n, sizeof(*slots));
+	if (!pfds || !slots) {
+		fprintf(stderr, "%s: engine process: out of memory\n", prog);
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		request_init(&slots[i], -1);
+		slots[i].token_fd = fds[i];
+		slots[i].done = true;
+		pfds[i].fd = fds[i];
+		pfds[i].events = POLLIN;
+	}
+	err = engine_start(&srv->engine, srv);
+	if (err) {
+		fprintf(stderr, "%s: cannot start engine: %s\n", prog,
+			strerror(-err));
+		goto cleanup;
+	}
+	while (alive) {
+		if (poll(pfds, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "%s: engine poll: %s\n", prog,
+				strerror(errno));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (pfds[i].fd < 0 || !pfds[i].revents)
+				continue;
+			len = recv(pfds[i].fd, &m, sizeof(m), MSG_DONTWAIT);
+			if (len < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (len == (ssize_t)sizeof(m)) {
+				split_receive(&srv->engine, &slots[i], &m);
+				continue;
+			}
+			/* the front-end thread is gone: so is its request */
+			pthread_mutex_lock(&slots[i].lock);
+			slots[i].cancelled = true;
+			pthread_mutex_unlock(&slots[i].lock);
+			pfds[i].fd = -1;
+			alive--;
+		}
+	}
+	engine_stop(&srv->engine);
+	engine_join(&srv->engine);
+	ret = 0;
+cleanup:
+	for (i = 0; i < n; i++) {
+		close(fds[i]);
+		if (slots)
+			request_destroy(&slots[i]);
+	}
+	free(slots);
+	free(pfds);
+	return ret;
+}
+
+/* forks the engine process, one unix socket per front-end thread */
+static int split_start(struct server *srv)
+{
+	int n = srv->opts.workers, i, pair[2], err = 0;
+	pid_t parent = getpid(), pid;
+	int *engine_ends;
+
+	srv->engine_fds = malloc(n * sizeof(*srv->engine_fds));
+	engine_ends = malloc(n * sizeof(*engine_ends));
+	if (!srv->engine_fds || !engine_ends) {
+		free(engine_ends);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		srv->engine_fds[i] = engine_ends[i] = -1;
+	for (i = 0; i < n; i++) {
+		if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+			       pair)) {
+			err = -errno;
+			goto cleanup;
+		}
+		srv->engine_fds[i] = pair[0];
+		engine_ends[i] = pair[1];
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto cleanup;
+	}
+	if (!pid) {
+		/* the engine dies with the front-end, however that ends */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		for (i = 0; i < n; i++)
+			close(srv->engine_fds[i]);
+		i = split_engine_main(srv, engine_ends);
+		fflush(stderr);
+		_exit(i);
+	}
+	srv->engine_pid = pid;
+cleanup:
+	for (i = 0; i < n; i++)
+		if (engine_ends[i] >= 0)
+			close(engine_ends[i]);
+	free(engine_ends);
+	return err;
+}
+
+/* closes the front-end ends, then reaps the engine process (5 s at most) */
+static void split_stop(struct server *srv)
+{
+	int i, status;
+
+	if (!srv->engine_fds)
+		return;
+	for (i = 0; i < srv->opts.workers; i++)
+		if (srv->engine_fds[i] >= 0)
+			close(srv->engine_fds[i]);
+	free(srv->engine_fds);
+	srv->engine_fds = NULL;
+	if (srv->engine_pid <= 0)
+		return;
+	for (i = 0; i < 500; i++) {
+		if (waitpid(srv->engine_pid, &status, WNOHANG) ==
+		    srv->engine_pid)
+			return;
+		sleep_until_ns(mono_ns() + 10 * NSEC_PER_MSEC);
+	}
+	fprintf(stderr, "%s: engine process did not stop: killed\n", prog);
+	kill(srv->engine_pid, SIGKILL);
+	waitpid(srv->engine_pid, &status, 0);
 }
 
 /* ------------------------------------------------------------------ JSON */
@@ -827,6 +1297,9 @@ static int read_request(struct server *srv, struct conn *c,
 
 	memset(hr, 0, sizeof(*hr));
 	hr->t_read_done = mono_ns();
+	/* pipelined bytes of this request were read with the previous one */
+	if (c->len)
+		hr->t_first_byte_read = hr->t_read_done;
 	for (;;) {
 		hend = c->len ? memmem(c->buf, c->len, "\r\n\r\n", 4) : NULL;
 		if (hend)
@@ -839,6 +1312,8 @@ static int read_request(struct server *srv, struct conn *c,
 		if (n <= 0)
 			return n == 0 && c->len == 0 ? 0 : -1;
 		hr->t_read_done = mono_ns();
+		if (!hr->t_first_byte_read)
+			hr->t_first_byte_read = hr->t_read_done;
 	}
 	hdr_len = hend - c->buf + 4;
 
@@ -918,12 +1393,19 @@ static void conn_consume(struct conn *c, size_t n)
 
 /* ------------------------------------------------------------ front-end */
 
-/* the prompt is "tokenized": CPU work proportional to its size */
-static uint64_t tokenize(const char *prompt, size_t len, uint64_t burn_ns)
+/*
+ * The prompt is "tokenized": CPU work proportional to its size, until a
+ * wall-clock deadline. Returns the wall time; *cpu_ns the thread's CPU time
+ * in it (the rest it spent runnable).
+ */
+static uint64_t tokenize(const char *prompt, size_t len, uint64_t burn_ns,
+			 uint64_t *cpu_ns)
 {
 	uint64_t t0 = mono_ns(), deadline, hash = 1469598103934665603ULL;
+	uint64_t cpu0 = thread_cpu_ns();
 	size_t i;
 
+	*cpu_ns = 0;
 	if (!burn_ns || !len)
 		return 0;
 	deadline = t0 + burn_ns;
@@ -937,6 +1419,7 @@ static uint64_t tokenize(const char *prompt, size_t len, uint64_t burn_ns)
 	} while (mono_ns() < deadline);
 	/* keeps the hashing from being optimised away */
 	__asm__ volatile("" : : "r"(hash) : "memory");
+	*cpu_ns = thread_cpu_ns() - cpu0;
 	return mono_ns() - t0;
 }
 
@@ -986,6 +1469,53 @@ static int format_stream_headers(const struct server_opts *o, char *buf,
 	return n < 0 || n >= (int)size ? -1 : n;
 }
 
+/* --split: queues the request in the engine process; false if it is gone */
+static bool split_submit(struct worker *w, struct request *req)
+{
+	struct split_msg m = {
+		.type = SPLIT_REQ,
+		.id = req->id,
+		.max_tokens = req->max_tokens,
+		.prompt_bytes = req->prompt_bytes,
+	};
+	ssize_t n;
+
+	if (w->engine_gone)
+		return false;
+	do
+		n = send(w->engine_fd, &m, sizeof(m), MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != (ssize_t)sizeof(m))
+		w->engine_gone = true;
+	return !w->engine_gone;
+}
+
+/* --split: the engine process's next message about req */
+static void split_wait(struct worker *w, struct request *req)
+{
+	struct split_msg m;
+	ssize_t n;
+
+	for (;;) {
+		n = w->engine_gone ? 0 : recv(w->engine_fd, &m, sizeof(m), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof(m)) {
+			/* the engine process stopped: as an in-process stop */
+			w->engine_gone = true;
+			req->done = req->aborted = true;
+			return;
+		}
+		if (m.type != SPLIT_TOKEN || m.id != req->id)
+			continue;	/* of a request given up before */
+		req->produced = m.produced;
+		req->truth = m.truth;
+		req->done = m.flags & SPLIT_DONE;
+		req->aborted = m.flags & SPLIT_ABORTED;
+		return;
+	}
+}
+
 /*
  * Waits for the engine to produce more tokens or release the request.
  * Returns the produced count; *done tells whether the engine released it.
@@ -996,6 +1526,13 @@ static uint64_t wait_tokens(struct worker *w, struct request *req,
 	uint64_t produced;
 	char drain[256];
 
+	if (w->engine_fd >= 0) {
+		/* --split: only this thread touches req on this side */
+		while (!req->done && req->produced == seen)
+			split_wait(w, req);
+		*done = req->done;
+		return req->produced;
+	}
 	pthread_mutex_lock(&req->lock);
 	while (!req->done && req->produced == seen) {
 		if (req->notify_fd < 0) {
@@ -1027,6 +1564,12 @@ static void cancel_request(struct worker *w, struct request *req)
 	req->cancelled = true;
 	seen = req->produced;
 	pthread_mutex_unlock(&req->lock);
+	if (w->engine_fd >= 0 && !w->engine_gone) {
+		struct split_msg m = { .type = SPLIT_CANCEL, .id = req->id };
+
+		if (send(w->engine_fd, &m, sizeof(m), MSG_NOSIGNAL) < 0)
+			w->engine_gone = true;
+	}
 	do
 		seen = wait_tokens(w, req, seen, &done);
 	while (!done);
@@ -1141,29 +1684,43 @@ cleanup:
 static void log_request(struct server *srv, const struct request *req,
 			const char *status)
 {
-	char row[512];
+	const struct engine_truth *t = &req->truth;
+	char row[ROW_BUF];
 	int n;
 
 	if (srv->log_fd < 0)
 		return;
 	n = snprintf(row, sizeof(row),
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu,%llu,%zu,%s\n",
+		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		     "%llu,%llu,%d,%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
-		     (unsigned long long)req->t_enqueue,
-		     (unsigned long long)req->t_dispatch,
-		     (unsigned long long)req->t_prefill_start,
-		     (unsigned long long)req->t_prefill_end,
+		     (unsigned long long)t->t_enqueue,
+		     (unsigned long long)t->t_dispatch,
+		     (unsigned long long)t->t_prefill_start,
+		     (unsigned long long)t->t_prefill_end,
 		     (unsigned long long)req->t_first_write,
 		     (unsigned long long)req->t_last_write,
 		     (unsigned long long)req->tokens_written,
-		     (unsigned long long)(req->t_prefill_end -
-					  req->t_prefill_start),
-		     (unsigned long long)(req->t_dispatch ?
-					  req->t_dispatch - req->t_enqueue : 0),
+		     (unsigned long long)(t->t_prefill_end -
+					  t->t_prefill_start),
+		     (unsigned long long)(t->t_dispatch ?
+					  t->t_dispatch - t->t_enqueue : 0),
 		     (unsigned long long)req->tokenize_ns, req->prompt_bytes,
-		     status);
+		     status,
+		     (unsigned long long)t->io_ns,
+		     (unsigned long long)t->io_wait_ns,
+		     (unsigned long long)t->cpu_ns,
+		     (unsigned long long)t->runnable_ns,
+		     (unsigned long long)t->sleep_ns,
+		     (unsigned long long)t->run_delay_ns,
+		     (unsigned long long)t->wake_delay_ns,
+		     (unsigned long long)req->t_first_byte_read,
+		     (unsigned long long)t->t_token, req->upstream_port,
+		     (unsigned long long)req->tokenize_cpu_ns);
+	if (n < 0 || n >= (int)sizeof(row))
+		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */
 	if (write_all(srv->log_fd, row, n))
 		fprintf(stderr, "%s: log write: %s\n", prog, strerror(errno));
@@ -1177,6 +1734,352 @@ static bool server_stopping(struct server *srv)
 	stopping = srv->stopping;
 	pthread_mutex_unlock(&srv->conn_lock);
 	return stopping;
+}
+
+/* ------------------------------------------------------------- --proxy */
+
+/* "HOST:PORT" or "[V6ADDR]:PORT" split in two; false when malformed */
+static bool proxy_split(const char *spec, char *host, size_t size,
+			char *port, size_t port_size)
+{
+	const char *colon = strrchr(spec, ':');
+	uint64_t v;
+
+	if (!colon || colon == spec || (size_t)(colon - spec) >= size ||
+	    strlen(colon + 1) >= port_size ||
+	    !parse_u64_range(colon + 1, 1, 65535, &v))
+		return false;
+	memcpy(host, spec, colon - spec);
+	host[colon - spec] = '\0';
+	strcpy(port, colon + 1);
+	/* a bare IPv6 address has colons of its own: it needs brackets */
+	return !strchr(host, ':') || host[0] == '[';
+}
+
+/* resolves --proxy once, at startup; 0 or -EINVAL (said why) */
+static int proxy_resolve(struct server *srv)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV,
+	}, *res = NULL;
+	char host[256], port[16], hostbuf[256];
+	int rc;
+
+	proxy_split(srv->opts.proxy, host, sizeof(host), port, sizeof(port));
+	rc = getaddrinfo(host_unbracket(host, hostbuf, sizeof(hostbuf)), port,
+			 &hints, &res);
+	if (rc) {
+		fprintf(stderr, "%s: cannot resolve --proxy %s: %s\n", prog,
+			srv->opts.proxy, gai_strerror(rc));
+		return -EINVAL;
+	}
+	memcpy(&srv->up_addr, res->ai_addr, res->ai_addrlen);
+	srv->up_addrlen = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+/* a keep-alive link to the engine instance, this worker's own */
+static int upstream_connect(struct worker *w)
+{
+	struct server *srv = w->srv;
+	int fd, one = 1, err;
+	bool stopping;
+
+	fd = socket(srv->up_addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, (struct sockaddr *)&srv->up_addr, srv->up_addrlen)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/* published so that a stop can shut it down under a blocked read */
+	pthread_mutex_lock(&srv->conn_lock);
+	stopping = srv->stopping;
+	if (!stopping)
+		w->up_fd = fd;
+	pthread_mutex_unlock(&srv->conn_lock);
+	if (stopping) {
+		close(fd);
+		return -ECANCELED;
+	}
+	w->up_port = socket_port(fd, false);
+	w->up->fd = fd;
+	w->up->len = 0;
+	return 0;
+}
+
+static void upstream_close(struct worker *w)
+{
+	struct server *srv = w->srv;
+	int fd;
+
+	pthread_mutex_lock(&srv->conn_lock);
+	fd = w->up_fd;
+	w->up_fd = -1;
+	pthread_mutex_unlock(&srv->conn_lock);
+	if (fd >= 0)
+		close(fd);
+	w->up->fd = -1;
+	w->up->len = 0;
+}
+
+/* forwards the client's body as a new request on the upstream link */
+static int upstream_send(struct worker *w, const struct http_req *hr)
+{
+	size_t cap = hr->body_len + 256;
+	char *buf = malloc(cap);
+	int n, err;
+
+	if (!buf)
+		return -ENOMEM;
+	n = snprintf(buf, cap,
+		     "POST /v1/completions HTTP/1.1\r\n"
+		     "Host: demo-engine\r\n"
+		     "Content-Type: application/json\r\n"
+		     "Content-Length: %zu\r\n\r\n", hr->body_len);
+	memcpy(buf + n, hr->body, hr->body_len);
+	err = write_all(w->up_fd, buf, n + hr->body_len);
+	free(buf);
+	return err;
+}
+
+struct upstream_resp {
+	int code;
+	bool event_stream;
+	bool close;
+	uint64_t length;	/* Content-Length; event streams have none */
+};
+
+/* the upstream's status line and headers; 0 or -errno (-EPROTO: unusable) */
+static int upstream_headers(struct worker *w, struct upstream_resp *r)
+{
+	struct conn *u = w->up;
+	const char *hend, *eol;
+	char value[64];
+	ssize_t n;
+
+	memset(r, 0, sizeof(*r));
+	for (;;) {
+		hend = u->len ? memmem(u->buf, u->len, "\r\n\r\n", 4) : NULL;
+		if (hend)
+			break;
+		if (u->len >= MAX_HEADER_BYTES)
+			return -EPROTO;
+		n = conn_fill(u);
+		if (n <= 0)
+			return n ? (int)n : -ECONNRESET;
+	}
+	if (hend - u->buf < 12 || strncmp(u->buf, "HTTP/1.", 7))
+		return -EPROTO;
+	r->code = atoi(u->buf + 9);
+	r->close = u->buf[7] == '0';
+	eol = memmem(u->buf, hend + 2 - u->buf, "\r\n", 2);
+	if (header_value(eol + 2, hend + 2, "Connection", value,
+			 sizeof(value)))
+		r->close = strcasestr(value, "close") != NULL;
+	if (header_value(eol + 2, hend + 2, "Content-Type", value,
+			 sizeof(value)))
+		r->event_stream = !strncasecmp(value, "text/event-stream", 17);
+	/* the engine instance must use plain SSE (--framing sse) */
+	if (header_value(eol + 2, hend + 2, "Transfer-Encoding", value,
+			 sizeof(value)))
+		return -EPROTO;
+	if (header_value(eol + 2, hend + 2, "Content-Length", value,
+			 sizeof(value))) {
+		if (!parse_u64_range(value, 0, DEFAULT_MAX_BODY, &r->length))
+			return -EPROTO;
+	} else if (!r->event_stream || r->code != 200) {
+		return -EPROTO;
+	}
+	conn_consume(u, hend + 4 - u->buf);
+	return 0;
+}
+
+/* the data of one SSE event (its "data:" line) into out; "" when none */
+static int event_data(const char *ev, size_t len, char *out, size_t size)
+{
+	const char *line = ev, *end = ev + len, *eol;
+
+	out[0] = '\0';
+	for (; line < end; line = eol + 1) {
+		size_t n;
+
+		eol = memchr(line, '\n', end - line);
+		if (!eol)
+			eol = end;
+		if (eol - line < 5 || memcmp(line, "data:", 5))
+			continue;
+		line += 5;
+		if (line < eol && *line == ' ')
+			line++;
+		n = eol - line;
+		if (n && line[n - 1] == '\r')
+			n--;
+		if (n >= size)
+			return -1;
+		memcpy(out, line, n);
+		out[n] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * Relays the upstream's SSE events to the client as they come, each framed
+ * as ours, up to its [DONE]. 0, or -errno; *up_failed: the upstream's fault.
+ */
+static int proxy_stream(struct worker *w, struct conn *c, struct request *req,
+			bool keep_alive, bool *up_failed)
+{
+	const struct server_opts *o = &w->srv->opts;
+	char buf[EVENT_BUF * 4 + 512], data[EVENT_BUF * 4];
+	struct conn *u = w->up;
+	const char *end;
+	int hlen, n, err;
+	ssize_t got;
+
+	hlen = format_stream_headers(o, buf, sizeof(buf), req->id, keep_alive);
+	if (hlen < 0)
+		return -EINVAL;
+	if (!o->headers_with_body) {
+		err = write_all(c->fd, buf, hlen);
+		if (err)
+			return err;
+		hlen = 0;
+	}
+	for (;;) {
+		end = u->len ? memmem(u->buf, u->len, "\n\n", 2) : NULL;
+		if (!end) {
+			got = u->len > sizeof(data) ? -EPROTO : conn_fill(u);
+			if (got <= 0) {
+				*up_failed = true;
+				return got ? (int)got : -ECONNRESET;
+			}
+			continue;
+		}
+		if (event_data(u->buf, end - u->buf, data, sizeof(data))) {
+			*up_failed = true;
+			return -EPROTO;
+		}
+		conn_consume(u, end + 2 - u->buf);
+		if (!strcmp(data, "[DONE]"))
+			return 0;
+		if (!data[0])
+			continue;	/* a comment, or a field not used */
+		n = format_event(o, buf + hlen, sizeof(buf) - hlen, data);
+		if (n < 0)
+			return -EINVAL;
+		req->t_last_write = mono_ns();
+		if (!req->tokens_written)
+			req->t_first_write = req->t_last_write;
+		err = write_all(c->fd, buf, hlen + n);
+		if (err)
+			return err;
+		hlen = 0;
+		req->tokens_written++;
+	}
+}
+
+/* stream=false: the upstream's JSON body, relayed whole */
+static int proxy_whole(struct worker *w, struct conn *c, struct request *req,
+		       uint64_t length, bool keep_alive, bool *up_failed)
+{
+	struct conn *u = w->up;
+	const char *p, *end;
+	char head[256];
+	ssize_t got;
+	int n, err;
+
+	if (conn_reserve(u, length + 1))
+		return -ENOMEM;
+	while (u->len < length) {
+		got = conn_fill(u);
+		if (got <= 0) {
+			*up_failed = true;
+			return got ? (int)got : -ECONNRESET;
+		}
+	}
+	n = snprintf(head, sizeof(head),
+		     "HTTP/1.1 200 OK\r\n"
+		     "content-type: application/json\r\n"
+		     "content-length: %llu\r\n"
+		     "connection: %s\r\n\r\n",
+		     (unsigned long long)length,
+		     keep_alive ? "keep-alive" : "close");
+	req->t_first_write = req->t_last_write = mono_ns();
+	err = write_all(c->fd, head, n);
+	if (!err)
+		err = write_all(c->fd, u->buf, length);
+	/* the engine's text is "tok0tok1...": one "tok" a token */
+	for (p = u->buf, end = u->buf + length;
+	     (p = memmem(p, end - p, "tok", 3)); p += 3)
+		req->tokens_written++;
+	conn_consume(u, length);
+	return err;
+}
+
+/*
+ * --proxy: forwards the request to the engine instance on this worker's
+ * keep-alive link and relays its answer. Logs the row; false when the
+ * client connection must close.
+ */
+static bool proxy_completion(struct worker *w, struct conn *c,
+			     struct http_req *hr, struct request *req)
+{
+	struct server *srv = w->srv;
+	const char *status = "ok";
+	struct upstream_resp r = { 0 };
+	bool up_failed = false, keep = hr->keep_alive;
+	char msg[96];
+	int err = 0;
+
+	if (w->up_fd < 0)
+		err = upstream_connect(w);
+	if (!err) {
+		req->upstream_port = w->up_port;
+		req->truth.t_enqueue = mono_ns();
+		err = upstream_send(w, hr);
+	}
+	if (!err)
+		err = upstream_headers(w, &r);
+	if (!err && r.code != 200)
+		err = -EPROTO;
+	if (err) {
+		/* nothing went to the client yet: it gets a 502 */
+		upstream_close(w);
+		status = server_stopping(srv) ? "aborted" : "upstream_error";
+		if (r.code && r.code != 200)
+			snprintf(msg, sizeof(msg), "engine answered %d",
+				 r.code);
+		else
+			snprintf(msg, sizeof(msg), "engine unreachable: %s",
+				 strerror(-err));
+		if (send_error(srv, c, 502, keep, msg))
+			keep = false;
+		log_request(srv, req, status);
+		atomic_fetch_add(&srv->n_failed, 1);
+		return keep;
+	}
+	if (r.event_stream)
+		err = proxy_stream(w, c, req, keep, &up_failed);
+	else
+		err = proxy_whole(w, c, req, r.length, keep, &up_failed);
+	/* a link with an unread answer on it cannot carry the next one */
+	if (err || r.close)
+		upstream_close(w);
+	if (err && server_stopping(srv))
+		status = "aborted";
+	else if (err)
+		status = up_failed ? "upstream_error" : "client_gone";
+	log_request(srv, req, status);
+	if (!err && req->stream && r.event_stream)
+		err = stream_finish(&srv->opts, c);
+	atomic_fetch_add(err ? &srv->n_failed : &srv->n_ok, 1);
+	return !err && keep;
 }
 
 /* POST /v1/completions; false when the connection must close */
@@ -1200,12 +2103,21 @@ static bool handle_completion(struct worker *w, struct conn *c,
 	req.max_tokens = args.has_max_tokens ? args.max_tokens :
 					       srv->opts.tokens;
 	req.stream = args.stream;
+	req.t_first_byte_read = hr->t_first_byte_read;
 	req.t_read_done = hr->t_read_done;
 	req.tokenize_ns = tokenize(hr->body, hr->body_len,
 				   args.prompt_bytes *
-				   srv->opts.tokenize_ns_per_byte);
+				   srv->opts.tokenize_ns_per_byte,
+				   &req.tokenize_cpu_ns);
 
-	if (!engine_submit(&srv->engine, &req)) {
+	if (srv->opts.proxy) {
+		bool keep = proxy_completion(w, c, hr, &req);
+
+		request_destroy(&req);
+		return keep;
+	}
+	if (!(w->engine_fd >= 0 ? split_submit(w, &req) :
+				  engine_submit(&srv->engine, &req))) {
 		send_error(srv, c, 503, false, "server is stopping");
 		request_destroy(&req);
 		return false;
@@ -1387,7 +2299,11 @@ static int open_log(const char *path)
 		"id,peer_port,t_read_done_ns,t_enqueue_ns,t_dispatch_ns,"
 		"t_prefill_start_ns,t_prefill_end_ns,t_first_token_write_ns,"
 		"t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,"
-		"prompt_bytes,status\n";
+		"prompt_bytes,status,io_ns,io_wait_ns,engine_cpu_ns,"
+		"engine_runnable_ns,"
+		"engine_sleep_ns,engine_run_delay_ns,engine_wake_delay_ns,"
+		"t_first_byte_read_ns,t_token_ns,upstream_port,"
+		"tokenize_cpu_ns\n";
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -1423,12 +2339,23 @@ static void usage(FILE *f)
 "  -i, --token-interval-us N   decode step time in us (default 2000)\n"
 "      --prefill-us SPEC       prefill time per request, in us: N, uniform:MIN:MAX\n"
 "                              or exp:MEAN (default 5000)\n"
-"      --seed N                seed for random prefill times (default 1)\n"
+"      --seed N                seed for random prefill times and KV offsets (default 1)\n"
 "      --batch N               requests the engine runs together (default 8)\n"
 "      --prefill-mode M        sleep|spin: how prefill spends its time (default sleep)\n"
 "      --decode-mode M         sleep|spin: same for decode steps (default sleep)\n"
 "      --tokenize-ns-per-byte N  CPU burn per prompt byte in the front-end (default 0)\n"
+"      --engine-cpu N          pin the engine thread to CPU N\n"
+"      --kv-file PATH          at prefill, read each new request's KV blocks from\n"
+"                              PATH with O_DIRECT (PATH must be on a block device)\n"
+"      --kv-read-bytes N       bytes read per request, a multiple of 4096, in\n"
+"                              262144-byte preads from a random offset (--seed)\n"
 "      --handoff H             cond|pipe: how tokens reach the front-end (default cond)\n"
+"      --split                 run the engine in a process of its own (forked at\n"
+"                              start): each front-end thread talks to it over its\n"
+"                              own unix socket, requests one way, tokens back\n"
+"      --proxy HOST:PORT       run no engine: relay each request to the demo-server\n"
+"                              at HOST:PORT (its --framing sse) over a keep-alive\n"
+"                              TCP link per front-end thread\n"
 "      --framing F             sse|chunked: plain SSE ended by [DONE], or each event\n"
 "                              in an HTTP chunk (default sse)\n"
 "      --headers-with-body     send the headers with the first token, one write\n"
@@ -1437,9 +2364,34 @@ static void usage(FILE *f)
 "  -q, --quiet                 print nothing but errors\n"
 "  -h, --help                  this help\n"
 "\n"
-"Log columns (CLOCK_MONOTONIC ns): id,peer_port,t_read_done_ns,t_enqueue_ns,\n"
-"t_dispatch_ns,t_prefill_start_ns,t_prefill_end_ns,t_first_token_write_ns,\n"
-"t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,status\n"
+"Log columns (times CLOCK_MONOTONIC ns, durations ns):\n"
+"  id, peer_port             request number, the client's port\n"
+"  t_read_done_ns            the whole request was read\n"
+"  t_enqueue_ns              handed to the engine (--split: the engine process\n"
+"                            queued it; --proxy: sent to the engine instance)\n"
+"  t_dispatch_ns             the engine took it up (admitted to the batch)\n"
+"  t_prefill_start_ns, t_prefill_end_ns  its prefill step (KV reads included)\n"
+"  t_first_token_write_ns, t_last_token_write_ns  token writes to the client\n"
+"  tokens, prefill_ns, queue_ns (t_dispatch - t_enqueue), tokenize_ns,\n"
+"  prompt_bytes, status (ok, client_gone, aborted, upstream_error)\n"
+"  io_ns                     wall time in the KV preads of its prefill step\n"
+"  io_wait_ns                the part of it blocked (less CPU and runqueue time)\n"
+"  engine_cpu_ns             the engine thread's CPU time (CLOCK_THREAD_CPUTIME_ID)\n"
+"                            from its dispatch to its first token: its prefill\n"
+"                            step (KV reads included) and the decode step after\n"
+"  engine_runnable_ns        wall minus CPU time over the compute steps among\n"
+"                            those that spin: the engine's runqueue wait in them\n"
+"  engine_sleep_ns           blocked time of the compute steps that sleep\n"
+"  engine_run_delay_ns       the kernel's runqueue wait of the engine thread\n"
+"                            (/proc schedstat) from the start of that iteration,\n"
+"                            its wakeup included, to its first token\n"
+"  engine_wake_delay_ns      the part of it before the request was taken up\n"
+"  t_first_byte_read_ns      the first read that returned bytes of the request\n"
+"  t_token_ns                the engine handed its first token to the front-end\n"
+"  upstream_port             --proxy: local port of the link to the engine\n"
+"                            instance (its log's peer_port), else 0\n"
+"  tokenize_cpu_ns           the front-end's CPU time in tokenize_ns\n"
+"Engine columns are 0 when the engine is another instance (--proxy).\n"
 "\n"
 "Plain SSE framing ends a response at [DONE] with no length: clients other\n"
 "than loadgen should send 'Connection: close' or use --framing chunked.\n"
@@ -1449,6 +2401,10 @@ static void usage(FILE *f)
 "  demo-server -p 0 --port-file /tmp/port --log /tmp/gt.csv\n"
 "  demo-server -a :: --batch 2 --prefill-us exp:20000 --seed 7\n"
 "  demo-server --framing chunked --headers-with-body -i 10000\n"
+"  demo-server --engine-cpu 1 --prefill-mode spin   # and: cpuhog -c 1 -t 30\n"
+"  demo-server --kv-file /var/tmp/kv --kv-read-bytes 8388608\n"
+"  demo-server --split --batch 1\n"
+"  demo-server -p 8001 & demo-server --proxy 127.0.0.1:8001\n"
 "  curl -N -H 'Connection: close' localhost:8000/v1/completions \\\n"
 "       -d '{\"prompt\": \"hi\", \"max_tokens\": 4, \"stream\": true}'\n");
 }
@@ -1466,6 +2422,11 @@ enum {
 	OPT_DECODE_MODE,
 	OPT_HANDOFF,
 	OPT_MAX_BODY,
+	OPT_ENGINE_CPU,
+	OPT_KV_FILE,
+	OPT_KV_READ_BYTES,
+	OPT_SPLIT,
+	OPT_PROXY,
 };
 
 static enum wait_mode parse_wait_mode(const char *opt, const char *s)
@@ -1511,13 +2472,22 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		{ "decode-mode", required_argument, NULL, OPT_DECODE_MODE },
 		{ "handoff", required_argument, NULL, OPT_HANDOFF },
 		{ "max-body-bytes", required_argument, NULL, OPT_MAX_BODY },
+		{ "engine-cpu", required_argument, NULL, OPT_ENGINE_CPU },
+		{ "kv-file", required_argument, NULL, OPT_KV_FILE },
+		{ "kv-read-bytes", required_argument, NULL,
+		  OPT_KV_READ_BYTES },
+		{ "split", no_argument, NULL, OPT_SPLIT },
+		{ "proxy", required_argument, NULL, OPT_PROXY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	char host[256], port[16];
+	bool handoff_set = false;
 	int c;
 
 	*o = (struct server_opts) {
+		.engine_cpu = -1,
 		.addr = "127.0.0.1",
 		.port = 8000,
 		.workers = 4,
@@ -1604,10 +2574,37 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 			else
 				usage_error("invalid --handoff '%s' (want cond "
 					    "or pipe)", optarg);
+			handoff_set = true;
 			break;
 		case OPT_MAX_BODY:
 			o->max_body = parse_num_opt("--max-body-bytes", optarg,
 						    0, 1ULL << 32);
+			break;
+		case OPT_ENGINE_CPU:
+			o->engine_cpu = parse_num_opt("--engine-cpu", optarg, 0,
+						      CPU_SETSIZE - 1);
+			break;
+		case OPT_KV_FILE:
+			o->kv_path = optarg;
+			break;
+		case OPT_KV_READ_BYTES:
+			o->kv_read_bytes = parse_num_opt("--kv-read-bytes",
+							 optarg, KV_ALIGN,
+							 1ULL << 36);
+			if (o->kv_read_bytes % KV_ALIGN)
+				usage_error("invalid --kv-read-bytes '%s' "
+					    "(want a multiple of %d)", optarg,
+					    KV_ALIGN);
+			break;
+		case OPT_SPLIT:
+			o->split = true;
+			break;
+		case OPT_PROXY:
+			if (!proxy_split(optarg, host, sizeof(host), port,
+					 sizeof(port)))
+				usage_error("invalid --proxy '%s' (want "
+					    "HOST:PORT, [IPV6]:PORT)", optarg);
+			o->proxy = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -1625,6 +2622,68 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->kv_path != !o->kv_read_bytes)
+		usage_error("--kv-file and --kv-read-bytes go together");
+	if (o->split && o->proxy)
+		usage_error("--split and --proxy do not go together");
+	if (o->proxy && (o->kv_path || o->engine_cpu >= 0))
+		usage_error("--proxy runs no engine: --kv-file and "
+			    "--engine-cpu belong to the engine instance");
+	if (handoff_set && (o->split || o->proxy))
+		usage_error("--handoff is for the in-process engine: --split "
+			    "hands tokens over its unix sockets");
+}
+
+/*
+ * The KV file must be read from a disk: a file system that refuses
+ * O_DIRECT, or tmpfs (which accepts and ignores it), is an error.
+ */
+static void kv_check(const struct server_opts *o)
+{
+	struct statfs sfs;
+	struct stat st;
+	int fd;
+
+	fd = open(o->kv_path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		fprintf(stderr, "%s: --kv-file %s: O_DIRECT refused by its "
+			"file system (tmpfs?): put it on a block device\n",
+			prog, o->kv_path);
+		exit(2);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "%s: --kv-file %s: %s\n", prog, o->kv_path,
+			strerror(errno));
+		exit(2);
+	}
+	if (!fstatfs(fd, &sfs) && (sfs.f_type == TMPFS_MAGIC ||
+				   sfs.f_type == RAMFS_MAGIC)) {
+		fprintf(stderr, "%s: --kv-file %s: on tmpfs, O_DIRECT reads "
+			"would not reach a disk: put it on a block device\n",
+			prog, o->kv_path);
+		exit(2);
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < o->kv_read_bytes) {
+		fprintf(stderr, "%s: --kv-file %s: want a regular file of at "
+			"least --kv-read-bytes (%llu)\n", prog, o->kv_path,
+			(unsigned long long)o->kv_read_bytes);
+		exit(2);
+	}
+	close(fd);
+}
+
+/* the engine thread may only be pinned where this process may run */
+static void cpu_check(int cpu)
+{
+	cpu_set_t allowed;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) ||
+	    !CPU_ISSET(cpu, &allowed)) {
+		fprintf(stderr, "%s: --engine-cpu %d: not a CPU this process "
+			"may run on\n", prog, cpu);
+		exit(2);
+	}
 }
 
 static int workers_start(struct server *srv)
@@ -1641,6 +2700,14 @@ static int workers_start(struct server *srv)
 		w->index = i;
 		w->cur_fd = -1;
 		w->pipe_rd = w->pipe_wr = -1;
+		w->engine_fd = srv->engine_fds ? srv->engine_fds[i] : -1;
+		w->up_fd = -1;
+		if (srv->opts.proxy) {
+			w->up = calloc(1, sizeof(*w->up));
+			if (!w->up)
+				return -ENOMEM;
+			w->up->fd = -1;
+		}
 		if (srv->opts.handoff == HANDOFF_PIPE) {
 			if (pipe2(fds, O_CLOEXEC))
 				return -errno;
@@ -1667,9 +2734,17 @@ static void workers_stop(struct server *srv)
 	pthread_mutex_lock(&srv->conn_lock);
 	srv->stopping = true;
 	shutdown(srv->listen_fd, SHUT_RDWR);
-	for (i = 0; i < srv->opts.workers; i++)
-		if (srv->workers[i].cur_fd >= 0)
-			shutdown(srv->workers[i].cur_fd, SHUT_RDWR);
+	for (i = 0; i < srv->opts.workers; i++) {
+		struct worker *w = &srv->workers[i];
+
+		if (w->cur_fd >= 0)
+			shutdown(w->cur_fd, SHUT_RDWR);
+		if (w->up_fd >= 0)
+			shutdown(w->up_fd, SHUT_RDWR);
+		/* the engine process sees it too, and stops */
+		if (w->engine_fd >= 0)
+			shutdown(w->engine_fd, SHUT_RDWR);
+	}
 	pthread_mutex_unlock(&srv->conn_lock);
 }
 
@@ -1686,6 +2761,12 @@ static void workers_join(struct server *srv)
 			close(srv->workers[i].pipe_rd);
 		if (srv->workers[i].pipe_wr >= 0)
 			close(srv->workers[i].pipe_wr);
+		if (srv->workers[i].up) {
+			if (srv->workers[i].up_fd >= 0)
+				close(srv->workers[i].up_fd);
+			free(srv->workers[i].up->buf);
+			free(srv->workers[i].up);
+		}
 	}
 	free(srv->workers);
 	srv->workers = NULL;
@@ -1709,6 +2790,21 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (srv.opts.kv_path)
+		kv_check(&srv.opts);
+	if (srv.opts.engine_cpu >= 0)
+		cpu_check(srv.opts.engine_cpu);
+	if (srv.opts.proxy && proxy_resolve(&srv))
+		goto cleanup;
+	/* before any thread or socket: the engine process gets none of them */
+	if (srv.opts.split) {
+		err = split_start(&srv);
+		if (err) {
+			fprintf(stderr, "%s: cannot start the engine process: "
+				"%s\n", prog, strerror(-err));
+			goto cleanup;
+		}
+	}
 	if (srv.opts.log_path) {
 		srv.log_fd = open_log(srv.opts.log_path);
 		if (srv.log_fd < 0) {
@@ -1721,13 +2817,15 @@ int main(int argc, char **argv)
 		goto cleanup;
 	port = socket_port(srv.listen_fd, false);
 
-	err = engine_start(&srv.engine, &srv);
-	if (err) {
-		fprintf(stderr, "%s: cannot start engine: %s\n", prog,
-			strerror(-err));
-		goto cleanup;
+	if (!srv.opts.split && !srv.opts.proxy) {
+		err = engine_start(&srv.engine, &srv);
+		if (err) {
+			fprintf(stderr, "%s: cannot start engine: %s\n", prog,
+				strerror(-err));
+			goto cleanup;
+		}
+		engine_up = true;
 	}
-	engine_up = true;
 	err = workers_start(&srv);
 	if (err) {
 		fprintf(stderr, "%s: cannot start workers: %s\n", prog,
@@ -1744,9 +2842,12 @@ int main(int argc, char **argv)
 	}
 	if (!srv.opts.quiet) {
 		printf("%s: listening on %s port %d (workers %d, batch %d, "
-		       "framing %s)\n", prog, srv.opts.addr, port,
+		       "framing %s%s%s)\n", prog, srv.opts.addr, port,
 		       srv.opts.workers, srv.opts.batch,
-		       srv.opts.framing == FRAMING_CHUNKED ? "chunked" : "sse");
+		       srv.opts.framing == FRAMING_CHUNKED ? "chunked" : "sse",
+		       srv.opts.split ? ", engine process" :
+		       srv.opts.proxy ? ", proxy to " : "",
+		       srv.opts.proxy ? srv.opts.proxy : "");
 		fflush(stdout);
 	}
 	while (sigwait(&sigs, &sig))
@@ -1760,6 +2861,7 @@ cleanup:
 	workers_join(&srv);
 	if (engine_up)
 		engine_join(&srv.engine);
+	split_stop(&srv);
 	if (srv.listen_fd >= 0)
 		close(srv.listen_fd);
 	if (srv.log_fd >= 0 && fsync(srv.log_fd) && errno != EINVAL)

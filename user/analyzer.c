@@ -1076,7 +1076,8 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->dispatch_rule = res->dispatch;
 	}
 	r->attributed = res->complete;
-	if (!res->complete && (!r->incomplete || (res->incomplete & ~explained)))
+	if (!res->complete &&
+	    (!r->incomplete || (res->incomplete & ~explained)))
 		r->incomplete |= TT_INC_NO_PATH;
 	r->complete = !r->incomplete;
 }
@@ -1291,8 +1292,8 @@ const struct tt_cp_result *tt_analyzer_cp_result(const struct tt_analyzer *a,
 	return a->cp_res && i < a->nreqs ? &a->cp_res[i] : NULL;
 }
 
-const struct tt_cp_request *
-tt_analyzer_cp_request(const struct tt_analyzer *a, size_t i)
+const struct tt_cp_request *tt_analyzer_cp_request(const struct tt_analyzer *a,
+						   size_t i)
 {
 	return a->cp_reqs && i < a->nreqs ? &a->cp_reqs[i] : NULL;
 }

@@ -132,16 +132,18 @@ void tt_analyzer_stats(const struct tt_analyzer *a,
 const char *tt_analyzer_comm(const struct tt_analyzer *a, __u32 tid);
 
 /*
- * The critical path of request i (after finish; NULL before, or when i is
- * out of range): its segments tile [t_arrive, t_wire) in time order, none
- * when the path was not walked (TT_CP_INC_NOT_WALKED) or TTFT is 0. The nrequests results are one array, as
- * are the requests given to the walk (tt_analyzer_cp_request), so
- * tt_analyzer_cp_result(a, 0) can be passed on whole.
+ * The critical path of request i (after finish; NULL before, when i is out
+ * of range, or when there was no memory for the walk): its segments tile
+ * [t_arrive, t_wire) in time order; there are none when the path was not
+ * walked (TT_CP_INC_NOT_WALKED) or TTFT is 0. The results of all requests
+ * are one array, as are the requests given to the walk
+ * (tt_analyzer_cp_request), so tt_analyzer_cp_result(a, 0) can be passed
+ * on whole, e.g. to tt_perfetto_write().
  */
 const struct tt_cp_result *tt_analyzer_cp_result(const struct tt_analyzer *a,
 						 size_t i);
-const struct tt_cp_request *
-tt_analyzer_cp_request(const struct tt_analyzer *a, size_t i);
+const struct tt_cp_request *tt_analyzer_cp_request(const struct tt_analyzer *a,
+						   size_t i);
 /* The thread timelines behind the walks (names, stats), for renderers. */
 const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a);
 

@@ -43,32 +43,49 @@ static int silent_print(enum libbpf_print_level level, const char *fmt,
 	return 0;
 }
 
-/* Loads and attaches just one program of the probe object. */
-static int try_probe(const char *prog_name, char *why, size_t whylen)
+/* Hits counted by the probe object's uprobe program (its .bss). */
+static __u64 uprobe_hits(struct bpf_object *obj)
+{
+	struct bpf_map *map;
+	__u64 hits = 0;
+	__u32 zero = 0;
+
+	bpf_object__for_each_map(map, obj)
+		if (strstr(bpf_map__name(map), ".bss"))
+			bpf_map_lookup_elem(bpf_map__fd(map), &zero, &hits);
+	return hits;
+}
+
+/* Loads and attaches just one program of a BPF object (given as the ELF
+ * bytes a skeleton embeds); a uprobe goes on a function of our own. */
+static int try_program(const void *elf, size_t elf_size,
+		       const char *prog_name, char *why, size_t whylen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = "tt_check_uprobe_target");
-	struct probe_bpf *skel = probe_bpf__open();
+	struct bpf_object *obj = bpf_object__open_mem(elf, elf_size, NULL);
 	struct bpf_program *prog, *target = NULL;
 	struct bpf_link *link = NULL;
+	bool uprobe;
 	int err;
 
-	if (!skel) {
-		snprintf(why, whylen, "cannot open probe object");
+	if (!obj) {
+		snprintf(why, whylen, "cannot open BPF object");
 		return -ENOMEM;
 	}
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, obj) {
 		bool me = !strcmp(bpf_program__name(prog), prog_name);
 
 		bpf_program__set_autoload(prog, me);
 		if (me)
 			target = prog;
 	}
-	err = probe_bpf__load(skel);
+	err = bpf_object__load(obj);
 	if (err) {
 		snprintf(why, whylen, "load refused: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (!strcmp(prog_name, "probe_uprobe"))
+	uprobe = !strcmp(bpf_program__section_name(target), "uprobe");
+	if (uprobe)
 		link = bpf_program__attach_uprobe_opts(target, 0,
 						       "/proc/self/exe", 0,
 						       &uopts);
@@ -79,51 +96,16 @@ static int try_probe(const char *prog_name, char *why, size_t whylen)
 		snprintf(why, whylen, "attach refused: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (!strcmp(prog_name, "probe_uprobe")) {
+	if (uprobe) {
 		tt_check_uprobe_target(1);
-		if (!skel->bss->hits) {
+		if (!uprobe_hits(obj)) {
 			err = -ENOENT;
 			snprintf(why, whylen, "attached but never fired");
 		}
 	}
 cleanup:
 	bpf_link__destroy(link);
-	probe_bpf__destroy(skel);
-	return err;
-}
-
-/* Loads and attaches one program of ttftrace itself. */
-static int try_hook(const char *prog_name, char *why, size_t whylen)
-{
-	struct ttftrace_bpf *skel = ttftrace_bpf__open();
-	struct bpf_program *prog, *target = NULL;
-	struct bpf_link *link = NULL;
-	int err;
-
-	if (!skel) {
-		snprintf(why, whylen, "cannot open object");
-		return -ENOMEM;
-	}
-	bpf_object__for_each_program(prog, skel->obj) {
-		bool me = !strcmp(bpf_program__name(prog), prog_name);
-
-		bpf_program__set_autoload(prog, me);
-		if (me)
-			target = prog;
-	}
-	err = ttftrace_bpf__load(skel);
-	if (err) {
-		snprintf(why, whylen, "load refused: %s", strerror(-err));
-		goto cleanup;
-	}
-	link = bpf_program__attach(target);
-	if (!link) {
-		err = -errno;
-		snprintf(why, whylen, "attach refused: %s", strerror(-err));
-	}
-cleanup:
-	bpf_link__destroy(link);
-	ttftrace_bpf__destroy(skel);
+	bpf_object__close(obj);
 	return err;
 }
 
@@ -138,6 +120,9 @@ int tt_cmd_check(int argc, char **argv)
 	struct argp argp = { NULL, NULL, NULL, check_doc };
 	struct ttftrace_bpf *skel = NULL;
 	struct bpf_program *prog;
+	size_t probe_size, tt_size;
+	const void *probe_elf = probe_bpf__elf_bytes(&probe_size);
+	const void *tt_elf = ttftrace_bpf__elf_bytes(&tt_size);
 	bool ok = true, btf;
 	char why[256];
 	int err;
@@ -163,7 +148,8 @@ int tt_cmd_check(int argc, char **argv)
 	printf("%-28s %s\n", "ring buffer", err == 1 ? "yes" : "no");
 	ok &= err == 1;
 	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
-		err = try_probe(features[i].prog, why, sizeof(why));
+		err = try_program(probe_elf, probe_size, features[i].prog, why,
+				  sizeof(why));
 		printf("%-28s %s%s%s\n", features[i].name, err ? "no: " : "yes",
 		       err ? why : "",
 		       err && !features[i].required ? " (optional)" : "");
@@ -179,7 +165,11 @@ int tt_cmd_check(int argc, char **argv)
 	bpf_object__for_each_program(prog, skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 
-		err = try_hook(bpf_program__name(prog), why, sizeof(why));
+		/* the CUDA uprobes attach per library: "uprobes" above */
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
+			continue;
+		err = try_program(tt_elf, tt_size, bpf_program__name(prog), why,
+				  sizeof(why));
 		printf("  hook %-34s %s%s\n", sec, err ? "no: " : "yes",
 		       err ? why : "");
 		ok &= !err;

@@ -1,18 +1,22 @@
-// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* ttftrace report FILE: the reader feeds the analyzer, renderers print. */
 #include <argp.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "analyzer.h"
 #include "cmds.h"
 #include "dump.h"
+#include "perfetto.h"
 #include "report.h"
 #include "ttfile.h"
 
 struct report_args {
 	const char *path;
 	bool events;
+	__u64 request; /* --request ID, 0 when not asked */
+	const char *perfetto; /* --perfetto OUT.json */
 	struct tt_report_opts opts;
 };
 
@@ -22,6 +26,8 @@ static const char report_doc[] =
 	"EXAMPLES:\n"
 	"  ttftrace report ttftrace.ttft             # summary\n"
 	"  ttftrace report --requests ttftrace.ttft  # one line per request\n"
+	"  ttftrace report -R 42 ttftrace.ttft       # request 42's critical path\n"
+	"  ttftrace report -P trace.json ttftrace.ttft  # for ui.perfetto.dev\n"
 	"  ttftrace report --json ttftrace.ttft > r.json";
 
 static const struct argp_option report_options[] = {
@@ -29,12 +35,15 @@ static const struct argp_option report_options[] = {
 	{ "requests", 'r', NULL, 0, "Print a table of every request", 0 },
 	{ "all", 'a', NULL, 0, "Count incomplete requests in percentiles too", 0 },
 	{ "events", 'e', NULL, 0, "Print every recorded event, one per line (ms from the first)", 0 },
+	{ "request", 'R', "ID", 0, "Print request ID's times, stages and critical path instead of the summary", 0 },
+	{ "perfetto", 'P', "OUT.json", 0, "Also write a Perfetto / chrome://tracing trace: thread tracks, request spans, critical-path arrows", 0 },
 	{},
 };
 
 static error_t report_parse(int key, char *arg, struct argp_state *state)
 {
 	struct report_args *a = state->input;
+	char *end;
 
 	switch (key) {
 	case 'j':
@@ -49,6 +58,14 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'e':
 		a->events = true;
 		break;
+	case 'R':
+		a->request = strtoull(arg, &end, 10);
+		if (!a->request || *end || arg[0] == '-')
+			argp_error(state, "invalid request id '%s'", arg);
+		break;
+	case 'P':
+		a->perfetto = arg;
+		break;
 	case ARGP_KEY_ARG:
 		if (a->path)
 			argp_error(state, "one recording at a time");
@@ -57,6 +74,10 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!a->path)
 			argp_error(state, "which recording? (ttftrace report FILE)");
+		if (a->request && a->opts.json)
+			argp_error(state, "--request prints text: leave out --json");
+		if (a->events && (a->request || a->perfetto))
+			argp_error(state, "--events prints events only: leave out --request and --perfetto");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -64,10 +85,51 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* The Perfetto trace of the analysis, into path. 0 or 1 (said why). */
+static int write_perfetto(const struct tt_analyzer *an, const char *path)
+{
+	size_t n = tt_analyzer_nrequests(an), i;
+	struct tt_request *reqs = NULL;
+	FILE *f = NULL;
+	int ret = 1, err;
+
+	/* the analyzer keeps its requests apart: perfetto wants one array */
+	reqs = malloc((n ? n : 1) * sizeof(*reqs));
+	if (!reqs) {
+		fprintf(stderr, "ttftrace: out of memory writing %s\n", path);
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++)
+		reqs[i] = *tt_analyzer_request(an, i);
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "ttftrace: cannot create %s: %s\n", path,
+			strerror(errno));
+		goto cleanup;
+	}
+	err = tt_perfetto_write(f, tt_analyzer_critpath(an), reqs,
+				tt_analyzer_cp_result(an, 0), n);
+	if (fclose(f) && !err)
+		err = -EIO;
+	f = NULL;
+	if (err) {
+		fprintf(stderr, "ttftrace: cannot write %s: %s\n", path,
+			strerror(-err));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (f)
+		fclose(f);
+	free(reqs);
+	return ret;
+}
+
 int tt_cmd_report(int argc, char **argv)
 {
 	struct argp argp = { report_options, report_parse, "FILE", report_doc };
 	struct report_args a = {};
+	const struct tt_file_meta *meta;
 	struct tt_analyzer *an = NULL;
 	struct tt_reader *r = NULL;
 	struct tt_read_stats st;
@@ -84,7 +146,10 @@ int tt_cmd_report(int argc, char **argv)
 		return 1;
 	}
 	an = tt_analyzer_new();
-	if (!an) {
+	meta = tt_reader_meta(r);
+	a.opts.gpu = tt_gpustats_new(meta->devs, meta->ndevs);
+	if (!an || !a.opts.gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
+	    tt_analyzer_add_devices(an, meta->devs, meta->ndevs)) {
 		fprintf(stderr, "ttftrace: out of memory\n");
 		goto cleanup;
 	}
@@ -96,7 +161,7 @@ int tt_cmd_report(int argc, char **argv)
 				goto cleanup;
 			continue;
 		}
-		if (tt_analyzer_add(an, &ev)) {
+		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(a.opts.gpu, &ev)) {
 			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
 				a.path);
 			goto cleanup;
@@ -108,11 +173,25 @@ int tt_cmd_report(int argc, char **argv)
 		ret = 0;
 		goto warnings;
 	}
-	if (a.opts.json)
-		ret = tt_report_json(stdout, an, tt_reader_meta(r), &a.opts);
-	else
-		ret = tt_report_text(stdout, an, tt_reader_meta(r), &a.opts);
+	if (a.request) {
+		ret = tt_report_request(stdout, an, a.request);
+		if (ret == -ENOENT && !tt_analyzer_nrequests(an))
+			fprintf(stderr,
+				"ttftrace: %s has no request %llu (it has no requests)\n",
+				a.path, (unsigned long long)a.request);
+		else if (ret == -ENOENT)
+			fprintf(stderr,
+				"ttftrace: %s has no request %llu (its ids are 1 to %zu)\n",
+				a.path, (unsigned long long)a.request,
+				tt_analyzer_nrequests(an));
+	} else if (a.opts.json) {
+		ret = tt_report_json(stdout, an, meta, &a.opts);
+	} else {
+		ret = tt_report_text(stdout, an, meta, &a.opts);
+	}
 	ret = ret ? 1 : 0;
+	if (a.perfetto && write_perfetto(an, a.perfetto))
+		ret = 1;
 warnings:
 	if (st.blocks_bad)
 		fprintf(stderr,
@@ -123,6 +202,7 @@ warnings:
 			"ttftrace: warning: %s is cut short; reporting its %llu whole block(s)\n",
 			a.path, (unsigned long long)st.blocks_ok);
 cleanup:
+	tt_gpustats_free(a.opts.gpu);
 	tt_analyzer_free(an);
 	tt_reader_close(r);
 	return ret;

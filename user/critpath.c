@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "critpath.h"
+#include "gpu.h"
 
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
@@ -27,6 +28,10 @@
 #define LOCK_WAITS_PER_REQ 4
 /* and so is one that a thread both waits on and wakes, this often waited. */
 #define LOCK_SHARED_WAITS 3
+/* Back-to-back launches (less than this apart) on a path ... */
+#define LAUNCH_GAP_NS 50000ULL
+/* ... are charged as one segment from this many. */
+#define LAUNCH_RUN 8
 
 /* x86-64 syscall numbers the classification needs. */
 enum {
@@ -103,10 +108,40 @@ struct cp_rec {
 /* What a thread blocked in, read at its switch-out. */
 struct cp_block {
 	__u64 arg0;
+	__u64 fd_ino;
 	__s32 syscall;
 	__u32 fd_mode;
 	__u32 fd_rdev;
 	__u32 fd_dev;
+};
+
+/*
+ * A CUDA call of a thread, or a piece of one: a call with calls nested in
+ * it is stored as the pieces around them, so that a thread's calls are
+ * sorted and disjoint and the innermost names each instant.
+ */
+struct cp_call {
+	__u64 start, end;
+	__s32 ret;
+	__u16 fn; /* index in tt_cuda_fns() */
+	__u8 cls; /* enum tt_cuda_class, 0 for an unknown fn */
+};
+
+/* An ioctl on a GPU device node. */
+struct cp_ioctl {
+	__u64 start, end;
+	__u64 ino;
+	__s64 ret;
+	__u32 cmd, rdev, dev;
+};
+
+/* A registered GPU device node. */
+struct cp_gpudev {
+	__u32 rdev; /* 0: not a char device, known by dev and ino */
+	__u32 dev;
+	__u64 ino;
+	__u32 kind; /* enum tt_gpu_kind */
+	char path[64]; /* "" when unknown */
 };
 
 enum wake_ctx {
@@ -134,6 +169,11 @@ struct cp_thread {
 	size_t nwout, capwout;
 	__u32 *cand; /* wout less lock wakes, rebuilt by prepare() */
 	size_t ncand;
+	struct cp_call *calls; /* sorted, disjoint */
+	size_t ncalls, capcalls;
+	size_t nsync; /* sync calls among them */
+	struct cp_ioctl *ioctls; /* sorted, disjoint */
+	size_t nioctls, capioctls;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
@@ -182,11 +222,14 @@ struct tt_critpath {
 	size_t nlost, caplost;
 	struct cp_window *lost_merged; /* sorted, disjoint: by prepare() */
 	size_t nlost_merged;
-	__u32 *gpu_rdevs;
-	size_t ngpu_rdevs, capgpu_rdevs;
+	__u32 *gpu_threads; /* threads with sync calls, by prepare() */
+	size_t ngpu_threads;
+	struct cp_gpudev *gpu_devs;
+	size_t ngpu_devs, capgpu_devs;
 	__u32 *gpu_majors;
 	size_t ngpu_majors, capgpu_majors;
 	__u64 events;
+	__u64 gpu_calls, ioctls; /* stored */
 	__u64 first_ts, last_ts; /* of the events fed */
 	__u64 intervals;
 	/* prepare() ran for this many requests and events */
@@ -315,6 +358,8 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->recs);
 		free(cp->threads[i]->wout);
 		free(cp->threads[i]->cand);
+		free(cp->threads[i]->calls);
+		free(cp->threads[i]->ioctls);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -326,7 +371,8 @@ void tt_critpath_free(struct tt_critpath *cp)
 	free(cp->wakes);
 	free(cp->lost);
 	free(cp->lost_merged);
-	free(cp->gpu_rdevs);
+	free(cp->gpu_devs);
+	free(cp->gpu_threads);
 	free(cp->gpu_majors);
 	free(cp);
 }
@@ -465,6 +511,7 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	b->fd_mode = sw->fd_mode;
 	b->fd_rdev = sw->fd_rdev;
 	b->fd_dev = sw->fd_dev;
+	b->fd_ino = sw->fd_ino;
 	if (sw->sw_flags & TT_SW_IOWAIT)
 		flags |= REC_F_IOWAIT;
 	if (sw->sw_flags & TT_SW_FD)
@@ -588,6 +635,116 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
 }
 
+/*
+ * Appends call c of th, which ended last. The calls that ended inside it
+ * are nested in it: it is stored as the pieces around them. One that
+ * began before the previous call ended (a clock slip) starts at that end.
+ */
+static int call_push(struct tt_critpath *cp, struct cp_thread *th,
+		     struct cp_call c)
+{
+	struct cp_call *nested = NULL, piece;
+	size_t j = th->ncalls, m, i;
+	__u64 cur;
+	int err = 0;
+
+	while (j > 0 && th->calls[j - 1].start >= c.start)
+		j--;
+	cur = j ? th->calls[j - 1].end : 0;
+	if (c.start < cur)
+		c.start = cur;
+	if (c.start >= c.end)
+		return 0;
+	m = th->ncalls - j;
+	if (grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
+		 sizeof(*th->calls)))
+		return -ENOMEM;
+	if (m) {
+		nested = malloc(m * sizeof(*nested));
+		if (!nested)
+			return -ENOMEM;
+		memcpy(nested, &th->calls[j], m * sizeof(*nested));
+	}
+	th->ncalls = j;
+	cur = c.start;
+	for (i = 0; i <= m; i++) {
+		piece = c;
+		piece.start = cur;
+		piece.end = i < m && nested[i].start < c.end ? nested[i].start :
+							       c.end;
+		if (piece.end > piece.start) {
+			th->calls[th->ncalls++] = piece;
+			cur = piece.end;
+		}
+		if (i < m && nested[i].end > cur && nested[i].start >= cur) {
+			th->calls[th->ncalls++] = nested[i];
+			cur = nested[i].end;
+		}
+	}
+	free(nested);
+	return err;
+}
+
+static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_gpu_call *gc = &ev->call;
+	const struct tt_cuda_fn *fns;
+	struct cp_thread *th;
+	size_t nfns;
+	__u8 cls;
+
+	/* no entry time (the probe came mid-call): no interval */
+	if (!ev->h.tid || !gc->ts_enter || gc->ts_enter >= ev->h.ts)
+		return 0;
+	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th)
+		return -ENOMEM;
+	fns = tt_cuda_fns(&nfns);
+	cls = gc->fn < nfns ? fns[gc->fn].cls : 0;
+	cp->gpu_calls++;
+	if (cls == TT_CUDA_SYNC)
+		th->nsync++;
+	return call_push(cp, th,
+			 (struct cp_call){
+				 .start = gc->ts_enter,
+				 .end = ev->h.ts,
+				 .ret = gc->ret,
+				 .fn = gc->fn,
+				 .cls = cls,
+			 });
+}
+
+static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_ioctl *io = &ev->ioc;
+	struct cp_thread *th;
+	__u64 start = io->ts_enter;
+
+	if (!ev->h.tid || !start || start >= ev->h.ts)
+		return 0;
+	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th)
+		return -ENOMEM;
+	if (th->nioctls && start < th->ioctls[th->nioctls - 1].end)
+		start = th->ioctls[th->nioctls - 1].end;
+	if (start >= ev->h.ts)
+		return 0;
+	if (grow((void **)&th->ioctls, &th->capioctls, th->nioctls + 1,
+		 sizeof(*th->ioctls)))
+		return -ENOMEM;
+	th->ioctls[th->nioctls++] = (struct cp_ioctl){
+		.start = start,
+		.end = ev->h.ts,
+		.ino = io->ino,
+		.ret = io->ret,
+		.cmd = io->cmd,
+		.rdev = io->rdev,
+		.dev = io->dev,
+	};
+	cp->ioctls++;
+	return 0;
+}
+
 static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
 		    const char *comm)
 {
@@ -618,6 +775,10 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_WAKING:
 	case TT_EV_WAKEUP_NEW:
 		return on_wake(cp, ev);
+	case TT_EV_GPU_CALL:
+		return on_gpu_call(cp, ev);
+	case TT_EV_IOCTL:
+		return on_ioctl(cp, ev);
 	case TT_EV_FORK:
 		th = ev->h.tid ? thread_ensure(cp, ev->h.tid, ev->h.tgid) :
 				 NULL;
@@ -655,10 +816,44 @@ static int add_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
 	return 0;
 }
 
+static int gpu_dev_add(struct tt_critpath *cp, __u32 rdev, __u32 dev, __u64 ino,
+		       __u32 kind, const char *path)
+{
+	struct cp_gpudev *d;
+	size_t n;
+
+	if (!rdev && !ino)
+		return 0;
+	if (grow((void **)&cp->gpu_devs, &cp->capgpu_devs, cp->ngpu_devs + 1,
+		 sizeof(*cp->gpu_devs)))
+		return -ENOMEM;
+	d = &cp->gpu_devs[cp->ngpu_devs++];
+	memset(d, 0, sizeof(*d));
+	d->rdev = rdev;
+	d->dev = dev;
+	d->ino = ino;
+	d->kind = kind;
+	/* the table's path need not be terminated */
+	n = strnlen(path, sizeof(d->path) - 1);
+	memcpy(d->path, path, n);
+	d->path[n] = '\0';
+	return 0;
+}
+
+int tt_critpath_add_gpu_device(struct tt_critpath *cp,
+			       const struct tt_dev_info *d)
+{
+	return gpu_dev_add(cp, d->rdev, d->dev, d->ino, d->kind, d->path);
+}
+
 int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev)
 {
-	return add_u32(&cp->gpu_rdevs, &cp->ngpu_rdevs, &cp->capgpu_rdevs,
-		       rdev);
+	return gpu_dev_add(cp, rdev, 0, 0, TT_GPU_UNKNOWN, "");
+}
+
+int tt_critpath_add_gpu_inode(struct tt_critpath *cp, __u32 dev, __u64 ino)
+{
+	return gpu_dev_add(cp, 0, dev, ino, TT_GPU_UNKNOWN, "");
 }
 
 int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major)
@@ -684,6 +879,8 @@ void tt_critpath_stats(const struct tt_critpath *cp,
 	st->wakes = cp->nwakes;
 	st->lost_windows = cp->nlost;
 	st->lock_words = cp->lock_words;
+	st->gpu_calls = cp->gpu_calls;
+	st->ioctls = cp->ioctls;
 	st->first_ts = cp->first_ts;
 	st->last_ts = cp->last_ts;
 }
@@ -734,6 +931,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "pickup";
 	case TT_CP_DISP_HANDOFF:
 		return "handoff";
+	case TT_CP_DISP_GPU:
+		return "gpu";
 	}
 	return "?";
 }
@@ -750,17 +949,115 @@ static const char *syscall_name(int nr)
 
 /* ---- classification of waits ---- */
 
-static bool is_gpu_dev(const struct tt_critpath *cp, __u32 rdev)
+/*
+ * Whether a node is a registered GPU device: a char device (chr) by its
+ * rdev or major, any node by dev and ino. *d gets the device registered
+ * with the most detail (a path), or NULL for a major alone.
+ */
+static bool gpu_node(const struct tt_critpath *cp, bool chr, __u32 rdev,
+		     __u32 dev, __u64 ino, const struct cp_gpudev **d)
 {
+	const struct cp_gpudev *g;
+	bool major = false;
 	size_t i;
 
-	for (i = 0; i < cp->ngpu_rdevs; i++)
-		if (cp->gpu_rdevs[i] == rdev)
-			return true;
-	for (i = 0; i < cp->ngpu_majors; i++)
-		if (cp->gpu_majors[i] == rdev >> 20)
-			return true;
-	return false;
+	*d = NULL;
+	for (i = 0; i < cp->ngpu_devs; i++) {
+		g = &cp->gpu_devs[i];
+		if (!((chr && g->rdev && g->rdev == rdev) ||
+		      (g->ino && g->ino == ino && g->dev == dev)))
+			continue;
+		if (!*d || (!(*d)->path[0] && g->path[0]))
+			*d = g;
+	}
+	for (i = 0; chr && !*d && i < cp->ngpu_majors; i++)
+		major |= cp->gpu_majors[i] == rdev >> 20;
+	return *d || major;
+}
+
+/* Calls of th that start before t (they are sorted and disjoint). */
+static size_t calls_before(const struct cp_thread *th, __u64 t)
+{
+	size_t lo = 0, hi = th->ncalls, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (th->calls[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static size_t ioctls_before(const struct cp_thread *th, __u64 t)
+{
+	size_t lo = 0, hi = th->nioctls, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (th->ioctls[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The call of th around instant t, or NULL. */
+static const struct cp_call *call_at(const struct cp_thread *th, __u64 t)
+{
+	size_t i = calls_before(th, t + 1);
+
+	return i && th->calls[i - 1].end > t ? &th->calls[i - 1] : NULL;
+}
+
+static const struct cp_ioctl *ioctl_at(const struct cp_thread *th, __u64 t)
+{
+	size_t i = ioctls_before(th, t + 1);
+
+	return i && th->ioctls[i - 1].end > t ? &th->ioctls[i - 1] : NULL;
+}
+
+/* "a b" in buf, cut to fit: a reason is a label, not a record. */
+static void label(char *buf, size_t len, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	while (*a && n + 1 < len)
+		buf[n++] = *a++;
+	if (n + 1 < len)
+		buf[n++] = ' ';
+	while (*b && n + 1 < len)
+		buf[n++] = *b++;
+	buf[n] = '\0';
+}
+
+static bool is_launch(const struct cp_call *c)
+{
+	return c->cls == TT_CUDA_LAUNCH || c->cls == TT_CUDA_GRAPH;
+}
+
+static void cuda_fn_name(__u16 fn, char *buf, size_t len)
+{
+	const struct tt_cuda_fn *fns;
+	size_t n;
+
+	fns = tt_cuda_fns(&n);
+	if (fn < n)
+		snprintf(buf, len, "%s", fns[fn].name);
+	else
+		snprintf(buf, len, "cuda#%u", fn);
+}
+
+/* The ioctl's name, decoded for the kind of its device. */
+static void ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
+		       char *buf, size_t len)
+{
+	const struct cp_gpudev *d;
+
+	gpu_node(cp, io->rdev != 0, io->rdev, io->dev, io->ino, &d);
+	tt_gpu_ioctl_name(io->cmd, d ? d->kind : TT_GPU_UNKNOWN, buf, len);
 }
 
 static bool is_file_io(int nr)
@@ -803,6 +1100,52 @@ static __u32 fd_type(const struct cp_rec *rec, const struct cp_block *b)
 	return rec->flags & REC_F_FD ? b->fd_mode & S_IFMT : 0;
 }
 
+/* Why a blocked record is a wait for the GPU, if it is one. */
+struct gpu_wait {
+	const struct cp_call *sync; /* the sync call it is in */
+	const struct cp_ioctl *ioc; /* the GPU ioctl it is in */
+	const struct cp_gpudev *dev; /* the device, when registered */
+	bool fd; /* on a GPU device fd */
+};
+
+/*
+ * A wait inside a sync call, or on a GPU device fd (or in an ioctl on
+ * one): compute.gpu whoever ends it, and never followed: on real hardware
+ * an interrupt ends it, with a simulated device its thread.
+ */
+static bool gpu_wait_of(const struct tt_critpath *cp,
+			const struct cp_thread *th, const struct cp_rec *rec,
+			struct gpu_wait *gw)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	__u32 type = fd_type(rec, b);
+	const struct cp_gpudev *d;
+	const struct cp_call *c;
+	const struct cp_ioctl *io;
+
+	memset(gw, 0, sizeof(*gw));
+	if (!th)
+		return false;
+	c = th->ncalls ? call_at(th, rec->ts) : NULL;
+	if (c && c->cls == TT_CUDA_SYNC)
+		gw->sync = c;
+	if (!cp->ngpu_devs && !cp->ngpu_majors)
+		return gw->sync;
+	if (type && !(rec->flags & REC_F_ANON) &&
+	    gpu_node(cp, type == S_IFCHR, b->fd_rdev, b->fd_dev, b->fd_ino,
+		     &gw->dev))
+		gw->fd = true;
+	io = b->syscall == NR_IOCTL && th->nioctls ? ioctl_at(th, rec->ts) :
+						     NULL;
+	if (io && gpu_node(cp, io->rdev != 0, io->rdev, io->dev, io->ino, &d)) {
+		gw->ioc = io;
+		gw->fd = true;
+		if (d)
+			gw->dev = d;
+	}
+	return gw->sync || gw->fd;
+}
+
 /* Where a blocked interval nobody traced ended goes (DESIGN §4). */
 static enum tt_stage block_stage(const struct tt_critpath *cp,
 				 const struct cp_rec *rec)
@@ -810,8 +1153,6 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 	const struct cp_block *b = &cp->blocks[rec->info];
 	__u32 type = fd_type(rec, b);
 
-	if (type == S_IFCHR && is_gpu_dev(cp, b->fd_rdev))
-		return TT_ST_GPU;
 	/*
 	 * eventfd, timerfd, signalfd, epoll, io_uring: one shared inode (and
 	 * S_IFREG on recent kernels), so neither the mode nor an I/O wait
@@ -840,11 +1181,13 @@ static bool block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec)
 	return fd_type(rec, b) == S_IFSOCK || is_poll(b->syscall);
 }
 
+/* "futex 0x7000", "read file 8:1 iowait"; on a GPU fd (gw not NULL)
+ * "poll /dev/nvidia0", or "ioctl gpu 195:0" when the path is unknown. */
 static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
-			 char *buf, size_t len)
+			 const struct gpu_wait *gw, char *buf, size_t len)
 {
 	const struct cp_block *b = &cp->blocks[rec->info];
-	const char *name = syscall_name(b->syscall);
+	const char *name = syscall_name(b->syscall), *base;
 	__u32 type = fd_type(rec, b);
 	char sys[24], fd[24] = "";
 
@@ -855,12 +1198,20 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 			 rec->flags & REC_F_IOWAIT ? "fault" : "kernel");
 	else
 		snprintf(sys, sizeof(sys), "sys_%d", b->syscall);
+	if (gw && gw->dev && gw->dev->path[0]) {
+		/* the whole path if it fits, else its last part */
+		base = strrchr(gw->dev->path, '/');
+		if (strlen(sys) + 1 + strlen(gw->dev->path) < len || !base)
+			label(buf, len, sys, gw->dev->path);
+		else
+			label(buf, len, sys, base + 1);
+		return;
+	}
 	if (rec->flags & REC_F_ANON)
 		type = 0;
 	switch (type) {
 	case S_IFCHR:
-		snprintf(fd, sizeof(fd), " %s %u:%u",
-			 is_gpu_dev(cp, b->fd_rdev) ? "gpu" : "chr",
+		snprintf(fd, sizeof(fd), " %s %u:%u", gw ? "gpu" : "chr",
 			 b->fd_rdev >> 20, b->fd_rdev & 0xfffff);
 		break;
 	case S_IFREG:
@@ -875,10 +1226,12 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 		snprintf(fd, sizeof(fd), " socket");
 		break;
 	case S_IFIFO:
-		snprintf(fd, sizeof(fd), " pipe");
+		snprintf(fd, sizeof(fd), " %spipe", gw ? "gpu " : "");
 		break;
 	default:
-		if (rec->flags & REC_F_ANON)
+		if (gw)
+			snprintf(fd, sizeof(fd), " gpu");
+		else if (rec->flags & REC_F_ANON)
 			snprintf(fd, sizeof(fd), " anon");
 		else if (b->syscall == NR_FUTEX)
 			snprintf(fd, sizeof(fd), " %#llx",
@@ -887,6 +1240,31 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 	}
 	snprintf(buf, len, "%s%s%s", sys, fd,
 		 rec->flags & REC_F_IOWAIT ? " iowait" : "");
+}
+
+/* The stage and reason of blocked record rec of th, when not followed. */
+static enum tt_stage block_judge(const struct tt_critpath *cp,
+				 const struct cp_thread *th,
+				 const struct cp_rec *rec, char *buf,
+				 size_t len)
+{
+	struct gpu_wait gw;
+	char name[40];
+
+	if (!gpu_wait_of(cp, th, rec, &gw)) {
+		block_reason(cp, rec, NULL, buf, len);
+		return block_stage(cp, rec);
+	}
+	if (gw.sync) {
+		cuda_fn_name(gw.sync->fn, name, sizeof(name));
+		label(buf, len, "sync", name);
+	} else if (gw.ioc) {
+		ioctl_name(cp, gw.ioc, name, sizeof(name));
+		label(buf, len, "ioctl", name);
+	} else {
+		block_reason(cp, rec, &gw, buf, len);
+	}
+	return TT_ST_GPU;
 }
 
 /* ---- preparation for walks ---- */
@@ -956,9 +1334,17 @@ static int prepare(struct tt_critpath *cp, size_t nreq)
 			   word_is_lock(cp, b->arg0, tgid_of(cp, w->target_tid),
 					limit));
 	}
+	free(cp->gpu_threads);
+	cp->ngpu_threads = 0;
+	cp->gpu_threads = malloc((cp->nthreads ? cp->nthreads : 1) *
+				 sizeof(*cp->gpu_threads));
+	if (!cp->gpu_threads)
+		return -ENOMEM;
 	for (i = 0; i < cp->nthreads; i++) {
 		struct cp_thread *th = cp->threads[i];
 
+		if (th->nsync)
+			cp->gpu_threads[cp->ngpu_threads++] = i;
 		free(th->cand);
 		th->cand = NULL;
 		th->ncand = 0;
@@ -1156,6 +1542,7 @@ struct walk {
 	__u64 a, r, f, w; /* t_arrive, t_read, t_first_write, t_wire clamped */
 	struct segvec path; /* walk segments, latest first */
 	__u32 incomplete;
+	__u64 nodata_end; /* the path has no data before it */
 	/* consumers whose burst with this request's own hand-off was passed */
 	__u32 *passed;
 	size_t npassed, cappassed;
@@ -1243,6 +1630,94 @@ static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
 				  stage, reason);
 }
 
+/* On-CPU time [s, t) of th outside CUDA calls, latest first: inside a GPU
+ * ioctl it is the driver's work, named by the ioctl. */
+static void charge_plain(struct walk *wk, const struct cp_thread *th, __u64 s,
+			 __u64 t)
+{
+	char name[40], reason[32];
+	size_t i = ioctls_before(th, t);
+	__u64 a, b;
+
+	for (; i > 0 && th->ioctls[i - 1].end > s && !wk->err; i--) {
+		const struct cp_ioctl *io = &th->ioctls[i - 1];
+
+		a = io->start > s ? io->start : s;
+		b = io->end < t ? io->end : t;
+		charge(wk, b, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
+		ioctl_name(wk->cp, io, name, sizeof(name));
+		label(reason, sizeof(reason), "ioctl", name);
+		charge(wk, a, b, th->tid, TT_CP_RUNNING, TT_ST_CPU, reason);
+		t = a;
+	}
+	charge(wk, s, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
+}
+
+/*
+ * The launches of th that end after s and come right before index i
+ * (exclusive), each less than LAUNCH_GAP_NS before the next, with no other
+ * call or ioctl between them: how many.
+ */
+static size_t launch_run(const struct cp_thread *th, size_t i, __u64 s)
+{
+	const struct cp_call *c, *next;
+	size_t j = i;
+
+	while (j > 0) {
+		c = &th->calls[j - 1];
+		next = j < i ? &th->calls[j] : NULL;
+		if (!is_launch(c) || c->end <= s ||
+		    (next && (next->start - c->end >= LAUNCH_GAP_NS ||
+			      ioctls_before(th, next->start) !=
+				      ioctls_before(th, c->end))))
+			break;
+		j--;
+	}
+	return i - j;
+}
+
+/*
+ * On-CPU time [s, t) of th, latest first: inside a sync call it waits for
+ * the GPU (spin-wait), inside a launch it is launch overhead. A run of
+ * LAUNCH_RUN back-to-back launches or more (an eager framework's forward
+ * pass) is one CPU segment "launch xN fn", the time between them included:
+ * a path of thousands of alternating pieces says less and costs more.
+ */
+static void charge_running(struct walk *wk, const struct cp_thread *th, __u64 s,
+			   __u64 t)
+{
+	char name[40], what[32], reason[32];
+	size_t i = calls_before(th, t), m;
+	__u64 a, b;
+
+	while (i > 0 && th->calls[i - 1].end > s && !wk->err) {
+		const struct cp_call *c = &th->calls[i - 1];
+
+		if (c->cls != TT_CUDA_SYNC && !is_launch(c)) {
+			i--;
+			continue;
+		}
+		m = is_launch(c) ? launch_run(th, i, s) : 1;
+		if (m < LAUNCH_RUN)
+			m = 1;
+		a = th->calls[i - m].start > s ? th->calls[i - m].start : s;
+		b = c->end < t ? c->end : t;
+		charge_plain(wk, th, b, t);
+		cuda_fn_name(c->fn, name, sizeof(name));
+		if (m > 1)
+			snprintf(what, sizeof(what), "launch x%zu", m);
+		else
+			snprintf(what, sizeof(what), "%s",
+				 c->cls == TT_CUDA_SYNC ? "sync" : "launch");
+		label(reason, sizeof(reason), what, name);
+		charge(wk, a, b, th->tid, TT_CP_RUNNING,
+		       c->cls == TT_CUDA_SYNC ? TT_ST_GPU : TT_ST_CPU, reason);
+		t = a;
+		i -= m;
+	}
+	charge_plain(wk, th, s, t);
+}
+
 /*
  * The waker the walk moves to when it reaches the start of runnable
  * record k, or NULL: wakes by a traced thread in process context, and in
@@ -1253,11 +1728,16 @@ static struct cp_thread *wake_followed(const struct tt_critpath *cp,
 {
 	const struct cp_rec *rec = &th->recs[k];
 	const struct cp_wake *w;
+	struct gpu_wait gw;
 
 	if (rec->state != REC_RUNNABLE || rec->info == NONE32)
 		return NULL;
 	w = &cp->wakes[rec->info];
 	if (w->waker_tid == th->tid || w->ctx == CTX_HARDIRQ)
+		return NULL;
+	/* whoever ends a wait for the GPU, the time is the GPU's */
+	if (k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
+	    gpu_wait_of(cp, th, &th->recs[k - 1], &gw))
 		return NULL;
 	if (w->ctx == CTX_SOFTIRQ &&
 	    !(k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
@@ -1388,6 +1868,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	bool boundary;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? rec_before(th, t) : -1;
+	__u8 stage;
 
 	*rule = TT_CP_DISP_READ;
 	while (t > floor && !wk->err) {
@@ -1395,6 +1876,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			charge(wk, floor, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
 			       "no data");
 			wk->incomplete |= TT_CP_INC_NO_DATA;
+			wk->nodata_end = t;
 			return floor;
 		}
 		rec = &th->recs[k];
@@ -1404,17 +1886,16 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			s = cs.tb;
 		switch (rec->state) {
 		case REC_RUNNING:
-			charge(wk, s, t, tid, TT_CP_RUNNING, TT_ST_CPU,
-			       "on-cpu");
+			charge_running(wk, th, s, t);
 			break;
 		case REC_RUNNABLE:
 			charge(wk, s, t, tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
 			       "runqueue");
 			break;
 		default:
-			block_reason(cp, rec, reason, sizeof(reason));
-			charge(wk, s, t, tid, TT_CP_BLOCKED,
-			       block_stage(cp, rec), reason);
+			stage = block_judge(cp, th, rec, reason,
+					    sizeof(reason));
+			charge(wk, s, t, tid, TT_CP_BLOCKED, stage, reason);
 			break;
 		}
 		t = s;
@@ -1450,13 +1931,133 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		k = rec_before(th, t);
 		cs.entered = true;
 		scan_consumer(wk, th, t, floor, from, &cs);
-		/*
-		 * (The GPU rule of DESIGN §4, the first launch burst after the
-		 * hand-off that follows a sync point, would fit here once
-		 * launch records exist.)
-		 */
 	}
 	return floor;
+}
+
+/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
+ * its hand-offs (a wake inside a call is the driver's business). */
+static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		       __u64 lo, __u64 hi)
+{
+	size_t a = 0, b = th->ncand, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (cp->wakes[th->cand[mid]].ts < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < th->ncand; a++) {
+		const struct cp_wake *w = &cp->wakes[th->cand[a]];
+
+		if (w->ts > hi)
+			break;
+		if (w->target_tid != th->tid && !call_at(th, w->ts))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * DESIGN §4's GPU rule on thread th, which handed the token on at ve: the
+ * iteration that made it ends with th's last sync call ending in
+ * (floor, ve]; it began with the first launch after the sync before it
+ * that a hand-off followed (any sync, when th hands nothing off where the
+ * walk can see it: a lock-free ring). That sync must end after floor: a
+ * request read while the previous iteration still ran waited for the next
+ * one. Returns the start of that first launch, or 0.
+ */
+static __u64 gpu_boundary(const struct tt_critpath *cp,
+			  const struct cp_thread *th, __u64 floor, __u64 ve)
+{
+	const struct cp_call *c;
+	long j = (long)calls_before(th, ve) - 1, i, first = -1;
+	bool visible;
+
+	for (; j >= 0; j--) {
+		c = &th->calls[j];
+		if (c->cls == TT_CUDA_SYNC && c->end <= ve)
+			break;
+	}
+	if (j < 0 || th->calls[j].end <= floor)
+		return 0;
+	visible = handoff_in(cp, th, floor, ve);
+	for (i = j - 1; i >= 0 && th->calls[i].end > floor; i--) {
+		c = &th->calls[i];
+		if (is_launch(c))
+			first = i;
+		else if (c->cls == TT_CUDA_SYNC && first >= 0 &&
+			 (!visible ||
+			  handoff_in(cp, th, c->end, th->calls[first].start)))
+			return th->calls[first].start;
+	}
+	return 0;
+}
+
+/* The one thread of process tgid that syncs with the GPU, or NULL. */
+static const struct cp_thread *gpu_engine(const struct tt_critpath *cp,
+					  __u32 tgid)
+{
+	const struct cp_thread *found = NULL, *th;
+	size_t i;
+
+	for (i = 0; i < cp->ngpu_threads; i++) {
+		th = cp->threads[cp->gpu_threads[i]];
+		if (th->tgid != tgid)
+			continue;
+		if (found)
+			return NULL;
+		found = th;
+	}
+	return found;
+}
+
+/*
+ * When neither a pick-up nor a hand-off ended the queue: the GPU rule on
+ * the threads of the path, the latest first, else on the writer's
+ * process's one GPU thread when the path never reached it (tokens passed
+ * through memory: nothing wakes the writer). The path before the boundary
+ * is dropped: that time is queueing. Returns t_dispatch.
+ */
+static __u64 gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule)
+{
+	const struct cp_thread *wr = thread_find(wk->cp, wk->rq->writer_tid);
+	const struct cp_thread *th;
+	struct segvec *p = &wk->path;
+	__u64 ve = wk->f, tg = 0;
+	bool tried = false;
+	size_t i = 0, n;
+
+	while (i < p->n && !tg) {
+		th = thread_find(wk->cp, p->v[i].tid);
+		if (th && th->nsync) {
+			tg = gpu_boundary(wk->cp, th, wk->r, ve);
+			tried = true;
+		}
+		/* the next visit: the thread before this one on the path */
+		while (i + 1 < p->n && p->v[i + 1].tid == p->v[i].tid)
+			i++;
+		ve = p->v[i].start;
+		i++;
+	}
+	th = !tried && wr ? gpu_engine(wk->cp, wr->tgid) : NULL;
+	if (th)
+		tg = gpu_boundary(wk->cp, th, wk->r, wk->f);
+	if (!tg || tg <= disp || tg >= wk->f)
+		return disp;
+	for (n = p->n; n && p->v[n - 1].start + p->v[n - 1].dur <= tg; n--)
+		;
+	if (n && p->v[n - 1].start < tg) {
+		p->v[n - 1].dur -= tg - p->v[n - 1].start;
+		p->v[n - 1].start = tg;
+	}
+	p->n = n;
+	if (tg >= wk->nodata_end)
+		wk->incomplete &= ~TT_CP_INC_NO_DATA;
+	*rule = TT_CP_DISP_GPU;
+	return tg;
 }
 
 /* Latest wake of the writer the walk would follow, not through a lock, in
@@ -1552,6 +2153,8 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		wk.incomplete |= TT_CP_INC_LOST;
 
 	disp = walk_path(&wk, &rule);
+	if (!wk.err && rule == TT_CP_DISP_READ)
+		disp = gpu_dispatch(&wk, disp, &rule);
 	err = wk.err;
 	if (!err)
 		err = reader_phase(&wk, &segs);
@@ -1670,7 +2273,7 @@ static void runnable_reason(const struct tt_critpath *cp,
 	}
 }
 
-int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
+int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid, __u64 until,
 			  tt_cp_interval_fn fn, void *ctx)
 {
 	const struct cp_thread *th = thread_find(cp, tid);
@@ -1688,7 +2291,9 @@ int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
 	for (k = 0; k < n; k++) {
 		const struct cp_rec *rec = &th->recs[k];
 		bool last = k + 1 == th->nrecs;
-		__u64 end = last ? cp->last_ts : th->recs[k + 1].ts;
+		__u64 end = !last		? th->recs[k + 1].ts :
+			    until > cp->last_ts ? until :
+						  cp->last_ts;
 
 		if (end <= rec->ts)
 			continue;
@@ -1709,11 +2314,60 @@ int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
 			break;
 		default:
 			iv.state = TT_CP_BLOCKED;
-			iv.stage = block_stage(cp, rec);
-			block_reason(cp, rec, iv.reason, sizeof(iv.reason));
+			iv.stage = block_judge(cp, th, rec, iv.reason,
+					       sizeof(iv.reason));
 			break;
 		}
 		ret = fn(&iv, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int tt_critpath_calls(const struct tt_critpath *cp, __u32 tid, __u64 from,
+		      __u64 to, tt_cp_call_fn fn, void *ctx)
+{
+	const struct cp_thread *th = thread_find(cp, tid);
+	struct tt_cp_call c;
+	size_t i;
+	int ret;
+
+	if (!th)
+		return -ENOENT;
+	/* the first that ends after from: the one before starts before it */
+	i = calls_before(th, from);
+	if (i && th->calls[i - 1].end > from)
+		i--;
+	for (; i < th->ncalls && th->calls[i].start < to; i++) {
+		const struct cp_call *k = &th->calls[i];
+
+		memset(&c, 0, sizeof(c));
+		c.start = k->start;
+		c.end = k->end;
+		c.kind = TT_CP_CALL_CUDA;
+		c.cls = k->cls;
+		c.fn = k->fn;
+		c.ret = k->ret;
+		cuda_fn_name(k->fn, c.name, sizeof(c.name));
+		ret = fn(&c, ctx);
+		if (ret)
+			return ret;
+	}
+	i = ioctls_before(th, from);
+	if (i && th->ioctls[i - 1].end > from)
+		i--;
+	for (; i < th->nioctls && th->ioctls[i].start < to; i++) {
+		const struct cp_ioctl *io = &th->ioctls[i];
+
+		memset(&c, 0, sizeof(c));
+		c.start = io->start;
+		c.end = io->end;
+		c.kind = TT_CP_CALL_IOCTL;
+		c.cmd = io->cmd;
+		c.ret = io->ret;
+		ioctl_name(cp, io, c.name, sizeof(c.name));
+		ret = fn(&c, ctx);
 		if (ret)
 			return ret;
 	}

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "event.h"
+#include "ttfile.h"
 
 /* A request as the analyzer sees it; 0 means unknown for every field. */
 struct tt_cp_request {
@@ -61,6 +62,9 @@ enum tt_cp_dispatch {
 	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
 	TT_CP_DISP_PICKUP, /* the consumer was woken by the reader */
 	TT_CP_DISP_HANDOFF, /* consumer's last hand-off to another request */
+	/* the GPU rule: the first launch of the engine's iteration after the
+	 * one that was running when the request was read */
+	TT_CP_DISP_GPU,
 };
 
 /* tt_cp_result.incomplete */
@@ -94,6 +98,8 @@ struct tt_critpath_stats {
 	__u64 wakes; /* wakeups stored */
 	__u64 lost_windows;
 	__u64 lock_words; /* futex words judged locks by the last walk */
+	__u64 gpu_calls; /* TT_EV_GPU_CALL intervals stored */
+	__u64 ioctls; /* TT_EV_IOCTL intervals stored */
 	__u64 first_ts, last_ts; /* earliest and latest event fed (0: none) */
 };
 
@@ -104,18 +110,40 @@ void tt_critpath_free(struct tt_critpath *cp);
 
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
- * COMM, EXIT and LOST are used, the rest only count (stats, time range).
- * A blocking wait on an anon inode (TT_SW_ANON_INODE: eventfd, timerfd,
- * epoll...) that no traced thread ends is other.unknown, never storage. 0 or -ENOMEM. Events may be
- * added after a walk (later walks see them).
+ * COMM, EXIT, LOST, IOCTL and GPU_CALL are used, the rest only count
+ * (stats, time range). A blocking wait on an anon inode (TT_SW_ANON_INODE:
+ * eventfd, timerfd, epoll...) that no traced thread ends is other.unknown,
+ * never storage. 0 or -ENOMEM. Events may be added after a walk (later
+ * walks see them).
+ *
+ * GPU (DESIGN §4): a TT_EV_GPU_CALL is the interval [ts_enter, h.ts) of a
+ * CUDA driver call on its thread. Inside a sync call (TT_CUDA_SYNC) the
+ * thread's on-CPU time is compute.gpu (spin-wait), a blocked wait is
+ * compute.gpu whoever ends it (never followed), runnable time stays
+ * scheduler.runqueue; inside a launch (TT_CUDA_LAUNCH, TT_CUDA_GRAPH) the
+ * on-CPU time is compute.cpu, "launch <fn>" (launch overhead) and a
+ * blocked wait is judged like any other (a GPU fd: gpu; a lock: followed).
+ * Calls nested in a call cut it: the innermost call names the time. A
+ * blocking wait on a registered GPU device fd is compute.gpu whoever ends
+ * it (the waker may be a thread simulating the device, or an interrupt);
+ * a TT_EV_IOCTL covering it names it ("ioctl NV_ESC_RM_CONTROL").
  */
 int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev);
 /* Marks a process traced (e.g. from the recording's process table). */
 int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid);
-/* Blocking waits on char devices with this rdev (kernel encoding,
- * major << 20 | minor), or any minor of this major, are GPU time. */
+/*
+ * A GPU device node of the recording's device table: blocking waits on an
+ * fd of it are GPU time, its path names them ("poll /dev/nvidia0") and its
+ * kind names its ioctls. A char device (rdev != 0) matches by rdev, any
+ * node (a FIFO standing in for a device) by its dev and ino. 0 or -ENOMEM.
+ */
+int tt_critpath_add_gpu_device(struct tt_critpath *cp,
+			       const struct tt_dev_info *d);
+/* The same, known only by rdev (kernel encoding, major << 20 | minor), by
+ * any minor of a major, or by filesystem dev and inode (no path, no kind). */
 int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev);
 int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
+int tt_critpath_add_gpu_inode(struct tt_critpath *cp, __u32 dev, __u64 ino);
 
 /*
  * Walks every request of rqs[0..n) into out[0..n) (zeroed first). All the
@@ -124,6 +152,16 @@ int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
  * per request, or passed back and forth (a thread both waits on it and
  * wakes it), is a lock: followed, never a hand-off. 0 or -ENOMEM (then out
  * holds nothing to free).
+ *
+ * The GPU rule, when no pick-up or hand-off bounds the queue: on the latest
+ * thread of the path that made sync calls (else on the one thread of the
+ * writer's process that did: tokens passed through memory), the iteration
+ * that made the token ends with the last sync before the token was handed
+ * on; the sync before it (one followed by a hand-off, if the thread's
+ * hand-offs can be seen) ended the previous iteration. If that one ended
+ * after t_read, t_dispatch is the first launch after it and the path
+ * before is queueing. On a path, 8 or more launches less than 50 us apart
+ * are one CPU segment "launch xN <fn>", the time between them included.
  */
 int tt_critpath_walk_all(struct tt_critpath *cp,
 			 const struct tt_cp_request *rqs, size_t n,
@@ -137,7 +175,7 @@ void tt_cp_result_free(struct tt_cp_result *r);
 const char *tt_stage_name(enum tt_stage s);
 /* "running", "runnable", "blocked", "no-data", "phase". */
 const char *tt_cp_state_name(enum tt_cp_state s);
-/* "read", "pickup", "handoff". */
+/* "read", "pickup", "handoff", "gpu". */
 const char *tt_cp_dispatch_name(enum tt_cp_dispatch d);
 /* Latest name of thread tid (FORK, COMM), or NULL if unknown. */
 const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid);
@@ -157,12 +195,14 @@ struct tt_cp_interval {
 	 */
 	__u8 stage;
 	/* the thread's latest state: no event ended it, end is the last
-	 * event fed (a renderer may stretch it to the end of its view) */
+	 * event fed or the caller's until */
 	bool open_end;
 	__u32 waker_tid; /* RUNNABLE after a wakeup in process context */
-	/* BLOCKED: as tt_cp_segment.reason ("futex 0x7000", "read anon");
-	 * RUNNING: "on-cpu"; RUNNABLE: "preempted", "woken by 102",
-	 * "woken in softirq", "woken in hardirq" */
+	/* BLOCKED: as tt_cp_segment.reason ("futex 0x7000", "read anon",
+	 * "sync cuStreamSynchronize", "poll /dev/nvidia0");
+	 * RUNNING: "on-cpu" (GPU calls inside it: tt_critpath_calls());
+	 * RUNNABLE: "preempted", "woken by 102", "woken in softirq",
+	 * "woken in hardirq" */
 	char reason[32];
 };
 
@@ -175,12 +215,40 @@ int tt_critpath_thread(const struct tt_critpath *cp, size_t i, __u32 *tid,
 /* Called for each interval in time order; nonzero stops the iteration. */
 typedef int (*tt_cp_interval_fn)(const struct tt_cp_interval *iv, void *ctx);
 /*
- * Walks thread tid's timeline from its first event to the last event fed
- * (to its death after a TT_EV_EXIT). Empty intervals are skipped. Returns
- * 0, -ENOENT for an unknown tid, or what fn returned to stop. Do not feed
+ * Walks thread tid's timeline from its first event to the last event fed,
+ * or to until when later (the end of a renderer's view; 0 for none), or
+ * to its death after a TT_EV_EXIT. Empty intervals are skipped. Returns 0,
+ * -ENOENT for an unknown tid, or what fn returned to stop. Do not feed
  * events from fn.
  */
-int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid,
+int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid, __u64 until,
 			  tt_cp_interval_fn fn, void *ctx);
+
+enum tt_cp_call_kind {
+	TT_CP_CALL_CUDA = 1, /* a CUDA driver call (TT_EV_GPU_CALL) */
+	TT_CP_CALL_IOCTL = 2, /* an ioctl on a GPU device (TT_EV_IOCTL) */
+};
+
+/* A GPU call of a thread over [start, end). */
+struct tt_cp_call {
+	__u64 start, end;
+	__u8 kind; /* enum tt_cp_call_kind */
+	__u8 cls; /* CUDA: enum tt_cuda_class (gpu.h), 0 when unknown */
+	__u16 fn; /* CUDA: index in tt_cuda_fns() */
+	__u32 cmd; /* ioctl: the command */
+	__s64 ret; /* CUresult, or the ioctl's return */
+	/* "cuStreamSynchronize", "cuda#40"; "NV_ESC_RM_CONTROL" */
+	char name[40];
+};
+
+typedef int (*tt_cp_call_fn)(const struct tt_cp_call *c, void *ctx);
+/*
+ * Calls fn for thread tid's GPU calls that overlap [from, to): its CUDA
+ * calls in time order, then its ioctls in time order. A call with calls
+ * nested in it comes as the pieces around them. Returns 0, -ENOENT for an
+ * unknown tid, or what fn returned to stop.
+ */
+int tt_critpath_calls(const struct tt_critpath *cp, __u32 tid, __u64 from,
+		      __u64 to, tt_cp_call_fn fn, void *ctx);
 
 #endif /* TT_CRITPATH_H */

@@ -171,7 +171,8 @@ const char *tt_gpu_ioctl_name(__u32 cmd, unsigned int kind, char *buf,
 		name = find_name(uvm_commands, ARRAY_LEN(uvm_commands), cmd);
 	if (!name && type == 'F')
 		name = find_name(nvidia_escapes, ARRAY_LEN(nvidia_escapes), nr);
-	if (!name && type == 'd' && nr < 0x40)
+	/* DRM_COMMAND_BASE..END (0x40..0x9f) belongs to the driver */
+	if (!name && type == 'd' && (nr < 0x40 || nr >= 0xa0))
 		name = find_name(drm_core, ARRAY_LEN(drm_core), nr);
 	if (name)
 		snprintf(buf, len, "%s", name);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gpu.h"
 #include "perfetto.h"
 #include "report.h"
 
@@ -32,6 +33,10 @@ struct pf {
 	__u64 flow_id;
 	/* the thread intervals are being written for */
 	__u32 tid, tgid;
+	/* its GPU calls inside the interval being written */
+	struct tt_cp_call *calls;
+	size_t ncalls, capcalls;
+	int err;
 };
 
 /* ---- JSON output ---- */
@@ -219,16 +224,17 @@ static int threads_collect(struct pf *w)
 	if (!w->threads || !w->by_tid)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		if (tt_critpath_thread(w->cp, i, &t.tid, &t.tgid) ||
-		    tt_critpath_intervals(w->cp, t.tid, stop_at_first, NULL) !=
-			    1)
+		if (tt_critpath_thread(w->cp, i, &t.tid, &t.tgid))
+			continue;
+		/* a name alone makes no track */
+		if (tt_critpath_intervals(w->cp, t.tid, w->t_end, stop_at_first,
+					  NULL) != 1)
 			continue;
 		w->threads[w->nthreads++] = t;
 	}
 	qsort(w->threads, w->nthreads, sizeof(*w->threads), cmp_thread);
 	if (w->nthreads)
-		memcpy(w->by_tid, w->threads,
-		       w->nthreads * sizeof(*w->by_tid));
+		memcpy(w->by_tid, w->threads, w->nthreads * sizeof(*w->by_tid));
 	qsort(w->by_tid, w->nthreads, sizeof(*w->by_tid), cmp_tid);
 	return 0;
 }
@@ -264,37 +270,142 @@ static void threads_names(struct pf *w)
 	}
 }
 
+static int call_collect(const struct tt_cp_call *c, void *ctx)
+{
+	struct pf *w = ctx;
+	struct tt_cp_call *grown;
+	size_t cap;
+
+	if (w->ncalls == w->capcalls) {
+		cap = w->capcalls ? w->capcalls * 2 : 16;
+		grown = realloc(w->calls, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		w->calls = grown;
+		w->capcalls = cap;
+	}
+	w->calls[w->ncalls++] = *c;
+	return 0;
+}
+
+static const char *cuda_class_name(unsigned int cls)
+{
+	switch (cls) {
+	case TT_CUDA_LAUNCH:
+		return "launch";
+	case TT_CUDA_GRAPH:
+		return "graph";
+	case TT_CUDA_SYNC:
+		return "sync";
+	}
+	return "other";
+}
+
+/* A GPU call cut to [s, e): a slice nested in the state slice. */
+static void call_slice(struct pf *w, const struct tt_cp_interval *iv,
+		       const struct tt_cp_call *c, __u64 s, __u64 e)
+{
+	char name[48], cmd[16];
+
+	if (c->kind == TT_CP_CALL_IOCTL)
+		snprintf(name, sizeof(name), "ioctl %.40s", c->name);
+	else
+		snprintf(name, sizeof(name), "%.40s", c->name);
+	ev_slice(w, w->tgid, w->tid, name, "gpu", s, e);
+	args_open(w);
+	if (c->kind == TT_CP_CALL_IOCTL) {
+		snprintf(cmd, sizeof(cmd), "%#x", c->cmd);
+		arg_str(w, "cmd", cmd, sizeof(cmd));
+		arg_key(w, "ret");
+		fprintf(w->out, "%lld", (long long)c->ret);
+	} else {
+		arg_str(w, "class", cuda_class_name(c->cls), SIZE_MAX);
+		arg_key(w, "ret");
+		fprintf(w->out, "%lld", (long long)c->ret);
+		/* what the walk makes of on-CPU time inside it */
+		if (iv->state == TT_CP_RUNNING &&
+		    (c->cls == TT_CUDA_SYNC || c->cls == TT_CUDA_LAUNCH ||
+		     c->cls == TT_CUDA_GRAPH))
+			arg_str(w, "stage",
+				tt_stage_name(c->cls == TT_CUDA_SYNC ?
+						      TT_ST_GPU :
+						      TT_ST_CPU),
+				SIZE_MAX);
+	}
+	args_close(w);
+}
+
+/*
+ * The GPU calls inside state iv, cut to it: CUDA calls (disjoint), then
+ * ioctls nested in them or beside them; an ioctl that would cross a CUDA
+ * call (a clock slip) is cut where it meets it.
+ */
+static void thread_calls(struct pf *w, const struct tt_cp_interval *iv)
+{
+	size_t i, j;
+	__u64 s, e;
+	int err;
+
+	w->ncalls = 0;
+	err = tt_critpath_calls(w->cp, w->tid, iv->start, iv->end, call_collect,
+				w);
+	if (err) {
+		if (err == -ENOMEM)
+			w->err = err;
+		return;
+	}
+	for (i = 0; i < w->ncalls; i++) {
+		const struct tt_cp_call *c = &w->calls[i];
+
+		s = c->start > iv->start ? c->start : iv->start;
+		e = c->end < iv->end ? c->end : iv->end;
+		for (j = 0; c->kind == TT_CP_CALL_IOCTL && j < w->ncalls; j++) {
+			const struct tt_cp_call *k = &w->calls[j];
+
+			if (k->kind != TT_CP_CALL_CUDA || k->end <= s ||
+			    k->start >= e || (k->start <= s && k->end >= e) ||
+			    (k->start >= s && k->end <= e))
+				continue;
+			if (k->start > s)
+				e = k->start;
+			else
+				s = k->end;
+		}
+		if (e > s)
+			call_slice(w, iv, c, s, e);
+	}
+}
+
 static int thread_state(const struct tt_cp_interval *iv, void *ctx)
 {
 	struct pf *w = ctx;
-	__u64 end = iv->open_end && w->t_end > iv->end ? w->t_end : iv->end;
 	char name[48];
 
 	if (iv->state == TT_CP_BLOCKED)
 		snprintf(name, sizeof(name), "blocked: %s", iv->reason);
 	else
-		snprintf(name, sizeof(name), "%s",
-			 tt_cp_state_name(iv->state));
-	ev_slice(w, w->tgid, w->tid, name, "thread", iv->start, end);
+		snprintf(name, sizeof(name), "%s", tt_cp_state_name(iv->state));
+	ev_slice(w, w->tgid, w->tid, name, "thread", iv->start, iv->end);
 	args_open(w);
 	arg_str(w, "reason", iv->reason, sizeof(iv->reason));
 	if (iv->state == TT_CP_BLOCKED)
-		arg_str(w, "stage_if_not_followed",
-			tt_stage_name(iv->stage), SIZE_MAX);
+		arg_str(w, "stage_if_not_followed", tt_stage_name(iv->stage),
+			SIZE_MAX);
 	if (iv->waker_tid)
 		arg_u64(w, "waker", iv->waker_tid);
 	args_close(w);
-	return 0;
+	thread_calls(w, iv);
+	return w->err;
 }
 
 static void threads_states(struct pf *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->nthreads; i++) {
+	for (i = 0; i < w->nthreads && !w->err; i++) {
 		w->tid = w->threads[i].tid;
 		w->tgid = w->threads[i].tgid;
-		tt_critpath_intervals(w->cp, w->tid, thread_state, w);
+		tt_critpath_intervals(w->cp, w->tid, w->t_end, thread_state, w);
 	}
 }
 
@@ -318,8 +429,8 @@ static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
 }
 
 /* False when the request has no span (t_arrive or t_wire unknown). */
-static bool phases_of(const struct tt_request *r, const struct tt_cp_result *res,
-		      struct pf_phases *p)
+static bool phases_of(const struct tt_request *r,
+		      const struct tt_cp_result *res, struct pf_phases *p)
 {
 	__u64 a = r->t_arrive, w = r->t_wire, rd, f;
 
@@ -393,8 +504,7 @@ static void lanes_free(struct pf_lanes *l)
 	free(l->busy_until);
 }
 
-static void request_span(struct pf *w, __u32 lane,
-			 const struct tt_request *r,
+static void request_span(struct pf *w, __u32 lane, const struct tt_request *r,
 			 const struct tt_cp_result *res)
 {
 	char peer[64], name[96], inc[128];
@@ -432,8 +542,7 @@ static void request_span(struct pf *w, __u32 lane,
 }
 
 /* The phases of a request and, inside each, its path cut to the phase. */
-static void request_phases(struct pf *w, __u32 lane,
-			   const struct tt_request *r,
+static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 			   const struct tt_cp_result *res,
 			   const struct pf_phases *p)
 {
@@ -444,14 +553,17 @@ static void request_phases(struct pf *w, __u32 lane,
 	for (ph = 0; ph < 4; ph++) {
 		if (p->t[ph + 1] <= p->t[ph])
 			continue;
-		ev_slice(w, TT_PERFETTO_REQ_PID, lane, phase_names[ph],
-			 "phase", p->t[ph], p->t[ph + 1]);
+		ev_slice(w, TT_PERFETTO_REQ_PID, lane, phase_names[ph], "phase",
+			 p->t[ph], p->t[ph + 1]);
 		args_open(w);
 		arg_u64(w, "request", r->id);
 		args_close(w);
 		for (i = 0; res && i < res->nsegs; i++) {
 			const struct tt_cp_segment *sg = &res->segs[i];
 
+			/* a phase segment is the phase slice itself */
+			if (sg->state == TT_CP_PHASE)
+				continue;
 			s = clamp(sg->start, p->t[ph], p->t[ph + 1]);
 			e = clamp(sg->start + sg->dur, p->t[ph], p->t[ph + 1]);
 			if (e <= s)
@@ -505,9 +617,8 @@ static bool thread_seg(const struct tt_cp_segment *sg)
 	       sg->state == TT_CP_BLOCKED;
 }
 
-static void flow_end(struct pf *w, const char *ph,
-		     const struct pf_thread *t, const struct tt_cp_segment *sg,
-		     __u64 req_id)
+static void flow_end(struct pf *w, const char *ph, const struct pf_thread *t,
+		     const struct tt_cp_segment *sg, __u64 req_id)
 {
 	ev_open(w, ph, t->tgid, t->tid, "critical path");
 	fprintf(w->out, ",\"cat\":\"critpath\",\"id\":%llu,\"ts\":",
@@ -554,8 +665,7 @@ static void flows_write(struct pf *w, const struct tt_request *reqs,
 	size_t i;
 
 	for (i = 0; results && w->nthreads && i < n; i++)
-		if (results[i].segs &&
-		    phases_of(&reqs[i], &results[i], &p))
+		if (results[i].segs && phases_of(&reqs[i], &results[i], &p))
 			request_flows(w, &reqs[i], &results[i], &p);
 }
 
@@ -614,6 +724,7 @@ int tt_perfetto_write(FILE *out, const struct tt_critpath *cp,
 	fputs("{\"traceEvents\":[", out);
 	threads_names(&w);
 	threads_states(&w);
+	err = w.err;
 	requests_write(&w, &l, results);
 	/* after every slice: a flow binds to the slice open at its time */
 	flows_write(&w, reqs, results, n);
@@ -622,11 +733,12 @@ int tt_perfetto_write(FILE *out, const struct tt_critpath *cp,
 		"\"otherData\":{\"generator\":\"ttftrace\","
 		"\"clock\":\"CLOCK_MONOTONIC\",\"t0_ns\":\"%llu\"}}\n",
 		(unsigned long long)w.t0);
-	if (fflush(out) || ferror(out))
+	if (!err && (fflush(out) || ferror(out)))
 		err = -EIO;
 cleanup:
 	lanes_free(&l);
 	free(w.threads);
 	free(w.by_tid);
+	free(w.calls);
 	return err;
 }

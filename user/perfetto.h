@@ -6,14 +6,18 @@
  *
  * - One track per traced thread (pid = tgid, tid = tid, named from the
  *   thread's comm): its states as complete events ("X") named "running",
- *   "runnable" or "blocked: <reason>".
+ *   "runnable" or "blocked: <reason>", and nested in each (cat "gpu") the
+ *   GPU calls made in it, cut to it: CUDA calls by function name
+ *   ("cuStreamSynchronize", args class/ret, and stage for on-CPU time),
+ *   ioctls on GPU devices ("ioctl NV_ESC_RM_CONTROL", args cmd/ret).
  * - A process "requests" (pid TT_PERFETTO_REQ_PID) whose tracks are lanes
  *   of requests that do not overlap: per request an "X" span
  *   "request <id> <peer>" over [t_arrive, t_wire], nested in it the phases
  *   network.in [t_arrive, t_read), scheduler.queue [t_read, t_dispatch),
  *   processing [t_dispatch, t_first_write), network.out [t_first_write,
- *   t_wire), and nested in those the critical-path segments (named by
- *   stage, args tid/state/reason).
+ *   t_wire), and nested in those the critical-path segments that are
+ *   thread states (named by stage, args tid/state/reason): the reader's
+ *   runqueue time inside network.in, the walked path inside processing.
  * - Flow arrows ("s", then "f" with "bp":"e", same id) from waker to woken
  *   thread at each jump of a request's critical path, bound to the slices
  *   on those threads' tracks.

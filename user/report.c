@@ -3,13 +3,80 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "report.h"
 #include "stats.h"
 
-#define NREASONS 7 /* TT_INC_* bits */
+#define NREASONS TT_INC_NBITS
+
+/*
+ * Rows of a stage breakdown: the stages of enum tt_stage, and one more,
+ * "other", the sum of its three sub-stages. Printed in ROW_ORDER: each
+ * sub-stage of other under it.
+ */
+#define ROW_OTHER TT_ST_MAX
+#define NROWS (TT_ST_MAX + 1)
+static const int row_order[NROWS] = {
+	TT_ST_NET_IN,  TT_ST_NET_OUT, TT_ST_QUEUE,   TT_ST_RUNQUEUE,
+	TT_ST_STORAGE, TT_ST_GPU,     TT_ST_CPU,     ROW_OTHER,
+	TT_ST_SLEEP,   TT_ST_LOCK,    TT_ST_UNKNOWN,
+};
+/* The stages of the JSON "stages" object and of DOMINANT: other whole. */
+#define NMAIN 8
+static const int main_rows[NMAIN] = {
+	TT_ST_NET_IN,  TT_ST_NET_OUT, TT_ST_QUEUE, TT_ST_RUNQUEUE,
+	TT_ST_STORAGE, TT_ST_GPU,     TT_ST_CPU,   ROW_OTHER,
+};
+static const int other_rows[3] = { TT_ST_SLEEP, TT_ST_LOCK, TT_ST_UNKNOWN };
+/* The percentiles whose request the breakdown shows. */
+static const double pick_pct[3] = { 50, 90, 99 };
+
+static bool row_is_sub(int row)
+{
+	return row == TT_ST_SLEEP || row == TT_ST_LOCK || row == TT_ST_UNKNOWN;
+}
+
+static const char *row_name(int row)
+{
+	return row == ROW_OTHER ? "other" : tt_stage_name(row);
+}
+
+static __u64 row_ns(const struct tt_request *r, int row)
+{
+	if (row != ROW_OTHER)
+		return r->stage_ns[row];
+	return r->stage_ns[TT_ST_SLEEP] + r->stage_ns[TT_ST_LOCK] +
+	       r->stage_ns[TT_ST_UNKNOWN];
+}
+
+/* The critical path of request i was walked: its stages sum to its TTFT. */
+static bool has_stages(const struct tt_analyzer *a, size_t i)
+{
+	const struct tt_cp_result *res = tt_analyzer_cp_result(a, i);
+
+	return res && !(res->incomplete & TT_CP_INC_NOT_WALKED);
+}
+
+/* The stage (other whole) with the most time, NULL when there is none. */
+static const char *dominant(const struct tt_analyzer *a, size_t i)
+{
+	const struct tt_request *r = tt_analyzer_request(a, i);
+	__u64 best = 0;
+	int k, row = -1;
+
+	if (!has_stages(a, i))
+		return NULL;
+	for (k = 0; k < NMAIN; k++) {
+		if (row_ns(r, main_rows[k]) > best) {
+			best = row_ns(r, main_rows[k]);
+			row = main_rows[k];
+		}
+	}
+	return row < 0 ? NULL : row_name(row);
+}
 
 /* What the percentiles are taken over. */
 struct report_data {
@@ -17,13 +84,65 @@ struct report_data {
 	struct tt_summary s_ttft, s_tpot, s_itl;
 	size_t complete, incomplete;
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
+	/* the requests of the TTFT percentiles whose stages are known */
+	struct tt_u64vec stage[NROWS];
+	struct tt_summary s_stage[NROWS];
+	unsigned __int128 stage_total[NROWS], ttft_total;
+	struct tt_u64vec members; /* indices of the TTFT percentiles' requests */
+	/* index of the request whose TTFT is each pick_pct, or SIZE_MAX */
+	size_t pick[3];
 };
 
 static void data_free(struct report_data *d)
 {
+	int k;
+
 	tt_u64vec_free(&d->ttft);
 	tt_u64vec_free(&d->tpot);
 	tt_u64vec_free(&d->itl);
+	for (k = 0; k < NROWS; k++)
+		tt_u64vec_free(&d->stage[k]);
+	tt_u64vec_free(&d->members);
+}
+
+/* Adds request i's stages to the breakdown. */
+static int collect_stages(const struct tt_analyzer *a, size_t i,
+			  struct report_data *d)
+{
+	const struct tt_request *r = tt_analyzer_request(a, i);
+	int k;
+
+	if (!has_stages(a, i))
+		return 0;
+	for (k = 0; k < NROWS; k++) {
+		if (tt_u64vec_push(&d->stage[k], row_ns(r, k)))
+			return -ENOMEM;
+		d->stage_total[k] += row_ns(r, k);
+	}
+	d->ttft_total += r->ttft;
+	return 0;
+}
+
+/* The first request (in id order) whose TTFT is each percentile. */
+static void pick_requests(const struct tt_analyzer *a, struct report_data *d)
+{
+	__u64 want;
+	size_t j;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		d->pick[k] = SIZE_MAX;
+		if (!d->s_ttft.n)
+			continue;
+		want = tt_percentile_sorted(d->ttft.v, d->ttft.n, pick_pct[k]);
+		for (j = 0; j < d->members.n; j++) {
+			if (tt_analyzer_request(a, d->members.v[j])->ttft ==
+			    want) {
+				d->pick[k] = d->members.v[j];
+				break;
+			}
+		}
+	}
 }
 
 static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
@@ -46,9 +165,12 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		}
 		if (!r->complete && !o->include_incomplete)
 			continue;
-		if ((r->complete || r->ttft) &&
-		    tt_u64vec_push(&d->ttft, r->ttft))
-			return -ENOMEM;
+		if (r->complete || r->ttft) {
+			if (tt_u64vec_push(&d->ttft, r->ttft) ||
+			    tt_u64vec_push(&d->members, i) ||
+			    collect_stages(a, i, d))
+				return -ENOMEM;
+		}
 		if (r->tokens >= 2 && r->t_last_write >= r->t_first_write &&
 		    r->t_first_write && tt_u64vec_push(&d->tpot, r->tpot))
 			return -ENOMEM;
@@ -61,6 +183,9 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 	tt_summarize(d->ttft.v, d->ttft.n, &d->s_ttft);
 	tt_summarize(d->tpot.v, d->tpot.n, &d->s_tpot);
 	tt_summarize(d->itl.v, d->itl.n, &d->s_itl);
+	for (k = 0; k < NROWS; k++)
+		tt_summarize(d->stage[k].v, d->stage[k].n, &d->s_stage[k]);
+	pick_requests(a, d);
 	return 0;
 }
 
@@ -113,18 +238,106 @@ static void text_row(FILE *out, const char *name, const struct tt_summary *s,
 		tt_fmt_ms(max, sizeof(max), s->max), s->n, unit_of_n);
 }
 
+/* Row name, indented under "other" when a sub-stage. */
+static void stage_label(char *buf, size_t len, int row)
+{
+	snprintf(buf, len, "%s%s", row_is_sub(row) ? "  " : "", row_name(row));
+}
+
+static void text_stages(FILE *out, const struct report_data *d)
+{
+	char name[32], mean[32], p50[32], p90[32], p99[32];
+	const struct tt_summary *s;
+	int k, row;
+
+	if (!d->s_stage[0].n) {
+		fprintf(out,
+			"\nstages: no critical path among these requests (no scheduler events for their threads?)\n");
+		return;
+	}
+	fprintf(out, "\n%-20s %10s %10s %10s %10s %7s  (%zu requests)\n",
+		"stage (ms)", "mean", "p50", "p90", "p99", "share",
+		d->s_stage[0].n);
+	for (k = 0; k < NROWS; k++) {
+		row = row_order[k];
+		s = &d->s_stage[row];
+		stage_label(name, sizeof(name), row);
+		fprintf(out, "%-20s %10s %10s %10s %10s %6.1f%%\n", name,
+			tt_fmt_ms(mean, sizeof(mean), s->mean),
+			tt_fmt_ms(p50, sizeof(p50), s->p50),
+			tt_fmt_ms(p90, sizeof(p90), s->p90),
+			tt_fmt_ms(p99, sizeof(p99), s->p99),
+			d->ttft_total ? 100.0 * (double)d->stage_total[row] /
+						(double)d->ttft_total :
+					0.0);
+	}
+	fprintf(out,
+		"share: of the summed TTFT. Each stage's percentiles are its own, across requests.\n");
+}
+
+/* The stages of the requests at the TTFT percentiles, side by side. */
+static void text_picks(FILE *out, const struct tt_analyzer *a,
+		       const struct report_data *d)
+{
+	const struct tt_request *r[3];
+	char name[32], v[3][32];
+	int k, j, row;
+
+	if (!d->s_ttft.n)
+		return;
+	for (j = 0; j < 3; j++)
+		r[j] = d->pick[j] != SIZE_MAX && has_stages(a, d->pick[j]) ?
+			       tt_analyzer_request(a, d->pick[j]) :
+			       NULL;
+	fprintf(out, "\nbreakdown of the p50 / p90 / p99 request (ms):\n");
+	fprintf(out, "%-20s %10s %10s %10s\n", "", "p50", "p90", "p99");
+	for (j = 0; j < 3; j++) {
+		if (d->pick[j] == SIZE_MAX)
+			snprintf(v[j], sizeof(v[j]), "-");
+		else
+			snprintf(v[j], sizeof(v[j]), "#%llu",
+				 (unsigned long long)tt_analyzer_request(
+					 a, d->pick[j])
+					 ->id);
+	}
+	fprintf(out, "%-20s %10s %10s %10s\n", "request", v[0], v[1], v[2]);
+	for (j = 0; j < 3; j++) {
+		if (d->pick[j] == SIZE_MAX)
+			snprintf(v[j], sizeof(v[j]), "-");
+		else
+			tt_fmt_ms(v[j], sizeof(v[j]),
+				  tt_analyzer_request(a, d->pick[j])->ttft);
+	}
+	fprintf(out, "%-20s %10s %10s %10s\n", "TTFT", v[0], v[1], v[2]);
+	for (k = 0; k < NROWS; k++) {
+		row = row_order[k];
+		for (j = 0; j < 3; j++) {
+			if (r[j])
+				tt_fmt_ms(v[j], sizeof(v[j]),
+					  row_ns(r[j], row));
+			else
+				snprintf(v[j], sizeof(v[j]), "-");
+		}
+		stage_label(name, sizeof(name), row);
+		fprintf(out, "%-20s %10s %10s %10s\n", name, v[0], v[1], v[2]);
+	}
+}
+
 static void text_table(FILE *out, const struct tt_analyzer *a)
 {
 	char peer[64], why[128], b1[32], b2[32], b3[32], b4[32], b5[32];
 	const struct tt_request *r;
+	const char *dom;
 	size_t i;
 
-	fprintf(out, "\n%6s %-22s %10s %11s %10s %10s %6s %9s %s\n", "ID",
+	fprintf(out, "\n%6s %-22s %10s %11s %10s %10s %6s %9s %-18s %s\n", "ID",
 		"PEER", "TTFT_MS", "ARRIVE>READ", "READ>WRITE", "WRITE>WIRE",
-		"TOKENS", "TPOT_MS", "STATUS");
+		"TOKENS", "TPOT_MS", "DOMINANT", "STATUS");
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		r = tt_analyzer_request(a, i);
-		fprintf(out, "%6llu %-22s %10s %11s %10s %10s %6u %9s %s\n",
+		dom = dominant(a, i);
+		fprintf(out,
+			"%6llu %-22s %10s %11s %10s %10s %6u %9s %-18s %s\n",
 			(unsigned long long)r->id,
 			tt_report_peer(r, peer, sizeof(peer)),
 			r->ttft ? tt_fmt_ms(b1, sizeof(b1), r->ttft) : "-",
@@ -134,6 +347,7 @@ static void text_table(FILE *out, const struct tt_analyzer *a)
 			r->tokens,
 			r->tokens >= 2 ? tt_fmt_ms(b5, sizeof(b5), r->tpot) :
 					 "-",
+			dom ? dom : "-",
 			r->complete ? "complete" :
 				      tt_incomplete_str(r->incomplete, why,
 							sizeof(why)));
@@ -191,12 +405,220 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 	text_row(out, "ITL", &d.s_itl, "gaps");
 	fprintf(out,
 		"TTFT (wire): first request byte in the kernel to first token byte on the device.\n");
+	text_stages(out, &d);
+	text_picks(out, a, &d);
+	if (o->gpu && tt_gpustats_any(o->gpu))
+		tt_gpustats_text(out, o->gpu);
 	if (o->requests)
 		text_table(out, a);
 	err = ferror(out) ? -EIO : 0;
 cleanup:
 	data_free(&d);
 	return err;
+}
+
+/* ---- one request's critical path ---- */
+
+/* "name/tid", the tid alone when the name is unknown, "-" for none. */
+static const char *thread_label(const struct tt_analyzer *a, __u32 tid,
+				char *buf, size_t len)
+{
+	const char *comm;
+
+	if (!tid)
+		return "-";
+	comm = tt_analyzer_comm(a, tid);
+	if (!comm)
+		comm = tt_critpath_comm(tt_analyzer_critpath(a), tid);
+	if (comm)
+		snprintf(buf, len, "%s/%u", comm, tid);
+	else
+		snprintf(buf, len, "%u", tid);
+	return buf;
+}
+
+/* t - base in ms (signed), "-" when t is unknown. */
+static const char *rel_ms(char *buf, size_t len, __u64 t, __u64 base)
+{
+	char ms[32];
+
+	if (!t)
+		return "-";
+	if (t >= base)
+		return tt_fmt_ms(buf, len, t - base);
+	snprintf(buf, len, "-%s", tt_fmt_ms(ms, sizeof(ms), base - t));
+	return buf;
+}
+
+/* The TT_CP_INC_* bits as "no-data,lost". */
+static const char *cp_incomplete_str(__u32 bits, char *buf, size_t len)
+{
+	static const char *const names[] = { "not-walked", "no-read", "no-data",
+					     "lost" };
+	size_t i, off = 0;
+	int k;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(bits & (1u << i)))
+			continue;
+		k = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+			     names[i]);
+		if (k < 0 || (size_t)k >= len - off)
+			break;
+		off += k;
+	}
+	if (!off)
+		snprintf(buf, len, "the segments do not cover the TTFT");
+	return buf;
+}
+
+static const char *dispatch_why(enum tt_cp_dispatch d)
+{
+	switch (d) {
+	case TT_CP_DISP_PICKUP:
+		return "the engine was woken by the reader";
+	case TT_CP_DISP_HANDOFF:
+		return "the engine's last hand-off to another request";
+	default:
+		return "nothing better: taken as t_read";
+	}
+}
+
+static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
+			   __u64 base, const char *base_name)
+{
+	const struct tt_request *r = tt_analyzer_request(a, i);
+	bool walked = has_stages(a, i);
+	char peer[64], why[128], b[32], t1[64], t2[64];
+
+	fprintf(out, "request %llu  peer %s  %s\n", (unsigned long long)r->id,
+		tt_report_peer(r, peer, sizeof(peer)),
+		r->complete ?
+			"complete" :
+			tt_incomplete_str(r->incomplete, why, sizeof(why)));
+	if (r->ttft)
+		fprintf(out,
+			"TTFT %s ms (wire: first request byte in the kernel to first token byte on the device)\n",
+			tt_fmt_ms(b, sizeof(b), r->ttft));
+	else
+		fprintf(out, "TTFT unknown\n");
+	fprintf(out, "read by %s, first token written by %s\n",
+		thread_label(a, r->reader_tid, t1, sizeof(t1)),
+		thread_label(a, r->writer_tid, t2, sizeof(t2)));
+	fprintf(out, "\ntimes (%s):\n", base_name);
+	fprintf(out, "%-16s %10s  first request byte in the kernel\n",
+		"t_arrive", rel_ms(b, sizeof(b), r->t_arrive, base));
+	fprintf(out, "%-16s %10s  the app read the request\n", "t_read",
+		rel_ms(b, sizeof(b), r->t_read, base));
+	fprintf(out, "%-16s %10s  taken up for compute (rule %s: %s)\n",
+		"t_dispatch",
+		rel_ms(b, sizeof(b), walked ? r->t_dispatch : 0, base),
+		walked ? tt_cp_dispatch_name(r->dispatch_rule) : "-",
+		walked ? dispatch_why(r->dispatch_rule) : "no critical path");
+	fprintf(out, "%-16s %10s  first token handed toward the writer\n",
+		"t_token", rel_ms(b, sizeof(b), walked ? r->t_token : 0, base));
+	fprintf(out, "%-16s %10s  first token-carrying send\n", "t_first_write",
+		rel_ms(b, sizeof(b), r->t_first_write, base));
+	fprintf(out, "%-16s %10s  its first byte on the device\n", "t_wire",
+		rel_ms(b, sizeof(b), r->t_wire, base));
+}
+
+static void request_stages(FILE *out, const struct tt_request *r)
+{
+	char name[32], b[32];
+	int k, row;
+
+	fprintf(out, "\n%-20s %10s %7s\n", "stage", "ms", "share");
+	for (k = 0; k < NROWS; k++) {
+		row = row_order[k];
+		stage_label(name, sizeof(name), row);
+		fprintf(out, "%-20s %10s %6.1f%%\n", name,
+			tt_fmt_ms(b, sizeof(b), row_ns(r, row)),
+			r->ttft ? 100.0 * (double)row_ns(r, row) /
+					  (double)r->ttft :
+				  0.0);
+	}
+}
+
+/* One line per segment, in columns as wide as their widest cell. */
+static void request_path(FILE *out, const struct tt_analyzer *a,
+			 const struct tt_cp_result *res, __u64 base)
+{
+	char start[32], dur[32], thread[64];
+	const struct tt_cp_segment *sg;
+	int w_start = 5, w_dur = 3, w_thread = 6, w_reason = 6, pass, n;
+	size_t k;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass)
+			fprintf(out, "%*s  %*s  %-*s  %-8s  %-*s  %s\n",
+				w_start, "START", w_dur, "DUR", w_thread,
+				"THREAD", "STATE", w_reason, "REASON", "STAGE");
+		for (k = 0; k < res->nsegs; k++) {
+			sg = &res->segs[k];
+			rel_ms(start, sizeof(start), sg->start, base);
+			tt_fmt_ms(dur, sizeof(dur), sg->dur);
+			thread_label(a, sg->tid, thread, sizeof(thread));
+			if (!sg->tid)
+				snprintf(thread, sizeof(thread), "-");
+			if (!pass) {
+				n = strlen(start);
+				w_start = n > w_start ? n : w_start;
+				n = strlen(dur);
+				w_dur = n > w_dur ? n : w_dur;
+				n = strlen(thread);
+				w_thread = n > w_thread ? n : w_thread;
+				n = strnlen(sg->reason, sizeof(sg->reason));
+				w_reason = n > w_reason ? n : w_reason;
+				continue;
+			}
+			fprintf(out, "%*s  %*s  %-*s  %-8s  %-*.*s  %s\n",
+				w_start, start, w_dur, dur, w_thread, thread,
+				tt_cp_state_name(sg->state), w_reason,
+				(int)sizeof(sg->reason), sg->reason,
+				tt_stage_name(sg->stage));
+		}
+	}
+}
+
+int tt_report_request(FILE *out, const struct tt_analyzer *a, __u64 id)
+{
+	size_t n = tt_analyzer_nrequests(a), i;
+	const struct tt_cp_result *res;
+	const struct tt_request *r;
+	const char *base_name = "ms from t_arrive";
+	char why[64];
+	__u64 base;
+
+	/* ids are 1..n in order after finish */
+	if (!id || id > n || tt_analyzer_request(a, id - 1)->id != id)
+		return -ENOENT;
+	i = id - 1;
+	r = tt_analyzer_request(a, i);
+	res = tt_analyzer_cp_result(a, i);
+	base = r->t_arrive;
+	if (!base) {
+		base = r->t_read ? r->t_read : r->t_first_write;
+		base_name = r->t_read ? "ms from t_read" :
+					"ms from t_first_write";
+	}
+	request_header(out, a, i, base, base_name);
+	if (!has_stages(a, i)) {
+		fprintf(out,
+			"\ncritical path: not walked (it needs t_arrive, t_first_write, t_wire and the writer)\n");
+		return ferror(out) ? -EIO : 0;
+	}
+	request_stages(out, r);
+	fprintf(out, "\ncritical path: %zu segments, %s%s%s\n", res->nsegs,
+		base_name, r->attributed ? "" : "; incomplete: ",
+		r->attributed ?
+			"" :
+			cp_incomplete_str(res->incomplete, why, sizeof(why)));
+	request_path(out, a, res, base);
+	fprintf(out,
+		"(where THREAD changes, the path went back to the thread whose wakeup ended the wait)\n");
+	return ferror(out) ? -EIO : 0;
 }
 
 /* ---- JSON ---- */
@@ -243,9 +665,41 @@ static void json_summary(FILE *out, const char *name,
 		(unsigned long long)s->p99, (unsigned long long)s->max, s->n);
 }
 
-static void json_request(FILE *out, const struct tt_analyzer *a,
-			 const struct tt_request *r)
+/* "stages":{...},"other_detail":{...} of request i, null when unknown */
+static void json_request_stages(FILE *out, const struct tt_analyzer *a,
+				size_t i)
 {
+	const struct tt_request *r = tt_analyzer_request(a, i);
+	const char *dom = dominant(a, i);
+	int k;
+
+	if (!has_stages(a, i)) {
+		fprintf(out, ",\"dispatch_rule\":null,\"dominant\":null,"
+			     "\"stages\":null,\"other_detail\":null");
+		return;
+	}
+	fprintf(out, ",\"dispatch_rule\":\"%s\"",
+		tt_cp_dispatch_name(r->dispatch_rule));
+	if (dom)
+		fprintf(out, ",\"dominant\":\"%s\"", dom);
+	else
+		fprintf(out, ",\"dominant\":null");
+	fprintf(out, ",\"stages\":{");
+	for (k = 0; k < NMAIN; k++)
+		fprintf(out, "%s\"%s\":%llu", k ? "," : "",
+			row_name(main_rows[k]),
+			(unsigned long long)row_ns(r, main_rows[k]));
+	fprintf(out, "},\"other_detail\":{");
+	for (k = 0; k < 3; k++)
+		fprintf(out, "%s\"%s\":%llu", k ? "," : "",
+			tt_stage_name(other_rows[k]) + strlen("other."),
+			(unsigned long long)r->stage_ns[other_rows[k]]);
+	fputc('}', out);
+}
+
+static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
+{
+	const struct tt_request *r = tt_analyzer_request(a, i);
 	char peer[64], why[128];
 	const char *comm;
 
@@ -277,6 +731,11 @@ static void json_request(FILE *out, const struct tt_analyzer *a,
 	fprintf(out, ",\"closed_mid_stream\":%s,\"lost\":%s",
 		r->closed_mid_stream ? "true" : "false",
 		r->lost ? "true" : "false");
+	fprintf(out, ",\"reader_tid\":%u", r->reader_tid);
+	json_opt(out, "t_dispatch_ns", has_stages(a, i) ? r->t_dispatch : 0);
+	json_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
+	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
+	json_request_stages(out, a, i);
 	if (r->complete) {
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
@@ -286,6 +745,56 @@ static void json_request(FILE *out, const struct tt_analyzer *a,
 			 sizeof(why));
 		fputc('}', out);
 	}
+}
+
+/* "name":{"mean":..,"p50":..,"p90":..,"p99":..,"share":..} of a row */
+static void json_stage_summary(FILE *out, const char *name,
+			       const struct report_data *d, int row, bool first)
+{
+	const struct tt_summary *s = &d->s_stage[row];
+
+	fprintf(out, "%s\"%s\":", first ? "" : ",", name);
+	if (!s->n) {
+		fprintf(out, "{\"mean\":null,\"p50\":null,\"p90\":null,"
+			     "\"p99\":null,\"share\":null}");
+		return;
+	}
+	fprintf(out, "{\"mean\":%llu,\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,",
+		(unsigned long long)s->mean, (unsigned long long)s->p50,
+		(unsigned long long)s->p90, (unsigned long long)s->p99);
+	if (d->ttft_total)
+		fprintf(out, "\"share\":%.6f}",
+			(double)d->stage_total[row] / (double)d->ttft_total);
+	else
+		fprintf(out, "\"share\":null}");
+}
+
+static void json_summary_stages(FILE *out, const struct tt_analyzer *a,
+				const struct report_data *d)
+{
+	int k;
+
+	fprintf(out, ",\"stages_n\":%zu,\"stages\":{", d->s_stage[0].n);
+	for (k = 0; k < NMAIN; k++)
+		json_stage_summary(out, row_name(main_rows[k]), d, main_rows[k],
+				   !k);
+	fprintf(out, "},\"other_detail\":{");
+	for (k = 0; k < 3; k++)
+		json_stage_summary(
+			out, tt_stage_name(other_rows[k]) + strlen("other."), d,
+			other_rows[k], !k);
+	fprintf(out, "},\"percentile_requests\":{");
+	for (k = 0; k < 3; k++) {
+		fprintf(out, "%s\"p%.0f\":", k ? "," : "", pick_pct[k]);
+		if (d->pick[k] == SIZE_MAX)
+			fprintf(out, "null");
+		else
+			fprintf(out, "%llu",
+				(unsigned long long)tt_analyzer_request(
+					a, d->pick[k])
+					->id);
+	}
+	fputc('}', out);
 }
 
 int tt_report_json(FILE *out, const struct tt_analyzer *a,
@@ -303,7 +812,7 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		if (i)
 			fputc(',', out);
-		json_request(out, a, tt_analyzer_request(a, i));
+		json_request(out, a, i);
 	}
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
@@ -313,9 +822,14 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
+	json_summary_stages(out, a, &d);
 	fprintf(out, ",\"drops\":%llu,\"events\":%llu}",
 		(unsigned long long)tt_analyzer_lost(a),
 		(unsigned long long)tt_analyzer_events(a));
+	if (o->gpu) {
+		fputs(",\"gpu\":", out);
+		tt_gpustats_json(out, o->gpu);
+	}
 	if (meta) {
 		fprintf(out, ",\"meta\":{\"hostname\":");
 		json_str(out, meta->hostname, sizeof(meta->hostname));

@@ -139,6 +139,7 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_gpu_call, fn, UINT),
 			FLD(tt_gpu_call, pad, UINT),
 		} },
+	[TT_EV_LIB_OPEN] = { .name = "lib_open" },
 };
 /* clang-format on */
 

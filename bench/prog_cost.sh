@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Per-event cost of the BPF programs (issue 5, benchmark 2): run_time_ns /
+# run_cnt of every program `ttftrace record` loads, over the saturation load
+# of bench/overhead.sh (closed loop, no prefill or decode delay), with
+# kernel.bpf_stats_enabled=1 (restored at exit). Counts are deltas over the
+# load only; the programs run for every event of the machine, traced or not.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+DURATION=${DURATION:-10}
+TOKENS=${TOKENS:-64}
+SAT_CONNS=${SAT_CONNS:-8}
+
+bench_setup prog_cost
+need_root
+need_built
+command -v bpftool >/dev/null || die "bpftool missing (tools/deps.sh)"
+bpf_stats_on
+
+start_server --prefill-us 0 -t "$TOKENS" -i 0 -w $((SAT_CONNS * 2)) \
+	--batch $((SAT_CONNS * 2))
+start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID"
+bpf_progs "$TRACER_PID" | LC_ALL=C sort -k1,1 >"$BENCH_TMP/before"
+t0=$(now_ns)
+"$LOADGEN" -p "$PORT" -c "$SAT_CONNS" -d "$DURATION" -n 1000000000 \
+	--tokens "$TOKENS" >"$BENCH_TMP/loadgen.out" 2>&1 ||
+	echo "prog_cost: loadgen failed" >&2
+t1=$(now_ns)
+bpf_progs "$TRACER_PID" | LC_ALL=C sort -k1,1 >"$BENCH_TMP/after"
+for id in $(cut -d' ' -f1 "$BENCH_TMP/after"); do
+	echo "$id $(bpftool prog show id "$id" --json |
+		sed -n 's/.*"name":"\([^"]*\)".*/\1/p')"
+done >"$BENCH_TMP/names"
+stop_tracer
+stop_server
+read -r events lost <<<"$(ttftrace_counts "$BENCH_TMP/t.ttft.log")"
+
+echo "ttftrace BPF programs under the saturation load: $(nproc) CPUs, $(uname -r)"
+echo "  closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays, ${DURATION} s;" \
+	"$(loadgen_summary "$BENCH_TMP/loadgen.out" | awk '{ printf "%.0f tok/s", $2 }');" \
+	"ttftrace wrote ${events:-?} records, ${lost:-?} lost"
+LC_ALL=C join "$BENCH_TMP/names" "$BENCH_TMP/before" |
+	LC_ALL=C join - "$BENCH_TMP/after" |
+	awk -v wall=$((t1 - t0)) -v events="${events:-0}" '
+	{
+		name[NR] = $2; dt[NR] = $5 - $3; dn[NR] = $6 - $4
+		T += dt[NR]; N += dn[NR]
+		if (dn[NR]) { used += dt[NR]; nused++ }
+	}
+	END {
+		printf "\n  %-18s %12s %12s %9s %7s\n", "program", "run_cnt",
+		       "run_time_ms", "ns/run", "share"
+		for (i = 1; i <= NR; i++) {
+			if (!dn[i])
+				continue
+			printf "  %-18s %12d %12.1f %9.0f %6.1f%%\n", name[i],
+			       dn[i], dt[i] / 1e6, dt[i] / dn[i],
+			       T ? 100 * dt[i] / T : 0
+		}
+		printf "  %-18s %12d %12.1f %9.0f\n", "all programs", N, T / 1e6,
+		       N ? T / N : 0
+		printf "\n  programs that ran: %d; not run: %d\n", nused,
+		       NR - nused
+		printf "  mean cost per program run: %.0f ns (target <= 150): %s\n",
+		       N ? T / N : 0, N && T / N <= 150 ? "MET" : "MISSED"
+		printf "  BPF time: %.3f cores; %.0f ns per record written\n",
+		       T / wall, events ? T / events : 0
+	}'

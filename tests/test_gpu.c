@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* GPU device table, ioctl decoding and the GPU activity tables. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "gpu.h"
+#include "gpustats.h"
+#include "tt_test.h"
+
+#define IOC(dir, type, nr, size)                                              \
+	(((__u32)(dir) << 30) | ((__u32)(size) << 16) | ((type) << 8) | (nr))
+
+static void expect_name(__u32 cmd, unsigned int kind, const char *want)
+{
+	char buf[64];
+
+	tt_gpu_ioctl_name(cmd, kind, buf, sizeof(buf));
+	if (strcmp(buf, want)) {
+		fprintf(stderr, "  0x%08x kind %u: got %s, want %s\n", cmd, kind,
+			buf, want);
+		tt_test.failed_checks++;
+	}
+}
+
+static void test_nvidia_ioctls(void)
+{
+	/* _IOWR('F', nr, size) as the NVIDIA user-mode driver encodes them */
+	expect_name(IOC(3, 'F', 0x2B, 0x20), TT_GPU_NVIDIA, "NV_ESC_RM_ALLOC");
+	expect_name(IOC(3, 'F', 0x2A, 0x20), TT_GPU_NVIDIA, "NV_ESC_RM_CONTROL");
+	expect_name(IOC(3, 'F', 0x29, 0x10), TT_GPU_NVIDIA, "NV_ESC_RM_FREE");
+	expect_name(IOC(3, 'F', 0x4E, 0x38), TT_GPU_NVIDIA,
+		    "NV_ESC_RM_MAP_MEMORY");
+	expect_name(IOC(3, 'F', 0xCE, 0x10), TT_GPU_NVIDIA,
+		    "NV_ESC_ALLOC_OS_EVENT");
+	expect_name(IOC(3, 'F', 0xD2, 0x48), TT_GPU_NVIDIA,
+		    "NV_ESC_CHECK_VERSION_STR");
+	expect_name(IOC(3, 'F', 0xC8, 0x600), TT_GPU_NVIDIA,
+		    "NV_ESC_CARD_INFO");
+	/* the stub's FIFO stands in for a device: still decoded by type */
+	expect_name(IOC(3, 'F', 0x2B, 0x20), TT_GPU_USER, "NV_ESC_RM_ALLOC");
+	expect_name(IOC(3, 'F', 0x99, 0x20), TT_GPU_NVIDIA,
+		    "_IOWR('F',0x99,32)");
+}
+
+static void test_uvm_drm_generic(void)
+{
+	expect_name(37, TT_GPU_NVIDIA_UVM, "UVM_REGISTER_GPU");
+	expect_name(0x30000001, TT_GPU_NVIDIA_UVM, "UVM_INITIALIZE");
+	expect_name(51, TT_GPU_NVIDIA_UVM, "UVM_MIGRATE");
+	expect_name(IOC(3, 'd', 0x09, 8), TT_GPU_DRM, "DRM_IOCTL_GEM_CLOSE");
+	expect_name(IOC(3, 'd', 0xC3, 40), TT_GPU_DRM, "DRM_IOCTL_SYNCOBJ_WAIT");
+	expect_name(IOC(3, 'd', 0x44, 32), TT_GPU_DRM,
+		    "DRM_IOCTL_DRIVER(0x04)");
+	expect_name(IOC(1, 'K', 0x02, 96), TT_GPU_KFD, "_IOW('K',0x02,96)");
+	expect_name(0x01020304, TT_GPU_DRM, "0x01020304");
+	/* a small number on a DRM node is not taken for a UVM command */
+	expect_name(37, TT_GPU_DRM, "0x00000025");
+}
+
+static void test_kdev(void)
+{
+	TT_CHECK_EQ_U64(tt_kdev(makedev(195, 0)), (195u << 20) | 0);
+	TT_CHECK_EQ_U64(tt_kdev(makedev(226, 128)), (226u << 20) | 128);
+	TT_CHECK_EQ_U64(tt_kdev(makedev(509, 1)), (509u << 20) | 1);
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+static void test_discover(void)
+{
+	char root[] = "/tmp/tt-gpu-dev.XXXXXX", sub[600], err[256];
+	struct tt_dev_info *devs = NULL;
+	size_t n = 0;
+	int kinds[8] = {};
+
+	TT_CHECK(mkdtemp(root) != NULL);
+	snprintf(sub, sizeof(sub), "%s/dri", root);
+	mkdir(sub, 0700);
+	touch(root, "nvidia0");
+	touch(root, "nvidia1");
+	touch(root, "nvidiactl");
+	touch(root, "nvidia-uvm");
+	touch(root, "nvidia-modeset-not-a-gpu");
+	touch(root, "kfd");
+	touch(sub, "card0");
+	touch(sub, "renderD128");
+	TT_CHECK(tt_gpu_discover(root, &devs, &n) == 0);
+	TT_CHECK_EQ_U64(n, 7);
+	for (size_t i = 0; i < n; i++) {
+		TT_CHECK(devs[i].kind > 0 && devs[i].kind < 8);
+		kinds[devs[i].kind]++;
+		TT_CHECK(devs[i].ino != 0);
+		TT_CHECK(devs[i].rdev == 0); /* regular files here */
+	}
+	TT_CHECK_EQ_U64(kinds[TT_GPU_NVIDIA], 3);
+	TT_CHECK_EQ_U64(kinds[TT_GPU_NVIDIA_UVM], 1);
+	TT_CHECK_EQ_U64(kinds[TT_GPU_DRM], 2);
+	TT_CHECK_EQ_U64(kinds[TT_GPU_KFD], 1);
+	/* again: a node is listed once */
+	TT_CHECK(tt_gpu_discover(root, &devs, &n) == 0);
+	TT_CHECK_EQ_U64(n, 7);
+	snprintf(sub, sizeof(sub), "%s/nvidia0", root);
+	TT_CHECK(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)) == 0);
+	TT_CHECK_EQ_U64(n, 7);
+	snprintf(sub, sizeof(sub), "%s/missing", root);
+	TT_CHECK(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)) < 0);
+	TT_CHECK(strstr(err, "missing") && strstr(err, "No such file"));
+	/* a missing /dev subtree is not an error */
+	TT_CHECK(tt_gpu_discover("/nonexistent-dev-root", &devs, &n) == 0);
+	free(devs);
+	snprintf(sub, sizeof(sub), "rm -rf %s", root);
+	TT_CHECK(system(sub) == 0);
+}
+
+static void test_cuda_table(void)
+{
+	const struct tt_cuda_fn *fns;
+	size_t n, sync = 0, all = 0;
+
+	fns = tt_cuda_fns(&n);
+	TT_CHECK(n >= 10);
+	for (size_t i = 0; i < n; i++) {
+		sync += tt_cuda_fn_wanted(&fns[i], "sync");
+		all += tt_cuda_fn_wanted(&fns[i], "all");
+		TT_CHECK(!tt_cuda_fn_wanted(&fns[i], "none"));
+		if (!strcmp(fns[i].name, "cuLaunchKernel"))
+			TT_CHECK(!tt_cuda_fn_wanted(&fns[i], "sync"));
+		if (!strcmp(fns[i].name, "cuStreamSynchronize") ||
+		    !strcmp(fns[i].name, "cuGraphLaunch"))
+			TT_CHECK(tt_cuda_fn_wanted(&fns[i], "sync"));
+	}
+	TT_CHECK(sync > 0 && sync < all && all == n);
+	TT_CHECK(tt_is_libcuda("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+	TT_CHECK(tt_is_libcuda("libcuda.so"));
+	TT_CHECK(tt_is_libcuda("/opt/x/libcuda.so.580.159.03"));
+	TT_CHECK(!tt_is_libcuda("/usr/lib/libcudart.so.12"));
+	TT_CHECK(!tt_is_libcuda("/usr/lib/libcuda_stub/libfoo.so"));
+}
+
+static void test_gpustats_tables(void)
+{
+	struct tt_dev_info dev = { .path = "/dev/nvidiactl", .rdev = 195u << 20 | 255,
+				   .kind = TT_GPU_NVIDIA };
+	struct tt_gpustats *g = tt_gpustats_new(&dev, 1);
+	struct tt_event ev;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	TT_CHECK(g && !tt_gpustats_any(g));
+	for (int i = 1; i <= 10; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.h.type = TT_EV_IOCTL;
+		ev.h.ts = 1000000 + i * 1000;
+		ev.ioc.ts_enter = ev.h.ts - i * 1000; /* 1..10 us */
+		ev.ioc.cmd = IOC(3, 'F', 0x2B, 0x20);
+		ev.ioc.rdev = dev.rdev;
+		ev.ioc.ret = i == 10 ? -25 : 0;
+		TT_CHECK(tt_gpustats_add(g, &ev) == 0);
+	}
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = TT_EV_GPU_CALL;
+	ev.h.ts = 5000000;
+	ev.call.ts_enter = 3000000;
+	ev.call.fn = 6; /* cuStreamSynchronize */
+	TT_CHECK(tt_gpustats_add(g, &ev) == 0);
+	TT_CHECK(tt_gpustats_any(g));
+	out = open_memstream(&buf, &len);
+	TT_CHECK(tt_gpustats_json(out, g) == 0);
+	fclose(out);
+	TT_CHECK(strstr(buf, "{\"name\":\"NV_ESC_RM_ALLOC\",\"count\":10,\"errors\":1,"
+			     "\"ns\":{\"p50\":5000,\"p90\":9000,\"p99\":10000,\"max\":10000}}") != NULL);
+	TT_CHECK(strstr(buf, "{\"name\":\"cuStreamSynchronize\",\"count\":1,\"errors\":0,"
+			     "\"ns\":{\"p50\":2000000,") != NULL);
+	TT_CHECK(strstr(buf, "\"devices\":[{\"path\":\"/dev/nvidiactl\",\"kind\":\"nvidia\"") != NULL);
+	free(buf);
+	buf = NULL;
+	out = open_memstream(&buf, &len);
+	TT_CHECK(tt_gpustats_text(out, g) == 0);
+	fclose(out);
+	TT_CHECK(strstr(buf, "NV_ESC_RM_ALLOC") && strstr(buf, "cuStreamSynchronize"));
+	TT_CHECK(strstr(buf, "/dev/nvidiactl (nvidia)") != NULL);
+	free(buf);
+	tt_gpustats_free(g);
+}
+
+int main(void)
+{
+	TT_RUN(test_nvidia_ioctls);
+	TT_RUN(test_uvm_drm_generic);
+	TT_RUN(test_kdev);
+	TT_RUN(test_discover);
+	TT_RUN(test_cuda_table);
+	TT_RUN(test_gpustats_tables);
+	TT_EXIT();
+}

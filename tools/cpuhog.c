@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * cpuhog: busy threads pinned to one CPU for a while, so that whatever else
+ * is pinned there waits runnable behind them (a runqueue scenario for
+ * ttftrace). Stops by itself after -t seconds; no root needed.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+
+#include "demo_common.h"
+
+#define MAX_THREADS 256
+
+struct hog_opts {
+	int cpu;
+	int threads;
+	uint64_t duration_ns;
+};
+
+struct hog {
+	pthread_t thread;
+	uint64_t deadline;
+	uint64_t loops;
+};
+
+static const char *prog = "cpuhog";
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see --help)\n");
+	exit(2);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: cpuhog -c CPU -t SECONDS [-n THREADS]\n"
+"Runs THREADS busy loops (default 1) pinned to CPU for SECONDS, then exits:\n"
+"a thread pinned to the same CPU waits runnable behind them.\n"
+"\n"
+"Options:\n"
+"  -c, --cpu CPU           the CPU to occupy\n"
+"  -t, --time SECONDS      how long (e.g. 10 or 0.5)\n"
+"  -n, --threads N         busy threads (default 1)\n"
+"  -h, --help              this help\n"
+"\n"
+"Examples:\n"
+"  cpuhog -c 1 -t 30 -n 2 &\n"
+"  demo-server --engine-cpu 1 --prefill-mode spin --decode-mode spin\n");
+}
+
+static void *hog_main(void *arg)
+{
+	struct hog *h = arg;
+	volatile uint64_t sink = 0;
+
+	pthread_setname_np(pthread_self(), "cpuhog");
+	while (mono_ns() < h->deadline) {
+		/* a little work between clock reads */
+		for (int i = 0; i < 1000; i++)
+			sink += (uint64_t)i * 2654435761u;
+		h->loops++;
+	}
+	(void)sink;
+	return NULL;
+}
+
+static void parse_args(int argc, char **argv, struct hog_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "time", required_argument, NULL, 't' },
+		{ "threads", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	uint64_t v;
+	double secs;
+	int c;
+
+	*o = (struct hog_opts) { .cpu = -1, .threads = 1 };
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:t:n:h", longopts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'c':
+			if (!parse_u64_range(optarg, 0, CPU_SETSIZE - 1, &v))
+				usage_error("invalid --cpu '%s'", optarg);
+			o->cpu = (int)v;
+			break;
+		case 't':
+			if (!parse_double_nonneg(optarg, &secs) || secs <= 0 ||
+			    secs > 86400)
+				usage_error("invalid --time '%s' (want seconds "
+					    "> 0)", optarg);
+			o->duration_ns = (uint64_t)(secs * 1e9);
+			break;
+		case 'n':
+			if (!parse_u64_range(optarg, 1, MAX_THREADS, &v))
+				usage_error("invalid --threads '%s' (want "
+					    "1..%d)", optarg, MAX_THREADS);
+			o->threads = (int)v;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value",
+				    argv[optind - 1]);
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->cpu < 0 || !o->duration_ns)
+		usage_error("-c CPU and -t SECONDS are required");
+}
+
+int main(int argc, char **argv)
+{
+	struct hog_opts o;
+	struct hog *hogs = NULL;
+	pthread_attr_t attr;
+	cpu_set_t cpus;
+	uint64_t deadline;
+	int i, err, started = 0, ret;
+
+	parse_args(argc, argv, &o);
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) ||
+	    !CPU_ISSET(o.cpu, &cpus)) {
+		fprintf(stderr, "%s: CPU %d: not a CPU this process may run "
+			"on\n", prog, o.cpu);
+		return 2;
+	}
+	hogs = calloc(o.threads, sizeof(*hogs));
+	if (!hogs) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return 1;
+	}
+	CPU_ZERO(&cpus);
+	CPU_SET(o.cpu, &cpus);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(cpus), &cpus);
+	deadline = mono_ns() + o.duration_ns;
+	for (i = 0; i < o.threads; i++) {
+		hogs[i].deadline = deadline;
+		err = pthread_create(&hogs[i].thread, &attr, hog_main,
+				     &hogs[i]);
+		if (err) {
+			fprintf(stderr, "%s: cannot start thread %d: %s\n",
+				prog, i, strerror(err));
+			break;
+		}
+		started++;
+	}
+	pthread_attr_destroy(&attr);
+	for (i = 0; i < started; i++)
+		pthread_join(hogs[i].thread, NULL);
+	ret = started == o.threads ? 0 : 1;
+	free(hogs);
+	return ret;
+}
