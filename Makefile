@@ -52,7 +52,7 @@ STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
 
 tools: $(TOOLS) $(STUBCUDA)
 
-unit-tests: $(UNIT_TESTS)
+unit-tests: $(UNIT_TESTS) $(STUBCUDA)
 
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools:
 	$(Q)mkdir -p $@
@@ -85,7 +85,7 @@ $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
 
-$(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h) | $(OUTPUT)/tools
+$(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
 

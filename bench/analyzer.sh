@@ -10,6 +10,7 @@
 #   bench/analyzer.sh [FILE.ttft]    (FILE is kept; default: a scratch file)
 # Needs no BPF and no root.
 set -u
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 EVENTS=${EVENTS:-10000000}
@@ -20,6 +21,7 @@ PROFILE_EVENTS=${PROFILE_EVENTS:-2000000}
 bench_setup analyzer
 [ -x "$TTFTRACE" ] || die "$TTFTRACE missing: run make first"
 FILE=${1:-$BENCH_TMP/big.ttft}
+[ "${FILE#/}" = "$FILE" ] && FILE=$BENCH_CALLER_PWD/$FILE
 GEN=$BENCH_TMP/gen_recording
 build_c "$GEN" bench/gen_recording.c user/ttfile.c user/ttfile_codec.c \
 	user/event.c -lz

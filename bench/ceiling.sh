@@ -8,6 +8,7 @@
 # saturation load. Prints per row the rate recorded, the records lost (from
 # ttftrace's last line) and what `report` makes of them.
 set -u
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 DURATION=${DURATION:-4}

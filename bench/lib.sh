@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash disable=SC2034
 # Helpers for the benchmarks: sourced, never run. The scripts run from the
 # repository root and use what `make` built in $OUTPUT.
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# paths given on the command line are the caller's
+BENCH_CALLER_PWD=$PWD
 cd "$BENCH_DIR/.." || exit 1
 OUTPUT=${OUTPUT:-build}
 TTFTRACE=$OUTPUT/ttftrace

@@ -9,7 +9,10 @@
 # Prints medians per tracer and the ratios against untraced of the same rep.
 # Tracer CPU = the tracer's threads (schedstat) + its BPF programs' run time
 # (fdinfo run_time_ns, kernel.bpf_stats_enabled=1 for the run, restored).
+# TTFTRACE_B=path/to/other/ttftrace adds it to the interleave as ttftrace_b:
+# an A/B test of a change.
 set -u
+# shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 REPS=${REPS:-5}
@@ -24,6 +27,10 @@ CONNS=${CONNS:-$((RATE * 2))}
 SAT_CONNS=${SAT_CONNS:-8}
 LOADS=${LOADS:-realistic saturation}
 MODES=${MODES:-untraced ttftrace bpftrace}
+if [ -n "${TTFTRACE_B:-}" ]; then
+	[ -x "$TTFTRACE_B" ] || die "TTFTRACE_B=$TTFTRACE_B is not executable"
+	MODES="$MODES ttftrace_b"
+fi
 
 bench_setup overhead
 need_root
@@ -32,7 +39,9 @@ if ! command -v bpftrace >/dev/null; then
 	echo "overhead: bpftrace not installed (tools/deps.sh): its column is skipped" >&2
 	MODES=${MODES//bpftrace/}
 fi
-bpf_stats_on
+# BPF_STATS=0 leaves the stats off (they cost every BPF program run a
+# clock read or two): the traced runs are then cheaper and bpf reads 0
+[ "${BPF_STATS:-1}" = 1 ] && bpf_stats_on
 RESULTS=$BENCH_TMP/results
 
 # trial LOAD MODE REP: appends one line to $RESULTS
@@ -51,6 +60,9 @@ trial() {
 	case $mode in
 	ttftrace)
 		start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID" ;;
+	ttftrace_b)
+		TTFTRACE=$TTFTRACE_B start_ttftrace "$BENCH_TMP/t.ttft" \
+			-p "$SERVER_PID" ;;
 	bpftrace)
 		start_bpftrace "$BENCH_TMP/b.txt" "$SERVER_PID" "$PORT" ;;
 	esac
@@ -68,7 +80,7 @@ trial() {
 		stop_tracer
 	fi
 	case $mode in
-	ttftrace) counts=$(ttftrace_counts "$BENCH_TMP/t.ttft.log") ;;
+	ttftrace*) counts=$(ttftrace_counts "$BENCH_TMP/t.ttft.log") ;;
 	bpftrace) counts=$(bpftrace_counts "$BENCH_TMP/b.txt") ;;
 	esac
 	stop_server
@@ -114,10 +126,10 @@ for load in ("realistic", "saturation"):
     R = [r for r in rows if r["load"] == load]
     if not R:
         continue
-    modes = [m for m in ("untraced", "ttftrace", "bpftrace")
+    modes = [m for m in ("untraced", "ttftrace", "bpftrace", "ttftrace_b")
              if any(r["mode"] == m for r in R)]
     print(f"\n({'a' if load == 'realistic' else 'b'}) {load} load")
-    print(f"  {'':9} {'tok/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
+    print(f"  {'':10} {'tok/s':>9} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'cores':>7} {'user':>7} {'bpf':>7} {'events/s':>9} "
           f"{'ns/event':>9} {'lost':>6} {'failed':>6}")
     m_cores, m_nsev = {}, {}
@@ -130,7 +142,7 @@ for load in ("realistic", "saturation"):
         nsev = [(r["cpu_ns"] + r["bpf_ns"]) / r["events"]
                 for r in M if r["events"]]
         m_cores[m], m_nsev[m] = med(cores), med(nsev)
-        print(f"  {m:9} {med([r['toks'] for r in M]):9.0f} "
+        print(f"  {m:10} {med([r['toks'] for r in M]):9.0f} "
               f"{med([r['p50'] for r in M]):8.2f} "
               f"{med([r['p99'] for r in M]):8.2f} "
               + (f"{med(cores):7.3f} {med(user):7.3f} {med(bpf):7.3f} "

@@ -32,6 +32,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by user space between open and load. */
 const volatile __u32 send_capture_bytes = TT_SEND_CAPTURE;
+/* Wake the collector only once this much is waiting: a wakeup per record
+ * would make the collector switch in and out with the traced threads,
+ * and those switches are events too. The collector polls on a timer. */
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -95,6 +99,16 @@ static __always_inline void count_lost(void)
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
+}
+
+static __always_inline void submit(void *rec)
+{
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
+				      wakeup_bytes ?
+			      BPF_RB_FORCE_WAKEUP :
+			      BPF_RB_NO_WAKEUP;
+
+	bpf_ringbuf_submit(rec, flags);
 }
 
 static __always_inline void *reserve(__u32 size, __u16 type)
@@ -169,7 +183,7 @@ static __always_inline void ensure_conn(const struct sock *sk)
 		BPF_CORE_READ_INTO((__u32 *)e->c.raddr, sk,
 				   __sk_common.skc_daddr);
 	}
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 static __always_inline void emit_sock(__u16 type, const struct sock *sk,
@@ -185,7 +199,7 @@ static __always_inline void emit_sock(__u16 type, const struct sock *sk,
 	e->h.flags = flags;
 	e->s.sk = (__u64)sk;
 	e->s.len = len;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 /* ---- interrupt context ---- */
@@ -312,7 +326,7 @@ int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 	e->f.child_tgid = ctgid;
 	e->f.child_tid = BPF_CORE_READ(child, pid);
 	BPF_CORE_READ_STR_INTO(&e->f.comm, child, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -326,7 +340,7 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 		return 0;
 	e = reserve(sizeof(*e), TT_EV_EXIT);
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
 	if (group_dead)
 		bpf_map_delete_elem(&traced_tgids, &tgid);
@@ -345,7 +359,7 @@ static __always_inline void emit_comm(struct task_struct *task)
 	e->h.tgid = BPF_CORE_READ(task, tgid);
 	e->h.tid = BPF_CORE_READ(task, pid);
 	BPF_CORE_READ_STR_INTO(&e->c.comm, task, comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -375,7 +389,7 @@ int BPF_PROG(tt_rename, struct task_struct *task, const char *comm)
 	e->h.tgid = BPF_CORE_READ(task, tgid);
 	e->h.tid = BPF_CORE_READ(task, pid);
 	bpf_probe_read_kernel_str(&e->c.comm, sizeof(e->c.comm), comm);
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -550,7 +564,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 		if (buf && n && !bpf_probe_read_user(s->data, n, buf))
 			s->nbytes = n;
 	}
-	bpf_ringbuf_submit(h, 0);
+	submit(h);
 	return 0;
 }
 
@@ -594,7 +608,7 @@ int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 	e->x.end_seq = e->x.seq + payload;
 	e->x.len = BPF_CORE_READ(skb, len);
 	e->x.pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -698,7 +712,7 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 				describe_fd(prev, pfd.fd, &e->sw);
 		}
 	}
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -729,7 +743,7 @@ static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 		e->w.waker_syscall = BPF_CORE_READ(regs, orig_ax);
 		e->w.waker_arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
 	}
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 SEC("tp_btf/sched_waking")
@@ -766,7 +780,7 @@ static __always_inline void emit_block(struct request *rq, __u16 phase,
 	e->b.phase = phase;
 	e->b.write = BPF_CORE_READ(rq, cmd_flags) & 1;
 	e->b.error = error;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 }
 
 static __always_inline void block_submitted(struct request *rq, __u16 phase)
@@ -826,7 +840,7 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 	e->f.dev = BPF_CORE_READ(mapping, host, i_sb, s_dev);
 	e->f.index = index;
 	e->f.pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -920,7 +934,7 @@ int tt_ioctl_exit(struct trace_event_raw_sys_exit *ctx)
 	if (e) {
 		e->i = *ioc;
 		e->i.ret = ctx->ret;
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	bpf_map_delete_elem(&ioctl_enter, &tid);
 	return 0;
@@ -959,7 +973,7 @@ int tt_openat(struct trace_event_raw_sys_enter *ctx)
 	if (!e)
 		return 0;
 	__builtin_memcpy(e->l.path, path, sizeof(path));
-	bpf_ringbuf_submit(e, 0);
+	submit(e);
 	return 0;
 }
 
@@ -1001,7 +1015,7 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 		e->c.ret = ret;
 		e->c.fn = fn;
 		e->c.pad = 0;
-		bpf_ringbuf_submit(e, 0);
+		submit(e);
 	}
 	bpf_map_delete_elem(&cuda_enter, &key);
 	return 0;

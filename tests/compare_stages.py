@@ -11,14 +11,20 @@ scenario) the engine instance's row is the one from the front-end's
 upstream_port read inside [its t_enqueue, its first token write].
 
 Ground truth per stage, per request (ns), from the logs:
-  network.in          t_read_done - t_first_byte_read (front-end)
+  network.in          t_read_done - t_first_byte_read - fe_read_wake_ns
+                      (front-end): the upload, less the wakeup after it
   network.out         client's first token - server's first token write
   scheduler.queue     queue_ns - engine_wake_delay_ns: waiting in the queue,
                       less the engine's own wakeup, which is runqueue time
   scheduler.runqueue  engine_run_delay_ns (the kernel's schedstat count for
                       the engine thread over the admitting iteration) +
-                      tokenize_ns - tokenize_cpu_ns (the tokenizer's wait);
-                      the front-end's other runqueue waits are not known
+                      fe_run_delay_ns (the same for the front-end thread,
+                      from the start of the request's last read to its
+                      first token write), for both instances with --proxy;
+                      the --split receiver thread's is not known (small).
+                      The front-end's runqueue waits in earlier reads of an
+                      upload are not on the critical path: the last bytes
+                      come when they come
   storage.io          io_wait_ns: the time blocked in the KV preads (their
                       CPU time is on-CPU time: compute.cpu, DESIGN section 4)
   compute.gpu         0 (no GPU in these scenarios)
@@ -98,15 +104,15 @@ def ground_truth(client, fe, eng):
     """Stage -> ns this request should get (see the module docstring)."""
     e = eng if eng is not None else fe
     run_delay = num(e, "engine_run_delay_ns")
-    # the tokenizer burns to a wall deadline: what it did not run, it waited
     tok_cpu = num(fe, "tokenize_cpu_ns")
-    tok_wait = num(fe, "tokenize_ns") - tok_cpu
+    fe_wait = num(fe, "fe_run_delay_ns") + (num(eng, "fe_run_delay_ns") if eng is not None else 0)
     gt = {
-        "network.in": num(fe, "t_read_done_ns") - num(fe, "t_first_byte_read_ns"),
+        "network.in": num(fe, "t_read_done_ns") - num(fe, "t_first_byte_read_ns") -
+        num(fe, "fe_read_wake_ns"),
         "network.out": num(client, "t_first_token_ns") - num(fe, "t_first_token_write_ns"),
         "scheduler.queue": num(e, "queue_ns") - num(e, "engine_wake_delay_ns"),
         "scheduler.runqueue": (run_delay if run_delay else num(e, "engine_runnable_ns")) +
-        tok_wait,
+        fe_wait,
         "storage.io": num(e, "io_wait_ns"),
         "compute.gpu": 0,
         "compute.cpu": num(e, "engine_cpu_ns") + tok_cpu,

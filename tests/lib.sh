@@ -89,21 +89,32 @@ stop_record() {
 	RECORD_STATUS=$?
 }
 
+# tt_forget PID: a process reaped already; tt_cleanup must not signal its
+# pid, which may be another's by then
+tt_forget() {
+	local p keep=()
+	for p in "${TT_PIDS[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	TT_PIDS=("${keep[@]}")
+}
+
 # stop_pid PID [SIGNAL]: signals it, waits up to 5 s, then SIGKILL; returns
 # its exit status (137 when it had to be killed)
 stop_pid() {
-	local pid=$1 sig=${2:-TERM} i rc
+	local pid=$1 sig=${2:-TERM} rc=137
 	kill -"$sig" "$pid" 2>/dev/null
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
 	if kill -0 "$pid" 2>/dev/null; then
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
-		return 137
+	else
+		wait "$pid" 2>/dev/null
+		rc=$?
 	fi
-	wait "$pid" 2>/dev/null
-	rc=$?
+	tt_forget "$pid"
 	return $rc
 }

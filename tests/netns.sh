@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
 # Two network namespaces joined by a veth pair, each end shaped by a token
 # bucket, for the network scenarios of the BPF tests: sourced, never run.
 # Needs root and iproute2 (ip, tc). The addresses are test-only hosts in
@@ -64,9 +65,9 @@ netns_setup() {
 		netns_cleanup
 		return 1
 	fi
-	# the link is up once a packet crosses it
-	if ! in_cli ping -c 1 -W 2 "$NETNS_SRV_ADDR" >/dev/null 2>&1 &&
-	   command -v ping >/dev/null; then
+	# the link is up once a packet crosses it (when ping is there to say)
+	if command -v ping >/dev/null &&
+	   ! in_cli ping -c 1 -W 2 "$NETNS_SRV_ADDR" >/dev/null 2>&1; then
 		echo "netns: $NETNS_SRV_ADDR does not answer from $NETNS_CLI" >&2
 		netns_cleanup
 		return 1

@@ -242,7 +242,7 @@ t_prefill_start_ns,t_prefill_end_ns,t_first_token_write_ns,\
 t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,\
 status,io_ns,io_wait_ns,engine_cpu_ns,engine_runnable_ns,engine_sleep_ns,\
 engine_run_delay_ns,engine_wake_delay_ns,t_first_byte_read_ns,t_token_ns,\
-upstream_port,tokenize_cpu_ns"
+upstream_port,tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns"
 check "log header: old columns first, ground-truth columns after" \
 	"$(head -1 "$TMP/sse.gt")" [ "$(head -1 "$TMP/sse.gt")" = "$cols" ]
 # the columns --help does not name (a trailing _ns may go unsaid)

@@ -21,11 +21,13 @@ mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 # ---- kill -9 mid-run
 start_server "$TT_TMP/gt.csv" --prefill-us exp:2000 --seed 3 -t 8 -i 1000
 start_record "$TT_TMP/killed.ttft" -p "$SERVER_PID"
-chrt -f 10 "$LOADGEN" -q -p "$PORT" -c 4 -d 4.5 --rate 100 --tokens 8 \
+chrt -f 10 "$LOADGEN" -q -p "$PORT" -c 4 -d 6 --rate 100 --tokens 8 \
 	-o "$TT_TMP/lg.csv" &
 lg_pid=$!
 TT_PIDS+=("$lg_pid")
-sleep 3.2
+# mid-run: once the server has answered 250 requests (2.5 s at 100/s)
+wait_for "[ \$(wc -l <$TT_TMP/gt.csv) -gt 250 ]" 30 ||
+	fail "rel_crash: the server answered too few requests"
 t_kill=$(mono_ns)
 kill -KILL "$RECORD_PID"
 wait "$RECORD_PID" 2>/dev/null
@@ -57,39 +59,71 @@ def check(name, cond, detail=""):
     ok &= bool(cond)
 
 
+def agree(name, pairs):
+    """pairs: (tool request, client row). Causality is strict: the kernel
+    had the request after the client sent it and put the first token on
+    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
+    allows 2% (at least one) off: the client reads late now and then on a
+    busy machine, which by causality can only make its TTFT longer."""
+    acausal = [r["id"] for r, c in pairs
+               if r["t_arrive_ns"] < int(c["t_send_ns"])
+               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
+    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
+          "first token)", not acausal,
+          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
+    errs, off = [], []
+    for r, c in pairs:
+        diff = r["ttft_ns"] - int(c["ttft_ns"])
+        errs.append(abs(diff))
+        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
+            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
+    errs.sort()
+    n = len(errs)
+    check(f"{name}: TTFT agrees with the client's", n > 0 and
+          len(off) <= max(1, n // 50),
+          f"{n - len(off)}/{n} within 0.5 ms + 1%"
+          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
+             f"{errs[-1] / 1e3:.0f} us" if n else "")
+          + (f"; off (tool - client): {off[:5]}" if off else ""))
+    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
+    check(f"{name}: token counts equal the client's", not tok,
+          f"{len(tok)} differ: {tok[:5]}")
+
+
+after = [c for c in rows if int(c["t_send_ns"]) > t_kill]
+check("the kill came mid-run", len(after) >= 10,
+      f"{len(after)} client requests sent after it")
 # flushed every second: what ended 1.5 s before the kill is on disk
 early = [c for c in rows if int(c["t_last_token_ns"]) < t_kill - 1_500_000_000]
 by_port = defaultdict(list)
 for r in reqs:
     by_port[int(r["peer"].rsplit(":", 1)[1])].append(r)
-missing, wrong = [], []
-for c in early:
-    m = [r for r in by_port.get(int(c["local_port"]), [])
-         if r["t_arrive_ns"] and
-         int(c["t_send_ns"]) <= r["t_arrive_ns"] <= int(c["t_first_token_ns"])]
-    if len(m) != 1 or not m[0]["complete"]:
-        missing.append(c["id"])
-        continue
-    err = abs(m[0]["ttft_ns"] - int(c["ttft_ns"]))
-    if err > 500_000 + 0.01 * int(c["ttft_ns"]) or \
-       m[0]["tokens"] != int(c["tokens"]):
-        wrong.append(c["id"])
+
+
+def match(c):  # the tool's requests for client row c
+    return [r for r in by_port.get(int(c["local_port"]), [])
+            if r["t_arrive_ns"] and int(c["t_send_ns"]) <= r["t_arrive_ns"]
+            <= int(c["t_first_token_ns"])]
+
+
+missing = [c["id"] for c in early
+           if [r["complete"] for r in match(c)] != [True]]
 check("every request that ended 1.5 s before the kill is there, complete",
       len(early) >= 100 and not missing,
       f"{len(early) - len(missing)} of {len(early)} (client ids missing: {missing[:5]})")
-check("they agree with the client (TTFT within 0.5 ms + 1%, tokens)",
-      len(wrong) <= 0.01 * len(early), f"{len(wrong)} differ: {wrong[:5]}")
-complete = [r for r in reqs if r["complete"]]
 # the requests complete in the file, late ones included, are exact too
-stray = []
+complete = [r for r in reqs if r["complete"]]
+pairs, stray = [], []
 for r in complete:
     m = [c for c in rows if int(c["local_port"]) == int(r["peer"].rsplit(":", 1)[1])
          and int(c["t_send_ns"]) <= r["t_arrive_ns"] <= int(c["t_first_token_ns"])]
-    if len(m) != 1 or m[0]["tokens"] != str(r["tokens"]) or \
-       abs(r["ttft_ns"] - int(m[0]["ttft_ns"])) > 500_000 + 0.01 * int(m[0]["ttft_ns"]):
+    if len(m) != 1:
         stray.append(r["id"])
-check("every complete request in the file matches the client's",
-      len(stray) <= 0.01 * len(complete), f"{len(stray)} do not: {stray[:5]}")
+    else:
+        pairs.append((r, m[0]))
+check("every complete request in the file is one the client made",
+      not stray, f"{len(stray)} are not: {stray[:5]}")
+agree("complete requests", pairs)
 bad = [r["id"] for r in complete
        if r.get("stages") is None or sum(r["stages"].values()) != r["ttft_ns"]]
 check("complete requests' stages sum to their TTFT", not bad,

@@ -4,7 +4,7 @@
 # SIGINT, SIGTERM, SIGHUP and SIGKILL, by -d, by its command's exit and by
 # a full disk; each time, the BPF programs, links and maps it held (read from
 # /proc/PID/fdinfo while it ran, so that other tracers running meanwhile do
-# not count) must be gone from the kernel within two seconds.
+# not count) must be gone from the kernel within seconds.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root rel_detach
@@ -21,61 +21,48 @@ if ! command -v bpftool >/dev/null; then
 	exit 1
 fi
 
-# held_ids PID KIND: the prog/map/link ids a process holds, one per line
-held_ids() {
-	cat /proc/"$1"/fdinfo/* 2>/dev/null |
-		awk -v k="$2_id:" '$1 == k { print $2 }' | sort -un
-}
-# live_ids KIND: the ids the kernel has now
-live_ids() {
-	bpftool "$1" list -j 2>/dev/null |
-		python3 -c 'import json, sys
-for o in json.load(sys.stdin) or []: print(o["id"])' | sort -un
-}
-count_tt_progs() {
-	bpftool prog list -j 2>/dev/null | python3 -c 'import json, sys
-print(sum(1 for p in json.load(sys.stdin) or []
-          if p.get("name", "").startswith("tt_")))'
-}
-
-# remember_held PID: sets HELD_prog, HELD_map, HELD_link
+# remember_held PID: the prog/map/link ids the process holds, as lines
+# "prog 12", in $TT_TMP/held, and their counts in HELD_prog, _map, _link
 remember_held() {
 	local k
+	cat /proc/"$1"/fdinfo/* 2>/dev/null |
+		awk '$1 ~ /^(prog|map|link)_id:$/ {
+			sub(/_id:$/, "", $1); print $1, $2 }' |
+		sort -u >"$TT_TMP/held"
 	for k in prog map link; do
-		printf -v "HELD_$k" '%s' "$(held_ids "$1" $k | tr '\n' ' ')"
+		printf -v "HELD_$k" '%s' "$(grep -c "^$k " "$TT_TMP/held")"
 	done
 }
-
 # still_loaded: the remembered ids the kernel still has ("prog 12 ...")
 still_loaded() {
-	local k held id out=
+	local k
 	for k in prog map link; do
-		held=HELD_$k
-		for id in $(comm -12 <(tr ' ' '\n' <<<"${!held}" | sort -u) \
-			<(live_ids $k | sort -u)); do
-			out+="$k $id "
-		done
-	done
-	printf '%s' "$out"
+		bpftool "$k" list 2>/dev/null |
+			awk -F: -v k=$k '/^[0-9]+:/ { print k, $1 }'
+	done | sort -u | comm -12 "$TT_TMP/held" - | tr '\n' ' '
+}
+count_tt_progs() {
+	bpftool prog list 2>/dev/null | grep -c ' name tt_'
 }
 
-# expect_released NAME: every remembered id leaves within 2 s
+# expect_released NAME: every remembered id leaves within 5 s of the exit
+# (typically 0.1 to 0.5 s: the kernel frees them after RCU grace periods,
+# longer on a busy machine)
 expect_released() {
-	local left i
-	for i in $(seq 40); do
+	local left t0 ms
+	t0=$(date +%s%N)
+	while :; do
 		left=$(still_loaded)
-		[ -z "$left" ] && break
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		[ -z "$left" ] || [ $ms -ge 5000 ] && break
 		sleep 0.05
 	done
-	check "rel_detach: $1: programs, links and maps released (${left:-none left}; tt_ programs loaded now: $(count_tt_progs))" \
+	check "rel_detach: $1: programs, links and maps released after $ms ms (${left:-none left}; tt_ programs loaded now: $(count_tt_progs))" \
 		[ -z "$left" ]
 }
 
 held_enough() { # the recorder holds programs and links
-	local np nl
-	np=$(wc -w <<<"$HELD_prog")
-	nl=$(wc -w <<<"$HELD_link")
-	[ "$np" -ge 20 ] && [ "$nl" -ge 20 ]
+	[ "$HELD_prog" -ge 20 ] && [ "$HELD_link" -ge 20 ]
 }
 
 echo "  tt_ programs loaded before: $(count_tt_progs)"
@@ -86,7 +73,7 @@ for sig in INT TERM HUP KILL; do
 	"$LOADGEN" -q -p "$PORT" -c 2 -n 10 --tokens 4 ||
 		fail "rel_detach: loadgen"
 	remember_held "$RECORD_PID"
-	check "rel_detach: SIG$sig: record holds $(wc -w <<<"$HELD_prog") programs, $(wc -w <<<"$HELD_link") links, $(wc -w <<<"$HELD_map") maps" \
+	check "rel_detach: SIG$sig: record holds $HELD_prog programs, $HELD_link links, $HELD_map maps" \
 		held_enough
 	kill -"$sig" "$RECORD_PID"
 	wait "$RECORD_PID" 2>/dev/null

@@ -66,6 +66,37 @@ def check(name, cond, detail=""):
     ok &= bool(cond)
 
 
+def agree(name, pairs):
+    """pairs: (tool request, client row). Causality is strict: the kernel
+    had the request after the client sent it and put the first token on
+    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
+    allows 2% (at least one) off: the client reads late now and then on a
+    busy machine, which by causality can only make its TTFT longer."""
+    acausal = [r["id"] for r, c in pairs
+               if r["t_arrive_ns"] < int(c["t_send_ns"])
+               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
+    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
+          "first token)", not acausal,
+          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
+    errs, off = [], []
+    for r, c in pairs:
+        diff = r["ttft_ns"] - int(c["ttft_ns"])
+        errs.append(abs(diff))
+        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
+            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
+    errs.sort()
+    n = len(errs)
+    check(f"{name}: TTFT agrees with the client's", n > 0 and
+          len(off) <= max(1, n // 50),
+          f"{n - len(off)}/{n} within 0.5 ms + 1%"
+          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
+             f"{errs[-1] / 1e3:.0f} us" if n else "")
+          + (f"; off (tool - client): {off[:5]}" if off else ""))
+    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
+    check(f"{name}: token counts equal the client's", not tok,
+          f"{len(tok)} differ: {tok[:5]}")
+
+
 # The LOST records, per CPU: ms from the first event, count, cpu, since.
 # The first event's absolute time (t0) is found from the data_ready
 # records: each complete request's t_arrive is one of them.
@@ -138,7 +169,7 @@ check("every complete request's stages sum to its TTFT exactly", not bad,
 by_port = defaultdict(list)
 for c in client:
     by_port[int(c["local_port"])].append(c)
-unmatched, ttft_ok, tok_bad, errs = [], 0, [], []
+unmatched, pairs = [], []
 for r in complete:
     port = int(r["peer"].rsplit(":", 1)[1])
     m = [c for c in by_port.get(port, [])
@@ -146,23 +177,10 @@ for r in complete:
     if len(m) != 1:
         unmatched.append(r["id"])
         continue
-    c = m[0]
-    err = abs(r["ttft_ns"] - int(c["ttft_ns"]))
-    errs.append(err)
-    ttft_ok += err <= 500_000 + 0.01 * int(c["ttft_ns"])
-    if r["tokens"] != int(c["tokens"]):
-        tok_bad.append(r["id"])
+    pairs.append((r, m[0]))
 check("every complete request matches one client request", not unmatched,
       f"{len(unmatched)} do not: {unmatched[:5]}")
-n = len(errs)
-errs.sort()
-check("complete requests' TTFT agrees with the client's",
-      n > 0 and ttft_ok >= 0.99 * n,
-      f"{ttft_ok}/{n} within 0.5 ms + 1%" +
-      (f"; error p50 {errs[n // 2] / 1e3:.1f} us, worst {errs[-1] / 1e3:.1f} us"
-       if n else ""))
-check("complete requests' token counts equal the client's", not tok_bad,
-      f"{len(tok_bad)} differ: {tok_bad[:5]}")
+agree("complete requests", pairs)
 print(f"  {len(reqs)} requests, {len(complete)} complete, "
       f"{len(lost_reqs)} lost; client {len(client)} ok")
 sys.exit(0 if ok else 1)

@@ -56,7 +56,7 @@ A_PID=$(cat "$D/A.pid") B1_PID=$(cat "$D/B1.pid")
 PORT_A=$(cat "$D/pA") PORT_B=$(cat "$D/pB1")
 TT_PIDS+=("$A_PID" "$B1_PID")
 
-chrt -f 10 "$LOADGEN" -q -p "$PORT_A" -c 2 -d 5 --rate 40 --tokens 8 \
+chrt -f 10 "$LOADGEN" -q -p "$PORT_A" -c 2 -d 6 --rate 40 --tokens 8 \
 	-o "$D/lgA.csv" &
 lgA=$!
 # long streams (200 tokens, 1 ms apart): the kill cuts some mid-stream
@@ -167,26 +167,59 @@ def match(c):  # the tool's requests for client row c
             <= (int(c["t_first_token_ns"]) or int(c["t_send_ns"]) + 10**10)]
 
 
-def exact(name, client, lport):
+def agree(name, pairs):
+    """pairs: (tool request, client row). Causality is strict: the kernel
+    had the request after the client sent it and put the first token on
+    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
+    allows 2% (at least one) off: the client reads late now and then on a
+    busy machine, which by causality can only make its TTFT longer."""
+    acausal = [r["id"] for r, c in pairs
+               if r["t_arrive_ns"] < int(c["t_send_ns"])
+               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
+    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
+          "first token)", not acausal,
+          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
+    errs, off = [], []
+    for r, c in pairs:
+        diff = r["ttft_ns"] - int(c["ttft_ns"])
+        errs.append(abs(diff))
+        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
+            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
+    errs.sort()
+    n = len(errs)
+    check(f"{name}: TTFT agrees with the client's", n > 0 and
+          len(off) <= max(1, n // 50),
+          f"{n - len(off)}/{n} within 0.5 ms + 1%"
+          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
+             f"{errs[-1] / 1e3:.0f} us" if n else "")
+          + (f"; off (tool - client): {off[:5]}" if off else ""))
+    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
+    check(f"{name}: token counts equal the client's", not tok,
+          f"{len(tok)} differ: {tok[:5]}")
+
+
+def exact(name, client):
+    """Every whole client request is one complete request of the tool."""
     good = [c for c in client if c["status"] == "ok"]
-    wrong = []
+    wrong, pairs = [], []
     for c in good:
         m = match(c)
-        if len(m) != 1 or not m[0]["complete"] or \
-           m[0]["tokens"] != int(c["tokens"]) or \
-           abs(m[0]["ttft_ns"] - int(c["ttft_ns"])) > \
-           500_000 + 0.01 * int(c["ttft_ns"]):
-            wrong.append(c["id"])
-    check(f"{name}: every client request is complete and agrees",
-          len(good) > 0 and len(wrong) <= 0.01 * len(good),
-          f"{len(good) - len(wrong)} of {len(good)}; client ids not: {wrong[:5]}")
+        if len(m) != 1 or not m[0]["complete"]:
+            wrong.append((c["id"], [(r["id"], r["incomplete_reason"])
+                                    for r in m]))
+        else:
+            pairs.append((m[0], c))
+    check(f"{name}: every whole client request is complete",
+          len(good) > 0 and not wrong,
+          f"{len(good) - len(wrong)} of {len(good)}; not: {wrong[:5]}")
+    agree(name, pairs)
     return good
 
 
-a = exact("A, untouched", rows("lgA.csv"), port_a)
+a = exact("A, untouched", rows("lgA.csv"))
 b1 = rows("lgB1.csv")
-exact("B before the kill", b1, port_b)
-b2 = exact("B restarted", rows("lgB2.csv"), port_b)
+exact("B before the kill", b1)
+b2 = exact("B restarted", rows("lgB2.csv"))
 complete_a = [r for r in reqs if r["lport"] == port_a and r["complete"]]
 check("A: as many complete requests as the client made",
       len(complete_a) == len(a), f"{len(complete_a)}, client {len(a)}")

@@ -412,23 +412,23 @@ static void spin_child(void)
 	long b0;
 
 	ctx = setup(CU_CTX_SCHED_SPIN, &f, "prefill");
+	cpu_or_runnable(); /* warm up: the first fopen can be slow */
 	t0 = mono();
 	CU_OK(launch_ns(f, NULL, 3 * MS));
 	CU_OK(launch_ns(f, NULL, 2 * MS));
 	CU_OK(launch_ns(f, NULL, 1 * MS));
 	/* no kernelParams: gridDimX us */
 	CU_OK(cu.cuLaunchKernel(f, 500, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-	w0 = mono();
 	r0 = cpu_or_runnable();
 	b0 = blocks();
+	w0 = mono();
 	CU_OK(cu.cuStreamSynchronize(NULL));
+	w1 = mono();
 	/* never blocked: on CPU, or preempted on a busy machine */
 	TT_CHECK_EQ_U64(blocks() - b0, 0);
 	r1 = cpu_or_runnable();
-	w1 = mono();
 	TT_CHECK(w1 - t0 >= 6500 * US);
-	TT_CHECK(w1 - w0 >= 5 * MS);
-	if (r0)
+	if (r0 && w1 - w0 >= 1 * MS)
 		TT_CHECK((r1 - r0) * 10 >= (w1 - w0) * 8);
 	w0 = mono();
 	CU_OK(cu.cuCtxSynchronize()); /* nothing left */
@@ -816,9 +816,9 @@ static void log_child(void)
 			TT_CHECK(u64(rows[i].f[3]) >= u64(rows[i].f[2]));
 			if (nk == 3)
 				TT_CHECK(u64(rows[i].f[3]) >= u64(k[2]->f[7]));
-			TT_CHECK(!strcmp(rows[i].f[1], nsync ?
-							       "cuCtxSynchronize" :
-							       "cuStreamSynchronize"));
+			TT_CHECK(!strcmp(rows[i].f[1],
+					 nsync ? "cuCtxSynchronize" :
+						 "cuStreamSynchronize"));
 			nsync++;
 		} else if (!strcmp(rows[i].f[0], "device")) {
 			ndev++;
@@ -854,7 +854,8 @@ static void log_child(void)
 			TT_CHECK(!strcmp(k[i]->f[10], names[i]));
 			TT_CHECK_EQ_U64(u64(k[i]->f[11]), gettid());
 			if (i)
-				TT_CHECK(u64(k[i]->f[6]) >= u64(k[i - 1]->f[7]));
+				TT_CHECK(u64(k[i]->f[6]) >=
+					 u64(k[i - 1]->f[7]));
 		}
 	}
 	free(buf);

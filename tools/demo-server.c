@@ -45,7 +45,7 @@
 #define MAX_BATCH 4096
 #define EVENT_BUF 256
 #define KV_ALIGN 4096
-#define KV_CHUNK (256 * 1024)	/* one pread, as a KV block load */
+#define KV_CHUNK (1024 * 1024)	/* one pread, as a KV block load */
 #define ROW_BUF 1024
 
 enum framing { FRAMING_SSE, FRAMING_CHUNKED };
@@ -120,6 +120,12 @@ struct request {
 	uint64_t t_first_byte_read, t_read_done;
 	uint64_t t_first_write, t_last_write;
 	uint64_t tokenize_ns, tokenize_cpu_ns;
+	/*
+	 * The front-end thread's runqueue wait (schedstat): when the last
+	 * read of the request began, from then to the first token write, and
+	 * in that read (its wakeup once the last bytes came).
+	 */
+	uint64_t fe_rd_start, fe_run_delay, fe_read_wake;
 	uint64_t tokens_written;
 	int upstream_port;	/* --proxy: local port of the upstream link */
 	struct engine_truth truth;
@@ -170,6 +176,7 @@ struct worker {
 	int up_fd;		/* --proxy: upstream link, under conn_lock */
 	int up_port;
 	struct conn *up;	/* its receive buffer */
+	int sched_fd;		/* this thread's schedstat, or -1 */
 };
 
 struct server {
@@ -203,6 +210,9 @@ struct http_req {
 struct conn {
 	int fd;
 	int peer_port;
+	int sched_fd;		/* the worker's schedstat, or -1 */
+	uint64_t rd_start;	/* its run delay when the last read began */
+	uint64_t read_wake;	/* its run delay in that read */
 	char *buf;
 	size_t len, cap;
 };
@@ -306,22 +316,33 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 }
 
-/* the calling thread's runqueue wait so far (schedstat), 0 when unknown */
-static uint64_t engine_run_delay(const struct engine *e)
+/* a thread's runqueue wait so far, from its open schedstat; 0: unknown */
+static uint64_t run_delay(int sched_fd)
 {
 	unsigned long long on_cpu, delay;
 	char buf[128];
 	ssize_t n;
 
-	if (e->sched_fd < 0)
+	if (sched_fd < 0)
 		return 0;
-	n = pread(e->sched_fd, buf, sizeof(buf) - 1, 0);
+	n = pread(sched_fd, buf, sizeof(buf) - 1, 0);
 	if (n <= 0)
 		return 0;
 	buf[n] = '\0';
 	if (sscanf(buf, "%llu %llu", &on_cpu, &delay) != 2)
 		return 0;
 	return delay;
+}
+
+/* the calling thread's own schedstat, to read its runqueue wait from */
+static int open_sched_stat(void)
+{
+	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
+static uint64_t engine_run_delay(const struct engine *e)
+{
+	return run_delay(e->sched_fd);
 }
 
 /*
@@ -628,7 +649,7 @@ static void *engine_main(void *arg)
 
 	pthread_setname_np(pthread_self(), "demo-engine");
 	/* thread-self: this thread's own runqueue wait, for the ground truth */
-	e->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	e->sched_fd = open_sched_stat();
 	for (;;) {
 		rd_start = engine_run_delay(e);
 		n = engine_admit(e, e->admitted);
@@ -1195,6 +1216,23 @@ static ssize_t conn_fill(struct conn *c)
 	return n;
 }
 
+/*
+ * conn_fill() of a request read, noting the front-end's runqueue wait: only
+ * the wakeup after the last bytes delays the request; earlier reads of a
+ * slow upload wait for the network anyway.
+ */
+static ssize_t conn_fill_timed(struct conn *c)
+{
+	uint64_t rd0 = run_delay(c->sched_fd);
+	ssize_t n = conn_fill(c);
+
+	if (n > 0) {
+		c->rd_start = rd0;
+		c->read_wake = run_delay(c->sched_fd) - rd0;
+	}
+	return n;
+}
+
 static const char *status_text(int code)
 {
 	switch (code) {
@@ -1297,6 +1335,8 @@ static int read_request(struct server *srv, struct conn *c,
 
 	memset(hr, 0, sizeof(*hr));
 	hr->t_read_done = mono_ns();
+	c->rd_start = run_delay(c->sched_fd);
+	c->read_wake = 0;
 	/* pipelined bytes of this request were read with the previous one */
 	if (c->len)
 		hr->t_first_byte_read = hr->t_read_done;
@@ -1308,7 +1348,7 @@ static int read_request(struct server *srv, struct conn *c,
 			send_error(srv, c, 431, false, "header too large");
 			return -1;
 		}
-		n = conn_fill(c);
+		n = conn_fill_timed(c);
 		if (n <= 0)
 			return n == 0 && c->len == 0 ? 0 : -1;
 		hr->t_read_done = mono_ns();
@@ -1373,7 +1413,7 @@ static int read_request(struct server *srv, struct conn *c,
 		return -1;
 	}
 	while (c->len < hdr_len + content_length) {
-		n = conn_fill(c);
+		n = conn_fill_timed(c);
 		if (n <= 0)
 			return -1;
 		hr->t_read_done = mono_ns();
@@ -1575,6 +1615,14 @@ static void cancel_request(struct worker *w, struct request *req)
 	while (!done);
 }
 
+/* the first token write: its time, and the front-end's runqueue wait */
+static void note_first_write(struct worker *w, struct request *req)
+{
+	req->t_first_write = req->t_last_write;
+	if (w->sched_fd >= 0)
+		req->fe_run_delay = run_delay(w->sched_fd) - req->fe_rd_start;
+}
+
 /*
  * Streams tokens as SSE events as the engine produces them, headers first;
  * 0 or -errno (-ECANCELED: the server stopped). The caller ends the stream.
@@ -1608,7 +1656,7 @@ static int stream_tokens(struct worker *w, struct conn *c,
 				return -EINVAL;
 			req->t_last_write = mono_ns();
 			if (!req->tokens_written)
-				req->t_first_write = req->t_last_write;
+				note_first_write(w, req);
 			err = write_all(c->fd, buf, hlen + n);
 			if (err)
 				return err;
@@ -1671,7 +1719,8 @@ static int whole_response(struct worker *w, struct conn *c,
 		     "content-length: %zu\r\n"
 		     "connection: %s\r\n\r\n%s",
 		     len, keep_alive ? "keep-alive" : "close", body);
-	req->t_first_write = req->t_last_write = mono_ns();
+	req->t_last_write = mono_ns();
+	note_first_write(w, req);
 	err = write_all(c->fd, resp, n);
 	if (!err)
 		req->tokens_written = produced;
@@ -1693,7 +1742,7 @@ static void log_request(struct server *srv, const struct request *req,
 	n = snprintf(row, sizeof(row),
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu,%llu,%d,%llu\n",
+		     "%llu,%llu,%d,%llu,%llu,%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
 		     (unsigned long long)t->t_enqueue,
@@ -1718,7 +1767,9 @@ static void log_request(struct server *srv, const struct request *req,
 		     (unsigned long long)t->wake_delay_ns,
 		     (unsigned long long)req->t_first_byte_read,
 		     (unsigned long long)t->t_token, req->upstream_port,
-		     (unsigned long long)req->tokenize_cpu_ns);
+		     (unsigned long long)req->tokenize_cpu_ns,
+		     (unsigned long long)req->fe_run_delay,
+		     (unsigned long long)req->fe_read_wake);
 	if (n < 0 || n >= (int)sizeof(row))
 		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */
@@ -1975,7 +2026,7 @@ static int proxy_stream(struct worker *w, struct conn *c, struct request *req,
 			return -EINVAL;
 		req->t_last_write = mono_ns();
 		if (!req->tokens_written)
-			req->t_first_write = req->t_last_write;
+			note_first_write(w, req);
 		err = write_all(c->fd, buf, hlen + n);
 		if (err)
 			return err;
@@ -2010,7 +2061,8 @@ static int proxy_whole(struct worker *w, struct conn *c, struct request *req,
 		     "connection: %s\r\n\r\n",
 		     (unsigned long long)length,
 		     keep_alive ? "keep-alive" : "close");
-	req->t_first_write = req->t_last_write = mono_ns();
+	req->t_last_write = mono_ns();
+	note_first_write(w, req);
 	err = write_all(c->fd, head, n);
 	if (!err)
 		err = write_all(c->fd, u->buf, length);
@@ -2104,6 +2156,8 @@ static bool handle_completion(struct worker *w, struct conn *c,
 					       srv->opts.tokens;
 	req.stream = args.stream;
 	req.t_first_byte_read = hr->t_first_byte_read;
+	req.fe_rd_start = c->rd_start;
+	req.fe_read_wake = c->read_wake;
 	req.t_read_done = hr->t_read_done;
 	req.tokenize_ns = tokenize(hr->body, hr->body_len,
 				   args.prompt_bytes *
@@ -2172,6 +2226,7 @@ static void serve_connection(struct worker *w, int fd)
 	/* token events are small writes; Nagle would hold them back */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	c.peer_port = socket_port(fd, true);
+	c.sched_fd = w->sched_fd;
 	while (read_request(w->srv, &c, &hr) > 0) {
 		if (!handle_request(w, &c, &hr))
 			break;
@@ -2202,6 +2257,7 @@ static void *worker_main(void *arg)
 
 	snprintf(name, sizeof(name), "demo-fe-%d", w->index);
 	pthread_setname_np(pthread_self(), name);
+	w->sched_fd = open_sched_stat();
 	for (;;) {
 		fd = accept4(srv->listen_fd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
@@ -2222,6 +2278,9 @@ static void *worker_main(void *arg)
 		worker_set_conn(w, -1);
 		close(fd);
 	}
+	if (w->sched_fd >= 0)
+		close(w->sched_fd);
+	w->sched_fd = -1;
 	return NULL;
 }
 
@@ -2303,7 +2362,7 @@ static int open_log(const char *path)
 		"engine_runnable_ns,"
 		"engine_sleep_ns,engine_run_delay_ns,engine_wake_delay_ns,"
 		"t_first_byte_read_ns,t_token_ns,upstream_port,"
-		"tokenize_cpu_ns\n";
+		"tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns\n";
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -2348,7 +2407,7 @@ static void usage(FILE *f)
 "      --kv-file PATH          at prefill, read each new request's KV blocks from\n"
 "                              PATH with O_DIRECT (PATH must be on a block device)\n"
 "      --kv-read-bytes N       bytes read per request, a multiple of 4096, in\n"
-"                              262144-byte preads from a random offset (--seed)\n"
+"                              1 MiB preads from a random offset (--seed)\n"
 "      --handoff H             cond|pipe: how tokens reach the front-end (default cond)\n"
 "      --split                 run the engine in a process of its own (forked at\n"
 "                              start): each front-end thread talks to it over its\n"
@@ -2391,6 +2450,12 @@ static void usage(FILE *f)
 "  upstream_port             --proxy: local port of the link to the engine\n"
 "                            instance (its log's peer_port), else 0\n"
 "  tokenize_cpu_ns           the front-end's CPU time in tokenize_ns\n"
+"  fe_run_delay_ns           the kernel's runqueue wait of the front-end thread\n"
+"                            from the start of the last read of the request\n"
+"                            (earlier reads of a slow upload wait on the\n"
+"                            network anyway) to its first token write\n"
+"  fe_read_wake_ns           the part of it in that read: its wakeup once the\n"
+"                            last bytes came\n"
 "Engine columns are 0 when the engine is another instance (--proxy).\n"
 "\n"
 "Plain SSE framing ends a response at [DONE] with no length: clients other\n"
@@ -2702,11 +2767,13 @@ static int workers_start(struct server *srv)
 		w->pipe_rd = w->pipe_wr = -1;
 		w->engine_fd = srv->engine_fds ? srv->engine_fds[i] : -1;
 		w->up_fd = -1;
+		w->sched_fd = -1;
 		if (srv->opts.proxy) {
 			w->up = calloc(1, sizeof(*w->up));
 			if (!w->up)
 				return -ENOMEM;
 			w->up->fd = -1;
+			w->up->sched_fd = -1;
 		}
 		if (srv->opts.handoff == HANDOFF_PIPE) {
 			if (pipe2(fds, O_CLOEXEC))

@@ -15,6 +15,7 @@ lg=${LOADGEN:-build/tools/loadgen-static}
 py=${PYTHON:-python3}
 requests=${REQUESTS:-60}
 mkdir -p "$out"
+rm -f "$out"/port "$out"/port0 "$out"/*.csv "$out"/*.ttft* # a stale port file would be read as the new one
 server=
 record=
 cleanup() {
@@ -33,6 +34,15 @@ wait_for() { # CMD SECONDS
 	done
 }
 
+# The client runs SCHED_FIFO where allowed, so that its own wakeup delay does
+# not blur the reference TTFT; some VMs refuse it.
+client() { # CSV REQUESTS
+	local rt=
+	chrt -f 10 true 2>/dev/null && rt="chrt -f 10"
+	$rt "$lg" -p "$port" -c 2 -n "$2" --new-conn --tokens 16 \
+		--prompt-bytes 256 -o "$1" 2>&1
+}
+
 section machine
 uname -r
 nvidia-smi -L 2>&1 | head -4
@@ -45,9 +55,32 @@ grep -i nvidia /proc/devices
 section ttftrace check
 "$tt" check 2>&1
 
+# A model big enough for the GPU to matter: 24 layers of 2048, prompts
+# repeated to 1536 tokens (GPU_MODEL overrides).
+model=${GPU_MODEL:---layers 24 --hidden 2048 --prefill-tokens 1536}
+
+section "server start traced (ttftrace record -c): CUDA init ioctls"
+# shellcheck disable=SC2086
+"$tt" record -c "$py tools/gpu_server.py --port-file $out/port0 --log $out/server0.csv --tokens 16 $model" \
+	-o "$out/start.ttft" 2>"$out/start.log" &
+record=$!
+if wait_for "[ -s $out/port0 ]" 180; then
+	port=$(cat "$out/port0")
+	client "$out/client-start.csv" 10 | tail -3
+else
+	echo "server did not start under ttftrace:"
+	tail -5 "$out/start.log"
+fi
+kill -INT "$record"
+wait "$record"
+record=
+cat "$out/start.log"
+"$tt" report "$out/start.ttft" 2>&1 | sed -n '/^GPU devices/,$p'
+
 section server
+# shellcheck disable=SC2086
 "$py" tools/gpu_server.py --port-file "$out/port" --log "$out/server.csv" \
-	--tokens 16 >"$out/server.log" 2>&1 &
+	--tokens 16 $model >"$out/server.log" 2>&1 &
 server=$!
 if ! wait_for "[ -s $out/port ]" 180; then
 	echo "server did not start:"
@@ -56,7 +89,7 @@ if ! wait_for "[ -s $out/port ]" 180; then
 fi
 port=$(cat "$out/port")
 echo "server pid $server on 127.0.0.1:$port"
-grep -m1 libcuda "/proc/$server/maps" | awk '{print "libcuda mapped:", $6}'
+grep -m1 'libcuda\.so' "/proc/$server/maps" | awk '{print "libcuda mapped:", $6}'
 
 run() { # NAME PROBES REQUESTS
 	local name=$1 probes=$2 n=$3
@@ -69,8 +102,7 @@ run() { # NAME PROBES REQUESTS
 		record=
 		return 1
 	fi
-	chrt -f 10 "$lg" -p "$port" -c 2 -n "$n" --new-conn --tokens 16 \
-		--prompt-bytes 256 -o "$out/client-$name.csv" 2>&1
+	client "$out/client-$name.csv" "$n"
 	kill -INT "$record"
 	wait "$record"
 	record=
@@ -98,8 +130,7 @@ PY
 }
 
 section "untraced baseline ($requests requests)"
-chrt -f 10 "$lg" -p "$port" -c 2 -n "$requests" --new-conn --tokens 16 \
-	--prompt-bytes 256 -o "$out/client-untraced.csv" 2>&1
+client "$out/client-untraced.csv" "$requests"
 run sync sync "$requests"
 run all all $((requests / 2))
 section done

@@ -37,7 +37,9 @@ class Engine(threading.Thread):
             cfg = GPT2Config(vocab_size=4096, n_positions=2048, n_embd=args.hidden,
                              n_layer=args.layers, n_head=max(1, args.hidden // 64))
             self.torch = torch
-            self.model = GPT2LMHeadModel(cfg).to("cuda", dtype=torch.float16).eval()
+            torch.set_default_dtype(torch.float16)
+            with torch.device("cuda"):  # random init on the GPU: fast
+                self.model = GPT2LMHeadModel(cfg).eval()
             with torch.no_grad():  # warm up kernels and the allocator
                 ids = torch.randint(0, 4096, (1, 64), device="cuda")
                 self.model(ids, use_cache=True)
@@ -67,6 +69,9 @@ class Engine(threading.Thread):
         torch = self.torch
         with torch.no_grad():
             prompt = job["prompt"].encode()[: self.args.max_prompt] or b"x"
+            # --prefill-tokens repeats the prompt: a long prefill on the GPU
+            reps = -(-self.args.prefill_tokens // len(prompt))
+            prompt = (prompt * max(1, reps))[: max(len(prompt), self.args.prefill_tokens)]
             ids = torch.tensor([list(prompt)], device="cuda") % 4096
             t0 = now()
             out = self.model(ids, use_cache=True)
@@ -147,6 +152,7 @@ def main():
     p.add_argument("--layers", type=int, default=8)
     p.add_argument("--hidden", type=int, default=512)
     p.add_argument("--max-prompt", type=int, default=512)
+    p.add_argument("--prefill-tokens", type=int, default=0)
     p.add_argument("--fake", action="store_true", help="no model: sleeps")
     p.add_argument("--fake-prefill-ms", type=float, default=5)
     p.add_argument("--fake-step-ms", type=float, default=2)

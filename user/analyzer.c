@@ -1276,10 +1276,9 @@ int tt_analyzer_add_devices(struct tt_analyzer *a,
 	size_t i;
 	int err;
 
+	/* FIFOs standing in for a device have no rdev: known by inode */
 	for (i = 0; i < n; i++) {
-		if (!devs[i].rdev)
-			continue;
-		err = tt_critpath_add_gpu_rdev(a->cp, devs[i].rdev);
+		err = tt_critpath_add_gpu_device(a->cp, &devs[i]);
 		if (err)
 			return err;
 	}

@@ -333,6 +333,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		goto cleanup;
 	}
 	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
+	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,
@@ -404,13 +405,17 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 
 int tt_collector_poll(struct tt_collector *c, int timeout_ms)
 {
-	int n = ring_buffer__poll(c->rb, timeout_ms);
+	int n = 0;
 
-	if (n == -EINTR)
-		return 0;
+	/* records are submitted without a wakeup until the buffer fills up:
+	 * sleep until then or the timeout, then take whatever is there */
+	if (timeout_ms)
+		n = ring_buffer__poll(c->rb, timeout_ms);
+	if (n >= 0 || n == -EINTR)
+		n = ring_buffer__consume(c->rb);
 	if (n < 0 && c->cb_err)
 		return c->cb_err;
-	return n;
+	return n == -EINTR ? 0 : n;
 }
 
 int tt_collector_check_lost(struct tt_collector *c)

@@ -646,7 +646,6 @@ static int call_push(struct tt_critpath *cp, struct cp_thread *th,
 	struct cp_call *nested = NULL, piece;
 	size_t j = th->ncalls, m, i;
 	__u64 cur;
-	int err = 0;
 
 	while (j > 0 && th->calls[j - 1].start >= c.start)
 		j--;
@@ -682,7 +681,7 @@ static int call_push(struct tt_critpath *cp, struct cp_thread *th,
 		}
 	}
 	free(nested);
-	return err;
+	return 0;
 }
 
 static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
@@ -1978,10 +1977,12 @@ static __u64 gpu_boundary(const struct tt_critpath *cp,
 
 	for (; j >= 0; j--) {
 		c = &th->calls[j];
+		if (c->end <= floor)
+			return 0;
 		if (c->cls == TT_CUDA_SYNC && c->end <= ve)
 			break;
 	}
-	if (j < 0 || th->calls[j].end <= floor)
+	if (j < 0)
 		return 0;
 	visible = handoff_in(cp, th, floor, ve);
 	for (i = j - 1; i >= 0 && th->calls[i].end > floor; i--) {

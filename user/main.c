@@ -209,7 +209,11 @@ static pid_t spawn_command(const char *cmd, int *release_fd)
 	pid = fork();
 	if (pid < 0)
 		return -1;
+	if (pid > 0)
+		setpgid(pid, pid); /* also here: no race with the kill below */
 	if (pid == 0) {
+		/* its own process group: stopping it stops all it started */
+		setpgid(0, 0);
 		close(fds[1]);
 		if (read(fds[0], &c, 1) != 1)
 			_exit(127);
@@ -460,8 +464,9 @@ cleanup:
 		close(release_fd);
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
-	if (child > 0 && waitpid(child, NULL, WNOHANG) == 0) {
-		kill(child, SIGTERM);
+	if (child > 0) {
+		/* the command's whole group: sh -c may have forked the real one */
+		kill(-child, SIGTERM);
 		waitpid(child, NULL, 0);
 	}
 	tt_collector_close(c);

@@ -480,6 +480,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the engine was woken by the reader";
 	case TT_CP_DISP_HANDOFF:
 		return "the engine's last hand-off to another request";
+	case TT_CP_DISP_GPU:
+		return "the first GPU launch of the iteration after the one running when the request was read";
 	default:
 		return "nothing better: taken as t_read";
 	}

@@ -249,7 +249,8 @@ static void cpu_relax(void)
 #endif
 }
 
-static void stub_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void stub_err(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 static void stub_err(const char *fmt, ...)
 {
 	char line[512];
@@ -262,7 +263,8 @@ static void stub_err(const char *fmt, ...)
 }
 
 /* One write(2) per line, O_APPEND: whole lines even from many threads. */
-static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
 static void log_line(const char *fmt, ...)
 {
 	int fd = __atomic_load_n(&g.logfd, __ATOMIC_ACQUIRE), n;
@@ -489,8 +491,9 @@ static void *device_main(void *arg)
 		pthread_mutex_unlock(&g.lock);
 		log_line("kernel,%u,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%d\n",
-			 ctx->obj.id, it->stream_id, it->seq, it->t_launch_enter,
-			 it->t_launch_exit, it->t_start, it->t_end, it->duration,
+			 ctx->obj.id, it->stream_id, it->seq,
+			 it->t_launch_enter, it->t_launch_exit, it->t_start,
+			 it->t_end, it->duration,
 			 fn_names[it->fn], it->name, (int)it->tid);
 		free(it);
 		pthread_mutex_lock(&g.lock);
@@ -810,10 +813,7 @@ static CUresult open_device(void)
 				 g.devpath);
 			return CUDA_ERROR_NO_DEVICE;
 		}
-	} else if (mkfifo(g.devpath, 0600) == 0) {
-		if (own_default)
-			g.fifo_owner = getpid();
-	} else if (errno != EEXIST) {
+	} else if (mkfifo(g.devpath, 0600) && errno != EEXIST) {
 		stub_err("device %s: mkfifo: %s", g.devpath, strerror(errno));
 		return CUDA_ERROR_NO_DEVICE;
 	}
@@ -829,6 +829,9 @@ static CUresult open_device(void)
 		return CUDA_ERROR_NO_DEVICE;
 	}
 	g.devfd = fd;
+	/* named after this process: ours to remove, even if left by another */
+	if (own_default)
+		g.fifo_owner = getpid();
 	log_line("device,%d,%u,%u,%llu,%s\n", (int)getpid(),
 		 major(st.st_dev), minor(st.st_dev),
 		 (unsigned long long)st.st_ino, g.devpath);

@@ -220,7 +220,8 @@ CUresult stubcuGraphSetDuration(CUgraphExec hGraphExec, uint64_t ns);
 /*
  * Loading the library at run time (what the demo server and the tests
  * do): stubcuda_load() dlopens PATH and fills one pointer per function,
- * named like the function. Needs <dlfcn.h> (and -ldl on glibc < 2.34).
+ * named like the function. Defined only where <dlfcn.h> is included before
+ * this header (link with -ldl on glibc < 2.34).
  */
 #define STUBCUDA_FUNCS(X)                                                 \
 	X(cuInit) X(cuDriverGetVersion) X(cuDeviceGet) X(cuDeviceGetCount) \
