@@ -48,6 +48,8 @@ static void test_uvm_drm_generic(void)
 	expect_name(37, TT_GPU_NVIDIA_UVM, "UVM_REGISTER_GPU");
 	expect_name(0x30000001, TT_GPU_NVIDIA_UVM, "UVM_INITIALIZE");
 	expect_name(51, TT_GPU_NVIDIA_UVM, "UVM_MIGRATE");
+	/* seen on an H200 at CUDA init, 165 times */
+	expect_name(73, TT_GPU_NVIDIA_UVM, "UVM_CREATE_EXTERNAL_RANGE");
 	expect_name(IOC(3, 'd', 0x09, 8), TT_GPU_DRM, "DRM_IOCTL_GEM_CLOSE");
 	expect_name(IOC(3, 'd', 0xC3, 40), TT_GPU_DRM, "DRM_IOCTL_SYNCOBJ_WAIT");
 	expect_name(IOC(3, 'd', 0x44, 32), TT_GPU_DRM,

@@ -39,8 +39,8 @@ wait "$SERVER_PID"
 rc=$?
 check "rel_crash: report of a recording cut by SIGKILL exits 0" [ $rc = 0 ]
 sed 's/^/  report: /' "$TT_TMP/killed.err"
-check "rel_crash: no corrupt block in it" \
-	eval '! grep -q corrupt "$TT_TMP/killed.err"'
+no_corrupt_block() { ! grep -q corrupt "$TT_TMP/killed.err"; }
+check "rel_crash: no corrupt block in it" no_corrupt_block
 
 python3 - "$TT_TMP/killed.json" "$TT_TMP/lg.csv" "$t_kill" <<'EOF' || TT_FAILED=1
 import csv, json, sys

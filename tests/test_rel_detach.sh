@@ -61,6 +61,7 @@ expect_released() {
 		[ -z "$left" ]
 }
 
+# shellcheck disable=SC2154 # HELD_* are set by remember_held's printf -v
 held_enough() { # the recorder holds programs and links
 	[ "$HELD_prog" -ge 20 ] && [ "$HELD_link" -ge 20 ]
 }
@@ -73,6 +74,7 @@ for sig in INT TERM HUP KILL; do
 	"$LOADGEN" -q -p "$PORT" -c 2 -n 10 --tokens 4 ||
 		fail "rel_detach: loadgen"
 	remember_held "$RECORD_PID"
+	# shellcheck disable=SC2154
 	check "rel_detach: SIG$sig: record holds $HELD_prog programs, $HELD_link links, $HELD_map maps" \
 		held_enough
 	kill -"$sig" "$RECORD_PID"

@@ -51,23 +51,23 @@ expect_refusal() {
 }
 
 # ---- bad options: status 2, before anything else happens
-R="$TTFTRACE record"
-expect_refusal "record without a target" 2 "nothing to trace" $R
-expect_refusal "record -p abc" 2 "invalid PID|abc" $R -p abc
-expect_refusal "record -p 0" 2 "invalid PID" $R -p 0
-expect_refusal "record -p -5" 2 "invalid PID" $R -p -5
-expect_refusal "record -p 99999999" 2 "invalid PID" $R -p 99999999
-expect_refusal "record -d 0" 2 "invalid duration|'0'" $R -p 1 -d 0
-expect_refusal "record -d -1" 2 "invalid duration" $R -p 1 -d -1
-expect_refusal "record -d 5x" 2 "invalid duration|5x" $R -p 1 -d 5x
-expect_refusal "record -b 1000" 2 "ring buffer size|1000" $R -p 1 -b 1000
+R=("$TTFTRACE" record)
+expect_refusal "record without a target" 2 "nothing to trace" "${R[@]}"
+expect_refusal "record -p abc" 2 "invalid PID|abc" "${R[@]}" -p abc
+expect_refusal "record -p 0" 2 "invalid PID" "${R[@]}" -p 0
+expect_refusal "record -p -5" 2 "invalid PID" "${R[@]}" -p -5
+expect_refusal "record -p 99999999" 2 "invalid PID" "${R[@]}" -p 99999999
+expect_refusal "record -d 0" 2 "invalid duration|'0'" "${R[@]}" -p 1 -d 0
+expect_refusal "record -d -1" 2 "invalid duration" "${R[@]}" -p 1 -d -1
+expect_refusal "record -d 5x" 2 "invalid duration|5x" "${R[@]}" -p 1 -d 5x
+expect_refusal "record -b 1000" 2 "ring buffer size|1000" "${R[@]}" -p 1 -b 1000
 expect_refusal "record -b 3000 (not a power of two)" 2 "power of two" \
-	$R -p 1 -b 3000
-expect_refusal "record -b 2G (too big)" 2 "ring buffer size" $R -p 1 -b 2G
-expect_refusal "record -o ''" 2 "output" $R -p 1 -o ''
-expect_refusal "record -P bogus" 2 "gpu-probes|bogus" $R -p 1 -P bogus
-expect_refusal "record --bogus" 2 "bogus" $R --bogus
-expect_refusal "record with a stray argument" 2 "stray" $R -p 1 stray
+	"${R[@]}" -p 1 -b 3000
+expect_refusal "record -b 2G (too big)" 2 "ring buffer size" "${R[@]}" -p 1 -b 2G
+expect_refusal "record -o ''" 2 "output" "${R[@]}" -p 1 -o ''
+expect_refusal "record -P bogus" 2 "gpu-probes|bogus" "${R[@]}" -p 1 -P bogus
+expect_refusal "record --bogus" 2 "bogus" "${R[@]}" --bogus
+expect_refusal "record with a stray argument" 2 "stray" "${R[@]}" -p 1 stray
 expect_refusal "report without a file" 2 "which recording" \
 	"$TTFTRACE" report
 expect_refusal "report of two files" 2 "one recording" \
@@ -113,11 +113,11 @@ sleep 0.1 &
 dead=$!
 wait $dead
 expect_refusal "record -p of a PID that is gone" 1 "no such process|$dead" \
-	$R -p $dead -o "$TT_TMP/x.ttft"
+	"${R[@]}" -p $dead -o "$TT_TMP/x.ttft"
 expect_refusal "record -o in a directory that does not exist" 1 \
-	"cannot create|$TT_TMP/no/x.ttft" $R -p $$ -o "$TT_TMP/no/x.ttft"
+	"cannot create|$TT_TMP/no/x.ttft" "${R[@]}" -p $$ -o "$TT_TMP/no/x.ttft"
 expect_refusal "record -L of a missing library" 1 "$TT_TMP/libcuda.so.1" \
-	$R -p $$ -o "$TT_TMP/x.ttft" -L "$TT_TMP/libcuda.so.1"
+	"${R[@]}" -p $$ -o "$TT_TMP/x.ttft" -L "$TT_TMP/libcuda.so.1"
 
 # ---- privileges: a copy of the binary that nobody may run
 mkdir -p "$TT_TMP/bin" "$TT_TMP/out"
@@ -139,7 +139,7 @@ check "rel_env: not root, no capabilities: check says so (status $rc: $(tail -n 
 
 # README: root, or CAP_BPF + CAP_PERFMON. With just those two, record must
 # work, or refuse in one line that names what else it needs.
-CAPS=(--inh-caps=+bpf,+perfmon --ambient-caps=+bpf,+perfmon)
+CAPS=('--inh-caps=+bpf,+perfmon' '--ambient-caps=+bpf,+perfmon')
 (cd "$TT_TMP/out" && "${NOBODY[@]}" "${CAPS[@]}" "$TT_TMP/bin/ttftrace" \
 	record -q -o "$TT_TMP/out/caps.ttft" -c 'sleep 0.3') \
 	>/dev/null 2>"$TT_TMP/caps.err"

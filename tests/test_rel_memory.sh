@@ -100,7 +100,7 @@ check "rel_memory: record peak RSS ${hwm:-?} kB (start $rss_start kB, end $rss_e
 	2>"$TT_TMP/report.err" &
 report_pid=$!
 TT_PIDS+=("$report_pid")
-peak=0 over= t0=$(date +%s)
+peak=0 over='' t0=$(date +%s)
 while kill -0 "$report_pid" 2>/dev/null; do
 	rss=$(kb_of "$report_pid" VmHWM)
 	[ -n "$rss" ] && [ "$rss" -gt "$peak" ] && peak=$rss

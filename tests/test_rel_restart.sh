@@ -13,7 +13,7 @@ set -u
 require_root rel_restart
 tt_setup
 D=$TT_TMP
-SRV_ARGS="-q --prefill-us exp:2000 --seed 11 -i 1000 --batch 8"
+SRV_ARGS=(-q --prefill-us exp:2000 --seed 11 -i 1000 --batch 8)
 
 cat >"$D/wrapper.sh" <<'EOF'
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
@@ -49,7 +49,7 @@ wait_nofork() {
 	return 1
 }
 
-start_record "$D/restart.ttft" -c "sh $D/wrapper.sh $D $DEMO_SERVER '$SRV_ARGS'"
+start_record "$D/restart.ttft" -c "sh $D/wrapper.sh $D $DEMO_SERVER '${SRV_ARGS[*]}'"
 wait_for "[ -s $D/pA ] && [ -s $D/pB1 ] && [ -s $D/A.pid ] && [ -s $D/B1.pid ]" 10 ||
 	{ fail "rel_restart: servers did not start"; exit 1; }
 A_PID=$(cat "$D/A.pid") B1_PID=$(cat "$D/B1.pid")
@@ -88,7 +88,7 @@ spawn_with_pid() {
 # an untraced server takes B's PID
 rm -f "$D/pU"
 if spawn_with_pid "$B1_PID" "$DEMO_SERVER" -p 0 --port-file "$D/pU" \
-	--log "$D/gtU.csv" $SRV_ARGS; then
+	--log "$D/gtU.csv" "${SRV_ARGS[@]}"; then
 	pass "rel_restart: an untraced server reuses B's PID $B1_PID"
 else
 	fail "rel_restart: could not give B's PID $B1_PID to a new process (got $SPAWNED)"

@@ -17,9 +17,17 @@
  * instance a front-end that relays each request to another instance over
  * TCP. Every stage's time is a knob and every request leaves a ground-truth
  * row.
+ *
+ * With --gpu the engine thread dlopens a CUDA driver library (the stub of
+ * tools/stubcuda, next to this program) when it starts, and each iteration
+ * launches --kernels-per-step kernels whose simulated durations add up to
+ * the iteration's prefill and decode time, then waits for them in
+ * cuStreamSynchronize (spinning or blocked on the device fd, --gpu-sync).
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -37,6 +45,7 @@
 #include <sys/wait.h>
 
 #include "demo_common.h"
+#include "stubcuda/stubcuda.h"
 
 #define MAX_HEADER_BYTES (64 * 1024)
 #define DEFAULT_MAX_BODY (64ULL * 1024 * 1024)
@@ -47,11 +56,14 @@
 #define KV_ALIGN 4096
 #define KV_CHUNK (1024 * 1024)	/* one pread, as a KV block load */
 #define ROW_BUF 1024
+#define MAX_KERNELS_PER_STEP 1024
+#define GPU_ERR_LEN (PATH_MAX + 128)
 
 enum framing { FRAMING_SSE, FRAMING_CHUNKED };
 enum wait_mode { WAIT_SLEEP, WAIT_SPIN };
 enum handoff { HANDOFF_COND, HANDOFF_PIPE };
 enum delay_kind { DELAY_FIXED, DELAY_UNIFORM, DELAY_EXP };
+enum gpu_sync { GPU_SYNC_SPIN, GPU_SYNC_BLOCK };
 
 /* how long a step takes: fixed, uniform in [a, b] or exponential of mean a */
 struct delay_spec {
@@ -65,6 +77,7 @@ struct server_opts {
 	const char *log_path;
 	const char *kv_path;	/* --kv-file */
 	const char *proxy;	/* --proxy HOST:PORT */
+	const char *gpu_lib;	/* --gpu-lib; NULL: next to this program */
 	int port;
 	int workers;
 	int batch;
@@ -79,6 +92,9 @@ struct server_opts {
 	enum wait_mode prefill_mode, decode_mode;
 	enum framing framing;
 	enum handoff handoff;
+	enum gpu_sync gpu_sync;
+	int kernels_per_step;
+	bool gpu;
 	bool headers_with_body;
 	bool split;
 	bool quiet;
@@ -104,6 +120,13 @@ struct engine_truth {
 	 */
 	uint64_t io_ns, io_wait_ns, cpu_ns, runnable_ns, sleep_ns;
 	uint64_t run_delay_ns, wake_delay_ns;
+	/*
+	 * --gpu, over the same iteration: the simulated GPU time its sync
+	 * waited for (the kernels' time on the critical path: what the
+	 * launches did not overlap), all its kernels' simulated time, the CPU
+	 * time of the launches, the wall and CPU time of the sync.
+	 */
+	uint64_t gpu_ns, kernel_ns, launch_cpu_ns, sync_wait_ns, sync_cpu_ns;
 };
 
 /*
@@ -144,6 +167,17 @@ struct request {
 struct server;
 struct conn;
 
+/* --gpu: the CUDA driver library and what the engine made with it */
+struct engine_gpu {
+	struct stubcuda_api cu;
+	CUcontext ctx;
+	CUfunction prefill, decode;
+	CUstream stream;
+	int status;		/* under the engine lock: 0 starting, 1 up, -1 */
+	bool error_told;
+	char err[GPU_ERR_LEN];	/* why it did not start */
+};
+
 struct engine {
 	struct server *srv;
 	pthread_t thread;
@@ -163,6 +197,7 @@ struct engine {
 	uint64_t kv_rng;
 	bool kv_error_told;
 	int sched_fd;		/* the engine thread's schedstat, or -1 */
+	struct engine_gpu gpu;
 };
 
 struct worker {
@@ -306,6 +341,7 @@ static bool parse_delay_spec(const char *s, struct delay_spec *d)
 /* where the engine thread's time went in the steps of one iteration */
 struct step_cost {
 	uint64_t runnable_ns, sleep_ns, io_ns, io_wait_ns;
+	uint64_t gpu_ns, kernel_ns, launch_cpu_ns, sync_wait_ns, sync_cpu_ns;
 };
 
 static uint64_t thread_cpu_ns(void)
@@ -372,6 +408,213 @@ static void engine_compute(const struct engine *e, uint64_t ns,
 		cost->runnable_ns += wall > cpu ? wall - cpu : 0;
 	else
 		cost->sleep_ns += wall > cpu + rd ? wall - cpu - rd : 0;
+}
+
+/* ------------------------------------------------------------------ GPU */
+
+/* a failed driver call: its error, one line, in g->err; -1 */
+static int gpu_failed(struct engine_gpu *g, const char *call, CUresult r)
+{
+	const char *why = NULL;
+
+	if (g->cu.cuGetErrorString(r, &why) || !why)
+		why = "unknown error";
+	snprintf(g->err, sizeof(g->err), "--gpu: %s: %s (%d)", call, why,
+		 (int)r);
+	return -1;
+}
+
+/* --gpu-lib, else libcuda.so.1 in this program's directory */
+static int gpu_lib_path(const struct server_opts *o, char *buf, size_t size)
+{
+	char self[PATH_MAX - 16];	/* room for "/libcuda.so.1" */
+	ssize_t n;
+	char *slash;
+
+	if (o->gpu_lib) {
+		snprintf(buf, size, "%s", o->gpu_lib);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(buf, size, "%s/libcuda.so.1", self);
+	return 0;
+}
+
+/*
+ * Loads the driver library and sets up a context for the calling thread:
+ * done by the engine thread as it starts, so that the library is opened
+ * after startup, as engines do (a tracer started before sees the dlopen).
+ * 0, or -1 with a one-line reason in g->err.
+ */
+static int engine_gpu_open(struct engine_gpu *g, const struct server_opts *o)
+{
+	unsigned int flags = o->gpu_sync == GPU_SYNC_BLOCK ?
+			     CU_CTX_SCHED_BLOCKING_SYNC : CU_CTX_SCHED_SPIN;
+	char lib[PATH_MAX], why[PATH_MAX + 64];
+	CUmodule mod;
+	CUdevice dev;
+	CUresult r;
+
+	if (gpu_lib_path(o, lib, sizeof(lib))) {
+		snprintf(g->err, sizeof(g->err), "--gpu: cannot find this "
+			 "program's directory: give --gpu-lib");
+		return -1;
+	}
+	if (stubcuda_load(&g->cu, lib, why, sizeof(why))) {
+		snprintf(g->err, sizeof(g->err), "--gpu: %s", why);
+		return -1;
+	}
+	r = g->cu.cuInit(0);
+	if (r)
+		return gpu_failed(g, "cuInit", r);
+	r = g->cu.cuDeviceGet(&dev, 0);
+	if (r)
+		return gpu_failed(g, "cuDeviceGet", r);
+	r = g->cu.cuCtxCreate_v2(&g->ctx, flags, dev);
+	if (r) {
+		g->ctx = NULL;
+		return gpu_failed(g, "cuCtxCreate", r);
+	}
+	r = g->cu.cuModuleLoadData(&mod, "demo-server");
+	if (r)
+		return gpu_failed(g, "cuModuleLoadData", r);
+	r = g->cu.cuModuleGetFunction(&g->prefill, mod, "prefill");
+	if (!r)
+		r = g->cu.cuModuleGetFunction(&g->decode, mod, "decode");
+	if (r)
+		return gpu_failed(g, "cuModuleGetFunction", r);
+	r = g->cu.cuStreamCreate(&g->stream, CU_STREAM_NON_BLOCKING);
+	if (r)
+		return gpu_failed(g, "cuStreamCreate", r);
+	return 0;
+}
+
+/* the context and all in it; the library stays loaded (no dlclose) */
+static void engine_gpu_close(struct engine_gpu *g)
+{
+	if (g->ctx)
+		g->cu.cuCtxDestroy_v2(g->ctx);
+	g->ctx = NULL;
+}
+
+/* a driver call that failed mid-run: said once, the work is skipped */
+static void engine_gpu_error(struct engine_gpu *g, const char *call,
+			     CUresult r)
+{
+	if (g->error_told)
+		return;
+	g->error_told = true;
+	gpu_failed(g, call, r);
+	fprintf(stderr, "%s: %s\n", prog, g->err);
+}
+
+/*
+ * How many of the step's kernels are prefill kernels: in proportion to the
+ * prefill's share of the time, at least one of each kind when both have
+ * time.
+ */
+static int gpu_prefill_kernels(int nk, uint64_t prefill_ns,
+			       uint64_t decode_ns)
+{
+	uint64_t np;
+
+	if (!prefill_ns)
+		return 0;
+	if (!decode_ns || nk == 1)
+		return nk;
+	np = (2 * nk * prefill_ns + prefill_ns + decode_ns) /
+	     (2 * (prefill_ns + decode_ns));
+	if (np < 1)
+		np = 1;
+	if (np > (uint64_t)nk - 1)
+		np = nk - 1;
+	return (int)np;
+}
+
+/* kernel i's share of its kind's time; the last one takes the remainder */
+static uint64_t gpu_kernel_ns(int i, int np, int nk, uint64_t prefill_ns,
+			      uint64_t decode_ns)
+{
+	uint64_t share = i < np ? prefill_ns : decode_ns;
+	int count = i < np ? np : nk - np, k = i < np ? i : i - np;
+	uint64_t ns = share / count;
+
+	if (k == count - 1)
+		ns += share % count;
+	/* one kernel of both kinds (--kernels-per-step 1) */
+	if (np == nk && i == nk - 1)
+		ns += decode_ns;
+	return ns;
+}
+
+/*
+ * One iteration's compute on the GPU: --kernels-per-step launches whose
+ * simulated durations add up to prefill_ns + decode_ns (prefill kernels
+ * first), then a sync on the stream. The simulated timeline is the
+ * stub's: a kernel starts at its launch or when the one before ends, and
+ * the sync waits for the last to end; what it waited for while the GPU ran
+ * is the GPU time on the critical path. Returns when the last prefill
+ * kernel ended (simulated), or when the launches began if there was none.
+ */
+static uint64_t engine_gpu_step(struct engine *e, uint64_t prefill_ns,
+				uint64_t decode_ns, struct step_cost *cost)
+{
+	struct engine_gpu *g = &e->gpu;
+	int nk = e->srv->opts.kernels_per_step;
+	int np = gpu_prefill_kernels(nk, prefill_ns, decode_ns), i;
+	uint64_t wall0, cpu0, rd0, wall1, cpu1, rd1, wall2, cpu2, rd2;
+	uint64_t gpu_end = 0, prefill_end, overlap, ns, t;
+	void *params[] = { &ns };
+	CUresult r;
+
+	rd0 = engine_run_delay(e);
+	cpu0 = thread_cpu_ns();
+	wall0 = mono_ns();
+	prefill_end = wall0;
+	for (i = 0; i < nk; i++) {
+		ns = gpu_kernel_ns(i, np, nk, prefill_ns, decode_ns);
+		r = g->cu.cuLaunchKernel(i < np ? g->prefill : g->decode, 1, 1,
+					 1, 1, 1, 1, 0, g->stream, params,
+					 NULL);
+		if (r) {
+			engine_gpu_error(g, "cuLaunchKernel", r);
+			break;
+		}
+		t = mono_ns();
+		gpu_end = (t > gpu_end ? t : gpu_end) + ns;
+		cost->kernel_ns += ns;
+		if (i < np)
+			prefill_end = gpu_end;
+	}
+	cpu1 = thread_cpu_ns();
+	wall1 = mono_ns();
+	rd1 = engine_run_delay(e);
+	r = g->cu.cuStreamSynchronize(g->stream);
+	wall2 = mono_ns();
+	cpu2 = thread_cpu_ns();
+	rd2 = engine_run_delay(e);
+	if (r)
+		engine_gpu_error(g, "cuStreamSynchronize", r);
+	overlap = gpu_end > wall1 ? (gpu_end < wall2 ? gpu_end : wall2) -
+				    wall1 : 0;
+	/* a spinning waiter's runqueue wait is not GPU time */
+	if (e->srv->opts.gpu_sync == GPU_SYNC_SPIN)
+		overlap -= overlap < rd2 - rd1 ? overlap : rd2 - rd1;
+	cost->gpu_ns += overlap;
+	cost->launch_cpu_ns += cpu1 - cpu0;
+	cost->sync_wait_ns += wall2 - wall1;
+	cost->sync_cpu_ns += cpu2 - cpu1;
+	cost->runnable_ns += rd1 - rd0;
+	if (e->srv->opts.gpu_sync == GPU_SYNC_SPIN)
+		cost->runnable_ns += rd2 - rd1;
+	return prefill_end < wall2 ? prefill_end : wall2;
 }
 
 /* ------------------------------------------------------- engine hand-off */
@@ -546,11 +789,13 @@ static void engine_kv_read(struct engine *e, int n, struct step_cost *cost)
 }
 
 /*
- * Prefill of the newly admitted requests: one step that loads their KV
- * blocks, then computes for the sum of their prefill times.
+ * One iteration's work: the prefill of the newly admitted requests (their
+ * KV blocks loaded, then compute for the sum of their prefill times), then
+ * a decode step for the whole batch. On the CPU these are two steps; with
+ * --gpu, both are the kernels of one launch burst and one sync.
  */
-static void engine_prefill(struct engine *e, struct request **admitted, int n,
-			   struct step_cost *cost)
+static void engine_step(struct engine *e, struct request **admitted, int n,
+			struct step_cost *cost)
 {
 	const struct server_opts *o = &e->srv->opts;
 	uint64_t total = 0, start, end;
@@ -559,21 +804,19 @@ static void engine_prefill(struct engine *e, struct request **admitted, int n,
 	for (i = 0; i < n; i++)
 		total += delay_sample(&o->prefill, &e->rng);
 	start = mono_ns();
-	if (e->kv_fd >= 0)
+	if (n && e->kv_fd >= 0)
 		engine_kv_read(e, n, cost);
-	engine_compute(e, total, o->prefill_mode, cost);
-	end = mono_ns();
+	if (o->gpu) {
+		end = engine_gpu_step(e, total, o->token_interval_ns, cost);
+	} else {
+		engine_compute(e, total, o->prefill_mode, cost);
+		end = mono_ns();
+		engine_compute(e, o->token_interval_ns, o->decode_mode, cost);
+	}
 	for (i = 0; i < n; i++) {
 		admitted[i]->truth.t_prefill_start = start;
 		admitted[i]->truth.t_prefill_end = end;
 	}
-}
-
-static void engine_decode_step(struct engine *e, struct step_cost *cost)
-{
-	const struct server_opts *o = &e->srv->opts;
-
-	engine_compute(e, o->token_interval_ns, o->decode_mode, cost);
 }
 
 /* what the iteration that admitted them cost, up to their first token */
@@ -595,6 +838,11 @@ static void engine_account(struct engine *e, struct request **admitted, int n,
 		t->sleep_ns = cost->sleep_ns;
 		t->run_delay_ns = rd_end - rd_start;
 		t->wake_delay_ns = rd_admit - rd_start;
+		t->gpu_ns = cost->gpu_ns;
+		t->kernel_ns = cost->kernel_ns;
+		t->launch_cpu_ns = cost->launch_cpu_ns;
+		t->sync_wait_ns = cost->sync_wait_ns;
+		t->sync_cpu_ns = cost->sync_cpu_ns;
 	}
 }
 
@@ -640,6 +888,20 @@ static void engine_abort_all(struct engine *e)
 	}
 }
 
+/* --gpu: sets up the GPU, then tells engine_start() how that went */
+static bool engine_gpu_start(struct engine *e)
+{
+	int status = engine_gpu_open(&e->gpu, &e->srv->opts) ? -1 : 1;
+
+	if (status < 0)
+		engine_gpu_close(&e->gpu);
+	pthread_mutex_lock(&e->lock);
+	e->gpu.status = status;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&e->lock);
+	return status > 0;
+}
+
 static void *engine_main(void *arg)
 {
 	struct engine *e = arg;
@@ -650,6 +912,8 @@ static void *engine_main(void *arg)
 	pthread_setname_np(pthread_self(), "demo-engine");
 	/* thread-self: this thread's own runqueue wait, for the ground truth */
 	e->sched_fd = open_sched_stat();
+	if (e->srv->opts.gpu && !engine_gpu_start(e))
+		goto cleanup;
 	for (;;) {
 		rd_start = engine_run_delay(e);
 		n = engine_admit(e, e->admitted);
@@ -658,9 +922,7 @@ static void *engine_main(void *arg)
 		rd_admit = engine_run_delay(e);
 		cpu_admit = thread_cpu_ns();
 		memset(&cost, 0, sizeof(cost));
-		if (n)
-			engine_prefill(e, e->admitted, n, &cost);
-		engine_decode_step(e, &cost);
+		engine_step(e, e->admitted, n, &cost);
 		if (n)
 			engine_account(e, e->admitted, n, &cost, rd_start,
 				       rd_admit, cpu_admit);
@@ -668,6 +930,8 @@ static void *engine_main(void *arg)
 		e->iterations++;
 	}
 	engine_abort_all(e);
+	engine_gpu_close(&e->gpu);
+cleanup:
 	if (e->sched_fd >= 0)
 		close(e->sched_fd);
 	e->sched_fd = -1;
@@ -742,6 +1006,17 @@ static int engine_start(struct engine *e, struct server *srv)
 	if (!err)
 		err = -pthread_create(&e->thread, &attr, engine_main, e);
 	pthread_attr_destroy(&attr);
+	if (!err && srv->opts.gpu) {
+		/* the engine thread sets up the GPU: its errors are startup's */
+		pthread_mutex_lock(&e->lock);
+		while (!e->gpu.status)
+			pthread_cond_wait(&e->cond, &e->lock);
+		pthread_mutex_unlock(&e->lock);
+		if (e->gpu.status < 0) {
+			pthread_join(e->thread, NULL);
+			err = -ENODEV;
+		}
+	}
 	if (!err)
 		return 0;
 	pthread_cond_destroy(&e->cond);
@@ -842,7 +1117,8 @@ static int split_engine_main(struct server *srv, int *fds)
 	err = engine_start(&srv->engine, srv);
 	if (err) {
 		fprintf(stderr, "%s: cannot start engine: %s\n", prog,
-			strerror(-err));
+			srv->engine.gpu.err[0] ? srv->engine.gpu.err :
+						 strerror(-err));
 		goto cleanup;
 	}
 	while (alive) {
@@ -1742,7 +2018,7 @@ static void log_request(struct server *srv, const struct request *req,
 	n = snprintf(row, sizeof(row),
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu,%llu,%d,%llu,%llu,%llu\n",
+		     "%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
 		     (unsigned long long)t->t_enqueue,
@@ -1769,7 +2045,12 @@ static void log_request(struct server *srv, const struct request *req,
 		     (unsigned long long)t->t_token, req->upstream_port,
 		     (unsigned long long)req->tokenize_cpu_ns,
 		     (unsigned long long)req->fe_run_delay,
-		     (unsigned long long)req->fe_read_wake);
+		     (unsigned long long)req->fe_read_wake,
+		     (unsigned long long)t->gpu_ns,
+		     (unsigned long long)t->kernel_ns,
+		     (unsigned long long)t->launch_cpu_ns,
+		     (unsigned long long)t->sync_wait_ns,
+		     (unsigned long long)t->sync_cpu_ns);
 	if (n < 0 || n >= (int)sizeof(row))
 		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */
@@ -2362,7 +2643,8 @@ static int open_log(const char *path)
 		"engine_runnable_ns,"
 		"engine_sleep_ns,engine_run_delay_ns,engine_wake_delay_ns,"
 		"t_first_byte_read_ns,t_token_ns,upstream_port,"
-		"tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns\n";
+		"tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,"
+		"kernel_ns,launch_cpu_ns,sync_wait_ns,sync_cpu_ns\n";
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -2415,6 +2697,18 @@ static void usage(FILE *f)
 "      --proxy HOST:PORT       run no engine: relay each request to the demo-server\n"
 "                              at HOST:PORT (its --framing sse) over a keep-alive\n"
 "                              TCP link per front-end thread\n"
+"      --gpu                   run prefill and decode as kernels on a CUDA driver\n"
+"                              library (the stub GPU of tools/stubcuda: kernel\n"
+"                              durations are simulated), dlopened by the engine\n"
+"                              thread as it starts; STUBCUDA_DEVICE=PATH names\n"
+"                              its device node. Each iteration launches N kernels\n"
+"                              adding up to its prefill and decode time, then\n"
+"                              waits in cuStreamSynchronize\n"
+"      --gpu-sync M            spin|block: the sync spins on the CPU, or blocks on\n"
+"                              the device fd (default spin)\n"
+"      --gpu-lib PATH          the library (default libcuda.so.1 in the directory\n"
+"                              of this program)\n"
+"      --kernels-per-step N    kernels launched per iteration (default 8)\n"
 "      --framing F             sse|chunked: plain SSE ended by [DONE], or each event\n"
 "                              in an HTTP chunk (default sse)\n"
 "      --headers-with-body     send the headers with the first token, one write\n"
@@ -2456,7 +2750,19 @@ static void usage(FILE *f)
 "                            network anyway) to its first token write\n"
 "  fe_read_wake_ns           the part of it in that read: its wakeup once the\n"
 "                            last bytes came\n"
-"Engine columns are 0 when the engine is another instance (--proxy).\n"
+"  gpu_ns                    --gpu: over the iteration that admitted the request\n"
+"                            (its first token's): the simulated GPU time its sync\n"
+"                            waited for, i.e. the kernels' time on the critical\n"
+"                            path (what the launches did not overlap; a spinning\n"
+"                            sync's runqueue wait taken out)\n"
+"  kernel_ns                 the simulated time of all that iteration's kernels\n"
+"  launch_cpu_ns             the engine thread's CPU time in its launches\n"
+"  sync_wait_ns              wall time in its cuStreamSynchronize\n"
+"  sync_cpu_ns               the engine thread's CPU time in it (all of it when\n"
+"                            the sync spins: GPU time, not engine CPU work)\n"
+"With --gpu, t_prefill_end_ns is the simulated end of the last prefill kernel.\n"
+"Engine columns are 0 when the engine is another instance (--proxy); GPU\n"
+"columns are 0 without --gpu.\n"
 "\n"
 "Plain SSE framing ends a response at [DONE] with no length: clients other\n"
 "than loadgen should send 'Connection: close' or use --framing chunked.\n"
@@ -2469,6 +2775,7 @@ static void usage(FILE *f)
 "  demo-server --engine-cpu 1 --prefill-mode spin   # and: cpuhog -c 1 -t 30\n"
 "  demo-server --kv-file /var/tmp/kv --kv-read-bytes 8388608\n"
 "  demo-server --split --batch 1\n"
+"  STUBCUDA_DEVICE=/tmp/nvidia0 demo-server --gpu --gpu-sync block\n"
 "  demo-server -p 8001 & demo-server --proxy 127.0.0.1:8001\n"
 "  curl -N -H 'Connection: close' localhost:8000/v1/completions \\\n"
 "       -d '{\"prompt\": \"hi\", \"max_tokens\": 4, \"stream\": true}'\n");
@@ -2492,6 +2799,10 @@ enum {
 	OPT_KV_READ_BYTES,
 	OPT_SPLIT,
 	OPT_PROXY,
+	OPT_GPU,
+	OPT_GPU_SYNC,
+	OPT_GPU_LIB,
+	OPT_KERNELS_PER_STEP,
 };
 
 static enum wait_mode parse_wait_mode(const char *opt, const char *s)
@@ -2543,12 +2854,17 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		  OPT_KV_READ_BYTES },
 		{ "split", no_argument, NULL, OPT_SPLIT },
 		{ "proxy", required_argument, NULL, OPT_PROXY },
+		{ "gpu", no_argument, NULL, OPT_GPU },
+		{ "gpu-sync", required_argument, NULL, OPT_GPU_SYNC },
+		{ "gpu-lib", required_argument, NULL, OPT_GPU_LIB },
+		{ "kernels-per-step", required_argument, NULL,
+		  OPT_KERNELS_PER_STEP },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	char host[256], port[16];
-	bool handoff_set = false;
+	bool handoff_set = false, cpu_modes_set = false, gpu_opts_set = false;
 	int c;
 
 	*o = (struct server_opts) {
@@ -2562,6 +2878,7 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		.prefill = { DELAY_FIXED, 5000 * NSEC_PER_USEC, 0 },
 		.seed = 1,
 		.max_body = DEFAULT_MAX_BODY,
+		.kernels_per_step = 8,
 	};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":a:p:w:t:i:qh", longopts,
@@ -2626,10 +2943,12 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		case OPT_PREFILL_MODE:
 			o->prefill_mode = parse_wait_mode("--prefill-mode",
 							  optarg);
+			cpu_modes_set = true;
 			break;
 		case OPT_DECODE_MODE:
 			o->decode_mode = parse_wait_mode("--decode-mode",
 							 optarg);
+			cpu_modes_set = true;
 			break;
 		case OPT_HANDOFF:
 			if (!strcmp(optarg, "cond"))
@@ -2671,6 +2990,31 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 					    "HOST:PORT, [IPV6]:PORT)", optarg);
 			o->proxy = optarg;
 			break;
+		case OPT_GPU:
+			o->gpu = true;
+			break;
+		case OPT_GPU_SYNC:
+			if (!strcmp(optarg, "spin"))
+				o->gpu_sync = GPU_SYNC_SPIN;
+			else if (!strcmp(optarg, "block"))
+				o->gpu_sync = GPU_SYNC_BLOCK;
+			else
+				usage_error("invalid --gpu-sync '%s' (want spin "
+					    "or block)", optarg);
+			gpu_opts_set = true;
+			break;
+		case OPT_GPU_LIB:
+			if (!*optarg)
+				usage_error("empty --gpu-lib");
+			o->gpu_lib = optarg;
+			gpu_opts_set = true;
+			break;
+		case OPT_KERNELS_PER_STEP:
+			o->kernels_per_step =
+				parse_num_opt("--kernels-per-step", optarg, 1,
+					      MAX_KERNELS_PER_STEP);
+			gpu_opts_set = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
@@ -2691,9 +3035,15 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		usage_error("--kv-file and --kv-read-bytes go together");
 	if (o->split && o->proxy)
 		usage_error("--split and --proxy do not go together");
-	if (o->proxy && (o->kv_path || o->engine_cpu >= 0))
-		usage_error("--proxy runs no engine: --kv-file and "
-			    "--engine-cpu belong to the engine instance");
+	if (o->proxy && (o->kv_path || o->engine_cpu >= 0 || o->gpu))
+		usage_error("--proxy runs no engine: --kv-file, --engine-cpu "
+			    "and --gpu belong to the engine instance");
+	if (gpu_opts_set && !o->gpu)
+		usage_error("--gpu-sync, --gpu-lib and --kernels-per-step go "
+			    "with --gpu");
+	if (o->gpu && cpu_modes_set)
+		usage_error("--prefill-mode and --decode-mode are for the CPU "
+			    "engine: with --gpu, --gpu-sync says how it waits");
 	if (handoff_set && (o->split || o->proxy))
 		usage_error("--handoff is for the in-process engine: --split "
 			    "hands tokens over its unix sockets");
@@ -2888,7 +3238,8 @@ int main(int argc, char **argv)
 		err = engine_start(&srv.engine, &srv);
 		if (err) {
 			fprintf(stderr, "%s: cannot start engine: %s\n", prog,
-				strerror(-err));
+				srv.engine.gpu.err[0] ? srv.engine.gpu.err :
+							strerror(-err));
 			goto cleanup;
 		}
 		engine_up = true;

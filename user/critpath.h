@@ -21,6 +21,12 @@ struct tt_cp_request {
 	__u64 t_first_write; /* first token-carrying send (syscall entry) */
 	__u64 t_wire; /* that send reached the device */
 	__u64 t_end; /* end of the response: its hand-offs count until then */
+	/*
+	 * The request's last bytes reached the kernel (its last sk_data_ready
+	 * before t_read; 0: t_arrive): the reader's runqueue waits before it
+	 * are network.in, the upload was not over yet.
+	 */
+	__u64 t_last_arrive;
 	__u32 reader_tid; /* thread that read the request (last RECV) */
 	__u32 writer_tid; /* thread that did the first token write */
 };
@@ -60,8 +66,12 @@ struct tt_cp_segment {
 /* How t_dispatch was found (DESIGN §4, in order of trust). */
 enum tt_cp_dispatch {
 	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
-	TT_CP_DISP_PICKUP, /* the consumer was woken by the reader */
-	TT_CP_DISP_HANDOFF, /* consumer's last hand-off to another request */
+	/* the consumer was woken by the reader (or a thread serving only this
+	 * request): t_enqueue = t_dispatch = that wake, no queue */
+	TT_CP_DISP_PICKUP,
+	/* the consumer's last hand-off to another request; t_enqueue is where
+	 * the reader let the request go (see tt_critpath_walk_all) */
+	TT_CP_DISP_HANDOFF,
 	/* the GPU rule: the first launch of the engine's iteration after the
 	 * one that was running when the request was read */
 	TT_CP_DISP_GPU,
@@ -77,8 +87,13 @@ enum tt_cp_dispatch {
 struct tt_cp_result {
 	/* Sums exactly to t_wire - t_arrive when walked; all 0 otherwise. */
 	__u64 stage_ns[TT_ST_MAX];
-	/* t_read <= t_dispatch <= t_token <= t_first_write */
-	__u64 t_dispatch, t_token;
+	/*
+	 * t_read <= t_enqueue <= t_dispatch <= t_token <= t_first_write.
+	 * scheduler.queue is [t_enqueue, t_dispatch): the request waits after
+	 * it was handed on; the producer's own work on it between t_read and
+	 * t_enqueue (parsing, tokenizing) is walked like any path.
+	 */
+	__u64 t_enqueue, t_dispatch, t_token;
 	__u8 dispatch; /* enum tt_cp_dispatch */
 	bool complete; /* incomplete == 0 */
 	__u32 incomplete; /* TT_CP_INC_* */
@@ -111,7 +126,12 @@ void tt_critpath_free(struct tt_critpath *cp);
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
  * COMM, EXIT, LOST, IOCTL and GPU_CALL are used, the rest only count
- * (stats, time range). A blocking wait on an anon inode (TT_SW_ANON_INODE:
+ * (stats, time range; events at time 0, such as the COMM records of a
+ * process table, do not count for it). The target of a wakeup is traced
+ * (the recorder emits wakeups of traced threads only); a thread whose
+ * first event is a wakeup (not WAKEUP_NEW) was blocked since the first
+ * event fed: "blocked before trace", other.unknown unless a traced waker is
+ * followed. A blocking wait on an anon inode (TT_SW_ANON_INODE:
  * eventfd, timerfd, epoll...) that no traced thread ends is other.unknown,
  * never storage. 0 or -ENOMEM. Events may be added after a walk (later
  * walks see them).
@@ -152,6 +172,23 @@ int tt_critpath_add_gpu_inode(struct tt_critpath *cp, __u32 dev, __u64 ino);
  * per request, or passed back and forth (a thread both waits on it and
  * wakes it), is a lock: followed, never a hand-off. 0 or -ENOMEM (then out
  * holds nothing to free).
+ *
+ * Hand-offs: a consumer's wake of a thread serving this request and no
+ * other live one (its reader or writer) is never a boundary to another
+ * request; it marks the consumer's own burst. Two futex wakes of one
+ * target on different words less than 1 ms apart, the waker running
+ * between them (a condition variable signalled under its mutex, then the
+ * unlock), are one hand-off.
+ *
+ * The queue: with a pick-up the producer's own work between t_read and its
+ * wake of the consumer is walked on the producer (CPU, runqueue, ...) and
+ * nothing is queued. With a hand-off boundary the request is queued from
+ * where the reader let it go: its first wake of another thread (not
+ * through a lock), its first block, or its next read or first write of
+ * another request after t_read, whichever comes first (the enqueue of a
+ * busy consumer makes no wakeup: the end of the reader's own work is the
+ * best evidence); the reader's time before is walked. With the GPU rule
+ * or none, the queue is [t_read, t_dispatch) as before.
  *
  * The GPU rule, when no pick-up or hand-off bounds the queue: on the latest
  * thread of the path that made sync calls (else on the one thread of the
