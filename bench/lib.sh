@@ -133,7 +133,7 @@ start_ttftrace() {
 	"$TTFTRACE" record -o "$out" "$@" 2>"$out.log" &
 	TRACER_PID=$!
 	BENCH_PIDS+=("$TRACER_PID")
-	if ! wait_for "grep -q 'recording to' $out.log" 30; then
+	if ! wait_for "grep -qs 'recording to' $out.log" 30; then
 		cat "$out.log" >&2
 		die "ttftrace record did not start"
 	fi
@@ -153,8 +153,20 @@ start_bpftrace() {
 	fi
 }
 
+# SIGINT, as Ctrl-C; bpftrace 0.17 now and then misses its first one: asked
+# again every 5 s, then terminated
 stop_tracer() {
+	local i
 	kill -INT "$TRACER_PID" 2>/dev/null
+	for i in $(seq 300); do
+		kill -0 "$TRACER_PID" 2>/dev/null || break
+		sleep 0.1
+		case $i in
+		50 | 100 | 150) kill -INT "$TRACER_PID" 2>/dev/null ;;
+		200) kill -TERM "$TRACER_PID" 2>/dev/null ;;
+		250) kill -KILL "$TRACER_PID" 2>/dev/null ;;
+		esac
+	done
 	wait "$TRACER_PID" 2>/dev/null
 }
 

@@ -15,6 +15,10 @@ set -u
 DURATION=${DURATION:-10}
 TOKENS=${TOKENS:-64}
 SAT_CONNS=${SAT_CONNS:-8}
+# LOAD=realistic: overhead.sh's paced load instead (RATE, TOKEN_US)
+LOAD=${LOAD:-saturation}
+RATE=${RATE:-100}
+TOKEN_US=${TOKEN_US:-20000}
 
 bench_setup prog_cost
 need_root
@@ -33,12 +37,21 @@ build_c "$BENCH_TMP/prog_floor" bench/prog_floor.c -lbpf
 	die "calibration failed"
 floor=$(awk '$1 == "empty" { printf "%.0f", $2 / $3 }' "$BENCH_TMP/floor")
 
-start_server --prefill-us 0 -t "$TOKENS" -i 0 -w $((SAT_CONNS * 2)) \
-	--batch $((SAT_CONNS * 2))
+if [ "$LOAD" = realistic ]; then
+	start_server --prefill-us 0 -t "$TOKENS" -i "$TOKEN_US" \
+		-w $((RATE * 2 + 8)) --batch $((RATE * 2 + 8))
+	lgargs=(-c $((RATE * 2)) --rate "$RATE")
+	what="$RATE req/s paced, $TOKENS tokens at $((TOKEN_US / 1000)) ms"
+else
+	start_server --prefill-us 0 -t "$TOKENS" -i 0 -w $((SAT_CONNS * 2)) \
+		--batch $((SAT_CONNS * 2))
+	lgargs=(-c "$SAT_CONNS")
+	what="closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays"
+fi
 start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID"
 bpf_progs "$TRACER_PID" | LC_ALL=C sort -k1,1 >"$BENCH_TMP/before"
 t0=$(now_ns)
-"$LOADGEN" -p "$PORT" -c "$SAT_CONNS" -d "$DURATION" -n 1000000000 \
+"$LOADGEN" -p "$PORT" "${lgargs[@]}" -d "$DURATION" -n 1000000000 \
 	--tokens "$TOKENS" >"$BENCH_TMP/loadgen.out" 2>&1 ||
 	echo "prog_cost: loadgen failed" >&2
 t1=$(now_ns)
@@ -51,11 +64,11 @@ stop_tracer
 stop_server
 read -r events lost <<<"$(ttftrace_counts "$BENCH_TMP/t.ttft.log")"
 
-echo "ttftrace BPF programs under the saturation load: $(nproc) CPUs, $(uname -r), $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo ?) clock"
+echo "ttftrace BPF programs under the $LOAD load: $(nproc) CPUs, $(uname -r), $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null || echo ?) clock"
 echo "  calibration, each alone on a syscall tracepoint (ns/run; net of the empty program):"
 awk -v f="$floor" '{ n = $2 / $3; printf "    %-14s %5.0f  %+5.0f\n", $1, n, n - f }' \
 	"$BENCH_TMP/floor"
-echo "  closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays, ${DURATION} s;" \
+echo "  $what, ${DURATION} s;" \
 	"$(loadgen_summary "$BENCH_TMP/loadgen.out" | awk '{ printf "%.0f tok/s", $2 }');" \
 	"ttftrace wrote ${events:-?} records, ${lost:-?} lost"
 LC_ALL=C join "$BENCH_TMP/names" "$BENCH_TMP/before" |

@@ -177,7 +177,9 @@ static void test_single_thread(void)
 }
 
 /* Reader hands to an engine through a futex; the engine computes and
- * wakes the writer. */
+ * wakes the writer. The reader's work between its read and the hand-off
+ * is its own CPU time, not queueing: the idle engine picks the request up
+ * at once. */
 static void test_cross_thread(void)
 {
 	struct stream s = { 0 };
@@ -186,8 +188,9 @@ static void test_cross_thread(void)
 		req(1, 1000 * US, 1100 * US, 2100 * US, 2150 * US, 101, 103);
 	struct tt_cp_result r;
 	__u64 want[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US, [TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = 865 * US,	   [TT_ST_RUNQUEUE] = 35 * US,
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 965 * US,
+		[TT_ST_RUNQUEUE] = 35 * US,
 		[TT_ST_NET_OUT] = 50 * US,
 	};
 	const struct tt_cp_segment *sg;
@@ -213,8 +216,13 @@ static void test_cross_thread(void)
 	check_stages(&r, want);
 	TT_CHECK(r.complete);
 	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
+	TT_CHECK_EQ_U64(r.t_enqueue, 1200 * US);
 	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_PICKUP);
 	TT_CHECK_EQ_U64(r.t_token, 2000 * US);
+	sg = seg_at(&r, 1150 * US);
+	TT_CHECK(sg && sg->tid == 101 && sg->stage == TT_ST_CPU &&
+		 sg->state == TT_CP_RUNNING && sg->start == 1100 * US &&
+		 sg->dur == 100 * US);
 	sg = seg_at(&r, 1500 * US);
 	TT_CHECK(sg && sg->tid == 102 && sg->stage == TT_ST_CPU &&
 		 sg->start == 1230 * US && sg->dur == 770 * US);
@@ -405,12 +413,13 @@ static void test_chain(void)
 	struct tt_cp_request rq =
 		req(1, 1000 * US, 1100 * US, 2000 * US, 2100 * US, 101, 104);
 	__u64 want[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US,  [TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = 727 * US,	    [TT_ST_RUNQUEUE] = 73 * US,
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 827 * US,
+		[TT_ST_RUNQUEUE] = 73 * US,
 		[TT_ST_NET_OUT] = 100 * US,
 	};
 	static const __u32 tids[] = {
-		101, 0, 102, 102, 103, 103, 104, 104, 104
+		101, 101, 102, 102, 103, 103, 104, 104, 104
 	};
 	struct tt_cp_result r;
 	size_t i;
@@ -438,8 +447,9 @@ static void test_cross_process(void)
 	struct tt_cp_request rq =
 		req(1, 1000 * US, 1100 * US, 1900 * US, 2000 * US, 101, 102);
 	__u64 want[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US,  [TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = 685 * US,	    [TT_ST_RUNQUEUE] = 15 * US,
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 785 * US,
+		[TT_ST_RUNQUEUE] = 15 * US,
 		[TT_ST_NET_OUT] = 100 * US,
 	};
 	const struct tt_cp_segment *sg;
@@ -508,8 +518,8 @@ static void test_busy_engine(void)
 		[TT_ST_NET_OUT] = 40 * US,
 	};
 	__u64 want_a[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US, [TT_ST_QUEUE] = 605 * US,
-		[TT_ST_CPU] = 1005 * US,   [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_IN] = 100 * US, [TT_ST_QUEUE] = 595 * US,
+		[TT_ST_CPU] = 1015 * US,   [TT_ST_RUNQUEUE] = 10 * US,
 		[TT_ST_NET_OUT] = 80 * US,
 	};
 	struct tt_cp_result r[3];
@@ -565,6 +575,8 @@ static void test_busy_engine(void)
 	check_stages(&r[2], want_a);
 	TT_CHECK(r[2].complete);
 	TT_CHECK_EQ_U64(r[2].t_dispatch, 2905 * US);
+	/* queued from the reader's wake of the busy engine */
+	TT_CHECK_EQ_U64(r[2].t_enqueue, 2310 * US);
 	TT_CHECK_EQ_U64(r[2].dispatch, TT_CP_DISP_HANDOFF);
 	TT_CHECK_EQ_U64(r[2].t_token, 3905 * US);
 	free_results(r, 3);
@@ -588,7 +600,7 @@ static void test_busy_engine_shared_loop(void)
 	};
 	__u64 want[TT_ST_MAX] = {
 		[TT_ST_NET_IN] = 90 * US,  [TT_ST_RUNQUEUE] = 24 * US,
-		[TT_ST_QUEUE] = 600 * US,  [TT_ST_CPU] = 1001 * US,
+		[TT_ST_QUEUE] = 590 * US,  [TT_ST_CPU] = 1011 * US,
 		[TT_ST_NET_OUT] = 35 * US,
 	};
 	struct blk epoll = { .sys = NR_EPOLL_WAIT, .arg0 = 3 };
@@ -641,6 +653,7 @@ static void test_busy_engine_shared_loop(void)
 	check_stages(&r[1], want);
 	TT_CHECK(r[1].complete);
 	TT_CHECK_EQ_U64(r[1].t_dispatch, 2900 * US);
+	TT_CHECK_EQ_U64(r[1].t_enqueue, 2310 * US);
 	TT_CHECK_EQ_U64(r[1].dispatch, TT_CP_DISP_HANDOFF);
 	TT_CHECK_EQ_U64(r[1].t_token, 3900 * US);
 	free_results(r, 2);
@@ -696,8 +709,7 @@ static void test_gil_lock(void)
 	};
 	__u64 want[TT_ST_MAX] = {
 		[TT_ST_NET_IN] = 100 * US,
-		[TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = (n * 18 + 18) * US,
+		[TT_ST_CPU] = (n * 18 + 118) * US,
 		[TT_ST_RUNQUEUE] = (10 + n * 4 + 2) * US,
 		[TT_ST_NET_OUT] = 50 * US,
 	};
@@ -726,7 +738,8 @@ static void test_gil_lock(void)
 	rqs[0] = req(1, 1000 * US, 1100 * US, fw, fw + 50 * US, 101, 101);
 	walk(cp, rqs, 10, r);
 	TT_CHECK_EQ_U64(r[0].t_dispatch, 1200 * US);
-	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 100 * US);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 0);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_CPU], (2 * 18 + 118) * US);
 	tt_critpath_stats(cp, &st);
 	TT_CHECK_EQ_U64(st.lock_words, 1);
 	free_results(r, 10);
@@ -743,13 +756,17 @@ static void test_gil_lock(void)
 	tt_critpath_free(cp);
 
 	/* one word each way, each waited on by one thread: hand-offs, and
-	 * the reader's last one ends the queue */
+	 * the reader's last one is the pick-up; the exchanges before it are
+	 * walked, nothing is queued */
 	cp = gil_stream(2, 0x6100, 0x6200, &fw);
 	rqs[0] = req(1, 1000 * US, 1100 * US, fw, fw + 50 * US, 101, 101);
 	walk(cp, rqs, 10, r);
 	TT_CHECK_EQ_U64(r[0].t_dispatch, 1252 * US);
+	TT_CHECK_EQ_U64(r[0].t_enqueue, 1252 * US);
 	TT_CHECK_EQ_U64(r[0].dispatch, TT_CP_DISP_PICKUP);
-	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 152 * US);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 0);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_CPU], 154 * US);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_RUNQUEUE], 20 * US);
 	tt_critpath_stats(cp, &st);
 	TT_CHECK_EQ_U64(st.lock_words, 0);
 	free_results(r, 10);
@@ -776,8 +793,9 @@ static void test_loopback_softirq(void)
 		req(1, 1000 * US, 1100 * US, 1600 * US, 1700 * US, 101, 201);
 	struct blk sock = { .sys = NR_RECVFROM, .arg0 = 3, .mode = S_IFSOCK };
 	__u64 want[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US,  [TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = 390 * US,	    [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 490 * US,
+		[TT_ST_RUNQUEUE] = 10 * US,
 		[TT_ST_NET_OUT] = 100 * US,
 	};
 	struct tt_critpath *cp = loopback_stream(101, sock);
@@ -795,7 +813,7 @@ static void test_loopback_softirq(void)
 
 	/* an untraced sender: the wait on the socket is network */
 	cp = loopback_stream(UNTRACED, sock);
-	want[TT_ST_QUEUE] = 0;
+	want[TT_ST_CPU] = 390 * US;
 	want[TT_ST_NET_OUT] = 200 * US;
 	walk(cp, &rq, 1, &r);
 	check_stages(&r, want);
@@ -980,7 +998,8 @@ static void test_wake_race(void)
 	walk(cp, rqs, 2, r);
 	TT_CHECK(r[0].complete);
 	TT_CHECK_EQ_U64(r[0].t_dispatch, 1203 * US);
-	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 103 * US);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_QUEUE], 0);
+	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_CPU], 393 * US);
 	TT_CHECK_EQ_U64(r[0].stage_ns[TT_ST_RUNQUEUE], 7 * US);
 	TT_CHECK_EQ_U64(r[1].t_dispatch, 3100 * US);
 	TT_CHECK_EQ_U64(r[1].stage_ns[TT_ST_UNKNOWN], 100 * US);
@@ -1013,7 +1032,7 @@ static void test_new_thread(void)
 	TT_CHECK(r.complete);
 	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
 	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_RUNQUEUE], 10 * US);
-	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_CPU], 290 * US);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_CPU], 390 * US);
 	TT_CHECK(tt_critpath_comm(cp, 106) &&
 		 !strcmp(tt_critpath_comm(cp, 106), "worker"));
 	tt_cp_result_free(&r);
@@ -1050,8 +1069,9 @@ static void test_anon_inode(void)
 	struct tt_cp_request rq2 =
 		req(1, 1000 * US, 1100 * US, 1600 * US, 1700 * US, 101, 102);
 	__u64 want2[TT_ST_MAX] = {
-		[TT_ST_NET_IN] = 100 * US,  [TT_ST_QUEUE] = 100 * US,
-		[TT_ST_CPU] = 390 * US,	    [TT_ST_RUNQUEUE] = 10 * US,
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = 490 * US,
+		[TT_ST_RUNQUEUE] = 10 * US,
 		[TT_ST_NET_OUT] = 100 * US,
 	};
 	struct tt_critpath *cp = anon_stream(true);
@@ -1850,6 +1870,403 @@ static void test_gpu_calls(void)
 	tt_critpath_free(cp);
 }
 
+/*
+ * The producer's own work after the read is not queueing (pick-up): the
+ * reader 101 tokenizes for 300 us after its read (preempted 50 us of it),
+ * then wakes the idle engine 102, which wakes the writer 103.
+ */
+static void test_pickup_producer_work(void)
+{
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 1700 * US, 1750 * US, 101, 103);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = (250 + 190 + 90) * US,
+		[TT_ST_RUNQUEUE] = (50 + 10 + 10) * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_cp_result r;
+
+	sw_in(&s, 0, 101);
+	sw_in(&s, 5 * US, 102);
+	sw_out(&s, 10 * US, 102, (struct blk){ .sys = NR_FUTEX, .arg0 = 0x70 });
+	sw_in(&s, 6 * US, 103);
+	sw_out(&s, 11 * US, 103, (struct blk){ .sys = NR_FUTEX, .arg0 = 0x80 });
+	preempt(&s, 1200 * US, 101);
+	sw_in(&s, 1250 * US, 101);
+	wake(&s, 1400 * US, 101, 102, 0, NR_FUTEX, 0x70);
+	sw_out(&s, 1405 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	sw_in(&s, 1410 * US, 102);
+	wake(&s, 1600 * US, 102, 103, 0, NR_FUTEX, 0x80);
+	sw_out(&s, 1605 * US, 102,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x70 });
+	sw_in(&s, 1610 * US, 103);
+	cp = cp_feed(&s);
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_PICKUP);
+	TT_CHECK_EQ_U64(r.t_enqueue, 1400 * US);
+	TT_CHECK_EQ_U64(r.t_dispatch, 1400 * US);
+	TT_CHECK_EQ_U64(r.t_token, 1600 * US);
+	check_seg(&r, 1150 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1100 * US, 100 * US);
+	check_seg(&r, 1220 * US, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		  "runqueue", 1200 * US, 50 * US);
+	check_seg(&r, 1300 * US, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1250 * US, 150 * US);
+	check_seg(&r, 1405 * US, 102, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		  "runqueue", 1400 * US, 10 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * A busy engine 102 (on CPU throughout) hands X's token to writer 111 at
+ * 1500 us and A's to 112 at 2000 us. Reader 101 reads A at 1100 us,
+ * tokenizes (preempted 50 us) and lets it go at 1300 us: blocking, or
+ * (event_loop) reading request Y. Only [let go, 1500 us) is queued.
+ */
+static struct tt_critpath *busy_handoff(bool event_loop)
+{
+	struct stream s = { 0 };
+	__u32 w;
+
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	for (w = 111; w <= 112; w++) {
+		sw_in(&s, 1, w);
+		sw_out(&s, 2, w, (struct blk){ .sys = NR_FUTEX, .arg0 = w });
+	}
+	preempt(&s, 1200 * US, 101);
+	sw_in(&s, 1250 * US, 101);
+	if (!event_loop)
+		sw_out(&s, 1300 * US, 101,
+		       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	wake(&s, 1500 * US, 102, 111, 0, NR_FUTEX, 111);
+	sw_in(&s, 1505 * US, 111);
+	sw_out(&s, 1530 * US, 111,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
+	wake(&s, 2000 * US, 102, 112, 0, NR_FUTEX, 112);
+	sw_in(&s, 2010 * US, 112);
+	return cp_feed(&s);
+}
+
+static void test_handoff_enqueue(void)
+{
+	struct tt_cp_request rqs[3] = {
+		req(1, 50 * US, 100 * US, 1520 * US, 1560 * US, 101, 111),
+		req(2, 1000 * US, 1100 * US, 2050 * US, 2100 * US, 101, 112),
+		/* read by the event loop, never answered */
+		req(3, 1340 * US, 1300 * US, 0, 0, 101, 0),
+	};
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,   [TT_ST_CPU] = (150 + 540) * US,
+		[TT_ST_RUNQUEUE] = 60 * US,  [TT_ST_QUEUE] = 200 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_critpath *cp = busy_handoff(false);
+	struct tt_cp_result r[3];
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		rqs[0].t_end = rqs[1].t_end = 5000 * US;
+		walk(cp, rqs, pass ? 3 : 2, r);
+		check_stages(&r[1], want);
+		TT_CHECK(r[1].complete);
+		TT_CHECK_EQ_U64(r[1].dispatch, TT_CP_DISP_HANDOFF);
+		TT_CHECK_EQ_U64(r[1].t_dispatch, 1500 * US);
+		TT_CHECK_EQ_U64(r[1].t_enqueue, 1300 * US);
+		check_seg(&r[1], 1225 * US, 101, TT_CP_RUNNABLE,
+			  TT_ST_RUNQUEUE, "runqueue", 1200 * US, 50 * US);
+		check_seg(&r[1], 1275 * US, 101, TT_CP_RUNNING, TT_ST_CPU,
+			  "on-cpu", 1250 * US, 50 * US);
+		check_seg(&r[1], 1400 * US, 0, TT_CP_PHASE, TT_ST_QUEUE,
+			  "queued", 1300 * US, 200 * US);
+		check_seg(&r[1], 1600 * US, 102, TT_CP_RUNNING, TT_ST_CPU,
+			  "on-cpu", 1500 * US, 500 * US);
+		free_results(r, pass ? 3 : 2);
+	}
+	tt_critpath_free(cp);
+
+	/* an event loop that never blocks lets A go when it reads Y */
+	cp = busy_handoff(true);
+	rqs[2].t_read = 1350 * US;
+	walk(cp, rqs, 3, r);
+	want[TT_ST_CPU] = (200 + 540) * US;
+	want[TT_ST_QUEUE] = 150 * US;
+	check_stages(&r[1], want);
+	TT_CHECK_EQ_U64(r[1].t_enqueue, 1350 * US);
+	TT_CHECK_EQ_U64(r[1].t_dispatch, 1500 * US);
+	free_results(r, 3);
+	tt_critpath_free(cp);
+
+	/* without Y it never let A go before the boundary: no queue */
+	cp = busy_handoff(true);
+	walk(cp, rqs, 2, r);
+	want[TT_ST_CPU] = (350 + 540) * US;
+	want[TT_ST_QUEUE] = 0;
+	check_stages(&r[1], want);
+	TT_CHECK_EQ_U64(r[1].t_enqueue, 1500 * US);
+	TT_CHECK_EQ_U64(r[1].dispatch, TT_CP_DISP_HANDOFF);
+	free_results(r, 2);
+	tt_critpath_free(cp);
+}
+
+/*
+ * One request in flight: reader 101 (also the writer) wakes the idle
+ * engine 102 at 1200 us through word 0x3ec; the engine sleeps 1 ms, then
+ * signals the condition variable 0x420 at 2300 us while holding the
+ * request's mutex 0x3d0: 101 runs, blocks on the mutex at 2330 us, and
+ * the engine's unlock wakes it again at 2360 us (the engine on CPU all
+ * the while). With double false the engine instead wakes 101 twice
+ * through 0x420, sleeping between. No wake is a boundary to another
+ * request: the engine picked the request up at 1200 us.
+ */
+static struct tt_critpath *one_in_flight(bool double_wake)
+{
+	struct stream s = { 0 };
+
+	sw_in(&s, 0, 101);
+	sw_in(&s, 5 * US, 102);
+	sw_out(&s, 10 * US, 102,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3ec });
+	wake(&s, 1200 * US, 101, 102, 0, NR_FUTEX, 0x3ec);
+	sw_out(&s, 1210 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x420 });
+	sw_in(&s, 1220 * US, 102);
+	sw_out(&s, 1300 * US, 102, (struct blk){ .sys = NR_NANOSLEEP });
+	wake(&s, 2290 * US, 0, 102, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 2290 * US, 102);
+	if (double_wake) {
+		wake(&s, 2300 * US, 102, 101, 0, NR_FUTEX, 0x420);
+		sw_in(&s, 2310 * US, 101);
+		sw_out(&s, 2330 * US, 101,
+		       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3d0 });
+		wake(&s, 2360 * US, 102, 101, 0, NR_FUTEX, 0x3d0);
+	} else {
+		wake(&s, 2295 * US, 102, 101, 0, NR_FUTEX, 0x420);
+		sw_out(&s, 2296 * US, 102, (struct blk){ .sys = NR_NANOSLEEP });
+		sw_in(&s, 2310 * US, 101);
+		sw_out(&s, 2330 * US, 101,
+		       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x420 });
+		wake(&s, 2350 * US, 0, 102, TT_F_HARDIRQ, -1, 0);
+		sw_in(&s, 2350 * US, 102);
+		wake(&s, 2360 * US, 102, 101, 0, NR_FUTEX, 0x420);
+	}
+	sw_out(&s, 2370 * US, 102,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3ec });
+	sw_in(&s, 2380 * US, 101);
+	return cp_feed(&s);
+}
+
+static void test_one_in_flight(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1100 * US, 2400 * US, 2450 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = (100 + 80 + 70 + 20) * US,
+		[TT_ST_RUNQUEUE] = (20 + 20) * US,
+		[TT_ST_SLEEP] = 990 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_critpath *cp = one_in_flight(true);
+	struct tt_cp_result r;
+
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_PICKUP);
+	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
+	TT_CHECK_EQ_U64(r.t_token, 2360 * US);
+	check_seg(&r, 1800 * US, 102, TT_CP_BLOCKED, TT_ST_SLEEP, "nanosleep",
+		  1300 * US, 990 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+
+	/* two wakes of the own writer with a sleep between: no boundary */
+	cp = one_in_flight(false);
+	walk(cp, &rq, 1, &r);
+	TT_CHECK(r.complete);
+	TT_CHECK_EQ_U64(r.dispatch, TT_CP_DISP_PICKUP);
+	TT_CHECK_EQ_U64(r.t_dispatch, 1200 * US);
+	TT_CHECK_EQ_U64(r.stage_ns[TT_ST_QUEUE], 0);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
+/*
+ * A busy engine 102 and an event-loop writer 101 serving X and A: the
+ * engine hands X's token to 101 at 1500 us (word 0x420), then both first
+ * tokens of A at 2000 us, signalling 0x420 under the mutex 0x3d0 (101
+ * blocks on it) and waking 101 again at the unlock 300 us later. That
+ * double wake is one burst, A's own: the boundary is the hand-off at
+ * 1500 us.
+ */
+static void test_double_wake_shared_writer(void)
+{
+	struct tt_cp_request rqs[2] = {
+		req(1, 50 * US, 100 * US, 1520 * US, 1560 * US, 101, 101),
+		req(2, 1000 * US, 1100 * US, 2350 * US, 2400 * US, 101, 101),
+	};
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r[2];
+
+	rqs[0].t_end = rqs[1].t_end = 5000 * US;
+	sw_in(&s, 0, 102);
+	sw_in(&s, 0, 101);
+	sw_out(&s, 1150 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x420 });
+	wake(&s, 1500 * US, 102, 101, 0, NR_FUTEX, 0x420);
+	sw_in(&s, 1505 * US, 101);
+	sw_out(&s, 1530 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x420 });
+	wake(&s, 2000 * US, 102, 101, 0, NR_FUTEX, 0x420);
+	sw_in(&s, 2005 * US, 101);
+	sw_out(&s, 2010 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3d0 });
+	wake(&s, 2300 * US, 102, 101, 0, NR_FUTEX, 0x3d0);
+	sw_in(&s, 2310 * US, 101);
+	cp = cp_feed(&s);
+	walk(cp, rqs, 2, r);
+	TT_CHECK_EQ_U64(r[1].dispatch, TT_CP_DISP_HANDOFF);
+	TT_CHECK_EQ_U64(r[1].t_dispatch, 1500 * US);
+	TT_CHECK_EQ_U64(r[1].t_enqueue, 1150 * US);
+	TT_CHECK_EQ_U64(r[1].stage_ns[TT_ST_QUEUE], 350 * US);
+	TT_CHECK_EQ_U64(r[1].stage_ns[TT_ST_CPU], (50 + 800 + 40) * US);
+	TT_CHECK_EQ_U64(r[1].stage_ns[TT_ST_RUNQUEUE], 10 * US);
+	TT_CHECK(r[1].complete);
+	free_results(r, 2);
+	tt_critpath_free(cp);
+}
+
+/*
+ * Threads asleep when the trace began: engine 201, of a process nothing
+ * announced, and writer 102 first show up woken; 103 first shows up
+ * woken by an interrupt. They were blocked since the first event (100 us;
+ * the COMM at time 0 of a process table is not one).
+ */
+static void test_blocked_before_trace(void)
+{
+	struct tt_cp_request rqs[2] = {
+		req(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101, 102),
+		req(2, 1000 * US, 1050 * US, 1400 * US, 1450 * US, 101, 103),
+	};
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 100 * US,
+		[TT_ST_CPU] = (100 + 290 + 90) * US,
+		[TT_ST_RUNQUEUE] = 20 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	__u64 want2[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 50 * US,    [TT_ST_UNKNOWN] = 250 * US,
+		[TT_ST_RUNQUEUE] = 10 * US,  [TT_ST_CPU] = 90 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct tt_critpath_stats st;
+	struct iv_list l = { 0 };
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r[2];
+
+	comm(&s, 0, 101, "front-end");
+	sw_in(&s, 100 * US, 101);
+	wake(&s, 1200 * US, 101, 201, 0, NR_SENDMSG, 9);
+	sw_in(&s, 1210 * US, 201);
+	wake(&s, 1300 * US, 0, 103, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1310 * US, 103);
+	wake(&s, 1500 * US, 201, 102, 0, NR_WRITE, 4);
+	sw_in(&s, 1510 * US, 102);
+	cp = cp_feed(&s);
+	tt_critpath_stats(cp, &st);
+	TT_CHECK_EQ_U64(st.first_ts, 100 * US);
+	walk(cp, rqs, 2, r);
+	check_stages(&r[0], want);
+	TT_CHECK(r[0].complete);
+	TT_CHECK_EQ_U64(r[0].dispatch, TT_CP_DISP_PICKUP);
+	TT_CHECK_EQ_U64(r[0].t_dispatch, 1200 * US);
+	check_seg(&r[0], 1300 * US, 201, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+		  1210 * US, 290 * US);
+	check_stages(&r[1], want2);
+	TT_CHECK(r[1].complete);
+	check_seg(&r[1], 1100 * US, 103, TT_CP_BLOCKED, TT_ST_UNKNOWN,
+		  "blocked before trace", 1050 * US, 250 * US);
+	TT_CHECK(tt_critpath_intervals(cp, 201, 0, iv_collect, &l) == 0);
+	TT_CHECK(l.n >= 1);
+	if (l.n >= 1)
+		check_iv(&l.v[0], 100 * US, 1200 * US, TT_CP_BLOCKED,
+			 TT_ST_UNKNOWN, "blocked before trace");
+	free_results(r, 2);
+	tt_critpath_free(cp);
+}
+
+/*
+ * A slow upload: the reader is woken three times as its bytes come (at
+ * 1000, 1300 and 1600 us) and waits for a CPU each time (20, 40 and
+ * 30 us). Only the wait after the last bytes (t_last_arrive) delayed the
+ * request; before them it waited for the network anyway.
+ */
+static void test_net_in_last_arrive(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 1650 * US, 1700 * US, 1750 * US, 101, 101);
+	struct blk sock = { .sys = NR_RECVFROM, .arg0 = 5, .mode = S_IFSOCK };
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 560 * US,
+		[TT_ST_RUNQUEUE] = 90 * US,
+		[TT_ST_CPU] = 50 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+
+	sw_in(&s, 0, 101);
+	sw_out(&s, 10 * US, 101, sock);
+	wake(&s, 1000 * US, UNTRACED, 101, TT_F_SOFTIRQ, -1, 0);
+	sw_in(&s, 1020 * US, 101);
+	sw_out(&s, 1030 * US, 101, sock);
+	wake(&s, 1300 * US, UNTRACED, 101, TT_F_SOFTIRQ, -1, 0);
+	sw_in(&s, 1340 * US, 101);
+	sw_out(&s, 1350 * US, 101, sock);
+	wake(&s, 1600 * US, UNTRACED, 101, TT_F_SOFTIRQ, -1, 0);
+	sw_in(&s, 1630 * US, 101);
+	cp = cp_feed(&s);
+
+	/* unknown last bytes: every wait counts, as before */
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	tt_cp_result_free(&r);
+
+	rq.t_last_arrive = 1590 * US;
+	walk(cp, &rq, 1, &r);
+	want[TT_ST_NET_IN] = 620 * US;
+	want[TT_ST_RUNQUEUE] = 30 * US;
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	check_seg(&r, 1610 * US, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		  "runqueue", 1600 * US, 30 * US);
+	TT_CHECK(seg_at(&r, 1310 * US) &&
+		 seg_at(&r, 1310 * US)->stage == TT_ST_NET_IN);
+	tt_cp_result_free(&r);
+
+	/* the last bytes came while it waited: the rest of that wait counts */
+	rq.t_last_arrive = 1320 * US;
+	walk(cp, &rq, 1, &r);
+	want[TT_ST_NET_IN] = 600 * US;
+	want[TT_ST_RUNQUEUE] = 50 * US;
+	check_stages(&r, want);
+	check_seg(&r, 1330 * US, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		  "runqueue", 1320 * US, 20 * US);
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
 static __u64 rnd(__u64 *x)
 {
 	*x ^= *x << 13;
@@ -1970,6 +2387,12 @@ int main(void)
 	TT_RUN(test_gpu_launch_run);
 	TT_RUN(test_gpu_dispatch);
 	TT_RUN(test_gpu_calls);
+	TT_RUN(test_pickup_producer_work);
+	TT_RUN(test_handoff_enqueue);
+	TT_RUN(test_one_in_flight);
+	TT_RUN(test_double_wake_shared_writer);
+	TT_RUN(test_blocked_before_trace);
+	TT_RUN(test_net_in_last_arrive);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -204,6 +204,14 @@ queued=$(tail -n +2 "$TMP/queueing.gt" |
 	awk -F, '$12 > 2000000 { n++ } END { print n + 0 }')
 check "queueing: requests beyond --batch wait in the queue" \
 	"$queued requests queued > 2 ms" [ "$queued" -ge 4 ]
+# a queued request's iteration boundary: the engine's hand-off before it
+# (0 when the engine was idle: a slow wakeup can queue the first request)
+bounded=$(tail -n +2 "$TMP/queueing.gt" | awk -F, '$34 > $5 { bad++ }
+	$12 > 2000000 && $34 >= $4 && $34 <= $5 { n++ }
+	END { print bad ? -1 : n + 0 }')
+check "queueing: t_boundary_ns lies between enqueue and dispatch" \
+	"$bounded of $queued queued requests (-1: one after its dispatch)" \
+	[ "$bounded" -ge 4 ]
 
 # --- random prefill, spin modes, tokenizer burn, 1 MB prompts, new conns
 scenario uniform-prefill -c 1 -n 6 --tokens 2 -- \
@@ -242,7 +250,8 @@ t_prefill_start_ns,t_prefill_end_ns,t_first_token_write_ns,\
 t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,\
 status,io_ns,io_wait_ns,engine_cpu_ns,engine_runnable_ns,engine_sleep_ns,\
 engine_run_delay_ns,engine_wake_delay_ns,t_first_byte_read_ns,t_token_ns,\
-upstream_port,tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns"
+upstream_port,tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,kernel_ns,\
+launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns"
 check "log header: old columns first, ground-truth columns after" \
 	"$(head -1 "$TMP/sse.gt")" [ "$(head -1 "$TMP/sse.gt")" = "$cols" ]
 # the columns --help does not name (a trailing _ns may go unsaid)
@@ -256,6 +265,9 @@ bad=$(tail -n +2 "$TMP/sse.gt" | awk -F, '!($24 >= $5 && $24 <= $8 &&
 	$5 > 0 && $18 >= 0 && $25 == 0) { n++ } END { print n + 0 }')
 check "t_token_ns lies between dispatch and first write" "$bad rows not" \
 	[ "$bad" -eq 0 ]
+bad=$(tail -n +2 "$TMP/sse.gt" | awk -F, '$29 + $30 + $31 + $32 + $33 != 0 {
+	n++ } END { print n + 0 }')
+check "GPU columns are 0 without --gpu" "$bad rows not" [ "$bad" -eq 0 ]
 
 # --- runqueue ground truth: a spinning engine pinned behind two hogs
 "$CPUHOG" -c 0 -n 2 -t 5 &
@@ -396,6 +408,68 @@ if start_server proxy-engine --batch 2 --prefill-us 1000; then
 	fi
 else
 	fail "proxy-engine: server starts" ""
+fi
+
+# --- --gpu: prefill and decode as kernels on the stub GPU (tools/stubcuda)
+# gpu_scenario NAME MODE LOADGEN-ARGS -- SERVER-ARGS: scenario() with the
+# stub's device node and log of its own; 4 kernels a step, 100 us launches
+gpu_scenario() {
+	local name=$1 mode=$2
+	shift 2
+	export STUBCUDA_DEVICE=$TMP/$name.nvidia0 STUBCUDA_LOG=$TMP/$name.stub
+	export STUBCUDA_LAUNCH_NS=100000
+	scenario "$name" "$@" --gpu --gpu-sync "$mode" --kernels-per-step 4
+	unset STUBCUDA_DEVICE STUBCUDA_LOG STUBCUDA_LAUNCH_NS
+}
+# gpu_truth NAME MODE: the GPU columns of NAME's log against the knobs
+# (2 ms prefill a request, 2 ms decode): prints what is wrong
+gpu_truth() {
+	tail -n +2 "$TMP/$1.gt" | awk -F, -v mode="$2" '
+	{ kern = $30; gpu = $29; launch = $31; wait = $32; scpu = $33
+	  if (kern % 2000000 || kern < 4000000 || kern > 2000000 * 9)
+		print "request " $1 ": kernel_ns " kern
+	  if (!(gpu > 0 && gpu <= wait && wait <= $8 - $5))
+		print "request " $1 ": gpu " gpu " sync wait " wait
+	  if (launch < 360000)
+		print "request " $1 ": launch_cpu_ns " launch
+	  cpu += scpu; wall += wait }
+	# a spinning sync is on CPU, but for its preemptions on a busy machine
+	END { if (mode == "spin" && cpu < wall / 4 ||
+		  mode == "block" && cpu > wall / 4)
+		print mode " syncs: " cpu " ns of CPU in " wall " ns" }'
+}
+# stub_truth NAME MODE: the stub's log agrees: 4 kernels a sync, its mode
+stub_truth() {
+	awk -F, -v mode="$2" '$1 == "kernel" { k++ }
+		$1 == "sync" { s++; if ($5 != mode) bad++ }
+		END { if (!s || k != 4 * s || bad)
+			print k + 0 " kernels, " s + 0 " syncs, " bad + 0 \
+				" not " mode }' "$TMP/$1.stub"
+}
+if [ -e "$OUT/tools/libcuda.so.1" ]; then
+	for mode in spin block; do
+		gpu_scenario "gpu-$mode" "$mode" -c 2 -n 8 --tokens 3 -- \
+			--prefill-us 2000
+		problems=$(gpu_truth "gpu-$mode" "$mode")
+		check "gpu-$mode: GPU ground truth columns add up" \
+			"$(echo "$problems" | head -3 | tr '\n' ';')" [ -z "$problems" ]
+		problems=$(stub_truth "gpu-$mode" "$mode")
+		check "gpu-$mode: the stub ran 4 kernels per sync, $mode waits" \
+			"$problems" [ -z "$problems" ]
+	done
+	gpu_scenario gpu-split spin -c 2 -n 6 --tokens 2 -- --split \
+		--prefill-us 2000
+	problems=$(gpu_truth gpu-split spin)
+	check "gpu-split: GPU ground truth reaches the front-end's log" \
+		"$(echo "$problems" | head -3 | tr '\n' ';')" [ -z "$problems" ]
+	err=$("$SERVER" -p 0 --gpu --gpu-lib "$TMP/no-such-libcuda.so" 2>&1 \
+		>/dev/null)
+	rc=$?
+	check "--gpu with a library that is not there: one line, exit 1" \
+		"rc $rc: $err" [ "$rc" -eq 1 -a \
+		"$(printf '%s\n' "$err" | wc -l)" -eq 1 ]
+else
+	skip "gpu: demo-server --gpu" "$OUT/tools/libcuda.so.1 not built"
 fi
 
 # --- cpuhog and bulk: bounded helpers
@@ -548,6 +622,16 @@ check "demo-server rejects --handoff with --split" "" \
 	bad_option "$SERVER" --split --handoff pipe
 check "demo-server rejects a CPU it may not use" "" \
 	bad_option "$SERVER" --engine-cpu 1023
+check "demo-server rejects --gpu-sync without --gpu" "" \
+	bad_option "$SERVER" --gpu-sync block
+check "demo-server rejects a bad --gpu-sync" "" \
+	bad_option "$SERVER" --gpu --gpu-sync yield
+check "demo-server rejects --kernels-per-step 0" "" \
+	bad_option "$SERVER" --gpu --kernels-per-step 0
+check "demo-server rejects --gpu with --proxy" "" \
+	bad_option "$SERVER" --gpu --proxy 127.0.0.1:1
+check "demo-server rejects --gpu with --prefill-mode" "" \
+	bad_option "$SERVER" --gpu --prefill-mode spin
 check "cpuhog rejects missing options" "" bad_option "$CPUHOG" -c 0
 check "cpuhog rejects a CPU it may not use" "" bad_option "$CPUHOG" -c 1023 -t 1
 check "bulk rejects a missing mode" "" bad_option "$BULK" -p 1

@@ -438,16 +438,16 @@ static void test_export(void)
 		mkreq(3, 1550 * US, 1560 * US, 1570 * US, 0, 101),
 		mkreq(4, 2200 * US, 2250 * US, 2300 * US, 2400 * US, 101),
 	};
-	static const char *const phases[4] = { "network.in", "scheduler.queue",
-					       "processing", "network.out" };
 	static const char *const short_phases[3] = { "network.in", "processing",
 						     "network.out" };
-	const uint64_t b1[5] = { 1000 * US, 1100 * US, 1200 * US, 2000 * US,
-				 2100 * US };
+	/* request 1 is picked up at once: its reader's work and the rest of
+	 * the path are one processing phase, nothing is queued */
+	const uint64_t b1[4] = { 1000 * US, 1100 * US, 2000 * US, 2100 * US };
 	const uint64_t b2[4] = { 1500 * US, 1600 * US, 1700 * US, 1800 * US };
 	const uint64_t b4[4] = { 2200 * US, 2250 * US, 2300 * US, 2400 * US };
-	/* tid of the "s" and "f" of each arrow, and their times */
-	static const uint64_t want_flows[2][6] = {
+	/* pid, tid of the "s" and "f" of each arrow, and their times */
+	static const uint64_t want_flows[3][6] = {
+		{ 100, 101, 1150 * US, 100, 102, 1210 * US },
 		{ 100, 102, 1360 * US, 200, 201, 1501500 },
 		{ 200, 201, 1701500, 100, 104, 1925 * US },
 	};
@@ -499,7 +499,7 @@ static void test_export(void)
 	sp1 = find_span(&t, "request 1 10.0.0.1:5551");
 	sp2 = find_span(&t, "request 2 [::1]:5552");
 	sp4 = find_span(&t, "request 4 10.0.0.1:5554");
-	check_span(&t, sp1, &rq[0], 0, phases, b1, 4);
+	check_span(&t, sp1, &rq[0], 0, short_phases, b1, 3);
 	check_span(&t, sp2, &rq[1], 0, short_phases, b2, 3);
 	check_span(&t, sp4, &rq[3], 0, short_phases, b4, 3);
 	TT_CHECK(!find_span(&t, "request 3 10.0.0.1:5553"));
@@ -515,15 +515,16 @@ static void test_export(void)
 		const struct jc_val *st = jc_get(args, "stages_us");
 		uint64_t ns;
 
-		TT_CHECK(jc_us_to_ns(jc_get(st, "scheduler.queue"), &ns) &&
-			 ns == 100 * US);
+		TT_CHECK(!jc_get(st, "scheduler.queue"));
+		TT_CHECK(jc_us_to_ns(jc_get(st, "compute.cpu"), &ns) &&
+			 ns == 827 * US);
 		TT_CHECK(jc_str(args, "dispatch") &&
 			 !strcmp(jc_str(args, "dispatch"), "pickup"));
 	}
 
-	/* arrows: 102 -> 201 -> 104, bound to the states of the path */
-	TT_CHECK_EQ_U64(t.nflows, 4);
-	for (i = 0; i < t.nflows && t.nflows == 4; i++) {
+	/* arrows: 101 -> 102 -> 201 -> 104, bound to the states of the path */
+	TT_CHECK_EQ_U64(t.nflows, 6);
+	for (i = 0; i < t.nflows && t.nflows == 6; i++) {
 		const struct pf_flow *f = &t.flows[i];
 
 		k = i / 2;
@@ -532,11 +533,79 @@ static void test_export(void)
 		TT_CHECK_EQ_U64(f->tid, want_flows[k][i % 2 * 3 + 1]);
 		TT_CHECK_EQ_U64(f->ts, want_flows[k][i % 2 * 3 + 2]);
 	}
-	sl = t.nflows == 4 ? slice_at(&t, 200, 201, t.flows[1].ts) : NULL;
+	sl = t.nflows == 6 ? slice_at(&t, 200, 201, t.flows[3].ts) : NULL;
 	TT_CHECK(sl && !strcmp(sl->name, "runnable"));
 
 	trace_free(&t);
 	for (i = 0; i < 4; i++)
+		tt_cp_result_free(&res[i]);
+	tt_critpath_free(cp);
+}
+
+/*
+ * A busy engine 102 hands request B's token to writer 112 at 1500 us and
+ * A's to 111 at 2000 us; reader 101 let A go when it blocked at 1150 us.
+ * A's phases: network.in, processing (the reader), scheduler.queue,
+ * processing, network.out; no arrow crosses the queue.
+ */
+static void test_queue_phases(void)
+{
+	struct tt_request rq[2] = {
+		mkreq(1, 50 * US, 100 * US, 1520 * US, 1560 * US, 112),
+		mkreq(2, 1000 * US, 1100 * US, 2050 * US, 2100 * US, 111),
+	};
+	static const char *const phases[5] = { "network.in", "processing",
+					       "scheduler.queue", "processing",
+					       "network.out" };
+	const uint64_t b[6] = { 1000 * US, 1100 * US, 1150 * US,
+				1500 * US, 2050 * US, 2100 * US };
+	static const uint64_t want_flows[4][3] = {
+		{ 102, 's', 800 * US }, { 112, 'f', 1505 * US },
+		{ 102, 's', 1750 * US }, { 111, 'f', 2005 * US },
+	};
+	struct tt_cp_request crq[2];
+	struct tt_cp_result res[2];
+	const struct pf_slice *sp;
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct trace t;
+	size_t i;
+	__u32 w;
+
+	sw_in(&s, 0, 101);
+	sw_in(&s, 0, 102);
+	for (w = 111; w <= 112; w++) {
+		sw_in(&s, 1, w);
+		sw_out(&s, 2, w, (struct blk){ .sys = NR_FUTEX, .arg0 = w });
+	}
+	sw_out(&s, 1150 * US, 101, (struct blk){ .sys = NR_EPOLL_WAIT });
+	wake(&s, 1500 * US, 102, 112, 0, NR_FUTEX, 112);
+	sw_in(&s, 1510 * US, 112);
+	sw_out(&s, 1530 * US, 112,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 112 });
+	wake(&s, 2000 * US, 102, 111, 0, NR_FUTEX, 111);
+	sw_in(&s, 2010 * US, 111);
+	cp = cp_feed(&s);
+	to_cp(rq, 2, 101, crq);
+	TT_CHECK(tt_critpath_walk_all(cp, crq, 2, res) == 0);
+	TT_CHECK_EQ_U64(res[1].dispatch, TT_CP_DISP_HANDOFF);
+	TT_CHECK_EQ_U64(res[1].t_enqueue, 1150 * US);
+	TT_CHECK_EQ_U64(res[1].t_dispatch, 1500 * US);
+	TT_CHECK_EQ_U64(res[1].stage_ns[TT_ST_QUEUE], 350 * US);
+	TT_CHECK(export_trace(&t, cp, rq, res, 2) == 0);
+	check_trace(&t);
+	sp = find_span(&t, "request 2 10.0.0.1:5552");
+	check_span(&t, sp, &rq[1], 0, phases, b, 5);
+	TT_CHECK(sp && find_slice(&t, "compute.cpu", sp->pid, sp->tid,
+				  1100 * US));
+	TT_CHECK_EQ_U64(t.nflows, 4);
+	for (i = 0; i < t.nflows && t.nflows == 4; i++) {
+		TT_CHECK_EQ_U64(t.flows[i].tid, want_flows[i][0]);
+		TT_CHECK_EQ_U64(t.flows[i].ph, want_flows[i][1]);
+		TT_CHECK_EQ_U64(t.flows[i].ts, want_flows[i][2]);
+	}
+	trace_free(&t);
+	for (i = 0; i < 2; i++)
 		tt_cp_result_free(&res[i]);
 	tt_critpath_free(cp);
 }
@@ -804,6 +873,7 @@ int main(void)
 {
 	TT_RUN(test_json_check);
 	TT_RUN(test_export);
+	TT_RUN(test_queue_phases);
 	TT_RUN(test_reader_runqueue);
 	TT_RUN(test_gpu_calls);
 	TT_RUN(test_empty_and_partial);

@@ -21,16 +21,20 @@ mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 # ---- kill -9 mid-run
 start_server "$TT_TMP/gt.csv" --prefill-us exp:2000 --seed 3 -t 8 -i 1000
 start_record "$TT_TMP/killed.ttft" -p "$SERVER_PID"
-chrt -f 10 "$LOADGEN" -q -p "$PORT" -c 4 -d 6 --rate 100 --tokens 8 \
+chrt -f 10 "$LOADGEN" -q -p "$PORT" -c 4 -n 1000 --rate 100 --tokens 8 \
 	-o "$TT_TMP/lg.csv" &
 lg_pid=$!
 TT_PIDS+=("$lg_pid")
-# mid-run: once the server has answered 250 requests (2.5 s at 100/s)
-wait_for "[ \$(wc -l <$TT_TMP/gt.csv) -gt 250 ]" 30 ||
+# mid-run: once the server has answered 350 requests (3.5 s at 100/s)
+wait_for "[ \$(wc -l <$TT_TMP/gt.csv) -gt 350 ]" 30 ||
 	fail "rel_crash: the server answered too few requests"
-t_kill=$(mono_ns)
-kill -KILL "$RECORD_PID"
-wait "$RECORD_PID" 2>/dev/null
+# the kill lies between these two (python may start slowly on a busy box)
+t_before=$(mono_ns)
+{
+	kill -KILL "$RECORD_PID"
+	t_after=$(mono_ns)
+	wait "$RECORD_PID"
+} 2>/dev/null # no "Killed" notice
 wait "$lg_pid" || fail "rel_crash: loadgen"
 kill -TERM "$SERVER_PID"
 wait "$SERVER_PID"
@@ -42,13 +46,14 @@ sed 's/^/  report: /' "$TT_TMP/killed.err"
 no_corrupt_block() { ! grep -q corrupt "$TT_TMP/killed.err"; }
 check "rel_crash: no corrupt block in it" no_corrupt_block
 
-python3 - "$TT_TMP/killed.json" "$TT_TMP/lg.csv" "$t_kill" <<'EOF' || TT_FAILED=1
+python3 - "$TT_TMP/killed.json" "$TT_TMP/lg.csv" "$t_before" "$t_after" \
+	<<'EOF' || TT_FAILED=1
 import csv, json, sys
 from collections import defaultdict
 
 reqs = json.load(open(sys.argv[1]))["requests"]
 rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok"]
-t_kill = int(sys.argv[3])
+t_before, t_after = int(sys.argv[3]), int(sys.argv[4])
 ok = True
 
 
@@ -90,11 +95,12 @@ def agree(name, pairs):
           f"{len(tok)} differ: {tok[:5]}")
 
 
-after = [c for c in rows if int(c["t_send_ns"]) > t_kill]
+after = [c for c in rows if int(c["t_send_ns"]) > t_after]
 check("the kill came mid-run", len(after) >= 10,
       f"{len(after)} client requests sent after it")
 # flushed every second: what ended 1.5 s before the kill is on disk
-early = [c for c in rows if int(c["t_last_token_ns"]) < t_kill - 1_500_000_000]
+early = [c for c in rows
+         if int(c["t_last_token_ns"]) < t_before - 1_500_000_000]
 by_port = defaultdict(list)
 for r in reqs:
     by_port[int(r["peer"].rsplit(":", 1)[1])].append(r)
@@ -109,7 +115,7 @@ def match(c):  # the tool's requests for client row c
 missing = [c["id"] for c in early
            if [r["complete"] for r in match(c)] != [True]]
 check("every request that ended 1.5 s before the kill is there, complete",
-      len(early) >= 100 and not missing,
+      len(early) >= 50 and not missing,
       f"{len(early) - len(missing)} of {len(early)} (client ids missing: {missing[:5]})")
 # the requests complete in the file, late ones included, are exact too
 complete = [r for r in reqs if r["complete"]]

@@ -118,6 +118,21 @@ expect_refusal "record -o in a directory that does not exist" 1 \
 	"cannot create|$TT_TMP/no/x.ttft" "${R[@]}" -p $$ -o "$TT_TMP/no/x.ttft"
 expect_refusal "record -L of a missing library" 1 "$TT_TMP/libcuda.so.1" \
 	"${R[@]}" -p $$ -o "$TT_TMP/x.ttft" -L "$TT_TMP/libcuda.so.1"
+# an existing recording is moved to FILE.old; a directory or a device
+# named by mistake must stay where it is (think -o /var/log, -o /dev/null)
+mkdir "$TT_TMP/adir"
+touch "$TT_TMP/adir/keep"
+mknod "$TT_TMP/anull" c 1 3
+left_alone() { # left_alone NAME TEST: TEST NAME holds, no NAME.old
+	[ ! -e "$TT_TMP/$1.old" ] && test "$2" "$TT_TMP/$1"
+}
+for target in "adir directory -d" "anull character-device -c"; do
+	read -r name what test <<<"$target"
+	"${R[@]}" -q -p $$ -d 0.2 -o "$TT_TMP/$name" >/dev/null 2>&1
+	check "rel_env: record -o of an existing ${what/-/ } leaves it in place ($(
+		cd "$TT_TMP" && echo "$name"*))" left_alone "$name" "$test"
+done
+check "rel_env: ... and what the directory held" [ -e "$TT_TMP/adir/keep" ]
 
 # ---- privileges: a copy of the binary that nobody may run
 mkdir -p "$TT_TMP/bin" "$TT_TMP/out"

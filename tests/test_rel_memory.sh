@@ -74,6 +74,29 @@ PORT=$(cat "$TT_TMP/port")
 start_record "$TT_TMP/many.ttft" -p "$SERVER_PID"
 rss_start=$(kb_of "$RECORD_PID" VmRSS)
 
+# the maps are sized, and per-connection and per-thread state is in LRU
+# maps: "name type max_entries memlock" of every map record holds
+for f in /proc/"$RECORD_PID"/fdinfo/*; do
+	awk '$1 == "map_type:" { t = $2 } $1 == "max_entries:" { m = $2 }
+	     $1 == "memlock:" { l = $2 } $1 == "map_id:" { id = $2 }
+	     END { if (id) print id, t, m, l }' "$f" 2>/dev/null
+done | LC_ALL=C sort >"$TT_TMP/maps"
+bpftool map list 2>/dev/null |
+	awk -F'[: ]+' '/^[0-9]+:/ { for (i = 2; i < NF; i++)
+		if ($i == "name") print $1, $(i + 1) }' | LC_ALL=C sort |
+	LC_ALL=C join - "$TT_TMP/maps" >"$TT_TMP/maps.named"
+memlock_kb=$(awk '{ s += $5 } END { print int(s / 1024) }' "$TT_TMP/maps.named")
+echo "  maps (name type max_entries memlock):" \
+	"$(awk '{ printf "%s %s %s %s; ", $2, $3, $4, $5 }' "$TT_TMP/maps.named")"
+maps_sized() { # BPF_MAP_TYPE_LRU_HASH is 9
+	[ "$(wc -l <"$TT_TMP/maps.named")" -ge 5 ] &&
+		[ "$(awk '$2 == "conns" || $2 == "send_enter_ts" { print $3 }' \
+			"$TT_TMP/maps.named" | sort -u)" = 9 ] &&
+		[ "$memlock_kb" -lt $((64 << 10)) ]
+}
+check "rel_memory: maps sized (${memlock_kb} kB locked in all), conns and send_enter_ts are LRU" \
+	maps_sized
+
 start=$(date +%s%N)
 "$TT_TMP/helper_conns" -p "$PORT" -n "$NCONNS" --rounds $ROUNDS \
 	--hold-ms 500 >"$TT_TMP/client.out" 2>&1

@@ -8,6 +8,10 @@
  *   build/tools/cudademo -n 5 -p 3000 -d 500 -s 4 -m block
  *   STUBCUDA_DEVICE=/tmp/gpu0 ttftrace record -G /tmp/gpu0 \
  *           -c 'build/tools/cudademo -m block'
+ *
+ * The library is dlopened at start, as engines do: a tracer that probes
+ * libraries as they are opened attaches while the program runs on, so -w
+ * gives it time before the first launch.
  */
 #include <dlfcn.h>
 #include <getopt.h>
@@ -25,10 +29,11 @@
 
 static const char usage[] =
 	"usage: cudademo [-n ITERS] [-p PREFILL_US] [-d DECODE_US] [-s STEPS]\n"
-	"                [-m spin|yield|block] [-g] [-L LIBCUDA]\n"
+	"                [-m spin|yield|block] [-g] [-w WAIT_MS] [-L LIBCUDA]\n"
 	"  -n  iterations (default 3)     -p  prefill kernel, us (default 2000)\n"
 	"  -d  decode kernel, us (500)    -s  decode steps per iteration (4)\n"
 	"  -m  context sync mode (spin)   -g  decode steps as graph launches\n"
+	"  -w  wait before the first launch, ms (default 0)\n"
 	"  -L  library (default libcuda.so.1 next to this program)\n";
 
 static uint64_t mono_ns(void)
@@ -63,6 +68,7 @@ static bool parse_uint(const char *s, unsigned long max, unsigned long *out)
 int main(int argc, char **argv)
 {
 	unsigned long iters = 3, prefill_us = 2000, decode_us = 500, steps = 4;
+	unsigned long wait_ms = 0;
 	unsigned int flags = CU_CTX_SCHED_SPIN;
 	char lib[PATH_MAX], self[PATH_MAX], err[PATH_MAX + 64];
 	const char *lib_arg = NULL;
@@ -80,15 +86,17 @@ int main(int argc, char **argv)
 	ssize_t len;
 	int token, opt;
 
-	while ((opt = getopt(argc, argv, "n:p:d:s:m:gL:h")) != -1) {
+	while ((opt = getopt(argc, argv, "n:p:d:s:m:gw:L:h")) != -1) {
 		switch (opt) {
 		case 'n':
 		case 'p':
 		case 'd':
-		case 's': {
+		case 's':
+		case 'w': {
 			unsigned long *v = opt == 'n' ? &iters :
 					   opt == 'p' ? &prefill_us :
-					   opt == 'd' ? &decode_us : &steps;
+					   opt == 'd' ? &decode_us :
+					   opt == 's' ? &steps : &wait_ms;
 
 			if (!parse_uint(optarg, 100000000, v)) {
 				fprintf(stderr,
@@ -149,6 +157,13 @@ int main(int argc, char **argv)
 	CU_TRY(cu.cuGraphCreate(&gr, 0));
 	CU_TRY(cu.cuGraphInstantiateWithFlags(&ge, gr, 0));
 	CU_TRY(cu.stubcuGraphSetDuration(ge, decode_us * 1000));
+	if (wait_ms) {
+		struct timespec ts = { .tv_sec = wait_ms / 1000,
+				       .tv_nsec = wait_ms % 1000 * 1000000 };
+
+		while (nanosleep(&ts, &ts))
+			;
+	}
 
 	for (unsigned long i = 0; i < iters; i++) {
 		t0 = mono_ns();

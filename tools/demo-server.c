@@ -127,6 +127,16 @@ struct engine_truth {
 	 * time of the launches, the wall and CPU time of the sync.
 	 */
 	uint64_t gpu_ns, kernel_ns, launch_cpu_ns, sync_wait_ns, sync_cpu_ns;
+	/*
+	 * The iteration boundary it waited for: the engine's last token
+	 * hand-off before taking it up; 0 when the engine was idle.
+	 */
+	uint64_t t_boundary;
+};
+
+/* a point of the engine thread's life: time, runqueue wait, CPU time */
+struct engine_mark {
+	uint64_t t, rd, cpu;
 };
 
 /*
@@ -197,6 +207,8 @@ struct engine {
 	uint64_t kv_rng;
 	bool kv_error_told;
 	int sched_fd;		/* the engine thread's schedstat, or -1 */
+	struct engine_mark handoff;	/* the last token hand-off */
+	bool handed_off;	/* since the engine last waited for work */
 	struct engine_gpu gpu;
 };
 
@@ -604,9 +616,12 @@ static uint64_t engine_gpu_step(struct engine *e, uint64_t prefill_ns,
 		engine_gpu_error(g, "cuStreamSynchronize", r);
 	overlap = gpu_end > wall1 ? (gpu_end < wall2 ? gpu_end : wall2) -
 				    wall1 : 0;
-	/* a spinning waiter's runqueue wait is not GPU time */
-	if (e->srv->opts.gpu_sync == GPU_SYNC_SPIN)
-		overlap -= overlap < rd2 - rd1 ? overlap : rd2 - rd1;
+	/*
+	 * A spinning waiter is on the CPU while it waits for the GPU, but
+	 * for its preemptions: those are runqueue time, not GPU time.
+	 */
+	if (e->srv->opts.gpu_sync == GPU_SYNC_SPIN && overlap > cpu2 - cpu1)
+		overlap = cpu2 - cpu1;
 	cost->gpu_ns += overlap;
 	cost->launch_cpu_ns += cpu1 - cpu0;
 	cost->sync_wait_ns += wall2 - wall1;
@@ -719,16 +734,21 @@ static bool engine_submit(struct engine *e, struct request *req)
 
 /*
  * Iteration boundary: take waiting requests into the batch (blocking while
- * there is nothing to do). Returns how many were admitted, -1 on stop.
+ * there is nothing to do: then *waited). Returns how many were admitted,
+ * -1 on stop.
  */
-static int engine_admit(struct engine *e, struct request **admitted)
+static int engine_admit(struct engine *e, struct request **admitted,
+			bool *waited)
 {
 	int max = e->srv->opts.batch;
 	int n = 0;
 
+	*waited = false;
 	pthread_mutex_lock(&e->lock);
-	while (!e->stopping && !e->nbatch && !e->head)
+	while (!e->stopping && !e->nbatch && !e->head) {
+		*waited = true;
 		pthread_cond_wait(&e->cond, &e->lock);
+	}
 	if (e->stopping) {
 		pthread_mutex_unlock(&e->lock);
 		return -1;
@@ -819,13 +839,16 @@ static void engine_step(struct engine *e, struct request **admitted, int n,
 	}
 }
 
-/* what the iteration that admitted them cost, up to their first token */
+/*
+ * What the iteration that admitted them cost, up to their first token,
+ * from its start (the last hand-off before, or the wait for work).
+ */
 static void engine_account(struct engine *e, struct request **admitted, int n,
-			   const struct step_cost *cost, uint64_t rd_start,
-			   uint64_t rd_admit, uint64_t cpu_admit)
+			   const struct step_cost *cost,
+			   const struct engine_mark *start, uint64_t rd_admit)
 {
 	uint64_t rd_end = engine_run_delay(e);
-	uint64_t cpu = thread_cpu_ns() - cpu_admit;
+	uint64_t cpu = thread_cpu_ns() - start->cpu;
 	int i;
 
 	for (i = 0; i < n; i++) {
@@ -836,8 +859,9 @@ static void engine_account(struct engine *e, struct request **admitted, int n,
 		t->cpu_ns = cpu;
 		t->runnable_ns = cost->runnable_ns;
 		t->sleep_ns = cost->sleep_ns;
-		t->run_delay_ns = rd_end - rd_start;
-		t->wake_delay_ns = rd_admit - rd_start;
+		t->run_delay_ns = rd_end - start->rd;
+		t->wake_delay_ns = rd_admit - start->rd;
+		t->t_boundary = start->t;
 		t->gpu_ns = cost->gpu_ns;
 		t->kernel_ns = cost->kernel_ns;
 		t->launch_cpu_ns = cost->launch_cpu_ns;
@@ -855,6 +879,17 @@ static void engine_emit_tokens(struct engine *e)
 		struct request *req = e->batch[i];
 		bool finished;
 
+		/*
+		 * The last hand-off ends the iteration: the woken front-end
+		 * may preempt the engine before it unlocks, and that wait is
+		 * the next iteration's runqueue time, not queueing.
+		 */
+		if (i == e->nbatch - 1) {
+			e->handoff.rd = engine_run_delay(e);
+			e->handoff.cpu = thread_cpu_ns();
+			e->handoff.t = mono_ns();
+			e->handed_off = true;
+		}
 		pthread_mutex_lock(&req->lock);
 		if (!req->cancelled && !req->produced++)
 			req->truth.t_token = mono_ns();
@@ -905,8 +940,10 @@ static bool engine_gpu_start(struct engine *e)
 static void *engine_main(void *arg)
 {
 	struct engine *e = arg;
-	uint64_t rd_start, rd_admit, cpu_admit;
+	struct engine_mark start;
 	struct step_cost cost;
+	uint64_t rd_admit;
+	bool waited;
 	int n;
 
 	pthread_setname_np(pthread_self(), "demo-engine");
@@ -915,17 +952,24 @@ static void *engine_main(void *arg)
 	if (e->srv->opts.gpu && !engine_gpu_start(e))
 		goto cleanup;
 	for (;;) {
-		rd_start = engine_run_delay(e);
-		n = engine_admit(e, e->admitted);
+		start.rd = engine_run_delay(e);
+		n = engine_admit(e, e->admitted, &waited);
 		if (n < 0)
 			break;
 		rd_admit = engine_run_delay(e);
-		cpu_admit = thread_cpu_ns();
+		if (waited || !e->handed_off) {
+			/* idle: the request's arrival woke it, no boundary */
+			e->handed_off = false;
+			start.t = 0;
+			start.cpu = thread_cpu_ns();
+		} else {
+			start = e->handoff;
+		}
 		memset(&cost, 0, sizeof(cost));
 		engine_step(e, e->admitted, n, &cost);
 		if (n)
-			engine_account(e, e->admitted, n, &cost, rd_start,
-				       rd_admit, cpu_admit);
+			engine_account(e, e->admitted, n, &cost, &start,
+				       rd_admit);
 		engine_emit_tokens(e);
 		e->iterations++;
 	}
@@ -2018,7 +2062,8 @@ static void log_request(struct server *srv, const struct request *req,
 	n = snprintf(row, sizeof(row),
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+		     "%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+		     "%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
 		     (unsigned long long)t->t_enqueue,
@@ -2050,7 +2095,8 @@ static void log_request(struct server *srv, const struct request *req,
 		     (unsigned long long)t->kernel_ns,
 		     (unsigned long long)t->launch_cpu_ns,
 		     (unsigned long long)t->sync_wait_ns,
-		     (unsigned long long)t->sync_cpu_ns);
+		     (unsigned long long)t->sync_cpu_ns,
+		     (unsigned long long)t->t_boundary);
 	if (n < 0 || n >= (int)sizeof(row))
 		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */
@@ -2644,7 +2690,7 @@ static int open_log(const char *path)
 		"engine_sleep_ns,engine_run_delay_ns,engine_wake_delay_ns,"
 		"t_first_byte_read_ns,t_token_ns,upstream_port,"
 		"tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,"
-		"kernel_ns,launch_cpu_ns,sync_wait_ns,sync_cpu_ns\n";
+		"kernel_ns,launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns\n";
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
@@ -2730,14 +2776,17 @@ static void usage(FILE *f)
 "  io_ns                     wall time in the KV preads of its prefill step\n"
 "  io_wait_ns                the part of it blocked (less CPU and runqueue time)\n"
 "  engine_cpu_ns             the engine thread's CPU time (CLOCK_THREAD_CPUTIME_ID)\n"
-"                            from its dispatch to its first token: its prefill\n"
-"                            step (KV reads included) and the decode step after\n"
+"                            from the start of the iteration that admitted it\n"
+"                            (t_boundary_ns, else its dispatch) to its first\n"
+"                            token: its prefill step (KV reads included) and\n"
+"                            the decode step after\n"
 "  engine_runnable_ns        wall minus CPU time over the compute steps among\n"
 "                            those that spin: the engine's runqueue wait in them\n"
 "  engine_sleep_ns           blocked time of the compute steps that sleep\n"
 "  engine_run_delay_ns       the kernel's runqueue wait of the engine thread\n"
-"                            (/proc schedstat) from the start of that iteration,\n"
-"                            its wakeup included, to its first token\n"
+"                            (/proc schedstat) from the start of that iteration\n"
+"                            (t_boundary_ns, else its wait for work: its wakeup\n"
+"                            included) to its first token\n"
 "  engine_wake_delay_ns      the part of it before the request was taken up\n"
 "  t_first_byte_read_ns      the first read that returned bytes of the request\n"
 "  t_token_ns                the engine handed its first token to the front-end\n"
@@ -2753,13 +2802,18 @@ static void usage(FILE *f)
 "  gpu_ns                    --gpu: over the iteration that admitted the request\n"
 "                            (its first token's): the simulated GPU time its sync\n"
 "                            waited for, i.e. the kernels' time on the critical\n"
-"                            path (what the launches did not overlap; a spinning\n"
-"                            sync's runqueue wait taken out)\n"
+"                            path (what the launches did not overlap; for a\n"
+"                            spinning sync, at most its CPU time: preempted, it\n"
+"                            waits on the runqueue)\n"
 "  kernel_ns                 the simulated time of all that iteration's kernels\n"
 "  launch_cpu_ns             the engine thread's CPU time in its launches\n"
 "  sync_wait_ns              wall time in its cuStreamSynchronize\n"
 "  sync_cpu_ns               the engine thread's CPU time in it (all of it when\n"
 "                            the sync spins: GPU time, not engine CPU work)\n"
+"  t_boundary_ns             the iteration boundary the request waited for: the\n"
+"                            engine's last token hand-off before it took the\n"
+"                            request up (a front-end it wakes may preempt it\n"
+"                            there); 0 when the engine was idle, woken for it\n"
 "With --gpu, t_prefill_end_ns is the simulated end of the last prefill kernel.\n"
 "Engine columns are 0 when the engine is another instance (--proxy); GPU\n"
 "columns are 0 without --gpu.\n"

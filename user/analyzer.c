@@ -159,6 +159,8 @@ struct wire_wait {
 struct live_req {
 	struct tt_request r;
 	__u64 start; /* t_arrive, or its first event when unknown */
+	/* its latest sk_data_ready, and that one as of its latest read */
+	__u64 t_last_ready, t_last_arrive;
 	__u64 seq; /* creation order: provisional id */
 	struct wire_wait tok; /* the first token send */
 	struct wire_wait other; /* the first untyped body send */
@@ -199,6 +201,7 @@ struct conn {
 /* A finished request. */
 struct req_rec {
 	struct tt_request r;
+	__u64 t_last_arrive; /* its last bytes in the kernel before t_read */
 	__u64 start, end;
 	__u64 end_max; /* max end of this and every earlier record */
 	__u64 seq;
@@ -325,6 +328,7 @@ static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
 	req_reset(q);
 	q->start = t_arrive ? t_arrive : ts;
 	q->r.t_arrive = t_arrive;
+	q->t_last_ready = t_arrive;
 	q->r.sk = c->sk;
 	q->r.family = c->family;
 	q->r.rport = c->rport;
@@ -397,6 +401,7 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 
 	rec = &a->reqs[a->nreqs];
 	rec->r = *r;
+	rec->t_last_arrive = q->t_last_arrive;
 	rec->start = q->start;
 	rec->end = end;
 	rec->end_max = a->nreqs && a->reqs[a->nreqs - 1].end_max > end ?
@@ -556,7 +561,8 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c, __u64 ts)
 		return 0;
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
-		return 0; /* more of the same request */
+		c->cur.t_last_ready = ts; /* more of the same request */
+		return 0;
 	case CONN_RESPONDING:
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, ts);
@@ -578,6 +584,7 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 		req_begin(c, ev->h.ts, 0); /* its arrival was not seen */
 	req_materialize(a, c);
 	c->cur.r.t_read = ev->h.ts;
+	c->cur.t_last_arrive = c->cur.t_last_ready;
 	c->cur.r.reader_tid = ev->h.tid;
 	c->cur.r.bytes_in += ev->sock.len;
 	if (!c->cur.r.tgid)
@@ -1109,6 +1116,7 @@ static void attribute(struct tt_analyzer *a)
 				.t_first_write = r->t_first_write,
 				.t_wire = r->t_wire,
 				.t_end = r->t_end,
+				.t_last_arrive = a->reqs[i].t_last_arrive,
 				.reader_tid = r->reader_tid,
 				.writer_tid = r->writer_tid,
 			};

@@ -72,11 +72,14 @@ bool tt_have_bpf_privileges(char *err, size_t errlen)
 				break;
 		fclose(f);
 	}
-	/* CAP_SYS_ADMIN (21) or both CAP_PERFMON (38) and CAP_BPF (39) */
-	if ((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3)
+	/* CAP_SYS_ADMIN (21) or CAP_PERFMON (38) + CAP_BPF (39), and
+	 * CAP_DAC_READ_SEARCH (2): tracefs, where the syscall tracepoints'
+	 * ids are read, is mode 0700 */
+	if (((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3) &&
+	    (cap & (1ULL << 2)))
 		return true;
 	snprintf(err, errlen,
-		 "permission denied: tracing needs root or CAP_BPF and CAP_PERFMON (try sudo)");
+		 "permission denied: tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (try sudo)");
 	return false;
 }
 
@@ -259,7 +262,8 @@ static int handle_record(void *ctx, void *data, size_t size)
  * hook attached before its exit hook would count an entry whose exit it
  * never sees, and every later wakeup on that CPU would look like an
  * interrupt's. */
-static int attach_programs(struct ttftrace_bpf *skel)
+static int attach_programs(struct ttftrace_bpf *skel, char *err,
+			   size_t errlen)
 {
 	const struct bpf_object_skeleton *s = skel->skeleton;
 	size_t len;
@@ -279,8 +283,18 @@ static int attach_programs(struct ttftrace_bpf *skel)
 			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
 				continue;
 			*s->progs[i].link = bpf_program__attach(prog);
-			if (!*s->progs[i].link)
-				return -errno;
+			if (!*s->progs[i].link) {
+				int e = -errno;
+
+				snprintf(err, errlen,
+					 "cannot attach %s (%s): %s%s",
+					 bpf_program__section_name(prog), name,
+					 strerror(-e),
+					 e == -ENOENT ?
+						 ": this kernel lacks the tracepoint (ttftrace check lists them)" :
+						 "");
+				return e;
+			}
 		}
 	}
 	return 0;
@@ -347,13 +361,9 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 			 strerror(-e));
 		goto cleanup;
 	}
-	e = attach_programs(c->skel);
-	if (e) {
-		snprintf(err, errlen,
-			 "cannot attach BPF programs: %s (run 'ttftrace check')",
-			 strerror(-e));
+	e = attach_programs(c->skel, err, errlen);
+	if (e)
 		goto cleanup;
-	}
 	c->lost_check_ts = tt_clock_ns(CLOCK_MONOTONIC);
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events),
 				 handle_record, c, NULL);

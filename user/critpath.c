@@ -24,6 +24,8 @@
 #define BURST_GAP_NS 100000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
+/* A condvar signal and its mutex's unlock wake one target this close. */
+#define DOUBLE_WAKE_NS 1000000ULL
 /* A futex word waited on more than this many times per request is a lock, */
 #define LOCK_WAITS_PER_REQ 4
 /* and so is one that a thread both waits on and wakes, this often waited. */
@@ -95,6 +97,7 @@ enum rec_state {
 #define REC_F_FD (1u << 1) /* the block's fd_* are valid */
 #define REC_F_PREEMPT (1u << 2) /* runnable because preempted */
 #define REC_F_ANON (1u << 3) /* the fd is an anon inode (eventfd, timerfd...) */
+#define REC_F_PRETRACE (1u << 4) /* blocked since before the first event */
 
 /* One state change of a thread: state holds from ts to the next record. */
 struct cp_rec {
@@ -230,7 +233,8 @@ struct tt_critpath {
 	size_t ngpu_majors, capgpu_majors;
 	__u64 events;
 	__u64 gpu_calls, ioctls; /* stored */
-	__u64 first_ts, last_ts; /* of the events fed */
+	__u64 first_ts, last_ts; /* of the events fed ... */
+	bool timed; /* ... when any was in time */
 	__u64 intervals;
 	/* prepare() ran for this many requests and events */
 	size_t prep_nreq;
@@ -559,6 +563,24 @@ static int on_switch(struct tt_critpath *cp, const struct tt_event *ev)
 	return 0;
 }
 
+/*
+ * A wakeup of th, which has no event before it, at ts: it was blocked
+ * since the first event fed, in a wait nothing tells (syscall -1).
+ */
+static int pretrace_block(struct tt_critpath *cp, struct cp_thread *th,
+			  __u64 ts)
+{
+	__u64 since = cp->first_ts < ts ? cp->first_ts : ts;
+
+	if (grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+		 sizeof(*cp->blocks)))
+		return -ENOMEM;
+	memset(&cp->blocks[cp->nblocks], 0, sizeof(*cp->blocks));
+	cp->blocks[cp->nblocks].syscall = -1;
+	return rec_push(cp, th, since, REC_BLOCKED, cp->nblocks++,
+			REC_F_PRETRACE);
+}
+
 static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_wake *w = &ev->wake;
@@ -582,7 +604,8 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		if (!waker)
 			return -ENOMEM;
 	}
-	target_traced = is_traced(cp, w->target_tid, w->target_tgid);
+	/* the recorder emits the wakeups of traced threads only */
+	target_traced = w->target_tid != 0;
 	if (!target_traced && !(waker && ctx == CTX_PROCESS))
 		return 0;
 	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
@@ -621,6 +644,13 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	th = thread_ensure(cp, w->target_tid, w->target_tgid);
 	if (!th)
 		return -ENOMEM;
+	if (!th->nrecs && !new_thread) {
+		/* asleep when the trace began: blocked since its first event */
+		int err = pretrace_block(cp, th, ev->h.ts);
+
+		if (err)
+			return err;
+	}
 	last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
 	if (last && last->state == REC_RUNNING && !new_thread) {
 		/* not blocked yet: runnable only if its switch-out follows */
@@ -763,10 +793,14 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th;
 
-	if (!cp->events || ev->h.ts < cp->first_ts)
-		cp->first_ts = ev->h.ts;
-	if (!cp->events || ev->h.ts > cp->last_ts)
-		cp->last_ts = ev->h.ts;
+	/* a process table's COMM records (time 0) are not events in time */
+	if (ev->h.type != TT_EV_COMM || ev->h.ts) {
+		if (!cp->timed || ev->h.ts < cp->first_ts)
+			cp->first_ts = ev->h.ts;
+		if (!cp->timed || ev->h.ts > cp->last_ts)
+			cp->last_ts = ev->h.ts;
+		cp->timed = true;
+	}
 	cp->events++;
 	switch (ev->h.type) {
 	case TT_EV_SWITCH:
@@ -1157,7 +1191,7 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 	 * S_IFREG on recent kernels), so neither the mode nor an I/O wait
 	 * (io_uring sets one) says storage; a timerfd looks like the rest.
 	 */
-	if (rec->flags & REC_F_ANON)
+	if (rec->flags & (REC_F_ANON | REC_F_PRETRACE))
 		return TT_ST_UNKNOWN;
 	if (rec->flags & REC_F_IOWAIT)
 		return TT_ST_STORAGE;
@@ -1190,6 +1224,10 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 	__u32 type = fd_type(rec, b);
 	char sys[24], fd[24] = "";
 
+	if (rec->flags & REC_F_PRETRACE) {
+		snprintf(buf, len, "blocked before trace");
+		return;
+	}
 	if (name)
 		snprintf(sys, sizeof(sys), "%s", name);
 	else if (b->syscall < 0)
@@ -1406,9 +1444,18 @@ struct rq_ent {
 	__u32 req1;
 };
 
+/* A thread's read (t_read) or first token write of a request. */
+struct rq_act {
+	__u32 tid;
+	__u32 req;
+	__u64 t;
+};
+
 struct rq_index {
 	struct rq_ent *e;
 	size_t n;
+	struct rq_act *act; /* sorted by tid, then t */
+	size_t nact;
 };
 
 static int cmp_rq_ent(const void *a, const void *b)
@@ -1422,18 +1469,48 @@ static int cmp_rq_ent(const void *a, const void *b)
 	return x->req < y->req ? -1 : x->req > y->req;
 }
 
+static int cmp_rq_act(const void *a, const void *b)
+{
+	const struct rq_act *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->req < y->req ? -1 : x->req > y->req;
+}
+
+static void rq_index_free(struct rq_index *ix)
+{
+	free(ix->e);
+	free(ix->act);
+	memset(ix, 0, sizeof(*ix));
+}
+
 static int rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 			  size_t n)
 {
 	size_t i, k = 0;
 
 	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
-	if (!ix->e)
+	ix->act = malloc((n ? n : 1) * 2 * sizeof(*ix->act));
+	if (!ix->e || !ix->act)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct tt_cp_request *rq = &rqs[i];
 		__u64 start = rq->t_arrive ? rq->t_arrive : rq->t_read;
 		__u64 end = rq->t_end ? rq->t_end : UINT64_MAX;
+
+		if (rq->reader_tid && rq->t_read)
+			ix->act[ix->nact++] = (struct rq_act){
+				.tid = rq->reader_tid, .req = i, .t = rq->t_read
+			};
+		if (rq->writer_tid && rq->t_first_write)
+			ix->act[ix->nact++] = (struct rq_act){
+				.tid = rq->writer_tid,
+				.req = i,
+				.t = rq->t_first_write
+			};
 
 		if (rq->reader_tid)
 			ix->e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
@@ -1447,6 +1524,7 @@ static int rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 						      .end = end };
 	}
 	qsort(ix->e, k, sizeof(*ix->e), cmp_rq_ent);
+	qsort(ix->act, ix->nact, sizeof(*ix->act), cmp_rq_act);
 	for (i = 0; i < k; i++) {
 		struct rq_ent *e = &ix->e[i], *p = i ? &ix->e[i - 1] : NULL;
 
@@ -1514,6 +1592,27 @@ static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
 }
 
+/* tid's first read or first write of a request other than req after t, or
+ * UINT64_MAX. */
+static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
+			 __u32 req)
+{
+	size_t a = 0, b = ix->nact, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->act[mid].tid < tid ||
+		    (ix->act[mid].tid == tid && ix->act[mid].t <= t))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < ix->nact && ix->act[a].tid == tid; a++)
+		if (ix->act[a].req != req)
+			return ix->act[a].t;
+	return UINT64_MAX;
+}
+
 /* tid serves request req and no other. */
 static bool rq_only(const struct rq_index *ix, __u32 tid, __u32 req)
 {
@@ -1542,6 +1641,7 @@ struct walk {
 	struct segvec path; /* walk segments, latest first */
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
+	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
 	/* consumers whose burst with this request's own hand-off was passed */
 	__u32 *passed;
 	size_t npassed, cappassed;
@@ -1745,11 +1845,30 @@ static struct cp_thread *wake_followed(const struct tt_critpath *cp,
 	return thread_find(cp, w->waker_tid);
 }
 
+/* This request's reader or writer. */
+static bool rq_thread(const struct walk *wk, __u32 tid)
+{
+	return tid == wk->rq->reader_tid || tid == wk->rq->writer_tid;
+}
+
 /* This request's reader, writer or the thread the walk came from. */
 static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
 {
-	return tid == wk->rq->reader_tid || tid == wk->rq->writer_tid ||
-	       (from && tid == from);
+	return rq_thread(wk, tid) || (from && tid == from);
+}
+
+/* c blocked in (t_old, t_new]. */
+static bool blocked_in(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+{
+	long k;
+
+	for (k = rec_before(c, t_new); k >= 0; k--) {
+		if (c->recs[k].state == REC_BLOCKED && c->recs[k].ts > t_old)
+			return true;
+		if (c->recs[k].ts <= t_old)
+			break;
+	}
+	return false;
 }
 
 /* c blocked or ran more than BURST_GAP_NS in [t_old, t_new]. */
@@ -1774,6 +1893,21 @@ static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 	return false;
 }
 
+/*
+ * c's wake w and its later wake of the same target are one hand-off: a
+ * condition variable signalled under its mutex wakes the target, which
+ * then blocks on the mutex c still holds, and c's unlock wakes it again,
+ * through another word, c running all the while.
+ */
+static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
+			const struct cp_wake *later)
+{
+	return w->target_tid == later->target_tid && w->syscall == NR_FUTEX &&
+	       later->syscall == NR_FUTEX && w->arg0 != later->arg0 &&
+	       later->ts - w->ts <= DOUBLE_WAKE_NS &&
+	       !blocked_in(c, w->ts, later->ts);
+}
+
 static bool own_passed(const struct walk *wk, __u32 tid)
 {
 	size_t i;
@@ -1784,22 +1918,55 @@ static bool own_passed(const struct walk *wk, __u32 tid)
 	return false;
 }
 
+/* A burst of c's hand-offs being grouped by scan_consumer(). */
+struct burst {
+	bool open;
+	bool own; /* carries this request's own hand-off */
+	bool other; /* carries a hand-off to another request ... */
+	__u64 other_ts; /* ... the latest at this time */
+	const struct cp_wake *low; /* its earliest wake so far */
+};
+
+/*
+ * Judges a burst scan_consumer() closed: true when its hand-off to another
+ * request is the boundary. The first own burst back is skipped (may_skip
+ * cleared); one that only wakes this request's own threads is never a
+ * boundary.
+ */
+static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
+{
+	b->open = false;
+	if (*may_skip && b->own) {
+		cs->own_low = b->low->ts;
+		*may_skip = false;
+		return false;
+	}
+	if (!b->other)
+		return false;
+	cs->has_tb = true;
+	cs->tb = b->other_ts;
+	return true;
+}
+
 /*
  * Consumer c was entered at tj through a wake of thread from (0 when that
  * wake was through a lock). Its hand-offs before tj are its wakes of
- * threads serving other live requests (and of from), grouped in bursts.
- * The first burst back is skipped when it carries this request's own
- * hand-off (the wake of from, or one of this request's threads when c's
- * own burst is still ahead); the latest wake of the next one is the
- * boundary tb.
+ * threads serving other live requests, of from, and of this request's
+ * reader and writer, grouped in bursts (a double wake is one). The first
+ * burst back is skipped when it carries this request's own hand-off (the
+ * wake of from, or one of this request's threads when c's own burst is
+ * still ahead); the latest wake to another request in the next burst that
+ * has one is the boundary tb. A wake of this request's own thread that
+ * serves no other live request is never a boundary: with one request in
+ * flight, a consumer that wakes its writer twice has handed nothing else
+ * off.
  */
 static void scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 			  __u64 floor, __u32 from, struct consumer *cs)
 {
 	const struct tt_critpath *cp = wk->cp;
-	bool in_burst = false, own = false;
-	bool may_skip = from || !own_passed(wk, c->tid);
-	__u64 last_ts = 0, prev_ts = 0;
+	bool may_skip = from || !own_passed(wk, c->tid), alive, mine;
+	struct burst b = { 0 };
 	size_t lo = 0, hi = c->ncand, mid;
 	long i;
 
@@ -1817,42 +1984,80 @@ static void scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 
 		if (w->ts < floor)
 			break;
-		if (w->target_tid == c->tid ||
-		    !((from && w->target_tid == from) ||
-		      rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri)))
+		if (w->target_tid == c->tid)
 			continue;
-		if (in_burst && burst_break(c, w->ts, prev_ts)) {
-			if (!(may_skip && own)) {
-				cs->has_tb = true;
-				cs->tb = last_ts;
-				return;
-			}
-			cs->own_low = prev_ts;
-			may_skip = false;
-			in_burst = false;
+		alive = rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri);
+		mine = own_target(wk, w->target_tid, from);
+		if (!alive && !mine)
+			continue;
+		if (b.open && !double_wake(c, w, b.low) &&
+		    burst_break(c, w->ts, b.low->ts) &&
+		    burst_close(&b, &may_skip, cs))
+			return;
+		if (!b.open)
+			b = (struct burst){ .open = true };
+		if (mine)
+			b.own = true;
+		/* from serving no request here may hand off others' work */
+		if (!b.other && (alive || !rq_thread(wk, w->target_tid))) {
+			b.other = true;
+			b.other_ts = w->ts;
 		}
-		if (!in_burst) {
-			in_burst = true;
-			own = false;
-			last_ts = w->ts;
+		b.low = w;
+	}
+	if (b.open)
+		burst_close(&b, &may_skip, cs);
+}
+
+/*
+ * Where the reader let the request go, for a queue that a busy consumer's
+ * boundary tb ends: its first wake of another thread (not through a lock),
+ * its first block, or its next read or first write of another request
+ * after t_read, whichever comes first; tb when none comes before. The
+ * enqueue makes no wakeup when the consumer is busy: the end of the
+ * reader's own work on the request is the best evidence of it.
+ */
+static __u64 handoff_point(const struct walk *wk, __u64 tb)
+{
+	const struct cp_thread *th = thread_find(wk->cp, wk->rq->reader_tid);
+	__u64 t = tb, next;
+	size_t a = 0, b, mid;
+	long k;
+
+	if (!th)
+		return wk->r;
+	k = rec_before(th, wk->r + 1);
+	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
+	     k++) {
+		if (th->recs[k].state == REC_BLOCKED) {
+			t = th->recs[k].ts > wk->r ? th->recs[k].ts : wk->r;
+			break;
 		}
-		if (own_target(wk, w->target_tid, from))
-			own = true;
-		prev_ts = w->ts;
 	}
-	if (!in_burst)
-		return;
-	if (may_skip && own) {
-		cs->own_low = prev_ts;
-		return;
+	b = th->ncand;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (wk->cp->wakes[th->cand[mid]].ts < wk->r)
+			a = mid + 1;
+		else
+			b = mid;
 	}
-	cs->has_tb = true;
-	cs->tb = last_ts;
+	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
+		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid) {
+			t = wk->cp->wakes[th->cand[a]].ts;
+			break;
+		}
+	}
+	next = rq_next_act(wk->ix, th->tid, wk->r, wk->ri);
+	return next < t ? next : t;
 }
 
 /*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
- * returns t_dispatch and sets *rule.
+ * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
+ * goes on down to t_read without looking for another: with a pick-up on
+ * the producer that woke the consumer, with a hand-off boundary on the
+ * reader from where it let the request go, the time between being queued.
  */
 static __u64 walk_path(struct walk *wk, __u8 *rule)
 {
@@ -1861,10 +2066,10 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	struct cp_thread *th = thread_find(cp, rq->writer_tid), *waker;
 	const struct cp_wake *w;
 	struct consumer cs = { 0 };
-	__u64 t = wk->f, floor = wk->r, s;
+	__u64 t = wk->f, floor = wk->r, s, disp = floor;
 	const struct cp_rec *rec;
 	char reason[32];
-	bool boundary;
+	bool boundary, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? rec_before(th, t) : -1;
 	__u8 stage;
@@ -1876,11 +2081,12 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			       "no data");
 			wk->incomplete |= TT_CP_INC_NO_DATA;
 			wk->nodata_end = t;
-			return floor;
+			break;
 		}
 		rec = &th->recs[k];
 		s = rec->ts > floor ? rec->ts : floor;
-		boundary = cs.entered && cs.has_tb && cs.tb >= s && cs.tb <= t;
+		boundary = !dispatched && cs.entered && cs.has_tb &&
+			   cs.tb >= s && cs.tb <= t;
 		if (boundary)
 			s = cs.tb;
 		switch (rec->state) {
@@ -1900,7 +2106,19 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		t = s;
 		if (boundary) {
 			*rule = TT_CP_DISP_HANDOFF;
-			return t;
+			disp = t;
+			dispatched = true;
+			s = handoff_point(wk, t);
+			wk->t_enqueue = s;
+			if (!wk->err)
+				wk->err = seg_add(&wk->path, true, s, t, 0,
+						  TT_CP_PHASE, TT_ST_QUEUE,
+						  "queued");
+			t = s;
+			tid = rq->reader_tid;
+			th = thread_find(cp, tid);
+			k = th ? rec_before(th, t) : -1;
+			continue;
 		}
 		waker = rec->ts >= floor ? wake_followed(cp, th, k) : NULL;
 		if (!waker) {
@@ -1909,29 +2127,33 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		/* the wait is the waker's path: move there at the wake */
 		w = &cp->wakes[rec->info];
-		if (cs.entered && cs.own_low && t <= cs.own_low &&
-		    !own_passed(wk, th->tid)) {
+		if (!dispatched && cs.entered && cs.own_low &&
+		    t <= cs.own_low && !own_passed(wk, th->tid)) {
 			if (grow((void **)&wk->passed, &wk->cappassed,
 				 wk->npassed + 1, sizeof(*wk->passed))) {
 				wk->err = -ENOMEM;
-				return floor;
+				break;
 			}
 			wk->passed[wk->npassed++] = th->tid;
 		}
-		if (!w->lock &&
+		if (!dispatched && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     rq_only(wk->ix, waker->tid, wk->ri))) {
 			*rule = TT_CP_DISP_PICKUP;
-			return t;
+			disp = t;
+			dispatched = true;
+			wk->t_enqueue = t;
 		}
 		from = w->lock ? 0 : th->tid;
 		th = waker;
 		tid = th->tid;
 		k = rec_before(th, t);
+		if (dispatched)
+			continue;
 		cs.entered = true;
 		scan_consumer(wk, th, t, floor, from, &cs);
 	}
-	return floor;
+	return disp;
 }
 
 /* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
@@ -2080,24 +2302,34 @@ static __u64 find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 	return to;
 }
 
-/* [t_arrive, t_read): network.in, less the reader's runnable time. */
+static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/*
+ * [t_arrive, t_read): network.in, less the reader's runnable time after the
+ * last bytes came: before them it waited for the upload anyway.
+ */
 static int reader_phase(const struct walk *wk, struct segvec *out)
 {
 	const struct cp_thread *th = thread_find(wk->cp, wk->rq->reader_tid);
 	__u32 tid = wk->rq->reader_tid;
-	__u64 t = wk->a, s, e;
+	__u64 t = wk->a, s, e, last;
 	long k;
 	int err = 0;
 
+	last = clamp(wk->rq->t_last_arrive ? wk->rq->t_last_arrive : wk->a,
+		     wk->a, wk->r);
 	if (th) {
-		k = rec_before(th, wk->a + 1);
+		k = rec_before(th, last + 1);
 		if (k < 0)
 			k = 0;
 		for (; (size_t)k < th->nrecs && th->recs[k].ts < wk->r && !err;
 		     k++) {
 			if (th->recs[k].state != REC_RUNNABLE)
 				continue;
-			s = th->recs[k].ts > wk->a ? th->recs[k].ts : wk->a;
+			s = th->recs[k].ts > last ? th->recs[k].ts : last;
 			e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts :
 							wk->r;
 			if (e > wk->r)
@@ -2117,11 +2349,6 @@ static int reader_phase(const struct walk *wk, struct segvec *out)
 		err = seg_add(out, false, t, wk->r, tid, TT_CP_PHASE,
 			      TT_ST_NET_IN, "request in");
 	return err;
-}
-
-static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
-{
-	return x < lo ? lo : x > hi ? hi : x;
 }
 
 static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
@@ -2159,9 +2386,12 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	err = wk.err;
 	if (!err)
 		err = reader_phase(&wk, &segs);
-	if (!err)
+	/* with a pick-up or a hand-off the path holds its queue */
+	if (!err && (rule == TT_CP_DISP_READ || rule == TT_CP_DISP_GPU)) {
+		wk.t_enqueue = wk.r;
 		err = seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
 			      TT_ST_QUEUE, "queued");
+	}
 	for (i = wk.path.n; i-- > 0 && !err;) {
 		const struct tt_cp_segment *s = &wk.path.v[i];
 
@@ -2183,6 +2413,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	}
 	out->segs = segs.v;
 	out->nsegs = segs.n;
+	out->t_enqueue = wk.t_enqueue;
 	out->t_dispatch = disp;
 	out->t_token =
 		clamp(find_token(cp, rq->writer_tid, disp, wk.f), disp, wk.f);
@@ -2217,7 +2448,7 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 		err = rq_index_build(&ix, rqs, n);
 	for (i = 0; i < n && !err; i++)
 		err = walk_one(cp, &ix, rqs, i, &out[i]);
-	free(ix.e);
+	rq_index_free(&ix);
 	if (err) {
 		for (i = 0; i < n; i++)
 			tt_cp_result_free(&out[i]);

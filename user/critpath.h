@@ -126,8 +126,8 @@ void tt_critpath_free(struct tt_critpath *cp);
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
  * COMM, EXIT, LOST, IOCTL and GPU_CALL are used, the rest only count
- * (stats, time range; events at time 0, such as the COMM records of a
- * process table, do not count for it). The target of a wakeup is traced
+ * (stats, time range; COMM records at time 0, a process table's, do not
+ * count for it). The target of a wakeup is traced
  * (the recorder emits wakeups of traced threads only); a thread whose
  * first event is a wakeup (not WAKEUP_NEW) was blocked since the first
  * event fed: "blocked before trace", other.unknown unless a traced waker is

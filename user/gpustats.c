@@ -138,7 +138,8 @@ static void table_text(FILE *out, struct gpu_table *t, const char *title)
 	char p50[32], p90[32], p99[32], max[32];
 	struct tt_summary s;
 
-	qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
+	if (t->n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
 	fprintf(out, "\n%-36s %8s %7s %10s %10s %10s %10s\n", title, "COUNT",
 		"ERRORS", "P50_MS", "P90_MS", "P99_MS", "MAX_MS");
 	for (size_t i = 0; i < t->n; i++) {
@@ -173,7 +174,8 @@ static void table_json(FILE *out, struct gpu_table *t)
 {
 	struct tt_summary s;
 
-	qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
 	fputc('[', out);
 	for (size_t i = 0; i < t->n; i++) {
 		tt_summarize(t->rows[i].ns.v, t->rows[i].ns.n, &s);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -175,8 +176,15 @@ static int record_event(void *ctx, const struct tt_event *ev)
 static int prepare_output(const char *path)
 {
 	char old[4096];
+	struct stat st;
 	int fd;
 
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		fprintf(stderr,
+			"ttftrace: %s exists and is not a regular file: give a file path with -o\n",
+			path);
+		return -1;
+	}
 	if (!access(path, F_OK)) {
 		snprintf(old, sizeof(old), "%s.old", path);
 		if (rename(path, old)) {

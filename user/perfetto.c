@@ -413,11 +413,14 @@ static void threads_states(struct pf *w)
 
 /* A request's phase boundaries, clamped as the walk clamps them. */
 struct pf_phases {
-	__u64 t[5]; /* arrive, read, dispatch, first write, wire */
+	__u64 t[6]; /* arrive, read, enqueue, dispatch, first write, wire */
 };
 
-static const char *const phase_names[4] = {
+/* The work before the queue (parsing, tokenizing) and after it are both
+ * processing: one slice when nothing was queued. */
+static const char *const phase_names[5] = {
 	"network.in",
+	"processing",
 	"scheduler.queue",
 	"processing",
 	"network.out",
@@ -440,9 +443,10 @@ static bool phases_of(const struct tt_request *r,
 	f = clamp(r->t_first_write ? r->t_first_write : w, rd, w);
 	p->t[0] = a;
 	p->t[1] = rd;
-	p->t[2] = res && res->segs ? clamp(res->t_dispatch, rd, f) : rd;
-	p->t[3] = f;
-	p->t[4] = w;
+	p->t[3] = res && res->segs ? clamp(res->t_dispatch, rd, f) : rd;
+	p->t[2] = res && res->segs ? clamp(res->t_enqueue, rd, p->t[3]) : rd;
+	p->t[4] = f;
+	p->t[5] = w;
 	return true;
 }
 
@@ -546,15 +550,22 @@ static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 			   const struct tt_cp_result *res,
 			   const struct pf_phases *p)
 {
-	__u64 s, e;
+	__u64 s, e, lo, hi;
 	size_t i;
 	int ph;
 
-	for (ph = 0; ph < 4; ph++) {
-		if (p->t[ph + 1] <= p->t[ph])
+	for (ph = 0; ph < 5; ph++) {
+		lo = p->t[ph];
+		hi = p->t[ph + 1];
+		/* nothing queued: one processing slice, not two */
+		if (ph == 1 && p->t[2] == p->t[3])
+			hi = p->t[4];
+		else if (ph == 3 && p->t[2] == p->t[3])
+			continue;
+		if (hi <= lo)
 			continue;
 		ev_slice(w, TT_PERFETTO_REQ_PID, lane, phase_names[ph], "phase",
-			 p->t[ph], p->t[ph + 1]);
+			 lo, hi);
 		args_open(w);
 		arg_u64(w, "request", r->id);
 		args_close(w);
@@ -564,8 +575,8 @@ static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 			/* a phase segment is the phase slice itself */
 			if (sg->state == TT_CP_PHASE)
 				continue;
-			s = clamp(sg->start, p->t[ph], p->t[ph + 1]);
-			e = clamp(sg->start + sg->dur, p->t[ph], p->t[ph + 1]);
+			s = clamp(sg->start, lo, hi);
+			e = clamp(sg->start + sg->dur, lo, hi);
 			if (e <= s)
 				continue;
 			ev_slice(w, TT_PERFETTO_REQ_PID, lane,
@@ -632,8 +643,9 @@ static void flow_end(struct pf *w, const char *ph, const struct pf_thread *t,
 	args_close(w);
 }
 
-/* An arrow at each jump of the walked path [t_dispatch, t_first_write):
- * from the waker's segment to the woken thread's next one. */
+/* An arrow at each jump of the walked path [t_read, t_first_write): from
+ * the waker's segment to the woken thread's next one (the queue between
+ * a hand-off and its pick-up is no thread's: no arrow across it). */
 static void request_flows(struct pf *w, const struct tt_request *r,
 			  const struct tt_cp_result *res,
 			  const struct pf_phases *p)
@@ -645,7 +657,7 @@ static void request_flows(struct pf *w, const struct tt_request *r,
 		const struct tt_cp_segment *a = &res->segs[i - 1];
 		const struct tt_cp_segment *b = &res->segs[i];
 
-		if (a->start < p->t[2] || b->start + b->dur > p->t[3] ||
+		if (a->start < p->t[1] || b->start + b->dur > p->t[4] ||
 		    !thread_seg(a) || !thread_seg(b) || a->tid == b->tid)
 			continue;
 		from = thread_track(w, a->tid);
