@@ -63,6 +63,7 @@ row() {
 	t1=$(now_ns)
 	c1=$(cpu_ns "$TRACER_PID")
 	b1=$(bpf_ns "$TRACER_PID")
+	bpf_stats_guard
 	stop_tracer
 	if [ -n "${DEMO:-}" ]; then
 		stop_server
@@ -118,3 +119,4 @@ END {
 }' "$BENCH_TMP/table"
 echo "  past it, records are dropped, counted in the recording (report: \"drops: N lost records\")"
 echo "  and every request overlapping a loss is marked incomplete."
+bpf_stats_report

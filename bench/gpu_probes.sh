@@ -14,10 +14,15 @@
 # trap and program run in the probed thread, so that is where their cost
 # shows); the records written per second and the CUDA calls among them;
 # records lost. Then each traced mode against the untraced trial of the
-# same repetition. Not a test: nothing passes or fails.
+# same repetition.
+# Then the cost per probed call, where the server's noise hides it:
+# cudademo's loop of STEPS x (a launch of a 0 ns kernel + a spin sync), no
+# launch overhead, timed by itself, interleaved the same way: sync minus
+# untraced is a sync's pair of uprobes (entry, return), all minus sync a
+# launch's. Not a test: nothing passes or fails.
 # Knobs: REPS (3), DURATION (4 s), CONNS (8), TOKENS (16), KERNELS (16),
 # PREFILL_US (2000), TOKEN_US (1000), LAUNCH_NS (stub launch overhead,
-# 4000), SYNC (spin|block), MODES ("untraced sync all").
+# 4000), SYNC (spin|block), MODES ("untraced sync all"), STEPS (50000).
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -32,12 +37,14 @@ TOKEN_US=${TOKEN_US:-1000}
 LAUNCH_NS=${LAUNCH_NS:-4000}
 SYNC=${SYNC:-spin}
 MODES=${MODES:-untraced sync all}
+STEPS=${STEPS:-50000}
+CUDADEMO=$OUTPUT/tools/cudademo
 
 bench_setup gpu_probes
 need_root
 need_built
-[ -e "$OUTPUT/tools/libcuda.so.1" ] ||
-	die "$OUTPUT/tools/libcuda.so.1 missing: run make first"
+[ -e "$OUTPUT/tools/libcuda.so.1" ] && [ -x "$CUDADEMO" ] ||
+	die "$OUTPUT/tools/libcuda.so.1 or cudademo missing: run make first"
 [ "${BPF_STATS:-1}" = 1 ] && bpf_stats_on
 RESULTS=$BENCH_TMP/results
 CLK_TCK=$(getconf CLK_TCK)
@@ -96,6 +103,30 @@ trial() {
 	tail -n 1 "$RESULTS" | awk '{ printf "  rep %d %-8s %7.1f req/s  p99 %7.2f ms  tracer %.3f cores\n", $2, $1, $3, $6, $9 / $12 }' >&2
 }
 
+# micro MODE REP: appends "MODE REP NS_PER_STEP" to $MICRO, from
+# cudademo's own timing of its loop (its "done" time)
+micro() {
+	local mode=$1 rep=$2 dev=$BENCH_TMP/micro.nvidia0 out=$BENCH_TMP/micro.out
+	local cmd ms
+	rm -f "$dev" "$out"
+	mkfifo -m 0600 "$dev"
+	# -w 300: the probes attach while it waits, before the loop
+	cmd="env STUBCUDA_DEVICE=$dev STUBCUDA_LAUNCH_NS=0 $CUDADEMO -m spin"
+	cmd="$cmd -n 1 -p 0 -d 0 -s $STEPS -w 300"
+	if [ "$mode" = untraced ]; then
+		$cmd >"$out" 2>&1
+	else
+		"$TTFTRACE" record -q -o "$BENCH_TMP/m.ttft" -G "$dev" \
+			--gpu-probes "$mode" -c "exec $cmd >$out 2>&1" ||
+			echo "gpu_probes: record of cudademo failed ($mode)" >&2
+	fi
+	ms=$(sed -n 's/.*, done \([0-9.]*\) ms$/\1/p' "$out")
+	[ -n "$ms" ] || { echo "gpu_probes: cudademo: $(head -1 "$out")" >&2; ms=0; }
+	echo "$mode $rep $(awk -v ms="$ms" -v n="$STEPS" \
+		'BEGIN { printf "%.0f", ms * 1e6 / n }')" >>"$MICRO"
+	rm -f "$BENCH_TMP/m.ttft" "$dev"
+}
+
 echo "ttftrace CUDA uprobe overhead: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  demo-server --gpu --gpu-sync $SYNC: $KERNELS kernels + 1 sync per iteration, launch overhead $LAUNCH_NS ns,"
 echo "  prefill $PREFILL_US us, decode $TOKEN_US us/token, $TOKENS tokens, batch $CONNS; loadgen closed loop, $CONNS connections, $DURATION s"
@@ -105,8 +136,15 @@ for rep in $(seq "$REPS"); do
 		trial "$mode" "$rep"
 	done
 done
+MICRO=$BENCH_TMP/micro
+: >"$MICRO"
+for rep in $(seq "$REPS"); do
+	for mode in $MODES; do
+		micro "$mode" "$rep"
+	done
+done
 
-python3 - "$RESULTS" <<'EOF'
+python3 - "$RESULTS" "$MICRO" "$STEPS" <<'EOF'
 import statistics as st
 import sys
 
@@ -153,6 +191,20 @@ for m in modes[1:]:
     print(f"  {m} vs untraced, per rep: throughput {med(thr):+.1%} "
           f"(reps {min(thr):+.1%} .. {max(thr):+.1%}), p99 TTFT {med(p99):+.1%} "
           f"(reps {min(p99):+.1%} .. {max(p99):+.1%}), server CPU/request {med(srv):+.1%}")
+M = {}
+for line in open(sys.argv[2]):
+    m, rep, ns = line.split()
+    M.setdefault(m, []).append(float(ns))
+if M:
+    print(f"\n  per call: cudademo, {sys.argv[3]} x (launch + sync), ns per step, "
+          "median (reps)")
+    for m in modes:
+        if m in M:
+            print(f"  {m:9} {med(M[m]):7.0f}  ({' '.join(f'{v:.0f}' for v in M[m])})")
+    if "untraced" in M and "sync" in M:
+        print(f"  a sync's uprobe pair: {med(M['sync']) - med(M['untraced']):.0f} ns")
+    if "sync" in M and "all" in M:
+        print(f"  a launch's uprobe pair: {med(M['all']) - med(M['sync']):.0f} ns")
 print("\ntracer, bpf: cores (CPU time / wall time) of ttftrace's threads "
       "(/proc/PID/stat, tick granularity)\nand of its BPF programs; srv us/req: "
       "the demo server's CPU per request, uprobe traps included;\ncalls/s: CUDA "

@@ -65,6 +65,24 @@ bpf_stats_on() {
 		die "cannot set kernel.bpf_stats_enabled"
 }
 
+# The sysctl is global: another user's run ending may set it back to 0 under
+# ours. Checked after each measurement: the BPF times of one that found it
+# off are low, counted in $BENCH_TMP/stats_off and said at the end.
+bpf_stats_guard() {
+	[ -n "$BENCH_OLD_STATS" ] || return 0
+	[ "$(sysctl -n kernel.bpf_stats_enabled)" = 1 ] && return 0
+	sysctl -qw kernel.bpf_stats_enabled=1
+	echo x >>"$BENCH_TMP/stats_off"
+	echo "$BENCH_NAME: kernel.bpf_stats_enabled was found off (set back): BPF times of this run are low" >&2
+	return 1
+}
+
+# bpf_stats_report: the line saying how many measurements found it off
+bpf_stats_report() {
+	[ -s "$BENCH_TMP/stats_off" ] || return 0
+	echo "  WARNING: kernel.bpf_stats_enabled was turned off by someone else during $(wc -l <"$BENCH_TMP/stats_off") measurement(s): their BPF times are too low"
+}
+
 # build_c OUT SRC... [LIBS]: a bench program, with the project's flags
 build_c() {
 	local out=$1

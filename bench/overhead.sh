@@ -77,6 +77,7 @@ trial() {
 	if [ "$mode" != untraced ]; then
 		c1=$(cpu_ns "$TRACER_PID")
 		b1=$(bpf_ns "$TRACER_PID")
+		bpf_stats_guard
 		stop_tracer
 	fi
 	case $mode in
@@ -186,3 +187,4 @@ print("\ncores: tracer CPU / wall time (user: its threads, bpf: its programs' "
       "run time);\nns/event: that CPU / records it wrote. Noisy on a shared "
       "2-core machine: read the per-rep spread.")
 EOF
+bpf_stats_report

@@ -56,6 +56,7 @@ t0=$(now_ns)
 	echo "prog_cost: loadgen failed" >&2
 t1=$(now_ns)
 bpf_progs "$TRACER_PID" | LC_ALL=C sort -k1,1 >"$BENCH_TMP/after"
+bpf_stats_guard
 while read -r id _; do
 	echo "$id $(bpftool prog show id "$id" --json |
 		sed -n 's/.*"name":"\([^"]*\)".*/\1/p')"
@@ -100,3 +101,4 @@ LC_ALL=C join "$BENCH_TMP/names" "$BENCH_TMP/before" |
 		printf "  BPF time: %.3f cores; %.0f ns per record written\n",
 		       T / wall, events ? T / events : 0
 	}'
+bpf_stats_report

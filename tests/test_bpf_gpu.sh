@@ -184,7 +184,8 @@ $TT_TMP/dlopen-server.ttft.log" 20; then
 	tt_forget "$RECORD_PID"
 	check "dlopen-server: record exits 0" [ "$RECORD_STATUS" = 0 ]
 	# every sync the engine made was probed: ttftrace's count is the stub's
-	gpu_only dlopen-server --expect-call cuStreamSynchronize=log:sync:cuStreamSynchronize \
+	gpu_only dlopen-server \
+		--expect-call cuStreamSynchronize=log:sync:cuStreamSynchronize \
 		--expect-ioctl NV_ESC_RM_ALLOC --expect-ioctl NV_ESC_RM_CONTROL \
 		--expect-ioctl NV_ESC_RM_MAP_MEMORY
 
@@ -193,7 +194,8 @@ $TT_TMP/dlopen-server.ttft.log" 20; then
 	record_command dlopen-demo "$CUDADEMO -m block -n 3 -s 4 -w 300"
 	wait_record
 	check "dlopen-demo: record exits 0" [ "$RECORD_STATUS" = 0 ]
-	gpu_only dlopen-demo --expect-call cuStreamSynchronize=log:sync:cuStreamSynchronize \
+	gpu_only dlopen-demo \
+		--expect-call cuStreamSynchronize=log:sync:cuStreamSynchronize \
 		--expect-call cuMemcpyDtoH_v2=3 --expect-ioctl NV_ESC_RM_ALLOC \
 		--expect-ioctl NV_ESC_RM_FREE
 fi

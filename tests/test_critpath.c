@@ -2267,6 +2267,43 @@ static void test_net_in_last_arrive(void)
 	tt_critpath_free(cp);
 }
 
+/*
+ * An event loop preempted 100 times (10 us each) while a request waits for
+ * it after its bytes came: the runqueue time stays exact, but its slices
+ * are one segment, so N waiting requests keep O(N) segments, not O(N^2).
+ */
+static void test_reader_many_slices(void)
+{
+	struct tt_cp_request rq =
+		req(1, 1000 * US, 3100 * US, 3150 * US, 3200 * US, 101, 101);
+	__u64 want[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = 2100 * US - 1000 * US,
+		[TT_ST_RUNQUEUE] = 1000 * US,
+		[TT_ST_CPU] = 50 * US,
+		[TT_ST_NET_OUT] = 50 * US,
+	};
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	struct tt_cp_result r;
+
+	sw_in(&s, 0, 101);
+	for (int i = 0; i < 100; i++) {
+		preempt(&s, 1100 * US + i * 20 * US, 101);
+		sw_in(&s, 1110 * US + i * 20 * US, 101);
+	}
+	cp = cp_feed(&s);
+	rq.t_last_arrive = 1000 * US;
+	walk(cp, &rq, 1, &r);
+	check_stages(&r, want);
+	TT_CHECK(r.complete);
+	TT_CHECK(r.nsegs < 10);
+	TT_CHECK(seg_at(&r, 3050 * US) &&
+		 seg_at(&r, 3050 * US)->stage == TT_ST_RUNQUEUE &&
+		 strstr(seg_at(&r, 3050 * US)->reason, "100 slices"));
+	tt_cp_result_free(&r);
+	tt_critpath_free(cp);
+}
+
 static __u64 rnd(__u64 *x)
 {
 	*x ^= *x << 13;
@@ -2393,6 +2430,7 @@ int main(void)
 	TT_RUN(test_double_wake_shared_writer);
 	TT_RUN(test_blocked_before_trace);
 	TT_RUN(test_net_in_last_arrive);
+	TT_RUN(test_reader_many_slices);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

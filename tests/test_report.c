@@ -349,9 +349,9 @@ static void staged_request(struct evbuf *b, __u64 sk, __u16 port, __u64 t0,
  *   #1 at 10 ms: engine runqueue 0.1 ms, cpu 2 ms  -> TTFT 2.145 ms
  *   #2 at 30 ms: engine runqueue 1 ms,   cpu 4 ms  -> TTFT 5.045 ms
  *   #3 at 50 ms: engine runqueue 3 ms,   cpu 1 ms  -> TTFT 4.045 ms
- * Stages of each: network.in 10 us, scheduler.queue 10 us, runqueue
- * engine's + 10 us (writer), compute.cpu engine's + 10 us, network.out
- * 5 us. The p50 request is #3, the p90 and p99 one #2.
+ * Stages of each: network.in 10 us, runqueue engine's + 10 us (writer),
+ * compute.cpu engine's + 20 us (the reader's 10 us up to the hand-off,
+ * the writer's), network.out 5 us; nothing queued (the engine is idle). The p50 request is #3, the p90 and p99 one #2.
  */
 static struct tt_analyzer *staged_sample(void)
 {
@@ -748,14 +748,13 @@ static void test_stage_breakdown(void)
 	TT_CHECK(stage_row(out, "network.in", 0.010, 0.010, 0.010, 0.010, 0.3));
 	TT_CHECK(
 		stage_row(out, "network.out", 0.005, 0.005, 0.005, 0.005, 0.1));
-	TT_CHECK(stage_row(out, "scheduler.queue", 0.010, 0.010, 0.010, 0.010,
-			   0.3));
+	TT_CHECK(stage_row(out, "scheduler.queue", 0, 0, 0, 0, 0));
 	TT_CHECK(stage_row(out, "scheduler.runqueue", 1.377, 1.010, 3.010,
 			   3.010, 36.8));
 	TT_CHECK(stage_row(out, "storage.io", 0, 0, 0, 0, 0));
 	TT_CHECK(stage_row(out, "compute.gpu", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "compute.cpu", 2.343, 2.010, 4.010, 4.010,
-			   62.6));
+	TT_CHECK(stage_row(out, "compute.cpu", 2.353, 2.020, 4.020, 4.020,
+			   62.8));
 	TT_CHECK(stage_row(out, "other", 0, 0, 0, 0, 0));
 	TT_CHECK(stage_row(out, "  other.sleep", 0, 0, 0, 0, 0));
 	TT_CHECK(stage_row(out, "  other.lock", 0, 0, 0, 0, 0));
@@ -777,7 +776,7 @@ static void test_stage_breakdown(void)
 		TT_CHECK(row(p, "scheduler.runqueue", v) == 3);
 		TT_CHECK(v[0] == 3.010 && v[1] == 1.010 && v[2] == 1.010);
 		TT_CHECK(row(p, "compute.cpu", v) == 3);
-		TT_CHECK(v[0] == 1.010 && v[1] == 4.010 && v[2] == 4.010);
+		TT_CHECK(v[0] == 1.020 && v[1] == 4.020 && v[2] == 4.020);
 		TT_CHECK(row(p, "  other.lock", v) == 3);
 		TT_CHECK(v[0] == 0 && v[1] == 0 && v[2] == 0);
 	}
@@ -810,14 +809,14 @@ static void test_stage_json(void)
 			     "\"dispatch_rule\":\"pickup\","
 			     "\"dominant\":\"scheduler.runqueue\","
 			     "\"stages\":{\"network.in\":10000,"
-			     "\"network.out\":5000,\"scheduler.queue\":10000,"
+			     "\"network.out\":5000,\"scheduler.queue\":0,"
 			     "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
-			     "\"compute.gpu\":0,\"compute.cpu\":1010000,"
+			     "\"compute.gpu\":0,\"compute.cpu\":1020000,"
 			     "\"other\":0},\"other_detail\":{\"sleep\":0,"
 			     "\"lock\":0,\"unknown\":0}"));
 	TT_CHECK(strstr(out, "\"dominant\":\"compute.cpu\",\"stages\":{"
 			     "\"network.in\":10000,\"network.out\":5000,"
-			     "\"scheduler.queue\":10000,"
+			     "\"scheduler.queue\":0,"
 			     "\"scheduler.runqueue\":1010000,"));
 	TT_CHECK(strstr(out, "\"stages_n\":3,\"stages\":{\"network.in\":"
 			     "{\"mean\":10000,\"p50\":10000,\"p90\":10000,"
@@ -923,8 +922,9 @@ static void test_request_drilldown(void)
 	/* every segment, in time order */
 	TT_CHECK(seg_line(out, "0.000", "0.010", "reader/101", "phase",
 			  "request", "in"));
-	TT_CHECK(seg_line(out, "0.010", "0.010", "-", "phase", "queued",
-			  "scheduler.queue"));
+	/* the reader's work up to the hand-off, not a queue */
+	TT_CHECK(seg_line(out, "0.010", "0.010", "reader/101", "running",
+			  "on-cpu", "compute.cpu"));
 	TT_CHECK(seg_line(out, "0.020", "3.000", "engine/102", "runnable",
 			  "runqueue", "scheduler.runqueue"));
 	TT_CHECK(seg_line(out, "3.020", "1.000", "engine/102", "running",

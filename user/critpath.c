@@ -2307,6 +2307,11 @@ static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
 	return x < lo ? lo : x > hi ? hi : x;
 }
 
+/* More runnable slices than this in one reader phase are shown as one
+ * segment: an event loop serving N connections is preempted O(N) times
+ * while a request waits, and N requests would keep O(N^2) segments. */
+#define READER_SLICES_MAX 32
+
 /*
  * [t_arrive, t_read): network.in, less the reader's runnable time after the
  * last bytes came: before them it waited for the upload anyway.
@@ -2315,17 +2320,19 @@ static int reader_phase(const struct walk *wk, struct segvec *out)
 {
 	const struct cp_thread *th = thread_find(wk->cp, wk->rq->reader_tid);
 	__u32 tid = wk->rq->reader_tid;
-	__u64 t = wk->a, s, e, last;
-	long k;
+	__u64 t = wk->a, s, e, last, runnable = 0;
+	long k, first = 0;
+	size_t slices = 0;
+	char why[48];
 	int err = 0;
 
 	last = clamp(wk->rq->t_last_arrive ? wk->rq->t_last_arrive : wk->a,
 		     wk->a, wk->r);
 	if (th) {
-		k = rec_before(th, last + 1);
-		if (k < 0)
-			k = 0;
-		for (; (size_t)k < th->nrecs && th->recs[k].ts < wk->r && !err;
+		first = rec_before(th, last + 1);
+		if (first < 0)
+			first = 0;
+		for (k = first; (size_t)k < th->nrecs && th->recs[k].ts < wk->r;
 		     k++) {
 			if (th->recs[k].state != REC_RUNNABLE)
 				continue;
@@ -2334,16 +2341,39 @@ static int reader_phase(const struct walk *wk, struct segvec *out)
 							wk->r;
 			if (e > wk->r)
 				e = wk->r;
-			if (e <= s)
-				continue;
-			err = seg_add(out, false, t, s, tid, TT_CP_PHASE,
-				      TT_ST_NET_IN, "request in");
-			if (!err)
-				err = seg_add(out, false, s, e, tid,
-					      TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
-					      "runqueue");
-			t = e;
+			if (e > s) {
+				slices++;
+				runnable += e - s;
+			}
 		}
+	}
+	if (slices > READER_SLICES_MAX) {
+		/* the sums stay exact; the runnable time is drawn at the end */
+		snprintf(why, sizeof(why), "runqueue (%zu slices)", slices);
+		err = seg_add(out, false, t, wk->r - runnable, tid, TT_CP_PHASE,
+			      TT_ST_NET_IN, "request in");
+		if (!err)
+			err = seg_add(out, false, wk->r - runnable, wk->r, tid,
+				      TT_CP_RUNNABLE, TT_ST_RUNQUEUE, why);
+		return err;
+	}
+	for (k = first; slices && (size_t)k < th->nrecs &&
+			th->recs[k].ts < wk->r && !err;
+	     k++) {
+		if (th->recs[k].state != REC_RUNNABLE)
+			continue;
+		s = th->recs[k].ts > last ? th->recs[k].ts : last;
+		e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts : wk->r;
+		if (e > wk->r)
+			e = wk->r;
+		if (e <= s)
+			continue;
+		err = seg_add(out, false, t, s, tid, TT_CP_PHASE, TT_ST_NET_IN,
+			      "request in");
+		if (!err)
+			err = seg_add(out, false, s, e, tid, TT_CP_RUNNABLE,
+				      TT_ST_RUNQUEUE, "runqueue");
+		t = e;
 	}
 	if (!err)
 		err = seg_add(out, false, t, wk->r, tid, TT_CP_PHASE,

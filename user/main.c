@@ -313,6 +313,7 @@ static int cmd_record(int argc, char **argv)
 	struct sigaction sa = {};
 	__u64 start, last_flush;
 	int release_fd = -1, err = 1, n, cuda_libs, cuda_fns;
+	__u32 tgids[1024];
 	pid_t child = -1;
 	char msg[512];
 	const char *why = NULL;
@@ -381,15 +382,18 @@ static int cmd_record(int argc, char **argv)
 			fprintf(stderr, "ttftrace: %s\n", msg);
 			goto cleanup;
 		}
-		tt_proc_add_threads(a.pids[i], &meta.procs, &meta.nprocs);
 	}
 	if (child > 0) {
 		if (tt_collector_trace_pid(c, child, msg, sizeof(msg))) {
 			fprintf(stderr, "ttftrace: %s\n", msg);
 			goto cleanup;
 		}
-		tt_proc_add_threads(child, &meta.procs, &meta.nprocs);
 	}
+	/* the process table names every traced thread: the targets', and
+	 * those of the descendants they had already started */
+	n = tt_collector_traced_tgids(c, tgids, 1024);
+	for (int i = 0; i < n; i++)
+		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
 	if (probe_cuda_libraries(c, &a))
 		goto cleanup;
 	rs.writer = tt_writer_open(a.output, &meta);
