@@ -17,9 +17,11 @@
 # same repetition.
 # Then the cost per probed call, where the server's noise hides it:
 # cudademo's loop of STEPS x (a launch of a 0 ns kernel + a spin sync), no
-# launch overhead, timed by itself, interleaved the same way: sync minus
-# untraced is a sync's pair of uprobes (entry, return), all minus sync a
-# launch's. Not a test: nothing passes or fails.
+# launch overhead, timed by itself, interleaved the same way, with
+# --gpu-probes=none as well: sync minus none is a sync's pair of uprobes
+# (entry, return), all minus sync a launch's, none minus untraced the rest
+# of the tracing (the stub's device thread wakes at every launch). Not a
+# test: nothing passes or fails.
 # Knobs: REPS (3), DURATION (4 s), CONNS (8), TOKENS (16), KERNELS (16),
 # PREFILL_US (2000), TOKEN_US (1000), LAUNCH_NS (stub launch overhead,
 # 4000), SYNC (spin|block), MODES ("untraced sync all"), STEPS (50000).
@@ -43,8 +45,9 @@ CUDADEMO=$OUTPUT/tools/cudademo
 bench_setup gpu_probes
 need_root
 need_built
-[ -e "$OUTPUT/tools/libcuda.so.1" ] && [ -x "$CUDADEMO" ] ||
+if [ ! -e "$OUTPUT/tools/libcuda.so.1" ] || [ ! -x "$CUDADEMO" ]; then
 	die "$OUTPUT/tools/libcuda.so.1 or cudademo missing: run make first"
+fi
 [ "${BPF_STATS:-1}" = 1 ] && bpf_stats_on
 RESULTS=$BENCH_TMP/results
 CLK_TCK=$(getconf CLK_TCK)
@@ -139,7 +142,7 @@ done
 MICRO=$BENCH_TMP/micro
 : >"$MICRO"
 for rep in $(seq "$REPS"); do
-	for mode in $MODES; do
+	for mode in untraced none sync all; do
 		micro "$mode" "$rep"
 	done
 done
@@ -198,13 +201,14 @@ for line in open(sys.argv[2]):
 if M:
     print(f"\n  per call: cudademo, {sys.argv[3]} x (launch + sync), ns per step, "
           "median (reps)")
-    for m in modes:
+    for m in ("untraced", "none", "sync", "all"):
         if m in M:
             print(f"  {m:9} {med(M[m]):7.0f}  ({' '.join(f'{v:.0f}' for v in M[m])})")
-    if "untraced" in M and "sync" in M:
-        print(f"  a sync's uprobe pair: {med(M['sync']) - med(M['untraced']):.0f} ns")
-    if "sync" in M and "all" in M:
-        print(f"  a launch's uprobe pair: {med(M['all']) - med(M['sync']):.0f} ns")
+    for what, a, b in (("the rest of the tracing", "none", "untraced"),
+                       ("a sync's uprobe pair", "sync", "none"),
+                       ("a launch's uprobe pair", "all", "sync")):
+        if a in M and b in M:
+            print(f"  {what}: {med(M[a]) - med(M[b]):.0f} ns a step")
 print("\ntracer, bpf: cores (CPU time / wall time) of ttftrace's threads "
       "(/proc/PID/stat, tick granularity)\nand of its BPF programs; srv us/req: "
       "the demo server's CPU per request, uprobe traps included;\ncalls/s: CUDA "

@@ -74,11 +74,12 @@ struct {
 	__type(value, __u8);
 } conns SEC(".maps");
 
-/* Syscall entry time of each thread's latest write/send syscall. */
+/* Syscall entry time of each thread's latest write/send syscall, kept
+ * with the task: no hash lookup, no LRU lock. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32); /* tid */
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u64);
 } send_enter_ts SEC(".maps");
 
@@ -136,12 +137,12 @@ static __always_inline bool server_sock(const struct sock *sk)
 {
 	__u16 port;
 
-	if (!sk || BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return false;
-	port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	port = sk->__sk_common.skc_num;
 	if (!bpf_map_lookup_elem(&traced_ports, &port))
 		return false;
-	return BPF_CORE_READ(sk, __sk_common.skc_state) != TCP_LISTEN;
+	return sk->__sk_common.skc_state != TCP_LISTEN;
 }
 
 /* Announces a connection the first time any hook sees it, so that sockets
@@ -459,13 +460,14 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 static __always_inline int note_send_enter(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	__u64 ts;
+	__u64 *ts;
 
 	if (!tgid_traced(id >> 32))
 		return 0;
-	ts = bpf_ktime_get_ns();
-	bpf_map_update_elem(&send_enter_ts, &tid, &ts, BPF_ANY);
+	ts = bpf_task_storage_get(&send_enter_ts, bpf_get_current_task_btf(),
+				  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (ts)
+		*ts = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -498,7 +500,7 @@ int tt_enter_sendmsg(void *ctx)
 static __always_inline const void *send_buffer(long nr, struct pt_regs *regs,
 					       __u64 *buflen)
 {
-	unsigned long arg1 = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
 	struct user_msghdr msg;
 	struct iovec iov;
 
@@ -520,7 +522,6 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	struct task_struct *task;
 	struct tt_send_raw *s;
@@ -540,7 +541,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s = (void *)(h + 1);
 	s->send.sk = (__u64)sk;
 	s->send.len = ret;
-	enter = bpf_map_lookup_elem(&send_enter_ts, &tid);
+	enter = bpf_task_storage_get(&send_enter_ts,
+				     bpf_get_current_task_btf(), 0, 0);
 	s->send.ts_enter = enter ? *enter : h->ts;
 	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
@@ -550,7 +552,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->nbytes = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = regs->orig_ax;
 	if (nr == NR_write || nr == NR_writev || nr == NR_sendto ||
 	    nr == NR_sendmsg) {
 		buf = send_buffer(nr, regs, &buflen);
@@ -586,15 +588,15 @@ int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 	__s32 payload;
 	__u32 seq;
 
-	sk = BPF_CORE_READ(skb, sk);
+	sk = skb->sk;
 	if (!server_sock(sk))
 		return 0;
-	head = BPF_CORE_READ(skb, head);
-	thoff = BPF_CORE_READ(skb, transport_header);
-	dataoff = BPF_CORE_READ(skb, data) - head;
+	head = skb->head;
+	thoff = skb->transport_header;
+	dataoff = skb->data - head;
 	if (bpf_probe_read_kernel(th, sizeof(th), head + thoff))
 		return 0;
-	payload = (__s32)BPF_CORE_READ(skb, len) - (thoff - dataoff) -
+	payload = (__s32)skb->len - (thoff - dataoff) -
 		  (th[12] >> 4) * 4;
 	if (payload <= 0)
 		return 0; /* pure ACKs carry no response bytes */
@@ -606,7 +608,7 @@ int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 	e->x.sk = (__u64)sk;
 	e->x.seq = bpf_ntohl(seq);
 	e->x.end_seq = e->x.seq + payload;
-	e->x.len = BPF_CORE_READ(skb, len);
+	e->x.len = skb->len;
 	e->x.pad = 0;
 	submit(e);
 	return 0;
@@ -670,8 +672,8 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u32 prev_tgid = BPF_CORE_READ(prev, tgid);
-	__u32 next_tgid = BPF_CORE_READ(next, tgid);
+	__u32 prev_tgid = prev->tgid;
+	__u32 next_tgid = next->tgid;
 	bool prev_traced = tgid_traced(prev_tgid);
 	bool next_traced = tgid_traced(next_tgid);
 	struct tt_event_switch {
@@ -688,21 +690,21 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 	if (!e)
 		return 0;
 	e->h.tgid = prev_tgid;
-	e->h.tid = BPF_CORE_READ(prev, pid);
+	e->h.tid = prev->pid;
 	__builtin_memset(&e->sw, 0, sizeof(e->sw));
-	e->sw.next_tid = BPF_CORE_READ(next, pid);
+	e->sw.next_tid = next->pid;
 	e->sw.next_tgid = next_tgid;
 	e->sw.prev_state = preempt ? 0 : prev_state;
 	e->sw.syscall_nr = -1;
 	e->sw.sw_flags = (prev_traced ? TT_SW_PREV_TRACED : 0) |
 			 (next_traced ? TT_SW_NEXT_TRACED : 0);
 	if (prev_traced && e->sw.prev_state) {
-		if (BPF_CORE_READ_BITFIELD_PROBED(prev, in_iowait))
+		if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
 			e->sw.sw_flags |= TT_SW_IOWAIT;
 		regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		nr = BPF_CORE_READ(regs, orig_ax);
+		nr = regs->orig_ax;
 		e->sw.syscall_nr = nr;
-		e->sw.arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		e->sw.arg0 = PT_REGS_PARM1_SYSCALL(regs);
 		if (fd_syscall(nr)) {
 			describe_fd(prev, e->sw.arg0, &e->sw);
 		} else if (nr == 7 /* poll */ || nr == 271 /* ppoll */) {
@@ -718,7 +720,7 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 
 static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = p->tgid;
 	struct tt_event_wake {
 		struct tt_hdr h;
 		struct tt_wake w;
@@ -732,16 +734,16 @@ static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 	if (!e)
 		return;
 	e->h.flags = irq_flags();
-	e->w.target_tid = BPF_CORE_READ(p, pid);
+	e->w.target_tid = p->pid;
 	e->w.target_tgid = tgid;
-	e->w.target_cpu = BPF_CORE_READ(p, wake_cpu);
+	e->w.target_cpu = p->wake_cpu;
 	e->w.waker_syscall = -1;
 	e->w.waker_arg0 = 0;
 	cur = bpf_get_current_task_btf();
-	if (!e->h.flags && !(BPF_CORE_READ(cur, flags) & 0x00200000 /* PF_KTHREAD */)) {
+	if (!e->h.flags && !(cur->flags & 0x00200000 /* PF_KTHREAD */)) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-		e->w.waker_syscall = BPF_CORE_READ(regs, orig_ax);
-		e->w.waker_arg0 = PT_REGS_PARM1_CORE_SYSCALL(regs);
+		e->w.waker_syscall = regs->orig_ax;
+		e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
 	}
 	submit(e);
 }

@@ -25,6 +25,8 @@
 
 #define MAX_TARGETS 64
 #define FLUSH_INTERVAL_NS 1000000000ULL
+/* reading /proc/PID/stat walks every thread of the process: not per poll */
+#define ALIVE_INTERVAL_NS 200000000ULL
 
 const char *argp_program_version = "ttftrace 0.1";
 
@@ -311,7 +313,7 @@ static int cmd_record(int argc, char **argv)
 	struct tt_write_stats ws = {};
 	struct tt_file_meta meta;
 	struct sigaction sa = {};
-	__u64 start, last_flush;
+	__u64 start, last_flush, last_alive;
 	int release_fd = -1, err = 1, n, cuda_libs, cuda_fns;
 	__u32 tgids[1024];
 	pid_t child = -1;
@@ -415,7 +417,7 @@ static int cmd_record(int argc, char **argv)
 	if (!a.quiet)
 		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
 			a.duration_ns ? "" : " (Ctrl-C to stop)");
-	start = last_flush = tt_clock_ns(CLOCK_MONOTONIC);
+	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
 	while (!why) {
 		__u64 now;
 
@@ -436,8 +438,11 @@ static int cmd_record(int argc, char **argv)
 			why = "interrupted";
 		else if (a.duration_ns && now - start >= a.duration_ns)
 			why = "duration reached";
-		else if (!targets_alive(&a, child))
-			why = "traced processes exited";
+		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
+			last_alive = now;
+			if (!targets_alive(&a, child))
+				why = "traced processes exited";
+		}
 	}
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
