@@ -17,7 +17,7 @@ run_scenario() { # NAME SERVER-ARGS...
 	# the client runs SCHED_FIFO so that its timestamps are not late by
 	# its own wakeup delay on a busy 2-core machine: it is the reference
 	for c in 1 4 8; do
-		chrt -f 10 "$LOADGEN" -q -p "$PORT" -c $c -n $((c * 8)) --tokens 12 \
+		chrt -f 10 "$LOADGEN" -q -p "$PORT" -c $c -n $((c * 16)) --tokens 12 \
 			-o "$TT_TMP/$name.lg$c.csv" || fail "$name: loadgen -c $c"
 	done
 	stop_record

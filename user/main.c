@@ -422,17 +422,18 @@ static int cmd_record(int argc, char **argv)
 		__u64 now;
 
 		n = tt_collector_poll(c, 100);
-		if (n < 0) {
-			why = "write error";
-			break;
-		}
 		now = tt_clock_ns(CLOCK_MONOTONIC);
-		if (tt_collector_check_lost(c) && rs.write_err)
-			why = "write error";
-		if (now - last_flush >= FLUSH_INTERVAL_NS) {
-			if (tt_writer_flush(rs.writer))
-				why = "write error";
+		if (n >= 0)
+			tt_collector_check_lost(c);
+		if (!rs.write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
+			rs.write_err = tt_writer_flush(rs.writer);
 			last_flush = now;
+		}
+		if (rs.write_err || n < 0) {
+			why = "write error";
+			if (!rs.write_err)
+				rs.write_err = n;
+			break;
 		}
 		if (stop_signal)
 			why = "interrupted";
@@ -454,13 +455,13 @@ static int cmd_record(int argc, char **argv)
 		rs.writer = NULL;
 		goto cleanup;
 	}
-	if (tt_writer_close(rs.writer, &ws)) {
+	n = tt_writer_close(rs.writer, &ws);
+	rs.writer = NULL;
+	if (n) {
 		fprintf(stderr, "ttftrace: closing %s failed: %s\n", a.output,
-			strerror(errno));
-		rs.writer = NULL;
+			strerror(-n));
 		goto cleanup;
 	}
-	rs.writer = NULL;
 	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
 	if (!a.quiet && cuda_libs)
 		fprintf(stderr,
