@@ -218,6 +218,7 @@ static struct tt_analyzer *sample(void)
 
 	ev.lost.count = 3;
 	ev.lost.since_ts = 100 * US;
+	ev.lost.lost_cpu = 1;
 	add(a, &ev);
 	open_conn(a, 0x10, "10.0.0.1", 1000);
 	open_conn(a, 0x20, "10.0.0.2", 2000);
@@ -572,7 +573,7 @@ static void test_text_summary(void)
 	TT_CHECK(strstr(out, "recorded with: ttftrace record -p 1234\n"));
 	TT_CHECK(strstr(out, "requests: 4 (complete 3, incomplete 1)\n"));
 	TT_CHECK(strstr(out, "incomplete: closed-mid-stream 1\n"));
-	TT_CHECK(strstr(out, "drops: 3 lost records"));
+	TT_CHECK(strstr(out, "drops: 3 lost records (cpu1 3); requests overlapping"));
 	TT_CHECK(row(out, "TTFT", v) == 4);
 	TT_CHECK(v[0] == 20.005 && v[1] == 30.005 && v[2] == 30.005 &&
 		 v[3] == 30.005);
@@ -674,7 +675,7 @@ static void test_json(void)
 	TT_CHECK(strstr(out, "\"tpot_ns\":{\"p50\":2000000,\"p90\":2000000,"
 			     "\"p99\":2000000,"));
 	TT_CHECK(strstr(out, "\"itl_ns\":{\"p50\":2000000,"));
-	TT_CHECK(strstr(out, "\"drops\":3"));
+	TT_CHECK(strstr(out, "\"drops\":3,\"drops_per_cpu\":{\"1\":3}"));
 	TT_CHECK(strstr(out, "\"hostname\":\"host\\\"7\""));
 	TT_CHECK(strstr(out, "\"kernel\":\"6.18.0\\\\x\""));
 	TT_CHECK(strstr(out, "\"options\":\"record -c 'a\\u0009b'\\u000a\""));

@@ -239,6 +239,7 @@ struct tt_analyzer {
 	size_t itl_complete_n; /* after finish: complete ones come first */
 
 	struct tt_analyzer_stats st;
+	__u64 lost_cpu[TT_LOST_CPUS];
 	bool finished;
 
 	struct tt_critpath *cp;
@@ -725,6 +726,8 @@ static void on_lost(struct tt_analyzer *a, const struct tt_event *ev)
 
 	a->st.lost += ev->lost.count;
 	a->st.lost_windows++;
+	if (ev->lost.lost_cpu < TT_LOST_CPUS)
+		a->lost_cpu[ev->lost.lost_cpu] += ev->lost.count;
 	for (i = 0; i < a->conns.cap; i++) {
 		c = a->conns.vals[i];
 		if (!c)
@@ -1230,6 +1233,11 @@ const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
 __u64 tt_analyzer_events(const struct tt_analyzer *a)
 {
 	return a->st.events;
+}
+
+__u64 tt_analyzer_lost_cpu(const struct tt_analyzer *a, unsigned int cpu)
+{
+	return cpu < TT_LOST_CPUS ? a->lost_cpu[cpu] : 0;
 }
 
 __u64 tt_analyzer_lost(const struct tt_analyzer *a)

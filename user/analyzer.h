@@ -87,7 +87,13 @@ struct tt_analyzer_stats {
 	__u64 lost_windows; /* TT_EV_LOST records */
 };
 
+#define TT_LOST_CPUS 64 /* per-CPU drop counts kept for CPUs below this */
+
 struct tt_analyzer;
+
+/* Records lost on cpu (TT_EV_LOST counts), for cpu < TT_LOST_CPUS; the
+ * total stays exact for any CPU through tt_analyzer_lost(). */
+__u64 tt_analyzer_lost_cpu(const struct tt_analyzer *a, unsigned int cpu);
 
 struct tt_analyzer *tt_analyzer_new(void);
 /*

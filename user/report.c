@@ -389,10 +389,18 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		}
 		fprintf(out, "\n");
 	}
-	fprintf(out, "drops: %llu lost records%s\n",
-		(unsigned long long)tt_analyzer_lost(a),
+	fprintf(out, "drops: %llu lost records",
+		(unsigned long long)tt_analyzer_lost(a));
+	for (k = 0, first = true; k < TT_LOST_CPUS; k++) {
+		if (!tt_analyzer_lost_cpu(a, k))
+			continue;
+		fprintf(out, "%scpu%zu %llu", first ? " (" : ", ", k,
+			(unsigned long long)tt_analyzer_lost_cpu(a, k));
+		first = false;
+	}
+	fprintf(out, "%s%s\n", first ? "" : ")",
 		tt_analyzer_lost(a) ?
-			" (requests overlapping them are incomplete)" :
+			"; requests overlapping them are incomplete" :
 			"");
 	fprintf(out, "events: %llu\n",
 		(unsigned long long)tt_analyzer_events(a));
@@ -804,7 +812,7 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		   const struct tt_report_opts *o)
 {
 	struct report_data d;
-	size_t i;
+	size_t i, k;
 	int err;
 
 	err = collect(a, o, &d);
@@ -825,8 +833,14 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
 	json_summary_stages(out, a, &d);
-	fprintf(out, ",\"drops\":%llu,\"events\":%llu}",
-		(unsigned long long)tt_analyzer_lost(a),
+	fprintf(out, ",\"drops\":%llu,\"drops_per_cpu\":{",
+		(unsigned long long)tt_analyzer_lost(a));
+	for (i = 0, k = 0; i < TT_LOST_CPUS; i++) {
+		if (tt_analyzer_lost_cpu(a, i))
+			fprintf(out, "%s\"%zu\":%llu", k++ ? "," : "", i,
+				(unsigned long long)tt_analyzer_lost_cpu(a, i));
+	}
+	fprintf(out, "},\"events\":%llu}",
 		(unsigned long long)tt_analyzer_events(a));
 	if (o->gpu) {
 		fputs(",\"gpu\":", out);
