@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Helpers for the shell tests: sourced, never run.
 OUTPUT=${OUTPUT:-build}
+# for the tests' Python parts (rel_check.py)
+TT_TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export TT_TESTS_DIR
 TTFTRACE=$OUTPUT/ttftrace
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen

@@ -48,51 +48,21 @@ check "rel_crash: no corrupt block in it" no_corrupt_block
 
 python3 - "$TT_TMP/killed.json" "$TT_TMP/lg.csv" "$t_before" "$t_after" \
 	<<'EOF' || TT_FAILED=1
-import csv, json, sys
+import csv, json, os, sys
 from collections import defaultdict
 
 reqs = json.load(open(sys.argv[1]))["requests"]
 rows = [r for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok"]
 t_before, t_after = int(sys.argv[3]), int(sys.argv[4])
-ok = True
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
+checks = Checks("rel_crash")
+check, agree = checks.check, checks.agree
 
 
-def check(name, cond, detail=""):
-    global ok
-    print(("PASS: " if cond else "FAIL: ") + "rel_crash: " + name
-          + (": " + detail if detail else ""))
-    ok &= bool(cond)
 
 
-def agree(name, pairs):
-    """pairs: (tool request, client row). Causality is strict: the kernel
-    had the request after the client sent it and put the first token on
-    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
-    allows 2% (at least one) off: the client reads late now and then on a
-    busy machine, which by causality can only make its TTFT longer."""
-    acausal = [r["id"] for r, c in pairs
-               if r["t_arrive_ns"] < int(c["t_send_ns"])
-               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
-    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
-          "first token)", not acausal,
-          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
-    errs, off = [], []
-    for r, c in pairs:
-        diff = r["ttft_ns"] - int(c["ttft_ns"])
-        errs.append(abs(diff))
-        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
-            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
-    errs.sort()
-    n = len(errs)
-    check(f"{name}: TTFT agrees with the client's", n > 0 and
-          len(off) <= max(1, n // 50),
-          f"{n - len(off)}/{n} within 0.5 ms + 1%"
-          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
-             f"{errs[-1] / 1e3:.0f} us" if n else "")
-          + (f"; off (tool - client): {off[:5]}" if off else ""))
-    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
-    check(f"{name}: token counts equal the client's", not tok,
-          f"{len(tok)} differ: {tok[:5]}")
 
 
 after = [c for c in rows if int(c["t_send_ns"]) > t_after]
@@ -136,7 +106,7 @@ check("complete requests' stages sum to their TTFT", not bad,
       f"{len(bad)} do not: {bad[:5]}")
 print(f"  {len(reqs)} requests in the recording, {len(complete)} complete; "
       f"client {len(rows)} ok, {len(early)} ended 1.5 s before the kill")
-sys.exit(0 if ok else 1)
+sys.exit(0 if checks.ok else 1)
 EOF
 
 # ---- the same file cut inside its last block

@@ -46,7 +46,7 @@ check "rel_drops: text report has a drops line with the count" \
 
 python3 - "$TT_TMP/drops.json" "$TT_TMP/drops.events" "${lost:-0}" \
 	"$TT_TMP/heavy.csv" "$TT_TMP/light.csv" <<'EOF' || TT_FAILED=1
-import csv, json, sys
+import csv, json, os, sys
 from collections import defaultdict
 
 report = json.load(open(sys.argv[1]))
@@ -56,45 +56,15 @@ for path in sys.argv[4:]:
     with open(path) as f:
         client += [r for r in csv.DictReader(f) if r["status"] == "ok"]
 reqs, summary = report["requests"], report["summary"]
-ok = True
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
+checks = Checks("rel_drops")
+check, agree = checks.check, checks.agree
 
 
-def check(name, cond, detail=""):
-    global ok
-    print(("PASS: " if cond else "FAIL: ") + "rel_drops: " + name
-          + (": " + detail if detail else ""))
-    ok &= bool(cond)
 
 
-def agree(name, pairs):
-    """pairs: (tool request, client row). Causality is strict: the kernel
-    had the request after the client sent it and put the first token on
-    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
-    allows 2% (at least one) off: the client reads late now and then on a
-    busy machine, which by causality can only make its TTFT longer."""
-    acausal = [r["id"] for r, c in pairs
-               if r["t_arrive_ns"] < int(c["t_send_ns"])
-               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
-    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
-          "first token)", not acausal,
-          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
-    errs, off = [], []
-    for r, c in pairs:
-        diff = r["ttft_ns"] - int(c["ttft_ns"])
-        errs.append(abs(diff))
-        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
-            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
-    errs.sort()
-    n = len(errs)
-    check(f"{name}: TTFT agrees with the client's", n > 0 and
-          len(off) <= max(1, n // 50),
-          f"{n - len(off)}/{n} within 0.5 ms + 1%"
-          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
-             f"{errs[-1] / 1e3:.0f} us" if n else "")
-          + (f"; off (tool - client): {off[:5]}" if off else ""))
-    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
-    check(f"{name}: token counts equal the client's", not tok,
-          f"{len(tok)} differ: {tok[:5]}")
 
 
 # The LOST records, per CPU: ms from the first event, count, cpu, since.
@@ -183,6 +153,6 @@ check("every complete request matches one client request", not unmatched,
 agree("complete requests", pairs)
 print(f"  {len(reqs)} requests, {len(complete)} complete, "
       f"{len(lost_reqs)} lost; client {len(client)} ok")
-sys.exit(0 if ok else 1)
+sys.exit(0 if checks.ok else 1)
 EOF
 [ -z "${TT_FAILED:-}" ]

@@ -137,18 +137,17 @@ if ! "$TTFTRACE" report --json "$D/restart.ttft" >"$D/restart.json" \
 fi
 "$TTFTRACE" report --events "$D/restart.ttft" >"$D/restart.events"
 python3 - "$D" "$PORT_A" "$PORT_B" "$PORT_U" "$B1_PID" <<'EOF' || TT_FAILED=1
-import csv, json, sys
+import csv, json, os, sys
 
 d, port_a, port_b, port_u, pid_b = sys.argv[1], *map(int, sys.argv[2:6])
 reqs = json.load(open(f"{d}/restart.json"))["requests"]
-ok = True
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
+checks = Checks("rel_restart")
+check, agree = checks.check, checks.agree
 
 
-def check(name, cond, detail=""):
-    global ok
-    print(("PASS: " if cond else "FAIL: ") + "rel_restart: " + name
-          + (": " + detail if detail else ""))
-    ok &= bool(cond)
 
 
 def rows(name):
@@ -167,35 +166,6 @@ def match(c):  # the tool's requests for client row c
             <= (int(c["t_first_token_ns"]) or int(c["t_send_ns"]) + 10**10)]
 
 
-def agree(name, pairs):
-    """pairs: (tool request, client row). Causality is strict: the kernel
-    had the request after the client sent it and put the first token on
-    the wire before the client read it. Agreement (TTFT within 0.5 ms + 1%)
-    allows 2% (at least one) off: the client reads late now and then on a
-    busy machine, which by causality can only make its TTFT longer."""
-    acausal = [r["id"] for r, c in pairs
-               if r["t_arrive_ns"] < int(c["t_send_ns"])
-               or r["t_wire_ns"] > int(c["t_first_token_ns"])]
-    check(f"{name}: causal (client send <= t_arrive, t_wire <= client's "
-          "first token)", not acausal,
-          f"{len(acausal)} of {len(pairs)} are not: {acausal[:5]}")
-    errs, off = [], []
-    for r, c in pairs:
-        diff = r["ttft_ns"] - int(c["ttft_ns"])
-        errs.append(abs(diff))
-        if abs(diff) > 500_000 + 0.01 * int(c["ttft_ns"]):
-            off.append((r["id"], f"{diff / 1e3:+.0f} us"))
-    errs.sort()
-    n = len(errs)
-    check(f"{name}: TTFT agrees with the client's", n > 0 and
-          len(off) <= max(1, n // 50),
-          f"{n - len(off)}/{n} within 0.5 ms + 1%"
-          + (f", error p50 {errs[n // 2] / 1e3:.0f} us, worst "
-             f"{errs[-1] / 1e3:.0f} us" if n else "")
-          + (f"; off (tool - client): {off[:5]}" if off else ""))
-    tok = [r["id"] for r, c in pairs if r["tokens"] != int(c["tokens"])]
-    check(f"{name}: token counts equal the client's", not tok,
-          f"{len(tok)} differ: {tok[:5]}")
 
 
 def exact(name, client):
@@ -248,6 +218,6 @@ check("complete requests' stages sum to their TTFT", not bad,
       f"{len(bad)} do not: {bad[:5]}")
 print(f"  {len(reqs)} requests; A {len(a)}, B {len(good_b)} whole and "
       f"{len(cut)} cut, untraced {len(rows('lgU.csv'))}")
-sys.exit(0 if ok else 1)
+sys.exit(0 if checks.ok else 1)
 EOF
 [ -z "${TT_FAILED:-}" ]

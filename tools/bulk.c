@@ -29,17 +29,8 @@ struct bulk_opts {
 
 static const char *prog = "bulk";
 
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see --help)\n");
-	exit(2);
-}
+/* one line on stderr and exit status 2 */
+#define usage_error(...) demo_usage_exit(prog, __VA_ARGS__)
 
 static void usage(FILE *f)
 {
@@ -260,15 +251,8 @@ static void parse_args(int argc, char **argv, struct bulk_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-			break;
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* -h, a missing value, an unknown option */
+			demo_getopt_other(c, prog, argv, usage);
 		}
 	}
 	if (optind < argc)

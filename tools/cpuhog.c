@@ -28,17 +28,8 @@ struct hog {
 
 static const char *prog = "cpuhog";
 
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see --help)\n");
-	exit(2);
-}
+/* one line on stderr and exit status 2 */
+#define usage_error(...) demo_usage_exit(prog, __VA_ARGS__)
 
 static void usage(FILE *f)
 {
@@ -110,15 +101,8 @@ static void parse_args(int argc, char **argv, struct hog_opts *o)
 					    "1..%d)", optarg, MAX_THREADS);
 			o->threads = (int)v;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-			break;
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* -h, a missing value, an unknown option */
+			demo_getopt_other(c, prog, argv, usage);
 		}
 	}
 	if (optind < argc)

@@ -273,17 +273,8 @@ struct completion_args {
 
 static const char *prog = "demo-server";
 
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see --help)\n");
-	exit(2);
-}
+/* one line on stderr and exit status 2 */
+#define usage_error(...) demo_usage_exit(prog, __VA_ARGS__)
 
 /* ---------------------------------------------------------------- delays */
 
@@ -3072,15 +3063,8 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-			break;
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* -h, a missing value, an unknown option */
+			demo_getopt_other(c, prog, argv, usage);
 		}
 	}
 	if (optind < argc)

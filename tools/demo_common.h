@@ -7,6 +7,8 @@
 #define DEMO_COMMON_H
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -158,6 +160,36 @@ static inline uint64_t percentile_u64(const uint64_t *sorted, size_t n,
 	if (rank > n)
 		rank = n;
 	return sorted[rank - 1];
+}
+
+/* "PROG: message (see --help)" on stderr, then exit status 2: how every
+ * tool here answers a bad option value */
+static inline void __attribute__((noreturn, format(printf, 2, 3)))
+demo_usage_exit(const char *prog, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see --help)\n");
+	exit(2);
+}
+
+/* What every tool here does with getopt's other answers: -h prints the
+ * usage and exits 0; a missing value or an unknown option is an error. */
+static inline void __attribute__((noreturn))
+demo_getopt_other(int c, const char *prog, char **argv, void (*usage)(FILE *))
+{
+	if (c == 'h') {
+		usage(stdout);
+		exit(0);
+	}
+	if (c == ':')
+		demo_usage_exit(prog, "option '%s' needs a value",
+				argv[optind - 1]);
+	demo_usage_exit(prog, "unknown option '%s'", argv[optind - 1]);
 }
 
 #endif /* DEMO_COMMON_H */

@@ -101,17 +101,8 @@ struct loadgen {
 
 static const char *prog = "loadgen";
 
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see --help)\n");
-	exit(2);
-}
+/* one line on stderr and exit status 2 */
+#define usage_error(...) demo_usage_exit(prog, __VA_ARGS__)
 
 /* ---------------------------------------------------------- the parser */
 
@@ -903,15 +894,8 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		case 'q':
 			o->quiet = true;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value",
-				    argv[optind - 1]);
-			break;
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+		default: /* -h, a missing value, an unknown option */
+			demo_getopt_other(c, prog, argv, usage);
 		}
 	}
 	if (optind < argc)

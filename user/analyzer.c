@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyzer.h"
+#include "util.h"
 #include "classify.h"
 #include "stats.h"
 
@@ -1324,24 +1325,10 @@ const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 		"no-arrive",	     "no-read",	    "no-response", "no-wire",
 		"closed-mid-stream", "open-at-end", "lost",	   "no-path",
 	};
-	size_t i, off = 0;
-	int k;
 
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	if (!incomplete) {
+	if (len && !incomplete)
 		snprintf(buf, len, "complete");
-		return buf;
-	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(incomplete & (1u << i)))
-			continue;
-		k = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
-			     names[i]);
-		if (k < 0 || (size_t)k >= len - off)
-			break;
-		off += k;
-	}
+	else
+		tt_bit_names(buf, len, incomplete, names, TT_INC_NBITS);
 	return buf;
 }

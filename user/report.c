@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include "report.h"
+#include "util.h"
 #include "stats.h"
 
 #define NREASONS TT_INC_NBITS
@@ -463,20 +464,8 @@ static const char *cp_incomplete_str(__u32 bits, char *buf, size_t len)
 {
 	static const char *const names[] = { "not-walked", "no-read", "no-data",
 					     "lost" };
-	size_t i, off = 0;
-	int k;
 
-	buf[0] = '\0';
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(bits & (1u << i)))
-			continue;
-		k = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
-			     names[i]);
-		if (k < 0 || (size_t)k >= len - off)
-			break;
-		off += k;
-	}
-	if (!off)
+	if (!tt_bit_names(buf, len, bits, names, 4))
 		snprintf(buf, len, "the segments do not cover the TTFT");
 	return buf;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "util.h"
@@ -76,4 +77,25 @@ int tt_parse_size(const char *s, __u64 *bytes)
 		return -EINVAL;
 	*bytes = v;
 	return 0;
+}
+
+size_t tt_bit_names(char *buf, size_t len, __u32 bits,
+		    const char *const *names, size_t nnames)
+{
+	size_t off = 0;
+	int k;
+
+	if (!len)
+		return 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < nnames; i++) {
+		if (!(bits & (1u << i)))
+			continue;
+		k = snprintf(buf + off, len - off, "%s%s", off ? "," : "",
+			     names[i]);
+		if (k < 0 || (size_t)k >= len - off)
+			break;
+		off += k;
+	}
+	return off;
 }

@@ -16,4 +16,9 @@ int tt_parse_long(const char *s, long min, long max, long *out);
 /* "16M", "1G", "65536" (bytes) -> bytes; -EINVAL when malformed. */
 int tt_parse_size(const char *s, __u64 *bytes);
 
+/* The names of the set bits of bits (bit i is names[i]), comma-separated,
+ * into buf; returns how many bytes were written (0 when none is set). */
+size_t tt_bit_names(char *buf, size_t len, __u32 bits,
+		    const char *const *names, size_t nnames);
+
 #endif /* TT_UTIL_H */
