@@ -788,12 +788,13 @@ static void test_out_of_order_within_window(void)
 }
 
 /* Events with equal timestamps keep their arrival order, whether they
- * arrive in order (FIFO) or behind a newer one (heap). */
+ * arrive in order (FIFO) or behind a newer one (heap). Sends are ordered
+ * by their syscall entry: every send here ends at the same time. */
 static void test_equal_timestamps_keep_arrival_order(void)
 {
 	struct tt_analyzer *a;
 	unsigned int late, k;
-	__u64 t = 1 * MS;
+	__u64 t = 1 * MS, end = t + 1000;
 
 	for (late = 0; late < 2; late++) {
 		reset();
@@ -802,24 +803,67 @@ static void test_equal_timestamps_keep_arrival_order(void)
 			xmit(5 * MS, 0x9999, 0, 1);
 		data_ready(t, 0x9900);
 		recv_(t, 0x9900, 10);
-		send_cls(t - 900, t, 0x9900, 100, 50, TT_SEND_HEADERS, 0,
+		send_cls(t + 100, end, 0x9900, 100, 50, TT_SEND_HEADERS, 0,
 			 TT_SEND_F_HEADERS);
 		for (k = 0; k < 6; k++) {
-			xmit(t, 0x9900, 150 + k * 10, 160 + k * 10);
-			send_cls(t - 800 + k * 100, t, 0x9900, 150 + k * 10, 10,
-				 TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+			xmit(end, 0x9900, 150 + k * 10, 160 + k * 10);
+			send_cls(t + 200 + k * 100, end, 0x9900, 150 + k * 10,
+				 10, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 		}
-		send_cls(t - 100, t, 0x9900, 210, 10, TT_SEND_DONE, 0,
+		send_cls(t + 800, end, 0x9900, 210, 10, TT_SEND_DONE, 0,
 			 TT_SEND_F_SSE);
 		a = run_as_listed();
 		TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
 		TT_CHECK(req(a, 0)->complete);
 		TT_CHECK_EQ_U64(req(a, 0)->tokens, 6);
-		TT_CHECK_EQ_U64(req(a, 0)->t_first_write, t - 800);
+		TT_CHECK_EQ_U64(req(a, 0)->t_first_write, t + 200);
 		TT_CHECK_EQ_U64(req(a, 0)->tpot, 100);
-		TT_CHECK_EQ_U64(req(a, 0)->t_wire, t);
+		TT_CHECK_EQ_U64(req(a, 0)->t_wire, end);
 		tt_analyzer_free(a);
 	}
+}
+
+/*
+ * On loopback the client has the last bytes of a response, and sends its
+ * next request, before the server's send returns: the next request's
+ * DATA_READY carries an earlier time than the [DONE] send's record. Sends
+ * are ordered by their entry, so the [DONE] still ends its own response.
+ */
+static void test_next_request_before_done_returns(void)
+{
+	struct tt_analyzer *a;
+
+	reset();
+	conn_open(0, 0x7700, "10.0.0.77", 7777);
+	data_ready(1 * MS, 0x7700);
+	recv_(1 * MS + 10, 0x7700, 10);
+	send_cls(2 * MS, 2 * MS + 50, 0x7700, 100, 50, TT_SEND_HEADERS, 0,
+		 TT_SEND_F_HEADERS);
+	xmit(3 * MS + 20, 0x7700, 150, 160);
+	send_cls(3 * MS, 3 * MS + 50, 0x7700, 150, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	xmit(4 * MS + 20, 0x7700, 160, 170);
+	/* the client reads [DONE] and sends again within the send */
+	data_ready(4 * MS + 40, 0x7700);
+	send_cls(4 * MS, 4 * MS + 60, 0x7700, 160, 10, TT_SEND_DONE, 0,
+		 TT_SEND_F_SSE);
+	recv_(4 * MS + 100, 0x7700, 10);
+	send_cls(5 * MS, 5 * MS + 50, 0x7700, 170, 50, TT_SEND_HEADERS, 0,
+		 TT_SEND_F_HEADERS);
+	xmit(6 * MS + 20, 0x7700, 220, 230);
+	send_cls(6 * MS, 6 * MS + 50, 0x7700, 220, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	xmit(7 * MS + 20, 0x7700, 230, 240);
+	send_cls(7 * MS, 7 * MS + 50, 0x7700, 230, 10, TT_SEND_DONE, 0,
+		 TT_SEND_F_SSE);
+	a = run_as_listed();
+	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
+	TT_CHECK(req(a, 0)->complete && req(a, 1)->complete);
+	TT_CHECK_EQ_U64(req(a, 0)->t_first_write, 3 * MS);
+	TT_CHECK_EQ_U64(req(a, 1)->t_arrive, 4 * MS + 40);
+	TT_CHECK_EQ_U64(req(a, 1)->t_first_write, 6 * MS);
+	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 6 * MS + 20);
+	tt_analyzer_free(a);
 }
 
 static void test_deterministic(void)
@@ -1696,6 +1740,7 @@ int main(void)
 	TT_RUN(test_interleaved_connections);
 	TT_RUN(test_out_of_order_within_window);
 	TT_RUN(test_equal_timestamps_keep_arrival_order);
+	TT_RUN(test_next_request_before_done_returns);
 	TT_RUN(test_deterministic);
 	TT_RUN(test_preexisting_connection);
 	TT_RUN(test_xmit_before_and_after_send);

@@ -212,6 +212,7 @@ struct req_rec {
 /* An event held in the reorder window. */
 struct win_ent {
 	struct tt_event ev;
+	__u64 key; /* when it happened, for ordering (order_ts) */
 	__u64 order; /* arrival order: ties keep it */
 };
 
@@ -898,10 +899,24 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 
 /* ---- the reorder window ---- */
 
+/*
+ * A send is ordered by its syscall entry, not by its record's time (the
+ * end of the send): on loopback the client has the bytes, and may have
+ * sent its next request, before the send returns; ordered by its end, the
+ * [DONE] of one response would land after the next request's arrival.
+ */
+static __u64 order_ts(const struct tt_event *ev)
+{
+	if (ev->h.type == TT_EV_SEND && ev->send.ts_enter &&
+	    ev->send.ts_enter <= ev->h.ts &&
+	    ev->h.ts - ev->send.ts_enter < TT_REORDER_WINDOW_NS)
+		return ev->send.ts_enter;
+	return ev->h.ts;
+}
+
 static bool win_less(const struct win_ent *x, const struct win_ent *y)
 {
-	return x->ev.h.ts < y->ev.h.ts ||
-	       (x->ev.h.ts == y->ev.h.ts && x->order < y->order);
+	return x->key < y->key || (x->key == y->key && x->order < y->order);
 }
 
 static const struct win_ent *fifo_tail(const struct tt_analyzer *a)
@@ -997,7 +1012,7 @@ static int win_release(struct tt_analyzer *a)
 		a->fifo_head = (a->fifo_head + 1) & (a->fifo_cap - 1);
 		a->fifo_n--;
 	}
-	a->released_ts = e.ev.h.ts;
+	a->released_ts = e.key;
 	a->released_any = true;
 	return handle(a, &e.ev);
 }
@@ -1011,20 +1026,21 @@ int tt_analyzer_add(struct tt_analyzer *a, const struct tt_event *ev)
 	if (a->finished)
 		return -EINVAL;
 	a->st.events++;
-	if (a->released_any && ev->h.ts < a->released_ts)
-		a->st.late++; /* handled next, out of order */
 	e.ev = *ev;
+	e.key = order_ts(ev);
 	e.order = a->order++;
-	if (!tail || ev->h.ts >= tail->ev.h.ts)
+	if (a->released_any && e.key < a->released_ts)
+		a->st.late++; /* handled next, out of order */
+	if (!tail || e.key >= tail->key)
 		err = fifo_push(a, &e);
 	else
 		err = heap_push(a, &e);
 	if (err)
 		return err;
-	if (ev->h.ts > a->newest_ts)
-		a->newest_ts = ev->h.ts;
+	if (e.key > a->newest_ts)
+		a->newest_ts = e.key;
 	while ((old = win_oldest(a)) &&
-	       a->newest_ts - old->ev.h.ts > TT_REORDER_WINDOW_NS) {
+	       a->newest_ts - old->key > TT_REORDER_WINDOW_NS) {
 		err = win_release(a);
 		if (err)
 			return err;
