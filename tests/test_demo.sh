@@ -342,7 +342,7 @@ fi
 if start_server split-kill --split; then
 	child=$(pgrep -P "$SERVER_PID" | head -1)
 	stop_server KILL 2>/dev/null
-	for _ in $(seq 50); do
+	for _ in $(seq 250); do # ASan builds exit slowly (leak check)
 		kill -0 "${child:-0}" 2>/dev/null || break
 		sleep 0.02
 	done
