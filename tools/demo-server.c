@@ -1934,6 +1934,22 @@ static void note_first_write(struct worker *w, struct request *req)
 		req->fe_run_delay = run_delay(w->sched_fd) - req->fe_rd_start;
 }
 
+/* Writes one token-carrying event (with the headers when they travel
+ * with the first token), stamping the write times before it. */
+static int write_token(struct worker *w, struct conn *c, struct request *req,
+		       const char *buf, size_t len)
+{
+	int err;
+
+	req->t_last_write = mono_ns();
+	if (!req->tokens_written)
+		note_first_write(w, req);
+	err = write_all(c->fd, buf, len);
+	if (!err)
+		req->tokens_written++;
+	return err;
+}
+
 /*
  * Streams tokens as SSE events as the engine produces them, headers first;
  * 0 or -errno (-ECANCELED: the server stopped). The caller ends the stream.
@@ -1965,14 +1981,10 @@ static int stream_tokens(struct worker *w, struct conn *c,
 					       req->tokens_written);
 			if (n < 0)
 				return -EINVAL;
-			req->t_last_write = mono_ns();
-			if (!req->tokens_written)
-				note_first_write(w, req);
-			err = write_all(c->fd, buf, hlen + n);
+			err = write_token(w, c, req, buf, hlen + n);
 			if (err)
 				return err;
 			hlen = 0;
-			req->tokens_written++;
 		}
 	}
 	return req->aborted ? -ECANCELED : 0;
@@ -2342,14 +2354,10 @@ static int proxy_stream(struct worker *w, struct conn *c, struct request *req,
 		n = format_event(o, buf + hlen, sizeof(buf) - hlen, data);
 		if (n < 0)
 			return -EINVAL;
-		req->t_last_write = mono_ns();
-		if (!req->tokens_written)
-			note_first_write(w, req);
-		err = write_all(c->fd, buf, hlen + n);
+		err = write_token(w, c, req, buf, hlen + n);
 		if (err)
 			return err;
 		hlen = 0;
-		req->tokens_written++;
 	}
 }
 

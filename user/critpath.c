@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -1008,14 +1009,17 @@ static bool gpu_node(const struct tt_critpath *cp, bool chr, __u32 rdev,
 	return *d || major;
 }
 
-/* Calls of th that start before t (they are sorted and disjoint). */
-static size_t calls_before(const struct cp_thread *th, __u64 t)
+/* How many of n intervals, sorted and disjoint, start before t: they are
+ * structs of size stride whose first member is their __u64 start. */
+static size_t starts_before(const void *v, size_t n, size_t stride, __u64 t)
 {
-	size_t lo = 0, hi = th->ncalls, mid;
+	size_t lo = 0, hi = n, mid;
+	__u64 start;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (th->calls[mid].start < t)
+		memcpy(&start, (const char *)v + mid * stride, sizeof(start));
+		if (start < t)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1023,18 +1027,19 @@ static size_t calls_before(const struct cp_thread *th, __u64 t)
 	return lo;
 }
 
+_Static_assert(offsetof(struct cp_call, start) == 0 &&
+		       offsetof(struct cp_ioctl, start) == 0,
+	       "starts_before() reads start at offset 0");
+
+/* Calls of th that start before t (they are sorted and disjoint). */
+static size_t calls_before(const struct cp_thread *th, __u64 t)
+{
+	return starts_before(th->calls, th->ncalls, sizeof(*th->calls), t);
+}
+
 static size_t ioctls_before(const struct cp_thread *th, __u64 t)
 {
-	size_t lo = 0, hi = th->nioctls, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (th->ioctls[mid].start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return starts_before(th->ioctls, th->nioctls, sizeof(*th->ioctls), t);
 }
 
 /* The call of th around instant t, or NULL. */
