@@ -42,8 +42,21 @@ struct result {
 	int conn;
 	int local_port;
 	uint64_t t_send, t_first, t_last;
+	/* the kernel's receive time of the data that completed those tokens */
+	uint64_t t_first_rx, t_last_rx;
+	bool first_rx_exact;	/* that read held no later token */
+	bool last_rx_exact;	/* that read held no [DONE] */
 	uint64_t tokens;
 	char status[STATUS_LEN];
+};
+
+/*
+ * When a read returned: in user space, and the kernel's receive timestamp
+ * of the newest data it returned (SO_TIMESTAMPNS), both CLOCK_MONOTONIC;
+ * the second is not late by this client's own wakeup; 0 when absent.
+ */
+struct read_time {
+	uint64_t user, kernel;
 };
 
 /* incremental HTTP response parser: plain SSE, chunked SSE, sized bodies */
@@ -71,6 +84,7 @@ struct resp_parser {
 	bool saw_done;
 	uint64_t tokens;
 	uint64_t t_first, t_last;
+	uint64_t t_first_rx, t_last_rx;
 	const char *error;
 };
 
@@ -113,7 +127,7 @@ static void parser_reset(struct resp_parser *p)
 }
 
 /* one line of SSE body; an empty line ends the event */
-static void sse_line(struct resp_parser *p, uint64_t t_now)
+static void sse_line(struct resp_parser *p, const struct read_time *t)
 {
 	size_t len = p->line_len;
 
@@ -123,9 +137,12 @@ static void sse_line(struct resp_parser *p, uint64_t t_now)
 		if (p->event_has_data && p->event_is_done) {
 			p->saw_done = true;
 		} else if (p->event_has_data) {
-			if (!p->tokens)
-				p->t_first = t_now;
-			p->t_last = t_now;
+			if (!p->tokens) {
+				p->t_first = t->user;
+				p->t_first_rx = t->kernel;
+			}
+			p->t_last = t->user;
+			p->t_last_rx = t->kernel;
 			p->tokens++;
 		}
 		p->event_has_data = p->event_is_done = false;
@@ -147,13 +164,13 @@ static void sse_line(struct resp_parser *p, uint64_t t_now)
  * many were used: un-framed SSE ends with the [DONE] event.
  */
 static size_t sse_bytes(struct resp_parser *p, const char *s, size_t n,
-			uint64_t t_now)
+			const struct read_time *t)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\n') {
-			sse_line(p, t_now);
+			sse_line(p, t);
 			p->line_len = 0;
 			if (p->saw_done && p->state == RS_SSE) {
 				p->state = RS_COMPLETE;
@@ -253,7 +270,7 @@ static int parse_headers(struct resp_parser *p, const char *buf, size_t hlen)
  * after the end of the response stay for the next one), -1 on bad input.
  */
 static ssize_t parser_feed(struct resp_parser *p, const char *buf, size_t n,
-			   uint64_t t_now)
+			   const struct read_time *t)
 {
 	size_t used = 0, take;
 	const char *eol;
@@ -274,7 +291,7 @@ static ssize_t parser_feed(struct resp_parser *p, const char *buf, size_t n,
 			used += eol - s + 4;
 			break;
 		case RS_SSE:
-			used += sse_bytes(p, s, avail, t_now);
+			used += sse_bytes(p, s, avail, t);
 			break;
 		case RS_CHUNK_SIZE:
 			eol = memmem(s, avail, "\r\n", 2);
@@ -297,7 +314,7 @@ static ssize_t parser_feed(struct resp_parser *p, const char *buf, size_t n,
 		case RS_CHUNK_DATA:
 			take = avail < p->remaining ? avail : p->remaining;
 			if (p->code == 200 && p->event_stream)
-				sse_bytes(p, s, take, t_now);
+				sse_bytes(p, s, take, t);
 			p->remaining -= take;
 			used += take;
 			if (!p->remaining)
@@ -410,6 +427,8 @@ static int client_connect(struct client *c)
 		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* kernel receive stamps: a late wakeup here is not the server's */
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		err = errno;
@@ -467,12 +486,63 @@ static const char *recv_error_word(ssize_t n, int err)
 	return "recv";
 }
 
+/*
+ * read() that also returns the kernel's receive timestamp of the newest
+ * data read, moved from CLOCK_REALTIME to CLOCK_MONOTONIC.
+ */
+static ssize_t read_stamped(int fd, char *buf, size_t len, struct read_time *t)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	struct timespec rx = { 0 }, real;
+	struct cmsghdr *cm;
+	uint64_t rx_ns, real_ns;
+	ssize_t n;
+
+	do {
+		n = recvmsg(fd, &msg, 0);
+	} while (n < 0 && errno == EINTR);
+	t->user = mono_ns();
+	clock_gettime(CLOCK_REALTIME, &real);
+	t->kernel = 0;
+	for (cm = CMSG_FIRSTHDR(&msg); n > 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_TIMESTAMPNS)
+			memcpy(&rx, CMSG_DATA(cm), sizeof(rx));
+	rx_ns = (uint64_t)rx.tv_sec * NSEC_PER_SEC + rx.tv_nsec;
+	real_ns = (uint64_t)real.tv_sec * NSEC_PER_SEC + real.tv_nsec;
+	/* a stamp from the future would be a clock step: leave it out */
+	if (rx_ns && rx_ns <= real_ns && real_ns - rx_ns < t->user)
+		t->kernel = t->user - (real_ns - rx_ns);
+	return n;
+}
+
+static void result_take_times(struct result *r, const struct resp_parser *p)
+{
+	r->tokens = p->tokens;
+	r->t_first = p->t_first;
+	r->t_last = p->t_last;
+	r->t_first_rx = p->t_first_rx;
+	r->t_last_rx = p->t_last_rx;
+}
+
 /* sends one request and reads its response; false: drop the connection */
 static bool client_request(struct client *c, struct result *r)
 {
 	struct loadgen *lg = c->lg;
 	struct resp_parser p;
+	struct read_time t;
 	ssize_t n, used;
+	uint64_t tokens_before;
 	int err;
 
 	parser_reset(&p);
@@ -485,10 +555,11 @@ static bool client_request(struct client *c, struct result *r)
 		return false;
 	}
 	for (;;) {
-		uint64_t t_now;
-
 		if (c->rlen) {
-			used = parser_feed(&p, c->rbuf, c->rlen, mono_ns());
+			/* bytes read before the request was sent: no stamp */
+			t.user = mono_ns();
+			t.kernel = 0;
+			used = parser_feed(&p, c->rbuf, c->rlen, &t);
 			if (used < 0) {
 				snprintf(r->status, sizeof(r->status), "%s",
 					 p.error ? p.error : "bad_response");
@@ -516,34 +587,38 @@ static bool client_request(struct client *c, struct result *r)
 			c->rbuf = nb;
 			c->rcap = cap;
 		}
-		do {
-			n = read(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen);
-		} while (n < 0 && errno == EINTR);
-		t_now = mono_ns();
+		n = read_stamped(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen,
+				 &t);
 		if (n <= 0) {
 			snprintf(r->status, sizeof(r->status), "%s",
 				 recv_error_word(n, errno));
-			r->tokens = p.tokens;
-			r->t_first = p.t_first;
-			r->t_last = p.t_last;
+			result_take_times(r, &p);
 			return false;
 		}
 		c->rlen += n;
+		tokens_before = p.tokens;
 		/* timestamps are those of the read that completed an event */
-		used = parser_feed(&p, c->rbuf, c->rlen, t_now);
+		used = parser_feed(&p, c->rbuf, c->rlen, &t);
 		if (used < 0) {
 			snprintf(r->status, sizeof(r->status), "%s",
 				 p.error ? p.error : "bad_response");
 			return false;
 		}
+		/*
+		 * The stamp is that of the newest data read: it is the first
+		 * token's only when no later token came in the same read, the
+		 * last token's only when the end of the stream did not.
+		 */
+		if (!tokens_before && p.tokens)
+			r->first_rx_exact = p.tokens == 1 && t.kernel;
+		if (p.tokens > tokens_before)
+			r->last_rx_exact = !p.saw_done && t.kernel;
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
 		if (p.state == RS_COMPLETE)
 			break;
 	}
-	r->tokens = p.tokens;
-	r->t_first = p.t_first;
-	r->t_last = p.t_last;
+	result_take_times(r, &p);
 	if (p.code != 200)
 		snprintf(r->status, sizeof(r->status), "http_%d", p.code);
 	else if (!p.event_stream)
@@ -633,6 +708,23 @@ static uint64_t result_tpot(const struct result *r)
 	return r->tokens > 1 ? (r->t_last - r->t_first) / (r->tokens - 1) : 0;
 }
 
+/*
+ * The same from the kernel's receive stamps; 0 without an exact first
+ * stamp. The last token's stamp may be the [DONE]'s that came with it.
+ */
+static uint64_t result_ttft_rx(const struct result *r)
+{
+	return r->first_rx_exact && r->t_first_rx > r->t_send ?
+		       r->t_first_rx - r->t_send : 0;
+}
+
+static uint64_t result_tpot_rx(const struct result *r)
+{
+	return r->first_rx_exact && r->tokens > 1 &&
+			       r->t_last_rx > r->t_first_rx ?
+		       (r->t_last_rx - r->t_first_rx) / (r->tokens - 1) : 0;
+}
+
 static int write_csv(const char *path, const struct result *res, size_t n)
 {
 	FILE *f = fopen(path, "w");
@@ -642,18 +734,27 @@ static int write_csv(const char *path, const struct result *res, size_t n)
 	if (!f)
 		return -errno;
 	fprintf(f, "id,conn,local_port,t_send_ns,t_first_token_ns,"
-		"t_last_token_ns,tokens,ttft_ns,tpot_ns,status\n");
+		"t_last_token_ns,tokens,ttft_ns,tpot_ns,status,"
+		"t_first_token_rx_ns,t_last_token_rx_ns,ttft_rx_ns,tpot_rx_ns,"
+		"last_rx_exact\n");
 	for (i = 0; i < n; i++) {
 		const struct result *r = &res[i];
 
-		fprintf(f, "%llu,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%s\n",
+		fprintf(f,
+			"%llu,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%s,"
+			"%llu,%llu,%llu,%llu,%d\n",
 			(unsigned long long)r->id, r->conn, r->local_port,
 			(unsigned long long)r->t_send,
 			(unsigned long long)r->t_first,
 			(unsigned long long)r->t_last,
 			(unsigned long long)r->tokens,
 			(unsigned long long)result_ttft(r),
-			(unsigned long long)result_tpot(r), r->status);
+			(unsigned long long)result_tpot(r), r->status,
+			(unsigned long long)r->t_first_rx,
+			(unsigned long long)r->t_last_rx,
+			(unsigned long long)result_ttft_rx(r),
+			(unsigned long long)result_tpot_rx(r),
+			r->last_rx_exact);
 	}
 	if (ferror(f))
 		err = -EIO;
@@ -777,7 +878,12 @@ static void usage(FILE *f)
 "      --timeout SEC       give up on a silent server after SEC (default 30)\n"
 "  -o, --csv FILE          one row per request: id,conn,local_port,t_send_ns,\n"
 "                          t_first_token_ns,t_last_token_ns,tokens,ttft_ns,\n"
-"                          tpot_ns,status\n"
+"                          tpot_ns,status, then the same times from the\n"
+"                          kernel's receive stamps: t_first_token_rx_ns,\n"
+"                          t_last_token_rx_ns,ttft_rx_ns,tpot_rx_ns (0 when\n"
+"                          the first token's read also held a later one),\n"
+"                          last_rx_exact (0: the last token's read also\n"
+"                          held [DONE], whose stamp it has)\n"
 "  -q, --quiet             no summary\n"
 "  -h, --help              this help\n"
 "\n"
