@@ -495,27 +495,86 @@ int tt_enter_sendmsg(void *ctx)
 	return note_send_enter();
 }
 
-/* The user buffer of the send in progress: the syscall's own registers say
- * which syscall it is, so a stale entry can never be mistaken for it. */
-static __always_inline const void *send_buffer(long nr, struct pt_regs *regs,
-					       __u64 *buflen)
+/* Vectored sends gather their first iovecs here; twice the capture, so
+ * that a copy at any offset below it fits whatever its length. */
+struct send_gather {
+	__u8 data[2 * TT_SEND_CAPTURE];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct send_gather);
+} send_gather SEC(".maps");
+
+/* Copies the first want bytes of an iovec array to out; returns how many.
+ * Servers write a chunk-size line, the event and its CRLF as iovecs of
+ * one writev (hyper does): the tokens are past the first iovec. */
+static __always_inline __u32 gather_iovecs(const struct iovec *uiov,
+					   __u64 iovlen, __u32 want, __u8 *out)
+{
+	struct iovec iov[TT_SEND_IOVECS];
+	struct send_gather *g;
+	__u32 zero = 0, i;
+	__u64 off = 0, n;
+
+	if (iovlen > TT_SEND_IOVECS)
+		iovlen = TT_SEND_IOVECS;
+	if (!iovlen ||
+	    bpf_probe_read_user(iov, iovlen * sizeof(iov[0]), uiov))
+		return 0;
+	/* one iovec holds it all: no need to gather */
+	if (iov[0].iov_len >= want || iovlen == 1) {
+		n = iov[0].iov_len < want ? iov[0].iov_len : want;
+		if (n > TT_SEND_CAPTURE)
+			n = TT_SEND_CAPTURE;
+		return bpf_probe_read_user(out, n, iov[0].iov_base) ? 0 : n;
+	}
+	g = bpf_map_lookup_elem(&send_gather, &zero);
+	if (!g)
+		return 0;
+	for (i = 0; i < TT_SEND_IOVECS; i++) {
+		if (i >= iovlen || off >= want)
+			break;
+		n = iov[i].iov_len;
+		if (n > want - off)
+			n = want - off;
+		if (n > TT_SEND_CAPTURE)
+			n = TT_SEND_CAPTURE;
+		off &= TT_SEND_CAPTURE - 1; /* off < want <= capture: a no-op */
+		if (n && bpf_probe_read_user(g->data + off, n, iov[i].iov_base))
+			break;
+		off += n;
+	}
+	if (off > TT_SEND_CAPTURE)
+		off = TT_SEND_CAPTURE;
+	barrier_var(off); /* the clamped register is the one passed on */
+	return bpf_probe_read_kernel(out, off, g->data) ? 0 : off;
+}
+
+/* The first bytes of the send in progress, up to want: the syscall's own
+ * registers say which syscall it is, so a stale entry can never be taken
+ * for it. Returns how many were copied to out. */
+static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
+					__u32 want, __u8 *out)
 {
 	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
+	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs);
 	struct user_msghdr msg;
-	struct iovec iov;
 
-	*buflen = ~0ULL;
-	if (nr == NR_write || nr == NR_sendto)
-		return (const void *)arg1;
+	if (nr == NR_write || nr == NR_sendto) {
+		if (want > TT_SEND_CAPTURE)
+			want = TT_SEND_CAPTURE;
+		return bpf_probe_read_user(out, want, (void *)arg1) ? 0 : want;
+	}
 	if (nr == NR_sendmsg) {
 		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
-			return NULL;
+			return 0;
 		arg1 = (unsigned long)msg.msg_iov;
+		iovlen = msg.msg_iovlen;
 	}
-	if (bpf_probe_read_user(&iov, sizeof(iov), (void *)arg1))
-		return NULL;
-	*buflen = iov.iov_len;
-	return iov.iov_base;
+	return gather_iovecs((const struct iovec *)arg1, iovlen, want, out);
 }
 
 SEC("tp_btf/sock_send_length")
@@ -527,8 +586,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
 	struct tt_hdr *h;
-	const void *buf;
-	__u64 buflen, n;
+	__u64 n;
 	__u64 *enter;
 	long nr;
 
@@ -555,16 +613,13 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	nr = regs->orig_ax;
 	if (nr == NR_write || nr == NR_writev || nr == NR_sendto ||
 	    nr == NR_sendmsg) {
-		buf = send_buffer(nr, regs, &buflen);
 		n = ret > 0 ? ret : 0;
-		if (n > buflen)
-			n = buflen;
 		if (n > send_capture_bytes)
 			n = send_capture_bytes;
 		if (n > TT_SEND_CAPTURE)
 			n = TT_SEND_CAPTURE;
-		if (buf && n && !bpf_probe_read_user(s->data, n, buf))
-			s->nbytes = n;
+		if (n)
+			s->nbytes = send_bytes(nr, regs, n, s->data);
 	}
 	submit(h);
 	return 0;

@@ -10,6 +10,8 @@
 #define TT_COMM_LEN 16
 /* Bytes of each send copied for classification (status line, SSE, chunked). */
 #define TT_SEND_CAPTURE 256
+/* iovecs of a writev/sendmsg gathered into the capture */
+#define TT_SEND_IOVECS 4
 
 enum tt_event_type {
 	TT_EV_NONE = 0,

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Loads the BPF programs for real: the demo server over loopback with a known
 # prefill distribution, the load generator at several concurrencies and in
-# each response framing; ttftrace's requests must match the client's.
+# each response framing and send call; ttftrace's requests must match the
+# client's.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root bpf_ttft
@@ -37,4 +38,7 @@ run_scenario() { # NAME SERVER-ARGS...
 run_scenario sse
 run_scenario chunked --framing chunked
 run_scenario together --headers-with-body
+# token events as iovecs: the tokens are past the first one
+run_scenario writev --framing chunked --send-call writev
+run_scenario sendmsg --headers-with-body --send-call sendmsg
 [ -z "${TT_FAILED:-}" ]

@@ -194,6 +194,9 @@ scenario chunked -c 4 -n 40 --tokens 8 -- --framing chunked --prefill-us 1000
 scenario headers-with-body -c 3 -n 30 --tokens 8 -- --headers-with-body \
 	--framing chunked --handoff pipe
 scenario headers-with-body-sse -c 2 -n 20 --tokens 8 -- --headers-with-body
+scenario writev -c 2 -n 20 --tokens 8 -- --framing chunked --send-call writev \
+	--headers-with-body
+scenario sendmsg -c 2 -n 20 --tokens 8 -- --send-call sendmsg
 med=$(median_col "$TMP/sse.client.csv" 9)
 check "TPOT close to the token interval" \
 	"median TPOT $med ns, interval $INTERVAL_US us" tpot_close "$med"

@@ -41,6 +41,7 @@
 #include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
@@ -60,6 +61,8 @@
 #define GPU_ERR_LEN (PATH_MAX + 128)
 
 enum framing { FRAMING_SSE, FRAMING_CHUNKED };
+/* the call that writes token events */
+enum send_call { SEND_WRITE, SEND_WRITEV, SEND_SENDMSG };
 enum wait_mode { WAIT_SLEEP, WAIT_SPIN };
 enum handoff { HANDOFF_COND, HANDOFF_PIPE };
 enum delay_kind { DELAY_FIXED, DELAY_UNIFORM, DELAY_EXP };
@@ -91,6 +94,7 @@ struct server_opts {
 	struct delay_spec prefill;
 	enum wait_mode prefill_mode, decode_mode;
 	enum framing framing;
+	enum send_call send_call;
 	enum handoff handoff;
 	enum gpu_sync gpu_sync;
 	int kernels_per_step;
@@ -1934,17 +1938,70 @@ static void note_first_write(struct worker *w, struct request *req)
 		req->fe_run_delay = run_delay(w->sched_fd) - req->fe_rd_start;
 }
 
-/* Writes one token-carrying event (with the headers when they travel
- * with the first token), stamping the write times before it. */
-static int write_token(struct worker *w, struct conn *c, struct request *req,
-		       const char *buf, size_t len)
+/*
+ * One token event as iovecs, the way servers with vectored I/O write it
+ * (hyper does): the headers when they travel with it, the chunk-size line
+ * or "data: ", the payload, and the framing's trailing CRLF or blank line.
+ */
+static int write_vectored(const struct server_opts *o, int fd,
+			  const char *buf, size_t hlen, size_t len)
 {
+	struct iovec iov[4];
+	struct msghdr msg = { .msg_iov = iov };
+	const char *ev = buf + hlen, *cut;
+	size_t evlen = len - hlen, head;
+	ssize_t n;
+	int cnt = 0;
+
+	if (hlen)
+		iov[cnt++] = (struct iovec){ (void *)buf, hlen };
+	cut = o->framing == FRAMING_CHUNKED ? memmem(ev, evlen, "\r\n", 2) :
+					      NULL;
+	head = cut ? (size_t)(cut + 2 - ev) : 6;	/* "data: " */
+	if (evlen < head + 2)
+		return -EINVAL;
+	iov[cnt++] = (struct iovec){ (void *)ev, head };
+	iov[cnt++] = (struct iovec){ (void *)(ev + head), evlen - head - 2 };
+	iov[cnt++] = (struct iovec){ (void *)(ev + evlen - 2), 2 };
+	msg.msg_iovlen = cnt;
+	while (msg.msg_iovlen) {
+		n = o->send_call == SEND_SENDMSG ?
+			    sendmsg(fd, &msg, MSG_NOSIGNAL) :
+			    writev(fd, msg.msg_iov, msg.msg_iovlen);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		/* a short write: on from where it stopped */
+		while (msg.msg_iovlen && (size_t)n >= msg.msg_iov->iov_len) {
+			n -= msg.msg_iov->iov_len;
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+		}
+		if (msg.msg_iovlen) {
+			msg.msg_iov->iov_base = (char *)msg.msg_iov->iov_base + n;
+			msg.msg_iov->iov_len -= n;
+		}
+	}
+	return 0;
+}
+
+/* Writes one token-carrying event (with the headers, hlen bytes, when they
+ * travel with the first token), stamping the write times before it. */
+static int write_token(struct worker *w, struct conn *c, struct request *req,
+		       const char *buf, size_t hlen, size_t len)
+{
+	const struct server_opts *o = &w->srv->opts;
 	int err;
 
 	req->t_last_write = mono_ns();
 	if (!req->tokens_written)
 		note_first_write(w, req);
-	err = write_all(c->fd, buf, len);
+	if (o->send_call == SEND_WRITE)
+		err = write_all(c->fd, buf, len);
+	else
+		err = write_vectored(o, c->fd, buf, hlen, len);
 	if (!err)
 		req->tokens_written++;
 	return err;
@@ -1981,7 +2038,7 @@ static int stream_tokens(struct worker *w, struct conn *c,
 					       req->tokens_written);
 			if (n < 0)
 				return -EINVAL;
-			err = write_token(w, c, req, buf, hlen + n);
+			err = write_token(w, c, req, buf, hlen, hlen + n);
 			if (err)
 				return err;
 			hlen = 0;
@@ -2354,7 +2411,7 @@ static int proxy_stream(struct worker *w, struct conn *c, struct request *req,
 		n = format_event(o, buf + hlen, sizeof(buf) - hlen, data);
 		if (n < 0)
 			return -EINVAL;
-		err = write_token(w, c, req, buf, hlen + n);
+		err = write_token(w, c, req, buf, hlen, hlen + n);
 		if (err)
 			return err;
 		hlen = 0;
@@ -2757,6 +2814,10 @@ static void usage(FILE *f)
 "      --framing F             sse|chunked: plain SSE ended by [DONE], or each event\n"
 "                              in an HTTP chunk (default sse)\n"
 "      --headers-with-body     send the headers with the first token, one write\n"
+"      --send-call C           write|writev|sendmsg: a token event in one buffer\n"
+"                              (default), or as iovecs: the headers when they\n"
+"                              travel with it, the chunk-size line or \"data: \",\n"
+"                              the payload and the trailing CRLF or blank line\n"
 "      --max-body-bytes N      largest request body accepted (default 67108864)\n"
 "      --log FILE              ground-truth CSV, one row per request\n"
 "  -q, --quiet                 print nothing but errors\n"
@@ -2841,6 +2902,7 @@ enum {
 	OPT_BATCH,
 	OPT_FRAMING,
 	OPT_HEADERS_WITH_BODY,
+	OPT_SEND_CALL,
 	OPT_LOG,
 	OPT_TOKENIZE,
 	OPT_PREFILL_MODE,
@@ -2894,6 +2956,7 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 		{ "framing", required_argument, NULL, OPT_FRAMING },
 		{ "headers-with-body", no_argument, NULL,
 		  OPT_HEADERS_WITH_BODY },
+		{ "send-call", required_argument, NULL, OPT_SEND_CALL },
 		{ "log", required_argument, NULL, OPT_LOG },
 		{ "tokenize-ns-per-byte", required_argument, NULL,
 		  OPT_TOKENIZE },
@@ -2984,6 +3047,18 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 			break;
 		case OPT_HEADERS_WITH_BODY:
 			o->headers_with_body = true;
+			break;
+		case OPT_SEND_CALL:
+			if (!strcmp(optarg, "write"))
+				o->send_call = SEND_WRITE;
+			else if (!strcmp(optarg, "writev"))
+				o->send_call = SEND_WRITEV;
+			else if (!strcmp(optarg, "sendmsg"))
+				o->send_call = SEND_SENDMSG;
+			else
+				usage_error("invalid --send-call '%s' (want "
+					    "write, writev or sendmsg)",
+					    optarg);
 			break;
 		case OPT_LOG:
 			o->log_path = optarg;
