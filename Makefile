@@ -52,9 +52,12 @@ STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
 
 tools: $(TOOLS) $(STUBCUDA)
 
-unit-tests: $(UNIT_TESTS) $(STUBCUDA)
+# the benchmarks' synthetic recording, checked by the tests
+BENCH_GEN := $(OUTPUT)/bench/gen_recording
 
-$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools:
+unit-tests: $(UNIT_TESTS) $(STUBCUDA) $(BENCH_GEN)
+
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/vmlinux.h | $(OUTPUT)
@@ -79,6 +82,10 @@ $(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
 
 $(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
+
+$(BENCH_GEN): bench/gen_recording.c $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
 
 $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.h) | $(OUTPUT)/tools

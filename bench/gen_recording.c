@@ -71,6 +71,7 @@ struct gen {
 	struct gen_conn *conns;
 	struct gen_thread cur[NCPUS]; /* what runs on each CPU */
 	__u64 now;
+	__u64 last_ts;	/* of the latest event written */
 	__u64 rng;
 	__u64 events;
 	__u64 requests;
@@ -98,6 +99,7 @@ static void hdr(struct gen *g, struct tt_event *ev, __u16 type,
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->h.ts = g->now;
+	g->last_ts = g->now;
 	ev->h.type = type;
 	ev->h.cpu = cpu;
 	ev->h.tgid = tgid;
@@ -197,11 +199,13 @@ static void conn_open(struct gen *g, unsigned int cpu, struct gen_conn *c,
 }
 
 /* The front-end's write of len bytes: the skb reaches the device inside
- * the syscall, the send event comes at its return. */
+ * the syscall, the send event comes at its return. The syscall began
+ * after the thread's previous event (its read, its switch-in, its last
+ * send), which is the latest one written. */
 static void send_ev(struct gen *g, struct gen_conn *c, __u32 len, __u16 cls,
 		    __u32 flags)
 {
-	__u64 enter = g->now - rnd_range(g, 4000, 30000);
+	__u64 enter = g->last_ts + (g->now - g->last_ts) / 2;
 	struct tt_event ev;
 
 	hdr(g, &ev, TT_EV_XMIT, c->cpu, SERVER_TGID, c->fe_tid, 0);

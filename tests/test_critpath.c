@@ -2321,13 +2321,15 @@ static double now_s(void)
 }
 
 /* ~2 M events of 32 threads switching and waking each other; prints the
- * rates (no assertion on speed), checks the closure of the walks. */
+ * rates (no assertion on speed), checks the closure of the walks, and
+ * that walks keeping no segments find the same stages and times. */
 static void test_throughput(void)
 {
 	enum { NTHREADS = 32, NEVENTS = 2000000, NREQ = 2000 };
 	struct tt_critpath *cp = tt_critpath_new();
 	struct tt_cp_request *rqs = calloc(NREQ, sizeof(*rqs));
 	struct tt_cp_result *res = calloc(NREQ, sizeof(*res));
+	struct tt_cp_result *bare = calloc(NREQ, sizeof(*bare));
 	bool running[NTHREADS] = { false };
 	struct tt_critpath_stats st;
 	__u64 seed = 88172645463325252ULL, ts = 1000;
@@ -2335,8 +2337,8 @@ static void test_throughput(void)
 	double t0, t1, t2;
 	size_t i, n = 0;
 
-	TT_CHECK(cp && rqs && res);
-	if (!cp || !rqs || !res)
+	TT_CHECK(cp && rqs && res && bare);
+	if (!cp || !rqs || !res || !bare)
 		goto cleanup;
 	t0 = now_s();
 	for (n = 0; n < NEVENTS; n++) {
@@ -2388,10 +2390,24 @@ static void test_throughput(void)
 	       "%d walks in %.3f s\n",
 	       n, t1 - t0, n / (t1 - t0) / 1e6,
 	       (unsigned long long)st.intervals, NREQ, t2 - t1);
+	tt_critpath_set_drop_segments(cp, true);
+	TT_CHECK(tt_critpath_walk_all(cp, rqs, NREQ, bare) == 0);
+	for (i = 0; i < NREQ; i++) {
+		TT_CHECK(!bare[i].segs && !bare[i].nsegs);
+		TT_CHECK(!memcmp(bare[i].stage_ns, res[i].stage_ns,
+				 sizeof(res[i].stage_ns)));
+		TT_CHECK_EQ_U64(bare[i].t_dispatch, res[i].t_dispatch);
+		TT_CHECK_EQ_U64(bare[i].t_enqueue, res[i].t_enqueue);
+		TT_CHECK_EQ_U64(bare[i].t_token, res[i].t_token);
+		TT_CHECK_EQ_U64(bare[i].incomplete, res[i].incomplete);
+		TT_CHECK(bare[i].complete == res[i].complete);
+	}
 	free_results(res, NREQ);
+	free_results(bare, NREQ);
 cleanup:
 	free(rqs);
 	free(res);
+	free(bare);
 	tt_critpath_free(cp);
 }
 

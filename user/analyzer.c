@@ -265,6 +265,11 @@ struct tt_analyzer *tt_analyzer_new(void)
 	return a;
 }
 
+void tt_analyzer_keep_paths(struct tt_analyzer *a, bool keep)
+{
+	tt_critpath_set_drop_segments(a->cp, !keep);
+}
+
 /* ---- requests ---- */
 
 static bool seq_in(__u32 seq, __u32 lo, __u32 hi)

@@ -96,6 +96,9 @@ struct tt_analyzer;
 __u64 tt_analyzer_lost_cpu(const struct tt_analyzer *a, unsigned int cpu);
 
 struct tt_analyzer *tt_analyzer_new(void);
+/* false: critical paths are walked for their stages, their segments are
+ * not kept (tt_analyzer_cp_result's segs NULL). Default true. */
+void tt_analyzer_keep_paths(struct tt_analyzer *a, bool keep);
 /*
  * The recording's process table (one entry per thread): marks the
  * processes traced for the critical path and names their threads. Call

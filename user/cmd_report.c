@@ -146,6 +146,9 @@ int tt_cmd_report(int argc, char **argv)
 		return 1;
 	}
 	an = tt_analyzer_new();
+	/* paths are printed for -R and drawn for -P; else their stages do */
+	if (an)
+		tt_analyzer_keep_paths(an, a.request || a.perfetto);
 	meta = tt_reader_meta(r);
 	a.opts.gpu = tt_gpustats_new(meta->devs, meta->ndevs);
 	if (!an || !a.opts.gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||

@@ -210,6 +210,11 @@ struct cp_window {
 	__u64 start, end;
 };
 
+struct segvec {
+	struct tt_cp_segment *v;
+	size_t n, cap;
+};
+
 struct tt_critpath {
 	struct cp_thread **threads;
 	size_t nthreads, capthreads;
@@ -242,6 +247,10 @@ struct tt_critpath {
 	__u64 prep_events;
 	bool prepared;
 	__u64 lock_words;
+	/* the walk's buffers, reused from request to request: growing new
+	 * ones for each of thousands of requests was a tenth of report */
+	struct segvec walk_path, walk_segs;
+	bool drop_segments; /* results keep their stage sums only */
 };
 
 /* ---- small containers ---- */
@@ -379,7 +388,14 @@ void tt_critpath_free(struct tt_critpath *cp)
 	free(cp->gpu_devs);
 	free(cp->gpu_threads);
 	free(cp->gpu_majors);
+	free(cp->walk_path.v);
+	free(cp->walk_segs.v);
 	free(cp);
+}
+
+void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop)
+{
+	cp->drop_segments = drop;
 }
 
 static struct cp_thread *thread_find(const struct tt_critpath *cp, __u32 tid)
@@ -1632,11 +1648,6 @@ static bool rq_only(const struct rq_index *ix, __u32 tid, __u32 req)
 
 /* ---- the walk ---- */
 
-struct segvec {
-	struct tt_cp_segment *v;
-	size_t n, cap;
-};
-
 struct walk {
 	struct tt_critpath *cp;
 	const struct rq_index *ix;
@@ -2392,7 +2403,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 {
 	const struct tt_cp_request *rq = &rqs[ri];
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri };
-	struct segvec segs = { 0 };
+	struct segvec segs = cp->walk_segs;
 	__u64 disp, j;
 	__u8 rule;
 	size_t i;
@@ -2405,6 +2416,8 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		out->incomplete = TT_CP_INC_NOT_WALKED;
 		return 0;
 	}
+	wk.path = cp->walk_path;
+	wk.path.n = segs.n = 0;
 	wk.a = rq->t_arrive;
 	wk.w = rq->t_wire;
 	if (!rq->t_read)
@@ -2436,18 +2449,22 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	if (!err)
 		err = seg_add(&segs, false, wk.f, wk.w, rq->writer_tid,
 			      TT_CP_PHASE, TT_ST_NET_OUT, "response out");
-	free(wk.path.v);
+	cp->walk_path = wk.path;
+	cp->walk_segs = segs;
 	free(wk.passed);
-	if (err) {
-		free(segs.v);
+	if (err)
 		return err;
-	}
 	for (i = 0, j = wk.a; i < segs.n; i++) {
 		out->stage_ns[segs.v[i].stage] += segs.v[i].dur;
 		j += segs.v[i].dur;
 	}
-	out->segs = segs.v;
-	out->nsegs = segs.n;
+	if (!cp->drop_segments && segs.n) {
+		out->segs = malloc(segs.n * sizeof(*segs.v));
+		if (!out->segs)
+			return -ENOMEM;
+		memcpy(out->segs, segs.v, segs.n * sizeof(*segs.v));
+		out->nsegs = segs.n;
+	}
 	out->t_enqueue = wk.t_enqueue;
 	out->t_dispatch = disp;
 	out->t_token =

@@ -207,6 +207,9 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
 		     struct tt_cp_result *out);
 void tt_cp_result_free(struct tt_cp_result *r);
+/* true: later walks leave results' segs NULL and keep their stage sums
+ * (a report that prints no path needs none: tens of MB at 10 M events) */
+void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop);
 
 /* "network.in", "compute.cpu", ...; "?" out of range. */
 const char *tt_stage_name(enum tt_stage s);
