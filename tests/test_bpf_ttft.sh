@@ -31,7 +31,7 @@ run_scenario() { # NAME SERVER-ARGS...
 		return
 	fi
 	python3 "$(dirname "$0")/compare_ttft.py" "$TT_TMP/$name.json" \
-		"$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\|info\): /\1: $name: /"
+		--server-log "$TT_TMP/$name.gt.csv" "$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\|info\): /\1: $name: /"
 	tail -n 1 "$TT_TMP/$name.ttft.log" | sed 's/^/  /'
 }
 
