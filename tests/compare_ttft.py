@@ -118,6 +118,9 @@ def main():
         check("ttft_agreement", False, "no request to compare")
         return 1
     ttft_err.sort()
+    # the stamps themselves must work: late reads are the exception
+    check("client_kernel_stamps", refs["client kernel stamp"] >= 0.9 * n,
+          f"{refs['client kernel stamp']} of {n} first tokens read alone, with their stamp")
     used = ", ".join(f"{v} {k}" for k, v in sorted(refs.items()))
     check("ttft_agreement", n_ttft_ok >= 0.99 * n,
           f"{n_ttft_ok}/{n} within 0.5 ms + 1% (reference: {used}); error "

@@ -44,7 +44,7 @@ struct result {
 	uint64_t t_send, t_first, t_last;
 	/* the kernel's receive time of the data that completed those tokens */
 	uint64_t t_first_rx, t_last_rx;
-	bool first_rx_exact;	/* that read held no later token */
+	bool first_rx_exact;	/* that read held no later token, no [DONE] */
 	bool last_rx_exact;	/* that read held no [DONE] */
 	uint64_t tokens;
 	char status[STATUS_LEN];
@@ -606,11 +606,13 @@ static bool client_request(struct client *c, struct result *r)
 		}
 		/*
 		 * The stamp is that of the newest data read: it is the first
-		 * token's only when no later token came in the same read, the
-		 * last token's only when the end of the stream did not.
+		 * token's only when no later token nor the end of the stream
+		 * came in the same read, the last token's only when the end
+		 * of the stream did not.
 		 */
 		if (!tokens_before && p.tokens)
-			r->first_rx_exact = p.tokens == 1 && t.kernel;
+			r->first_rx_exact = p.tokens == 1 && !p.saw_done &&
+					    t.kernel;
 		if (p.tokens > tokens_before)
 			r->last_rx_exact = !p.saw_done && t.kernel;
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
@@ -881,7 +883,7 @@ static void usage(FILE *f)
 "                          tpot_ns,status, then the same times from the\n"
 "                          kernel's receive stamps: t_first_token_rx_ns,\n"
 "                          t_last_token_rx_ns,ttft_rx_ns,tpot_rx_ns (0 when\n"
-"                          the first token's read also held a later one),\n"
+"                          the first token's read also held later data),\n"
 "                          last_rx_exact (0: the last token's read also\n"
 "                          held [DONE], whose stamp it has)\n"
 "  -q, --quiet             no summary\n"
