@@ -302,6 +302,16 @@ def main():
               f"min {min(disp) / MS:+.3f}, max {max(disp) / MS:+.3f}; rules: " +
               ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
 
+    enq = [p[3]["t_enqueue_ns"] - num(p[2] if p[2] is not None else p[1], "t_enqueue_ns")
+           for p in complete if p[3].get("t_enqueue_ns") and
+           num(p[2] if p[2] is not None else p[1], "t_enqueue_ns")]
+    # where the queue starts: after the reader's own work (tokenizing)
+    check("t_enqueue at the server's hand-off (p50)",
+          enq and abs(pct(enq, 50)) <= TOL_ABS,
+          f"ttftrace minus ground truth: p50 {pct(enq, 50) / MS:+.3f} ms, "
+          f"min {min(enq) / MS:+.3f}, max {max(enq) / MS:+.3f}, tolerance {TOL_ABS / MS:.3f} ms"
+          if enq else "no request with both")
+
     def nearest(stage, value):
         return min(complete, key=lambda p: abs(tool_stages(p[3])[stage] - value))[3]["id"]
 

@@ -805,7 +805,8 @@ static void test_stage_json(void)
 	TT_CHECK(json_valid(out));
 	/* #3: arrived at 50 ms, taken up by the engine at +20 us, its
 	 * first token handed to the writer at +4.020 ms */
-	TT_CHECK(strstr(out, "\"reader_tid\":101,\"t_dispatch_ns\":50020000,"
+	TT_CHECK(strstr(out, "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
+			     "\"t_dispatch_ns\":50020000,"
 			     "\"t_token_ns\":54020000,\"attributed\":true,"
 			     "\"dispatch_rule\":\"pickup\","
 			     "\"dominant\":\"scheduler.runqueue\","
@@ -840,7 +841,8 @@ static void test_stage_json(void)
 	tt_analyzer_finish(a);
 	out = render(a, NULL, &o, true);
 	TT_CHECK(json_valid(out));
-	TT_CHECK(strstr(out, "\"t_dispatch_ns\":null,\"t_token_ns\":null,"
+	TT_CHECK(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
+			     "\"t_token_ns\":null,"
 			     "\"attributed\":false,\"dispatch_rule\":null,"
 			     "\"dominant\":null,\"stages\":null,"
 			     "\"other_detail\":null"));
@@ -903,6 +905,9 @@ static void test_request_drilldown(void)
 	TT_CHECK(row(out, "t_arrive", (double[4]){ 0 }) >= 1);
 	p = line_of(out, "t_read");
 	TT_CHECK(p && strstr(p, "0.010 ") < strchr(p, '\n'));
+	/* a pick-up: no queue, the request is taken up as it is handed on */
+	p = line_of(out, "t_enqueue");
+	TT_CHECK(p && strstr(p, "0.020 ") < strchr(p, '\n'));
 	p = line_of(out, "t_dispatch");
 	TT_CHECK(p && strstr(p, "0.020 ") &&
 		 strstr(p, "rule pickup") < strchr(p, '\n'));

@@ -1103,6 +1103,7 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 
 	if (!(res->incomplete & TT_CP_INC_NOT_WALKED)) {
 		memcpy(r->stage_ns, res->stage_ns, sizeof(r->stage_ns));
+		r->t_enqueue = res->t_enqueue;
 		r->t_dispatch = res->t_dispatch;
 		r->t_token = res->t_token;
 		r->dispatch_rule = res->dispatch;

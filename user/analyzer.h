@@ -42,14 +42,15 @@ struct tt_request {
 	bool lost; /* overlaps a window of lost records */
 	__u32 incomplete; /* TT_INC_* bits saying why; 0 when complete */
 	/*
-	 * The critical path (after tt_analyzer_finish): t_read <= t_dispatch
-	 * <= t_token <= t_first_write and stage_ns summing exactly to ttft
+	 * The critical path (after tt_analyzer_finish): t_read <= t_enqueue
+	 * <= t_dispatch <= t_token <= t_first_write (scheduler.queue is
+	 * [t_enqueue, t_dispatch)) and stage_ns summing exactly to ttft
 	 * whenever the path was walked (TT_CP_INC_NOT_WALKED clear in its
 	 * tt_analyzer_cp_result), 0 otherwise.
 	 * attributed: the walk completed, every nanosecond backed by events;
 	 * a complete request is always attributed.
 	 */
-	__u64 t_dispatch, t_token;
+	__u64 t_enqueue, t_dispatch, t_token;
 	__u64 stage_ns[TT_ST_MAX]; /* enum tt_stage */
 	__u8 dispatch_rule; /* enum tt_cp_dispatch */
 	bool attributed;

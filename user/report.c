@@ -510,6 +510,8 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		"t_arrive", rel_ms(b, sizeof(b), r->t_arrive, base));
 	fprintf(out, "%-16s %10s  the app read the request\n", "t_read",
 		rel_ms(b, sizeof(b), r->t_read, base));
+	fprintf(out, "%-16s %10s  handed on to be computed: the queue starts\n",
+		"t_enqueue", rel_ms(b, sizeof(b), walked ? r->t_enqueue : 0, base));
 	fprintf(out, "%-16s %10s  taken up for compute (rule %s: %s)\n",
 		"t_dispatch",
 		rel_ms(b, sizeof(b), walked ? r->t_dispatch : 0, base),
@@ -731,6 +733,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 		r->closed_mid_stream ? "true" : "false",
 		r->lost ? "true" : "false");
 	fprintf(out, ",\"reader_tid\":%u", r->reader_tid);
+	json_opt(out, "t_enqueue_ns", has_stages(a, i) ? r->t_enqueue : 0);
 	json_opt(out, "t_dispatch_ns", has_stages(a, i) ? r->t_dispatch : 0);
 	json_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
 	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
