@@ -60,6 +60,8 @@
 #define MAX_KERNELS_PER_STEP 1024
 #define GPU_ERR_LEN (PATH_MAX + 128)
 
+/* framing, send_call, wait_mode, handoff, gpu_sync: in the order of the
+ * names their options take (parse_choice returns the index) */
 enum framing { FRAMING_SSE, FRAMING_CHUNKED };
 /* the call that writes token events */
 enum send_call { SEND_WRITE, SEND_WRITEV, SEND_SENDMSG };
@@ -2920,14 +2922,35 @@ enum {
 	OPT_KERNELS_PER_STEP,
 };
 
+/* The index of s in names (n of them), or a usage error naming them all
+ * ("want a, b or c"). */
+static int parse_choice(const char *opt, const char *s,
+			const char *const *names, int n)
+{
+	char want[128];
+	size_t len = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	want[0] = '\0';
+	for (i = 0; i < n && len < sizeof(want); i++)
+		len += snprintf(want + len, sizeof(want) - len, "%s%s",
+				!i ? "" : i == n - 1 ? " or " : ", ",
+				names[i]);
+	usage_error("invalid %s '%s' (want %s)", opt, s, want);
+	return 0;
+}
+
+#define PARSE_CHOICE(opt, s, ...)                                        \
+	parse_choice(opt, s, (const char *const[]){ __VA_ARGS__ },       \
+		     sizeof((const char *const[]){ __VA_ARGS__ }) /        \
+			     sizeof(const char *))
+
 static enum wait_mode parse_wait_mode(const char *opt, const char *s)
 {
-	if (!strcmp(s, "sleep"))
-		return WAIT_SLEEP;
-	if (!strcmp(s, "spin"))
-		return WAIT_SPIN;
-	usage_error("invalid %s '%s' (want sleep or spin)", opt, s);
-	return WAIT_SLEEP;
+	return PARSE_CHOICE(opt, s, "sleep", "spin");
 }
 
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
@@ -3037,28 +3060,16 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 						 MAX_BATCH);
 			break;
 		case OPT_FRAMING:
-			if (!strcmp(optarg, "sse"))
-				o->framing = FRAMING_SSE;
-			else if (!strcmp(optarg, "chunked"))
-				o->framing = FRAMING_CHUNKED;
-			else
-				usage_error("invalid --framing '%s' (want sse "
-					    "or chunked)", optarg);
+			o->framing = PARSE_CHOICE("--framing", optarg, "sse",
+						  "chunked");
 			break;
 		case OPT_HEADERS_WITH_BODY:
 			o->headers_with_body = true;
 			break;
 		case OPT_SEND_CALL:
-			if (!strcmp(optarg, "write"))
-				o->send_call = SEND_WRITE;
-			else if (!strcmp(optarg, "writev"))
-				o->send_call = SEND_WRITEV;
-			else if (!strcmp(optarg, "sendmsg"))
-				o->send_call = SEND_SENDMSG;
-			else
-				usage_error("invalid --send-call '%s' (want "
-					    "write, writev or sendmsg)",
-					    optarg);
+			o->send_call = PARSE_CHOICE("--send-call", optarg,
+						    "write", "writev",
+						    "sendmsg");
 			break;
 		case OPT_LOG:
 			o->log_path = optarg;
@@ -3079,13 +3090,8 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 			cpu_modes_set = true;
 			break;
 		case OPT_HANDOFF:
-			if (!strcmp(optarg, "cond"))
-				o->handoff = HANDOFF_COND;
-			else if (!strcmp(optarg, "pipe"))
-				o->handoff = HANDOFF_PIPE;
-			else
-				usage_error("invalid --handoff '%s' (want cond "
-					    "or pipe)", optarg);
+			o->handoff = PARSE_CHOICE("--handoff", optarg, "cond",
+						  "pipe");
 			handoff_set = true;
 			break;
 		case OPT_MAX_BODY:
@@ -3122,13 +3128,8 @@ static void parse_args(int argc, char **argv, struct server_opts *o)
 			o->gpu = true;
 			break;
 		case OPT_GPU_SYNC:
-			if (!strcmp(optarg, "spin"))
-				o->gpu_sync = GPU_SYNC_SPIN;
-			else if (!strcmp(optarg, "block"))
-				o->gpu_sync = GPU_SYNC_BLOCK;
-			else
-				usage_error("invalid --gpu-sync '%s' (want spin "
-					    "or block)", optarg);
+			o->gpu_sync = PARSE_CHOICE("--gpu-sync", optarg, "spin",
+						   "block");
 			gpu_opts_set = true;
 			break;
 		case OPT_GPU_LIB:
