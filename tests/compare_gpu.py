@@ -168,13 +168,7 @@ def main():
 
     name, dom = args.name, args.dominant
     failed = []
-
-    def check(what, cond, detail=""):
-        print(("PASS: " if cond else "FAIL: ") + f"{name}: {what}" +
-              (f": {detail}" if detail else ""))
-        if not cond:
-            failed.append(what)
-        return cond
+    check = cs.checker(name, failed)
 
     if args.gpu_only or args.expect_call or args.expect_ioctl or args.no_calls:
         gpu_checks(args, check)
@@ -184,37 +178,9 @@ def main():
         ap.error("--server and --client are needed")
 
     report = json.load(open(args.report))
-    clients = []
-    for path in args.client:
-        clients += cs.read_csv(path)
-    fes = cs.read_csv(args.server)
-    pairs, problems = cs.match(clients, fes, None, report, set(args.tgid))
-    complete = [p for p in pairs if p[3].get("complete") and p[3].get("stages")]
-    reasons = sorted({str(p[3].get("incomplete_reason") or "no stages")
-                      for p in pairs if p not in complete})
-    check("requests matched", not problems and len(pairs) == len(clients),
-          f"{len(pairs)} of {len(clients)} client requests" +
-          (f"; {problems[0]}" if problems else ""))
-    check("matched requests complete and attributed",
-          len(complete) == len(pairs) and len(complete) >= args.min_requests,
-          f"{len(complete)} of {len(pairs)}" +
-          (f"; incomplete: {'; '.join(reasons)}" if reasons else ""))
-
-    tgids = set(args.tgid)
-    bad, n_closed = [], 0
-    for r in report["requests"]:
-        if not r.get("complete") or not r.get("stages"):
-            continue
-        if tgids and r.get("tgid") not in tgids:
-            continue
-        n_closed += 1
-        total = sum(cs.tool_stages(r).values())
-        if total != r.get("ttft_ns"):
-            bad.append(f"request {r['id']}: stages sum {total} != ttft {r.get('ttft_ns')}")
-    check("closure: stages sum to ttft_ns exactly", not bad and n_closed > 0,
-          f"{n_closed - len(bad)} of {n_closed} requests" + (f"; {bad[0]}" if bad else ""))
+    pairs, complete = cs.request_checks(args, check, report)
     if not complete:
-        write_summary(args, {"name": name, "n": 0, "ok": False, "failed": failed,
+        cs.write_summary(args, {"name": name, "n": 0, "ok": False, "failed": failed,
                              "stages": {}})
         return 1
 
@@ -274,7 +240,7 @@ def main():
         rules[k] = rules.get(k, 0) + 1
     print("  dispatch rules: " + ", ".join(f"{k} {v}" for k, v in sorted(rules.items())))
 
-    write_summary(args, {
+    cs.write_summary(args, {
         "name": name, "n": len(complete), "ok": not failed, "failed": failed,
         "ttft_p50": ttft_p50,
         "stages": {s: [cs.pct(inj[s], 50), cs.pct(attr[s], 50), cs.pct(inj[s], 99),
@@ -283,17 +249,8 @@ def main():
     return 0 if not failed else 1
 
 
-def write_summary(args, summary):
-    if args.summary:
-        with open(args.summary, "a") as f:
-            f.write(json.dumps(summary) + "\n")
-
-
 def table(path):
-    try:
-        rows = [json.loads(line) for line in open(path) if line.strip()]
-    except OSError:
-        rows = []
+    rows = cs.read_summary(path)
     print("GPU attribution: injected (ground truth) vs attributed by ttftrace, ms")
     print(f"{'scenario':<12} {'stage':<16} {'inj p50':>8} {'attr p50':>8} {'inj p99':>8} "
           f"{'attr p99':>8} {'n':>4}  result")

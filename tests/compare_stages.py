@@ -210,11 +210,93 @@ def conn_events(args, peer_port, limit=200):
         print(f"    ... {len(mine) - limit} more")
 
 
-def table(path):
+def checker(name, failed):
+    """check(what, cond, detail): prints PASS/FAIL for the scenario and
+    notes the failures in failed; returns cond."""
+    def check(what, cond, detail=""):
+        print(("PASS: " if cond else "FAIL: ") + f"{name}: {what}" +
+              (f": {detail}" if detail else ""))
+        if not cond:
+            failed.append(what)
+        return cond
+    return check
+
+
+def request_checks(args, check, report, allow_no_wire=False):
+    """Matches the client's requests with the server's log (and the engine's,
+    --engine) and the report; checks they all match, are complete and
+    attributed, and that every complete request of the traced processes
+    has stages summing to its TTFT. Returns the matched pairs and the
+    complete ones. allow_no_wire: see below."""
+    clients = []
+    for path in args.client:
+        clients += read_csv(path)
+    fes = read_csv(args.server)
+    engine = getattr(args, "engine", None)
+    engs = read_csv(engine) if engine else None
+    pairs, problems = match(clients, fes, engs, report, set(args.tgid))
+    complete = [p for p in pairs if p[3].get("complete") and p[3].get("stages")]
+    incomplete = [p for p in pairs if p not in complete]
+    reasons = sorted({str(p[3].get("incomplete_reason") or
+                          ("no stages" if not p[3].get("stages") else "?"))
+                      for p in incomplete})
+    check("requests matched", not problems and len(pairs) == len(clients),
+          f"{len(pairs)} of {len(clients)} client requests" +
+          (f"; {problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
+           if problems else ""))
+    # Seen once in a dozen CI suites, not reproduced since: one net-out
+    # request whose first token's XMIT was never matched (no-wire). Where
+    # allowed, one such request is let through, its events printed for a
+    # look; any other incompleteness fails.
+    rare = allow_no_wire and len(incomplete) == 1 and reasons == ["no-wire"]
+    check("matched requests complete and attributed",
+          (len(complete) == len(pairs) or rare) and len(complete) >= args.min_requests,
+          f"{len(complete)} of {len(pairs)}" +
+          (f"; incomplete: {'; '.join(reasons)}" if reasons else "") +
+          ("; one no-wire let through, see its events below" if rare else ""))
+    for p in incomplete[:2]:
+        r = p[3]
+        print(f"  incomplete request {r.get('id')}: {r.get('incomplete_reason')}, peer "
+              f"{r.get('peer')}, t_arrive {r.get('t_arrive_ns')}, t_first_write "
+              f"{r.get('t_first_write_ns')}, t_wire {r.get('t_wire_ns')}, tokens "
+              f"{r.get('tokens')}; client TTFT {num(p[0], 'ttft_ns') / MS:.3f} ms")
+        if r.get("peer"):
+            conn_events(args, r["peer"].rsplit(":", 1)[1])
+
+    # closure over every complete request of the traced processes
+    tgids = set(args.tgid)
+    bad = []
+    n_closed = 0
+    for r in report["requests"]:
+        if not r.get("complete") or not r.get("stages"):
+            continue
+        if tgids and r.get("tgid") not in tgids:
+            continue
+        n_closed += 1
+        total = sum(tool_stages(r).values())
+        if total != r.get("ttft_ns"):
+            bad.append(f"request {r['id']}: stages sum {total} != ttft {r.get('ttft_ns')}")
+    check("closure: stages sum to ttft_ns exactly", not bad and n_closed > 0,
+          f"{n_closed - len(bad)} of {n_closed} requests" + (f"; {bad[0]}" if bad else ""))
+    return pairs, complete
+
+
+def write_summary(args, summary):
+    """One JSON line per scenario for --table (--summary FILE)."""
+    if args.summary:
+        with open(args.summary, "a") as f:
+            f.write(json.dumps(summary) + "\n")
+
+
+def read_summary(path):
     try:
-        rows = [json.loads(l) for l in open(path) if l.strip()]
+        return [json.loads(line) for line in open(path) if line.strip()]
     except OSError:
-        rows = []
+        return []
+
+
+def table(path):
+    rows = read_summary(path)
     print("stage attribution: injected (ground truth) vs attributed by ttftrace, ms")
     print(f"{'scenario':<12} {'dominant stage':<19} {'inj p50':>8} {'attr p50':>8} "
           f"{'inj p99':>8} {'attr p99':>8} {'TTFT p50':>8} {'n':>4}  result")
@@ -249,72 +331,15 @@ def main():
 
     name, dom = args.name, args.dominant
     failed = []
-
-    def check(what, cond, detail=""):
-        print(("PASS: " if cond else "FAIL: ") + f"{name}: {what}" +
-              (f": {detail}" if detail else ""))
-        if not cond:
-            failed.append(what)
-        return cond
-
+    check = checker(name, failed)
     report = json.load(open(args.report))
-    clients = []
-    for path in args.client:
-        clients += read_csv(path)
-    fes = read_csv(args.server)
-    engs = read_csv(args.engine) if args.engine else None
-    pairs, problems = match(clients, fes, engs, report, set(args.tgid))
-    complete = [p for p in pairs if p[3].get("complete") and p[3].get("stages")]
-    incomplete = [p for p in pairs if p not in complete]
-    reasons = sorted({str(p[3].get("incomplete_reason") or
-                          ("no stages" if not p[3].get("stages") else "?"))
-                      for p in incomplete})
-    check("requests matched", not problems and len(pairs) == len(clients),
-          f"{len(pairs)} of {len(clients)} client requests" +
-          (f"; {problems[0]}" + (f" (+{len(problems) - 1} more)" if len(problems) > 1 else "")
-           if problems else ""))
-    # Seen once in a dozen CI suites, not reproduced since: one net-out
-    # request whose first token's XMIT was never matched (no-wire). One such
-    # request is let through, its events printed for a look; any other
-    # incompleteness fails.
-    rare = len(incomplete) == 1 and reasons == ["no-wire"]
-    check("matched requests complete and attributed",
-          (len(complete) == len(pairs) or rare) and len(complete) >= args.min_requests,
-          f"{len(complete)} of {len(pairs)}" +
-          (f"; incomplete: {'; '.join(reasons)}" if reasons else "") +
-          ("; one no-wire let through, see its events below" if rare else ""))
-    for p in incomplete[:2]:
-        r = p[3]
-        print(f"  incomplete request {r.get('id')}: {r.get('incomplete_reason')}, peer "
-              f"{r.get('peer')}, t_arrive {r.get('t_arrive_ns')}, t_first_write "
-              f"{r.get('t_first_write_ns')}, t_wire {r.get('t_wire_ns')}, tokens "
-              f"{r.get('tokens')}; client TTFT {num(p[0], 'ttft_ns') / MS:.3f} ms")
-        if r.get("peer"):
-            conn_events(args, r["peer"].rsplit(":", 1)[1])
-
-    # closure over every complete request of the traced processes
-    tgids = set(args.tgid)
-    bad = []
-    n_closed = 0
-    for r in report["requests"]:
-        if not r.get("complete") or not r.get("stages"):
-            continue
-        if tgids and r.get("tgid") not in tgids:
-            continue
-        n_closed += 1
-        total = sum(tool_stages(r).values())
-        if total != r.get("ttft_ns"):
-            bad.append(f"request {r['id']}: stages sum {total} != ttft {r.get('ttft_ns')}")
-    check("closure: stages sum to ttft_ns exactly", not bad and n_closed > 0,
-          f"{n_closed - len(bad)} of {n_closed} requests" + (f"; {bad[0]}" if bad else ""))
+    pairs, complete = request_checks(args, check, report, allow_no_wire=True)
 
     if not complete:
         summary = {"name": name, "dominant": dom, "inj_p50": 0, "attr_p50": 0,
                    "inj_p99": 0, "attr_p99": 0, "ttft_p50": 0, "n": 0,
                    "ok": False, "failed": failed}
-        if args.summary:
-            with open(args.summary, "a") as f:
-                f.write(json.dumps(summary) + "\n")
+        write_summary(args, summary)
         return 1
 
     attr = {s: [tool_stages(p[3])[s] for p in complete] for s in STAGES}
@@ -379,9 +404,7 @@ def main():
                "inj_p99": pct(inj[dom], 99), "attr_p99": pct(attr[dom], 99),
                "ttft_p50": ttft_p50, "n": len(complete), "ok": not failed,
                "failed": failed}
-    if args.summary:
-        with open(args.summary, "a") as f:
-            f.write(json.dumps(summary) + "\n")
+    write_summary(args, summary)
     return 0 if not failed else 1
 
 
