@@ -17,19 +17,18 @@ write), or without the log the client's user-space reading. TPOT likewise:
 from the client's stamps where both ends are exact, else from the server's
 log. Every request counts: >= 99% must agree. The tool can never be later
 than the client's own reading; that is checked too."""
-import csv
 import json
+import os
 import sys
 from collections import defaultdict
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_stages as cs  # noqa: E402
 
 TTFT_ABS_NS = 500_000
 TTFT_REL = 0.01
 TPOT_REL = 0.01
-
-
-def load_csv(path, keep):
-    with open(path) as f:
-        return [r for r in csv.DictReader(f) if keep(r)]
 
 
 def by_port(rows, port_of, key):
@@ -39,10 +38,6 @@ def by_port(rows, port_of, key):
     for v in out.values():
         v.sort(key=key)
     return out
-
-
-def pct(v, q):
-    return v[min(len(v) - 1, int(q * len(v)))]
 
 
 def main():
@@ -55,8 +50,8 @@ def main():
     report = json.load(open(args[0]))
     rows = []
     for path in args[1:]:
-        rows += load_csv(path, lambda r: r["status"] == "ok")
-    gt = by_port(load_csv(gt_path, lambda r: r["status"] == "ok") if gt_path else [],
+        rows += cs.read_csv(path)
+    gt = by_port(cs.read_csv(gt_path) if gt_path else [],
                  lambda r: int(r["peer_port"]), lambda r: int(r["t_read_done_ns"]))
     reqs = [r for r in report["requests"] if r["complete"]]
     ok = True
@@ -124,7 +119,7 @@ def main():
     used = ", ".join(f"{v} {k}" for k, v in sorted(refs.items()))
     check("ttft_agreement", n_ttft_ok >= 0.99 * n,
           f"{n_ttft_ok}/{n} within 0.5 ms + 1% (reference: {used}); error "
-          f"p50 {pct(ttft_err, 0.5) / 1e3:.1f} us, p99 {pct(ttft_err, 0.99) / 1e3:.1f} us, "
+          f"p50 {cs.pct(ttft_err, 50) / 1e3:.1f} us, p99 {cs.pct(ttft_err, 99) / 1e3:.1f} us, "
           f"worst {ttft_err[-1] / 1e3:.1f} us")
     check("ttft_not_after_late_reads", n_late_ok == n_late,
           f"{n_late_ok}/{n_late} requests whose client read late: the tool's TTFT "
@@ -133,10 +128,10 @@ def main():
         tpot_err.sort()
         check("tpot_agreement", n_tpot_ok >= 0.99 * len(tpot_err),
               f"{n_tpot_ok}/{len(tpot_err)} within 1%; error p50 "
-              f"{100 * pct(tpot_err, 0.5):.3f}%, worst {100 * tpot_err[-1]:.3f}%")
+              f"{100 * cs.pct(tpot_err, 50):.3f}%, worst {100 * tpot_err[-1]:.3f}%")
     user_err.sort()
     print(f"info: against the client's user-space reads: error p50 "
-          f"{pct(user_err, 0.5) / 1e3:.1f} us, p99 {pct(user_err, 0.99) / 1e3:.1f} us, "
+          f"{cs.pct(user_err, 50) / 1e3:.1f} us, p99 {cs.pct(user_err, 99) / 1e3:.1f} us, "
           f"worst {user_err[-1] / 1e3:.1f} us")
     return 0 if ok else 1
 
