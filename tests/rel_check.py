@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""What the reliability tests' Python parts share: PASS/FAIL lines, and the
-agreement of ttftrace's requests with the load generator's rows."""
+"""What the tests' Python parts share: PASS/FAIL lines, the closure of
+complete requests, and the agreement of ttftrace's requests with the load
+generator's rows."""
 
 
 class Checks:
@@ -12,6 +13,14 @@ class Checks:
         print(("PASS: " if cond else "FAIL: ") + self.prefix + ": " + name
               + (": " + detail if detail else ""))
         self.ok &= bool(cond)
+
+    def closure(self, name, requests):
+        """Every complete request among requests (report --json) has stages
+        summing exactly to its TTFT."""
+        bad = [r["id"] for r in requests if r["complete"] and
+               (r.get("stages") is None or
+                sum(r["stages"].values()) != r["ttft_ns"])]
+        self.check(name, not bad, f"{len(bad)} do not: {bad[:5]}")
 
     def agree(self, name, pairs):
         """pairs: (tool request, client row). What a fault must not break:

@@ -21,20 +21,22 @@ for seed in 1 2; do
 		continue
 	fi
 	python3 - "$TT_TMP/g$seed.json" "$generated" "$seed" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
 rep = json.load(open(sys.argv[1]))
 generated, seed = int(sys.argv[2]), sys.argv[3]
 reqs = rep["requests"]
 done = [r for r in reqs if r["complete"]]
-bad = [r["id"] for r in done if not r.get("attributed")
-       or sum(r["stages"].values()) != r["ttft_ns"]]
-def check(name, ok, detail):
-    print(("PASS: " if ok else "FAIL: ") + f"seed {seed}: {name}: {detail}")
-check("every generated request found and complete",
-      len(reqs) == generated and len(done) == generated,
-      f"{len(done)} complete of {len(reqs)}, generated {generated}")
-check("complete requests attributed, stages summing to TTFT", not bad and done,
-      f"{len(bad)} not: {bad[:5]}")
+checks = Checks(f"seed {seed}")
+checks.check("every generated request found and complete",
+             len(reqs) == generated and len(done) == generated,
+             f"{len(done)} complete of {len(reqs)}, generated {generated}")
+unattributed = [r["id"] for r in done if not r.get("attributed")]
+checks.check("complete requests attributed", not unattributed and done,
+             f"{len(unattributed)} not: {unattributed[:5]}")
+checks.closure("complete requests' stages sum to their TTFT", reqs)
 PY
 done
 [ -z "${TT_FAILED:-}" ]
