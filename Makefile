@@ -42,18 +42,17 @@ SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
 HDRS := $(wildcard user/*.h bpf/*.h)
+# the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
+BENCH_GEN := $(OUTPUT)/bench/gen_recording
 
 .PHONY: all clean test demo install tools unit-tests static
 .DELETE_ON_ERROR:
 
-all: $(OUTPUT)/ttftrace tools
+all: $(OUTPUT)/ttftrace tools $(BENCH_GEN)
 
 STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
 
 tools: $(TOOLS) $(STUBCUDA)
-
-# the benchmarks' synthetic recording, checked by the tests
-BENCH_GEN := $(OUTPUT)/bench/gen_recording
 
 unit-tests: $(UNIT_TESTS) $(STUBCUDA) $(BENCH_GEN)
 

@@ -22,9 +22,8 @@ bench_setup analyzer
 [ -x "$TTFTRACE" ] || die "$TTFTRACE missing: run make first"
 FILE=${1:-$BENCH_TMP/big.ttft}
 [ "${FILE#/}" = "$FILE" ] && FILE=$BENCH_CALLER_PWD/$FILE
-GEN=$BENCH_TMP/gen_recording
-build_c "$GEN" bench/gen_recording.c user/ttfile.c user/ttfile_codec.c \
-	user/event.c -lz
+GEN=$OUTPUT/bench/gen_recording
+[ -x "$GEN" ] || die "$GEN missing: run make first"
 
 # measure CMD...: "wall_s user_s sys_s maxrss_kb" of CMD, output discarded
 measure() {
