@@ -12,7 +12,7 @@ ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/;s/ppc64le/powerpc
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
-	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) -Iuser -Ibpf
+	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) $(USER_INC) -Ibpf
 LDLIBS += -lbpf -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux -Ibpf \
 	      -Wall -Wno-unused-function
@@ -32,16 +32,21 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 BPF_PROGS := ttftrace probe
+# user/ in layers (docs/design.md §7); tests and tools include "x.h" bare
+USER_LAYERS := core format analysis render record cmd
+USER_DIRS := user $(addprefix user/,$(USER_LAYERS))
+USER_INC := $(addprefix -I,$(USER_DIRS))
+USER_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 # user sources that need the BPF skeletons
-USER_BPF_SRCS := user/main.c user/collector.c user/check.c
+USER_BPF_SRCS := $(filter user/cmd/% user/main.c user/collector.c,$(USER_SRCS))
 # everything else is plain C over the event stream, linked into the tests too
-USER_LIB_SRCS := $(filter-out $(USER_BPF_SRCS),$(wildcard user/*.c))
+USER_LIB_SRCS := $(filter-out $(USER_BPF_SRCS),$(USER_SRCS))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
 USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
-HDRS := $(wildcard user/*.h bpf/*.h)
+HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
 
@@ -73,6 +78,7 @@ $(USER_BPF_OBJS): $(SKELS)
 
 $(OUTPUT)/%.o: user/%.c $(HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)

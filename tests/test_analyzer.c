@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "../user/analyzer.h"
-#include "../user/classify.h"
+#include "analyzer.h"
+#include "classify.h"
 #include "tt_test.h"
 
 #define US 1000ULL

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* Send classification on real server bytes (uvicorn, vLLM, sse-starlette). */
 #include <stdlib.h>
-#include "../user/classify.h"
+#include "classify.h"
 #include "tt_test.h"
 
 #define UVICORN_SSE_HEADERS                                  \

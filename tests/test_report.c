@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/socket.h>
-#include "../user/analyzer.h"
-#include "../user/report.h"
-#include "../user/stats.h"
+#include "analyzer.h"
+#include "report.h"
+#include "stats.h"
 #include "tt_test.h"
 
 #define US 1000ULL

@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include "../bpf/ttftrace.h"
+#include "ttftrace.h"
 
 struct tt_event {
 	struct tt_hdr h;

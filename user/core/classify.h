@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <linux/types.h>
-#include "../bpf/ttftrace.h"
+#include "ttftrace.h"
 
 
 /*
