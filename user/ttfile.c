@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "json.h"
 #include "ttfile.h"
 #include "ttfile_codec.h"
 
@@ -100,6 +101,12 @@ struct tt_writer {
 static uint8_t *put_str(uint8_t *p, const char *s, size_t size)
 {
 	size_t n = strnlen(s, size - 1);
+
+	/* ours (host, kernel, options) filled their fields: cut at a UTF-8
+	 * character boundary, a command line cut mid-character is not UTF-8;
+	 * comms stay the kernel's bytes */
+	if (n == size - 1 && size > TT_COMM_LEN)
+		n = tt_utf8_cut(s, n);
 
 	p[0] = n;
 	p[1] = n >> 8;

@@ -2,16 +2,23 @@
 #include <errno.h>
 #include <inttypes.h>
 #include "dump.h"
+#include "text.h"
 
 static void dump_payload(FILE *out, const struct tt_event *ev)
 {
+	char comm[TT_TEXT_ROOM(TT_COMM_LEN)];
+
 	switch (ev->h.type) {
 	case TT_EV_FORK:
-		fprintf(out, "child=%u/%u comm=%.16s", ev->fork.child_tgid,
-			ev->fork.child_tid, ev->fork.comm);
+		fprintf(out, "child=%u/%u comm=%s", ev->fork.child_tgid,
+			ev->fork.child_tid,
+			tt_text_escape(comm, sizeof(comm), ev->fork.comm,
+				       sizeof(ev->fork.comm)));
 		break;
 	case TT_EV_COMM:
-		fprintf(out, "comm=%.16s", ev->comm.comm);
+		fprintf(out, "comm=%s",
+			tt_text_escape(comm, sizeof(comm), ev->comm.comm,
+				       sizeof(ev->comm.comm)));
 		break;
 	case TT_EV_CONN_OPEN:
 		fprintf(out, "sk=%#llx family=%u lport=%u rport=%u",

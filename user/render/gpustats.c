@@ -4,7 +4,9 @@
 #include <string.h>
 #include "gpu.h"
 #include "gpustats.h"
+#include "json.h"
 #include "stats.h"
+#include "text.h"
 
 #define NAME_LEN 48
 
@@ -156,11 +158,15 @@ static void table_text(FILE *out, struct gpu_table *t, const char *title)
 
 int tt_gpustats_text(FILE *out, struct tt_gpustats *g)
 {
+	char path[TT_TEXT_ROOM(sizeof(g->devs->path))];
+
 	fprintf(out, "\nGPU devices:");
 	if (!g->ndevs)
 		fprintf(out, " none found");
 	for (size_t i = 0; i < g->ndevs; i++)
-		fprintf(out, "%s %s (%s)", i ? "," : "", g->devs[i].path,
+		fprintf(out, "%s %s (%s)", i ? "," : "",
+			tt_text_escape(path, sizeof(path), g->devs[i].path,
+				       sizeof(g->devs[i].path)),
 			tt_gpu_kind_name(g->devs[i].kind));
 	fputc('\n', out);
 	if (g->ioctls.n)
@@ -179,10 +185,12 @@ static void table_json(FILE *out, struct gpu_table *t)
 	fputc('[', out);
 	for (size_t i = 0; i < t->n; i++) {
 		tt_summarize(t->rows[i].ns.v, t->rows[i].ns.n, &s);
-		/* names are ours (tables, hex forms): nothing to escape */
+		/* a name may hold an ioctl's type byte: '"', '\\' */
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		tt_json_str(out, t->rows[i].name, sizeof(t->rows[i].name));
 		fprintf(out,
-			"%s{\"name\":\"%s\",\"count\":%zu,\"errors\":%llu,\"ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}}",
-			i ? "," : "", t->rows[i].name, s.n,
+			",\"count\":%zu,\"errors\":%llu,\"ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}}",
+			s.n,
 			(unsigned long long)t->rows[i].errors,
 			(unsigned long long)s.p50, (unsigned long long)s.p90,
 			(unsigned long long)s.p99, (unsigned long long)s.max);
@@ -194,14 +202,9 @@ int tt_gpustats_json(FILE *out, struct tt_gpustats *g)
 {
 	fputs("{\"devices\":[", out);
 	for (size_t i = 0; i < g->ndevs; i++) {
-		fputs(i ? ",{\"path\":\"" : "{\"path\":\"", out);
-		for (const char *p = g->devs[i].path; *p; p++) {
-			if (*p == '"' || *p == '\\')
-				fputc('\\', out);
-			if ((unsigned char)*p >= 0x20)
-				fputc(*p, out);
-		}
-		fprintf(out, "\",\"kind\":\"%s\",\"rdev\":%u}",
+		fputs(i ? ",{\"path\":" : "{\"path\":", out);
+		tt_json_str(out, g->devs[i].path, sizeof(g->devs[i].path));
+		fprintf(out, ",\"kind\":\"%s\",\"rdev\":%u}",
 			tt_gpu_kind_name(g->devs[i].kind), g->devs[i].rdev);
 	}
 	fputs("],\"ioctls\":", out);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpu.h"
+#include "json.h"
 #include "perfetto.h"
 #include "report.h"
 
@@ -41,66 +42,6 @@ struct pf {
 
 /* ---- JSON output ---- */
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	__u32 cp;
-
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	/* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-	if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return len;
-}
-
-/*
- * s (at most max bytes) as a JSON string. Bytes that are not UTF-8 become
- * '?': a comm is whatever bytes a program set, a JSON file must be UTF-8.
- */
-static void put_str(struct pf *w, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = strnlen(s, max), i = 0, k;
-
-	fputc('"', w->out);
-	while (i < n) {
-		if (p[i] == '"' || p[i] == '\\') {
-			fprintf(w->out, "\\%c", p[i]);
-		} else if (p[i] < 0x20 || p[i] == 0x7f) {
-			fprintf(w->out, "\\u%04x", p[i]);
-		} else if (p[i] < 0x80) {
-			fputc(p[i], w->out);
-		} else {
-			k = utf8_len(p + i, n - i);
-			if (k) {
-				fwrite(p + i, 1, k, w->out);
-				i += k;
-				continue;
-			}
-			fputc('?', w->out);
-		}
-		i++;
-	}
-	fputc('"', w->out);
-}
-
-/* ns as microseconds with three exact decimals */
 static void put_us(struct pf *w, __u64 ns)
 {
 	fprintf(w->out, "%llu.%03llu", (unsigned long long)(ns / 1000),
@@ -121,7 +62,7 @@ static void ev_open(struct pf *w, const char *ph, __u32 pid, __u32 tid,
 	w->first = false;
 	fprintf(w->out, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"name\":", ph,
 		pid, tid);
-	put_str(w, name, SIZE_MAX);
+	tt_json_str(w->out, name, SIZE_MAX);
 }
 
 /* A complete event over [start, end), left open for args. */
@@ -146,14 +87,14 @@ static void arg_key(struct pf *w, const char *key)
 	if (!w->first_arg)
 		fputc(',', w->out);
 	w->first_arg = false;
-	put_str(w, key, SIZE_MAX);
+	tt_json_str(w->out, key, SIZE_MAX);
 	fputc(':', w->out);
 }
 
 static void arg_str(struct pf *w, const char *key, const char *v, size_t max)
 {
 	arg_key(w, key);
-	put_str(w, v, max);
+	tt_json_str(w->out, v, max);
 }
 
 static void arg_u64(struct pf *w, const char *key, __u64 v)

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include "json.h"
 #include "report.h"
-#include "util.h"
 #include "stats.h"
+#include "text.h"
+#include "util.h"
 
 #define NREASONS TT_INC_NBITS
 
@@ -355,6 +357,25 @@ static void text_table(FILE *out, const struct tt_analyzer *a)
 	}
 }
 
+/* The recording's host, kernel and command line, escaped: they are bytes
+ * of the recorded machine. */
+static void meta_text(FILE *out, const struct tt_file_meta *m)
+{
+	char host[TT_TEXT_ROOM(sizeof(m->hostname))];
+	char kernel[TT_TEXT_ROOM(sizeof(m->kernel))];
+	char opts[TT_TEXT_ROOM(sizeof(m->options))];
+
+	fprintf(out, "host: %s  kernel: %s\n",
+		tt_text_escape(host, sizeof(host), m->hostname,
+			       sizeof(m->hostname)),
+		tt_text_escape(kernel, sizeof(kernel), m->kernel,
+			       sizeof(m->kernel)));
+	if (m->options[0])
+		fprintf(out, "recorded with: %s\n",
+			tt_text_escape(opts, sizeof(opts), m->options,
+				       sizeof(m->options)));
+}
+
 int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		   const struct tt_file_meta *meta,
 		   const struct tt_report_opts *o)
@@ -368,14 +389,8 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 	err = collect(a, o, &d);
 	if (err)
 		goto cleanup;
-	if (meta) {
-		fprintf(out, "host: %.*s  kernel: %.*s\n",
-			(int)sizeof(meta->hostname), meta->hostname,
-			(int)sizeof(meta->kernel), meta->kernel);
-		if (meta->options[0])
-			fprintf(out, "recorded with: %.*s\n",
-				(int)sizeof(meta->options), meta->options);
-	}
+	if (meta)
+		meta_text(out, meta);
 	fprintf(out, "requests: %zu (complete %zu, incomplete %zu)\n",
 		d.complete + d.incomplete, d.complete, d.incomplete);
 	if (d.incomplete) {
@@ -432,6 +447,7 @@ cleanup:
 static const char *thread_label(const struct tt_analyzer *a, __u32 tid,
 				char *buf, size_t len)
 {
+	char name[TT_TEXT_ROOM(TT_COMM_LEN)];
 	const char *comm;
 
 	if (!tid)
@@ -440,7 +456,9 @@ static const char *thread_label(const struct tt_analyzer *a, __u32 tid,
 	if (!comm)
 		comm = tt_critpath_comm(tt_analyzer_critpath(a), tid);
 	if (comm)
-		snprintf(buf, len, "%s/%u", comm, tid);
+		snprintf(buf, len, "%s/%u",
+			 tt_text_escape(name, sizeof(name), comm, TT_COMM_LEN),
+			 tid);
 	else
 		snprintf(buf, len, "%u", tid);
 	return buf;
@@ -489,7 +507,7 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 {
 	const struct tt_request *r = tt_analyzer_request(a, i);
 	bool walked = has_stages(a, i);
-	char peer[64], why[128], b[32], t1[64], t2[64];
+	char peer[64], why[128], b[32], t1[TT_TEXT_ROOM(TT_COMM_LEN) + 16], t2[sizeof(t1)];
 
 	fprintf(out, "request %llu  peer %s  %s\n", (unsigned long long)r->id,
 		tt_report_peer(r, peer, sizeof(peer)),
@@ -546,7 +564,8 @@ static void request_stages(FILE *out, const struct tt_request *r)
 static void request_path(FILE *out, const struct tt_analyzer *a,
 			 const struct tt_cp_result *res, __u64 base)
 {
-	char start[32], dur[32], thread[64];
+	char start[32], dur[32], thread[TT_TEXT_ROOM(TT_COMM_LEN) + 16];
+	char reason[TT_TEXT_ROOM(sizeof(((struct tt_cp_segment *)0)->reason))];
 	const struct tt_cp_segment *sg;
 	int w_start = 5, w_dur = 3, w_thread = 6, w_reason = 6, pass, n;
 	size_t k;
@@ -561,6 +580,8 @@ static void request_path(FILE *out, const struct tt_analyzer *a,
 			rel_ms(start, sizeof(start), sg->start, base);
 			tt_fmt_ms(dur, sizeof(dur), sg->dur);
 			thread_label(a, sg->tid, thread, sizeof(thread));
+			tt_text_escape(reason, sizeof(reason), sg->reason,
+				       sizeof(sg->reason));
 			if (!sg->tid)
 				snprintf(thread, sizeof(thread), "-");
 			if (!pass) {
@@ -570,14 +591,13 @@ static void request_path(FILE *out, const struct tt_analyzer *a,
 				w_dur = n > w_dur ? n : w_dur;
 				n = strlen(thread);
 				w_thread = n > w_thread ? n : w_thread;
-				n = strnlen(sg->reason, sizeof(sg->reason));
+				n = strlen(reason);
 				w_reason = n > w_reason ? n : w_reason;
 				continue;
 			}
-			fprintf(out, "%*s  %*s  %-*s  %-8s  %-*.*s  %s\n",
+			fprintf(out, "%*s  %*s  %-*s  %-8s  %-*s  %s\n",
 				w_start, start, w_dur, dur, w_thread, thread,
-				tt_cp_state_name(sg->state), w_reason,
-				(int)sizeof(sg->reason), sg->reason,
+				tt_cp_state_name(sg->state), w_reason, reason,
 				tt_stage_name(sg->stage));
 		}
 	}
@@ -623,24 +643,6 @@ int tt_report_request(FILE *out, const struct tt_analyzer *a, __u64 id)
 }
 
 /* ---- JSON ---- */
-
-/* s as a JSON string, at most max bytes (fixed-size fields may fill up) */
-static void json_str(FILE *out, const char *s, size_t max)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	const unsigned char *end = p + max;
-
-	fputc('"', out);
-	for (; p < end && *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
 
 /* "name":value, or "name":null when value is 0 (unknown) */
 static void json_opt(FILE *out, const char *name, __u64 v)
@@ -705,7 +707,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	const char *comm;
 
 	fprintf(out, "{\"id\":%llu,\"peer\":", (unsigned long long)r->id);
-	json_str(out, tt_report_peer(r, peer, sizeof(peer)), sizeof(peer));
+	tt_json_str(out, tt_report_peer(r, peer, sizeof(peer)), sizeof(peer));
 	json_opt(out, "t_arrive_ns", r->t_arrive);
 	json_opt(out, "t_read_ns", r->t_read);
 	json_opt(out, "t_first_write_ns", r->t_first_write);
@@ -727,7 +729,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	comm = r->writer_tid ? tt_analyzer_comm(a, r->writer_tid) : NULL;
 	if (comm) {
 		fprintf(out, ",\"writer_comm\":");
-		json_str(out, comm, TT_COMM_LEN);
+		tt_json_str(out, comm, TT_COMM_LEN);
 	}
 	fprintf(out, ",\"closed_mid_stream\":%s,\"lost\":%s",
 		r->closed_mid_stream ? "true" : "false",
@@ -742,7 +744,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
 		fprintf(out, ",\"incomplete_reason\":");
-		json_str(out,
+		tt_json_str(out,
 			 tt_incomplete_str(r->incomplete, why, sizeof(why)),
 			 sizeof(why));
 		fputc('}', out);
@@ -840,11 +842,11 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	}
 	if (meta) {
 		fprintf(out, ",\"meta\":{\"hostname\":");
-		json_str(out, meta->hostname, sizeof(meta->hostname));
+		tt_json_str(out, meta->hostname, sizeof(meta->hostname));
 		fprintf(out, ",\"kernel\":");
-		json_str(out, meta->kernel, sizeof(meta->kernel));
+		tt_json_str(out, meta->kernel, sizeof(meta->kernel));
 		fprintf(out, ",\"options\":");
-		json_str(out, meta->options, sizeof(meta->options));
+		tt_json_str(out, meta->options, sizeof(meta->options));
 		fputc('}', out);
 	}
 	fprintf(out, "}\n");

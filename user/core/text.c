@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Control bytes and invalid UTF-8 shown as escapes in text output. */
+#include <stdio.h>
+#include <string.h>
+#include "json.h"
+#include "text.h"
+
+const char *tt_text_escape(char *buf, size_t len, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strnlen(s, max), i = 0, o = 0, k;
+	char esc[8];
+
+	if (!len)
+		return buf;
+	while (i < n) {
+		k = tt_utf8_seq(p + i, n - i);
+		/* C1 controls (U+0080..U+009F) act like ESC on some terminals */
+		if (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)
+			k = 0;
+		if (p[i] == '\\')
+			snprintf(esc, sizeof(esc), "\\\\");
+		else if (p[i] == '\n')
+			snprintf(esc, sizeof(esc), "\\n");
+		else if (p[i] == '\r')
+			snprintf(esc, sizeof(esc), "\\r");
+		else if (p[i] == '\t')
+			snprintf(esc, sizeof(esc), "\\t");
+		else if (!k || p[i] < 0x20 || p[i] == 0x7f)
+			snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+		else {
+			if (o + k >= len)
+				break;
+			memcpy(buf + o, p + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		k = strlen(esc);
+		if (o + k >= len)
+			break;
+		memcpy(buf + o, esc, k);
+		o += k;
+		i++;
+	}
+	buf[o] = '\0';
+	return buf;
+}

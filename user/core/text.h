@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The one text escaper: every string from a recording that reaches text
+ * output (thread names, device paths, host and options) goes through it,
+ * so a name such as "\x1b[2J" cannot clear a terminal or fake a line
+ * (docs/design.md §6.3).
+ */
+#ifndef TT_TEXT_H
+#define TT_TEXT_H
+
+#include <stddef.h>
+
+/*
+ * s, at most max bytes or up to its NUL, into buf (always terminated,
+ * cut at an escape's boundary): '\' as "\\", \n \r \t as themselves
+ * escaped, other control bytes, DEL, C1 controls and bytes that are not
+ * valid UTF-8 as "\xNN"; the rest as it is. Returns buf.
+ */
+const char *tt_text_escape(char *buf, size_t len, const char *s, size_t max);
+
+/* Room for the escape of a string of n bytes: "\xNN" per byte at most. */
+#define TT_TEXT_ROOM(n) (4 * (n) + 1)
+
+#endif /* TT_TEXT_H */
