@@ -26,9 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyzer.h"
-#include "util.h"
-#include "classify.h"
+#include "containers.h"
 #include "stats.h"
+#include "util.h"
 
 /* XMIT ranges kept per connection, to match a SEND that comes after them
  * (on loopback the skb reaches the device inside the send). */
@@ -36,114 +36,6 @@
 /* How often (trace time) finished responses are checked for an XMIT that
  * never came. */
 #define SWEEP_EVERY_NS 100000000ULL
-
-/* ---- a map from __u64 keys to non-NULL pointers ---- */
-
-/* Open addressing with linear probing and backward-shift deletion: no
- * tombstones, and one allocation per resize rather than per entry. */
-struct ptr_map {
-	__u64 *keys;
-	void **vals; /* NULL: empty slot */
-	size_t cap; /* a power of two, or 0 */
-	size_t n;
-	unsigned int bits;
-};
-
-static size_t map_home(const struct ptr_map *m, __u64 key)
-{
-	return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - m->bits));
-}
-
-static void *map_get(const struct ptr_map *m, __u64 key)
-{
-	size_t i;
-
-	if (!m->n)
-		return NULL;
-	for (i = map_home(m, key); m->vals[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return NULL;
-}
-
-static int map_grow(struct ptr_map *m)
-{
-	struct ptr_map g = { .bits = m->bits ? m->bits + 1 : 6 };
-	size_t i, j;
-
-	g.cap = (size_t)1 << g.bits;
-	g.keys = calloc(g.cap, sizeof(*g.keys));
-	g.vals = calloc(g.cap, sizeof(*g.vals));
-	if (!g.keys || !g.vals) {
-		free(g.keys);
-		free(g.vals);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
-		if (!m->vals[i])
-			continue;
-		for (j = map_home(&g, m->keys[i]); g.vals[j];
-		     j = (j + 1) & (g.cap - 1))
-			;
-		g.keys[j] = m->keys[i];
-		g.vals[j] = m->vals[i];
-	}
-	g.n = m->n;
-	free(m->keys);
-	free(m->vals);
-	*m = g;
-	return 0;
-}
-
-/* Inserts or replaces; 0 or -ENOMEM. */
-static int map_put(struct ptr_map *m, __u64 key, void *val)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap && map_grow(m))
-		return -ENOMEM;
-	for (i = map_home(m, key); m->vals[i]; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			m->vals[i] = val;
-			return 0;
-		}
-	}
-	m->keys[i] = key;
-	m->vals[i] = val;
-	m->n++;
-	return 0;
-}
-
-static void map_del(struct ptr_map *m, __u64 key)
-{
-	size_t mask = m->cap - 1, i, j, home;
-
-	if (!m->n)
-		return;
-	for (i = map_home(m, key); m->vals[i]; i = (i + 1) & mask)
-		if (m->keys[i] == key)
-			break;
-	if (!m->vals[i])
-		return;
-	/* shift back the entries of the run that probed past slot i */
-	for (j = (i + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
-		home = map_home(m, m->keys[j]);
-		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-			continue;
-		m->keys[i] = m->keys[j];
-		m->vals[i] = m->vals[j];
-		i = j;
-	}
-	m->vals[i] = NULL;
-	m->n--;
-}
-
-static void map_free(struct ptr_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* ---- state ---- */
 
@@ -232,8 +124,7 @@ struct tt_analyzer {
 	size_t ntails;
 	__u64 next_seq;
 
-	struct ptr_map conns; /* sk -> struct conn */
-	struct ptr_map comms; /* tid -> char[TT_COMM_LEN] */
+	struct tt_hmap conns; /* sk -> struct conn */
 
 	struct req_rec *reqs;
 	size_t nreqs, capreqs;
@@ -497,7 +388,7 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 
 static void conn_free(struct tt_analyzer *a, struct conn *c)
 {
-	map_del(&a->conns, c->sk);
+	tt_hmap_del(&a->conns, c->sk, 0);
 	tt_u64vec_free(&c->cur.gaps);
 	tt_u64vec_free(&c->tail.gaps);
 	free(c);
@@ -526,7 +417,7 @@ static bool same_peer(const struct conn *c, const struct tt_conn *o)
 static int on_conn_open(struct tt_analyzer *a, const struct tt_event *ev)
 {
 	const struct tt_conn *o = &ev->conn;
-	struct conn *c = map_get(&a->conns, o->sk);
+	struct conn *c = tt_hmap_ptr(&a->conns, o->sk);
 	int err = 0;
 
 	if (c && !c->closed && same_peer(c, o))
@@ -534,7 +425,7 @@ static int on_conn_open(struct tt_analyzer *a, const struct tt_event *ev)
 	if (c) {
 		/* the socket was reused by a new connection */
 		err = conn_close(a, c, ev->h.ts);
-		c = map_get(&a->conns, o->sk);
+		c = tt_hmap_ptr(&a->conns, o->sk);
 		if (c) {
 			err = err ? err : tail_finalize(a, c);
 			conn_free(a, c);
@@ -551,7 +442,7 @@ static int on_conn_open(struct tt_analyzer *a, const struct tt_event *ev)
 	c->rport = o->rport;
 	memcpy(c->laddr, o->laddr, sizeof(c->laddr));
 	memcpy(c->raddr, o->raddr, sizeof(c->raddr));
-	if (map_put(&a->conns, c->sk, c)) {
+	if (tt_hmap_put_ptr(&a->conns, c->sk, c)) {
 		free(c);
 		return -ENOMEM;
 	}
@@ -736,9 +627,9 @@ static void on_lost(struct tt_analyzer *a, const struct tt_event *ev)
 	if (ev->lost.lost_cpu < TT_LOST_CPUS)
 		a->lost_cpu[ev->lost.lost_cpu] += ev->lost.count;
 	for (i = 0; i < a->conns.cap; i++) {
-		c = a->conns.vals[i];
-		if (!c)
+		if (!a->conns.e[i].used)
 			continue;
+		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
 		if (c->state != CONN_IDLE && c->cur.start <= until)
 			c->cur.r.lost = true;
 		if (c->have_tail && c->tail.start <= until)
@@ -761,8 +652,10 @@ static int sweep_tails(struct tt_analyzer *a)
 	int err = 0;
 
 	for (i = 0; i < a->conns.cap && !err; i++) {
-		c = a->conns.vals[i];
-		if (!c || !c->have_tail ||
+		if (!a->conns.e[i].used)
+			continue;
+		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
+		if (!c->have_tail ||
 		    a->now - c->tail.r.t_end <= TT_WIRE_WAIT_NS)
 			continue;
 		err = tail_finalize(a, c);
@@ -771,30 +664,12 @@ static int sweep_tails(struct tt_analyzer *a)
 	}
 	/* freed after the walk: deleting shifts the map's slots */
 	for (i = 0; i < gone.n; i++) {
-		c = map_get(&a->conns, gone.v[i]);
+		c = tt_hmap_ptr(&a->conns, gone.v[i]);
 		if (c)
 			conn_free(a, c);
 	}
 	tt_u64vec_free(&gone);
 	return err;
-}
-
-static int set_comm(struct tt_analyzer *a, __u32 tid, const char *comm)
-{
-	char *name = map_get(&a->comms, tid);
-
-	if (!name) {
-		name = malloc(TT_COMM_LEN);
-		if (!name)
-			return -ENOMEM;
-		if (map_put(&a->comms, tid, name)) {
-			free(name);
-			return -ENOMEM;
-		}
-	}
-	memcpy(name, comm, TT_COMM_LEN);
-	name[TT_COMM_LEN - 1] = '\0';
-	return 0;
 }
 
 static int mark_traced(struct tt_analyzer *a, __u32 tgid)
@@ -854,10 +729,6 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 	if (err)
 		return err;
 	switch (ev->h.type) {
-	case TT_EV_FORK:
-		return set_comm(a, ev->fork.child_tid, ev->fork.comm);
-	case TT_EV_COMM:
-		return set_comm(a, ev->h.tid, ev->comm.comm);
 	case TT_EV_CONN_OPEN:
 		return on_conn_open(a, ev);
 	case TT_EV_LOST:
@@ -873,7 +744,7 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 		return 0;
 	}
 	/* sk is the first field of every socket payload */
-	c = map_get(&a->conns, ev->sock.sk);
+	c = tt_hmap_ptr(&a->conns, ev->sock.sk);
 	if (!c || (c->closed && ev->h.type != TT_EV_XMIT)) {
 		a->st.orphans++;
 		return 0;
@@ -1168,9 +1039,9 @@ void tt_analyzer_finish(struct tt_analyzer *a)
 	while (a->fifo_n || a->heap_n)
 		win_release(a);
 	for (i = 0; i < a->conns.cap; i++) {
-		c = a->conns.vals[i];
-		if (!c)
+		if (!a->conns.e[i].used)
 			continue;
+		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
 		req_end(a, c, a->now, END_FINISH);
 		if (c->have_tail) {
 			c->tail.r.incomplete |= TT_INC_NO_WIRE;
@@ -1180,7 +1051,7 @@ void tt_analyzer_finish(struct tt_analyzer *a)
 		tt_u64vec_free(&c->tail.gaps);
 		free(c);
 	}
-	map_free(&a->conns);
+	tt_hmap_free(&a->conns);
 	if (a->nreqs > 1)
 		qsort(a->reqs, a->nreqs, sizeof(*a->reqs), cmp_rec);
 	for (i = 0; i < a->nreqs; i++)
@@ -1203,17 +1074,14 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	if (!a)
 		return;
 	for (i = 0; i < a->conns.cap; i++) {
-		c = a->conns.vals[i];
-		if (!c)
+		if (!a->conns.e[i].used)
 			continue;
+		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
 		tt_u64vec_free(&c->cur.gaps);
 		tt_u64vec_free(&c->tail.gaps);
 		free(c);
 	}
-	map_free(&a->conns);
-	for (i = 0; i < a->comms.cap; i++)
-		free(a->comms.vals[i]);
-	map_free(&a->comms);
+	tt_hmap_free(&a->conns);
 	free(a->fifo);
 	free(a->heap);
 	free(a->reqs);
@@ -1276,13 +1144,12 @@ void tt_analyzer_stats(const struct tt_analyzer *a,
 
 const char *tt_analyzer_comm(const struct tt_analyzer *a, __u32 tid)
 {
-	return map_get(&a->comms, tid);
+	return tt_critpath_comm(a->cp, tid);
 }
 
 int tt_analyzer_add_procs(struct tt_analyzer *a,
 			  const struct tt_proc_info *procs, size_t n)
 {
-	struct tt_event ev;
 	size_t i;
 	int err;
 
@@ -1291,18 +1158,10 @@ int tt_analyzer_add_procs(struct tt_analyzer *a,
 		if (err)
 			return err;
 		if (!procs[i].tid || !procs[i].comm[0] ||
-		    map_get(&a->comms, procs[i].tid))
+		    tt_critpath_comm(a->cp, procs[i].tid))
 			continue;
-		err = set_comm(a, procs[i].tid, procs[i].comm);
-		if (err)
-			return err;
-		/* the names the timelines know come from COMM records */
-		memset(&ev, 0, sizeof(ev));
-		ev.h.type = TT_EV_COMM;
-		ev.h.tgid = procs[i].tgid;
-		ev.h.tid = procs[i].tid;
-		memcpy(ev.comm.comm, procs[i].comm, TT_COMM_LEN);
-		err = tt_critpath_add(a->cp, &ev);
+		err = tt_critpath_name_thread(a->cp, procs[i].tid,
+					      procs[i].tgid, procs[i].comm);
 		if (err)
 			return err;
 	}

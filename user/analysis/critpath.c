@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "containers.h"
 #include "critpath.h"
 #include "gpu.h"
 
@@ -193,19 +194,6 @@ struct cp_word {
 	__u32 waker[2]; /* the first two threads that woke it */
 };
 
-struct cp_map_ent {
-	__u64 k1;
-	__u32 k2;
-	__u32 val;
-};
-
-/* Open addressing, linear probing: (k1, k2) -> val. */
-struct cp_map {
-	struct cp_map_ent *e;
-	__u8 *used;
-	size_t cap, n;
-};
-
 struct cp_window {
 	__u64 start, end;
 };
@@ -218,9 +206,9 @@ struct segvec {
 struct tt_critpath {
 	struct cp_thread **threads;
 	size_t nthreads, capthreads;
-	struct cp_map tids; /* tid -> index in threads */
-	struct cp_map tgids; /* traced processes */
-	struct cp_map futex_words; /* (word, tgid) -> index in words */
+	struct tt_hmap tids; /* tid -> index in threads */
+	struct tt_hmap tgids; /* traced processes */
+	struct tt_hmap futex_words; /* (word, tgid) -> index in words */
 	struct cp_word *words;
 	size_t nwords, capwords;
 	struct cp_block *blocks;
@@ -253,108 +241,6 @@ struct tt_critpath {
 	bool drop_segments; /* results keep their stage sums only */
 };
 
-/* ---- small containers ---- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 8;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = realloc(*p, ncap * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-static __u64 mix64(__u64 x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-static size_t map_hash(const struct cp_map *m, __u64 k1, __u32 k2)
-{
-	return mix64(k1 ^ ((__u64)k2 * 0x9e3779b97f4a7c15ULL)) & (m->cap - 1);
-}
-
-static struct cp_map_ent *map_find(const struct cp_map *m, __u64 k1, __u32 k2)
-{
-	size_t i;
-
-	if (!m->cap)
-		return NULL;
-	for (i = map_hash(m, k1, k2); m->used[i]; i = (i + 1) & (m->cap - 1))
-		if (m->e[i].k1 == k1 && m->e[i].k2 == k2)
-			return &m->e[i];
-	return NULL;
-}
-
-static int map_rehash(struct cp_map *m, size_t ncap)
-{
-	struct cp_map_ent *e = calloc(ncap, sizeof(*e));
-	__u8 *used = calloc(ncap, 1);
-	struct cp_map old = *m;
-	size_t i, j;
-
-	if (!e || !used) {
-		free(e);
-		free(used);
-		return -ENOMEM;
-	}
-	m->e = e;
-	m->used = used;
-	m->cap = ncap;
-	for (i = 0; i < old.cap; i++) {
-		if (!old.used[i])
-			continue;
-		j = map_hash(m, old.e[i].k1, old.e[i].k2);
-		while (used[j])
-			j = (j + 1) & (ncap - 1);
-		used[j] = 1;
-		e[j] = old.e[i];
-	}
-	free(old.e);
-	free(old.used);
-	return 0;
-}
-
-/* The entry of (k1, k2), inserted with val when absent; NULL on -ENOMEM. */
-static struct cp_map_ent *map_insert(struct cp_map *m, __u64 k1, __u32 k2,
-				     __u32 val)
-{
-	struct cp_map_ent *ent = map_find(m, k1, k2);
-	size_t i;
-
-	if (ent)
-		return ent;
-	if ((m->n + 1) * 2 > m->cap && map_rehash(m, m->cap ? m->cap * 2 : 64))
-		return NULL;
-	i = map_hash(m, k1, k2);
-	while (m->used[i])
-		i = (i + 1) & (m->cap - 1);
-	m->used[i] = 1;
-	m->e[i] = (struct cp_map_ent){ .k1 = k1, .k2 = k2, .val = val };
-	m->n++;
-	return &m->e[i];
-}
-
-static void map_free(struct cp_map *m)
-{
-	free(m->e);
-	free(m->used);
-	memset(m, 0, sizeof(*m));
-}
-
 /* ---- object ---- */
 
 struct tt_critpath *tt_critpath_new(void)
@@ -377,9 +263,9 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
-	map_free(&cp->tids);
-	map_free(&cp->tgids);
-	map_free(&cp->futex_words);
+	tt_hmap_free(&cp->tids);
+	tt_hmap_free(&cp->tgids);
+	tt_hmap_free(&cp->futex_words);
 	free(cp->words);
 	free(cp->blocks);
 	free(cp->wakes);
@@ -400,7 +286,7 @@ void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop)
 
 static struct cp_thread *thread_find(const struct tt_critpath *cp, __u32 tid)
 {
-	struct cp_map_ent *ent = map_find(&cp->tids, tid, 0);
+	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
 
 	return ent ? cp->threads[ent->val] : NULL;
 }
@@ -409,32 +295,32 @@ static bool is_traced(const struct tt_critpath *cp, __u32 tid, __u32 tgid)
 {
 	if (!tid)
 		return false;
-	return map_find(&cp->tids, tid, 0) || map_find(&cp->tgids, tgid, 0);
+	return tt_hmap_find(&cp->tids, tid, 0) || tt_hmap_find(&cp->tgids, tgid, 0);
 }
 
 int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
 {
 	if (!tgid)
 		return 0;
-	return map_insert(&cp->tgids, tgid, 0, 0) ? 0 : -ENOMEM;
+	return tt_hmap_insert(&cp->tgids, tgid, 0, 0) ? 0 : -ENOMEM;
 }
 
 /* The thread tid, created (and its process marked traced) when new. */
 static struct cp_thread *thread_ensure(struct tt_critpath *cp, __u32 tid,
 				       __u32 tgid)
 {
-	struct cp_map_ent *ent = map_find(&cp->tids, tid, 0);
+	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
 	struct cp_thread *th;
 
 	if (ent)
 		return cp->threads[ent->val];
-	if (grow((void **)&cp->threads, &cp->capthreads, cp->nthreads + 1,
+	if (tt_grow((void **)&cp->threads, &cp->capthreads, cp->nthreads + 1,
 		 sizeof(*cp->threads)))
 		return NULL;
 	th = calloc(1, sizeof(*th));
 	if (!th)
 		return NULL;
-	if (!map_insert(&cp->tids, tid, 0, cp->nthreads) ||
+	if (!tt_hmap_insert(&cp->tids, tid, 0, cp->nthreads) ||
 	    tt_critpath_add_tgid(cp, tgid)) {
 		free(th);
 		return NULL;
@@ -459,7 +345,7 @@ static int rec_push(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		    last->info == NONE32 && last->flags == flags)
 			return 0;
 	}
-	if (grow((void **)&th->recs, &th->caprecs, th->nrecs + 1,
+	if (tt_grow((void **)&th->recs, &th->caprecs, th->nrecs + 1,
 		 sizeof(*th->recs)))
 		return -ENOMEM;
 	th->recs[th->nrecs++] = (struct cp_rec){
@@ -489,12 +375,12 @@ static long rec_before(const struct cp_thread *th, __u64 t)
 /* The use of futex word (word, tgid), created when new. */
 static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
 {
-	struct cp_map_ent *ent;
+	struct tt_hmap_ent *ent;
 
-	if (grow((void **)&cp->words, &cp->capwords, cp->nwords + 1,
+	if (tt_grow((void **)&cp->words, &cp->capwords, cp->nwords + 1,
 		 sizeof(*cp->words)))
 		return NULL;
-	ent = map_insert(&cp->futex_words, word, tgid, cp->nwords);
+	ent = tt_hmap_insert(&cp->futex_words, word, tgid, cp->nwords);
 	if (!ent)
 		return NULL;
 	if (ent->val == cp->nwords)
@@ -522,7 +408,7 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	if (sw->prev_state == 0)
 		return rec_push(cp, th, ts, REC_RUNNABLE, NONE32,
 				REC_F_PREEMPT);
-	if (grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+	if (tt_grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
 		 sizeof(*cp->blocks)))
 		return -ENOMEM;
 	bidx = cp->nblocks++;
@@ -589,7 +475,7 @@ static int pretrace_block(struct tt_critpath *cp, struct cp_thread *th,
 {
 	__u64 since = cp->first_ts < ts ? cp->first_ts : ts;
 
-	if (grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+	if (tt_grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
 		 sizeof(*cp->blocks)))
 		return -ENOMEM;
 	memset(&cp->blocks[cp->nblocks], 0, sizeof(*cp->blocks));
@@ -627,7 +513,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		return 0;
 	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
 		return 0;
-	if (grow((void **)&cp->wakes, &cp->capwakes, cp->nwakes + 1,
+	if (tt_grow((void **)&cp->wakes, &cp->capwakes, cp->nwakes + 1,
 		 sizeof(*cp->wakes)))
 		return -ENOMEM;
 	widx = cp->nwakes++;
@@ -643,7 +529,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		.ctx = ctx,
 	};
 	if (waker && ctx == CTX_PROCESS) {
-		if (grow((void **)&waker->wout, &waker->capwout,
+		if (tt_grow((void **)&waker->wout, &waker->capwout,
 			 waker->nwout + 1, sizeof(*waker->wout)))
 			return -ENOMEM;
 		waker->wout[waker->nwout++] = widx;
@@ -702,7 +588,7 @@ static int call_push(struct tt_critpath *cp, struct cp_thread *th,
 	if (c.start >= c.end)
 		return 0;
 	m = th->ncalls - j;
-	if (grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
+	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
 		 sizeof(*th->calls)))
 		return -ENOMEM;
 	if (m) {
@@ -775,7 +661,7 @@ static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 		start = th->ioctls[th->nioctls - 1].end;
 	if (start >= ev->h.ts)
 		return 0;
-	if (grow((void **)&th->ioctls, &th->capioctls, th->nioctls + 1,
+	if (tt_grow((void **)&th->ioctls, &th->capioctls, th->nioctls + 1,
 		 sizeof(*th->ioctls)))
 		return -ENOMEM;
 	th->ioctls[th->nioctls++] = (struct cp_ioctl){
@@ -804,6 +690,12 @@ static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
 	th->comm[TT_COMM_LEN - 1] = '\0';
 	th->has_comm = true;
 	return 0;
+}
+
+int tt_critpath_name_thread(struct tt_critpath *cp, __u32 tid, __u32 tgid,
+			    const char *comm)
+{
+	return set_comm(cp, tid, tgid, comm);
 }
 
 int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
@@ -844,7 +736,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 			th->exit_ts = ev->h.ts;
 		return 0;
 	case TT_EV_LOST:
-		if (grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
+		if (tt_grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
 			 sizeof(*cp->lost)))
 			return -ENOMEM;
 		cp->lost[cp->nlost].start = ev->lost.since_ts < ev->h.ts ?
@@ -860,7 +752,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 
 static int add_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
 {
-	if (grow((void **)v, cap, *n + 1, sizeof(**v)))
+	if (tt_grow((void **)v, cap, *n + 1, sizeof(**v)))
 		return -ENOMEM;
 	(*v)[(*n)++] = x;
 	return 0;
@@ -874,7 +766,7 @@ static int gpu_dev_add(struct tt_critpath *cp, __u32 rdev, __u32 dev, __u64 ino,
 
 	if (!rdev && !ino)
 		return 0;
-	if (grow((void **)&cp->gpu_devs, &cp->capgpu_devs, cp->ngpu_devs + 1,
+	if (tt_grow((void **)&cp->gpu_devs, &cp->capgpu_devs, cp->ngpu_devs + 1,
 		 sizeof(*cp->gpu_devs)))
 		return -ENOMEM;
 	d = &cp->gpu_devs[cp->ngpu_devs++];
@@ -899,11 +791,6 @@ int tt_critpath_add_gpu_device(struct tt_critpath *cp,
 int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev)
 {
 	return gpu_dev_add(cp, rdev, 0, 0, TT_GPU_UNKNOWN, "");
-}
-
-int tt_critpath_add_gpu_inode(struct tt_critpath *cp, __u32 dev, __u64 ino)
-{
-	return gpu_dev_add(cp, 0, dev, ino, TT_GPU_UNKNOWN, "");
 }
 
 int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major)
@@ -1344,7 +1231,7 @@ static bool word_lock(const struct cp_word *fw, __u64 limit)
 static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 			 __u64 limit)
 {
-	const struct cp_map_ent *ent = map_find(&cp->futex_words, word, tgid);
+	const struct tt_hmap_ent *ent = tt_hmap_find(&cp->futex_words, word, tgid);
 
 	return ent && word_lock(&cp->words[ent->val], limit);
 }
@@ -1700,7 +1587,7 @@ static int seg_add(struct segvec *v, bool desc, __u64 start, __u64 end,
 			return 0;
 		}
 	}
-	if (grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+	if (tt_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
 		return -ENOMEM;
 	s = &v->v[v->n++];
 	memset(s, 0, sizeof(*s));
@@ -2145,7 +2032,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		w = &cp->wakes[rec->info];
 		if (!dispatched && cs.entered && cs.own_low &&
 		    t <= cs.own_low && !own_passed(wk, th->tid)) {
-			if (grow((void **)&wk->passed, &wk->cappassed,
+			if (tt_grow((void **)&wk->passed, &wk->cappassed,
 				 wk->npassed + 1, sizeof(*wk->passed))) {
 				wk->err = -ENOMEM;
 				break;

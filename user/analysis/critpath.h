@@ -149,6 +149,10 @@ void tt_critpath_free(struct tt_critpath *cp);
  * a TT_EV_IOCTL covering it names it ("ioctl NV_ESC_RM_CONTROL").
  */
 int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev);
+/* Names thread tid of process tgid (the recording's process table): the
+ * timelines are the one owner of thread names. 0 or -ENOMEM. */
+int tt_critpath_name_thread(struct tt_critpath *cp, __u32 tid, __u32 tgid,
+			    const char *comm);
 /* Marks a process traced (e.g. from the recording's process table). */
 int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid);
 /*
@@ -159,11 +163,10 @@ int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid);
  */
 int tt_critpath_add_gpu_device(struct tt_critpath *cp,
 			       const struct tt_dev_info *d);
-/* The same, known only by rdev (kernel encoding, major << 20 | minor), by
- * any minor of a major, or by filesystem dev and inode (no path, no kind). */
+/* The same, known only by rdev (kernel encoding, major << 20 | minor), or
+ * by any minor of a major (no path, no kind). */
 int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev);
 int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
-int tt_critpath_add_gpu_inode(struct tt_critpath *cp, __u32 dev, __u64 ino);
 
 /*
  * Walks every request of rqs[0..n) into out[0..n) (zeroed first). All the

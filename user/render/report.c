@@ -453,8 +453,6 @@ static const char *thread_label(const struct tt_analyzer *a, __u32 tid,
 	if (!tid)
 		return "-";
 	comm = tt_analyzer_comm(a, tid);
-	if (!comm)
-		comm = tt_critpath_comm(tt_analyzer_critpath(a), tid);
 	if (comm)
 		snprintf(buf, len, "%s/%u",
 			 tt_text_escape(name, sizeof(name), comm, TT_COMM_LEN),
