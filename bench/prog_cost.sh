@@ -29,7 +29,7 @@ bpf_stats_on
 # calibration
 CLANG=${CLANG:-clang}
 ARCH=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-"$CLANG" -g -O2 -target bpf -D__TARGET_ARCH_"$ARCH" -Ivmlinux \
+"$CLANG" -g -O2 -target bpf -D__TARGET_ARCH_"$ARCH" -Ivmlinux/"$ARCH" -Ibpf \
 	-c bench/prog_floor.bpf.c -o "$BENCH_TMP/prog_floor.bpf.o" ||
 	die "cannot build bench/prog_floor.bpf.c"
 build_c "$BENCH_TMP/prog_floor" bench/prog_floor.c -lbpf

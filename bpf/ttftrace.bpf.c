@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "ttftrace.h"
+#include "tt_arch.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -22,11 +23,6 @@
 #define TCP_CLOSE 7
 #define TCP_LISTEN 10
 
-/* x86-64 syscall numbers of the sends we classify */
-#define NR_write 1
-#define NR_writev 20
-#define NR_sendto 44
-#define NR_sendmsg 46
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -563,12 +559,12 @@ static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
 	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs);
 	struct user_msghdr msg;
 
-	if (nr == NR_write || nr == NR_sendto) {
+	if (nr == TT_NR_write || nr == TT_NR_sendto) {
 		if (want > TT_SEND_CAPTURE)
 			want = TT_SEND_CAPTURE;
 		return bpf_probe_read_user(out, want, (void *)arg1) ? 0 : want;
 	}
-	if (nr == NR_sendmsg) {
+	if (nr == TT_NR_sendmsg) {
 		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
 			return 0;
 		arg1 = (unsigned long)msg.msg_iov;
@@ -610,9 +606,9 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->nbytes = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	nr = regs->orig_ax;
-	if (nr == NR_write || nr == NR_writev || nr == NR_sendto ||
-	    nr == NR_sendmsg) {
+	nr = TT_REGS_SYSCALL_NR(regs);
+	if (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	    nr == TT_NR_sendmsg) {
 		n = ret > 0 ? ret : 0;
 		if (n > send_capture_bytes)
 			n = send_capture_bytes;
@@ -671,28 +667,28 @@ int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 
 /* ---- threads: switches, wakeups and why a thread blocked ---- */
 
-/* x86-64 syscalls whose first argument is the fd a thread waits on */
+/* syscalls whose first argument is the fd a thread waits on */
 static __always_inline bool fd_syscall(long nr)
 {
 	switch (nr) {
-	case 0: /* read */
-	case 1: /* write */
-	case 16: /* ioctl */
-	case 17: /* pread64 */
-	case 19: /* readv */
-	case 20: /* writev */
-	case 42: /* connect */
-	case 43: /* accept */
-	case 44: /* sendto */
-	case 45: /* recvfrom */
-	case 46: /* sendmsg */
-	case 47: /* recvmsg */
-	case 232: /* epoll_wait */
-	case 281: /* epoll_pwait */
-	case 288: /* accept4 */
-	case 295: /* preadv */
-	case 299: /* recvmmsg */
-	case 327: /* preadv2 */
+	case TT_NR_read:
+	case TT_NR_write:
+	case TT_NR_ioctl:
+	case TT_NR_pread64:
+	case TT_NR_readv:
+	case TT_NR_writev:
+	case TT_NR_connect:
+	case TT_NR_accept:
+	case TT_NR_sendto:
+	case TT_NR_recvfrom:
+	case TT_NR_sendmsg:
+	case TT_NR_recvmsg:
+	case TT_NR_epoll_wait:
+	case TT_NR_epoll_pwait:
+	case TT_NR_accept4:
+	case TT_NR_preadv:
+	case TT_NR_recvmmsg:
+	case TT_NR_preadv2:
 		return true;
 	}
 	return false;
@@ -757,12 +753,12 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 		if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
 			e->sw.sw_flags |= TT_SW_IOWAIT;
 		regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-		nr = regs->orig_ax;
+		nr = TT_REGS_SYSCALL_NR(regs);
 		e->sw.syscall_nr = nr;
 		e->sw.arg0 = PT_REGS_PARM1_SYSCALL(regs);
 		if (fd_syscall(nr)) {
 			describe_fd(prev, e->sw.arg0, &e->sw);
-		} else if (nr == 7 /* poll */ || nr == 271 /* ppoll */) {
+		} else if (nr == TT_NR_poll || nr == TT_NR_ppoll) {
 			/* current is still prev: its memory is readable */
 			if (!bpf_probe_read_user(&pfd, sizeof(pfd),
 						 (void *)e->sw.arg0))
@@ -797,7 +793,7 @@ static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 	cur = bpf_get_current_task_btf();
 	if (!e->h.flags && !(cur->flags & 0x00200000 /* PF_KTHREAD */)) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-		e->w.waker_syscall = regs->orig_ax;
+		e->w.waker_syscall = TT_REGS_SYSCALL_NR(regs);
 		e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
 	}
 	submit(e);

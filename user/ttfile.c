@@ -8,6 +8,7 @@
  *         u32 nprocs, nprocs x (u32 tgid, u32 tid, str comm),
  *         u32 ndevs, ndevs x (str path, u32 rdev, u32 kind)
  *         [u32 ndevs, ndevs x (u32 dev, u64 ino)]  (appended in 1.1)
+ *         [u32 arch]  (appended in 1.2: TT_ARCH_*, tt_arch.h)
  *   str: u16 length, bytes (no NUL). Bytes after the known fields are
  *   ignored, so a later minor revision may append fields.
  * Then blocks, each a 24-byte frame and zlib data:
@@ -33,6 +34,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "json.h"
+#include "tt_arch.h"
 #include "ttfile.h"
 #include "ttfile_codec.h"
 
@@ -133,7 +135,7 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 	cap = TTF_HDR_FIXED + 4 + 3 * 2 + sizeof(m->hostname) +
 	      sizeof(m->kernel) + sizeof(m->options) + 16 + 8 +
 	      m->nprocs * (8 + 2 + sizeof(pi->comm)) +
-	      m->ndevs * (2 + sizeof(di->path) + 8) + 4 + m->ndevs * 12;
+	      m->ndevs * (2 + sizeof(di->path) + 8) + 4 + m->ndevs * 12 + 4;
 	buf = malloc(cap);
 	if (!buf)
 		return 0;
@@ -169,6 +171,9 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 		ttfile_put_le64(p + 4, m->devs[i].ino);
 		p += 12;
 	}
+	/* whose syscall numbers the records hold: this build's by default */
+	ttfile_put_le32(p, m->arch ? m->arch : TT_ARCH);
+	p += 4;
 	ttfile_put_le32(buf + 12, p - buf - TTF_HDR_FIXED);
 	ttfile_put_le32(p,
 			crc32_of(buf + TTF_MAGIC_LEN, p - buf - TTF_MAGIC_LEN));
@@ -507,6 +512,12 @@ static const char *parse_meta(struct tt_file_meta *m, const uint8_t *body,
 		}
 		if (c.bad)
 			return "device inodes";
+		/* the architecture, appended in 1.2: older files are x86-64's */
+		if (c.p < c.end) {
+			m->arch = cur_u32(&c);
+			if (c.bad)
+				return "architecture";
+		}
 	}
 	return NULL;
 }

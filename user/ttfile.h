@@ -37,6 +37,10 @@ struct tt_file_meta {
 	size_t nprocs;
 	struct tt_dev_info *devs;
 	size_t ndevs;
+	/* TT_ARCH_* (tt_arch.h) whose syscall numbers the records hold; the
+	 * writer stores this build's when 0, the reader gives 0 for files
+	 * from before the field (all x86-64) */
+	__u32 arch;
 };
 
 struct tt_write_stats {

@@ -20,6 +20,7 @@
 #include "containers.h"
 #include "critpath.h"
 #include "gpu.h"
+#include "tt_arch.h"
 
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
@@ -37,56 +38,11 @@
 /* ... are charged as one segment from this many. */
 #define LAUNCH_RUN 8
 
-/* x86-64 syscall numbers the classification needs. */
-enum {
-	NR_READ = 0,
-	NR_WRITE = 1,
-	NR_POLL = 7,
-	NR_IOCTL = 16,
-	NR_PREAD64 = 17,
-	NR_PWRITE64 = 18,
-	NR_READV = 19,
-	NR_WRITEV = 20,
-	NR_SELECT = 23,
-	NR_NANOSLEEP = 35,
-	NR_FSYNC = 74,
-	NR_FDATASYNC = 75,
-	NR_FUTEX = 202,
-	NR_CLOCK_NANOSLEEP = 230,
-	NR_EPOLL_WAIT = 232,
-	NR_PSELECT6 = 270,
-	NR_PPOLL = 271,
-	NR_EPOLL_PWAIT = 281,
-	NR_PREADV = 295,
-	NR_PWRITEV = 296,
-	NR_PREADV2 = 327,
-	NR_PWRITEV2 = 328,
-	NR_EPOLL_PWAIT2 = 441,
-};
-
+/* The syscalls the drill-down names (tt_arch.h: this architecture's). */
 static const struct {
 	int nr;
 	const char *name;
-} syscall_names[] = {
-	{ 0, "read" },		 { 1, "write" },
-	{ 7, "poll" },		 { 16, "ioctl" },
-	{ 17, "pread64" },	 { 18, "pwrite64" },
-	{ 19, "readv" },	 { 20, "writev" },
-	{ 23, "select" },	 { 24, "sched_yield" },
-	{ 35, "nanosleep" },	 { 42, "connect" },
-	{ 43, "accept" },	 { 44, "sendto" },
-	{ 45, "recvfrom" },	 { 46, "sendmsg" },
-	{ 47, "recvmsg" },	 { 61, "wait4" },
-	{ 74, "fsync" },	 { 75, "fdatasync" },
-	{ 202, "futex" },	 { 230, "clock_nanosleep" },
-	{ 232, "epoll_wait" },	 { 270, "pselect6" },
-	{ 271, "ppoll" },	 { 281, "epoll_pwait" },
-	{ 288, "accept4" },	 { 295, "preadv" },
-	{ 296, "pwritev" },	 { 299, "recvmmsg" },
-	{ 307, "sendmmsg" },	 { 327, "preadv2" },
-	{ 328, "pwritev2" },	 { 426, "io_uring_enter" },
-	{ 441, "epoll_pwait2" }, { 449, "futex_waitv" },
-};
+} syscall_names[] = { TT_SYSCALL_NAMES };
 
 enum rec_state {
 	REC_RUNNING = 1,
@@ -426,7 +382,7 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	if ((sw->sw_flags & (TT_SW_FD | TT_SW_ANON_INODE)) ==
 	    (TT_SW_FD | TT_SW_ANON_INODE))
 		flags |= REC_F_ANON;
-	if (sw->syscall_nr == NR_FUTEX) {
+	if (sw->syscall_nr == TT_NR_futex) {
 		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
 
 		if (!fw)
@@ -533,7 +489,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 			 waker->nwout + 1, sizeof(*waker->wout)))
 			return -ENOMEM;
 		waker->wout[waker->nwout++] = widx;
-		if (nr == NR_FUTEX) {
+		if (nr == TT_NR_futex) {
 			struct cp_word *fw =
 				word_get(cp, w->waker_arg0, waker->tgid);
 
@@ -1004,18 +960,18 @@ static void ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
 static bool is_file_io(int nr)
 {
 	switch (nr) {
-	case NR_READ:
-	case NR_WRITE:
-	case NR_PREAD64:
-	case NR_PWRITE64:
-	case NR_READV:
-	case NR_WRITEV:
-	case NR_PREADV:
-	case NR_PWRITEV:
-	case NR_PREADV2:
-	case NR_PWRITEV2:
-	case NR_FSYNC:
-	case NR_FDATASYNC:
+	case TT_NR_read:
+	case TT_NR_write:
+	case TT_NR_pread64:
+	case TT_NR_pwrite64:
+	case TT_NR_readv:
+	case TT_NR_writev:
+	case TT_NR_preadv:
+	case TT_NR_pwritev:
+	case TT_NR_preadv2:
+	case TT_NR_pwritev2:
+	case TT_NR_fsync:
+	case TT_NR_fdatasync:
 		return true;
 	}
 	return false;
@@ -1024,13 +980,13 @@ static bool is_file_io(int nr)
 static bool is_poll(int nr)
 {
 	switch (nr) {
-	case NR_POLL:
-	case NR_SELECT:
-	case NR_EPOLL_WAIT:
-	case NR_PSELECT6:
-	case NR_PPOLL:
-	case NR_EPOLL_PWAIT:
-	case NR_EPOLL_PWAIT2:
+	case TT_NR_poll:
+	case TT_NR_select:
+	case TT_NR_epoll_wait:
+	case TT_NR_pselect6:
+	case TT_NR_ppoll:
+	case TT_NR_epoll_pwait:
+	case TT_NR_epoll_pwait2:
 		return true;
 	}
 	return false;
@@ -1076,7 +1032,7 @@ static bool gpu_wait_of(const struct tt_critpath *cp,
 	    gpu_node(cp, type == S_IFCHR, b->fd_rdev, b->fd_dev, b->fd_ino,
 		     &gw->dev))
 		gw->fd = true;
-	io = b->syscall == NR_IOCTL && th->nioctls ? ioctl_at(th, rec->ts) :
+	io = b->syscall == TT_NR_ioctl && th->nioctls ? ioctl_at(th, rec->ts) :
 						     NULL;
 	if (io && gpu_node(cp, io->rdev != 0, io->rdev, io->dev, io->ino, &d)) {
 		gw->ioc = io;
@@ -1107,9 +1063,9 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 		return TT_ST_STORAGE;
 	if (type == S_IFSOCK)
 		return TT_ST_NET_OUT;
-	if (b->syscall == NR_NANOSLEEP || b->syscall == NR_CLOCK_NANOSLEEP)
+	if (b->syscall == TT_NR_nanosleep || b->syscall == TT_NR_clock_nanosleep)
 		return TT_ST_SLEEP;
-	if (b->syscall == NR_FUTEX)
+	if (b->syscall == TT_NR_futex)
 		return TT_ST_LOCK;
 	return TT_ST_UNKNOWN;
 }
@@ -1178,7 +1134,7 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 			snprintf(fd, sizeof(fd), " gpu");
 		else if (rec->flags & REC_F_ANON)
 			snprintf(fd, sizeof(fd), " anon");
-		else if (b->syscall == NR_FUTEX)
+		else if (b->syscall == TT_NR_futex)
 			snprintf(fd, sizeof(fd), " %#llx",
 				 (unsigned long long)b->arg0);
 		break;
@@ -1272,10 +1228,10 @@ static int prepare(struct tt_critpath *cp, size_t nreq)
 		const struct cp_block *b =
 			w->block != NONE32 ? &cp->blocks[w->block] : NULL;
 
-		w->lock = (w->syscall == NR_FUTEX &&
+		w->lock = (w->syscall == TT_NR_futex &&
 			   word_is_lock(cp, w->arg0, tgid_of(cp, w->waker_tid),
 					limit)) ||
-			  (b && b->syscall == NR_FUTEX &&
+			  (b && b->syscall == TT_NR_futex &&
 			   word_is_lock(cp, b->arg0, tgid_of(cp, w->target_tid),
 					limit));
 	}
@@ -1805,8 +1761,8 @@ static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 			const struct cp_wake *later)
 {
-	return w->target_tid == later->target_tid && w->syscall == NR_FUTEX &&
-	       later->syscall == NR_FUTEX && w->arg0 != later->arg0 &&
+	return w->target_tid == later->target_tid && w->syscall == TT_NR_futex &&
+	       later->syscall == TT_NR_futex && w->arg0 != later->arg0 &&
 	       later->ts - w->ts <= DOUBLE_WAKE_NS &&
 	       !blocked_in(c, w->ts, later->ts);
 }

@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "perfetto.h"
 #include "report.h"
+#include "tt_arch.h"
 #include "ttfile.h"
 
 struct report_args {
@@ -125,6 +126,26 @@ cleanup:
 	return ret;
 }
 
+/*
+ * A recording holds its machine's raw syscall numbers: analysing one from
+ * another architecture would classify waits by the wrong numbers, so only
+ * its events are shown. Files from before the field are x86-64's.
+ */
+static bool arch_readable(const char *path, __u32 arch, bool events_only)
+{
+	static const char *const names[] = TT_ARCH_NAMES;
+	const char *name = arch < sizeof(names) / sizeof(names[0]) ?
+				   names[arch] :
+				   "an unknown architecture";
+
+	if (!arch || arch == TT_ARCH)
+		return true;
+	fprintf(stderr, "ttftrace: %s%s was recorded on %s, this ttftrace analyses %s recordings only (syscall numbers differ)%s\n",
+		events_only ? "warning: " : "", path, name, names[TT_ARCH],
+		events_only ? "; its events follow, with that architecture's syscall numbers" : "");
+	return events_only;
+}
+
 int tt_cmd_report(int argc, char **argv)
 {
 	struct argp argp = { report_options, report_parse, "FILE", report_doc };
@@ -145,11 +166,13 @@ int tt_cmd_report(int argc, char **argv)
 		fprintf(stderr, "ttftrace: %s\n", err);
 		return 1;
 	}
+	meta = tt_reader_meta(r);
+	if (!arch_readable(a.path, meta->arch, a.events))
+		goto cleanup;
 	an = tt_analyzer_new();
 	/* paths are printed for -R and drawn for -P; else their stages do */
 	if (an)
 		tt_analyzer_keep_paths(an, a.request || a.perfetto);
-	meta = tt_reader_meta(r);
 	a.opts.gpu = tt_gpustats_new(meta->devs, meta->ndevs);
 	if (!an || !a.opts.gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
 	    tt_analyzer_add_devices(an, meta->devs, meta->ndevs)) {
