@@ -84,8 +84,9 @@ struct tt_hmap_ent *tt_hmap_insert(struct tt_hmap *m, __u64 k1, __u32 k2,
 	i = home(m, k1, k2);
 	while (m->e[i].used)
 		i = (i + 1) & (m->cap - 1);
-	m->e[i] = (struct tt_hmap_ent){ .k1 = k1, .k2 = k2, .used = 1,
-					.val = val };
+	m->e[i] = (struct tt_hmap_ent){
+		.k1 = k1, .k2 = k2, .used = 1, .val = val
+	};
 	m->n++;
 	return &m->e[i];
 }

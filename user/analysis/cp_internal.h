@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Private to the critical-path analysis (threads.c, waits.c, handoff.c,
+ * walk.c, timeline.c): the timelines' records, the walk's state, and the
+ * thresholds of its rules, each justified in docs/design.md §4.
+ */
+#ifndef TT_CP_INTERNAL_H
+#define TT_CP_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "containers.h"
+#include "critpath.h"
+
+#define NONE32 UINT32_MAX
+/* A hand-off burst ends when the consumer blocks or runs this long. */
+#define BURST_GAP_NS 100000ULL
+/* A wakeup may be traced just before its target's switch-out completes. */
+#define WAKE_RACE_NS 50000ULL
+/* A condvar signal and its mutex's unlock wake one target this close. */
+#define DOUBLE_WAKE_NS 1000000ULL
+/* A futex word waited on more than this many times per request is a lock, */
+#define LOCK_WAITS_PER_REQ 4
+/* and so is one that a thread both waits on and wakes, this often waited. */
+#define LOCK_SHARED_WAITS 3
+/* Back-to-back launches (less than this apart) on a path ... */
+#define LAUNCH_GAP_NS 50000ULL
+/* ... are charged as one segment from this many. */
+#define LAUNCH_RUN 8
+
+enum rec_state {
+	REC_RUNNING = 1,
+	REC_RUNNABLE,
+	REC_BLOCKED,
+};
+
+/* cp_rec.flags */
+#define REC_F_IOWAIT (1u << 0) /* blocked in I/O wait */
+#define REC_F_FD (1u << 1) /* the block's fd_* are valid */
+#define REC_F_PREEMPT (1u << 2) /* runnable because preempted */
+#define REC_F_ANON (1u << 3) /* the fd is an anon inode (eventfd, timerfd...) */
+#define REC_F_PRETRACE (1u << 4) /* blocked since before the first event */
+
+/* One state change of a thread: state holds from ts to the next record. */
+struct cp_rec {
+	__u64 ts;
+	__u32 info; /* BLOCKED: index in blocks; RUNNABLE: in wakes or NONE32 */
+	__u8 state; /* enum rec_state */
+	__u8 flags; /* REC_F_* */
+	__u16 pad;
+};
+
+/* What a thread blocked in, read at its switch-out. */
+struct cp_block {
+	__u64 arg0;
+	__u64 fd_ino;
+	__s32 syscall;
+	__u32 fd_mode;
+	__u32 fd_rdev;
+	__u32 fd_dev;
+};
+
+/*
+ * A CUDA call of a thread, or a piece of one: a call with calls nested in
+ * it is stored as the pieces around them, so that a thread's calls are
+ * sorted and disjoint and the innermost names each instant.
+ */
+struct cp_call {
+	__u64 start, end;
+	__s32 ret;
+	__u16 fn; /* index in tt_cuda_fns() */
+	__u8 cls; /* enum tt_cuda_class, 0 for an unknown fn */
+};
+
+/* An ioctl on a GPU device node. */
+struct cp_ioctl {
+	__u64 start, end;
+	__u64 ino;
+	__s64 ret;
+	__u32 cmd, rdev, dev;
+};
+
+/* A registered GPU device node. */
+struct cp_gpudev {
+	__u32 rdev; /* 0: not a char device, known by dev and ino */
+	__u32 dev;
+	__u64 ino;
+	__u32 kind; /* enum tt_gpu_kind */
+	char path[64]; /* "" when unknown */
+};
+
+enum wake_ctx {
+	CTX_PROCESS = 0, /* waker_tid is the waker */
+	CTX_SOFTIRQ, /* waker_tid is current (the sender on loopback TCP) */
+	CTX_HARDIRQ, /* waker_tid is whoever the interrupt landed on */
+};
+
+struct cp_wake {
+	__u64 ts;
+	__u64 arg0; /* the waker's first syscall argument (FUTEX_WAKE's word) */
+	__u32 waker_tid;
+	__u32 target_tid;
+	__u32 block; /* the target's block, NONE32 if it was not blocked */
+	__s16 syscall; /* the waker's syscall, -1 outside process context */
+	__u8 ctx; /* enum wake_ctx */
+	__u8 lock; /* through a lock word: followed, never a hand-off */
+};
+
+struct cp_thread {
+	__u32 tid, tgid;
+	struct cp_rec *recs;
+	size_t nrecs, caprecs;
+	__u32 *wout; /* wakes this thread made in process context */
+	size_t nwout, capwout;
+	__u32 *cand; /* wout less lock wakes, rebuilt by cp_prepare() */
+	size_t ncand;
+	struct cp_call *calls; /* sorted, disjoint */
+	size_t ncalls, capcalls;
+	size_t nsync; /* sync calls among them */
+	struct cp_ioctl *ioctls; /* sorted, disjoint */
+	size_t nioctls, capioctls;
+	/* A wake seen while it ran: it may race the switch-out that follows. */
+	__u32 pending;
+	__u64 pending_ts;
+	__u64 exit_ts; /* its TT_EV_EXIT, 0 if none seen */
+	bool has_comm;
+	char comm[TT_COMM_LEN];
+};
+
+/* A futex word's use: how often it is waited on, and by whom both sides. */
+struct cp_word {
+	__u32 waits;
+	__u32 waiter[2]; /* the first two threads that waited on it */
+	__u32 waker[2]; /* the first two threads that woke it */
+};
+
+struct cp_window {
+	__u64 start, end;
+};
+
+struct segvec {
+	struct tt_cp_segment *v;
+	size_t n, cap;
+};
+
+struct tt_critpath {
+	struct cp_thread **threads;
+	size_t nthreads, capthreads;
+	struct tt_hmap tids; /* tid -> index in threads */
+	struct tt_hmap tgids; /* traced processes */
+	struct tt_hmap futex_words; /* (word, tgid) -> index in words */
+	struct cp_word *words;
+	size_t nwords, capwords;
+	struct cp_block *blocks;
+	size_t nblocks, capblocks;
+	struct cp_wake *wakes;
+	size_t nwakes, capwakes;
+	struct cp_window *lost;
+	size_t nlost, caplost;
+	struct cp_window *lost_merged; /* sorted, disjoint: by cp_prepare() */
+	size_t nlost_merged;
+	__u32 *gpu_threads; /* threads with sync calls, by cp_prepare() */
+	size_t ngpu_threads;
+	struct cp_gpudev *gpu_devs;
+	size_t ngpu_devs, capgpu_devs;
+	__u32 *gpu_majors;
+	size_t ngpu_majors, capgpu_majors;
+	__u64 events;
+	__u64 gpu_calls, ioctls; /* stored */
+	__u64 first_ts, last_ts; /* of the events fed ... */
+	bool timed; /* ... when any was in time */
+	__u64 intervals;
+	/* cp_prepare() ran for this many requests and events */
+	size_t prep_nreq;
+	__u64 prep_events;
+	bool prepared;
+	__u64 lock_words;
+	/* the walk's buffers, reused from request to request: growing new
+	 * ones for each of thousands of requests was a tenth of report */
+	struct segvec walk_path, walk_segs;
+	bool drop_segments; /* results keep their stage sums only */
+};
+
+struct rq_ent {
+	__u32 tid;
+	__u32 req;
+	__u64 start, end; /* the request is alive in [start, end] */
+	/* over the entries of this tid up to here: the two latest ends of
+	 * distinct requests (end2 0 when none) */
+	__u64 end1, end2;
+	__u32 req1;
+};
+
+/* A thread's read (t_read) or first token write of a request. */
+struct rq_act {
+	__u32 tid;
+	__u32 req;
+	__u64 t;
+};
+
+struct rq_index {
+	struct rq_ent *e;
+	size_t n;
+	struct rq_act *act; /* sorted by tid, then t */
+	size_t nact;
+};
+
+struct walk {
+	struct tt_critpath *cp;
+	const struct rq_index *ix;
+	const struct tt_cp_request *rq;
+	__u32 ri;
+	__u64 a, r, f, w; /* t_arrive, t_read, t_first_write, t_wire clamped */
+	struct segvec path; /* walk segments, latest first */
+	__u32 incomplete;
+	__u64 nodata_end; /* the path has no data before it */
+	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
+	/* consumers whose burst with this request's own hand-off was passed */
+	__u32 *passed;
+	size_t npassed, cappassed;
+	int err;
+};
+
+/* What the walk knows of the consumer it is on (the thread it jumped to). */
+struct consumer {
+	bool entered; /* false on the writer, before any jump */
+	bool has_tb;
+	__u64 tb; /* the last wake of the previous hand-off burst */
+	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
+};
+
+/* handoff.c */
+__u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
+		    __u64 to);
+__u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
+__u64 cp_handoff_point(const struct walk *wk, __u64 tb);
+bool cp_own_passed(const struct walk *wk, __u32 tid);
+int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
+		      size_t n);
+void cp_rq_index_free(struct rq_index *ix);
+bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req);
+void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
+		      __u64 floor, __u32 from, struct consumer *cs);
+
+/* Why a blocked record is a wait for the GPU, if it is one. */
+struct gpu_wait {
+	const struct cp_call *sync; /* the sync call it is in */
+	const struct cp_ioctl *ioc; /* the GPU ioctl it is in */
+	const struct cp_gpudev *dev; /* the device, when registered */
+	bool fd; /* on a GPU device fd */
+};
+
+/* threads.c */
+long cp_rec_before(const struct cp_thread *th, __u64 t);
+struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid);
+
+/* waits.c */
+bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
+enum tt_stage cp_block_judge(const struct tt_critpath *cp,
+			     const struct cp_thread *th,
+			     const struct cp_rec *rec, char *buf, size_t len);
+const struct cp_call *cp_call_at(const struct cp_thread *th, __u64 t);
+size_t cp_calls_before(const struct cp_thread *th, __u64 t);
+void cp_cuda_fn_name(__u16 fn, char *buf, size_t len);
+bool cp_gpu_wait_of(const struct tt_critpath *cp, const struct cp_thread *th,
+		    const struct cp_rec *rec, struct gpu_wait *gw);
+void cp_ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
+		   char *buf, size_t len);
+size_t cp_ioctls_before(const struct cp_thread *th, __u64 t);
+bool cp_is_launch(const struct cp_call *c);
+void cp_label(char *buf, size_t len, const char *a, const char *b);
+long cp_lost_before(const struct tt_critpath *cp, __u64 t);
+int cp_prepare(struct tt_critpath *cp, size_t nreq);
+
+/* walk.c */
+struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
+				   const struct cp_thread *th, long k);
+
+#endif /* TT_CP_INTERNAL_H */

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Hand-offs and the dispatch rules: who serves which request when, a
+ * consumer's hand-off bursts, and t_dispatch by pick-up, hand-off or the
+ * GPU rule (docs/design.md §4.4).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+#include "gpu.h"
+#include "tt_arch.h"
+
+/* ---- request threads: who serves which request, when ---- */
+
+static int cmp_rq_ent(const void *a, const void *b)
+{
+	const struct rq_ent *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->req < y->req ? -1 : x->req > y->req;
+}
+
+static int cmp_rq_act(const void *a, const void *b)
+{
+	const struct rq_act *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->req < y->req ? -1 : x->req > y->req;
+}
+
+void cp_rq_index_free(struct rq_index *ix)
+{
+	free(ix->e);
+	free(ix->act);
+	memset(ix, 0, sizeof(*ix));
+}
+
+int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
+		      size_t n)
+{
+	size_t i, k = 0;
+
+	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
+	ix->act = malloc((n ? n : 1) * 2 * sizeof(*ix->act));
+	if (!ix->e || !ix->act)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct tt_cp_request *rq = &rqs[i];
+		__u64 start = rq->t_arrive ? rq->t_arrive : rq->t_read;
+		__u64 end = rq->t_end ? rq->t_end : UINT64_MAX;
+
+		if (rq->reader_tid && rq->t_read)
+			ix->act[ix->nact++] = (struct rq_act){
+				.tid = rq->reader_tid, .req = i, .t = rq->t_read
+			};
+		if (rq->writer_tid && rq->t_first_write)
+			ix->act[ix->nact++] =
+				(struct rq_act){ .tid = rq->writer_tid,
+						 .req = i,
+						 .t = rq->t_first_write };
+
+		if (rq->reader_tid)
+			ix->e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
+						      .req = i,
+						      .start = start,
+						      .end = end };
+		if (rq->writer_tid && rq->writer_tid != rq->reader_tid)
+			ix->e[k++] = (struct rq_ent){ .tid = rq->writer_tid,
+						      .req = i,
+						      .start = start,
+						      .end = end };
+	}
+	qsort(ix->e, k, sizeof(*ix->e), cmp_rq_ent);
+	qsort(ix->act, ix->nact, sizeof(*ix->act), cmp_rq_act);
+	for (i = 0; i < k; i++) {
+		struct rq_ent *e = &ix->e[i], *p = i ? &ix->e[i - 1] : NULL;
+
+		if (!p || p->tid != e->tid) {
+			e->end1 = e->end;
+			e->req1 = e->req;
+			e->end2 = 0;
+		} else if (e->end >= p->end1) {
+			e->end1 = e->end;
+			e->req1 = e->req;
+			e->end2 = p->end1;
+		} else {
+			e->end1 = p->end1;
+			e->req1 = p->req1;
+			e->end2 = e->end > p->end2 ? e->end : p->end2;
+		}
+	}
+	ix->n = k;
+	return 0;
+}
+
+/* First entry whose tid is >= tid, or > tid when above. */
+static size_t rq_bound(const struct rq_index *ix, __u32 tid, bool above)
+{
+	size_t a = 0, b = ix->n, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->e[mid].tid < tid || (above && ix->e[mid].tid == tid))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+/* The entries of tid: [*lo, *hi). */
+static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
+		     size_t *hi)
+{
+	*lo = rq_bound(ix, tid, false);
+	*hi = rq_bound(ix, tid, true);
+}
+
+/* tid serves a request other than req that is alive at ts. */
+static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+			   __u32 req)
+{
+	size_t lo, hi, a, b, mid;
+	const struct rq_ent *e;
+
+	rq_range(ix, tid, &lo, &hi);
+	a = lo;
+	b = hi;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->e[mid].start <= ts)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a == lo)
+		return false;
+	e = &ix->e[a - 1];
+	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+}
+
+/* tid's first read or first write of a request other than req after t, or
+ * UINT64_MAX. */
+static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
+			 __u32 req)
+{
+	size_t a = 0, b = ix->nact, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->act[mid].tid < tid ||
+		    (ix->act[mid].tid == tid && ix->act[mid].t <= t))
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < ix->nact && ix->act[a].tid == tid; a++)
+		if (ix->act[a].req != req)
+			return ix->act[a].t;
+	return UINT64_MAX;
+}
+
+/* tid serves request req and no other. */
+bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req)
+{
+	size_t lo, hi, i;
+
+	rq_range(ix, tid, &lo, &hi);
+	for (i = lo; i < hi; i++)
+		if (ix->e[i].req != req)
+			return false;
+	return hi > lo;
+}
+
+/* This request's reader or writer. */
+static bool rq_thread(const struct walk *wk, __u32 tid)
+{
+	return tid == wk->rq->reader_tid || tid == wk->rq->writer_tid;
+}
+
+/* This request's reader, writer or the thread the walk came from. */
+static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
+{
+	return rq_thread(wk, tid) || (from && tid == from);
+}
+
+/* c blocked in (t_old, t_new]. */
+static bool blocked_in(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+{
+	long k;
+
+	for (k = cp_rec_before(c, t_new); k >= 0; k--) {
+		if (c->recs[k].state == REC_BLOCKED && c->recs[k].ts > t_old)
+			return true;
+		if (c->recs[k].ts <= t_old)
+			break;
+	}
+	return false;
+}
+
+/* c blocked or ran more than BURST_GAP_NS in [t_old, t_new]. */
+static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+{
+	__u64 run = 0, hi = t_new, lo;
+	long k;
+
+	for (k = cp_rec_before(c, t_new); k >= 0; k--) {
+		lo = c->recs[k].ts > t_old ? c->recs[k].ts : t_old;
+		if (c->recs[k].state == REC_BLOCKED)
+			return true;
+		if (c->recs[k].state == REC_RUNNING) {
+			run += hi - lo;
+			if (run > BURST_GAP_NS)
+				return true;
+		}
+		if (c->recs[k].ts <= t_old)
+			break;
+		hi = lo;
+	}
+	return false;
+}
+
+/*
+ * c's wake w and its later wake of the same target are one hand-off: a
+ * condition variable signalled under its mutex wakes the target, which
+ * then blocks on the mutex c still holds, and c's unlock wakes it again,
+ * through another word, c running all the while.
+ */
+static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
+			const struct cp_wake *later)
+{
+	return w->target_tid == later->target_tid &&
+	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
+	       w->arg0 != later->arg0 && later->ts - w->ts <= DOUBLE_WAKE_NS &&
+	       !blocked_in(c, w->ts, later->ts);
+}
+
+bool cp_own_passed(const struct walk *wk, __u32 tid)
+{
+	size_t i;
+
+	for (i = 0; i < wk->npassed; i++)
+		if (wk->passed[i] == tid)
+			return true;
+	return false;
+}
+
+/* A burst of c's hand-offs being grouped by cp_scan_consumer(). */
+struct burst {
+	bool open;
+	bool own; /* carries this request's own hand-off */
+	bool other; /* carries a hand-off to another request ... */
+	__u64 other_ts; /* ... the latest at this time */
+	const struct cp_wake *low; /* its earliest wake so far */
+};
+
+/*
+ * Judges a burst cp_scan_consumer() closed: true when its hand-off to another
+ * request is the boundary. The first own burst back is skipped (may_skip
+ * cleared); one that only wakes this request's own threads is never a
+ * boundary.
+ */
+static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
+{
+	b->open = false;
+	if (*may_skip && b->own) {
+		cs->own_low = b->low->ts;
+		*may_skip = false;
+		return false;
+	}
+	if (!b->other)
+		return false;
+	cs->has_tb = true;
+	cs->tb = b->other_ts;
+	return true;
+}
+
+/*
+ * Consumer c was entered at tj through a wake of thread from (0 when that
+ * wake was through a lock). Its hand-offs before tj are its wakes of
+ * threads serving other live requests, of from, and of this request's
+ * reader and writer, grouped in bursts (a double wake is one). The first
+ * burst back is skipped when it carries this request's own hand-off (the
+ * wake of from, or one of this request's threads when c's own burst is
+ * still ahead); the latest wake to another request in the next burst that
+ * has one is the boundary tb. A wake of this request's own thread that
+ * serves no other live request is never a boundary: with one request in
+ * flight, a consumer that wakes its writer twice has handed nothing else
+ * off.
+ */
+void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
+		      __u64 floor, __u32 from, struct consumer *cs)
+{
+	const struct tt_critpath *cp = wk->cp;
+	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
+	struct burst b = { 0 };
+	size_t lo = 0, hi = c->ncand, mid;
+	long i;
+
+	cs->has_tb = false;
+	cs->own_low = 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->wakes[c->cand[mid]].ts <= tj)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = (long)lo - 1; i >= 0; i--) {
+		const struct cp_wake *w = &cp->wakes[c->cand[i]];
+
+		if (w->ts < floor)
+			break;
+		if (w->target_tid == c->tid)
+			continue;
+		alive = rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri);
+		mine = own_target(wk, w->target_tid, from);
+		if (!alive && !mine)
+			continue;
+		if (b.open && !double_wake(c, w, b.low) &&
+		    burst_break(c, w->ts, b.low->ts) &&
+		    burst_close(&b, &may_skip, cs))
+			return;
+		if (!b.open)
+			b = (struct burst){ .open = true };
+		if (mine)
+			b.own = true;
+		/* from serving no request here may hand off others' work */
+		if (!b.other && (alive || !rq_thread(wk, w->target_tid))) {
+			b.other = true;
+			b.other_ts = w->ts;
+		}
+		b.low = w;
+	}
+	if (b.open)
+		burst_close(&b, &may_skip, cs);
+}
+
+/*
+ * Where the reader let the request go, for a queue that a busy consumer's
+ * boundary tb ends: its first wake of another thread (not through a lock),
+ * its first block, or its next read or first write of another request
+ * after t_read, whichever comes first; tb when none comes before. The
+ * enqueue makes no wakeup when the consumer is busy: the end of the
+ * reader's own work on the request is the best evidence of it.
+ */
+__u64 cp_handoff_point(const struct walk *wk, __u64 tb)
+{
+	const struct cp_thread *th = cp_thread_find(wk->cp, wk->rq->reader_tid);
+	__u64 t = tb, next;
+	size_t a = 0, b, mid;
+	long k;
+
+	if (!th)
+		return wk->r;
+	k = cp_rec_before(th, wk->r + 1);
+	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
+	     k++) {
+		if (th->recs[k].state == REC_BLOCKED) {
+			t = th->recs[k].ts > wk->r ? th->recs[k].ts : wk->r;
+			break;
+		}
+	}
+	b = th->ncand;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (wk->cp->wakes[th->cand[mid]].ts < wk->r)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
+		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid) {
+			t = wk->cp->wakes[th->cand[a]].ts;
+			break;
+		}
+	}
+	next = rq_next_act(wk->ix, th->tid, wk->r, wk->ri);
+	return next < t ? next : t;
+}
+
+/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
+ * its hand-offs (a wake inside a call is the driver's business). */
+static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		       __u64 lo, __u64 hi)
+{
+	size_t a = 0, b = th->ncand, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (cp->wakes[th->cand[mid]].ts < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < th->ncand; a++) {
+		const struct cp_wake *w = &cp->wakes[th->cand[a]];
+
+		if (w->ts > hi)
+			break;
+		if (w->target_tid != th->tid && !cp_call_at(th, w->ts))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * DESIGN §4's GPU rule on thread th, which handed the token on at ve: the
+ * iteration that made it ends with th's last sync call ending in
+ * (floor, ve]; it began with the first launch after the sync before it
+ * that a hand-off followed (any sync, when th hands nothing off where the
+ * walk can see it: a lock-free ring). That sync must end after floor: a
+ * request read while the previous iteration still ran waited for the next
+ * one. Returns the start of that first launch, or 0.
+ */
+static __u64 gpu_boundary(const struct tt_critpath *cp,
+			  const struct cp_thread *th, __u64 floor, __u64 ve)
+{
+	const struct cp_call *c;
+	long j = (long)cp_calls_before(th, ve) - 1, i, first = -1;
+	bool visible;
+
+	for (; j >= 0; j--) {
+		c = &th->calls[j];
+		if (c->end <= floor)
+			return 0;
+		if (c->cls == TT_CUDA_SYNC && c->end <= ve)
+			break;
+	}
+	if (j < 0)
+		return 0;
+	visible = handoff_in(cp, th, floor, ve);
+	for (i = j - 1; i >= 0 && th->calls[i].end > floor; i--) {
+		c = &th->calls[i];
+		if (cp_is_launch(c))
+			first = i;
+		else if (c->cls == TT_CUDA_SYNC && first >= 0 &&
+			 (!visible ||
+			  handoff_in(cp, th, c->end, th->calls[first].start)))
+			return th->calls[first].start;
+	}
+	return 0;
+}
+
+/* The one thread of process tgid that syncs with the GPU, or NULL. */
+static const struct cp_thread *gpu_engine(const struct tt_critpath *cp,
+					  __u32 tgid)
+{
+	const struct cp_thread *found = NULL, *th;
+	size_t i;
+
+	for (i = 0; i < cp->ngpu_threads; i++) {
+		th = cp->threads[cp->gpu_threads[i]];
+		if (th->tgid != tgid)
+			continue;
+		if (found)
+			return NULL;
+		found = th;
+	}
+	return found;
+}
+
+/*
+ * When neither a pick-up nor a hand-off ended the queue: the GPU rule on
+ * the threads of the path, the latest first, else on the writer's
+ * process's one GPU thread when the path never reached it (tokens passed
+ * through memory: nothing wakes the writer). The path before the boundary
+ * is dropped: that time is queueing. Returns t_dispatch.
+ */
+__u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule)
+{
+	const struct cp_thread *wr = cp_thread_find(wk->cp, wk->rq->writer_tid);
+	const struct cp_thread *th;
+	struct segvec *p = &wk->path;
+	__u64 ve = wk->f, tg = 0;
+	bool tried = false;
+	size_t i = 0, n;
+
+	while (i < p->n && !tg) {
+		th = cp_thread_find(wk->cp, p->v[i].tid);
+		if (th && th->nsync) {
+			tg = gpu_boundary(wk->cp, th, wk->r, ve);
+			tried = true;
+		}
+		/* the next visit: the thread before this one on the path */
+		while (i + 1 < p->n && p->v[i + 1].tid == p->v[i].tid)
+			i++;
+		ve = p->v[i].start;
+		i++;
+	}
+	th = !tried && wr ? gpu_engine(wk->cp, wr->tgid) : NULL;
+	if (th)
+		tg = gpu_boundary(wk->cp, th, wk->r, wk->f);
+	if (!tg || tg <= disp || tg >= wk->f)
+		return disp;
+	for (n = p->n; n && p->v[n - 1].start + p->v[n - 1].dur <= tg; n--)
+		;
+	if (n && p->v[n - 1].start < tg) {
+		p->v[n - 1].dur -= tg - p->v[n - 1].start;
+		p->v[n - 1].start = tg;
+	}
+	p->n = n;
+	if (tg >= wk->nodata_end)
+		wk->incomplete &= ~TT_CP_INC_NO_DATA;
+	*rule = TT_CP_DISP_GPU;
+	return tg;
+}
+
+/* Latest wake of the writer the walk would follow, not through a lock, in
+ * [from, to]; to when there is none (the writer made the token itself). */
+__u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
+		    __u64 to)
+{
+	const struct cp_thread *th = cp_thread_find(cp, writer);
+	long k;
+
+	if (!th)
+		return to;
+	for (k = cp_rec_before(th, to + 1); k >= 0 && th->recs[k].ts >= from;
+	     k--) {
+		if (cp_wake_followed(cp, th, k) &&
+		    !cp->wakes[th->recs[k].info].lock)
+			return th->recs[k].ts;
+	}
+	return to;
+}

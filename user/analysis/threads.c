@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Thread timelines: each traced thread's state changes (running,
+ * runnable, blocked), its wakes, GPU calls and ioctls, and its name: the
+ * one owner of thread names (docs/design.md §4.1).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+#include "gpu.h"
+#include "tt_arch.h"
+
+/* ---- object ---- */
+
+struct tt_critpath *tt_critpath_new(void)
+{
+	return calloc(1, sizeof(struct tt_critpath));
+}
+
+void tt_critpath_free(struct tt_critpath *cp)
+{
+	size_t i;
+
+	if (!cp)
+		return;
+	for (i = 0; i < cp->nthreads; i++) {
+		free(cp->threads[i]->recs);
+		free(cp->threads[i]->wout);
+		free(cp->threads[i]->cand);
+		free(cp->threads[i]->calls);
+		free(cp->threads[i]->ioctls);
+		free(cp->threads[i]);
+	}
+	free(cp->threads);
+	tt_hmap_free(&cp->tids);
+	tt_hmap_free(&cp->tgids);
+	tt_hmap_free(&cp->futex_words);
+	free(cp->words);
+	free(cp->blocks);
+	free(cp->wakes);
+	free(cp->lost);
+	free(cp->lost_merged);
+	free(cp->gpu_devs);
+	free(cp->gpu_threads);
+	free(cp->gpu_majors);
+	free(cp->walk_path.v);
+	free(cp->walk_segs.v);
+	free(cp);
+}
+
+void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop)
+{
+	cp->drop_segments = drop;
+}
+
+struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid)
+{
+	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
+
+	return ent ? cp->threads[ent->val] : NULL;
+}
+
+static bool is_traced(const struct tt_critpath *cp, __u32 tid, __u32 tgid)
+{
+	if (!tid)
+		return false;
+	return tt_hmap_find(&cp->tids, tid, 0) ||
+	       tt_hmap_find(&cp->tgids, tgid, 0);
+}
+
+int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
+{
+	if (!tgid)
+		return 0;
+	return tt_hmap_insert(&cp->tgids, tgid, 0, 0) ? 0 : -ENOMEM;
+}
+
+/* The thread tid, created (and its process marked traced) when new. */
+static struct cp_thread *thread_ensure(struct tt_critpath *cp, __u32 tid,
+				       __u32 tgid)
+{
+	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
+	struct cp_thread *th;
+
+	if (ent)
+		return cp->threads[ent->val];
+	if (tt_grow((void **)&cp->threads, &cp->capthreads, cp->nthreads + 1,
+		    sizeof(*cp->threads)))
+		return NULL;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		return NULL;
+	if (!tt_hmap_insert(&cp->tids, tid, 0, cp->nthreads) ||
+	    tt_critpath_add_tgid(cp, tgid)) {
+		free(th);
+		return NULL;
+	}
+	th->tid = tid;
+	th->tgid = tgid;
+	th->pending = NONE32;
+	cp->threads[cp->nthreads++] = th;
+	return th;
+}
+
+static int rec_push(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
+		    enum rec_state state, __u32 info, __u8 flags)
+{
+	struct cp_rec *last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+
+	if (last) {
+		/* keep the records sorted even if the caller's order slips */
+		if (ts < last->ts)
+			ts = last->ts;
+		if (last->state == state && info == NONE32 &&
+		    last->info == NONE32 && last->flags == flags)
+			return 0;
+	}
+	if (tt_grow((void **)&th->recs, &th->caprecs, th->nrecs + 1,
+		    sizeof(*th->recs)))
+		return -ENOMEM;
+	th->recs[th->nrecs++] = (struct cp_rec){
+		.ts = ts, .info = info, .state = state, .flags = flags
+	};
+	cp->intervals++;
+	return 0;
+}
+
+/* Largest k with recs[k].ts < t, or -1. */
+long cp_rec_before(const struct cp_thread *th, __u64 t)
+{
+	size_t lo = 0, hi = th->nrecs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (th->recs[mid].ts < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}
+
+/* ---- feeding ---- */
+
+/* The use of futex word (word, tgid), created when new. */
+static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
+{
+	struct tt_hmap_ent *ent;
+
+	if (tt_grow((void **)&cp->words, &cp->capwords, cp->nwords + 1,
+		    sizeof(*cp->words)))
+		return NULL;
+	ent = tt_hmap_insert(&cp->futex_words, word, tgid, cp->nwords);
+	if (!ent)
+		return NULL;
+	if (ent->val == cp->nwords)
+		memset(&cp->words[cp->nwords++], 0, sizeof(*cp->words));
+	return &cp->words[ent->val];
+}
+
+static void word_note(__u32 *tids, __u32 tid)
+{
+	if (!tids[0])
+		tids[0] = tid;
+	else if (tids[0] != tid && !tids[1])
+		tids[1] = tid;
+}
+
+static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
+		      const struct tt_switch *sw)
+{
+	struct cp_block *b;
+	__u32 bidx, pending = th->pending;
+	__u8 flags = 0;
+	int err;
+
+	th->pending = NONE32;
+	if (sw->prev_state == 0)
+		return rec_push(cp, th, ts, REC_RUNNABLE, NONE32,
+				REC_F_PREEMPT);
+	if (tt_grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+		    sizeof(*cp->blocks)))
+		return -ENOMEM;
+	bidx = cp->nblocks++;
+	b = &cp->blocks[bidx];
+	b->syscall = sw->syscall_nr;
+	b->arg0 = sw->arg0;
+	b->fd_mode = sw->fd_mode;
+	b->fd_rdev = sw->fd_rdev;
+	b->fd_dev = sw->fd_dev;
+	b->fd_ino = sw->fd_ino;
+	if (sw->sw_flags & TT_SW_IOWAIT)
+		flags |= REC_F_IOWAIT;
+	if (sw->sw_flags & TT_SW_FD)
+		flags |= REC_F_FD;
+	if ((sw->sw_flags & (TT_SW_FD | TT_SW_ANON_INODE)) ==
+	    (TT_SW_FD | TT_SW_ANON_INODE))
+		flags |= REC_F_ANON;
+	if (sw->syscall_nr == TT_NR_futex) {
+		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
+
+		if (!fw)
+			return -ENOMEM;
+		fw->waits++;
+		word_note(fw->waiter, th->tid);
+	}
+	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
+	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS)
+		return err;
+	/* woken while still switching out: runnable from the switch on */
+	cp->wakes[pending].block = bidx;
+	return rec_push(cp, th, ts, REC_RUNNABLE, pending, 0);
+}
+
+static int on_switch(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_switch *sw = &ev->sw;
+	struct cp_thread *th;
+	int err;
+
+	if ((sw->sw_flags & TT_SW_PREV_TRACED) && ev->h.tid) {
+		th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		if (!th)
+			return -ENOMEM;
+		err = switch_out(cp, th, ev->h.ts, sw);
+		if (err)
+			return err;
+	}
+	if ((sw->sw_flags & TT_SW_NEXT_TRACED) && sw->next_tid) {
+		th = thread_ensure(cp, sw->next_tid, sw->next_tgid);
+		if (!th)
+			return -ENOMEM;
+		th->pending = NONE32;
+		return rec_push(cp, th, ev->h.ts, REC_RUNNING, NONE32, 0);
+	}
+	return 0;
+}
+
+/*
+ * A wakeup of th, which has no event before it, at ts: it was blocked
+ * since the first event fed, in a wait nothing tells (syscall -1).
+ */
+static int pretrace_block(struct tt_critpath *cp, struct cp_thread *th,
+			  __u64 ts)
+{
+	__u64 since = cp->first_ts < ts ? cp->first_ts : ts;
+
+	if (tt_grow((void **)&cp->blocks, &cp->capblocks, cp->nblocks + 1,
+		    sizeof(*cp->blocks)))
+		return -ENOMEM;
+	memset(&cp->blocks[cp->nblocks], 0, sizeof(*cp->blocks));
+	cp->blocks[cp->nblocks].syscall = -1;
+	return rec_push(cp, th, since, REC_BLOCKED, cp->nblocks++,
+			REC_F_PRETRACE);
+}
+
+static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_wake *w = &ev->wake;
+	bool new_thread = ev->h.type == TT_EV_WAKEUP_NEW;
+	struct cp_thread *waker = NULL, *th;
+	struct cp_rec *last;
+	struct cp_wake *wk;
+	enum wake_ctx ctx;
+	bool target_traced;
+	__u32 widx;
+	__s32 nr;
+
+	if (ev->h.flags & TT_F_HARDIRQ)
+		ctx = CTX_HARDIRQ;
+	else if (ev->h.flags & TT_F_SOFTIRQ)
+		ctx = CTX_SOFTIRQ;
+	else
+		ctx = CTX_PROCESS;
+	if (ctx != CTX_HARDIRQ && is_traced(cp, ev->h.tid, ev->h.tgid)) {
+		waker = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		if (!waker)
+			return -ENOMEM;
+	}
+	/* the recorder emits the wakeups of traced threads only */
+	target_traced = w->target_tid != 0;
+	if (!target_traced && !(waker && ctx == CTX_PROCESS))
+		return 0;
+	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
+		return 0;
+	if (tt_grow((void **)&cp->wakes, &cp->capwakes, cp->nwakes + 1,
+		    sizeof(*cp->wakes)))
+		return -ENOMEM;
+	widx = cp->nwakes++;
+	wk = &cp->wakes[widx];
+	nr = ctx == CTX_PROCESS ? (w->waker_syscall & ~0x40000000) : -1;
+	*wk = (struct cp_wake){
+		.ts = ev->h.ts,
+		.arg0 = ctx == CTX_PROCESS ? w->waker_arg0 : 0,
+		.waker_tid = ev->h.tid,
+		.target_tid = w->target_tid,
+		.block = NONE32,
+		.syscall = nr >= -1 && nr <= INT16_MAX ? nr : -1,
+		.ctx = ctx,
+	};
+	if (waker && ctx == CTX_PROCESS) {
+		if (tt_grow((void **)&waker->wout, &waker->capwout,
+			    waker->nwout + 1, sizeof(*waker->wout)))
+			return -ENOMEM;
+		waker->wout[waker->nwout++] = widx;
+		if (nr == TT_NR_futex) {
+			struct cp_word *fw =
+				word_get(cp, w->waker_arg0, waker->tgid);
+
+			if (!fw)
+				return -ENOMEM;
+			word_note(fw->waker, waker->tid);
+		}
+	}
+	if (!target_traced)
+		return 0;
+	th = thread_ensure(cp, w->target_tid, w->target_tgid);
+	if (!th)
+		return -ENOMEM;
+	if (!th->nrecs && !new_thread) {
+		/* asleep when the trace began: blocked since its first event */
+		int err = pretrace_block(cp, th, ev->h.ts);
+
+		if (err)
+			return err;
+	}
+	last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+	if (last && last->state == REC_RUNNING && !new_thread) {
+		/* not blocked yet: runnable only if its switch-out follows */
+		th->pending = widx;
+		th->pending_ts = ev->h.ts;
+		return 0;
+	}
+	if (last && last->state != REC_BLOCKED)
+		return 0;
+	if (last)
+		wk->block = last->info;
+	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
+}
+
+/*
+ * Appends call c of th, which ended last. The calls that ended inside it
+ * are nested in it: it is stored as the pieces around them. One that
+ * began before the previous call ended (a clock slip) starts at that end.
+ */
+static int call_push(struct tt_critpath *cp, struct cp_thread *th,
+		     struct cp_call c)
+{
+	struct cp_call *nested = NULL, piece;
+	size_t j = th->ncalls, m, i;
+	__u64 cur;
+
+	while (j > 0 && th->calls[j - 1].start >= c.start)
+		j--;
+	cur = j ? th->calls[j - 1].end : 0;
+	if (c.start < cur)
+		c.start = cur;
+	if (c.start >= c.end)
+		return 0;
+	m = th->ncalls - j;
+	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
+		    sizeof(*th->calls)))
+		return -ENOMEM;
+	if (m) {
+		nested = malloc(m * sizeof(*nested));
+		if (!nested)
+			return -ENOMEM;
+		memcpy(nested, &th->calls[j], m * sizeof(*nested));
+	}
+	th->ncalls = j;
+	cur = c.start;
+	for (i = 0; i <= m; i++) {
+		piece = c;
+		piece.start = cur;
+		piece.end = i < m && nested[i].start < c.end ? nested[i].start :
+							       c.end;
+		if (piece.end > piece.start) {
+			th->calls[th->ncalls++] = piece;
+			cur = piece.end;
+		}
+		if (i < m && nested[i].end > cur && nested[i].start >= cur) {
+			th->calls[th->ncalls++] = nested[i];
+			cur = nested[i].end;
+		}
+	}
+	free(nested);
+	return 0;
+}
+
+static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_gpu_call *gc = &ev->call;
+	const struct tt_cuda_fn *fns;
+	struct cp_thread *th;
+	size_t nfns;
+	__u8 cls;
+
+	/* no entry time (the probe came mid-call): no interval */
+	if (!ev->h.tid || !gc->ts_enter || gc->ts_enter >= ev->h.ts)
+		return 0;
+	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th)
+		return -ENOMEM;
+	fns = tt_cuda_fns(&nfns);
+	cls = gc->fn < nfns ? fns[gc->fn].cls : 0;
+	cp->gpu_calls++;
+	if (cls == TT_CUDA_SYNC)
+		th->nsync++;
+	return call_push(cp, th,
+			 (struct cp_call){
+				 .start = gc->ts_enter,
+				 .end = ev->h.ts,
+				 .ret = gc->ret,
+				 .fn = gc->fn,
+				 .cls = cls,
+			 });
+}
+
+static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_ioctl *io = &ev->ioc;
+	struct cp_thread *th;
+	__u64 start = io->ts_enter;
+
+	if (!ev->h.tid || !start || start >= ev->h.ts)
+		return 0;
+	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th)
+		return -ENOMEM;
+	if (th->nioctls && start < th->ioctls[th->nioctls - 1].end)
+		start = th->ioctls[th->nioctls - 1].end;
+	if (start >= ev->h.ts)
+		return 0;
+	if (tt_grow((void **)&th->ioctls, &th->capioctls, th->nioctls + 1,
+		    sizeof(*th->ioctls)))
+		return -ENOMEM;
+	th->ioctls[th->nioctls++] = (struct cp_ioctl){
+		.start = start,
+		.end = ev->h.ts,
+		.ino = io->ino,
+		.ret = io->ret,
+		.cmd = io->cmd,
+		.rdev = io->rdev,
+		.dev = io->dev,
+	};
+	cp->ioctls++;
+	return 0;
+}
+
+static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
+		    const char *comm)
+{
+	struct cp_thread *th = tid ? thread_ensure(cp, tid, tgid) : NULL;
+
+	if (!tid)
+		return 0;
+	if (!th)
+		return -ENOMEM;
+	memcpy(th->comm, comm, TT_COMM_LEN);
+	th->comm[TT_COMM_LEN - 1] = '\0';
+	th->has_comm = true;
+	return 0;
+}
+
+int tt_critpath_name_thread(struct tt_critpath *cp, __u32 tid, __u32 tgid,
+			    const char *comm)
+{
+	return set_comm(cp, tid, tgid, comm);
+}
+
+int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	struct cp_thread *th;
+
+	/* a process table's COMM records (time 0) are not events in time */
+	if (ev->h.type != TT_EV_COMM || ev->h.ts) {
+		if (!cp->timed || ev->h.ts < cp->first_ts)
+			cp->first_ts = ev->h.ts;
+		if (!cp->timed || ev->h.ts > cp->last_ts)
+			cp->last_ts = ev->h.ts;
+		cp->timed = true;
+	}
+	cp->events++;
+	switch (ev->h.type) {
+	case TT_EV_SWITCH:
+		return on_switch(cp, ev);
+	case TT_EV_WAKING:
+	case TT_EV_WAKEUP_NEW:
+		return on_wake(cp, ev);
+	case TT_EV_GPU_CALL:
+		return on_gpu_call(cp, ev);
+	case TT_EV_IOCTL:
+		return on_ioctl(cp, ev);
+	case TT_EV_FORK:
+		th = ev->h.tid ? thread_ensure(cp, ev->h.tid, ev->h.tgid) :
+				 NULL;
+		if (ev->h.tid && !th)
+			return -ENOMEM;
+		return set_comm(cp, ev->fork.child_tid, ev->fork.child_tgid,
+				ev->fork.comm);
+	case TT_EV_COMM:
+		return set_comm(cp, ev->h.tid, ev->h.tgid, ev->comm.comm);
+	case TT_EV_EXIT:
+		th = cp_thread_find(cp, ev->h.tid);
+		if (th)
+			th->exit_ts = ev->h.ts;
+		return 0;
+	case TT_EV_LOST:
+		if (tt_grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
+			    sizeof(*cp->lost)))
+			return -ENOMEM;
+		cp->lost[cp->nlost].start = ev->lost.since_ts < ev->h.ts ?
+						    ev->lost.since_ts :
+						    ev->h.ts;
+		cp->lost[cp->nlost].end = ev->h.ts;
+		cp->nlost++;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+static int add_u32(__u32 **v, size_t *n, size_t *cap, __u32 x)
+{
+	if (tt_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = x;
+	return 0;
+}
+
+static int gpu_dev_add(struct tt_critpath *cp, __u32 rdev, __u32 dev, __u64 ino,
+		       __u32 kind, const char *path)
+{
+	struct cp_gpudev *d;
+	size_t n;
+
+	if (!rdev && !ino)
+		return 0;
+	if (tt_grow((void **)&cp->gpu_devs, &cp->capgpu_devs, cp->ngpu_devs + 1,
+		    sizeof(*cp->gpu_devs)))
+		return -ENOMEM;
+	d = &cp->gpu_devs[cp->ngpu_devs++];
+	memset(d, 0, sizeof(*d));
+	d->rdev = rdev;
+	d->dev = dev;
+	d->ino = ino;
+	d->kind = kind;
+	/* the table's path need not be terminated */
+	n = strnlen(path, sizeof(d->path) - 1);
+	memcpy(d->path, path, n);
+	d->path[n] = '\0';
+	return 0;
+}
+
+int tt_critpath_add_gpu_device(struct tt_critpath *cp,
+			       const struct tt_dev_info *d)
+{
+	return gpu_dev_add(cp, d->rdev, d->dev, d->ino, d->kind, d->path);
+}
+
+int tt_critpath_add_gpu_rdev(struct tt_critpath *cp, __u32 rdev)
+{
+	return gpu_dev_add(cp, rdev, 0, 0, TT_GPU_UNKNOWN, "");
+}
+
+int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major)
+{
+	return add_u32(&cp->gpu_majors, &cp->ngpu_majors, &cp->capgpu_majors,
+		       major);
+}
+
+const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid)
+{
+	const struct cp_thread *th = cp_thread_find(cp, tid);
+
+	return th && th->has_comm ? th->comm : NULL;
+}
+
+void tt_critpath_stats(const struct tt_critpath *cp,
+		       struct tt_critpath_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->events = cp->events;
+	st->threads = cp->nthreads;
+	st->intervals = cp->intervals;
+	st->wakes = cp->nwakes;
+	st->lost_windows = cp->nlost;
+	st->lock_words = cp->lock_words;
+	st->gpu_calls = cp->gpu_calls;
+	st->ioctls = cp->ioctls;
+	st->first_ts = cp->first_ts;
+	st->last_ts = cp->last_ts;
+}

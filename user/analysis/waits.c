@@ -1,0 +1,531 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Why a thread waited: a blocked record's stage and reason (GPU
+ * device, storage, network, sleep, lock) and which futex words are locks
+ * (docs/design.md §4.3).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+#include <sys/stat.h>
+#include "gpu.h"
+#include "tt_arch.h"
+
+/* The syscalls the drill-down names (tt_arch.h: this architecture's). */
+static const struct {
+	int nr;
+	const char *name;
+} syscall_names[] = { TT_SYSCALL_NAMES };
+
+/* ---- names ---- */
+
+const char *tt_stage_name(enum tt_stage s)
+{
+	static const char *const names[TT_ST_MAX] = {
+		[TT_ST_NET_IN] = "network.in",
+		[TT_ST_NET_OUT] = "network.out",
+		[TT_ST_QUEUE] = "scheduler.queue",
+		[TT_ST_RUNQUEUE] = "scheduler.runqueue",
+		[TT_ST_STORAGE] = "storage.io",
+		[TT_ST_GPU] = "compute.gpu",
+		[TT_ST_CPU] = "compute.cpu",
+		[TT_ST_SLEEP] = "other.sleep",
+		[TT_ST_LOCK] = "other.lock",
+		[TT_ST_UNKNOWN] = "other.unknown",
+	};
+
+	return (unsigned int)s < TT_ST_MAX ? names[s] : "?";
+}
+
+const char *tt_cp_state_name(enum tt_cp_state s)
+{
+	switch (s) {
+	case TT_CP_PHASE:
+		return "phase";
+	case TT_CP_RUNNING:
+		return "running";
+	case TT_CP_RUNNABLE:
+		return "runnable";
+	case TT_CP_BLOCKED:
+		return "blocked";
+	case TT_CP_NODATA:
+		return "no-data";
+	}
+	return "?";
+}
+
+const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
+{
+	switch (d) {
+	case TT_CP_DISP_READ:
+		return "read";
+	case TT_CP_DISP_PICKUP:
+		return "pickup";
+	case TT_CP_DISP_HANDOFF:
+		return "handoff";
+	case TT_CP_DISP_GPU:
+		return "gpu";
+	}
+	return "?";
+}
+
+static const char *syscall_name(int nr)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(syscall_names) / sizeof(syscall_names[0]); i++)
+		if (syscall_names[i].nr == nr)
+			return syscall_names[i].name;
+	return NULL;
+}
+
+/* ---- classification of waits ---- */
+
+/*
+ * Whether a node is a registered GPU device: a char device (chr) by its
+ * rdev or major, any node by dev and ino. *d gets the device registered
+ * with the most detail (a path), or NULL for a major alone.
+ */
+static bool gpu_node(const struct tt_critpath *cp, bool chr, __u32 rdev,
+		     __u32 dev, __u64 ino, const struct cp_gpudev **d)
+{
+	const struct cp_gpudev *g;
+	bool major = false;
+	size_t i;
+
+	*d = NULL;
+	for (i = 0; i < cp->ngpu_devs; i++) {
+		g = &cp->gpu_devs[i];
+		if (!((chr && g->rdev && g->rdev == rdev) ||
+		      (g->ino && g->ino == ino && g->dev == dev)))
+			continue;
+		if (!*d || (!(*d)->path[0] && g->path[0]))
+			*d = g;
+	}
+	for (i = 0; chr && !*d && i < cp->ngpu_majors; i++)
+		major |= cp->gpu_majors[i] == rdev >> 20;
+	return *d || major;
+}
+
+/* How many of n intervals, sorted and disjoint, start before t: they are
+ * structs of size stride whose first member is their __u64 start. */
+static size_t starts_before(const void *v, size_t n, size_t stride, __u64 t)
+{
+	size_t lo = 0, hi = n, mid;
+	__u64 start;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		memcpy(&start, (const char *)v + mid * stride, sizeof(start));
+		if (start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+_Static_assert(offsetof(struct cp_call, start) == 0 &&
+		       offsetof(struct cp_ioctl, start) == 0,
+	       "starts_before() reads start at offset 0");
+
+/* Calls of th that start before t (they are sorted and disjoint). */
+size_t cp_calls_before(const struct cp_thread *th, __u64 t)
+{
+	return starts_before(th->calls, th->ncalls, sizeof(*th->calls), t);
+}
+
+size_t cp_ioctls_before(const struct cp_thread *th, __u64 t)
+{
+	return starts_before(th->ioctls, th->nioctls, sizeof(*th->ioctls), t);
+}
+
+/* The call of th around instant t, or NULL. */
+const struct cp_call *cp_call_at(const struct cp_thread *th, __u64 t)
+{
+	size_t i = cp_calls_before(th, t + 1);
+
+	return i && th->calls[i - 1].end > t ? &th->calls[i - 1] : NULL;
+}
+
+static const struct cp_ioctl *ioctl_at(const struct cp_thread *th, __u64 t)
+{
+	size_t i = cp_ioctls_before(th, t + 1);
+
+	return i && th->ioctls[i - 1].end > t ? &th->ioctls[i - 1] : NULL;
+}
+
+/* "a b" in buf, cut to fit: a reason is a cp_label, not a record. */
+void cp_label(char *buf, size_t len, const char *a, const char *b)
+{
+	size_t n = 0;
+
+	while (*a && n + 1 < len)
+		buf[n++] = *a++;
+	if (n + 1 < len)
+		buf[n++] = ' ';
+	while (*b && n + 1 < len)
+		buf[n++] = *b++;
+	buf[n] = '\0';
+}
+
+bool cp_is_launch(const struct cp_call *c)
+{
+	return c->cls == TT_CUDA_LAUNCH || c->cls == TT_CUDA_GRAPH;
+}
+
+void cp_cuda_fn_name(__u16 fn, char *buf, size_t len)
+{
+	const struct tt_cuda_fn *fns;
+	size_t n;
+
+	fns = tt_cuda_fns(&n);
+	if (fn < n)
+		snprintf(buf, len, "%s", fns[fn].name);
+	else
+		snprintf(buf, len, "cuda#%u", fn);
+}
+
+/* The ioctl's name, decoded for the kind of its device. */
+void cp_ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
+		   char *buf, size_t len)
+{
+	const struct cp_gpudev *d;
+
+	gpu_node(cp, io->rdev != 0, io->rdev, io->dev, io->ino, &d);
+	tt_gpu_ioctl_name(io->cmd, d ? d->kind : TT_GPU_UNKNOWN, buf, len);
+}
+
+static bool is_file_io(int nr)
+{
+	switch (nr) {
+	case TT_NR_read:
+	case TT_NR_write:
+	case TT_NR_pread64:
+	case TT_NR_pwrite64:
+	case TT_NR_readv:
+	case TT_NR_writev:
+	case TT_NR_preadv:
+	case TT_NR_pwritev:
+	case TT_NR_preadv2:
+	case TT_NR_pwritev2:
+	case TT_NR_fsync:
+	case TT_NR_fdatasync:
+		return true;
+	}
+	return false;
+}
+
+static bool is_poll(int nr)
+{
+	switch (nr) {
+	case TT_NR_poll:
+	case TT_NR_select:
+	case TT_NR_epoll_wait:
+	case TT_NR_pselect6:
+	case TT_NR_ppoll:
+	case TT_NR_epoll_pwait:
+	case TT_NR_epoll_pwait2:
+		return true;
+	}
+	return false;
+}
+
+static __u32 fd_type(const struct cp_rec *rec, const struct cp_block *b)
+{
+	return rec->flags & REC_F_FD ? b->fd_mode & S_IFMT : 0;
+}
+
+/*
+ * A wait inside a sync call, or on a GPU device fd (or in an ioctl on
+ * one): compute.gpu whoever ends it, and never followed: on real hardware
+ * an interrupt ends it, with a simulated device its thread.
+ */
+bool cp_gpu_wait_of(const struct tt_critpath *cp, const struct cp_thread *th,
+		    const struct cp_rec *rec, struct gpu_wait *gw)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	__u32 type = fd_type(rec, b);
+	const struct cp_gpudev *d;
+	const struct cp_call *c;
+	const struct cp_ioctl *io;
+
+	memset(gw, 0, sizeof(*gw));
+	if (!th)
+		return false;
+	c = th->ncalls ? cp_call_at(th, rec->ts) : NULL;
+	if (c && c->cls == TT_CUDA_SYNC)
+		gw->sync = c;
+	if (!cp->ngpu_devs && !cp->ngpu_majors)
+		return gw->sync;
+	if (type && !(rec->flags & REC_F_ANON) &&
+	    gpu_node(cp, type == S_IFCHR, b->fd_rdev, b->fd_dev, b->fd_ino,
+		     &gw->dev))
+		gw->fd = true;
+	io = b->syscall == TT_NR_ioctl && th->nioctls ? ioctl_at(th, rec->ts) :
+							NULL;
+	if (io && gpu_node(cp, io->rdev != 0, io->rdev, io->dev, io->ino, &d)) {
+		gw->ioc = io;
+		gw->fd = true;
+		if (d)
+			gw->dev = d;
+	}
+	return gw->sync || gw->fd;
+}
+
+/* Where a blocked interval nobody traced ended goes (DESIGN §4). */
+static enum tt_stage block_stage(const struct tt_critpath *cp,
+				 const struct cp_rec *rec)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	__u32 type = fd_type(rec, b);
+
+	/*
+	 * eventfd, timerfd, signalfd, epoll, io_uring: one shared inode (and
+	 * S_IFREG on recent kernels), so neither the mode nor an I/O wait
+	 * (io_uring sets one) says storage; a timerfd looks like the rest.
+	 */
+	if (rec->flags & (REC_F_ANON | REC_F_PRETRACE))
+		return TT_ST_UNKNOWN;
+	if (rec->flags & REC_F_IOWAIT)
+		return TT_ST_STORAGE;
+	if ((type == S_IFREG || type == S_IFBLK) && is_file_io(b->syscall))
+		return TT_ST_STORAGE;
+	if (type == S_IFSOCK)
+		return TT_ST_NET_OUT;
+	if (b->syscall == TT_NR_nanosleep ||
+	    b->syscall == TT_NR_clock_nanosleep)
+		return TT_ST_SLEEP;
+	if (b->syscall == TT_NR_futex)
+		return TT_ST_LOCK;
+	return TT_ST_UNKNOWN;
+}
+
+/* A wait a loopback TCP send can end: on a socket, or in a poll. */
+bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+
+	return fd_type(rec, b) == S_IFSOCK || is_poll(b->syscall);
+}
+
+/* "futex 0x7000", "read file 8:1 iowait"; on a GPU fd (gw not NULL)
+ * "poll /dev/nvidia0", or "ioctl gpu 195:0" when the path is unknown. */
+static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
+			 const struct gpu_wait *gw, char *buf, size_t len)
+{
+	const struct cp_block *b = &cp->blocks[rec->info];
+	const char *name = syscall_name(b->syscall), *base;
+	__u32 type = fd_type(rec, b);
+	char sys[24], fd[24] = "";
+
+	if (rec->flags & REC_F_PRETRACE) {
+		snprintf(buf, len, "blocked before trace");
+		return;
+	}
+	if (name)
+		snprintf(sys, sizeof(sys), "%s", name);
+	else if (b->syscall < 0)
+		snprintf(sys, sizeof(sys), "%s",
+			 rec->flags & REC_F_IOWAIT ? "fault" : "kernel");
+	else
+		snprintf(sys, sizeof(sys), "sys_%d", b->syscall);
+	if (gw && gw->dev && gw->dev->path[0]) {
+		/* the whole path if it fits, else its last part */
+		base = strrchr(gw->dev->path, '/');
+		if (strlen(sys) + 1 + strlen(gw->dev->path) < len || !base)
+			cp_label(buf, len, sys, gw->dev->path);
+		else
+			cp_label(buf, len, sys, base + 1);
+		return;
+	}
+	if (rec->flags & REC_F_ANON)
+		type = 0;
+	switch (type) {
+	case S_IFCHR:
+		snprintf(fd, sizeof(fd), " %s %u:%u", gw ? "gpu" : "chr",
+			 b->fd_rdev >> 20, b->fd_rdev & 0xfffff);
+		break;
+	case S_IFREG:
+		snprintf(fd, sizeof(fd), " file %u:%u", b->fd_dev >> 20,
+			 b->fd_dev & 0xfffff);
+		break;
+	case S_IFBLK:
+		snprintf(fd, sizeof(fd), " blk %u:%u", b->fd_rdev >> 20,
+			 b->fd_rdev & 0xfffff);
+		break;
+	case S_IFSOCK:
+		snprintf(fd, sizeof(fd), " socket");
+		break;
+	case S_IFIFO:
+		snprintf(fd, sizeof(fd), " %spipe", gw ? "gpu " : "");
+		break;
+	default:
+		if (gw)
+			snprintf(fd, sizeof(fd), " gpu");
+		else if (rec->flags & REC_F_ANON)
+			snprintf(fd, sizeof(fd), " anon");
+		else if (b->syscall == TT_NR_futex)
+			snprintf(fd, sizeof(fd), " %#llx",
+				 (unsigned long long)b->arg0);
+		break;
+	}
+	snprintf(buf, len, "%s%s%s", sys, fd,
+		 rec->flags & REC_F_IOWAIT ? " iowait" : "");
+}
+
+/* The stage and reason of blocked record rec of th, when not followed. */
+enum tt_stage cp_block_judge(const struct tt_critpath *cp,
+			     const struct cp_thread *th,
+			     const struct cp_rec *rec, char *buf, size_t len)
+{
+	struct gpu_wait gw;
+	char name[40];
+
+	if (!cp_gpu_wait_of(cp, th, rec, &gw)) {
+		block_reason(cp, rec, NULL, buf, len);
+		return block_stage(cp, rec);
+	}
+	if (gw.sync) {
+		cp_cuda_fn_name(gw.sync->fn, name, sizeof(name));
+		cp_label(buf, len, "sync", name);
+	} else if (gw.ioc) {
+		cp_ioctl_name(cp, gw.ioc, name, sizeof(name));
+		cp_label(buf, len, "ioctl", name);
+	} else {
+		block_reason(cp, rec, &gw, buf, len);
+	}
+	return TT_ST_GPU;
+}
+
+/* ---- preparation for walks ---- */
+
+/* A lock (a GIL, a mutex) rather than a hand-off (DESIGN §4): waited on
+ * many times per request, or passed back and forth between threads. */
+static bool word_lock(const struct cp_word *fw, __u64 limit)
+{
+	bool shared = false;
+	int i, j;
+
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 2; j++)
+			if (fw->waiter[i] && fw->waiter[i] == fw->waker[j])
+				shared = true;
+	return fw->waits > limit || (shared && fw->waits >= LOCK_SHARED_WAITS);
+}
+
+static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
+			 __u64 limit)
+{
+	const struct tt_hmap_ent *ent =
+		tt_hmap_find(&cp->futex_words, word, tgid);
+
+	return ent && word_lock(&cp->words[ent->val], limit);
+}
+
+static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)
+{
+	const struct cp_thread *th = cp_thread_find(cp, tid);
+
+	return th ? th->tgid : 0;
+}
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct cp_window *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Judges futex words for n requests, filters hand-off candidates, merges
+ * the lost windows. */
+int cp_prepare(struct tt_critpath *cp, size_t nreq)
+{
+	__u64 limit = (__u64)LOCK_WAITS_PER_REQ * (nreq ? nreq : 1);
+	struct cp_window *m;
+	size_t i, j;
+
+	if (cp->prepared && cp->prep_nreq == nreq &&
+	    cp->prep_events == cp->events)
+		return 0;
+	cp->lock_words = 0;
+	for (i = 0; i < cp->nwords; i++)
+		if (word_lock(&cp->words[i], limit))
+			cp->lock_words++;
+	for (i = 0; i < cp->nwakes; i++) {
+		struct cp_wake *w = &cp->wakes[i];
+		const struct cp_block *b =
+			w->block != NONE32 ? &cp->blocks[w->block] : NULL;
+
+		w->lock = (w->syscall == TT_NR_futex &&
+			   word_is_lock(cp, w->arg0, tgid_of(cp, w->waker_tid),
+					limit)) ||
+			  (b && b->syscall == TT_NR_futex &&
+			   word_is_lock(cp, b->arg0, tgid_of(cp, w->target_tid),
+					limit));
+	}
+	free(cp->gpu_threads);
+	cp->ngpu_threads = 0;
+	cp->gpu_threads = malloc((cp->nthreads ? cp->nthreads : 1) *
+				 sizeof(*cp->gpu_threads));
+	if (!cp->gpu_threads)
+		return -ENOMEM;
+	for (i = 0; i < cp->nthreads; i++) {
+		struct cp_thread *th = cp->threads[i];
+
+		if (th->nsync)
+			cp->gpu_threads[cp->ngpu_threads++] = i;
+		free(th->cand);
+		th->cand = NULL;
+		th->ncand = 0;
+		if (!th->nwout)
+			continue;
+		th->cand = malloc(th->nwout * sizeof(*th->cand));
+		if (!th->cand)
+			return -ENOMEM;
+		for (j = 0; j < th->nwout; j++)
+			if (!cp->wakes[th->wout[j]].lock)
+				th->cand[th->ncand++] = th->wout[j];
+	}
+	m = malloc((cp->nlost ? cp->nlost : 1) * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	if (cp->nlost)
+		memcpy(m, cp->lost, cp->nlost * sizeof(*m));
+	qsort(m, cp->nlost, sizeof(*m), cmp_window);
+	for (i = 0, j = 0; i < cp->nlost; i++) {
+		if (j && m[i].start <= m[j - 1].end) {
+			if (m[i].end > m[j - 1].end)
+				m[j - 1].end = m[i].end;
+		} else {
+			m[j++] = m[i];
+		}
+	}
+	free(cp->lost_merged);
+	cp->lost_merged = m;
+	cp->nlost_merged = j;
+	cp->prep_nreq = nreq;
+	cp->prep_events = cp->events;
+	cp->prepared = true;
+	return 0;
+}
+
+/* Index of the last merged lost window starting before t, or -1. */
+long cp_lost_before(const struct tt_critpath *cp, __u64 t)
+{
+	size_t lo = 0, hi = cp->nlost_merged, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->lost_merged[mid].start < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (long)lo - 1;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The critical-path walk: backward from the first token write to
+ * t_arrive, charging every nanosecond to one stage (docs/design.md §4.2).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+#include "gpu.h"
+
+/* ---- the walk ---- */
+
+static bool seg_same(const struct tt_cp_segment *s, __u32 tid, __u8 state,
+		     __u8 stage, const char *reason)
+{
+	return s->tid == tid && s->state == state && s->stage == stage &&
+	       !strncmp(s->reason, reason, sizeof(s->reason));
+}
+
+/* Appends [start, end) at the front (desc) or back (asc) of the time
+ * order of v, merged with its neighbour when alike. */
+static int seg_add(struct segvec *v, bool desc, __u64 start, __u64 end,
+		   __u32 tid, __u8 state, __u8 stage, const char *reason)
+{
+	struct tt_cp_segment *last = v->n ? &v->v[v->n - 1] : NULL;
+	struct tt_cp_segment *s;
+
+	if (end <= start)
+		return 0;
+	if (last && seg_same(last, tid, state, stage, reason)) {
+		if (desc && last->start == end) {
+			last->start = start;
+			last->dur += end - start;
+			return 0;
+		}
+		if (!desc && last->start + last->dur == start) {
+			last->dur += end - start;
+			return 0;
+		}
+	}
+	if (tt_grow((void **)&v->v, &v->cap, v->n + 1, sizeof(*v->v)))
+		return -ENOMEM;
+	s = &v->v[v->n++];
+	memset(s, 0, sizeof(*s));
+	s->start = start;
+	s->dur = end - start;
+	s->tid = tid;
+	s->state = state;
+	s->stage = stage;
+	snprintf(s->reason, sizeof(s->reason), "%s", reason);
+	return 0;
+}
+
+/* Charges [start, end) of the path, latest first; what lost windows cover
+ * is other.unknown. */
+static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
+		   __u8 state, __u8 stage, const char *reason)
+{
+	const struct tt_critpath *cp = wk->cp;
+	__u64 cur = end, ws, we;
+	long j;
+
+	if (wk->err || end <= start)
+		return;
+	for (j = cp_lost_before(cp, end);
+	     j >= 0 && cp->lost_merged[j].end > start && !wk->err; j--) {
+		ws = cp->lost_merged[j].start > start ?
+			     cp->lost_merged[j].start :
+			     start;
+		we = cp->lost_merged[j].end < cur ? cp->lost_merged[j].end :
+						    cur;
+		wk->err = seg_add(&wk->path, true, we, cur, tid, state, stage,
+				  reason);
+		if (!wk->err)
+			wk->err = seg_add(&wk->path, true, ws, we, tid,
+					  TT_CP_NODATA, TT_ST_UNKNOWN,
+					  "lost events");
+		wk->incomplete |= TT_CP_INC_LOST;
+		cur = ws;
+	}
+	if (!wk->err)
+		wk->err = seg_add(&wk->path, true, start, cur, tid, state,
+				  stage, reason);
+}
+
+/* On-CPU time [s, t) of th outside CUDA calls, latest first: inside a GPU
+ * ioctl it is the driver's work, named by the ioctl. */
+static void charge_plain(struct walk *wk, const struct cp_thread *th, __u64 s,
+			 __u64 t)
+{
+	char name[40], reason[32];
+	size_t i = cp_ioctls_before(th, t);
+	__u64 a, b;
+
+	for (; i > 0 && th->ioctls[i - 1].end > s && !wk->err; i--) {
+		const struct cp_ioctl *io = &th->ioctls[i - 1];
+
+		a = io->start > s ? io->start : s;
+		b = io->end < t ? io->end : t;
+		charge(wk, b, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
+		cp_ioctl_name(wk->cp, io, name, sizeof(name));
+		cp_label(reason, sizeof(reason), "ioctl", name);
+		charge(wk, a, b, th->tid, TT_CP_RUNNING, TT_ST_CPU, reason);
+		t = a;
+	}
+	charge(wk, s, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
+}
+
+/*
+ * The launches of th that end after s and come right before index i
+ * (exclusive), each less than LAUNCH_GAP_NS before the next, with no other
+ * call or ioctl between them: how many.
+ */
+static size_t launch_run(const struct cp_thread *th, size_t i, __u64 s)
+{
+	const struct cp_call *c, *next;
+	size_t j = i;
+
+	while (j > 0) {
+		c = &th->calls[j - 1];
+		next = j < i ? &th->calls[j] : NULL;
+		if (!cp_is_launch(c) || c->end <= s ||
+		    (next && (next->start - c->end >= LAUNCH_GAP_NS ||
+			      cp_ioctls_before(th, next->start) !=
+				      cp_ioctls_before(th, c->end))))
+			break;
+		j--;
+	}
+	return i - j;
+}
+
+/*
+ * On-CPU time [s, t) of th, latest first: inside a sync call it waits for
+ * the GPU (spin-wait), inside a launch it is launch overhead. A run of
+ * LAUNCH_RUN back-to-back launches or more (an eager framework's forward
+ * pass) is one CPU segment "launch xN fn", the time between them included:
+ * a path of thousands of alternating pieces says less and costs more.
+ */
+static void charge_running(struct walk *wk, const struct cp_thread *th, __u64 s,
+			   __u64 t)
+{
+	char name[40], what[32], reason[32];
+	size_t i = cp_calls_before(th, t), m;
+	__u64 a, b;
+
+	while (i > 0 && th->calls[i - 1].end > s && !wk->err) {
+		const struct cp_call *c = &th->calls[i - 1];
+
+		if (c->cls != TT_CUDA_SYNC && !cp_is_launch(c)) {
+			i--;
+			continue;
+		}
+		m = cp_is_launch(c) ? launch_run(th, i, s) : 1;
+		if (m < LAUNCH_RUN)
+			m = 1;
+		a = th->calls[i - m].start > s ? th->calls[i - m].start : s;
+		b = c->end < t ? c->end : t;
+		charge_plain(wk, th, b, t);
+		cp_cuda_fn_name(c->fn, name, sizeof(name));
+		if (m > 1)
+			snprintf(what, sizeof(what), "launch x%zu", m);
+		else
+			snprintf(what, sizeof(what), "%s",
+				 c->cls == TT_CUDA_SYNC ? "sync" : "launch");
+		cp_label(reason, sizeof(reason), what, name);
+		charge(wk, a, b, th->tid, TT_CP_RUNNING,
+		       c->cls == TT_CUDA_SYNC ? TT_ST_GPU : TT_ST_CPU, reason);
+		t = a;
+		i -= m;
+	}
+	charge_plain(wk, th, s, t);
+}
+
+/*
+ * The waker the walk moves to when it reaches the start of runnable
+ * record k, or NULL: wakes by a traced thread in process context, and in
+ * softirq by a traced current when the wait was one a loopback send ends.
+ */
+struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
+				   const struct cp_thread *th, long k)
+{
+	const struct cp_rec *rec = &th->recs[k];
+	const struct cp_wake *w;
+	struct gpu_wait gw;
+
+	if (rec->state != REC_RUNNABLE || rec->info == NONE32)
+		return NULL;
+	w = &cp->wakes[rec->info];
+	if (w->waker_tid == th->tid || w->ctx == CTX_HARDIRQ)
+		return NULL;
+	/* whoever ends a wait for the GPU, the time is the GPU's */
+	if (k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
+	    cp_gpu_wait_of(cp, th, &th->recs[k - 1], &gw))
+		return NULL;
+	if (w->ctx == CTX_SOFTIRQ &&
+	    !(k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
+	      cp_block_is_net(cp, &th->recs[k - 1])))
+		return NULL;
+	return cp_thread_find(cp, w->waker_tid);
+}
+
+/*
+ * Walks back from (writer, t_first_write) to t_read, charging the path;
+ * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
+ * goes on down to t_read without looking for another: with a pick-up on
+ * the producer that woke the consumer, with a hand-off boundary on the
+ * reader from where it let the request go, the time between being queued.
+ */
+static __u64 walk_path(struct walk *wk, __u8 *rule)
+{
+	struct tt_critpath *cp = wk->cp;
+	const struct tt_cp_request *rq = wk->rq;
+	struct cp_thread *th = cp_thread_find(cp, rq->writer_tid), *waker;
+	const struct cp_wake *w;
+	struct consumer cs = { 0 };
+	__u64 t = wk->f, floor = wk->r, s, disp = floor;
+	const struct cp_rec *rec;
+	char reason[32];
+	bool boundary, dispatched = false;
+	__u32 tid = rq->writer_tid, from;
+	long k = th ? cp_rec_before(th, t) : -1;
+	__u8 stage;
+
+	*rule = TT_CP_DISP_READ;
+	while (t > floor && !wk->err) {
+		if (!th || k < 0) {
+			charge(wk, floor, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
+			       "no data");
+			wk->incomplete |= TT_CP_INC_NO_DATA;
+			wk->nodata_end = t;
+			break;
+		}
+		rec = &th->recs[k];
+		s = rec->ts > floor ? rec->ts : floor;
+		boundary = !dispatched && cs.entered && cs.has_tb &&
+			   cs.tb >= s && cs.tb <= t;
+		if (boundary)
+			s = cs.tb;
+		switch (rec->state) {
+		case REC_RUNNING:
+			charge_running(wk, th, s, t);
+			break;
+		case REC_RUNNABLE:
+			charge(wk, s, t, tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+			       "runqueue");
+			break;
+		default:
+			stage = cp_block_judge(cp, th, rec, reason,
+					       sizeof(reason));
+			charge(wk, s, t, tid, TT_CP_BLOCKED, stage, reason);
+			break;
+		}
+		t = s;
+		if (boundary) {
+			*rule = TT_CP_DISP_HANDOFF;
+			disp = t;
+			dispatched = true;
+			s = cp_handoff_point(wk, t);
+			wk->t_enqueue = s;
+			if (!wk->err)
+				wk->err = seg_add(&wk->path, true, s, t, 0,
+						  TT_CP_PHASE, TT_ST_QUEUE,
+						  "queued");
+			t = s;
+			tid = rq->reader_tid;
+			th = cp_thread_find(cp, tid);
+			k = th ? cp_rec_before(th, t) : -1;
+			continue;
+		}
+		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k) : NULL;
+		if (!waker) {
+			k--;
+			continue;
+		}
+		/* the wait is the waker's path: move there at the wake */
+		w = &cp->wakes[rec->info];
+		if (!dispatched && cs.entered && cs.own_low &&
+		    t <= cs.own_low && !cp_own_passed(wk, th->tid)) {
+			if (tt_grow((void **)&wk->passed, &wk->cappassed,
+				    wk->npassed + 1, sizeof(*wk->passed))) {
+				wk->err = -ENOMEM;
+				break;
+			}
+			wk->passed[wk->npassed++] = th->tid;
+		}
+		if (!dispatched && !w->lock &&
+		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
+		     cp_rq_only(wk->ix, waker->tid, wk->ri))) {
+			*rule = TT_CP_DISP_PICKUP;
+			disp = t;
+			dispatched = true;
+			wk->t_enqueue = t;
+		}
+		from = w->lock ? 0 : th->tid;
+		th = waker;
+		tid = th->tid;
+		k = cp_rec_before(th, t);
+		if (dispatched)
+			continue;
+		cs.entered = true;
+		cp_scan_consumer(wk, th, t, floor, from, &cs);
+	}
+	return disp;
+}
+
+static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
+/* More runnable slices than this in one reader phase are shown as one
+ * segment: an event loop serving N connections is preempted O(N) times
+ * while a request waits, and N requests would keep O(N^2) segments. */
+#define READER_SLICES_MAX 32
+
+/*
+ * [t_arrive, t_read): network.in, less the reader's runnable time after the
+ * last bytes came: before them it waited for the upload anyway.
+ */
+static int reader_phase(const struct walk *wk, struct segvec *out)
+{
+	const struct cp_thread *th = cp_thread_find(wk->cp, wk->rq->reader_tid);
+	__u32 tid = wk->rq->reader_tid;
+	__u64 t = wk->a, s, e, last, runnable = 0;
+	long k, first = 0;
+	size_t slices = 0;
+	char why[48];
+	int err = 0;
+
+	last = clamp(wk->rq->t_last_arrive ? wk->rq->t_last_arrive : wk->a,
+		     wk->a, wk->r);
+	if (th) {
+		first = cp_rec_before(th, last + 1);
+		if (first < 0)
+			first = 0;
+		for (k = first; (size_t)k < th->nrecs && th->recs[k].ts < wk->r;
+		     k++) {
+			if (th->recs[k].state != REC_RUNNABLE)
+				continue;
+			s = th->recs[k].ts > last ? th->recs[k].ts : last;
+			e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts :
+							wk->r;
+			if (e > wk->r)
+				e = wk->r;
+			if (e > s) {
+				slices++;
+				runnable += e - s;
+			}
+		}
+	}
+	if (slices > READER_SLICES_MAX) {
+		/* the sums stay exact; the runnable time is drawn at the end */
+		snprintf(why, sizeof(why), "runqueue (%zu slices)", slices);
+		err = seg_add(out, false, t, wk->r - runnable, tid, TT_CP_PHASE,
+			      TT_ST_NET_IN, "request in");
+		if (!err)
+			err = seg_add(out, false, wk->r - runnable, wk->r, tid,
+				      TT_CP_RUNNABLE, TT_ST_RUNQUEUE, why);
+		return err;
+	}
+	for (k = first;
+	     slices && (size_t)k < th->nrecs && th->recs[k].ts < wk->r && !err;
+	     k++) {
+		if (th->recs[k].state != REC_RUNNABLE)
+			continue;
+		s = th->recs[k].ts > last ? th->recs[k].ts : last;
+		e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts : wk->r;
+		if (e > wk->r)
+			e = wk->r;
+		if (e <= s)
+			continue;
+		err = seg_add(out, false, t, s, tid, TT_CP_PHASE, TT_ST_NET_IN,
+			      "request in");
+		if (!err)
+			err = seg_add(out, false, s, e, tid, TT_CP_RUNNABLE,
+				      TT_ST_RUNQUEUE, "runqueue");
+		t = e;
+	}
+	if (!err)
+		err = seg_add(out, false, t, wk->r, tid, TT_CP_PHASE,
+			      TT_ST_NET_IN, "request in");
+	return err;
+}
+
+static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
+		    const struct tt_cp_request *rqs, size_t ri,
+		    struct tt_cp_result *out)
+{
+	const struct tt_cp_request *rq = &rqs[ri];
+	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri };
+	struct segvec segs = cp->walk_segs;
+	__u64 disp, j;
+	__u8 rule;
+	size_t i;
+	long l;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!rq->t_arrive || !rq->t_wire || !rq->t_first_write ||
+	    !rq->writer_tid || rq->t_wire < rq->t_arrive) {
+		out->incomplete = TT_CP_INC_NOT_WALKED;
+		return 0;
+	}
+	wk.path = cp->walk_path;
+	wk.path.n = segs.n = 0;
+	wk.a = rq->t_arrive;
+	wk.w = rq->t_wire;
+	if (!rq->t_read)
+		wk.incomplete |= TT_CP_INC_NO_READ;
+	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
+	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
+	l = cp_lost_before(cp, wk.w + 1);
+	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
+		wk.incomplete |= TT_CP_INC_LOST;
+
+	disp = walk_path(&wk, &rule);
+	if (!wk.err && rule == TT_CP_DISP_READ)
+		disp = cp_gpu_dispatch(&wk, disp, &rule);
+	err = wk.err;
+	if (!err)
+		err = reader_phase(&wk, &segs);
+	/* with a pick-up or a hand-off the path holds its queue */
+	if (!err && (rule == TT_CP_DISP_READ || rule == TT_CP_DISP_GPU)) {
+		wk.t_enqueue = wk.r;
+		err = seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
+			      TT_ST_QUEUE, "queued");
+	}
+	for (i = wk.path.n; i-- > 0 && !err;) {
+		const struct tt_cp_segment *s = &wk.path.v[i];
+
+		err = seg_add(&segs, false, s->start, s->start + s->dur, s->tid,
+			      s->state, s->stage, s->reason);
+	}
+	if (!err)
+		err = seg_add(&segs, false, wk.f, wk.w, rq->writer_tid,
+			      TT_CP_PHASE, TT_ST_NET_OUT, "response out");
+	cp->walk_path = wk.path;
+	cp->walk_segs = segs;
+	free(wk.passed);
+	if (err)
+		return err;
+	for (i = 0, j = wk.a; i < segs.n; i++) {
+		out->stage_ns[segs.v[i].stage] += segs.v[i].dur;
+		j += segs.v[i].dur;
+	}
+	if (!cp->drop_segments && segs.n) {
+		out->segs = malloc(segs.n * sizeof(*segs.v));
+		if (!out->segs)
+			return -ENOMEM;
+		memcpy(out->segs, segs.v, segs.n * sizeof(*segs.v));
+		out->nsegs = segs.n;
+	}
+	out->t_enqueue = wk.t_enqueue;
+	out->t_dispatch = disp;
+	out->t_token = clamp(cp_find_token(cp, rq->writer_tid, disp, wk.f),
+			     disp, wk.f);
+	out->dispatch = rule;
+	out->incomplete = wk.incomplete;
+	out->complete = !wk.incomplete && j == wk.w;
+	return 0;
+}
+
+void tt_cp_result_free(struct tt_cp_result *r)
+{
+	if (!r)
+		return;
+	free(r->segs);
+	r->segs = NULL;
+	r->nsegs = 0;
+}
+
+int tt_critpath_walk_all(struct tt_critpath *cp,
+			 const struct tt_cp_request *rqs, size_t n,
+			 struct tt_cp_result *out)
+{
+	struct rq_index ix = { 0 };
+	size_t i;
+	int err;
+
+	if (!n)
+		return 0;
+	memset(out, 0, n * sizeof(*out));
+	err = cp_prepare(cp, n);
+	if (!err)
+		err = cp_rq_index_build(&ix, rqs, n);
+	for (i = 0; i < n && !err; i++)
+		err = walk_one(cp, &ix, rqs, i, &out[i]);
+	cp_rq_index_free(&ix);
+	if (err) {
+		for (i = 0; i < n; i++)
+			tt_cp_result_free(&out[i]);
+	}
+	return err;
+}
+
+int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
+		     struct tt_cp_result *out)
+{
+	return tt_critpath_walk_all(cp, rq, 1, out);
+}
