@@ -26,121 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analyzer.h"
+#include "analyzer_int.h"
 #include "containers.h"
 #include "stats.h"
 #include "util.h"
-
-/* XMIT ranges kept per connection, to match a SEND that comes after them
- * (on loopback the skb reaches the device inside the send). */
-#define XMIT_RING 64
-/* How often (trace time) finished responses are checked for an XMIT that
- * never came. */
-#define SWEEP_EVERY_NS 100000000ULL
-
-/* ---- state ---- */
-
-/* Waiting for the XMIT that carries the byte at seq. */
-struct wire_wait {
-	__u64 not_before; /* the send's syscall entry */
-	__u64 t_wire; /* 0 until seen */
-	__u32 seq;
-	bool armed; /* a send is waiting */
-	bool pending; /* armed and not yet seen */
-};
-
-/* A request being rebuilt. */
-struct live_req {
-	struct tt_request r;
-	__u64 start; /* t_arrive, or its first event when unknown */
-	/* its latest sk_data_ready, and that one as of its latest read */
-	__u64 t_last_ready, t_last_arrive;
-	__u64 seq; /* creation order: provisional id */
-	struct wire_wait tok; /* the first token send */
-	struct wire_wait other; /* the first untyped body send */
-	__u64 other_ts_enter;
-	__u32 other_tid, other_tgid;
-	__u64 last_tok_enter;
-	bool streaming; /* SSE or chunked framing seen */
-	bool done; /* end-of-stream send seen */
-	struct tt_u64vec gaps; /* inter-token gaps; buffer kept across resets */
-};
-
-enum conn_state {
-	CONN_IDLE,
-	CONN_ARRIVED, /* bytes queued, nothing read or sent yet */
-	CONN_RECEIVING,
-	CONN_RESPONDING,
-};
-
-struct xmit_rec {
-	__u64 ts;
-	__u32 seq, end_seq;
-};
-
-struct conn {
-	__u64 sk;
-	__u16 family, lport, rport;
-	__u8 laddr[16], raddr[16];
-	bool closed; /* kept only while its tail waits for an XMIT */
-	__u64 last_send_ts; /* hdr.ts of the latest send */
-	bool have_tail;
-	enum conn_state state;
-	struct live_req cur;
-	struct live_req tail; /* ended, waiting for its t_wire */
-	unsigned int ring_next, ring_n;
-	struct xmit_rec ring[XMIT_RING];
-};
-
-/* A finished request. */
-struct req_rec {
-	struct tt_request r;
-	__u64 t_last_arrive; /* its last bytes in the kernel before t_read */
-	__u64 start, end;
-	__u64 end_max; /* max end of this and every earlier record */
-	__u64 seq;
-	size_t itl_off, itl_n; /* its gaps in tt_analyzer.gaps */
-};
-
-/* An event held in the reorder window. */
-struct win_ent {
-	struct tt_event ev;
-	__u64 key; /* when it happened, for ordering (order_ts) */
-	__u64 order; /* arrival order: ties keep it */
-};
-
-struct tt_analyzer {
-	/* reorder window */
-	struct win_ent *fifo; /* a ring of events that came in order */
-	size_t fifo_head, fifo_n, fifo_cap;
-	struct win_ent *heap; /* those that came out of order */
-	size_t heap_n, heap_cap;
-	__u64 order;
-	__u64 newest_ts;
-	__u64 released_ts;
-	bool released_any;
-
-	__u64 now; /* newest timestamp handled */
-	__u64 next_sweep;
-	size_t ntails;
-	__u64 next_seq;
-
-	struct tt_hmap conns; /* sk -> struct conn */
-
-	struct req_rec *reqs;
-	size_t nreqs, capreqs;
-	struct tt_u64vec gaps; /* every finished request's gaps */
-	size_t itl_complete_n; /* after finish: complete ones come first */
-
-	struct tt_analyzer_stats st;
-	__u64 lost_cpu[TT_LOST_CPUS];
-	bool finished;
-
-	struct tt_critpath *cp;
-	__u32 last_tgid; /* the latest tgid marked traced: most repeat it */
-	/* after finish: the walk's input and output, one entry per request */
-	struct tt_cp_request *cp_reqs;
-	struct tt_cp_result *cp_res;
-};
 
 struct tt_analyzer *tt_analyzer_new(void)
 {
@@ -672,7 +561,7 @@ static int sweep_tails(struct tt_analyzer *a)
 	return err;
 }
 
-static int mark_traced(struct tt_analyzer *a, __u32 tgid)
+int an_mark_traced(struct tt_analyzer *a, __u32 tgid)
 {
 	int err;
 
@@ -698,19 +587,19 @@ static int mark_event_tgids(struct tt_analyzer *a, const struct tt_event *ev)
 	case TT_EV_COMM:
 	case TT_EV_EXIT:
 		if (process_ctx)
-			err = mark_traced(a, ev->h.tgid);
+			err = an_mark_traced(a, ev->h.tgid);
 		break;
 	case TT_EV_FORK:
 		if (process_ctx)
-			err = mark_traced(a, ev->h.tgid);
+			err = an_mark_traced(a, ev->h.tgid);
 		if (!err)
-			err = mark_traced(a, ev->fork.child_tgid);
+			err = an_mark_traced(a, ev->fork.child_tgid);
 		break;
 	case TT_EV_SWITCH:
 		if (ev->sw.sw_flags & TT_SW_PREV_TRACED)
-			err = mark_traced(a, ev->h.tgid);
+			err = an_mark_traced(a, ev->h.tgid);
 		if (!err && (ev->sw.sw_flags & TT_SW_NEXT_TRACED))
-			err = mark_traced(a, ev->sw.next_tgid);
+			err = an_mark_traced(a, ev->sw.next_tgid);
 		break;
 	}
 	return err;
@@ -773,158 +662,27 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 	return err;
 }
 
-/* ---- the reorder window ---- */
-
-/*
- * A send is ordered by its syscall entry, not by its record's time (the
- * end of the send): on loopback the client has the bytes, and may have
- * sent its next request, before the send returns; ordered by its end, the
- * [DONE] of one response would land after the next request's arrival.
- */
-static __u64 order_ts(const struct tt_event *ev)
+static int handle_released(void *ctx, const struct tt_event *ev)
 {
-	if (ev->h.type == TT_EV_SEND && ev->send.ts_enter &&
-	    ev->send.ts_enter <= ev->h.ts &&
-	    ev->h.ts - ev->send.ts_enter < TT_REORDER_WINDOW_NS)
-		return ev->send.ts_enter;
-	return ev->h.ts;
-}
-
-static bool win_less(const struct win_ent *x, const struct win_ent *y)
-{
-	return x->key < y->key || (x->key == y->key && x->order < y->order);
-}
-
-static const struct win_ent *fifo_tail(const struct tt_analyzer *a)
-{
-	if (!a->fifo_n)
-		return NULL;
-	return &a->fifo[(a->fifo_head + a->fifo_n - 1) & (a->fifo_cap - 1)];
-}
-
-static int fifo_push(struct tt_analyzer *a, const struct win_ent *e)
-{
-	size_t cap = a->fifo_cap ? a->fifo_cap * 2 : 1024, i;
-	struct win_ent *v;
-
-	if (a->fifo_n == a->fifo_cap) {
-		/* a new ring, unwrapped */
-		v = malloc(cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		for (i = 0; i < a->fifo_n; i++)
-			v[i] = a->fifo[(a->fifo_head + i) & (a->fifo_cap - 1)];
-		free(a->fifo);
-		a->fifo = v;
-		a->fifo_head = 0;
-		a->fifo_cap = cap;
-	}
-	a->fifo[(a->fifo_head + a->fifo_n++) & (a->fifo_cap - 1)] = *e;
-	return 0;
-}
-
-static int heap_push(struct tt_analyzer *a, const struct win_ent *e)
-{
-	size_t cap = a->heap_cap ? a->heap_cap * 2 : 64, i, parent;
-	struct win_ent *h;
-
-	if (a->heap_n == a->heap_cap) {
-		h = realloc(a->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		a->heap = h;
-		a->heap_cap = cap;
-	}
-	h = a->heap;
-	for (i = a->heap_n++; i > 0; i = parent) {
-		parent = (i - 1) / 2;
-		if (!win_less(e, &h[parent]))
-			break;
-		h[i] = h[parent];
-	}
-	h[i] = *e;
-	return 0;
-}
-
-static void heap_pop(struct tt_analyzer *a, struct win_ent *top)
-{
-	struct win_ent *h = a->heap;
-	size_t i = 0, child, n;
-
-	*top = h[0];
-	n = --a->heap_n;
-	while ((child = 2 * i + 1) < n) {
-		if (child + 1 < n && win_less(&h[child + 1], &h[child]))
-			child++;
-		if (!win_less(&h[child], &h[n]))
-			break;
-		h[i] = h[child];
-		i = child;
-	}
-	if (n)
-		h[i] = h[n];
-}
-
-/* The oldest event in the window, or NULL when it is empty. */
-static const struct win_ent *win_oldest(const struct tt_analyzer *a)
-{
-	const struct win_ent *f = a->fifo_n ? &a->fifo[a->fifo_head] : NULL;
-
-	if (!a->heap_n)
-		return f;
-	return f && win_less(f, &a->heap[0]) ? f : &a->heap[0];
-}
-
-/* Takes the oldest event out of the window and handles it. */
-static int win_release(struct tt_analyzer *a)
-{
-	struct win_ent e;
-
-	if (a->heap_n &&
-	    (!a->fifo_n || win_less(&a->heap[0], &a->fifo[a->fifo_head]))) {
-		heap_pop(a, &e);
-	} else {
-		e = a->fifo[a->fifo_head];
-		a->fifo_head = (a->fifo_head + 1) & (a->fifo_cap - 1);
-		a->fifo_n--;
-	}
-	a->released_ts = e.key;
-	a->released_any = true;
-	return handle(a, &e.ev);
+	return handle(ctx, ev);
 }
 
 int tt_analyzer_add(struct tt_analyzer *a, const struct tt_event *ev)
 {
-	const struct win_ent *tail = fifo_tail(a), *old;
-	struct win_ent e;
-	int err;
-
 	if (a->finished)
 		return -EINVAL;
 	a->st.events++;
-	e.ev = *ev;
-	e.key = order_ts(ev);
-	e.order = a->order++;
-	if (a->released_any && e.key < a->released_ts)
-		a->st.late++; /* handled next, out of order */
-	if (!tail || e.key >= tail->key)
-		err = fifo_push(a, &e);
-	else
-		err = heap_push(a, &e);
-	if (err)
-		return err;
-	if (e.key > a->newest_ts)
-		a->newest_ts = e.key;
-	while ((old = win_oldest(a)) &&
-	       a->newest_ts - old->key > TT_REORDER_WINDOW_NS) {
-		err = win_release(a);
-		if (err)
-			return err;
-	}
-	return 0;
+	return tt_reorder_add(&a->win, ev, handle_released, a);
 }
 
 /* ---- the end ---- */
+
+/* The first error of several steps that each go on after one. */
+static void keep_err(int *err, int e)
+{
+	if (!*err)
+		*err = e;
+}
 
 static int cmp_rec(const void *x, const void *y)
 {
@@ -935,117 +693,25 @@ static int cmp_rec(const void *x, const void *y)
 	return p->seq < q->seq ? -1 : p->seq > q->seq;
 }
 
-/* Puts the gaps of complete requests first, in id order. */
-static int regroup_gaps(struct tt_analyzer *a)
-{
-	struct tt_u64vec out = {};
-	size_t i, off;
-	int pass;
-
-	if (tt_u64vec_reserve(&out, a->gaps.n))
-		return -ENOMEM;
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < a->nreqs; i++) {
-			struct req_rec *rec = &a->reqs[i];
-
-			if (rec->r.complete != !pass)
-				continue;
-			off = out.n;
-			if (rec->itl_n)
-				memcpy(out.v + off, a->gaps.v + rec->itl_off,
-				       rec->itl_n * sizeof(*out.v));
-			out.n += rec->itl_n;
-			rec->itl_off = off;
-		}
-		if (!pass)
-			a->itl_complete_n = out.n;
-	}
-	tt_u64vec_free(&a->gaps);
-	a->gaps = out;
-	return 0;
-}
-
-/* Takes the walk's verdict on r; the request stays complete only if the
- * walk completed too. */
-static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
-{
-	const __u32 explained = TT_CP_INC_NOT_WALKED | TT_CP_INC_LOST |
-				TT_CP_INC_NO_READ;
-
-	if (!(res->incomplete & TT_CP_INC_NOT_WALKED)) {
-		memcpy(r->stage_ns, res->stage_ns, sizeof(r->stage_ns));
-		r->t_enqueue = res->t_enqueue;
-		r->t_dispatch = res->t_dispatch;
-		r->t_token = res->t_token;
-		r->dispatch_rule = res->dispatch;
-	}
-	r->attributed = res->complete;
-	if (!res->complete &&
-	    (!r->incomplete || (res->incomplete & ~explained)))
-		r->incomplete |= TT_INC_NO_PATH;
-	r->complete = !r->incomplete;
-}
-
-/* Walks every request's critical path (after the sort: index = id - 1).
- * Without memory for it every request is left unattributed. */
-static void attribute(struct tt_analyzer *a)
-{
-	static const struct tt_cp_result none = {
-		.incomplete = TT_CP_INC_NOT_WALKED
-	};
-	struct tt_request *r;
-	size_t i;
-
-	if (!a->nreqs)
-		return;
-	a->cp_reqs = calloc(a->nreqs, sizeof(*a->cp_reqs));
-	a->cp_res = calloc(a->nreqs, sizeof(*a->cp_res));
-	if (!a->cp_reqs || !a->cp_res) {
-		free(a->cp_res);
-		a->cp_res = NULL;
-	} else {
-		for (i = 0; i < a->nreqs; i++) {
-			r = &a->reqs[i].r;
-			a->cp_reqs[i] = (struct tt_cp_request){
-				.id = r->id,
-				.t_arrive = r->t_arrive,
-				.t_read = r->t_read,
-				.t_first_write = r->t_first_write,
-				.t_wire = r->t_wire,
-				.t_end = r->t_end,
-				.t_last_arrive = a->reqs[i].t_last_arrive,
-				.reader_tid = r->reader_tid,
-				.writer_tid = r->writer_tid,
-			};
-		}
-		if (tt_critpath_walk_all(a->cp, a->cp_reqs, a->nreqs,
-					 a->cp_res)) {
-			free(a->cp_res);
-			a->cp_res = NULL;
-		}
-	}
-	for (i = 0; i < a->nreqs; i++)
-		attribute_one(&a->reqs[i].r, a->cp_res ? &a->cp_res[i] : &none);
-}
-
-void tt_analyzer_finish(struct tt_analyzer *a)
+int tt_analyzer_finish(struct tt_analyzer *a)
 {
 	struct conn *c;
 	size_t i;
+	int err;
 
 	if (a->finished)
-		return;
-	/* errors below only lose requests: the report says what it has */
-	while (a->fifo_n || a->heap_n)
-		win_release(a);
+		return 0;
+	/* errors below only lose requests: the report says what it has,
+	 * and the caller learns that memory ran out */
+	err = tt_reorder_drain(&a->win, handle_released, a);
 	for (i = 0; i < a->conns.cap; i++) {
 		if (!a->conns.e[i].used)
 			continue;
 		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
-		req_end(a, c, a->now, END_FINISH);
+		keep_err(&err, req_end(a, c, a->now, END_FINISH));
 		if (c->have_tail) {
 			c->tail.r.incomplete |= TT_INC_NO_WIRE;
-			tail_finalize(a, c);
+			keep_err(&err, tail_finalize(a, c));
 		}
 		tt_u64vec_free(&c->cur.gaps);
 		tt_u64vec_free(&c->tail.gaps);
@@ -1056,14 +722,11 @@ void tt_analyzer_finish(struct tt_analyzer *a)
 		qsort(a->reqs, a->nreqs, sizeof(*a->reqs), cmp_rec);
 	for (i = 0; i < a->nreqs; i++)
 		a->reqs[i].r.id = i + 1;
-	attribute(a);
-	regroup_gaps(a);
-	free(a->fifo);
-	free(a->heap);
-	a->fifo = NULL;
-	a->heap = NULL;
-	a->fifo_cap = a->heap_cap = 0;
+	keep_err(&err, an_attribute(a));
+	keep_err(&err, an_regroup_gaps(a));
+	tt_reorder_free(&a->win);
 	a->finished = true;
+	return err;
 }
 
 void tt_analyzer_free(struct tt_analyzer *a)
@@ -1082,8 +745,7 @@ void tt_analyzer_free(struct tt_analyzer *a)
 		free(c);
 	}
 	tt_hmap_free(&a->conns);
-	free(a->fifo);
-	free(a->heap);
+	tt_reorder_free(&a->win);
 	free(a->reqs);
 	tt_u64vec_free(&a->gaps);
 	if (a->cp_res)
@@ -1093,123 +755,4 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	free(a->cp_reqs);
 	tt_critpath_free(a->cp);
 	free(a);
-}
-
-/* ---- accessors ---- */
-
-size_t tt_analyzer_nrequests(const struct tt_analyzer *a)
-{
-	return a->nreqs;
-}
-
-const struct tt_request *tt_analyzer_request(const struct tt_analyzer *a,
-					     size_t i)
-{
-	return i < a->nreqs ? &a->reqs[i].r : NULL;
-}
-
-const __u64 *tt_analyzer_itl(const struct tt_analyzer *a, size_t *n)
-{
-	*n = a->finished ? a->itl_complete_n : 0;
-	return *n ? a->gaps.v : NULL;
-}
-
-const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
-				     size_t *n)
-{
-	*n = i < a->nreqs ? a->reqs[i].itl_n : 0;
-	return *n ? a->gaps.v + a->reqs[i].itl_off : NULL;
-}
-
-__u64 tt_analyzer_events(const struct tt_analyzer *a)
-{
-	return a->st.events;
-}
-
-__u64 tt_analyzer_lost_cpu(const struct tt_analyzer *a, unsigned int cpu)
-{
-	return cpu < TT_LOST_CPUS ? a->lost_cpu[cpu] : 0;
-}
-
-__u64 tt_analyzer_lost(const struct tt_analyzer *a)
-{
-	return a->st.lost;
-}
-
-void tt_analyzer_stats(const struct tt_analyzer *a,
-		       struct tt_analyzer_stats *st)
-{
-	*st = a->st;
-}
-
-const char *tt_analyzer_comm(const struct tt_analyzer *a, __u32 tid)
-{
-	return tt_critpath_comm(a->cp, tid);
-}
-
-int tt_analyzer_add_procs(struct tt_analyzer *a,
-			  const struct tt_proc_info *procs, size_t n)
-{
-	size_t i;
-	int err;
-
-	for (i = 0; i < n; i++) {
-		err = mark_traced(a, procs[i].tgid);
-		if (err)
-			return err;
-		if (!procs[i].tid || !procs[i].comm[0] ||
-		    tt_critpath_comm(a->cp, procs[i].tid))
-			continue;
-		err = tt_critpath_name_thread(a->cp, procs[i].tid,
-					      procs[i].tgid, procs[i].comm);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int tt_analyzer_add_devices(struct tt_analyzer *a,
-			    const struct tt_dev_info *devs, size_t n)
-{
-	size_t i;
-	int err;
-
-	/* FIFOs standing in for a device have no rdev: known by inode */
-	for (i = 0; i < n; i++) {
-		err = tt_critpath_add_gpu_device(a->cp, &devs[i]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-const struct tt_cp_result *tt_analyzer_cp_result(const struct tt_analyzer *a,
-						 size_t i)
-{
-	return a->cp_res && i < a->nreqs ? &a->cp_res[i] : NULL;
-}
-
-const struct tt_cp_request *tt_analyzer_cp_request(const struct tt_analyzer *a,
-						   size_t i)
-{
-	return a->cp_reqs && i < a->nreqs ? &a->cp_reqs[i] : NULL;
-}
-
-const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a)
-{
-	return a->cp;
-}
-
-const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
-{
-	static const char *const names[TT_INC_NBITS] = {
-		"no-arrive",	     "no-read",	    "no-response", "no-wire",
-		"closed-mid-stream", "open-at-end", "lost",	   "no-path",
-	};
-
-	if (len && !incomplete)
-		snprintf(buf, len, "complete");
-	else
-		tt_bit_names(buf, len, incomplete, names, TT_INC_NBITS);
-	return buf;
 }

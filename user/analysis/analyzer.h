@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include "critpath.h"
 #include "event.h"
+#include "reorder.h"
 #include "ttfile.h"
 
 struct tt_request {
@@ -71,9 +72,6 @@ struct tt_request {
 #define TT_INC_NO_PATH (1u << 7)
 #define TT_INC_NBITS 8
 
-/* Reorder window: events are released in timestamp order once they are
- * this much older than the newest event seen. */
-#define TT_REORDER_WINDOW_NS 10000000ULL
 /* A finished response waits this long (trace time) for the XMIT of its
  * first body byte before it is closed without t_wire. */
 #define TT_WIRE_WAIT_NS 1000000000ULL
@@ -117,8 +115,9 @@ int tt_analyzer_add(struct tt_analyzer *a, const struct tt_event *ev);
  * Then numbers the requests 1, 2, ... in order of t_arrive (or of their
  * first event when t_arrive is unknown), sorts them by id, and walks the
  * critical path of every one of them (all together: each request's
- * hand-offs bound the others' queueing). */
-void tt_analyzer_finish(struct tt_analyzer *a);
+ * hand-offs bound the others' queueing). 0, or -ENOMEM when memory ran
+ * out on the way: the requests then lack what could not be kept. */
+int tt_analyzer_finish(struct tt_analyzer *a);
 void tt_analyzer_free(struct tt_analyzer *a);
 
 /* Finished requests: in id order after finish; before it, in the order

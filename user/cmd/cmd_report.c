@@ -193,7 +193,11 @@ int tt_cmd_report(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	tt_analyzer_finish(an);
+	if (tt_analyzer_finish(an)) {
+		fprintf(stderr, "ttftrace: out of memory analysing %s\n",
+			a.path);
+		goto cleanup;
+	}
 	tt_reader_stats(r, &st);
 	if (a.events) {
 		ret = 0;

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Private to the analyzer (analyzer.c: requests and connections; results.c:
+ * attribution and the read API): its state. */
+#ifndef TT_ANALYZER_INT_H
+#define TT_ANALYZER_INT_H
+
+#include "analyzer.h"
+#include "containers.h"
+#include "reorder.h"
+#include "stats.h"
+
+/* XMIT ranges kept per connection, to match a SEND that comes after them
+ * (on loopback the skb reaches the device inside the send). */
+#define XMIT_RING 64
+/* How often (trace time) finished responses are checked for an XMIT that
+ * never came. */
+#define SWEEP_EVERY_NS 100000000ULL
+
+/* ---- state ---- */
+
+/* Waiting for the XMIT that carries the byte at seq. */
+struct wire_wait {
+	__u64 not_before; /* the send's syscall entry */
+	__u64 t_wire; /* 0 until seen */
+	__u32 seq;
+	bool armed; /* a send is waiting */
+	bool pending; /* armed and not yet seen */
+};
+
+/* A request being rebuilt. */
+struct live_req {
+	struct tt_request r;
+	__u64 start; /* t_arrive, or its first event when unknown */
+	/* its latest sk_data_ready, and that one as of its latest read */
+	__u64 t_last_ready, t_last_arrive;
+	__u64 seq; /* creation order: provisional id */
+	struct wire_wait tok; /* the first token send */
+	struct wire_wait other; /* the first untyped body send */
+	__u64 other_ts_enter;
+	__u32 other_tid, other_tgid;
+	__u64 last_tok_enter;
+	bool streaming; /* SSE or chunked framing seen */
+	bool done; /* end-of-stream send seen */
+	struct tt_u64vec gaps; /* inter-token gaps; buffer kept across resets */
+};
+
+enum conn_state {
+	CONN_IDLE,
+	CONN_ARRIVED, /* bytes queued, nothing read or sent yet */
+	CONN_RECEIVING,
+	CONN_RESPONDING,
+};
+
+struct xmit_rec {
+	__u64 ts;
+	__u32 seq, end_seq;
+};
+
+struct conn {
+	__u64 sk;
+	__u16 family, lport, rport;
+	__u8 laddr[16], raddr[16];
+	bool closed; /* kept only while its tail waits for an XMIT */
+	__u64 last_send_ts; /* hdr.ts of the latest send */
+	bool have_tail;
+	enum conn_state state;
+	struct live_req cur;
+	struct live_req tail; /* ended, waiting for its t_wire */
+	unsigned int ring_next, ring_n;
+	struct xmit_rec ring[XMIT_RING];
+};
+
+/* A finished request. */
+struct req_rec {
+	struct tt_request r;
+	__u64 t_last_arrive; /* its last bytes in the kernel before t_read */
+	__u64 start, end;
+	__u64 end_max; /* max end of this and every earlier record */
+	__u64 seq;
+	size_t itl_off, itl_n; /* its gaps in tt_analyzer.gaps */
+};
+
+struct tt_analyzer {
+	struct tt_reorder win; /* events on their way to handle() */
+
+	__u64 now; /* newest timestamp handled */
+	__u64 next_sweep;
+	size_t ntails;
+	__u64 next_seq;
+
+	struct tt_hmap conns; /* sk -> struct conn */
+
+	struct req_rec *reqs;
+	size_t nreqs, capreqs;
+	struct tt_u64vec gaps; /* every finished request's gaps */
+	size_t itl_complete_n; /* after finish: complete ones come first */
+
+	struct tt_analyzer_stats st;
+	__u64 lost_cpu[TT_LOST_CPUS];
+	bool finished;
+
+	struct tt_critpath *cp;
+	__u32 last_tgid; /* the latest tgid marked traced: most repeat it */
+	/* after finish: the walk's input and output, one entry per request */
+	struct tt_cp_request *cp_reqs;
+	struct tt_cp_result *cp_res;
+};
+
+/* analyzer.c */
+int an_mark_traced(struct tt_analyzer *a, __u32 tgid);
+/* results.c: each request's walk taken into it; gaps grouped */
+int an_attribute(struct tt_analyzer *a);
+int an_regroup_gaps(struct tt_analyzer *a);
+
+#endif /* TT_ANALYZER_INT_H */
