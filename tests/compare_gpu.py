@@ -12,7 +12,7 @@ ground truth is compare_stages.py's, with the GPU columns of the log:
                at most its CPU time: preempted, it is on the runqueue)
   compute.cpu  engine_cpu_ns - sync_cpu_ns + tokenize_cpu_ns: the engine
                thread's CPU time but for the sync (spinning there is GPU
-               time, DESIGN section 4), launch overhead included
+               time, docs/design.md §4.5), launch overhead included
                (launch_cpu_ns)
 
 Checks:
@@ -27,7 +27,7 @@ Checks:
   --dispatch: t_dispatch at the iteration boundary the request waited
     for: between the engine's last token hand-off before it took the
     request up (t_boundary_ns; its enqueue when the engine was idle) and
-    that admission (t_dispatch_ns), DESIGN section 4. The distance out of
+    that admission (t_dispatch_ns), docs/design.md §4.4. The distance out of
     that window within max(0.5 ms, 10% of the injected queue p50) at p50,
     and within 2 ms for 90% of the requests that queued (ground-truth queue
     over 1 ms).

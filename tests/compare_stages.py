@@ -26,7 +26,7 @@ Ground truth per stage, per request (ns), from the logs:
                       upload are not on the critical path: the last bytes
                       come when they come
   storage.io          io_wait_ns: the time blocked in the KV preads (their
-                      CPU time is on-CPU time: compute.cpu, DESIGN section 4)
+                      CPU time is on-CPU time: compute.cpu, docs/design.md §4.7)
   compute.gpu         0 (no GPU in these scenarios)
   compute.cpu         engine_cpu_ns (dispatch to first token, KV preads
                       included) + tokenize_cpu_ns; the front-end's parsing

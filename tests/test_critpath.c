@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Thread timelines and the critical-path walk (DESIGN §4) on synthetic
+/* Thread timelines and the critical-path walk (docs/design.md §4) on synthetic
  * event streams: exact nanoseconds per stage, t_dispatch and t_token, and
  * the closure invariant (stages sum to t_wire - t_arrive) for every
  * request of every test. */

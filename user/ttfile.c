@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The .ttft recording file (DESIGN §5). All integers little-endian.
+ * The .ttft recording file (docs/design.md §5). All integers little-endian.
  *
  * Header:
  *   "TTFTRACE", u32 version, u32 body_len, body, u32 crc32(version..body)

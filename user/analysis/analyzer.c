@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The analyzer: rebuilds the requests of the traced server's connections
- * from the event stream (DESIGN §3).
+ * from the event stream (docs/design.md §3.1).
  *
  * Events pass through a reorder window (hdr.ts order, ties kept in arrival
  * order) and are then handled in timestamp order: events that arrive in

@@ -2,7 +2,7 @@
 /*
  * Private to the critical-path analysis (threads.c, waits.c, handoff.c,
  * walk.c, timeline.c): the timelines' records, the walk's state, and the
- * thresholds of its rules, each justified in docs/design.md §4.
+ * thresholds of its rules, each justified in docs/design.md §4.6.
  */
 #ifndef TT_CP_INTERNAL_H
 #define TT_CP_INTERNAL_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Per-thread timelines and the critical-path walk that attributes each
- * request's TTFT to stages (DESIGN §4). Plain C over the event stream: no
+ * request's TTFT to stages (docs/design.md §4). Plain C over the event stream: no
  * BPF, no globals, deterministic. Feed every event in timestamp order with
  * tt_critpath_add(), then walk the requests the analyzer rebuilt.
  */
@@ -31,7 +31,7 @@ struct tt_cp_request {
 	__u32 writer_tid; /* thread that did the first token write */
 };
 
-/* Stages (DESIGN §4 stage table); tt_stage_name() gives the JSON names. */
+/* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */
 enum tt_stage {
 	TT_ST_NET_IN, /* network.in */
 	TT_ST_NET_OUT, /* network.out */
@@ -63,7 +63,7 @@ struct tt_cp_segment {
 	char reason[32]; /* "on-cpu", "runqueue", "ioctl gpu 195:0", ... */
 };
 
-/* How t_dispatch was found (DESIGN §4, in order of trust). */
+/* How t_dispatch was found (docs/design.md §4.4, in order of trust). */
 enum tt_cp_dispatch {
 	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
 	/* the consumer was woken by the reader (or a thread serving only this
@@ -136,7 +136,7 @@ void tt_critpath_free(struct tt_critpath *cp);
  * never storage. 0 or -ENOMEM. Events may be added after a walk (later
  * walks see them).
  *
- * GPU (DESIGN §4): a TT_EV_GPU_CALL is the interval [ts_enter, h.ts) of a
+ * GPU (docs/design.md §4.5): a TT_EV_GPU_CALL is the interval [ts_enter, h.ts) of a
  * CUDA driver call on its thread. Inside a sync call (TT_CUDA_SYNC) the
  * thread's on-CPU time is compute.gpu (spin-wait), a blocked wait is
  * compute.gpu whoever ends it (never followed), runnable time stays

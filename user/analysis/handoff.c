@@ -414,7 +414,7 @@ static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 }
 
 /*
- * DESIGN §4's GPU rule on thread th, which handed the token on at ve: the
+ * docs/design.md §4.4's GPU rule on thread th, which handed the token on at ve: the
  * iteration that made it ends with th's last sync call ending in
  * (floor, ve]; it began with the first launch after the sync before it
  * that a hand-off followed (any sync, when th hands nothing off where the

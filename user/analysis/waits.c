@@ -276,7 +276,7 @@ bool cp_gpu_wait_of(const struct tt_critpath *cp, const struct cp_thread *th,
 	return gw->sync || gw->fd;
 }
 
-/* Where a blocked interval nobody traced ended goes (DESIGN §4). */
+/* Where a blocked interval nobody traced ended goes (docs/design.md §4.3). */
 static enum tt_stage block_stage(const struct tt_critpath *cp,
 				 const struct cp_rec *rec)
 {
@@ -403,7 +403,7 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 
 /* ---- preparation for walks ---- */
 
-/* A lock (a GIL, a mutex) rather than a hand-off (DESIGN §4): waited on
+/* A lock (a GIL, a mutex) rather than a hand-off (docs/design.md §4.3): waited on
  * many times per request, or passed back and forth between threads. */
 static bool word_lock(const struct cp_word *fw, __u64 limit)
 {

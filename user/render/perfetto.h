@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Perfetto / chrome://tracing export (DESIGN §5): Chrome trace event JSON,
+ * Perfetto / chrome://tracing export (docs/design.md §6.2): Chrome trace event JSON,
  * {"traceEvents":[...],"displayTimeUnit":"ns","otherData":{...}}, that
  * ui.perfetto.dev and chrome://tracing open.
  *
