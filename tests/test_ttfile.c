@@ -595,6 +595,36 @@ static void test_bad_files(void)
 	free(buf);
 }
 
+/* A link planted at the path is never written through (issue 13). */
+static void test_no_write_through_link(void)
+{
+	const char *victim = tmp_path("victim");
+	const char *path = tmp_path("link.ttft");
+	struct stat before, after;
+	struct tt_writer *w;
+	FILE *f = fopen(victim, "w");
+
+	TT_CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs("precious\n", f);
+	fclose(f);
+	TT_CHECK(chmod(victim, 0644) == 0);
+	TT_CHECK(stat(victim, &before) == 0);
+	TT_CHECK(symlink(victim, path) == 0);
+	errno = 0;
+	w = tt_writer_open(path, NULL);
+	TT_CHECK(w == NULL);
+	TT_CHECK_EQ_U64(errno, ELOOP);
+	if (w)
+		tt_writer_close(w, NULL);
+	TT_CHECK(stat(victim, &after) == 0);
+	TT_CHECK_EQ_U64(after.st_size, before.st_size);
+	TT_CHECK_EQ_U64(after.st_mode & 07777, 0644);
+	unlink(path);
+	unlink(victim);
+}
+
 static void test_file_mode(void)
 {
 	const char *path = tmp_path("mode.ttft");
@@ -951,6 +981,7 @@ int main(void)
 	TT_RUN(test_corrupt_block);
 	TT_RUN(test_bad_files);
 	TT_RUN(test_file_mode);
+	TT_RUN(test_no_write_through_link);
 	TT_RUN(test_write_error);
 	TT_RUN(test_bytes_per_event);
 	TT_RUN(test_bytes_per_event_sched);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "classify.h"
 #include "gpu.h"
 #include "collector.h"
+#include "cudalib.h"
 #include "procfs.h"
 #include "util.h"
 #include "ttftrace.skel.h"
@@ -42,6 +44,8 @@ struct tt_collector {
 	} cuda_libs[32]; /* files already probed */
 	int ncuda_libs;
 	int ncuda_fns;
+	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
+	struct tt_cudalib_prober *prober;
 	int verbose;
 };
 
@@ -101,66 +105,48 @@ int tt_ensure_tracefs(char *err, size_t errlen)
 	return 0;
 }
 
-/* A traced process opened a file named like libcuda.so: the loader tries
- * each directory of its search path, so most such opens name no file. */
-static void probe_opened_lib(struct tt_collector *c, __u32 tgid,
-			     const struct tt_lib_open *lib)
-{
-	char path[TT_LIB_PATH_LEN + 64], err[256];
-	int n;
-
-	if (lib->path[0] == '/')
-		snprintf(path, sizeof(path), "/proc/%u/root%.*s", tgid,
-			 TT_LIB_PATH_LEN, lib->path);
-	else
-		snprintf(path, sizeof(path), "/proc/%u/cwd/%.*s", tgid,
-			 TT_LIB_PATH_LEN, lib->path);
-	if (access(path, R_OK))
-		return;
-	n = tt_collector_probe_cuda(c, path, err, sizeof(err));
-	if (n < 0)
-		fprintf(stderr, "ttftrace: warning: %s\n", err);
-	else if (n > 0 && c->verbose)
-		fprintf(stderr, "ttftrace: probing %d CUDA functions in %.*s (pid %u)\n",
-			n, TT_LIB_PATH_LEN, lib->path, tgid);
-}
-
-int tt_collector_probe_cuda(struct tt_collector *c, const char *path,
-			    char *err, size_t errlen)
+int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
+			       const char *name, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	const struct tt_cuda_fn *fns;
 	struct bpf_link **grown;
+	char path[64];
 	struct stat st;
 	size_t nfns;
 	int probed = 0;
 
 	if (!strcmp(c->gpu_probes, "none"))
 		return 0;
-	if (stat(path, &st)) {
-		snprintf(err, errlen, "CUDA library %s: %s", path,
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "CUDA library %s: %s", name,
 			 strerror(errno));
 		return -errno;
 	}
+	/* libbpf reads and the kernel resolves the very file fd holds */
+	tt_cudalib_fd_path(fd, path, sizeof(path));
+	pthread_mutex_lock(&c->cuda_lock);
 	for (int i = 0; i < c->ncuda_libs; i++)
 		if (c->cuda_libs[i].dev == st.st_dev &&
 		    c->cuda_libs[i].ino == st.st_ino)
-			return 0;
+			goto cleanup;
 	if (c->ncuda_libs == (int)(sizeof(c->cuda_libs) / sizeof(c->cuda_libs[0]))) {
 		snprintf(err, errlen, "too many CUDA libraries; %s not probed",
-			 path);
-		return -ENOSPC;
+			 name);
+		probed = -ENOSPC;
+		goto cleanup;
 	}
-	c->cuda_libs[c->ncuda_libs].dev = st.st_dev;
-	c->cuda_libs[c->ncuda_libs++].ino = st.st_ino;
 	fns = tt_cuda_fns(&nfns);
 	grown = realloc(c->cuda_links,
 			(c->ncuda_links + 2 * nfns) * sizeof(*grown));
 	if (!grown) {
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		probed = -ENOMEM;
+		goto cleanup;
 	}
 	c->cuda_links = grown;
+	c->cuda_libs[c->ncuda_libs].dev = st.st_dev;
+	c->cuda_libs[c->ncuda_libs++].ino = st.st_ino;
 	for (size_t i = 0; i < nfns; i++) {
 		struct bpf_link *entry, *ret;
 
@@ -186,14 +172,28 @@ int tt_collector_probe_cuda(struct tt_collector *c, const char *path,
 		probed++;
 	}
 	c->ncuda_fns += probed;
+cleanup:
+	pthread_mutex_unlock(&c->cuda_lock);
 	return probed;
 }
 
-void tt_collector_cuda_stats(const struct tt_collector *c, int *libs,
-			     int *fns)
+static int attach_candidate(void *ctx, int fd, const char *name, char *err,
+			    size_t errlen)
 {
+	return tt_collector_probe_cuda_fd(ctx, fd, name, err, errlen);
+}
+
+int tt_collector_message(struct tt_collector *c, char *buf, size_t len)
+{
+	return c->prober ? tt_cudalib_prober_message(c->prober, buf, len) : 0;
+}
+
+void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns)
+{
+	pthread_mutex_lock(&c->cuda_lock);
 	*libs = c->ncuda_libs;
 	*fns = c->ncuda_fns;
+	pthread_mutex_unlock(&c->cuda_lock);
 }
 
 /* Tells the BPF side which device nodes are GPUs. */
@@ -230,9 +230,12 @@ static int handle_record(void *ctx, void *data, size_t size)
 	if (size < sizeof(*h))
 		return 0;
 	if (h->type == TT_EV_LIB_OPEN) {
-		if (size >= sizeof(*h) + sizeof(struct tt_lib_open))
-			probe_opened_lib(c, h->tgid,
-					 (const struct tt_lib_open *)(h + 1));
+		const struct tt_lib_open *lib = (const void *)(h + 1);
+
+		/* checked and probed on the prober's thread, never here */
+		if (c->prober && size >= sizeof(*h) + sizeof(*lib))
+			tt_cudalib_prober_submit(c->prober, h->tgid, lib->path,
+						 sizeof(lib->path));
 		return 0;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -330,6 +333,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&c->cuda_lock, NULL);
 	c->fn = o->fn;
 	c->ctx = o->ctx;
 	c->verbose = o->verbose;
@@ -364,6 +368,14 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	e = attach_programs(c->skel, err, errlen);
 	if (e)
 		goto cleanup;
+	if (strcmp(c->gpu_probes, "none")) {
+		c->prober = tt_cudalib_prober_start(attach_candidate, c);
+		if (!c->prober) {
+			snprintf(err, errlen, "cannot start a thread: %s",
+				 strerror(errno));
+			goto cleanup;
+		}
+	}
 	c->lost_check_ts = tt_clock_ns(CLOCK_MONOTONIC);
 	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events),
 				 handle_record, c, NULL);
@@ -485,11 +497,14 @@ void tt_collector_close(struct tt_collector *c)
 {
 	if (!c)
 		return;
+	/* first: no attach may run while the links go */
+	tt_cudalib_prober_stop(c->prober);
 	ring_buffer__free(c->rb);
 	for (size_t i = 0; i < c->ncuda_links; i++)
 		bpf_link__destroy(c->cuda_links[i]);
 	free(c->cuda_links);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);
+	pthread_mutex_destroy(&c->cuda_lock);
 	free(c);
 }

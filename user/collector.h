@@ -35,13 +35,16 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 			   size_t errlen);
 /* Waits up to timeout_ms, hands every record to fn. Events or -errno. */
 int tt_collector_poll(struct tt_collector *c, int timeout_ms);
-/* Puts the CUDA uprobes on the library at path (once per file). Number of
+/* Puts the CUDA uprobes on the library fd holds (an O_PATH fd from
+ * cudalib.h's checks; once per file; name is for messages). Number of
  * functions probed, or -errno with a one-line reason in err. */
-int tt_collector_probe_cuda(struct tt_collector *c, const char *path,
-			    char *err, size_t errlen);
+int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
+			       const char *name, char *err, size_t errlen);
 /* Uprobe attach counts so far: libraries and functions. */
-void tt_collector_cuda_stats(const struct tt_collector *c, int *libs,
-			     int *fns);
+void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
+/* Takes the oldest message of the library prober (a library opened by a
+ * traced process probed, or refused): 1, or 0 when none waits. */
+int tt_collector_message(struct tt_collector *c, char *buf, size_t len);
 /* Emits a TT_EV_LOST event per CPU whose refused-record count grew. */
 int tt_collector_check_lost(struct tt_collector *c);
 __u64 tt_collector_lost_total(const struct tt_collector *c);

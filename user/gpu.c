@@ -337,39 +337,3 @@ bool tt_is_libcuda(const char *path)
 	base = base ? base + 1 : path;
 	return !strncmp(base, "libcuda.so", 10);
 }
-
-int tt_gpu_find_libcuda(int pid, char ***paths, size_t *npaths)
-{
-	char maps[64], line[4096], *path, **grown;
-	int found = 0;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		bool known = false;
-
-		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, '/');
-		if (!path || !tt_is_libcuda(path))
-			continue;
-		for (size_t i = 0; i < *npaths; i++)
-			known |= !strcmp((*paths)[i], path);
-		if (known)
-			continue;
-		grown = realloc(*paths, (*npaths + 1) * sizeof(*grown));
-		if (!grown || !(grown[*npaths] = strdup(path))) {
-			if (grown)
-				*paths = grown;
-			fclose(f);
-			return -ENOMEM;
-		}
-		*paths = grown;
-		(*npaths)++;
-		found++;
-	}
-	fclose(f);
-	return found;
-}

@@ -58,9 +58,6 @@ const struct tt_cuda_fn *tt_cuda_fns(size_t *n);
 /* Whether --gpu-probes=MODE ("none", "sync", "all") probes fn. */
 bool tt_cuda_fn_wanted(const struct tt_cuda_fn *fn, const char *mode);
 
-/* Paths of CUDA driver libraries (libcuda.so*) mapped by pid, from
- * /proc/PID/maps; appended to *paths (strdup'ed). Count or -errno. */
-int tt_gpu_find_libcuda(int pid, char ***paths, size_t *npaths);
 /* Whether a path names a CUDA driver library. */
 bool tt_is_libcuda(const char *path);
 

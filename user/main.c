@@ -18,12 +18,15 @@
 #include <unistd.h>
 #include "cmds.h"
 #include "collector.h"
+#include "cudalib.h"
 #include "gpu.h"
 #include "procfs.h"
 #include "ttfile.h"
 #include "util.h"
 
 #define MAX_TARGETS 64
+#define MAX_CUDA_LIBS 16
+#define MAX_TRACED_TGIDS 1024
 #define FLUSH_INTERVAL_NS 1000000000ULL
 /* reading /proc/PID/stat walks every thread of the process: not per poll */
 #define ALIVE_INTERVAL_NS 200000000ULL
@@ -42,7 +45,7 @@ struct record_args {
 	const char *gpu_probes;
 	const char *gpu_devices[16];
 	int ngpu_devices;
-	const char *cuda_libs[16];
+	const char *cuda_libs[MAX_CUDA_LIBS];
 	int ncuda_libs;
 };
 
@@ -131,7 +134,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		a->gpu_probes = arg;
 		break;
 	case 'L':
-		if (a->ncuda_libs == 16)
+		if (a->ncuda_libs == MAX_CUDA_LIBS)
 			argp_error(state, "at most 16 --cuda-lib");
 		a->cuda_libs[a->ncuda_libs++] = arg;
 		break;
@@ -173,37 +176,66 @@ static int record_event(void *ctx, const struct tt_event *ev)
 	return 0;
 }
 
-/* Moves an existing recording aside as perf does, then checks that the
- * path is writable before any tracing starts. */
-static int prepare_output(const char *path)
+/* Moves an existing recording aside as perf does, then creates the output
+ * once, exclusively and without following a link: a user who can write
+ * its directory cannot turn root's writes onto another file. The fd is
+ * the recording from here on; *st says which file it is. */
+static int prepare_output(const char *path, struct stat *st)
 {
 	char old[4096];
-	struct stat st;
 	int fd;
 
-	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		fprintf(stderr,
-			"ttftrace: %s exists and is not a regular file: give a file path with -o\n",
-			path);
-		return -1;
-	}
-	if (!access(path, F_OK)) {
-		snprintf(old, sizeof(old), "%s.old", path);
+	if (!lstat(path, st)) {
+		if (S_ISLNK(st->st_mode)) {
+			fprintf(stderr,
+				"ttftrace: %s is a symbolic link; ttftrace does not write through links: give a file path with -o\n",
+				path);
+			return -1;
+		}
+		if (!S_ISREG(st->st_mode)) {
+			fprintf(stderr,
+				"ttftrace: %s exists and is not a regular file: give a file path with -o\n",
+				path);
+			return -1;
+		}
+		if (snprintf(old, sizeof(old), "%s.old", path) >=
+		    (int)sizeof(old)) {
+			fprintf(stderr, "ttftrace: output path too long: %s\n",
+				path);
+			return -1;
+		}
+		/* rename moves the entry itself, never a link's target */
 		if (rename(path, old)) {
 			fprintf(stderr, "ttftrace: cannot move %s to %s: %s\n",
 				path, old, strerror(errno));
 			return -1;
 		}
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
 	if (fd < 0) {
-		fprintf(stderr, "ttftrace: cannot create %s: %s\n", path,
-			strerror(errno));
+		fprintf(stderr, "ttftrace: cannot create %s: %s%s\n", path,
+			strerror(errno),
+			errno == EEXIST ? " (it appeared while moving the old one aside)" : "");
 		return -1;
 	}
-	close(fd);
-	unlink(path);
-	return 0;
+	if (fstat(fd, st)) {
+		fprintf(stderr, "ttftrace: cannot stat %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Removes an output that never got its header, if path still names it. */
+static void discard_output(const char *path, const struct stat *created)
+{
+	struct stat now;
+
+	if (!lstat(path, &now) && now.st_dev == created->st_dev &&
+	    now.st_ino == created->st_ino)
+		unlink(path);
 }
 
 /* Forks CMD stopped on a pipe, so that it is traced from its first
@@ -267,40 +299,63 @@ static bool targets_alive(const struct record_args *a, pid_t child)
 	return child > 0;
 }
 
-/* The CUDA driver libraries to probe from the start: named ones, those the
- * traced processes map, and the system's. Later loads are caught by the
- * collector when a traced process opens one. */
+/* The CUDA driver libraries to probe from the start: named ones (checked
+ * already: an error), those the traced processes map, and the system's.
+ * Later loads are caught by the collector when a traced process opens one. */
 static int probe_cuda_libraries(struct tt_collector *c,
-				const struct record_args *a)
+				const struct record_args *a, const int *lib_fds)
 {
-	char **paths = NULL, msg[512];
-	size_t npaths = 0;
-	__u32 tgids[1024];
-	int n, err = 0;
+	int *fds = NULL, n, err = 0;
+	size_t nfds = 0;
+	__u32 tgids[MAX_TRACED_TGIDS];
+	char msg[512];
 
 	for (int i = 0; i < a->ncuda_libs && !err; i++) {
-		if (tt_collector_probe_cuda(c, a->cuda_libs[i], msg,
-					    sizeof(msg)) < 0) {
+		n = tt_collector_probe_cuda_fd(c, lib_fds[i], a->cuda_libs[i],
+					       msg, sizeof(msg));
+		if (n < 0) {
 			fprintf(stderr, "ttftrace: %s\n", msg);
+			err = -1;
+		} else if (!n && strcmp(a->gpu_probes ? a->gpu_probes : "sync",
+					"none")) {
+			fprintf(stderr,
+				"ttftrace: CUDA library %s: none of the CUDA driver functions ttftrace probes is in it\n",
+				a->cuda_libs[i]);
 			err = -1;
 		}
 	}
-	n = tt_collector_traced_tgids(c, tgids, 1024);
-	for (int i = 0; i < n; i++)
-		tt_gpu_find_libcuda(tgids[i], &paths, &npaths);
+	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
+	for (int i = 0; i < n && !err; i++)
+		tt_cudalib_open_mapped(tgids[i], &fds, &nfds);
 	for (size_t i = 0; i < sizeof(system_libcuda) / sizeof(*system_libcuda);
-	     i++)
-		if (!access(system_libcuda[i], R_OK))
-			tt_collector_probe_cuda(c, system_libcuda[i], msg,
-						sizeof(msg));
-	for (size_t i = 0; i < npaths; i++) {
-		if (!err && tt_collector_probe_cuda(c, paths[i], msg,
-						    sizeof(msg)) < 0)
-			fprintf(stderr, "ttftrace: warning: %s\n", msg);
-		free(paths[i]);
+	     i++) {
+		int fd = tt_cudalib_open(system_libcuda[i], msg, sizeof(msg));
+
+		if (fd >= 0) {
+			tt_collector_probe_cuda_fd(c, fd, system_libcuda[i],
+						   msg, sizeof(msg));
+			close(fd);
+		}
 	}
-	free(paths);
+	for (size_t i = 0; i < nfds; i++) {
+		if (!err && tt_collector_probe_cuda_fd(c, fds[i], "a mapped libcuda",
+						       msg, sizeof(msg)) < 0)
+			fprintf(stderr, "ttftrace: warning: %s\n", msg);
+		close(fds[i]);
+	}
+	free(fds);
 	return err;
+}
+
+/* What the library prober has to say: warnings always, the rest with -v. */
+static void print_collector_messages(struct tt_collector *c,
+				     const struct record_args *a)
+{
+	char msg[512];
+
+	while (tt_collector_message(c, msg, sizeof(msg)))
+		if (!a->quiet && (a->verbose || !strncmp(msg, "warning", 7)))
+			fprintf(stderr, "ttftrace: %s\n", msg);
 }
 
 static int cmd_record(int argc, char **argv)
@@ -314,12 +369,16 @@ static int cmd_record(int argc, char **argv)
 	struct tt_file_meta meta;
 	struct sigaction sa = {};
 	__u64 start, last_flush, last_alive;
-	int release_fd = -1, err = 1, n, cuda_libs, cuda_fns;
-	__u32 tgids[1024];
+	int release_fd = -1, out_fd = -1, err = 1, n, cuda_libs, cuda_fns;
+	struct stat out_st;
+	int lib_fds[MAX_CUDA_LIBS];
+	__u32 tgids[MAX_TRACED_TGIDS];
 	pid_t child = -1;
 	char msg[512];
 	const char *why = NULL;
 
+	for (int i = 0; i < MAX_CUDA_LIBS; i++)
+		lib_fds[i] = -1;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
 	fill_meta(&meta, argc, argv);
@@ -348,17 +407,15 @@ static int cmd_record(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < a.ncuda_libs; i++) {
-		if (access(a.cuda_libs[i], R_OK)) {
-			fprintf(stderr, "ttftrace: CUDA library %s: %s\n",
-				a.cuda_libs[i], strerror(errno));
-			free(meta.devs);
-			return 1;
+		lib_fds[i] = tt_cudalib_open(a.cuda_libs[i], msg, sizeof(msg));
+		if (lib_fds[i] < 0) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			goto cleanup;
 		}
 	}
-	if (prepare_output(a.output)) {
-		free(meta.devs);
-		return 1;
-	}
+	out_fd = prepare_output(a.output, &out_st);
+	if (out_fd < 0)
+		goto cleanup;
 	copts.gpu_probes = a.gpu_probes;
 	copts.devs = meta.devs;
 	copts.ndevs = meta.ndevs;
@@ -369,7 +426,7 @@ static int cmd_record(int argc, char **argv)
 	c = tt_collector_open(&copts, msg, sizeof(msg));
 	if (!c) {
 		fprintf(stderr, "ttftrace: %s\n", msg);
-		return 1;
+		goto cleanup;
 	}
 	if (a.command) {
 		child = spawn_command(a.command, &release_fd);
@@ -393,15 +450,17 @@ static int cmd_record(int argc, char **argv)
 	}
 	/* the process table names every traced thread: the targets', and
 	 * those of the descendants they had already started */
-	n = tt_collector_traced_tgids(c, tgids, 1024);
+	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
 	for (int i = 0; i < n; i++)
 		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
-	if (probe_cuda_libraries(c, &a))
+	if (probe_cuda_libraries(c, &a, lib_fds))
 		goto cleanup;
-	rs.writer = tt_writer_open(a.output, &meta);
+	rs.writer = tt_writer_open_fd(out_fd, &meta);
+	out_fd = -1;
 	if (!rs.writer) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
 			strerror(errno));
+		discard_output(a.output, &out_st);
 		goto cleanup;
 	}
 	sa.sa_handler = on_signal;
@@ -423,6 +482,7 @@ static int cmd_record(int argc, char **argv)
 
 		n = tt_collector_poll(c, 100);
 		now = tt_clock_ns(CLOCK_MONOTONIC);
+		print_collector_messages(c, &a);
 		if (n >= 0)
 			tt_collector_check_lost(c);
 		if (!rs.write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
@@ -448,6 +508,7 @@ static int cmd_record(int argc, char **argv)
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
 	tt_collector_check_lost(c);
+	print_collector_messages(c, &a);
 	if (rs.write_err) {
 		fprintf(stderr, "ttftrace: writing %s failed: %s; the blocks written so far are readable\n",
 			a.output, strerror(-rs.write_err));
@@ -480,6 +541,10 @@ static int cmd_record(int argc, char **argv)
 cleanup:
 	if (release_fd >= 0)
 		close(release_fd);
+	if (out_fd >= 0) {
+		close(out_fd);
+		discard_output(a.output, &out_st);
+	}
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
 	if (child > 0) {
@@ -488,6 +553,9 @@ cleanup:
 		waitpid(child, NULL, 0);
 	}
 	tt_collector_close(c);
+	for (int i = 0; i < a.ncuda_libs; i++)
+		if (lib_fds[i] >= 0)
+			close(lib_fds[i]);
 	free(meta.procs);
 	free(meta.devs);
 	return err;

@@ -191,8 +191,7 @@ static void writer_free(struct tt_writer *w)
 	free(w);
 }
 
-struct tt_writer *tt_writer_open(const char *path,
-				 const struct tt_file_meta *meta)
+struct tt_writer *tt_writer_open_fd(int fd, const struct tt_file_meta *meta)
 {
 	struct tt_writer *w = NULL;
 	uint8_t *hdr = NULL;
@@ -202,11 +201,12 @@ struct tt_writer *tt_writer_open(const char *path,
 
 	hdr_len = build_header(meta, &hdr);
 	if (!hdr_len)
-		return NULL;
+		goto cleanup;
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		goto cleanup;
-	w->fd = -1;
+	w->fd = fd;
+	fd = -1;
 	/* level 1: twice the speed of the default for ~5% more bytes; the
 	 * writer must keep up with the ring buffer */
 	if (deflateInit(&w->zs, Z_BEST_SPEED) != Z_OK) {
@@ -219,9 +219,6 @@ struct tt_writer *tt_writer_open(const char *path,
 		     deflateBound(&w->zs, TTF_BLOCK_TARGET + TTFILE_REC_MAX);
 	w->out = malloc(w->out_cap);
 	if (!w->raw || !w->out)
-		goto cleanup;
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (w->fd < 0)
 		goto cleanup;
 	/* 0600 whatever the umask or an earlier file's mode */
 	if (fstat(w->fd, &st) == 0 && S_ISREG(st.st_mode) &&
@@ -239,6 +236,8 @@ struct tt_writer *tt_writer_open(const char *path,
 cleanup:
 	err = errno;
 	free(hdr);
+	if (fd >= 0)
+		close(fd);
 	if (w) {
 		if (w->fd >= 0)
 			close(w->fd);
@@ -246,6 +245,18 @@ cleanup:
 	}
 	errno = err;
 	return NULL;
+}
+
+struct tt_writer *tt_writer_open(const char *path,
+				 const struct tt_file_meta *meta)
+{
+	/* never through a link planted at path */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+				    O_CLOEXEC, 0600);
+
+	if (fd < 0)
+		return NULL;
+	return tt_writer_open_fd(fd, meta);
 }
 
 /* Compresses and writes the current block. On a write error the block's

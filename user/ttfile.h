@@ -59,10 +59,13 @@ struct tt_read_stats {
 struct tt_writer;
 struct tt_reader;
 
-/* Creates path with mode 0600 (O_EXCL is the caller's business: it moves an
- * existing file aside first). Returns NULL and sets errno on failure. */
+/* Creates or truncates path with mode 0600, never through a symbolic link
+ * at path. Returns NULL and sets errno on failure. */
 struct tt_writer *tt_writer_open(const char *path,
 				 const struct tt_file_meta *meta);
+/* The same on a file the caller opened (record opens its output once,
+ * exclusively): the writer owns fd from here on, also on failure. */
+struct tt_writer *tt_writer_open_fd(int fd, const struct tt_file_meta *meta);
 /* Buffers one event; a full block is compressed and written. 0 or -errno. */
 int tt_writer_add(struct tt_writer *w, const struct tt_event *ev);
 /* Writes out the current partial block (call periodically, so that a kill

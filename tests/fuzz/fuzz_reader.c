@@ -126,7 +126,7 @@ static void round_trip_file(const struct tt_event *evs, size_t n)
 
 	require(fd >= 0 && back);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	w = tt_writer_open(path, NULL);
+	w = tt_writer_open_fd(dup(fd), NULL);
 	require(w);
 	for (i = 0; i < n; i++) {
 		require(tt_writer_add(w, &evs[i]) == 0);
