@@ -9,7 +9,7 @@ CC=${CC:-gcc}
 out=$OUTPUT/fuzz
 mkdir -p "$out"
 srcs="tests/fuzz/fuzz_reader.c tests/fuzz/replay_main.c user/core/event.c user/core/json.c
-	user/ttfile.c user/format/ttfile_codec.c"
+	user/format/ttfile.c user/format/ttfile_codec.c"
 cflags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/format -Ibpf -Wall -Wextra
 	-Wno-unused-parameter -Wno-missing-field-initializers
 	-fsanitize=address,undefined -fno-sanitize-recover=undefined

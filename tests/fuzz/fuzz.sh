@@ -18,7 +18,7 @@ CC=${CC:-gcc}
 out=$OUTPUT/fuzz
 corpus=tests/fuzz/corpus
 mkdir -p "$out/artifacts"
-srcs="user/core/event.c user/core/json.c user/ttfile.c user/format/ttfile_codec.c"
+srcs="user/core/event.c user/core/json.c user/format/ttfile.c user/format/ttfile_codec.c"
 cflags="-g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/format -Ibpf -Wall -Wextra
 	-Wno-unused-parameter -Wno-missing-field-initializers"
 
