@@ -5,6 +5,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "gpu.h"
+#include "gpudev.h"
 #include "gpustats.h"
 #include "tt_test.h"
 

@@ -15,7 +15,6 @@
 #include "critpath.h"
 #include "event.h"
 #include "reorder.h"
-#include "ttfile.h"
 
 struct tt_request {
 	__u64 id; /* 1, 2, ... in order of t_arrive */
@@ -155,6 +154,10 @@ const struct tt_cp_request *tt_analyzer_cp_request(const struct tt_analyzer *a,
 						   size_t i);
 /* The thread timelines behind the walks (names, stats), for renderers. */
 const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a);
+
+/* The request's peer as "ip:port" ("[addr]:port" for IPv6, the IPv4
+ * address of a v4-mapped one), "unknown" otherwise; returns buf. */
+const char *tt_request_peer(const struct tt_request *r, char *buf, size_t len);
 
 /* The TT_INC_* bits as "no-wire,lost" (or "complete" for 0) in buf;
  * returns buf. TT_INC_NO_PATH is "no-path". */

@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "event.h"
-#include "ttfile.h"
 
 /* A request as the analyzer sees it; 0 means unknown for every field. */
 struct tt_cp_request {

@@ -4,7 +4,9 @@
  * it, the inter-token gaps grouped for percentiles, and the read API the
  * renderers use (docs/design.md §3, §4).
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,5 +229,27 @@ const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 		snprintf(buf, len, "complete");
 	else
 		tt_bit_names(buf, len, incomplete, names, TT_INC_NBITS);
+	return buf;
+}
+
+const char *tt_request_peer(const struct tt_request *r, char *buf, size_t len)
+{
+	char ip[INET6_ADDRSTRLEN];
+	struct in6_addr a6;
+
+	memcpy(&a6, r->raddr, sizeof(a6)); /* raddr is not 4-byte aligned */
+	if (r->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&a6)) {
+		/* a dual-stack listener: the client is an IPv4 one */
+		inet_ntop(AF_INET, r->raddr + 12, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, r->rport);
+	} else if (r->family == AF_INET6) {
+		inet_ntop(AF_INET6, r->raddr, ip, sizeof(ip));
+		snprintf(buf, len, "[%s]:%u", ip, r->rport);
+	} else if (r->family == AF_INET) {
+		inet_ntop(AF_INET, r->raddr, ip, sizeof(ip));
+		snprintf(buf, len, "%s:%u", ip, r->rport);
+	} else {
+		snprintf(buf, len, "unknown");
+	}
 	return buf;
 }

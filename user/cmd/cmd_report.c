@@ -8,6 +8,7 @@
 #include "analyzer.h"
 #include "cmds.h"
 #include "dump.h"
+#include "gpustats.h"
 #include "perfetto.h"
 #include "report.h"
 #include "tt_arch.h"
@@ -146,8 +147,21 @@ static bool arch_readable(const char *path, __u32 arch, bool events_only)
 	return events_only;
 }
 
+/* The GPU tables, a part of the report (render/gpustats.c) */
+static int gpu_text(FILE *out, void *ctx)
+{
+	return tt_gpustats_any(ctx) ? tt_gpustats_text(out, ctx) : 0;
+}
+
+static int gpu_json(FILE *out, void *ctx)
+{
+	return tt_gpustats_json(out, ctx);
+}
+
 int tt_cmd_report(int argc, char **argv)
 {
+	struct tt_report_part gpu_part = { "gpu", gpu_text, gpu_json, NULL };
+	struct tt_gpustats *gpu = NULL;
 	struct argp argp = { report_options, report_parse, "FILE", report_doc };
 	struct report_args a = {};
 	const struct tt_file_meta *meta;
@@ -173,8 +187,10 @@ int tt_cmd_report(int argc, char **argv)
 	/* paths are printed for -R and drawn for -P; else their stages do */
 	if (an)
 		tt_analyzer_keep_paths(an, a.request || a.perfetto);
-	a.opts.gpu = tt_gpustats_new(meta->devs, meta->ndevs);
-	if (!an || !a.opts.gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
+	gpu = tt_gpustats_new(meta->devs, meta->ndevs);
+	gpu_part.ctx = gpu;
+	a.opts.gpu = &gpu_part;
+	if (!an || !gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
 	    tt_analyzer_add_devices(an, meta->devs, meta->ndevs)) {
 		fprintf(stderr, "ttftrace: out of memory\n");
 		goto cleanup;
@@ -187,7 +203,7 @@ int tt_cmd_report(int argc, char **argv)
 				goto cleanup;
 			continue;
 		}
-		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(a.opts.gpu, &ev)) {
+		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(gpu, &ev)) {
 			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
 				a.path);
 			goto cleanup;
@@ -232,7 +248,7 @@ warnings:
 			"ttftrace: warning: %s is cut short; reporting its %llu whole block(s)\n",
 			a.path, (unsigned long long)st.blocks_ok);
 cleanup:
-	tt_gpustats_free(a.opts.gpu);
+	tt_gpustats_free(gpu);
 	tt_analyzer_free(an);
 	tt_reader_close(r);
 	return ret;

@@ -20,6 +20,7 @@
 #include "collector.h"
 #include "cudalib.h"
 #include "gpu.h"
+#include "gpudev.h"
 #include "procfs.h"
 #include "ttfile.h"
 #include "util.h"

@@ -1,21 +1,46 @@
-/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Event type names and payload sizes, from the one per-type table that
- * also drives the .ttft record codec (ttfile_codec.c). */
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Event type names and payload sizes: what each record is. How a record
+ * is stored is the format layer's business (format/ttfile_codec.c). */
+#include <stdbool.h>
 #include "event.h"
-#include "ttfile_codec.h"
+
+static const struct {
+	const char *name;
+	bool stored; /* false: BPF to collector only, never recorded */
+	unsigned short payload_size;
+} types[TT_EV_MAX] = {
+	[TT_EV_NONE] = { "none", false, 0 },
+	[TT_EV_FORK] = { "fork", true, sizeof(struct tt_fork) },
+	[TT_EV_EXIT] = { "exit", true, 0 },
+	[TT_EV_COMM] = { "comm", true, sizeof(struct tt_comm) },
+	[TT_EV_CONN_OPEN] = { "conn_open", true, sizeof(struct tt_conn) },
+	[TT_EV_CONN_CLOSE] = { "conn_close", true, sizeof(struct tt_sock) },
+	[TT_EV_DATA_READY] = { "data_ready", true, sizeof(struct tt_sock) },
+	[TT_EV_RECV] = { "recv", true, sizeof(struct tt_sock) },
+	[TT_EV_SEND] = { "send", true, sizeof(struct tt_send) },
+	[TT_EV_XMIT] = { "xmit", true, sizeof(struct tt_xmit) },
+	[TT_EV_LOST] = { "lost", true, sizeof(struct tt_lost) },
+	[TT_EV_SEND_RAW] = { "send_raw", false, 0 },
+	[TT_EV_SWITCH] = { "switch", true, sizeof(struct tt_switch) },
+	[TT_EV_WAKING] = { "waking", true, sizeof(struct tt_wake) },
+	[TT_EV_WAKEUP_NEW] = { "wakeup_new", true, sizeof(struct tt_wake) },
+	[TT_EV_BLOCK] = { "block", true, sizeof(struct tt_block) },
+	[TT_EV_FAULT] = { "fault", true, sizeof(struct tt_fault) },
+	[TT_EV_IOCTL] = { "ioctl", true, sizeof(struct tt_ioctl) },
+	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
+	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
+};
 
 int tt_event_payload_size(unsigned int type)
 {
-	const struct ttfile_type_desc *d = ttfile_type_desc(type);
-
-	if (!d || !d->stored)
+	if (type >= TT_EV_MAX || !types[type].name || !types[type].stored)
 		return -1;
-	return d->payload_size;
+	return types[type].payload_size;
 }
 
 const char *tt_event_type_name(unsigned int type)
 {
-	const struct ttfile_type_desc *d = ttfile_type_desc(type);
-
-	return d ? d->name : "unknown";
+	if (type >= TT_EV_MAX || !types[type].name)
+		return "unknown";
+	return types[type].name;
 }

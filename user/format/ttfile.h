@@ -12,37 +12,6 @@
 #include <stddef.h>
 #include "event.h"
 
-struct tt_proc_info {
-	__u32 tgid;
-	__u32 tid;
-	char comm[TT_COMM_LEN];
-};
-
-struct tt_dev_info {
-	char path[64]; /* e.g. /dev/nvidia0 */
-	__u32 rdev; /* the kernel's internal dev_t, major << 20 | minor, as
-		     * inode->i_rdev holds it (tt_switch.fd_rdev) */
-	__u32 kind; /* enum tt_gpu_kind (gpu.h); 0 = unknown */
-	__u32 dev; /* filesystem device and inode: how a node that is not a */
-	__u64 ino; /* char device (a FIFO standing in for one) is known */
-};
-
-struct tt_file_meta {
-	char hostname[64];
-	char kernel[128]; /* uname release and version */
-	__u64 mono_ns; /* CLOCK_MONOTONIC ... */
-	__u64 real_ns; /* ... and CLOCK_REALTIME read at the same instant */
-	char options[512]; /* the recording's command line */
-	struct tt_proc_info *procs;
-	size_t nprocs;
-	struct tt_dev_info *devs;
-	size_t ndevs;
-	/* TT_ARCH_* (tt_arch.h) whose syscall numbers the records hold; the
-	 * writer stores this build's when 0, the reader gives 0 for files
-	 * from before the field (all x86-64) */
-	__u32 arch;
-};
-
 struct tt_write_stats {
 	__u64 events;
 	__u64 blocks;

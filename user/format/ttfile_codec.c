@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include "ttfile_codec.h"
 
 /* clang-format off */
@@ -27,21 +28,22 @@
 	FLD(tt_wake, waker_syscall, SINT), FLD(tt_wake, target_cpu, UINT),   \
 	FLD(tt_wake, waker_arg0, UINT)
 
+/* Indexed by type; a stored type's fields must tile its payload as
+ * tt_event_payload_size() gives it (ttfile_codec_self_check). */
 static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
-	[TT_EV_NONE] = { .name = "none" },
 	[TT_EV_FORK] = {
-		"fork", true, sizeof(struct tt_fork), 3, {
+		3, {
 			FLD(tt_fork, child_tgid, UINT),
 			FLD(tt_fork, child_tid, UINT),
 			FLD(tt_fork, comm, BYTES),
 		} },
-	[TT_EV_EXIT] = { "exit", true, 0, 0, {} },
+	[TT_EV_EXIT] = { 0, {} },
 	[TT_EV_COMM] = {
-		"comm", true, sizeof(struct tt_comm), 1, {
+		1, {
 			FLD(tt_comm, comm, BYTES),
 		} },
 	[TT_EV_CONN_OPEN] = {
-		"conn_open", true, sizeof(struct tt_conn), 7, {
+		7, {
 			FLD(tt_conn, sk, SK),
 			FLD(tt_conn, family, UINT),
 			FLD(tt_conn, lport, UINT),
@@ -51,16 +53,16 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_conn, raddr, BYTES),
 		} },
 	[TT_EV_CONN_CLOSE] = {
-		"conn_close", true, sizeof(struct tt_sock), 2,
+		2,
 		{ SOCK_FIELDS(tt_sock) } },
 	[TT_EV_DATA_READY] = {
-		"data_ready", true, sizeof(struct tt_sock), 2,
+		2,
 		{ SOCK_FIELDS(tt_sock) } },
 	[TT_EV_RECV] = {
-		"recv", true, sizeof(struct tt_sock), 2,
+		2,
 		{ SOCK_FIELDS(tt_sock) } },
 	[TT_EV_SEND] = {
-		"send", true, sizeof(struct tt_send), 8, {
+		8, {
 			FLD(tt_send, sk, SK),
 			FLD(tt_send, len, SINT),
 			FLD(tt_send, ts_enter, TS),
@@ -71,7 +73,7 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_send, pad, UINT),
 		} },
 	[TT_EV_XMIT] = {
-		"xmit", true, sizeof(struct tt_xmit), 5, {
+		5, {
 			FLD(tt_xmit, sk, SK),
 			FLD(tt_xmit, seq, SEQ),
 			FLD(tt_xmit, end_seq, SEQ),
@@ -79,15 +81,14 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_xmit, pad, UINT),
 		} },
 	[TT_EV_LOST] = {
-		"lost", true, sizeof(struct tt_lost), 4, {
+		4, {
 			FLD(tt_lost, count, UINT),
 			FLD(tt_lost, since_ts, TS),
 			FLD(tt_lost, lost_cpu, UINT),
 			FLD(tt_lost, pad, UINT),
 		} },
-	[TT_EV_SEND_RAW] = { .name = "send_raw" },
-	[TT_EV_SWITCH] = {
-		"switch", true, sizeof(struct tt_switch), 11, {
+		[TT_EV_SWITCH] = {
+		11, {
 			FLD(tt_switch, next_tid, TID),
 			FLD(tt_switch, next_tgid, TGID),
 			FLD(tt_switch, prev_state, SINT),
@@ -100,12 +101,12 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_switch, fd_dev, UINT),
 			FLD(tt_switch, pad, UINT),
 		} },
-	[TT_EV_WAKING] = { "waking", true, sizeof(struct tt_wake), 5,
+	[TT_EV_WAKING] = { 5,
 			   { WAKE_FIELDS } },
-	[TT_EV_WAKEUP_NEW] = { "wakeup_new", true, sizeof(struct tt_wake), 5,
+	[TT_EV_WAKEUP_NEW] = { 5,
 			       { WAKE_FIELDS } },
 	[TT_EV_BLOCK] = {
-		"block", true, sizeof(struct tt_block), 7, {
+		7, {
 			FLD(tt_block, rq, UINT),
 			FLD(tt_block, sector, UINT),
 			FLD(tt_block, nr_bytes, UINT),
@@ -115,14 +116,14 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_block, error, SINT),
 		} },
 	[TT_EV_FAULT] = {
-		"fault", true, sizeof(struct tt_fault), 4, {
+		4, {
 			FLD(tt_fault, ino, UINT),
 			FLD(tt_fault, index, UINT),
 			FLD(tt_fault, dev, UINT),
 			FLD(tt_fault, pad, UINT),
 		} },
 	[TT_EV_IOCTL] = {
-		"ioctl", true, sizeof(struct tt_ioctl), 7, {
+		7, {
 			FLD(tt_ioctl, ts_enter, TS),
 			FLD(tt_ioctl, ret, SINT),
 			FLD(tt_ioctl, cmd, UINT),
@@ -132,15 +133,14 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_ioctl, ino, UINT),
 		} },
 	[TT_EV_GPU_CALL] = {
-		"gpu_call", true, sizeof(struct tt_gpu_call), 5, {
+		5, {
 			FLD(tt_gpu_call, ts_enter, TS),
 			FLD(tt_gpu_call, arg0, UINT),
 			FLD(tt_gpu_call, ret, SINT),
 			FLD(tt_gpu_call, fn, UINT),
 			FLD(tt_gpu_call, pad, UINT),
 		} },
-	[TT_EV_LIB_OPEN] = { .name = "lib_open" },
-};
+	};
 /* clang-format on */
 
 _Static_assert(TT_EV_MAX <= 256, "record types are stored as one byte");
@@ -149,7 +149,7 @@ _Static_assert(TTFILE_THREAD_SLOTS == 64 && TTFILE_SOCK_SLOTS == 128,
 
 const struct ttfile_type_desc *ttfile_type_desc(unsigned int type)
 {
-	if (type >= TT_EV_MAX || !type_table[type].name)
+	if (type >= TT_EV_MAX || tt_event_payload_size(type) < 0)
 		return NULL;
 	return &type_table[type];
 }
@@ -308,7 +308,7 @@ size_t ttfile_encode(struct ttfile_codec *c, const struct tt_event *ev,
 	unsigned int slot, sk_slot = 0, i;
 	uint8_t *p = out;
 
-	if (!d || !d->stored)
+	if (!d)
 		return 0;
 	*p++ = (uint8_t)ev->h.type;
 	p = put_varint(p, zz64(ev->h.ts - c->prev_ts));
@@ -475,7 +475,7 @@ int ttfile_decode(struct ttfile_codec *c, const uint8_t **pp,
 	if (p == end)
 		return -EBADMSG;
 	d = ttfile_type_desc(*p);
-	if (!d || !d->stored)
+	if (!d)
 		return -EBADMSG;
 	ev->h.type = *p++;
 	if (get_varint(&p, end, &v))
@@ -523,19 +523,21 @@ int ttfile_codec_self_check(char *err, size_t errlen)
 
 	for (type = 0; type < TT_EV_MAX; type++) {
 		const struct ttfile_type_desc *d = ttfile_type_desc(type);
+		const char *name = tt_event_type_name(type);
+		int size = tt_event_payload_size(type);
 		unsigned int off = 0, maxlen;
 		bool have_sk = false;
 
-		if (!d) {
+		if (!strcmp(name, "unknown")) {
 			snprintf(err, errlen, "type %u has no entry", type);
 			return -1;
 		}
-		if (!d->stored)
+		if (size < 0)
 			continue;
-		if (d->payload_size >
+		if ((size_t)size >
 			    sizeof(struct tt_event) - sizeof(struct tt_hdr) ||
 		    d->nfields > TTFILE_MAX_FIELDS) {
-			snprintf(err, errlen, "%s: bad size", d->name);
+			snprintf(err, errlen, "%s: bad size", name);
 			return -1;
 		}
 		/* type, ts, cpu, thread miss, flags */
@@ -584,20 +586,20 @@ int ttfile_codec_self_check(char *err, size_t errlen)
 			}
 			if (!ok || f->off != off) {
 				snprintf(err, errlen, "%s: field %u bad",
-					 d->name, i);
+					 name, i);
 				return -1;
 			}
 			off += f->size;
 		}
-		if (off != d->payload_size) {
+		if (off != (unsigned int)size) {
 			snprintf(err, errlen,
-				 "%s: fields cover %u of %u payload bytes",
-				 d->name, off, d->payload_size);
+				 "%s: fields cover %u of %d payload bytes",
+				 name, off, size);
 			return -1;
 		}
 		if (maxlen > TTFILE_REC_MAX) {
 			snprintf(err, errlen, "%s: records up to %u bytes",
-				 d->name, maxlen);
+				 name, maxlen);
 			return -1;
 		}
 	}

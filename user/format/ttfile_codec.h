@@ -35,11 +35,9 @@ struct ttfile_field {
 
 #define TTFILE_MAX_FIELDS 12
 
-/* One entry per event type: adding a stored type is one entry. */
+/* How one stored event type is encoded; what the type is (name, payload
+ * size) is core/event.c's: adding a stored type is an entry in each. */
 struct ttfile_type_desc {
-	const char *name;
-	bool stored; /* false: never written to a recording */
-	uint16_t payload_size;
 	uint8_t nfields;
 	struct ttfile_field fields[TTFILE_MAX_FIELDS];
 };

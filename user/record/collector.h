@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "event.h"
-#include "ttfile.h"
 
 /* Returns 0 to go on, or a negative errno to stop polling. */
 typedef int (*tt_event_fn)(void *ctx, const struct tt_event *ev);

@@ -4,7 +4,7 @@
 #define TT_PROCFS_H
 
 #include <sys/types.h>
-#include "ttfile.h"
+#include "event.h"
 
 /* Whether pid exists (and is not a zombie). */
 bool tt_proc_alive(pid_t pid);

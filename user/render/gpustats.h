@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 #include "event.h"
-#include "ttfile.h"
 
 struct tt_gpustats;
 

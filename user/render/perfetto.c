@@ -14,7 +14,6 @@
 #include "gpu.h"
 #include "json.h"
 #include "perfetto.h"
-#include "report.h"
 
 /* A thread with a track. */
 struct pf_thread {
@@ -455,7 +454,7 @@ static void request_span(struct pf *w, __u32 lane, const struct tt_request *r,
 	char peer[64], name[96], inc[128];
 	int st;
 
-	tt_report_peer(r, peer, sizeof(peer));
+	tt_request_peer(r, peer, sizeof(peer));
 	snprintf(name, sizeof(name), "request %llu %s",
 		 (unsigned long long)r->id, peer);
 	ev_slice(w, TT_PERFETTO_REQ_PID, lane, name, "request", r->t_arrive,

@@ -192,27 +192,6 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 	return 0;
 }
 
-const char *tt_report_peer(const struct tt_request *r, char *buf, size_t len)
-{
-	char ip[INET6_ADDRSTRLEN];
-	struct in6_addr a6;
-
-	memcpy(&a6, r->raddr, sizeof(a6)); /* raddr is not 4-byte aligned */
-	if (r->family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&a6)) {
-		/* a dual-stack listener: the client is an IPv4 one */
-		inet_ntop(AF_INET, r->raddr + 12, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, r->rport);
-	} else if (r->family == AF_INET6) {
-		inet_ntop(AF_INET6, r->raddr, ip, sizeof(ip));
-		snprintf(buf, len, "[%s]:%u", ip, r->rport);
-	} else if (r->family == AF_INET) {
-		inet_ntop(AF_INET, r->raddr, ip, sizeof(ip));
-		snprintf(buf, len, "%s:%u", ip, r->rport);
-	} else {
-		snprintf(buf, len, "unknown");
-	}
-	return buf;
-}
 
 /* ---- text ---- */
 
@@ -342,7 +321,7 @@ static void text_table(FILE *out, const struct tt_analyzer *a)
 		fprintf(out,
 			"%6llu %-22s %10s %11s %10s %10s %6u %9s %-18s %s\n",
 			(unsigned long long)r->id,
-			tt_report_peer(r, peer, sizeof(peer)),
+			tt_request_peer(r, peer, sizeof(peer)),
 			r->ttft ? tt_fmt_ms(b1, sizeof(b1), r->ttft) : "-",
 			span_ms(b2, sizeof(b2), r->t_arrive, r->t_read),
 			span_ms(b3, sizeof(b3), r->t_read, r->t_first_write),
@@ -431,8 +410,8 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		"TTFT (wire): first request byte in the kernel to first token byte on the device.\n");
 	text_stages(out, &d);
 	text_picks(out, a, &d);
-	if (o->gpu && tt_gpustats_any(o->gpu))
-		tt_gpustats_text(out, o->gpu);
+	if (o->gpu)
+		o->gpu->text(out, o->gpu->ctx);
 	if (o->requests)
 		text_table(out, a);
 	err = ferror(out) ? -EIO : 0;
@@ -508,7 +487,7 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 	char peer[64], why[128], b[32], t1[TT_TEXT_ROOM(TT_COMM_LEN) + 16], t2[sizeof(t1)];
 
 	fprintf(out, "request %llu  peer %s  %s\n", (unsigned long long)r->id,
-		tt_report_peer(r, peer, sizeof(peer)),
+		tt_request_peer(r, peer, sizeof(peer)),
 		r->complete ?
 			"complete" :
 			tt_incomplete_str(r->incomplete, why, sizeof(why)));
@@ -705,7 +684,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	const char *comm;
 
 	fprintf(out, "{\"id\":%llu,\"peer\":", (unsigned long long)r->id);
-	tt_json_str(out, tt_report_peer(r, peer, sizeof(peer)), sizeof(peer));
+	tt_json_str(out, tt_request_peer(r, peer, sizeof(peer)), sizeof(peer));
 	json_opt(out, "t_arrive_ns", r->t_arrive);
 	json_opt(out, "t_read_ns", r->t_read);
 	json_opt(out, "t_first_write_ns", r->t_first_write);
@@ -835,8 +814,8 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	fprintf(out, "},\"events\":%llu}",
 		(unsigned long long)tt_analyzer_events(a));
 	if (o->gpu) {
-		fputs(",\"gpu\":", out);
-		tt_gpustats_json(out, o->gpu);
+		fprintf(out, ",\"%s\":", o->gpu->key);
+		o->gpu->json(out, o->gpu->ctx);
 	}
 	if (meta) {
 		fprintf(out, ",\"meta\":{\"hostname\":");

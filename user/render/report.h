@@ -16,14 +16,25 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "analyzer.h"
-#include "gpustats.h"
-#include "ttfile.h"
+#include "event.h"
+
+/*
+ * Another renderer's part of the report (the GPU tables), written through
+ * callbacks so that no renderer includes another: text after the summary,
+ * JSON as member "key" of the top-level object. text may write nothing.
+ */
+struct tt_report_part {
+	const char *key;
+	int (*text)(FILE *out, void *ctx);
+	int (*json)(FILE *out, void *ctx);
+	void *ctx;
+};
 
 struct tt_report_opts {
 	bool requests; /* text: a table of every request */
 	bool json; /* for callers that pick the renderer from the options */
 	bool include_incomplete; /* count incomplete requests in percentiles */
-	struct tt_gpustats *gpu; /* GPU ioctls and CUDA calls, or NULL */
+	const struct tt_report_part *gpu; /* GPU tables ("gpu"), or NULL */
 };
 
 /* The summary: requests, drops, TTFT/TPOT/ITL percentiles, each stage's
@@ -70,7 +81,5 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
  */
 int tt_report_request(FILE *out, const struct tt_analyzer *a, __u64 id);
 
-/* The peer of r as "1.2.3.4:80", "[::1]:80" or "unknown"; returns buf. */
-const char *tt_report_peer(const struct tt_request *r, char *buf, size_t len);
 
 #endif /* TT_REPORT_H */

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "ttfile.h"
+#include <linux/types.h>
 
 enum tt_gpu_kind {
 	TT_GPU_UNKNOWN = 0,
@@ -22,18 +22,6 @@ enum tt_gpu_kind {
 };
 
 const char *tt_gpu_kind_name(unsigned int kind);
-
-/* Kernel-internal dev_t (inode->i_rdev) from a user-space st_rdev. */
-__u32 tt_kdev(unsigned long long st_rdev);
-
-/* Appends the GPU device nodes found under dev_root ("/dev" normally; tests
- * give a directory of their own) to *devs. 0 or -errno. */
-int tt_gpu_discover(const char *dev_root, struct tt_dev_info **devs,
-		    size_t *ndevs);
-/* Appends PATH as a user-named GPU device (any file: a char device, or a
- * FIFO standing in for one). A one-line reason in err on failure. */
-int tt_gpu_add_device(const char *path, struct tt_dev_info **devs,
-		      size_t *ndevs, char *err, size_t errlen);
 
 /* "NV_ESC_RM_ALLOC", "UVM_REGISTER_GPU", "DRM_IOCTL_GEM_CLOSE", or a
  * generic "_IOWR('F',0x99,0x20)" form; always fills buf and returns it. */
