@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* Subcommands other than record (which lives in main.c with the BPF). */
+/* The commands, one file each (cmd_record.c, cmd_report.c, cmd_check.c);
+ * main.c runs them from its table. */
 #ifndef TT_CMDS_H
 #define TT_CMDS_H
 
+int tt_cmd_record(int argc, char **argv);
 int tt_cmd_report(int argc, char **argv);
 int tt_cmd_check(int argc, char **argv);
 

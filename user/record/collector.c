@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* The collector: loads the BPF programs, drains the ring buffer into
+ * events, probes CUDA libraries; it returns messages, never prints. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -16,12 +16,11 @@
 #include "gpu.h"
 #include "collector.h"
 #include "cudalib.h"
+#include "env.h"
 #include "procfs.h"
 #include "util.h"
 #include "ttftrace.skel.h"
 
-#define TRACEFS "/sys/kernel/tracing"
-#define TRACEFS_MAGIC 0x74726163
 #define DEFAULT_RINGBUF (16u << 20)
 #define MAX_CPUS 1024
 
@@ -49,60 +48,23 @@ struct tt_collector {
 	int verbose;
 };
 
+/* libbpf's print hook is global: so are its level and where it goes */
 static int libbpf_verbosity;
+static tt_collector_log_fn libbpf_log;
 
-
-
+/* libbpf's messages go to the caller's log (or nowhere): a library does
+ * not print */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 			va_list args)
 {
-	if ((int)level > libbpf_verbosity)
+	char msg[512];
+	int n;
+
+	if ((int)level > libbpf_verbosity || !libbpf_log)
 		return 0;
-	return vfprintf(stderr, fmt, args);
-}
-
-bool tt_have_bpf_privileges(char *err, size_t errlen)
-{
-	unsigned long long cap = 0;
-	char line[256];
-	FILE *f;
-
-	if (geteuid() == 0)
-		return true;
-	f = fopen("/proc/self/status", "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "CapEff: %llx", &cap) == 1)
-				break;
-		fclose(f);
-	}
-	/* CAP_SYS_ADMIN (21) or CAP_PERFMON (38) + CAP_BPF (39), and
-	 * CAP_DAC_READ_SEARCH (2): tracefs, where the syscall tracepoints'
-	 * ids are read, is mode 0700 */
-	if (((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3) &&
-	    (cap & (1ULL << 2)))
-		return true;
-	snprintf(err, errlen,
-		 "permission denied: tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (try sudo)");
-	return false;
-}
-
-int tt_ensure_tracefs(char *err, size_t errlen)
-{
-	struct statfs st;
-
-	if (!statfs(TRACEFS, &st) && st.f_type == TRACEFS_MAGIC)
-		return 0;
-	if (!access("/sys/kernel/debug/tracing/events", F_OK))
-		return 0;
-	if (mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
-		int e = errno;
-
-		snprintf(err, errlen, "cannot mount tracefs on %s: %s", TRACEFS,
-			 strerror(e));
-		return -e;
-	}
-	return 0;
+	n = vsnprintf(msg, sizeof(msg), fmt, args);
+	libbpf_log(msg);
+	return n;
 }
 
 int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
@@ -312,6 +274,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 
 	libbpf_verbosity = o->verbose >= 2 ? LIBBPF_DEBUG :
 			   o->verbose ? LIBBPF_WARN : -1;
+	libbpf_log = o->log;
 	libbpf_set_print(libbpf_print);
 	if (!tt_have_bpf_privileges(err, errlen))
 		return NULL;

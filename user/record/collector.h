@@ -10,16 +10,23 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
+#include "env.h"
 #include "event.h"
 
 /* Returns 0 to go on, or a negative errno to stop polling. */
 typedef int (*tt_event_fn)(void *ctx, const struct tt_event *ev);
+
+/* Receives one message of the libraries under the collector. */
+typedef void (*tt_collector_log_fn)(const char *msg);
 
 struct tt_collector_opts {
 	__u32 ringbuf_bytes; /* 0: the default (16 MiB); a power of two */
 	tt_event_fn fn;
 	void *ctx;
 	int verbose; /* libbpf messages: 0 errors, 1 warnings, 2 debug */
+	/* where those messages go (a line each, newline included); NULL:
+	 * nowhere. The collector itself never prints. */
+	tt_collector_log_fn log;
 	const char *gpu_probes; /* "none", "sync" (NULL: sync) or "all" */
 	const struct tt_dev_info *devs; /* GPU device nodes to trace */
 	size_t ndevs;
@@ -52,9 +59,5 @@ int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
 			      int max);
 void tt_collector_close(struct tt_collector *c);
 
-/* Checks for root or CAP_BPF+CAP_PERFMON; fills err and returns false. */
-bool tt_have_bpf_privileges(char *err, size_t errlen);
-/* Mounts tracefs at /sys/kernel/tracing if nothing provides it. */
-int tt_ensure_tracefs(char *err, size_t errlen);
 
 #endif /* TT_COLLECTOR_H */

@@ -1,0 +1,571 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * ttftrace record: traces processes into a .ttft recording. The one place
+ * where the collector (record/) and the writer (format/) meet.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cmds.h"
+#include "collector.h"
+#include "cudalib.h"
+#include "gpu.h"
+#include "gpudev.h"
+#include "procfs.h"
+#include "ttfile.h"
+#include "util.h"
+
+#define MAX_TARGETS 64
+#define MAX_CUDA_LIBS 16
+#define MAX_GPU_DEVICES 16
+/* one line from the collector, the prober or a check */
+#define MSG_LEN 512
+#define MAX_TRACED_TGIDS 1024
+#define FLUSH_INTERVAL_NS 1000000000ULL
+/* reading /proc/PID/stat walks every thread of the process: not per poll */
+#define ALIVE_INTERVAL_NS 200000000ULL
+
+struct record_args {
+	pid_t pids[MAX_TARGETS];
+	int npids;
+	const char *command;
+	__u64 duration_ns;
+	const char *output;
+	__u64 ringbuf_bytes;
+	int verbose;
+	bool quiet;
+	const char *gpu_probes;
+	const char *gpu_devices[MAX_GPU_DEVICES];
+	int ngpu_devices;
+	const char *cuda_libs[MAX_CUDA_LIBS];
+	int ncuda_libs;
+};
+
+/* Where CUDA driver libraries usually live: probed at start, so that a
+ * process that loads one later is traced from its first call. */
+static const char *const system_libcuda[] = {
+	"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+	"/usr/lib64/libcuda.so.1",
+	"/usr/local/nvidia/lib64/libcuda.so.1",
+	"/usr/lib/wsl/lib/libcuda.so.1",
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static const char record_doc[] =
+	"Record the traced processes' socket, thread and process events into a .ttft file.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"  ttftrace record -p 1234 -d 30s          # trace PID 1234 for 30 s\n"
+	"  ttftrace record -p 1234 -p 1240 -o a.ttft\n"
+	"  ttftrace record -c './server --port 8000' -d 1m\n"
+	"  ttftrace report ttftrace.ttft           # then analyse it";
+
+static const struct argp_option record_options[] = {
+	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
+	{ "command", 'c', "CMD", 0, "Start CMD (with /bin/sh -c) and trace it", 0 },
+	{ "duration", 'd', "DURATION", 0, "Stop after DURATION (e.g. 10, 10s, 500ms, 2m)", 0 },
+	{ "output", 'o', "FILE", 0, "Write to FILE (default ttftrace.ttft; an existing one becomes FILE.old)", 0 },
+	{ "ringbuf-size", 'b', "SIZE", 0, "Ring buffer size, a power of two (default 16M)", 0 },
+	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
+	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
+	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
+	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
+	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
+	{},
+};
+
+static error_t record_parse(int key, char *arg, struct argp_state *state)
+{
+	struct record_args *a = state->input;
+	long pid;
+
+	switch (key) {
+	case 'p':
+		if (tt_parse_long(arg, 1, 4194304, &pid))
+			argp_error(state, "invalid PID: '%s'", arg);
+		if (a->npids == MAX_TARGETS)
+			argp_error(state, "at most %d PIDs", MAX_TARGETS);
+		a->pids[a->npids++] = pid;
+		break;
+	case 'c':
+		a->command = arg;
+		break;
+	case 'd':
+		if (tt_parse_duration(arg, &a->duration_ns))
+			argp_error(state, "invalid duration: '%s'", arg);
+		break;
+	case 'o':
+		if (!*arg)
+			argp_error(state, "empty output path");
+		a->output = arg;
+		break;
+	case 'b':
+		if (tt_parse_size(arg, &a->ringbuf_bytes) ||
+		    a->ringbuf_bytes < 4096 || a->ringbuf_bytes > (1u << 30) ||
+		    (a->ringbuf_bytes & (a->ringbuf_bytes - 1)))
+			argp_error(state,
+				   "invalid ring buffer size '%s': a power of two from 4K to 1G",
+				   arg);
+		break;
+	case 'G':
+		if (a->ngpu_devices == MAX_GPU_DEVICES)
+			argp_error(state, "at most %d --gpu-device",
+				   MAX_GPU_DEVICES);
+		a->gpu_devices[a->ngpu_devices++] = arg;
+		break;
+	case 'P':
+		if (strcmp(arg, "none") && strcmp(arg, "sync") &&
+		    strcmp(arg, "all"))
+			argp_error(state, "invalid --gpu-probes '%s': none, sync or all",
+				   arg);
+		a->gpu_probes = arg;
+		break;
+	case 'L':
+		if (a->ncuda_libs == MAX_CUDA_LIBS)
+			argp_error(state, "at most %d --cuda-lib",
+				   MAX_CUDA_LIBS);
+		a->cuda_libs[a->ncuda_libs++] = arg;
+		break;
+	case 'v':
+		a->verbose++;
+		break;
+	case 'q':
+		a->quiet = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!a->npids && !a->command)
+			argp_error(state, "nothing to trace: give -p PID or -c CMD");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+struct record_state {
+	struct tt_writer *writer;
+	__u64 events;
+	int write_err;
+};
+
+static int record_event(void *ctx, const struct tt_event *ev)
+{
+	struct record_state *rs = ctx;
+	int err = tt_writer_add(rs->writer, ev);
+
+	if (err) {
+		rs->write_err = err;
+		return err;
+	}
+	rs->events++;
+	return 0;
+}
+
+/* Moves an existing recording aside as perf does, then creates the output
+ * once, exclusively and without following a link: a user who can write
+ * its directory cannot turn root's writes onto another file. The fd is
+ * the recording from here on; *st says which file it is. */
+static int prepare_output(const char *path, struct stat *st)
+{
+	char old[4096];
+	int fd;
+
+	if (!lstat(path, st)) {
+		if (S_ISLNK(st->st_mode)) {
+			fprintf(stderr,
+				"ttftrace: %s is a symbolic link; ttftrace does not write through links: give a file path with -o\n",
+				path);
+			return -1;
+		}
+		if (!S_ISREG(st->st_mode)) {
+			fprintf(stderr,
+				"ttftrace: %s exists and is not a regular file: give a file path with -o\n",
+				path);
+			return -1;
+		}
+		if (snprintf(old, sizeof(old), "%s.old", path) >=
+		    (int)sizeof(old)) {
+			fprintf(stderr, "ttftrace: output path too long: %s\n",
+				path);
+			return -1;
+		}
+		/* rename moves the entry itself, never a link's target */
+		if (rename(path, old)) {
+			fprintf(stderr, "ttftrace: cannot move %s to %s: %s\n",
+				path, old, strerror(errno));
+			return -1;
+		}
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		fprintf(stderr, "ttftrace: cannot create %s: %s%s\n", path,
+			strerror(errno),
+			errno == EEXIST ? " (it appeared while moving the old one aside)" : "");
+		return -1;
+	}
+	if (fstat(fd, st)) {
+		fprintf(stderr, "ttftrace: cannot stat %s: %s\n", path,
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Removes an output that never got its header, if path still names it. */
+static void discard_output(const char *path, const struct stat *created)
+{
+	struct stat now;
+
+	if (!lstat(path, &now) && now.st_dev == created->st_dev &&
+	    now.st_ino == created->st_ino)
+		unlink(path);
+}
+
+/* Forks CMD stopped on a pipe, so that it is traced from its first
+ * instruction: the caller adds it to the filter, then releases it. */
+static pid_t spawn_command(const char *cmd, int *release_fd)
+{
+	int fds[2];
+	pid_t pid;
+	char c;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0)
+		setpgid(pid, pid); /* also here: no race with the kill below */
+	if (pid == 0) {
+		/* its own process group: stopping it stops all it started */
+		setpgid(0, 0);
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(127);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		fprintf(stderr, "ttftrace: cannot run /bin/sh: %s\n",
+			strerror(errno));
+		_exit(127);
+	}
+	close(fds[0]);
+	*release_fd = fds[1];
+	return pid;
+}
+
+static void fill_meta(struct tt_file_meta *meta, int argc, char **argv)
+{
+	struct utsname u;
+	size_t off = 0;
+
+	memset(meta, 0, sizeof(*meta));
+	gethostname(meta->hostname, sizeof(meta->hostname) - 1);
+	if (!uname(&u))
+		snprintf(meta->kernel, sizeof(meta->kernel), "%.40s %.64s %.16s",
+			 u.release, u.version, u.machine);
+	meta->mono_ns = tt_clock_ns(CLOCK_MONOTONIC);
+	meta->real_ns = tt_clock_ns(CLOCK_REALTIME);
+	for (int i = 0; i < argc && off < sizeof(meta->options) - 1; i++)
+		off += snprintf(meta->options + off,
+				sizeof(meta->options) - off, "%s%s",
+				i ? " " : "", argv[i]);
+}
+
+static bool targets_alive(const struct record_args *a, pid_t child)
+{
+	int status;
+
+	if (child > 0 && waitpid(child, &status, WNOHANG) == child)
+		return false;
+	for (int i = 0; i < a->npids; i++)
+		if (tt_proc_alive(a->pids[i]))
+			return true;
+	return child > 0;
+}
+
+/* The CUDA driver libraries to probe from the start: named ones (checked
+ * already: an error), those the traced processes map, and the system's.
+ * Later loads are caught by the collector when a traced process opens one. */
+static int probe_cuda_libraries(struct tt_collector *c,
+				const struct record_args *a, const int *lib_fds)
+{
+	int *fds = NULL, n, err = 0;
+	size_t nfds = 0;
+	__u32 tgids[MAX_TRACED_TGIDS];
+	char msg[MSG_LEN];
+
+	for (int i = 0; i < a->ncuda_libs && !err; i++) {
+		n = tt_collector_probe_cuda_fd(c, lib_fds[i], a->cuda_libs[i],
+					       msg, sizeof(msg));
+		if (n < 0) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			err = -1;
+		} else if (!n && strcmp(a->gpu_probes ? a->gpu_probes : "sync",
+					"none")) {
+			fprintf(stderr,
+				"ttftrace: CUDA library %s: none of the CUDA driver functions ttftrace probes is in it\n",
+				a->cuda_libs[i]);
+			err = -1;
+		}
+	}
+	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
+	for (int i = 0; i < n && !err; i++)
+		tt_cudalib_open_mapped(tgids[i], &fds, &nfds);
+	for (size_t i = 0; i < sizeof(system_libcuda) / sizeof(*system_libcuda);
+	     i++) {
+		int fd = tt_cudalib_open(system_libcuda[i], msg, sizeof(msg));
+
+		if (fd >= 0) {
+			tt_collector_probe_cuda_fd(c, fd, system_libcuda[i],
+						   msg, sizeof(msg));
+			close(fd);
+		}
+	}
+	for (size_t i = 0; i < nfds; i++) {
+		if (!err && tt_collector_probe_cuda_fd(c, fds[i], "a mapped libcuda",
+						       msg, sizeof(msg)) < 0)
+			fprintf(stderr, "ttftrace: warning: %s\n", msg);
+		close(fds[i]);
+	}
+	free(fds);
+	return err;
+}
+
+/* libbpf's messages, at the level -v asked for: the collector never prints */
+static void print_libbpf(const char *msg)
+{
+	fputs(msg, stderr);
+}
+
+/* What the library prober has to say: warnings always, the rest with -v. */
+static void print_collector_messages(struct tt_collector *c,
+				     const struct record_args *a)
+{
+	char msg[MSG_LEN];
+
+	while (tt_collector_message(c, msg, sizeof(msg)))
+		if (!a->quiet && (a->verbose || !strncmp(msg, "warning", 7)))
+			fprintf(stderr, "ttftrace: %s\n", msg);
+}
+
+int tt_cmd_record(int argc, char **argv)
+{
+	struct record_args a = { .output = "ttftrace.ttft" };
+	struct argp argp = { record_options, record_parse, NULL, record_doc };
+	struct tt_collector_opts copts = {};
+	struct record_state rs = {};
+	struct tt_collector *c = NULL;
+	struct tt_write_stats ws = {};
+	struct tt_file_meta meta;
+	struct sigaction sa = {};
+	__u64 start, last_flush, last_alive;
+	int release_fd = -1, out_fd = -1, err = 1, n, cuda_libs, cuda_fns;
+	struct stat out_st;
+	int lib_fds[MAX_CUDA_LIBS];
+	__u32 tgids[MAX_TRACED_TGIDS];
+	pid_t child = -1;
+	char msg[MSG_LEN];
+	const char *why = NULL;
+
+	for (int i = 0; i < MAX_CUDA_LIBS; i++)
+		lib_fds[i] = -1;
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return 2;
+	fill_meta(&meta, argc, argv);
+	if (!tt_have_bpf_privileges(msg, sizeof(msg))) {
+		fprintf(stderr, "ttftrace: %s\n", msg);
+		return 1;
+	}
+	for (int i = 0; i < a.npids; i++) {
+		if (!tt_proc_alive(a.pids[i])) {
+			fprintf(stderr, "ttftrace: no such process: %d\n",
+				a.pids[i]);
+			return 1;
+		}
+	}
+	if (tt_gpu_discover("/dev", &meta.devs, &meta.ndevs)) {
+		fprintf(stderr, "ttftrace: cannot list GPU devices in /dev: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < a.ngpu_devices; i++) {
+		if (tt_gpu_add_device(a.gpu_devices[i], &meta.devs, &meta.ndevs,
+				      msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			free(meta.devs);
+			return 1;
+		}
+	}
+	for (int i = 0; i < a.ncuda_libs; i++) {
+		lib_fds[i] = tt_cudalib_open(a.cuda_libs[i], msg, sizeof(msg));
+		if (lib_fds[i] < 0) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			goto cleanup;
+		}
+	}
+	out_fd = prepare_output(a.output, &out_st);
+	if (out_fd < 0)
+		goto cleanup;
+	copts.gpu_probes = a.gpu_probes;
+	copts.devs = meta.devs;
+	copts.ndevs = meta.ndevs;
+	copts.ringbuf_bytes = a.ringbuf_bytes;
+	copts.fn = record_event;
+	copts.ctx = &rs;
+	copts.verbose = a.verbose;
+	copts.log = print_libbpf;
+	c = tt_collector_open(&copts, msg, sizeof(msg));
+	if (!c) {
+		fprintf(stderr, "ttftrace: %s\n", msg);
+		goto cleanup;
+	}
+	if (a.command) {
+		child = spawn_command(a.command, &release_fd);
+		if (child < 0) {
+			fprintf(stderr, "ttftrace: cannot start '%s': %s\n",
+				a.command, strerror(errno));
+			goto cleanup;
+		}
+	}
+	for (int i = 0; i < a.npids; i++) {
+		if (tt_collector_trace_pid(c, a.pids[i], msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			goto cleanup;
+		}
+	}
+	if (child > 0) {
+		if (tt_collector_trace_pid(c, child, msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			goto cleanup;
+		}
+	}
+	/* the process table names every traced thread: the targets', and
+	 * those of the descendants they had already started */
+	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
+	for (int i = 0; i < n; i++)
+		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
+	if (probe_cuda_libraries(c, &a, lib_fds))
+		goto cleanup;
+	rs.writer = tt_writer_open_fd(out_fd, &meta);
+	out_fd = -1;
+	if (!rs.writer) {
+		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
+			strerror(errno));
+		discard_output(a.output, &out_st);
+		goto cleanup;
+	}
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (release_fd >= 0) {
+		if (write(release_fd, "g", 1) != 1)
+			why = "the command could not be started";
+		close(release_fd);
+		release_fd = -1;
+	}
+	if (!a.quiet)
+		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
+			a.duration_ns ? "" : " (Ctrl-C to stop)");
+	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
+	while (!why) {
+		__u64 now;
+
+		n = tt_collector_poll(c, 100);
+		now = tt_clock_ns(CLOCK_MONOTONIC);
+		print_collector_messages(c, &a);
+		if (n >= 0)
+			tt_collector_check_lost(c);
+		if (!rs.write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
+			rs.write_err = tt_writer_flush(rs.writer);
+			last_flush = now;
+		}
+		if (rs.write_err || n < 0) {
+			why = "write error";
+			if (!rs.write_err)
+				rs.write_err = n;
+			break;
+		}
+		if (stop_signal)
+			why = "interrupted";
+		else if (a.duration_ns && now - start >= a.duration_ns)
+			why = "duration reached";
+		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
+			last_alive = now;
+			if (!targets_alive(&a, child))
+				why = "traced processes exited";
+		}
+	}
+	/* what is still in the ring buffer belongs to the recording */
+	tt_collector_poll(c, 0);
+	tt_collector_check_lost(c);
+	print_collector_messages(c, &a);
+	if (rs.write_err) {
+		fprintf(stderr, "ttftrace: writing %s failed: %s; the blocks written so far are readable\n",
+			a.output, strerror(-rs.write_err));
+		tt_writer_close(rs.writer, &ws);
+		rs.writer = NULL;
+		goto cleanup;
+	}
+	n = tt_writer_close(rs.writer, &ws);
+	rs.writer = NULL;
+	if (n) {
+		fprintf(stderr, "ttftrace: closing %s failed: %s\n", a.output,
+			strerror(-n));
+		goto cleanup;
+	}
+	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	if (!a.quiet && cuda_libs)
+		fprintf(stderr,
+			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
+			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
+			a.gpu_probes ? a.gpu_probes : "sync", meta.ndevs);
+	if (!a.quiet)
+		fprintf(stderr,
+			"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
+			why, (unsigned long long)ws.events,
+			(unsigned long long)ws.bytes,
+			ws.events ? (double)ws.bytes / ws.events : 0.0,
+			a.output,
+			(unsigned long long)tt_collector_lost_total(c));
+	err = 0;
+cleanup:
+	if (release_fd >= 0)
+		close(release_fd);
+	if (out_fd >= 0) {
+		close(out_fd);
+		discard_output(a.output, &out_st);
+	}
+	if (rs.writer)
+		tt_writer_close(rs.writer, NULL);
+	if (child > 0) {
+		/* the command's whole group: sh -c may have forked the real one */
+		kill(-child, SIGTERM);
+		waitpid(child, NULL, 0);
+	}
+	tt_collector_close(c);
+	for (int i = 0; i < a.ncuda_libs; i++)
+		if (lib_fds[i] >= 0)
+			close(lib_fds[i]);
+	free(meta.procs);
+	free(meta.devs);
+	return err;
+}

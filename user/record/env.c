@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Environment checks for recording (env.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+#include "env.h"
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TRACEFS_MAGIC 0x74726163
+
+bool tt_have_bpf_privileges(char *err, size_t errlen)
+{
+	unsigned long long cap = 0;
+	char line[256];
+	FILE *f;
+
+	if (geteuid() == 0)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "CapEff: %llx", &cap) == 1)
+				break;
+		fclose(f);
+	}
+	/* CAP_SYS_ADMIN (21) or CAP_PERFMON (38) + CAP_BPF (39), and
+	 * CAP_DAC_READ_SEARCH (2): tracefs, where the syscall tracepoints'
+	 * ids are read, is mode 0700 */
+	if (((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3) &&
+	    (cap & (1ULL << 2)))
+		return true;
+	snprintf(err, errlen,
+		 "permission denied: tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (try sudo)");
+	return false;
+}
+
+int tt_ensure_tracefs(char *err, size_t errlen)
+{
+	struct statfs st;
+
+	if (!statfs(TRACEFS, &st) && st.f_type == TRACEFS_MAGIC)
+		return 0;
+	if (!access("/sys/kernel/debug/tracing/events", F_OK))
+		return 0;
+	if (mount("nodev", TRACEFS, "tracefs", 0, NULL)) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot mount tracefs on %s: %s", TRACEFS,
+			 strerror(e));
+		return -e;
+	}
+	return 0;
+}

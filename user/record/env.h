@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* What recording needs of this machine: privileges and tracefs. */
+#ifndef TT_ENV_H
+#define TT_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Checks for root or CAP_BPF+CAP_PERFMON; fills err and returns false. */
+bool tt_have_bpf_privileges(char *err, size_t errlen);
+/* Mounts tracefs at /sys/kernel/tracing if nothing provides it. */
+int tt_ensure_tracefs(char *err, size_t errlen);
+
+#endif /* TT_ENV_H */
