@@ -45,6 +45,8 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
 USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
+# programs the shell tests run (tests/helper_*.c)
+TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
 HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
@@ -59,7 +61,7 @@ STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
 
 tools: $(TOOLS) $(STUBCUDA)
 
-unit-tests: $(UNIT_TESTS) $(STUBCUDA) $(BENCH_GEN)
+unit-tests: $(UNIT_TESTS) $(TEST_HELPERS) $(STUBCUDA) $(BENCH_GEN)
 
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -88,6 +90,10 @@ $(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
 $(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
+
+$(TEST_HELPERS): $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
+	$(call msg,HELPER,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
 
 $(BENCH_GEN): bench/gen_recording.c $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
