@@ -71,7 +71,8 @@ static int read_request(int fd, char *buf, size_t *have)
 		if (end) {
 			cl = strcasestr(buf, "content-length:");
 			need = (size_t)(end + 4 - buf) +
-			       (cl && cl < end ? strtoul(cl + 15, NULL, 10) : 0);
+			       (cl && cl < end ? strtoul(cl + 15, NULL, 10) :
+						 0);
 			if (*have >= need) {
 				memmove(buf, buf + need, *have - need);
 				*have -= need;
@@ -105,8 +106,8 @@ static void serve(int fd, int tokens, const char *rename, int *renamed)
 			return;
 		for (i = 0; i < tokens; i++) {
 			usleep(2000);
-			n = snprintf(ev, sizeof(ev),
-				     "data: {\"token\":%d}\n\n", i);
+			n = snprintf(ev, sizeof(ev), "data: {\"token\":%d}\n\n",
+				     i);
 			if (write_all(fd, ev, (size_t)n))
 				return;
 		}
@@ -136,7 +137,8 @@ int main(int argc, char **argv)
 			tokens = atoi(argv[i + 1]);
 	}
 	if (!port_file) {
-		fprintf(stderr, "usage: %s --port-file F --name HEX --rename HEX [--tokens N]\n",
+		fprintf(stderr,
+			"usage: %s --port-file F --name HEX --rename HEX [--tokens N]\n",
 			argv[0]);
 		return 2;
 	}
@@ -149,8 +151,7 @@ int main(int argc, char **argv)
 	ls = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (ls < 0 || bind(ls, (struct sockaddr *)&sa, sizeof(sa)) ||
-	    listen(ls, 16) ||
-	    getsockname(ls, (struct sockaddr *)&sa, &len)) {
+	    listen(ls, 16) || getsockname(ls, (struct sockaddr *)&sa, &len)) {
 		perror("listen");
 		return 1;
 	}

@@ -253,6 +253,9 @@ struct gpu_wait {
 
 /* threads.c */
 long cp_rec_before(const struct cp_thread *th, __u64 t);
+/* How many of the n elements of v (stride bytes apart, sorted by the u64
+ * time at their offset 0) start before t. */
+size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t);
 struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid);
 
 /* waits.c */

@@ -5,6 +5,7 @@
  * one owner of thread names (docs/design.md §4.1).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,19 +129,36 @@ static int rec_push(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	return 0;
 }
 
-/* Largest k with recs[k].ts < t, or -1. */
-long cp_rec_before(const struct cp_thread *th, __u64 t)
+/* How many of n intervals, sorted and disjoint, start before t: they are
+ * structs of size stride whose first member is their __u64 start. */
+size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t)
 {
-	size_t lo = 0, hi = th->nrecs, mid;
+	size_t lo = 0, hi = n, mid;
+	__u64 start;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (th->recs[mid].ts < t)
+		memcpy(&start, (const char *)v + mid * stride, sizeof(start));
+		if (start < t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return (long)lo - 1;
+	return lo;
+}
+
+_Static_assert(offsetof(struct cp_call, start) == 0 &&
+		       offsetof(struct cp_ioctl, start) == 0 &&
+		       offsetof(struct cp_rec, ts) == 0 &&
+		       offsetof(struct cp_window, start) == 0,
+	       "cp_starts_before() reads the time at offset 0");
+
+/* Largest k with recs[k].ts < t, or -1. */
+long cp_rec_before(const struct cp_thread *th, __u64 t)
+{
+	return (long)cp_starts_before(th->recs, th->nrecs, sizeof(*th->recs),
+				      t) -
+	       1;
 }
 
 /* ---- feeding ---- */

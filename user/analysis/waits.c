@@ -110,37 +110,16 @@ static bool gpu_node(const struct tt_critpath *cp, bool chr, __u32 rdev,
 	return *d || major;
 }
 
-/* How many of n intervals, sorted and disjoint, start before t: they are
- * structs of size stride whose first member is their __u64 start. */
-static size_t starts_before(const void *v, size_t n, size_t stride, __u64 t)
-{
-	size_t lo = 0, hi = n, mid;
-	__u64 start;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		memcpy(&start, (const char *)v + mid * stride, sizeof(start));
-		if (start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-_Static_assert(offsetof(struct cp_call, start) == 0 &&
-		       offsetof(struct cp_ioctl, start) == 0,
-	       "starts_before() reads start at offset 0");
-
 /* Calls of th that start before t (they are sorted and disjoint). */
 size_t cp_calls_before(const struct cp_thread *th, __u64 t)
 {
-	return starts_before(th->calls, th->ncalls, sizeof(*th->calls), t);
+	return cp_starts_before(th->calls, th->ncalls, sizeof(*th->calls), t);
 }
 
 size_t cp_ioctls_before(const struct cp_thread *th, __u64 t)
 {
-	return starts_before(th->ioctls, th->nioctls, sizeof(*th->ioctls), t);
+	return cp_starts_before(th->ioctls, th->nioctls, sizeof(*th->ioctls),
+				t);
 }
 
 /* The call of th around instant t, or NULL. */
@@ -518,14 +497,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 /* Index of the last merged lost window starting before t, or -1. */
 long cp_lost_before(const struct tt_critpath *cp, __u64 t)
 {
-	size_t lo = 0, hi = cp->nlost_merged, mid;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cp->lost_merged[mid].start < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return (long)cp_starts_before(cp->lost_merged, cp->nlost_merged,
+				      sizeof(*cp->lost_merged), t) -
+	       1;
 }

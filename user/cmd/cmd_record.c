@@ -366,6 +366,48 @@ static void print_collector_messages(struct tt_collector *c,
 			fprintf(stderr, "ttftrace: %s\n", msg);
 }
 
+/* Drains the collector into the writer until a reason to stop, which it
+ * returns; a write error is left in rs->write_err. */
+static const char *record_loop(struct tt_collector *c,
+			       struct record_state *rs,
+			       const struct record_args *a, pid_t child)
+{
+	__u64 start, last_flush, last_alive;
+	const char *why = NULL;
+	int n;
+
+	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
+	while (!why) {
+		__u64 now;
+
+		n = tt_collector_poll(c, 100);
+		now = tt_clock_ns(CLOCK_MONOTONIC);
+		print_collector_messages(c, a);
+		if (n >= 0)
+			tt_collector_check_lost(c);
+		if (!rs->write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
+			rs->write_err = tt_writer_flush(rs->writer);
+			last_flush = now;
+		}
+		if (rs->write_err || n < 0) {
+			why = "write error";
+			if (!rs->write_err)
+				rs->write_err = n;
+			break;
+		}
+		if (stop_signal)
+			why = "interrupted";
+		else if (a->duration_ns && now - start >= a->duration_ns)
+			why = "duration reached";
+		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
+			last_alive = now;
+			if (!targets_alive(a, child))
+				why = "traced processes exited";
+		}
+	}
+	return why;
+}
+
 int tt_cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "ttftrace.ttft" };
@@ -376,7 +418,6 @@ int tt_cmd_record(int argc, char **argv)
 	struct tt_write_stats ws = {};
 	struct tt_file_meta meta;
 	struct sigaction sa = {};
-	__u64 start, last_flush, last_alive;
 	int release_fd = -1, out_fd = -1, err = 1, n, cuda_libs, cuda_fns;
 	struct stat out_st;
 	int lib_fds[MAX_CUDA_LIBS];
@@ -485,35 +526,8 @@ int tt_cmd_record(int argc, char **argv)
 	if (!a.quiet)
 		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
 			a.duration_ns ? "" : " (Ctrl-C to stop)");
-	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
-	while (!why) {
-		__u64 now;
-
-		n = tt_collector_poll(c, 100);
-		now = tt_clock_ns(CLOCK_MONOTONIC);
-		print_collector_messages(c, &a);
-		if (n >= 0)
-			tt_collector_check_lost(c);
-		if (!rs.write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
-			rs.write_err = tt_writer_flush(rs.writer);
-			last_flush = now;
-		}
-		if (rs.write_err || n < 0) {
-			why = "write error";
-			if (!rs.write_err)
-				rs.write_err = n;
-			break;
-		}
-		if (stop_signal)
-			why = "interrupted";
-		else if (a.duration_ns && now - start >= a.duration_ns)
-			why = "duration reached";
-		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
-			last_alive = now;
-			if (!targets_alive(&a, child))
-				why = "traced processes exited";
-		}
-	}
+	if (!why)
+		why = record_loop(c, &rs, &a, child);
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
 	tt_collector_check_lost(c);

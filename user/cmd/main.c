@@ -58,7 +58,8 @@ int main(int argc, char **argv)
 		printf("%s\n", argp_program_version);
 		return 0;
 	}
-	fprintf(stderr, "ttftrace: unknown command '%s' (record, report, check)\n",
+	fprintf(stderr,
+		"ttftrace: unknown command '%s' (record, report, check)\n",
 		argv[1]);
 	return 2;
 }

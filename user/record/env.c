@@ -33,8 +33,9 @@ bool tt_have_bpf_privileges(char *err, size_t errlen)
 	if (((cap & (1ULL << 21)) || ((cap >> 38) & 3) == 3) &&
 	    (cap & (1ULL << 2)))
 		return true;
-	snprintf(err, errlen,
-		 "permission denied: tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (try sudo)");
+	snprintf(
+		err, errlen,
+		"permission denied: tracing needs root, or CAP_BPF, CAP_PERFMON and CAP_DAC_READ_SEARCH (try sudo)");
 	return false;
 }
 
