@@ -415,7 +415,8 @@ static void test_truncated_every_offset(void)
 		TT_CHECK(0);
 		goto cleanup;
 	}
-	TT_CHECK_EQ_U64(len, bounds[NBLOCKS]);
+	/* the blocks, then the 24-byte trailer of a closed recording */
+	TT_CHECK_EQ_U64(len, bounds[NBLOCKS] + 24);
 	for (off = 0; off <= len; off++) {
 		bool ok = true;
 
@@ -442,7 +443,10 @@ static void test_truncated_every_offset(void)
 			k = read_events(cut, evs, NBLOCKS * PER, &st);
 			ok = k == whole * PER && st.events == k &&
 			     st.blocks_ok == whole && st.blocks_bad == 0 &&
-			     st.truncated == (off != (size_t)bounds[whole]);
+			     st.trailer_expected &&
+			     st.closed == (off == len) &&
+			     st.truncated == (off != (size_t)bounds[whole] &&
+					      off != len);
 		}
 		if (!ok && bad_offsets++ < 5)
 			fprintf(stderr, "  cut at %zu of %zu: wrong (%s)\n",
@@ -576,10 +580,10 @@ static void test_bad_files(void)
 		TT_CHECK(0);
 		return;
 	}
-	buf[8] = 2; /* version */
+	buf[8] = 3; /* version */
 	TT_CHECK(put_file(bad, buf, len) == 0);
-	expect_open_error(bad, "version 2 is newer");
-	buf[8] = 1;
+	expect_open_error(bad, "version 3 is newer");
+	buf[8] = 2;
 	buf[20] ^= 1; /* inside the header body */
 	TT_CHECK(put_file(bad, buf, len) == 0);
 	expect_open_error(bad, "corrupt header (checksum mismatch)");

@@ -140,10 +140,13 @@ int tt_cmd_check(int argc, char **argv)
 		return 1;
 	}
 	printf("%-28s yes\n", "privileges");
-	if (tt_ensure_tracefs(why, sizeof(why)))
+	/* the syscall tracepoints' ids are read there */
+	if (tt_ensure_tracefs(why, sizeof(why))) {
 		printf("%-28s no: %s\n", "tracefs", why);
-	else
+		ok = false;
+	} else {
 		printf("%-28s yes\n", "tracefs");
+	}
 	err = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
 	printf("%-28s %s\n", "ring buffer", err == 1 ? "yes" : "no");
 	ok &= err == 1;

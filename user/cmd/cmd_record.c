@@ -32,6 +32,8 @@
 #define FLUSH_INTERVAL_NS 1000000000ULL
 /* reading /proc/PID/stat walks every thread of the process: not per poll */
 #define ALIVE_INTERVAL_NS 200000000ULL
+/* how long the command has to exit on SIGTERM before SIGKILL */
+#define COMMAND_GRACE_NS 3000000000ULL
 
 struct record_args {
 	pid_t pids[MAX_TARGETS];
@@ -58,11 +60,12 @@ static const char *const system_libcuda[] = {
 	"/usr/lib/wsl/lib/libcuda.so.1",
 };
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, stop_signals;
 
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	stop_signals++;
 }
 
 static const char record_doc[] =
@@ -289,16 +292,70 @@ static void fill_meta(struct tt_file_meta *meta, int argc, char **argv)
 				i ? " " : "", argv[i]);
 }
 
-static bool targets_alive(const struct record_args *a, pid_t child)
-{
+/* The command of -c: its shell's pid is also its process group's id. */
+struct command {
+	pid_t pgid;
+	bool reaped; /* its shell's status is in status */
+	bool stopped_by_us; /* reaped after our SIGTERM or SIGKILL */
 	int status;
+};
 
-	if (child > 0 && waitpid(child, &status, WNOHANG) == child)
-		return false;
-	for (int i = 0; i < a->npids; i++)
-		if (tt_proc_alive(a->pids[i]))
-			return true;
-	return child > 0;
+static void command_reap(struct command *cmd, int flags)
+{
+	if (cmd->pgid > 0 && !cmd->reaped &&
+	    waitpid(cmd->pgid, &cmd->status, flags) == cmd->pgid)
+		cmd->reaped = true;
+}
+
+/* Whether anything traced is left: the kernel's map of traced processes
+ * (descendants included, each leaving it when its last thread exits), or a
+ * command not reaped yet. A launcher that exits leaves its server traced. */
+static bool targets_alive(struct tt_collector *c, struct command *cmd)
+{
+	__u32 tgid;
+
+	command_reap(cmd, WNOHANG);
+	if (tt_collector_traced_tgids(c, &tgid, 1) > 0)
+		return true;
+	return cmd->pgid > 0 && !cmd->reaped;
+}
+
+/* Whether any process of the command's group is left. */
+static bool command_group_alive(const struct command *cmd)
+{
+	return !kill(-cmd->pgid, 0) || errno != ESRCH;
+}
+
+/* Ends the command's whole group (sh -c may have forked the real server):
+ * SIGTERM, a grace period, then SIGKILL, saying so; a second Ctrl-C cuts
+ * the grace short. */
+static void command_stop(struct command *cmd, bool quiet)
+{
+	__u64 deadline = tt_clock_ns(CLOCK_MONOTONIC) + COMMAND_GRACE_NS;
+	int signals = stop_signals;
+
+	if (cmd->pgid <= 0)
+		return;
+	command_reap(cmd, WNOHANG);
+	if (!cmd->reaped)
+		cmd->stopped_by_us = true;
+	if (!command_group_alive(cmd))
+		goto cleanup;
+	kill(-cmd->pgid, SIGTERM);
+	while (tt_clock_ns(CLOCK_MONOTONIC) < deadline &&
+	       stop_signals == signals) {
+		command_reap(cmd, WNOHANG);
+		if (cmd->reaped && !command_group_alive(cmd))
+			goto cleanup;
+		usleep(20000);
+	}
+	if (!quiet)
+		fprintf(stderr,
+			"ttftrace: the command's processes did not exit %s SIGTERM: sending SIGKILL to its process group\n",
+			stop_signals == signals ? "within 3 s of" : "on");
+	kill(-cmd->pgid, SIGKILL);
+cleanup:
+	command_reap(cmd, 0);
 }
 
 /* The CUDA driver libraries to probe from the start: named ones (checked
@@ -370,7 +427,8 @@ static void print_collector_messages(struct tt_collector *c,
  * returns; a write error is left in rs->write_err. */
 static const char *record_loop(struct tt_collector *c,
 			       struct record_state *rs,
-			       const struct record_args *a, pid_t child)
+			       const struct record_args *a,
+			       struct command *cmd)
 {
 	__u64 start, last_flush, last_alive;
 	const char *why = NULL;
@@ -401,7 +459,7 @@ static const char *record_loop(struct tt_collector *c,
 			why = "duration reached";
 		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
 			last_alive = now;
-			if (!targets_alive(a, child))
+			if (!targets_alive(c, cmd))
 				why = "traced processes exited";
 		}
 	}
@@ -421,8 +479,9 @@ int tt_cmd_record(int argc, char **argv)
 	int release_fd = -1, out_fd = -1, err = 1, n, cuda_libs, cuda_fns;
 	struct stat out_st;
 	int lib_fds[MAX_CUDA_LIBS];
+	__u16 port;
 	__u32 tgids[MAX_TRACED_TGIDS];
-	pid_t child = -1;
+	struct command cmd = { .pgid = -1 };
 	char msg[MSG_LEN];
 	const char *why = NULL;
 
@@ -436,10 +495,20 @@ int tt_cmd_record(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < a.npids; i++) {
-		if (!tt_proc_alive(a.pids[i])) {
+		pid_t tgid = tt_proc_tgid(a.pids[i]);
+
+		if (!tt_proc_alive(a.pids[i]) || tgid <= 0) {
 			fprintf(stderr, "ttftrace: no such process: %d\n",
 				a.pids[i]);
 			return 1;
+		}
+		/* requests live on a process's sockets: trace the whole one */
+		if (tgid != a.pids[i]) {
+			if (!a.quiet)
+				fprintf(stderr,
+					"ttftrace: %d is a thread of process %d: tracing process %d\n",
+					a.pids[i], tgid, tgid);
+			a.pids[i] = tgid;
 		}
 	}
 	if (tt_gpu_discover("/dev", &meta.devs, &meta.ndevs)) {
@@ -479,8 +548,8 @@ int tt_cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (a.command) {
-		child = spawn_command(a.command, &release_fd);
-		if (child < 0) {
+		cmd.pgid = spawn_command(a.command, &release_fd);
+		if (cmd.pgid < 0) {
 			fprintf(stderr, "ttftrace: cannot start '%s': %s\n",
 				a.command, strerror(errno));
 			goto cleanup;
@@ -492,8 +561,8 @@ int tt_cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	if (child > 0) {
-		if (tt_collector_trace_pid(c, child, msg, sizeof(msg))) {
+	if (cmd.pgid > 0) {
+		if (tt_collector_trace_pid(c, cmd.pgid, msg, sizeof(msg))) {
 			fprintf(stderr, "ttftrace: %s\n", msg);
 			goto cleanup;
 		}
@@ -527,7 +596,7 @@ int tt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
 			a.duration_ns ? "" : " (Ctrl-C to stop)");
 	if (!why)
-		why = record_loop(c, &rs, &a, child);
+		why = record_loop(c, &rs, &a, &cmd);
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
 	tt_collector_check_lost(c);
@@ -560,7 +629,22 @@ int tt_cmd_record(int argc, char **argv)
 			ws.events ? (double)ws.bytes / ws.events : 0.0,
 			a.output,
 			(unsigned long long)tt_collector_lost_total(c));
+	if (!a.quiet && !tt_collector_listen_ports(c, &port, 1))
+		fprintf(stderr,
+			"ttftrace: warning: the traced processes never listened on a TCP port: ttftrace follows HTTP over TCP (requests over UNIX-domain sockets are not seen)\n");
 	err = 0;
+	command_stop(&cmd, a.quiet);
+	/* the recording stands; the status says the command failed by itself */
+	if (cmd.reaped && !cmd.stopped_by_us &&
+	    !(WIFEXITED(cmd.status) && WEXITSTATUS(cmd.status) == 0)) {
+		if (WIFEXITED(cmd.status))
+			fprintf(stderr, "ttftrace: the command exited with status %d\n",
+				WEXITSTATUS(cmd.status));
+		else
+			fprintf(stderr, "ttftrace: the command was killed by signal %d\n",
+				WTERMSIG(cmd.status));
+		err = 1;
+	}
 cleanup:
 	if (release_fd >= 0)
 		close(release_fd);
@@ -570,11 +654,7 @@ cleanup:
 	}
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
-	if (child > 0) {
-		/* the command's whole group: sh -c may have forked the real one */
-		kill(-child, SIGTERM);
-		waitpid(child, NULL, 0);
-	}
+	command_stop(&cmd, a.quiet);
 	tt_collector_close(c);
 	for (int i = 0; i < a.ncuda_libs; i++)
 		if (lib_fds[i] >= 0)

@@ -61,8 +61,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		a->events = true;
 		break;
 	case 'R':
+		errno = 0;
 		a->request = strtoull(arg, &end, 10);
-		if (!a->request || *end || arg[0] == '-')
+		if (!a->request || *end || arg[0] == '-' || errno == ERANGE)
 			argp_error(state, "invalid request id '%s'", arg);
 		break;
 	case 'P':
@@ -103,6 +104,12 @@ static int write_perfetto(const struct tt_analyzer *an, const char *path)
 	}
 	for (i = 0; i < n; i++)
 		reqs[i] = *tt_analyzer_request(an, i);
+	if (tt_file_is_recording(path)) {
+		fprintf(stderr,
+			"ttftrace: %s is a ttftrace recording; the Perfetto trace does not overwrite it: give another -P path\n",
+			path);
+		goto cleanup;
+	}
 	f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "ttftrace: cannot create %s: %s\n", path,
@@ -246,6 +253,10 @@ warnings:
 	if (st.truncated)
 		fprintf(stderr,
 			"ttftrace: warning: %s is cut short; reporting its %llu whole block(s)\n",
+			a.path, (unsigned long long)st.blocks_ok);
+	else if (st.trailer_expected && !st.closed)
+		fprintf(stderr,
+			"ttftrace: warning: %s was not closed by its recorder (killed, crashed or out of disk); reporting its %llu whole block(s), what came after the last is lost\n",
 			a.path, (unsigned long long)st.blocks_ok);
 cleanup:
 	tt_gpustats_free(gpu);

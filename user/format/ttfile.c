@@ -8,7 +8,7 @@
  *         u32 nprocs, nprocs x (u32 tgid, u32 tid, str comm),
  *         u32 ndevs, ndevs x (str path, u32 rdev, u32 kind)
  *         [u32 ndevs, ndevs x (u32 dev, u64 ino)]  (appended in 1.1)
- *         [u32 arch]  (appended in 1.2: TT_ARCH_*, tt_arch.h)
+ *         [u32 arch]  (appended in version 2: TT_ARCH_*, tt_arch.h)
  *   str: u16 length, bytes (no NUL). Bytes after the known fields are
  *   ignored, so a later minor revision may append fields.
  * Then blocks, each a 24-byte frame and zlib data:
@@ -16,6 +16,11 @@
  *   u32 crc32(data), u32 crc32(the 20 frame bytes before it)
  *   The data inflates to ulen bytes of nevents records (ttfile_codec.c);
  *   each block decodes on its own.
+ * Version 2 ends a properly closed recording with a 24-byte trailer:
+ *   marker D7 'T' 'E' 'N', u32 blocks, u64 events, u32 0,
+ *   u32 crc32(the 20 bytes before it)
+ *   so that a file cut at a block boundary (kill -9, a full disk) is told
+ *   from a whole one. Version 1 files have no trailer.
  *
  * Reading: a block whose data fails its CRC, inflate or decode is counted
  * bad and skipped by its (CRC-checked) length. A frame that fails its own
@@ -40,7 +45,8 @@
 
 #define TTF_MAGIC "TTFTRACE"
 #define TTF_MAGIC_LEN 8
-#define TTF_VERSION 1
+#define TTF_VERSION 2
+#define TTF_VERSION_TRAILER 2 /* the first version that ends with one */
 #define TTF_HDR_FIXED 16 /* magic, version, body_len */
 #define TTF_HDR_BODY_MAX (128u << 20)
 #define TTF_MAX_PROCS (1u << 20)
@@ -54,6 +60,7 @@
 #define TTF_READ_CHUNK (64u << 10)
 
 static const uint8_t block_marker[4] = { 0xd7, 'T', 'B', 'K' };
+static const uint8_t trailer_marker[4] = { 0xd7, 'T', 'E', 'N' };
 
 /* Fuzzing builds skip checksums so that the fuzzer reaches the parsers. */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
@@ -326,6 +333,28 @@ int tt_writer_flush(struct tt_writer *w)
 	return write_block(w);
 }
 
+/* Marks the recording whole: only a writer that got this far writes it. */
+static int write_trailer(struct tt_writer *w)
+{
+	uint8_t t[TTF_FRAME_LEN];
+	int err;
+
+	memcpy(t, trailer_marker, sizeof(trailer_marker));
+	ttfile_put_le32(t + 4, w->stats.blocks);
+	ttfile_put_le64(t + 8, w->stats.events);
+	ttfile_put_le32(t + 16, 0);
+	ttfile_put_le32(t + 20, crc32_of(t, 20));
+	err = write_all(w->fd, t, sizeof(t));
+	if (err) {
+		/* a cut trailer would read as a cut block: none at all */
+		if (ftruncate(w->fd, w->stats.bytes) == 0)
+			lseek(w->fd, w->stats.bytes, SEEK_SET);
+		return err;
+	}
+	w->stats.bytes += sizeof(t);
+	return 0;
+}
+
 int tt_writer_close(struct tt_writer *w, struct tt_write_stats *stats)
 {
 	int err;
@@ -333,12 +362,28 @@ int tt_writer_close(struct tt_writer *w, struct tt_write_stats *stats)
 	if (!w)
 		return -EINVAL;
 	err = write_block(w);
+	if (!err)
+		err = write_trailer(w);
 	if (close(w->fd) < 0 && !err)
 		err = -errno;
 	if (stats)
 		*stats = w->stats;
 	writer_free(w);
 	return err;
+}
+
+bool tt_file_is_recording(const char *path)
+{
+	char magic[TTF_MAGIC_LEN];
+	bool ret;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	ret = read(fd, magic, sizeof(magic)) == sizeof(magic) &&
+	      !memcmp(magic, TTF_MAGIC, sizeof(magic));
+	close(fd);
+	return ret;
 }
 
 /* ---- reader ---- */
@@ -523,7 +568,8 @@ static const char *parse_meta(struct tt_file_meta *m, const uint8_t *body,
 		}
 		if (c.bad)
 			return "device inodes";
-		/* the architecture, appended in 1.2: older files are x86-64's */
+		/* the architecture, appended in version 2: older files are
+		 * x86-64's */
 		if (c.p < c.end) {
 			m->arch = cur_u32(&c);
 			if (c.bad)
@@ -627,6 +673,7 @@ struct tt_reader *tt_reader_open(const char *path, char *err, size_t errlen)
 		goto cleanup;
 	}
 	r->in.pos += TTF_HDR_FIXED + (size_t)body_len + 4;
+	r->stats.trailer_expected = version >= TTF_VERSION_TRAILER;
 	if (inflateInit(&r->zs) != Z_OK) {
 		set_err(err, errlen, "%s: out of memory", path);
 		goto cleanup;
@@ -642,6 +689,17 @@ cleanup:
 const struct tt_file_meta *tt_reader_meta(const struct tt_reader *r)
 {
 	return &r->meta;
+}
+
+/* The trailer at p, checked: the recording was closed properly. */
+static bool trailer_parse(struct tt_reader *r, const uint8_t *p)
+{
+	if (memcmp(p, trailer_marker, sizeof(trailer_marker)) ||
+	    !crc_matches(crc32_of(p, 20), ttfile_get_le32(p + 20)))
+		return false;
+	r->stats.closed = true;
+	r->stats.trailer_events = ttfile_get_le64(p + 8);
+	return true;
 }
 
 /* Checks the frame at p: marker, its own CRC, sane lengths. */
@@ -719,6 +777,11 @@ static void load_block(struct tt_reader *r)
 	}
 	if (in_avail(in) < TTF_FRAME_LEN) {
 		r->stats.truncated = true;
+		r->done = true;
+		return;
+	}
+	if (trailer_parse(r, in->buf + in->pos)) {
+		in->pos += TTF_FRAME_LEN;
 		r->done = true;
 		return;
 	}

@@ -23,6 +23,9 @@ struct tt_read_stats {
 	__u64 blocks_ok;
 	__u64 blocks_bad; /* checksum or decode failure: skipped, reported */
 	bool truncated; /* the file ends inside a block */
+	bool trailer_expected; /* its version ends a whole file with one */
+	bool closed; /* the trailer was read: the recorder closed it */
+	__u64 trailer_events; /* what the trailer says was written */
 };
 
 struct tt_writer;
@@ -42,6 +45,9 @@ int tt_writer_add(struct tt_writer *w, const struct tt_event *ev);
 int tt_writer_flush(struct tt_writer *w);
 /* Flushes, closes and frees; stats may be NULL. 0 or -errno. */
 int tt_writer_close(struct tt_writer *w, struct tt_write_stats *stats);
+
+/* Whether path starts like a recording (so that no output overwrites one). */
+bool tt_file_is_recording(const char *path);
 
 /* Opens and validates the header. On failure returns NULL and writes a
  * one-line reason (no trailing newline) into err. */

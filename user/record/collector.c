@@ -440,20 +440,33 @@ __u64 tt_collector_lost_total(const struct tt_collector *c)
 	return c->lost_total;
 }
 
+/* Up to max keys of a hash map, into keys (key_size bytes each). */
+static int map_keys(int fd, void *keys, size_t key_size, int max)
+{
+	char *out = keys;
+	void *prev = NULL;
+	int n = 0;
+
+	while (n < max &&
+	       !bpf_map_get_next_key(fd, prev, out + (size_t)n * key_size)) {
+		prev = out + (size_t)n * key_size;
+		n++;
+	}
+	return n;
+}
+
 int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
 			      int max)
 {
-	int fd = bpf_map__fd(c->skel->maps.traced_tgids);
-	__u32 key, next;
-	int n = 0;
-	void *prev = NULL;
+	return map_keys(bpf_map__fd(c->skel->maps.traced_tgids), tgids,
+			sizeof(*tgids), max);
+}
 
-	while (n < max && !bpf_map_get_next_key(fd, prev, &next)) {
-		tgids[n++] = next;
-		key = next;
-		prev = &key;
-	}
-	return n;
+int tt_collector_listen_ports(const struct tt_collector *c, __u16 *ports,
+			      int max)
+{
+	return map_keys(bpf_map__fd(c->skel->maps.traced_ports), ports,
+			sizeof(*ports), max);
 }
 
 void tt_collector_close(struct tt_collector *c)

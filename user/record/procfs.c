@@ -39,6 +39,23 @@ bool tt_proc_alive(pid_t pid)
 	return state != 'Z' && state != 'X';
 }
 
+pid_t tt_proc_tgid(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 int tt_proc_descendants(pid_t root, pid_t *out, int max)
 {
 	struct dirent *de;
