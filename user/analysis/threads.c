@@ -204,12 +204,9 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		return -ENOMEM;
 	bidx = cp->nblocks++;
 	b = &cp->blocks[bidx];
-	b->syscall = sw->syscall_nr;
-	b->arg0 = sw->arg0;
-	b->fd_mode = sw->fd_mode;
-	b->fd_rdev = sw->fd_rdev;
-	b->fd_dev = sw->fd_dev;
-	b->fd_ino = sw->fd_ino;
+	*b = (struct cp_block){ .syscall = sw->syscall_nr, .arg0 = sw->arg0,
+				.fd_mode = sw->fd_mode, .fd_rdev = sw->fd_rdev,
+				.fd_dev = sw->fd_dev, .fd_ino = sw->fd_ino };
 	if (sw->sw_flags & TT_SW_IOWAIT)
 		flags |= REC_F_IOWAIT;
 	if (sw->sw_flags & TT_SW_FD)
@@ -600,15 +597,11 @@ const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid)
 void tt_critpath_stats(const struct tt_critpath *cp,
 		       struct tt_critpath_stats *st)
 {
-	memset(st, 0, sizeof(*st));
-	st->events = cp->events;
-	st->threads = cp->nthreads;
-	st->intervals = cp->intervals;
-	st->wakes = cp->nwakes;
-	st->lost_windows = cp->nlost;
-	st->lock_words = cp->lock_words;
-	st->gpu_calls = cp->gpu_calls;
-	st->ioctls = cp->ioctls;
-	st->first_ts = cp->first_ts;
-	st->last_ts = cp->last_ts;
+	*st = (struct tt_critpath_stats){
+		.events = cp->events, .threads = cp->nthreads,
+		.intervals = cp->intervals, .wakes = cp->nwakes,
+		.lost_windows = cp->nlost, .lock_words = cp->lock_words,
+		.gpu_calls = cp->gpu_calls, .ioctls = cp->ioctls,
+		.first_ts = cp->first_ts, .last_ts = cp->last_ts,
+	};
 }
