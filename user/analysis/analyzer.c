@@ -3,11 +3,8 @@
  * The analyzer: rebuilds the requests of the traced server's connections
  * from the event stream (docs/design.md §3.1).
  *
- * Events pass through a reorder window (hdr.ts order, ties kept in arrival
- * order) and are then handled in timestamp order: events that arrive in
- * order queue in a FIFO at O(1), the few that arrive out of order go to a
- * min-heap, and the older head of the two is released. Each open
- * connection has a small state machine:
+ * Events pass through the reorder window (reorder.c) and are then handled
+ * in timestamp order. Each open connection has a small state machine:
  *
  *   IDLE --DATA_READY--> ARRIVED --RECV--> RECEIVING --SEND--> RESPONDING
  *
@@ -19,7 +16,7 @@
  *
  * Every released event also goes, in the same timestamp order, to the
  * thread timelines of critpath.h; at the end the critical path of every
- * request is walked there in one pass.
+ * request is walked there in one pass, and results.c takes the verdicts.
  */
 #include <errno.h>
 #include <stdio.h>

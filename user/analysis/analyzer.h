@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The analyzer: plain C over the event stream (no BPF, no globals). It
- * rebuilds each request of the traced server's connections (docs/design.md §3) and
- * attributes its TTFT to stages along the critical path (docs/design.md §4.2, done by
- * critpath.h at tt_analyzer_finish). Events may arrive slightly out of
- * timestamp order (the ring buffer is shared by all CPUs); the analyzer
- * reorders them within a window and hands them on in timestamp order.
+ * rebuilds each request of the traced server's connections
+ * (docs/design.md §3) and attributes its TTFT to stages along the critical
+ * path (docs/design.md §4.2, done by critpath.h at tt_analyzer_finish).
+ * Events may arrive slightly out of timestamp order (the ring buffer is
+ * shared by all CPUs); the analyzer reorders them within a window
+ * (reorder.h) and hands them on in timestamp order.
  */
 #ifndef TT_ANALYZER_H
 #define TT_ANALYZER_H

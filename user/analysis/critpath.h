@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * Per-thread timelines and the critical-path walk that attributes each
- * request's TTFT to stages (docs/design.md §4). Plain C over the event stream: no
- * BPF, no globals, deterministic. Feed every event in timestamp order with
- * tt_critpath_add(), then walk the requests the analyzer rebuilt.
+ * request's TTFT to stages (docs/design.md §4): the façade of threads.c
+ * (timelines, names), waits.c (why a thread waited), handoff.c (hand-offs
+ * and dispatch rules), walk.c (the walk) and timeline.c (read API). Plain
+ * C over the event stream: no BPF, no globals, deterministic. Feed every
+ * event in timestamp order with tt_critpath_add(), then walk the requests
+ * the analyzer rebuilt.
  */
 #ifndef TT_CRITPATH_H
 #define TT_CRITPATH_H
