@@ -466,6 +466,78 @@ static const char *record_loop(struct tt_collector *c,
 	return why;
 }
 
+/* Every -p names a live process: a thread's process is traced in its
+ * place. 0, or 1 (said why). */
+static int resolve_targets(struct record_args *a)
+{
+	for (int i = 0; i < a->npids; i++) {
+		pid_t tgid = tt_proc_tgid(a->pids[i]);
+
+		if (!tt_proc_alive(a->pids[i]) || tgid <= 0) {
+			fprintf(stderr, "ttftrace: no such process: %d\n",
+				a->pids[i]);
+			return 1;
+		}
+		/* requests live on a process's sockets: trace the whole one */
+		if (tgid != a->pids[i]) {
+			if (!a->quiet)
+				fprintf(stderr,
+					"ttftrace: %d is a thread of process %d: tracing process %d\n",
+					a->pids[i], tgid, tgid);
+			a->pids[i] = tgid;
+		}
+	}
+	return 0;
+}
+
+/* The recording's device table: GPU nodes under /dev and the -G ones.
+ * 0, or 1 (said why). */
+static int gather_devices(const struct record_args *a,
+			  struct tt_file_meta *meta)
+{
+	char msg[MSG_LEN];
+
+	if (tt_gpu_discover("/dev", &meta->devs, &meta->ndevs)) {
+		fprintf(stderr, "ttftrace: cannot list GPU devices in /dev: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	for (int i = 0; i < a->ngpu_devices; i++) {
+		if (tt_gpu_add_device(a->gpu_devices[i], &meta->devs,
+				      &meta->ndevs, msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: %s\n", msg);
+			free(meta->devs);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The one line record ends with, and what the run showed. */
+static void print_summary(struct tt_collector *c, const struct record_args *a,
+			  const struct tt_file_meta *meta,
+			  const struct tt_write_stats *ws, const char *why)
+{
+	int cuda_libs, cuda_fns;
+	__u16 port;
+
+	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	if (cuda_libs)
+		fprintf(stderr,
+			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
+			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
+			a->gpu_probes ? a->gpu_probes : "sync", meta->ndevs);
+	fprintf(stderr,
+		"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
+		why, (unsigned long long)ws->events,
+		(unsigned long long)ws->bytes,
+		ws->events ? (double)ws->bytes / ws->events : 0.0, a->output,
+		(unsigned long long)tt_collector_lost_total(c));
+	if (!tt_collector_listen_ports(c, &port, 1))
+		fprintf(stderr,
+			"ttftrace: warning: the traced processes never listened on a TCP port: ttftrace follows HTTP over TCP (requests over UNIX-domain sockets are not seen)\n");
+}
+
 int tt_cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "ttftrace.ttft" };
@@ -476,10 +548,9 @@ int tt_cmd_record(int argc, char **argv)
 	struct tt_write_stats ws = {};
 	struct tt_file_meta meta;
 	struct sigaction sa = {};
-	int release_fd = -1, out_fd = -1, err = 1, n, cuda_libs, cuda_fns;
+	int release_fd = -1, out_fd = -1, err = 1, n;
 	struct stat out_st;
 	int lib_fds[MAX_CUDA_LIBS];
-	__u16 port;
 	__u32 tgids[MAX_TRACED_TGIDS];
 	struct command cmd = { .pgid = -1 };
 	char msg[MSG_LEN];
@@ -494,36 +565,10 @@ int tt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ttftrace: %s\n", msg);
 		return 1;
 	}
-	for (int i = 0; i < a.npids; i++) {
-		pid_t tgid = tt_proc_tgid(a.pids[i]);
-
-		if (!tt_proc_alive(a.pids[i]) || tgid <= 0) {
-			fprintf(stderr, "ttftrace: no such process: %d\n",
-				a.pids[i]);
-			return 1;
-		}
-		/* requests live on a process's sockets: trace the whole one */
-		if (tgid != a.pids[i]) {
-			if (!a.quiet)
-				fprintf(stderr,
-					"ttftrace: %d is a thread of process %d: tracing process %d\n",
-					a.pids[i], tgid, tgid);
-			a.pids[i] = tgid;
-		}
-	}
-	if (tt_gpu_discover("/dev", &meta.devs, &meta.ndevs)) {
-		fprintf(stderr, "ttftrace: cannot list GPU devices in /dev: %s\n",
-			strerror(errno));
+	if (resolve_targets(&a))
 		return 1;
-	}
-	for (int i = 0; i < a.ngpu_devices; i++) {
-		if (tt_gpu_add_device(a.gpu_devices[i], &meta.devs, &meta.ndevs,
-				      msg, sizeof(msg))) {
-			fprintf(stderr, "ttftrace: %s\n", msg);
-			free(meta.devs);
-			return 1;
-		}
-	}
+	if (gather_devices(&a, &meta))
+		return 1;
 	for (int i = 0; i < a.ncuda_libs; i++) {
 		lib_fds[i] = tt_cudalib_open(a.cuda_libs[i], msg, sizeof(msg));
 		if (lib_fds[i] < 0) {
@@ -615,23 +660,8 @@ int tt_cmd_record(int argc, char **argv)
 			strerror(-n));
 		goto cleanup;
 	}
-	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
-	if (!a.quiet && cuda_libs)
-		fprintf(stderr,
-			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
-			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
-			a.gpu_probes ? a.gpu_probes : "sync", meta.ndevs);
 	if (!a.quiet)
-		fprintf(stderr,
-			"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
-			why, (unsigned long long)ws.events,
-			(unsigned long long)ws.bytes,
-			ws.events ? (double)ws.bytes / ws.events : 0.0,
-			a.output,
-			(unsigned long long)tt_collector_lost_total(c));
-	if (!a.quiet && !tt_collector_listen_ports(c, &port, 1))
-		fprintf(stderr,
-			"ttftrace: warning: the traced processes never listened on a TCP port: ttftrace follows HTTP over TCP (requests over UNIX-domain sockets are not seen)\n");
+		print_summary(c, &a, &meta, &ws, why);
 	err = 0;
 	command_stop(&cmd, a.quiet);
 	/* the recording stands; the status says the command failed by itself */
