@@ -45,7 +45,7 @@ chmod 0644 "$ATTACK/workload.py"
 record_workload() {
 	local name=$1 path=$2 times=$3 t0 t1
 	t0=$(date +%s%N)
-	timeout -s KILL 20 "$TTFTRACE" record -o "$TT_TMP/$name.ttft" -d 2 \
+	timeout -s KILL 20 "$TTFTRACE" record -v -o "$TT_TMP/$name.ttft" -d 2 \
 		-c "exec $AS_NOBODY $PY $ATTACK/workload.py $path $times" \
 		>"$TT_TMP/$name.log" 2>&1
 	REC_STATUS=$?
@@ -98,6 +98,17 @@ check "sec_cudalib: a workload's non-ELF libcuda.so.1: record exits 0 (status $R
 warned_once() { [ "$(grep -c 'not an ELF file' "$1")" = 1 ]; }
 check "sec_cudalib: ... says it is not ELF, once, though opened 15 times ($(grep -m1 ELF "$TT_TMP/text.log"))" \
 	warned_once "$TT_TMP/text.log"
+
+# ---- a root-only library behind a workload's link: root reads only what
+# the workload could read itself
+mkdir -m 0711 "$TT_TMP/private"
+install -m 0600 "$OUTPUT/tools/libcuda.so.1" "$TT_TMP/private/libcuda.so.1"
+$AS_NOBODY mkdir "$ATTACK/priv"
+$AS_NOBODY ln -s "$TT_TMP/private/libcuda.so.1" "$ATTACK/priv/libcuda.so.1"
+record_workload private "$ATTACK/priv/libcuda.so.1" 1
+refused_private() { grep -q 'not readable by pid' "$1" && ! grep -q 'probing' "$1"; }
+check "sec_cudalib: a root-only libcuda behind a workload's link is not probed ($(grep -m1 readable "$TT_TMP/private.log"))" \
+	refused_private "$TT_TMP/private.log"
 
 # ---- -L: refused in one line, at once, without probing anything
 mkfifo "$TT_TMP/fifo-lib"

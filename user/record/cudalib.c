@@ -114,6 +114,33 @@ int tt_cudalib_open(const char *path, char *err, size_t errlen)
 	return checked(fd < 0 ? -errno : fd, path, err, errlen);
 }
 
+/* Root looks only at what the workload could read itself: a file for all
+ * to read (as a real libcuda is), or one of the workload's own user. */
+static bool readable_by(int fd, pid_t pid)
+{
+	char status[64], line[256];
+	unsigned int ruid, euid;
+	bool ret = false;
+	struct stat st;
+	FILE *f;
+
+	if (fstat(fd, &st))
+		return false;
+	if (st.st_mode & S_IROTH)
+		return true;
+	snprintf(status, sizeof(status), "/proc/%d/status", (int)pid);
+	f = fopen(status, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
+			ret = st.st_uid == euid && (st.st_mode & S_IRUSR);
+			break;
+		}
+	fclose(f);
+	return ret;
+}
+
 int tt_cudalib_open_in(pid_t pid, const char *path, char *err, size_t errlen)
 {
 	struct open_how how = {
@@ -138,7 +165,15 @@ int tt_cudalib_open_in(pid_t pid, const char *path, char *err, size_t errlen)
 	if (fd < 0)
 		fd = -errno;
 	close(dirfd);
-	return checked(fd, path, err, errlen);
+	fd = checked(fd, path, err, errlen);
+	if (fd >= 0 && !readable_by(fd, pid)) {
+		snprintf(err, errlen,
+			 "CUDA library %s: not readable by pid %d's user; not probed",
+			 path, (int)pid);
+		close(fd);
+		fd = -EACCES;
+	}
+	return fd;
 }
 
 int tt_cudalib_open_mapped(pid_t pid, int **fds, size_t *nfds)
