@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tt_arch.h"
 #include "ttfile.h"
 
 #define SERVER_TGID 4000
@@ -26,7 +27,7 @@
 #define NCPUS 2
 #define ENGINE_CPU 0
 #define NR_READ 0
-#define NR_FUTEX 202
+#define NR_FUTEX TT_NR_futex
 #define NR_CLOCK_NANOSLEEP 230
 #define PROMPT_BYTES 278
 #define HEADERS_BYTES 123

@@ -26,6 +26,8 @@
 				   !defined(__bpf__) && defined(__x86_64__))
 
 #define TT_ARCH TT_ARCH_X86_64
+/* Debian's multiarch library directory (where libcuda.so.1 lives) */
+#define TT_ARCH_LIBDIR "/usr/lib/x86_64-linux-gnu"
 /* struct pt_regs' field holding the syscall number at syscall entry */
 #define TT_REGS_SYSCALL_NR(regs) ((regs)->orig_ax)
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include "analyzer.h"
 #include "classify.h"
+#include "tt_arch.h"
 #include "tt_test.h"
 
 #define US 1000ULL
@@ -24,7 +25,7 @@
 #define CLIENT_TID 9001 /* the untraced load generator, current in softirq */
 
 #define NR_IOCTL 16
-#define NR_FUTEX 202
+#define NR_FUTEX TT_NR_futex
 #define NR_EPOLL_WAIT 232
 #define GPU_RDEV ((195u << 20) | 0) /* /dev/nvidia0 as i_rdev holds it */
 

@@ -9,6 +9,7 @@
 #include "analyzer.h"
 #include "report.h"
 #include "stats.h"
+#include "tt_arch.h"
 #include "tt_test.h"
 
 #define US 1000ULL
@@ -236,7 +237,7 @@ static struct tt_analyzer *sample(void)
 #define READER 101
 #define ENGINE 102
 #define WRITER 103
-#define NR_FUTEX 202
+#define NR_FUTEX TT_NR_futex
 #define HANDOFF_WORD 0x1000
 #define TOKEN_WORD 0x2000
 

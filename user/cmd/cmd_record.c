@@ -20,6 +20,7 @@
 #include "gpu.h"
 #include "gpudev.h"
 #include "procfs.h"
+#include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
 
@@ -54,7 +55,7 @@ struct record_args {
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
 static const char *const system_libcuda[] = {
-	"/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+	TT_ARCH_LIBDIR "/libcuda.so.1",
 	"/usr/lib64/libcuda.so.1",
 	"/usr/local/nvidia/lib64/libcuda.so.1",
 	"/usr/lib/wsl/lib/libcuda.so.1",
