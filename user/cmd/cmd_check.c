@@ -10,7 +10,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cmds.h"
-#include "collector.h"
+#include "env.h"
 #include "probe.skel.h"
 #include "ttftrace.skel.h"
 
