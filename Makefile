@@ -45,12 +45,12 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
 USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
-# programs the shell tests run (tests/helper_*.c)
-TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
 HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
+# programs the shell tests run (tests/test_rel_memory.sh)
+TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
 
 .PHONY: all clean test demo install tools unit-tests static
 .DELETE_ON_ERROR:

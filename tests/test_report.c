@@ -545,16 +545,16 @@ static void test_peer(void)
 	r.rport = 443;
 	inet_pton(AF_INET, "192.0.2.7", r.raddr);
 	TT_CHECK(
-		!strcmp(tt_request_peer(&r, buf, sizeof(buf)), "192.0.2.7:443"));
+		!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "192.0.2.7:443"));
 	r.family = AF_INET6;
 	inet_pton(AF_INET6, "2001:db8::5", r.raddr);
-	TT_CHECK(!strcmp(tt_request_peer(&r, buf, sizeof(buf)),
+	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)),
 			 "[2001:db8::5]:443"));
 	inet_pton(AF_INET6, "::ffff:198.51.100.1", r.raddr);
-	TT_CHECK(!strcmp(tt_request_peer(&r, buf, sizeof(buf)),
+	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)),
 			 "198.51.100.1:443"));
 	r.family = 0;
-	TT_CHECK(!strcmp(tt_request_peer(&r, buf, sizeof(buf)), "unknown"));
+	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "unknown"));
 }
 
 static void test_text_summary(void)
