@@ -80,15 +80,20 @@ static void test_report_refuses_foreign(void)
 	int rc;
 
 	TT_CHECK(write_with_arch(TT_ARCH_ARM64));
-	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s 2>&1 | grep -q 'recorded on arm64'", out, path);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/ttftrace report %s 2>&1 | grep -q 'recorded on arm64'",
+		 out, path);
 	TT_CHECK(system(cmd) == 0);
-	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out, path);
+	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out,
+		 path);
 	rc = system(cmd);
 	TT_CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
-	snprintf(cmd, sizeof(cmd), "%s/ttftrace report --events %s >/dev/null 2>&1", out, path);
+	snprintf(cmd, sizeof(cmd),
+		 "%s/ttftrace report --events %s >/dev/null 2>&1", out, path);
 	TT_CHECK(system(cmd) == 0);
 	TT_CHECK(write_with_arch(0));
-	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out, path);
+	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out,
+		 path);
 	TT_CHECK(system(cmd) == 0);
 }
 

@@ -81,11 +81,10 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
  */
 int tt_report_request(FILE *out, const struct tt_analyzer *a, __u64 id);
 
-
 /* The request's peer as text: tt_request_peer() (analyzer.h), under the
  * name the renderers' callers know. */
-static inline const char *tt_report_peer(const struct tt_request *r,
-					 char *buf, size_t len)
+static inline const char *tt_report_peer(const struct tt_request *r, char *buf,
+					 size_t len)
 {
 	return tt_request_peer(r, buf, len);
 }
