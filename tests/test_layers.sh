@@ -8,7 +8,7 @@
 #               renderer: a module includes only its own header of render/)
 #   record   -> core, libbpf, skeletons (never format: cmd/ joins them)
 #   cmd      -> anything in user/
-#   nothing in user/ -> tools/
+#   nothing in user/ -> tools/; ttfile_codec.h only from format/
 # and: no source file directly in user/, none over MAX_LINES lines, and
 # every "docs/design.md §N" citation in the tree names a section that
 # exists. Prints PASS:/FAIL: lines.
@@ -62,6 +62,8 @@ for l in $layers; do
 			checked=$((checked + 1))
 			if ! allowed "$l" "$to"; then
 				fail "layers: $f includes $inc ($l -> $to)"
+			elif [ "$inc" = ttfile_codec.h ] && [ "$l" != format ]; then
+				fail "layers: $f includes $inc (the codec is private to format/)"
 			elif [ "$l:$to" = render:render ] &&
 				[ "${inc%.h}" != "$base" ]; then
 				fail "layers: $f includes $inc (a renderer includes another)"
