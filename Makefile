@@ -40,7 +40,10 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
 USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
-TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
+# demo-server is a folder of files, every other tool one tools/*.c
+DEMO_SERVER_SRCS := $(wildcard tools/demo-server/*.c)
+TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c)) \
+	 $(OUTPUT)/tools/demo-server
 HDRS := $(wildcard user/*.h bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
@@ -94,6 +97,11 @@ $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.
 $(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
+
+$(OUTPUT)/tools/demo-server: $(DEMO_SERVER_SRCS) $(wildcard tools/demo-server/*.h \
+		tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(DEMO_SERVER_SRCS) -lpthread -lm -ldl -o $@
 
 # One self-contained binary to carry to machines without the build deps
 # (tools/gpu-check.sh uses it).
