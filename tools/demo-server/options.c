@@ -136,43 +136,18 @@ static void usage(FILE *f)
 "       -d '{\"prompt\": \"hi\", \"max_tokens\": 4, \"stream\": true}'\n");
 }
 
-enum {
-	OPT_PORT_FILE = 256,
-	OPT_PREFILL_US,
-	OPT_SEED,
-	OPT_BATCH,
-	OPT_FRAMING,
-	OPT_HEADERS_WITH_BODY,
-	OPT_SEND_CALL,
-	OPT_LOG,
-	OPT_TOKENIZE,
-	OPT_PREFILL_MODE,
-	OPT_DECODE_MODE,
-	OPT_HANDOFF,
-	OPT_MAX_BODY,
-	OPT_ENGINE_CPU,
-	OPT_KV_FILE,
-	OPT_KV_READ_BYTES,
-	OPT_SPLIT,
-	OPT_PROXY,
-	OPT_GPU,
-	OPT_GPU_SYNC,
-	OPT_GPU_LIB,
-	OPT_KERNELS_PER_STEP,
-};
-
-/* The index of s in names (n of them), or a usage error naming them all
- * ("want a, b or c"). */
+/* The index of s in names (NULL-terminated), or a usage error naming them
+ * all ("want a, b or c"). */
 static int parse_choice(const char *opt, const char *s,
-			const char *const *names, int n)
+			const char *const *names)
 {
 	char want[128];
 	size_t len = 0;
-	int i;
+	int i, n;
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(s, names[i]))
-			return i;
+	for (n = 0; names[n]; n++)
+		if (!strcmp(s, names[n]))
+			return n;
 	want[0] = '\0';
 	for (i = 0; i < n && len < sizeof(want); i++)
 		len += snprintf(want + len, sizeof(want) - len, "%s%s",
@@ -180,16 +155,6 @@ static int parse_choice(const char *opt, const char *s,
 				names[i]);
 	usage_error("invalid %s '%s' (want %s)", opt, s, want);
 	return 0;
-}
-
-#define PARSE_CHOICE(opt, s, ...)                                        \
-	parse_choice(opt, s, (const char *const[]){ __VA_ARGS__ },       \
-		     sizeof((const char *const[]){ __VA_ARGS__ }) /        \
-			     sizeof(const char *))
-
-static enum wait_mode parse_wait_mode(const char *opt, const char *s)
-{
-	return PARSE_CHOICE(opt, s, "sleep", "spin");
 }
 
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
@@ -203,46 +168,211 @@ static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
 	return v;
 }
 
+/* The options whose values need more than a range or a list of names. */
+static void parse_interval(const char *s, struct server_opts *o)
+{
+	if (!parse_us(s, &o->token_interval_ns))
+		usage_error("invalid --token-interval-us '%s'", s);
+}
+
+static void parse_prefill(const char *s, struct server_opts *o)
+{
+	if (!parse_delay_spec(s, &o->prefill))
+		usage_error("invalid --prefill-us '%s' (want "
+			    "N, uniform:MIN:MAX or exp:MEAN)",
+			    s);
+}
+
+static void parse_kv_read_bytes(const char *s, struct server_opts *o)
+{
+	o->kv_read_bytes = parse_num_opt("--kv-read-bytes", s, KV_ALIGN,
+					 1ULL << 36);
+	if (o->kv_read_bytes % KV_ALIGN)
+		usage_error("invalid --kv-read-bytes '%s' "
+			    "(want a multiple of %d)",
+			    s, KV_ALIGN);
+}
+
+static void parse_proxy(const char *s, struct server_opts *o)
+{
+	char host[256], port[16];
+
+	if (!proxy_split(s, host, sizeof(host), port, sizeof(port)))
+		usage_error("invalid --proxy '%s' (want "
+			    "HOST:PORT, [IPV6]:PORT)",
+			    s);
+	o->proxy = s;
+}
+
+static void parse_gpu_lib(const char *s, struct server_opts *o)
+{
+	if (!*s)
+		usage_error("empty --gpu-lib");
+	o->gpu_lib = s;
+}
+
+/* what an option does with its value */
+enum opt_kind {
+	OPT_STR,	/* keeps the string */
+	OPT_FLAG,	/* no value: sets a bool */
+	OPT_NUM,	/* a number in [min, max] */
+	OPT_CHOICE,	/* the index of one of choices */
+	OPT_FN,		/* its own parser */
+};
+
+/* options that only go with others, checked once all are read */
+enum {
+	SEEN_HANDOFF = 1 << 0,
+	SEEN_CPU_MODES = 1 << 1,
+	SEEN_GPU = 1 << 2,
+};
+
+struct opt_spec {
+	const char *name;	/* the long name, without "--" */
+	int letter;		/* the short option, 0 for none */
+	enum opt_kind kind;
+	size_t off, size;	/* the field of struct server_opts it sets */
+	uint64_t min, max;	/* OPT_NUM */
+	const char *const *choices;	/* OPT_CHOICE, NULL-terminated */
+	void (*parse)(const char *s, struct server_opts *o);	/* OPT_FN */
+	unsigned int seen;	/* SEEN_* */
+};
+
+#define FIELD(f) offsetof(struct server_opts, f), sizeof(((struct server_opts *)0)->f)
+#define STR(n, l, f) { n, l, OPT_STR, FIELD(f) }
+#define FLAG(n, l, f) { n, l, OPT_FLAG, FIELD(f) }
+#define NUM(n, l, f, lo, hi) { n, l, OPT_NUM, FIELD(f), lo, hi }
+#define CHOICE(n, f, names, s) { n, 0, OPT_CHOICE, FIELD(f), .choices = names, .seen = s }
+#define FN(n, l, fn, s) { n, l, OPT_FN, .parse = fn, .seen = s }
+
+/* in the order of the enums they set (parse_choice returns the index) */
+static const char *const framing_names[] = { "sse", "chunked", NULL };
+static const char *const send_call_names[] = { "write", "writev", "sendmsg", NULL };
+static const char *const wait_mode_names[] = { "sleep", "spin", NULL };
+static const char *const handoff_names[] = { "cond", "pipe", NULL };
+static const char *const gpu_sync_names[] = { "spin", "block", NULL };
+
+/* every option but --help, in the order of getopt's table */
+static const struct opt_spec opt_specs[] = {
+	STR("addr", 'a', addr),
+	NUM("port", 'p', port, 0, 65535),
+	STR("port-file", 0, port_file),
+	NUM("workers", 'w', workers, 1, MAX_WORKERS),
+	NUM("tokens", 't', tokens, 1, MAX_TOKENS_LIMIT),
+	FN("token-interval-us", 'i', parse_interval, 0),
+	FN("prefill-us", 0, parse_prefill, 0),
+	NUM("seed", 0, seed, 0, UINT64_MAX),
+	NUM("batch", 0, batch, 1, MAX_BATCH),
+	CHOICE("framing", framing, framing_names, 0),
+	FLAG("headers-with-body", 0, headers_with_body),
+	CHOICE("send-call", send_call, send_call_names, 0),
+	STR("log", 0, log_path),
+	NUM("tokenize-ns-per-byte", 0, tokenize_ns_per_byte, 0, 1000000),
+	CHOICE("prefill-mode", prefill_mode, wait_mode_names, SEEN_CPU_MODES),
+	CHOICE("decode-mode", decode_mode, wait_mode_names, SEEN_CPU_MODES),
+	CHOICE("handoff", handoff, handoff_names, SEEN_HANDOFF),
+	NUM("max-body-bytes", 0, max_body, 0, 1ULL << 32),
+	NUM("engine-cpu", 0, engine_cpu, 0, CPU_SETSIZE - 1),
+	STR("kv-file", 0, kv_path),
+	FN("kv-read-bytes", 0, parse_kv_read_bytes, 0),
+	FLAG("split", 0, split),
+	FN("proxy", 0, parse_proxy, 0),
+	FLAG("gpu", 0, gpu),
+	CHOICE("gpu-sync", gpu_sync, gpu_sync_names, SEEN_GPU),
+	FN("gpu-lib", 0, parse_gpu_lib, SEEN_GPU),
+	{ "kernels-per-step", 0, OPT_NUM, FIELD(kernels_per_step), 1,
+	  MAX_KERNELS_PER_STEP, .seen = SEEN_GPU },
+	FLAG("quiet", 'q', quiet),
+};
+
+#define N_OPTS (sizeof(opt_specs) / sizeof(opt_specs[0]))
+/* getopt's answer for an option without a short letter: past any char */
+#define OPT_LONG_BASE 256
+
+/* Stores v in the integer field of o that spec names (int, enum or u64). */
+static void set_num(struct server_opts *o, const struct opt_spec *spec,
+		    uint64_t v)
+{
+	char *p = (char *)o + spec->off;
+
+	if (spec->size == sizeof(uint64_t))
+		*(uint64_t *)p = v;
+	else
+		*(int *)p = (int)v;
+}
+
+/* Applies the value s of option spec to o; returns its SEEN_* bits. */
+static unsigned int apply_opt(const struct opt_spec *spec, const char *s,
+			      struct server_opts *o)
+{
+	char opt[64];
+
+	snprintf(opt, sizeof(opt), "--%s", spec->name);
+	switch (spec->kind) {
+	case OPT_STR:
+		*(const char **)((char *)o + spec->off) = s;
+		break;
+	case OPT_FLAG:
+		*(bool *)((char *)o + spec->off) = true;
+		break;
+	case OPT_NUM:
+		set_num(o, spec, parse_num_opt(opt, s, spec->min, spec->max));
+		break;
+	case OPT_CHOICE:
+		set_num(o, spec, parse_choice(opt, s, spec->choices));
+		break;
+	case OPT_FN:
+		spec->parse(s, o);
+		break;
+	}
+	return spec->seen;
+}
+
+/* getopt's tables, made from opt_specs. */
+static void getopt_tables(struct option *longopts, char *shortopts)
+{
+	const struct opt_spec *spec;
+	size_t i;
+
+	*shortopts++ = ':';
+	for (i = 0; i < N_OPTS; i++) {
+		spec = &opt_specs[i];
+		longopts[i] = (struct option){
+			.name = spec->name,
+			.has_arg = spec->kind == OPT_FLAG ? no_argument :
+							    required_argument,
+			.val = spec->letter ?: OPT_LONG_BASE + (int)i,
+		};
+		if (!spec->letter)
+			continue;
+		*shortopts++ = spec->letter;
+		if (spec->kind != OPT_FLAG)
+			*shortopts++ = ':';
+	}
+	longopts[i++] = (struct option){ "help", no_argument, NULL, 'h' };
+	longopts[i] = (struct option){ 0 };
+	strcpy(shortopts, "h");
+}
+
+/* The spec getopt's answer c stands for, or NULL (-h, ':', '?'). */
+static const struct opt_spec *opt_spec_of(int c)
+{
+	size_t i;
+
+	if (c >= OPT_LONG_BASE && c < OPT_LONG_BASE + (int)N_OPTS)
+		return &opt_specs[c - OPT_LONG_BASE];
+	for (i = 0; i < N_OPTS; i++)
+		if (opt_specs[i].letter == c)
+			return &opt_specs[i];
+	return NULL;
+}
+
 void parse_args(int argc, char **argv, struct server_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "addr", required_argument, NULL, 'a' },
-		{ "port", required_argument, NULL, 'p' },
-		{ "port-file", required_argument, NULL, OPT_PORT_FILE },
-		{ "workers", required_argument, NULL, 'w' },
-		{ "tokens", required_argument, NULL, 't' },
-		{ "token-interval-us", required_argument, NULL, 'i' },
-		{ "prefill-us", required_argument, NULL, OPT_PREFILL_US },
-		{ "seed", required_argument, NULL, OPT_SEED },
-		{ "batch", required_argument, NULL, OPT_BATCH },
-		{ "framing", required_argument, NULL, OPT_FRAMING },
-		{ "headers-with-body", no_argument, NULL,
-		  OPT_HEADERS_WITH_BODY },
-		{ "send-call", required_argument, NULL, OPT_SEND_CALL },
-		{ "log", required_argument, NULL, OPT_LOG },
-		{ "tokenize-ns-per-byte", required_argument, NULL,
-		  OPT_TOKENIZE },
-		{ "prefill-mode", required_argument, NULL, OPT_PREFILL_MODE },
-		{ "decode-mode", required_argument, NULL, OPT_DECODE_MODE },
-		{ "handoff", required_argument, NULL, OPT_HANDOFF },
-		{ "max-body-bytes", required_argument, NULL, OPT_MAX_BODY },
-		{ "engine-cpu", required_argument, NULL, OPT_ENGINE_CPU },
-		{ "kv-file", required_argument, NULL, OPT_KV_FILE },
-		{ "kv-read-bytes", required_argument, NULL,
-		  OPT_KV_READ_BYTES },
-		{ "split", no_argument, NULL, OPT_SPLIT },
-		{ "proxy", required_argument, NULL, OPT_PROXY },
-		{ "gpu", no_argument, NULL, OPT_GPU },
-		{ "gpu-sync", required_argument, NULL, OPT_GPU_SYNC },
-		{ "gpu-lib", required_argument, NULL, OPT_GPU_LIB },
-		{ "kernels-per-step", required_argument, NULL,
-		  OPT_KERNELS_PER_STEP },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	char host[256], port[16];
-	bool handoff_set = false, cpu_modes_set = false, gpu_opts_set = false;
+	struct option longopts[N_OPTS + 2];
+	char shortopts[2 * N_OPTS + 3];
+	const struct opt_spec *spec;
+	unsigned int seen = 0;
 	int c;
 
 	*o = (struct server_opts) {
@@ -258,137 +388,13 @@ void parse_args(int argc, char **argv, struct server_opts *o)
 		.max_body = DEFAULT_MAX_BODY,
 		.kernels_per_step = 8,
 	};
+	getopt_tables(longopts, shortopts);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":a:p:w:t:i:qh", longopts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'a':
-			o->addr = optarg;
-			break;
-		case 'p':
-			o->port = parse_num_opt("--port", optarg, 0, 65535);
-			break;
-		case OPT_PORT_FILE:
-			o->port_file = optarg;
-			break;
-		case 'w':
-			o->workers = parse_num_opt("--workers", optarg, 1,
-						   MAX_WORKERS);
-			break;
-		case 't':
-			o->tokens = parse_num_opt("--tokens", optarg, 1,
-						  MAX_TOKENS_LIMIT);
-			break;
-		case 'i':
-			if (!parse_us(optarg, &o->token_interval_ns))
-				usage_error("invalid --token-interval-us '%s'",
-					    optarg);
-			break;
-		case OPT_PREFILL_US:
-			if (!parse_delay_spec(optarg, &o->prefill))
-				usage_error("invalid --prefill-us '%s' (want "
-					    "N, uniform:MIN:MAX or exp:MEAN)",
-					    optarg);
-			break;
-		case OPT_SEED:
-			o->seed = parse_num_opt("--seed", optarg, 0,
-						UINT64_MAX);
-			break;
-		case OPT_BATCH:
-			o->batch = parse_num_opt("--batch", optarg, 1,
-						 MAX_BATCH);
-			break;
-		case OPT_FRAMING:
-			o->framing = PARSE_CHOICE("--framing", optarg, "sse",
-						  "chunked");
-			break;
-		case OPT_HEADERS_WITH_BODY:
-			o->headers_with_body = true;
-			break;
-		case OPT_SEND_CALL:
-			o->send_call = PARSE_CHOICE("--send-call", optarg,
-						    "write", "writev",
-						    "sendmsg");
-			break;
-		case OPT_LOG:
-			o->log_path = optarg;
-			break;
-		case OPT_TOKENIZE:
-			o->tokenize_ns_per_byte =
-				parse_num_opt("--tokenize-ns-per-byte", optarg,
-					      0, 1000000);
-			break;
-		case OPT_PREFILL_MODE:
-			o->prefill_mode = parse_wait_mode("--prefill-mode",
-							  optarg);
-			cpu_modes_set = true;
-			break;
-		case OPT_DECODE_MODE:
-			o->decode_mode = parse_wait_mode("--decode-mode",
-							 optarg);
-			cpu_modes_set = true;
-			break;
-		case OPT_HANDOFF:
-			o->handoff = PARSE_CHOICE("--handoff", optarg, "cond",
-						  "pipe");
-			handoff_set = true;
-			break;
-		case OPT_MAX_BODY:
-			o->max_body = parse_num_opt("--max-body-bytes", optarg,
-						    0, 1ULL << 32);
-			break;
-		case OPT_ENGINE_CPU:
-			o->engine_cpu = parse_num_opt("--engine-cpu", optarg, 0,
-						      CPU_SETSIZE - 1);
-			break;
-		case OPT_KV_FILE:
-			o->kv_path = optarg;
-			break;
-		case OPT_KV_READ_BYTES:
-			o->kv_read_bytes = parse_num_opt("--kv-read-bytes",
-							 optarg, KV_ALIGN,
-							 1ULL << 36);
-			if (o->kv_read_bytes % KV_ALIGN)
-				usage_error("invalid --kv-read-bytes '%s' "
-					    "(want a multiple of %d)", optarg,
-					    KV_ALIGN);
-			break;
-		case OPT_SPLIT:
-			o->split = true;
-			break;
-		case OPT_PROXY:
-			if (!proxy_split(optarg, host, sizeof(host), port,
-					 sizeof(port)))
-				usage_error("invalid --proxy '%s' (want "
-					    "HOST:PORT, [IPV6]:PORT)", optarg);
-			o->proxy = optarg;
-			break;
-		case OPT_GPU:
-			o->gpu = true;
-			break;
-		case OPT_GPU_SYNC:
-			o->gpu_sync = PARSE_CHOICE("--gpu-sync", optarg, "spin",
-						   "block");
-			gpu_opts_set = true;
-			break;
-		case OPT_GPU_LIB:
-			if (!*optarg)
-				usage_error("empty --gpu-lib");
-			o->gpu_lib = optarg;
-			gpu_opts_set = true;
-			break;
-		case OPT_KERNELS_PER_STEP:
-			o->kernels_per_step =
-				parse_num_opt("--kernels-per-step", optarg, 1,
-					      MAX_KERNELS_PER_STEP);
-			gpu_opts_set = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		default: /* -h, a missing value, an unknown option */
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		spec = opt_spec_of(c);
+		if (!spec) /* -h, a missing value, an unknown option */
 			demo_getopt_other(c, prog, argv, usage);
-		}
+		seen |= apply_opt(spec, optarg, o);
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
@@ -399,18 +405,13 @@ void parse_args(int argc, char **argv, struct server_opts *o)
 	if (o->proxy && (o->kv_path || o->engine_cpu >= 0 || o->gpu))
 		usage_error("--proxy runs no engine: --kv-file, --engine-cpu "
 			    "and --gpu belong to the engine instance");
-	if (gpu_opts_set && !o->gpu)
+	if ((seen & SEEN_GPU) && !o->gpu)
 		usage_error("--gpu-sync, --gpu-lib and --kernels-per-step go "
 			    "with --gpu");
-	if (o->gpu && cpu_modes_set)
+	if (o->gpu && (seen & SEEN_CPU_MODES))
 		usage_error("--prefill-mode and --decode-mode are for the CPU "
 			    "engine: with --gpu, --gpu-sync says how it waits");
-	if (handoff_set && (o->split || o->proxy))
+	if ((seen & SEEN_HANDOFF) && (o->split || o->proxy))
 		usage_error("--handoff is for the in-process engine: --split "
 			    "hands tokens over its unix sockets");
 }
-
-/*
- * The KV file must be read from a disk: a file system that refuses
- * O_DIRECT, or tmpfs (which accepts and ignores it), is an error.
- */
