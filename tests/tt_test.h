@@ -23,7 +23,7 @@
 #include <string.h>
 
 struct tt_test_state {
-	int failed_checks;
+	int checks, failed_checks;
 	int passed, failed;
 };
 
@@ -73,6 +73,7 @@ static inline const char *tt_fmt_d(char *buf, size_t size, double v)
 
 static inline bool tt_check_result(bool ok)
 {
+	tt_test.checks++;
 	if (!ok)
 		tt_test.failed_checks++;
 	return ok;
@@ -177,6 +178,13 @@ static inline void tt_fail_cmp(const char *file, int line, const char *name,
 /* Reports a case: PASS when none of its checks failed since before. */
 static inline void tt_report(const char *name, int before)
 {
+#ifdef TT_COUNT_CHECKS
+	/* -DTT_COUNT_CHECKS: checks per case, to compare two versions */
+	static int last_checks;
+
+	fprintf(stderr, "  %s: %d checks\n", name, tt_test.checks - last_checks);
+	last_checks = tt_test.checks;
+#endif
 	if (tt_test.failed_checks == before) {
 		printf("PASS: %s\n", name);
 		tt_test.passed++;
@@ -194,6 +202,12 @@ static inline void tt_report(const char *name, int before)
 		tt_report(#fn, _before);                                      \
 	} while (0)
 
-#define TT_EXIT() return tt_test.failed ? 1 : 0
+/* the number of checks run says when a rewrite of a test lost some */
+#define TT_EXIT()                                                             \
+	do {                                                                  \
+		fprintf(stderr, "  %d checks, %d failed\n", tt_test.checks,  \
+			tt_test.failed_checks);                               \
+		return tt_test.failed ? 1 : 0;                                \
+	} while (0)
 
 #endif /* TT_TEST_H */
