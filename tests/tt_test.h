@@ -170,11 +170,6 @@ static inline void tt_fail_cmp(const char *file, int line, const char *name,
 		tt_check_result(___ok);                                       \
 	})
 
-/* the older spellings: the expression is the name */
-#define TT_CHECK(cond) ASSERT_TRUE(cond, #cond)
-#define TT_CHECK_EQ_U64(a, b)                                                 \
-	ASSERT_EQ((unsigned long long)(a), (unsigned long long)(b), #a)
-
 /* Reports a case: PASS when none of its checks failed since before. */
 static inline void tt_report(const char *name, int before)
 {
