@@ -956,8 +956,24 @@ static bool seg_line(const char *text, const char *start, const char *dur,
 
 static void test_request_drilldown(void)
 {
+	/* START, DUR, THREAD, STATE, REASON, STAGE of each segment line */
+	static const char *const segs[][6] = {
+		{ "0.000", "0.010", "reader/101", "phase", "request", "in" },
+		{ "0.010", "0.010", "reader/101", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "0.020", "3.000", "engine/102", "runnable", "runqueue",
+		  "scheduler.runqueue" },
+		{ "3.020", "1.000", "engine/102", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "4.020", "0.010", "writer/103", "runnable", "runqueue",
+		  "scheduler.runqueue" },
+		{ "4.030", "0.010", "writer/103", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "4.040", "0.005", "writer/103", "phase", "response", "out" },
+	};
 	struct tt_analyzer *a = staged_sample();
 	const char *p;
+	size_t i;
 	char *out;
 	int err;
 
@@ -1002,29 +1018,12 @@ static void test_request_drilldown(void)
 			    strstr(out, "THREAD") && strstr(out, "STATE") &&
 			    strstr(out, "REASON") && strstr(out, "STAGE"),
 		    "strstr");
-	/* every segment, in time order */
-	ASSERT_TRUE(seg_line(out, "0.000", "0.010", "reader/101", "phase",
-			     "request", "in"),
-		    "seg_line");
-	/* the reader's work up to the hand-off, not a queue */
-	ASSERT_TRUE(seg_line(out, "0.010", "0.010", "reader/101", "running",
-			     "on-cpu", "compute.cpu"),
-		    "seg_line");
-	ASSERT_TRUE(seg_line(out, "0.020", "3.000", "engine/102", "runnable",
-			     "runqueue", "scheduler.runqueue"),
-		    "seg_line");
-	ASSERT_TRUE(seg_line(out, "3.020", "1.000", "engine/102", "running",
-			     "on-cpu", "compute.cpu"),
-		    "seg_line");
-	ASSERT_TRUE(seg_line(out, "4.020", "0.010", "writer/103", "runnable",
-			     "runqueue", "scheduler.runqueue"),
-		    "seg_line");
-	ASSERT_TRUE(seg_line(out, "4.030", "0.010", "writer/103", "running",
-			     "on-cpu", "compute.cpu"),
-		    "seg_line");
-	ASSERT_TRUE(seg_line(out, "4.040", "0.005", "writer/103", "phase",
-			     "response", "out"),
-		    "seg_line");
+	/* every segment, in time order; the reader's work up to the
+	 * hand-off is not a queue */
+	for (i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		ASSERT_TRUE(seg_line(out, segs[i][0], segs[i][1], segs[i][2],
+				     segs[i][3], segs[i][4], segs[i][5]),
+			    segs[i][0]);
 	/* columns line up: every segment's STAGE starts where the header's
 	 * does */
 	p = strstr(out, "START");

@@ -615,20 +615,27 @@ static void test_bad_files(void)
 	free(buf);
 }
 
+/* Writes an empty recording at path and checks it is private (0600). */
+static void check_private_write(const char *path, const char *name)
+{
+	struct tt_writer *w;
+	struct stat sb;
+
+	w = tt_writer_open(path, NULL);
+	ASSERT_OK_PTR(w, name);
+	if (w)
+		ASSERT_OK(tt_writer_close(w, NULL), name);
+	ASSERT_OK(stat(path, &sb), name);
+	ASSERT_EQ(sb.st_mode & 07777, 0600, name);
+}
+
 static void test_file_mode(void)
 {
 	const char *path = tmp_path("mode.ttft");
-	struct tt_writer *w;
-	struct stat sb;
 	mode_t old = umask(0);
 	int fd;
 
-	w = tt_writer_open(path, NULL);
-	ASSERT_OK_PTR(w, "w");
-	if (w)
-		ASSERT_OK(tt_writer_close(w, NULL), "tt_writer_close");
-	ASSERT_OK(stat(path, &sb), "stat");
-	ASSERT_EQ(sb.st_mode & 07777, 0600, "sb.st_mode & 07777");
+	check_private_write(path, "new file mode");
 	/* an existing file of another mode is made private too */
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT, 0644);
@@ -636,12 +643,7 @@ static void test_file_mode(void)
 	if (fd >= 0)
 		close(fd);
 	ASSERT_OK(chmod(path, 0644), "chmod");
-	w = tt_writer_open(path, NULL);
-	ASSERT_OK_PTR(w, "w");
-	if (w)
-		ASSERT_OK(tt_writer_close(w, NULL), "tt_writer_close");
-	ASSERT_OK(stat(path, &sb), "stat");
-	ASSERT_EQ(sb.st_mode & 07777, 0600, "sb.st_mode & 07777");
+	check_private_write(path, "existing file mode");
 	umask(old);
 }
 
