@@ -36,8 +36,7 @@ static inline const char *tt_fmt_s(char *buf, size_t size, long long v)
 	return buf;
 }
 
-static inline const char *tt_fmt_u(char *buf, size_t size,
-				   unsigned long long v)
+static inline const char *tt_fmt_u(char *buf, size_t size, unsigned long long v)
 {
 	snprintf(buf, size, "%llu", v);
 	return buf;
@@ -49,6 +48,7 @@ static inline const char *tt_fmt_d(char *buf, size_t size, double v)
 	return buf;
 }
 
+/* clang-format off */
 /* (v) + 0 promotes bool, char, short and enums to int: one list covers all */
 #define tt_is_float(v)                                                        \
 	_Generic((v) + 0, float: 1, double: 1, long double: 1, default: 0)
@@ -65,11 +65,12 @@ static inline const char *tt_fmt_d(char *buf, size_t size, double v)
 		default: tt_fmt_u)(buf, sizeof(buf), v)
 /* a op b in the widest domain of the two: no sign-compare surprises */
 #define tt_cmp(a, op, b)                                                      \
-	(tt_is_float(a) || tt_is_float(b) ? (double)(a) op(double)(b) :       \
+	(tt_is_float(a) || tt_is_float(b) ?                                   \
+		 (double)(a) op (double)(b) :                                 \
 	 tt_is_signed(a) || tt_is_signed(b) ?                                 \
-					    (long long)(a) op(long long)(b) : \
-					    (unsigned long long)(a)           \
-						    op(unsigned long long)(b))
+		 (long long)(a) op (long long)(b) :                           \
+		 (unsigned long long)(a) op (unsigned long long)(b))
+/* clang-format on */
 
 static inline bool tt_check_result(bool ok)
 {
@@ -87,6 +88,7 @@ static inline void tt_fail_cmp(const char *file, int line, const char *name,
 		line, name, actual, op, expected, expr);
 }
 
+/* clang-format off */
 #define TT_ASSERT_CMP(a, op, b, name)                                         \
 	({                                                                    \
 		__auto_type ___a = (a);                                       \
@@ -100,12 +102,12 @@ static inline void tt_fail_cmp(const char *file, int line, const char *name,
 		tt_check_result(___ok);                                       \
 	})
 
-#define ASSERT_EQ(actual, expected, name) TT_ASSERT_CMP(actual, ==, expected, name)
-#define ASSERT_NEQ(actual, expected, name) TT_ASSERT_CMP(actual, !=, expected, name)
-#define ASSERT_LT(actual, expected, name) TT_ASSERT_CMP(actual, <, expected, name)
-#define ASSERT_LE(actual, expected, name) TT_ASSERT_CMP(actual, <=, expected, name)
-#define ASSERT_GT(actual, expected, name) TT_ASSERT_CMP(actual, >, expected, name)
-#define ASSERT_GE(actual, expected, name) TT_ASSERT_CMP(actual, >=, expected, name)
+#define ASSERT_EQ(a, b, name) TT_ASSERT_CMP(a, ==, b, name)
+#define ASSERT_NEQ(a, b, name) TT_ASSERT_CMP(a, !=, b, name)
+#define ASSERT_LT(a, b, name) TT_ASSERT_CMP(a, <, b, name)
+#define ASSERT_LE(a, b, name) TT_ASSERT_CMP(a, <=, b, name)
+#define ASSERT_GT(a, b, name) TT_ASSERT_CMP(a, >, b, name)
+#define ASSERT_GE(a, b, name) TT_ASSERT_CMP(a, >=, b, name)
 /* an error code: 0 */
 #define ASSERT_OK(res, name) TT_ASSERT_CMP(res, ==, 0, name)
 
@@ -169,6 +171,7 @@ static inline void tt_fail_cmp(const char *file, int line, const char *name,
 				#actual);                                     \
 		tt_check_result(___ok);                                       \
 	})
+/* clang-format on */
 
 /* Reports a case: PASS when none of its checks failed since before. */
 static inline void tt_report(const char *name, int before)
@@ -177,7 +180,8 @@ static inline void tt_report(const char *name, int before)
 	/* -DTT_COUNT_CHECKS: checks per case, to compare two versions */
 	static int last_checks;
 
-	fprintf(stderr, "  %s: %d checks\n", name, tt_test.checks - last_checks);
+	fprintf(stderr, "  %s: %d checks\n", name,
+		tt_test.checks - last_checks);
 	last_checks = tt_test.checks;
 #endif
 	if (tt_test.failed_checks == before) {
@@ -190,19 +194,19 @@ static inline void tt_report(const char *name, int before)
 	fflush(stdout);
 }
 
-#define TT_RUN(fn)                                                            \
-	do {                                                                  \
-		int _before = tt_test.failed_checks;                          \
-		fn();                                                         \
-		tt_report(#fn, _before);                                      \
+#define TT_RUN(fn)                                   \
+	do {                                         \
+		int _before = tt_test.failed_checks; \
+		fn();                                \
+		tt_report(#fn, _before);             \
 	} while (0)
 
 /* the number of checks run says when a rewrite of a test lost some */
-#define TT_EXIT()                                                             \
-	do {                                                                  \
-		fprintf(stderr, "  %d checks, %d failed\n", tt_test.checks,  \
-			tt_test.failed_checks);                               \
-		return tt_test.failed ? 1 : 0;                                \
+#define TT_EXIT()                                                           \
+	do {                                                                \
+		fprintf(stderr, "  %d checks, %d failed\n", tt_test.checks, \
+			tt_test.failed_checks);                             \
+		return tt_test.failed ? 1 : 0;                              \
 	} while (0)
 
 #endif /* TT_TEST_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* demo-server front-end: one thread per connection reads, tokenizes, hands
- * the request to the engine and streams its tokens; one ground-truth row each. */
+ * the request to the engine and streams its tokens; one ground-truth row
+ * each. */
 #include "demo-server.h"
 
 /* ------------------------------------------------------------ front-end */
