@@ -14,6 +14,7 @@
 #include "../user/analyzer.h"
 #include "../user/classify.h"
 #include "tt_test.h"
+#include "server_bytes.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -28,13 +29,6 @@
 #define NR_EPOLL_WAIT 232
 #define GPU_RDEV ((195u << 20) | 0) /* /dev/nvidia0 as i_rdev holds it */
 
-#define UVICORN_SSE_HEADERS                                  \
-	"HTTP/1.1 200 OK\r\n"                                \
-	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
-	"server: uvicorn\r\n"                                \
-	"content-type: text/event-stream; charset=utf-8\r\n" \
-	"transfer-encoding: chunked\r\n"                     \
-	"\r\n"
 #define TOKEN_CHUNK "1c\r\ndata: {\"content\":\"Hello\"}\n\n\r\n"
 #define DONE_CHUNK "e\r\ndata: [DONE]\n\n\r\n"
 #define LAST_CHUNK "0\r\n\r\n"

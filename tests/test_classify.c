@@ -3,14 +3,7 @@
 #include <stdlib.h>
 #include "../user/classify.h"
 #include "tt_test.h"
-
-#define UVICORN_SSE_HEADERS                                  \
-	"HTTP/1.1 200 OK\r\n"                                \
-	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
-	"server: uvicorn\r\n"                                \
-	"content-type: text/event-stream; charset=utf-8\r\n" \
-	"transfer-encoding: chunked\r\n"                     \
-	"\r\n"
+#include "server_bytes.h"
 
 #define VLLM_CHUNK(content)                                                      \
 	"data: {\"id\":\"chatcmpl-3f2a\",\"object\":\"chat.completion.chunk\","  \

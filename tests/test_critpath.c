@@ -2335,22 +2335,6 @@ static void test_intervals(void)
 	tt_critpath_free(cp);
 }
 
-static __u64 rnd(__u64 *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ~2 M events of 32 threads switching and waking each other; prints the
  * rates (no assertion on speed), checks the closure of the walks, and
  * that walks keeping no segments find the same stages and times. */
@@ -2363,7 +2347,8 @@ static void test_throughput(void)
 	struct tt_cp_result *bare = calloc(NREQ, sizeof(*bare));
 	bool running[NTHREADS] = { false };
 	struct tt_critpath_stats st;
-	__u64 seed = 88172645463325252ULL, ts = 1000;
+	uint64_t seed = 88172645463325252ULL;
+	__u64 ts = 1000;
 	struct tt_event ev;
 	double t0, t1, t2;
 	size_t i, n = 0;
@@ -2372,11 +2357,12 @@ static void test_throughput(void)
 	    !ASSERT_OK_PTR(res, "results") ||
 	    !ASSERT_OK_PTR(bare, "bare results"))
 		goto cleanup;
-	t0 = now_s();
+	t0 = tt_now_s();
 	for (n = 0; n < NEVENTS; n++) {
-		__u32 a = rnd(&seed) % NTHREADS, b = rnd(&seed) % NTHREADS;
+		__u32 a = tt_rnd(&seed) % NTHREADS,
+		      b = tt_rnd(&seed) % NTHREADS;
 
-		ts += 1 + rnd(&seed) % 2000;
+		ts += 1 + tt_rnd(&seed) % 2000;
 		memset(&ev, 0, sizeof(ev));
 		ev.h.ts = ts;
 		ev.h.tgid = 100;
@@ -2394,7 +2380,7 @@ static void test_throughput(void)
 			ev.sw.next_tgid = 100;
 			ev.sw.sw_flags = running[a] ? TT_SW_PREV_TRACED :
 						      TT_SW_NEXT_TRACED;
-			ev.sw.prev_state = rnd(&seed) % 4 ? 1 : 0;
+			ev.sw.prev_state = tt_rnd(&seed) % 4 ? 1 : 0;
 			ev.sw.syscall_nr = NR_FUTEX;
 			ev.sw.arg0 = 0x1000 + a;
 			running[a] = !running[a];
@@ -2402,18 +2388,18 @@ static void test_throughput(void)
 		if (tt_critpath_add(cp, &ev))
 			break;
 	}
-	t1 = now_s();
+	t1 = tt_now_s();
 	for (i = 0; i < NREQ; i++) {
-		__u64 a = 1000 + (rnd(&seed) % (ts - 100000000));
+		__u64 a = 1000 + (tt_rnd(&seed) % (ts - 100000000));
 
 		rqs[i] = req(i + 1, a, a + 10000,
-			     a + 10000 + rnd(&seed) % 5000000, 0,
-			     101 + rnd(&seed) % NTHREADS,
-			     101 + rnd(&seed) % NTHREADS);
+			     a + 10000 + tt_rnd(&seed) % 5000000, 0,
+			     101 + tt_rnd(&seed) % NTHREADS,
+			     101 + tt_rnd(&seed) % NTHREADS);
 		rqs[i].t_wire = rqs[i].t_first_write + 20000;
 	}
 	ASSERT_OK(tt_critpath_walk_all(cp, rqs, NREQ, res), "walk_all");
-	t2 = now_s();
+	t2 = tt_now_s();
 	for (i = 0; i < NREQ; i++)
 		check_closure(&rqs[i], &res[i]);
 	tt_critpath_stats(cp, &st);

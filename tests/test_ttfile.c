@@ -28,22 +28,6 @@ static const char *tmp_path(const char *name)
 	return p;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const unsigned int stored_types[] = {
 	TT_EV_FORK,	  TT_EV_EXIT,	    TT_EV_COMM,	  TT_EV_CONN_OPEN,
 	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV,	  TT_EV_SEND,
@@ -64,12 +48,12 @@ static void make_event(struct tt_event *ev, unsigned int type, uint64_t ts,
 	memset(ev, 0, sizeof(*ev));
 	ev->h.type = type;
 	ev->h.ts = ts;
-	ev->h.tgid = rnd(seed);
-	ev->h.tid = rnd(seed);
-	ev->h.cpu = rnd(seed);
-	ev->h.flags = rnd(seed);
+	ev->h.tgid = tt_rnd(seed);
+	ev->h.tid = tt_rnd(seed);
+	ev->h.cpu = tt_rnd(seed);
+	ev->h.flags = tt_rnd(seed);
 	for (i = 0; i < size; i++)
-		payload[i] = fill >= 0 ? fill : (uint8_t)rnd(seed);
+		payload[i] = fill >= 0 ? fill : (uint8_t)tt_rnd(seed);
 }
 
 /* Writes n events; returns the file size or 0. */
@@ -229,7 +213,7 @@ static void test_round_trip_extremes(void)
 		for (j = 0; j < 7; j++) {
 			uint64_t ts = j == 0 ? 0 :
 				      j == 1 ? UINT64_MAX :
-					       rnd(&seed);
+					       tt_rnd(&seed);
 
 			make_event(&evs[n], stored_types[i], ts, &seed,
 				   fills[j]);
@@ -313,9 +297,9 @@ static struct tt_event *random_events(size_t n, uint64_t seed)
 	size_t i;
 
 	for (i = 0; evs && i < n; i++) {
-		ts += rnd(&seed) % 5000;
-		make_event(&evs[i], stored_types[rnd(&seed) % NSTORED],
-			   ts - rnd(&seed) % 300, &seed, -1);
+		ts += tt_rnd(&seed) % 5000;
+		make_event(&evs[i], stored_types[tt_rnd(&seed) % NSTORED],
+			   ts - tt_rnd(&seed) % 300, &seed, -1);
 		evs[i].h.tgid %= 8;
 		evs[i].h.tid %= 64;
 		evs[i].h.cpu %= 16;
@@ -721,39 +705,41 @@ static struct tt_event *realistic_events(size_t n)
 	size_t i;
 
 	for (i = 0; i < 32; i++)
-		seqs[i] = rnd(&seed);
+		seqs[i] = tt_rnd(&seed);
 	for (i = 0; evs && i < n; i++) {
 		struct tt_event *ev = &evs[i];
-		unsigned int conn = rnd(&seed) % 32, tid = rnd(&seed) % 8;
-		unsigned int kind = rnd(&seed) % 100;
+		unsigned int conn = tt_rnd(&seed) % 32, tid = tt_rnd(&seed) % 8;
+		unsigned int kind = tt_rnd(&seed) % 100;
 		uint64_t sk = 0xffff888104a3c000ull + conn * 0x940ull;
 
-		ts += 500 + rnd(&seed) % 1000;
-		ev->h.ts = ts - (rnd(&seed) % 16 == 0 ? rnd(&seed) % 3000 : 0);
+		ts += 500 + tt_rnd(&seed) % 1000;
+		ev->h.ts = ts -
+			   (tt_rnd(&seed) % 16 == 0 ? tt_rnd(&seed) % 3000 : 0);
 		ev->h.tgid = 31337;
 		ev->h.tid = 31337 + tid;
-		ev->h.cpu = (tid + (rnd(&seed) % 8 == 0)) % 8;
+		ev->h.cpu = (tid + (tt_rnd(&seed) % 8 == 0)) % 8;
 		if (kind < 15) {
 			ev->h.type = TT_EV_DATA_READY;
 			ev->h.flags = TT_F_SOFTIRQ;
 			ev->sock.sk = sk;
-			ev->sock.len = 200 + rnd(&seed) % 1800;
+			ev->sock.len = 200 + tt_rnd(&seed) % 1800;
 		} else if (kind < 30) {
 			ev->h.type = TT_EV_RECV;
 			ev->sock.sk = sk;
-			ev->sock.len = 200 + rnd(&seed) % 1800;
+			ev->sock.len = 200 + tt_rnd(&seed) % 1800;
 		} else if (kind < 65) {
 			ev->h.type = TT_EV_SEND;
 			ev->send.sk = sk;
-			ev->send.len = 20 + rnd(&seed) % 100;
-			ev->send.ts_enter = ev->h.ts - 1000 - rnd(&seed) % 4000;
+			ev->send.len = 20 + tt_rnd(&seed) % 100;
+			ev->send.ts_enter =
+				ev->h.ts - 1000 - tt_rnd(&seed) % 4000;
 			ev->send.seq = seqs[conn];
 			seqs[conn] += ev->send.len;
 			ev->send.cls = TT_SEND_TOKEN;
 			ev->send.tokens = 1;
 			ev->send.flags = TT_SEND_F_SSE | TT_SEND_F_CHUNKED;
 		} else {
-			uint32_t len = 20 + rnd(&seed) % 100;
+			uint32_t len = 20 + tt_rnd(&seed) % 100;
 
 			ev->h.type = TT_EV_XMIT;
 			ev->xmit.sk = sk;
@@ -775,16 +761,16 @@ static struct tt_event *sched_events(size_t n)
 
 	for (i = 0; evs && i < n; i++) {
 		struct tt_event *ev = &evs[i];
-		unsigned int tid = rnd(&seed) % 9, other = rnd(&seed) % 9;
-		uint64_t futex = 0x7f3a5c012340ull + (rnd(&seed) % 4) * 0x40;
-		unsigned int why = rnd(&seed) % 4;
+		unsigned int tid = tt_rnd(&seed) % 9, other = tt_rnd(&seed) % 9;
+		uint64_t futex = 0x7f3a5c012340ull + (tt_rnd(&seed) % 4) * 0x40;
+		unsigned int why = tt_rnd(&seed) % 4;
 
-		ts += 300 + rnd(&seed) % 2000;
+		ts += 300 + tt_rnd(&seed) % 2000;
 		ev->h.ts = ts;
 		ev->h.tgid = tid == 8 ? 0 : 31337;
 		ev->h.tid = tid == 8 ? 0 : 31337 + tid;
 		ev->h.cpu = tid % 8;
-		if (rnd(&seed) % 3) {
+		if (tt_rnd(&seed) % 3) {
 			ev->h.type = TT_EV_SWITCH;
 			ev->sw.next_tgid = other == 8 ? 0 : 31337;
 			ev->sw.next_tid = other == 8 ? 0 : 31337 + other;
@@ -861,11 +847,11 @@ static void test_bytes_per_event(void)
 	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		goto cleanup;
-	t0 = now_s();
+	t0 = tt_now_s();
 	for (i = 0; i < n; i++)
 		ASSERT_OK(tt_writer_add(w, &evs[i]), "tt_writer_add");
 	ASSERT_OK(tt_writer_close(w, &wst), "tt_writer_close");
-	t1 = now_s();
+	t1 = tt_now_s();
 	r = tt_reader_open(path, err, sizeof(err));
 	ASSERT_OK_PTR(r, "r");
 	if (!r)
@@ -875,7 +861,7 @@ static void test_bytes_per_event(void)
 		if (got < n && !memcmp(&ev, &evs[got], sizeof(ev)))
 			got++;
 	}
-	t2 = now_s();
+	t2 = tt_now_s();
 	tt_reader_stats(r, &st);
 	tt_reader_close(r);
 	ASSERT_EQ(got, n, "got");

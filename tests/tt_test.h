@@ -19,8 +19,10 @@
 #define TT_TEST_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 struct tt_test_state {
 	int checks, failed_checks;
@@ -202,6 +204,24 @@ static inline void tt_report(const char *name, int before)
 	} while (0)
 
 /* the number of checks run says when a rewrite of a test lost some */
+/* xorshift64: the same pseudo-random streams on every run */
+static inline uint64_t tt_rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* CLOCK_MONOTONIC in seconds, for the rates the throughput tests print */
+static inline double tt_now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 #define TT_EXIT()                                                           \
 	do {                                                                \
 		fprintf(stderr, "  %d checks, %d failed\n", tt_test.checks, \
