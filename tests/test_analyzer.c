@@ -181,6 +181,14 @@ static void recv_(__u64 ts, __u64 sk, __s64 len)
 	sock_ev(TT_EV_RECV, ts, sk, READER_TID, len);
 }
 
+/* A request of len bytes on sk: its first bytes come at t, the server
+ * reads it at t_read. */
+static void request_in(__u64 t, __u64 t_read, __u64 sk, __s64 len)
+{
+	data_ready(t, sk);
+	recv_(t_read, sk, len);
+}
+
 static void xmit(__u64 ts, __u64 sk, __u32 seq, __u32 end_seq)
 {
 	struct tt_event ev = mk(TT_EV_XMIT, ts, 0);
@@ -251,8 +259,7 @@ static __u64 sse_request(__u64 sk, __u64 t0, __u32 *seq, __u64 first,
 	__u64 t = t0 + first;
 	unsigned int k;
 
-	data_ready(t0, sk);
-	recv_(t0 + 100 * US, sk, 300);
+	request_in(t0, t0 + 100 * US, sk, 300);
 	*seq = send_bytes(t0 + 1 * MS, sk, *seq, UVICORN_SSE_HEADERS,
 			  t0 + 1 * MS + 5 * US);
 	for (k = 0; k < ntok; k++, t += gap)
@@ -457,8 +464,7 @@ static void test_single_sse_headers_separate(void)
 
 	reset();
 	conn_open(1 * MS, 0x1000, "10.1.2.3", 51000);
-	data_ready(10 * MS, 0x1000);
-	recv_(10 * MS + 100 * US, 0x1000, 300);
+	request_in(10 * MS, 10 * MS + 100 * US, 0x1000, 300);
 	recv_(10 * MS + 150 * US, 0x1000, -11); /* EAGAIN */
 	seq = send_bytes(20 * MS, 0x1000, seq, UVICORN_SSE_HEADERS,
 			 20 * MS + 10 * US);
@@ -522,8 +528,7 @@ static void test_headers_and_body_in_one_send(void)
 
 	reset();
 	conn_open(0, 0x2000, "192.168.0.9", 40000);
-	data_ready(1 * MS, 0x2000);
-	recv_(1 * MS + 30 * US, 0x2000, 512);
+	request_in(1 * MS, 1 * MS + 30 * US, 0x2000, 512);
 	seq = send_bytes(5 * MS, 0x2000, seq,
 			 "HTTP/1.1 200 OK\r\n"
 			 "Content-Type: text/event-stream\r\n\r\n"
@@ -572,8 +577,7 @@ static void test_chunked_token_done(void)
 
 	reset();
 	conn_open(0, 0x3000, "127.0.0.1", 33333);
-	data_ready(2 * MS, 0x3000);
-	recv_(2 * MS + 50 * US, 0x3000, 200);
+	request_in(2 * MS, 2 * MS + 50 * US, 0x3000, 200);
 	seq = send_bytes(3 * MS, 0x3000, seq, UVICORN_SSE_HEADERS,
 			 3 * MS + 2 * US);
 	seq = send_bytes(4 * MS, 0x3000, seq, TOKEN_CHUNK, 4 * MS + 2 * US);
@@ -607,14 +611,12 @@ static void test_keepalive(void)
 		t = sse_request(0x4000, t, &seq, (2 + i) * MS, 2 + i, 1 * MS) +
 		    5 * MS;
 	/* a fourth ended by the fifth's arrival, no [DONE] */
-	data_ready(t, 0x4000);
-	recv_(t + 100 * US, 0x4000, 100);
+	request_in(t, t + 100 * US, 0x4000, 100);
 	seq = send_bytes(t + 1 * MS, 0x4000, seq, UVICORN_SSE_HEADERS,
 			 t + 1 * MS + 3 * US);
 	seq = send_bytes(t + 2 * MS, 0x4000, seq, TOKEN_CHUNK,
 			 t + 2 * MS + 3 * US);
-	data_ready(t + 10 * MS, 0x4000);
-	recv_(t + 10 * MS + 100 * US, 0x4000, 100);
+	request_in(t + 10 * MS, t + 10 * MS + 100 * US, 0x4000, 100);
 	seq = send_bytes(t + 12 * MS, 0x4000, seq, TOKEN_CHUNK,
 			 t + 12 * MS + 3 * US);
 	conn_close(t + 20 * MS, 0x4000);
@@ -655,8 +657,7 @@ static void test_close_mid_stream(void)
 
 	reset();
 	conn_open(0, 0x5000, "10.0.0.2", 40002);
-	data_ready(1 * MS, 0x5000);
-	recv_(1 * MS + 10 * US, 0x5000, 100);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x5000, 100);
 	seq = send_bytes(2 * MS, 0x5000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	seq = send_bytes(3 * MS, 0x5000, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
@@ -708,8 +709,7 @@ static void build_interleaved(void)
 	for (i = 0; i < NCONN; i++) {
 		sk = 0x10000 + i * 0x800;
 		t0 = 1 * MS + i * 7 * US;
-		data_ready(t0, sk);
-		recv_(t0 + 50 * US, sk, 100 + i);
+		request_in(t0, t0 + 50 * US, sk, 100 + i);
 		seq[i] = send_bytes(t0 + 1 * MS, sk, seq[i],
 				    UVICORN_SSE_HEADERS, t0 + 1 * MS + 3 * US);
 		for (k = 0; k < 10; k++) {
@@ -808,8 +808,7 @@ static void test_equal_timestamps_keep_arrival_order(void)
 		conn_open(0, 0x9900, "10.0.0.99", 9999);
 		if (late) /* a newer event first: the rest go to the heap */
 			xmit(5 * MS, 0x9999, 0, 1);
-		data_ready(t, 0x9900);
-		recv_(t, 0x9900, 10);
+		request_in(t, t, 0x9900, 10);
 		send_cls(t + 100, end, 0x9900, 100, 50, TT_SEND_HEADERS, 0,
 			 TT_SEND_F_HEADERS);
 		for (k = 0; k < 6; k++) {
@@ -843,8 +842,7 @@ static void test_next_request_before_done_returns(void)
 
 	reset();
 	conn_open(0, 0x7700, "10.0.0.77", 7777);
-	data_ready(1 * MS, 0x7700);
-	recv_(1 * MS + 10, 0x7700, 10);
+	request_in(1 * MS, 1 * MS + 10, 0x7700, 10);
 	send_cls(2 * MS, 2 * MS + 50, 0x7700, 100, 50, TT_SEND_HEADERS, 0,
 		 TT_SEND_F_HEADERS);
 	xmit(3 * MS + 20, 0x7700, 150, 160);
@@ -930,24 +928,21 @@ static void test_xmit_before_and_after_send(void)
 	conn_open(0, 0x7000, "10.0.0.7", 40007);
 	/* loopback: the skb reaches the device inside the send syscall,
 	 * so XMIT comes before the SEND record */
-	data_ready(1 * MS, 0x7000);
-	recv_(1 * MS + 10 * US, 0x7000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(2 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 5 * US);
 	s = seq;
 	seq = send_bytes(3 * MS, 0x7000, seq, TOKEN_CHUNK, 3 * MS + 9 * US);
 	seq = send_bytes(4 * MS, 0x7000, seq, DONE_CHUNK, 4 * MS + 9 * US);
 	/* a real NIC: the XMIT comes 300 us after the send returned */
-	data_ready(10 * MS, 0x7000);
-	recv_(10 * MS + 10 * US, 0x7000, 10);
+	request_in(10 * MS, 10 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(11 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 11 * MS + 300 * US);
 	seq = send_bytes(12 * MS, 0x7000, seq, TOKEN_CHUNK, 12 * MS + 320 * US);
 	seq = send_bytes(13 * MS, 0x7000, seq, TOKEN_CHUNK, 13 * MS + 320 * US);
 	seq = send_bytes(14 * MS, 0x7000, seq, DONE_CHUNK, 14 * MS + 320 * US);
 	/* TSO: one skb carries the first token inside a larger range */
-	data_ready(20 * MS, 0x7000);
-	recv_(20 * MS + 10 * US, 0x7000, 10);
+	request_in(20 * MS, 20 * MS + 10 * US, 0x7000, 10);
 	s = send_bytes(21 * MS, 0x7000, seq, UVICORN_SSE_HEADERS, 0);
 	s = send_bytes(21 * MS + 500 * US, 0x7000, s, TOKEN_CHUNK, 0);
 	xmit(21 * MS + 600 * US, 0x7000, seq, s);
@@ -955,8 +950,7 @@ static void test_xmit_before_and_after_send(void)
 	/* syscall entry unknown (the BPF side then puts the send's end in
 	 * ts_enter): the loopback XMIT still matches, being after the
 	 * previous send on the connection */
-	data_ready(30 * MS, 0x7000);
-	recv_(30 * MS + 10 * US, 0x7000, 10);
+	request_in(30 * MS, 30 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(31 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 31 * MS + 5 * US);
 	xmit(32 * MS + 5 * US, 0x7000, seq, seq + 10);
@@ -989,8 +983,7 @@ static void test_done_before_xmit(void)
 	reset();
 	conn_open(0, 0x7100, "10.0.0.71", 40071);
 	/* one send carries the whole answer; its XMIT comes after it */
-	data_ready(1 * MS, 0x7100);
-	recv_(1 * MS + 10 * US, 0x7100, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x7100, 10);
 	s = send_bytes(
 		2 * MS, 0x7100, seq,
 		"HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
@@ -998,8 +991,7 @@ static void test_done_before_xmit(void)
 	conn_close(2 * MS + 500 * US, 0x7100); /* even after the close */
 	/* the next one never reaches the wire (XMIT missed) */
 	conn_open(10 * MS, 0x7200, "10.0.0.72", 40072);
-	data_ready(11 * MS, 0x7200);
-	recv_(11 * MS + 10 * US, 0x7200, 10);
+	request_in(11 * MS, 11 * MS + 10 * US, 0x7200, 10);
 	send_bytes(12 * MS, 0x7200, 1,
 		   "HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
 		   0);
@@ -1027,8 +1019,7 @@ static void test_retransmit_first_counts(void)
 
 	reset();
 	conn_open(0, 0x8000, "10.0.0.8", 40008);
-	data_ready(1 * MS, 0x8000);
-	recv_(1 * MS + 10 * US, 0x8000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x8000, 10);
 	seq = send_bytes(2 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	s = seq;
@@ -1038,8 +1029,7 @@ static void test_retransmit_first_counts(void)
 	seq = send_bytes(4 * MS, 0x8000, seq, DONE_CHUNK, 4 * MS + 1 * US);
 	/* second request: the retransmit of its first token is seen in the
 	 * ring already, after the original */
-	data_ready(300 * MS, 0x8000);
-	recv_(300 * MS + 10 * US, 0x8000, 10);
+	request_in(300 * MS, 300 * MS + 10 * US, 0x8000, 10);
 	seq = send_bytes(301 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
 			 301 * MS + 1 * US);
 	s = seq;
@@ -1064,8 +1054,7 @@ static void test_seq_wraparound(void)
 
 	reset();
 	conn_open(0, 0x9000, "10.0.0.9", 40009);
-	data_ready(1 * MS, 0x9000);
-	recv_(1 * MS + 10 * US, 0x9000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x9000, 10);
 	seq = send_bytes(2 * MS, 0x9000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	/* the first token's bytes straddle 2^32 */
@@ -1162,18 +1151,15 @@ static void test_lost_while_waiting_for_wire(void)
 	reset();
 	/* F: answered in one send at 40 ms, on the wire only at 70 ms */
 	conn_open(0, 0xa500, "10.0.0.20", 42000);
-	data_ready(30 * MS, 0xa500);
-	recv_(30 * MS + 10 * US, 0xa500, 10);
+	request_in(30 * MS, 30 * MS + 10 * US, 0xa500, 10);
 	send_bytes(40 * MS, 0xa500, 1, answer, 70 * MS);
 	/* G: the same, on the wire at once */
 	conn_open(0, 0xa600, "10.0.0.21", 42001);
-	data_ready(31 * MS, 0xa600);
-	recv_(31 * MS + 10 * US, 0xa600, 10);
+	request_in(31 * MS, 31 * MS + 10 * US, 0xa600, 10);
 	send_bytes(41 * MS, 0xa600, 1, answer, 41 * MS + 5 * US);
 	/* H: never on the wire; given up on at 2.1 s */
 	conn_open(0, 0xa700, "10.0.0.22", 42002);
-	data_ready(32 * MS, 0xa700);
-	recv_(32 * MS + 10 * US, 0xa700, 10);
+	request_in(32 * MS, 32 * MS + 10 * US, 0xa700, 10);
 	send_bytes(42 * MS, 0xa700, 1, answer, 0);
 	/* records lost in (50, 90] ms: F was still waiting, G was done */
 	lost(90 * MS, 50 * MS, 1, 3);
@@ -1202,8 +1188,7 @@ static void test_ids_follow_arrival(void)
 	conn_open(0, 0xb100, "10.0.0.12", 2222);
 	/* X arrives first but is read last */
 	data_ready(10 * MS, 0xb000);
-	data_ready(12 * MS, 0xb100);
-	recv_(13 * MS, 0xb100, 10);
+	request_in(12 * MS, 13 * MS, 0xb100, 10);
 	recv_(20 * MS, 0xb000, 10);
 	send_bytes(21 * MS, 0xb100, seq, "data: x\n\ndata: [DONE]\n\n",
 		   21 * MS + 1 * US);
@@ -1226,8 +1211,7 @@ static void test_non_streaming_response(void)
 
 	reset();
 	conn_open(0, 0xc000, "::1", 5555);
-	data_ready(1 * MS, 0xc000);
-	recv_(1 * MS + 20 * US, 0xc000, 400);
+	request_in(1 * MS, 1 * MS + 20 * US, 0xc000, 400);
 	seq = send_bytes(50 * MS, 0xc000, seq,
 			 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
 			 "content-length: 44\r\n\r\n",
@@ -1258,8 +1242,8 @@ static void test_interim_continue(void)
 
 	reset();
 	conn_open(0, 0xd000, "10.0.0.13", 6666);
-	data_ready(1 * MS, 0xd000);
-	recv_(1 * MS + 10 * US, 0xd000, 180); /* headers, Expect: 100 */
+	/* headers, Expect: 100 */
+	request_in(1 * MS, 1 * MS + 10 * US, 0xd000, 180);
 	seq = send_bytes(2 * MS, 0xd000, seq, "HTTP/1.1 100 Continue\r\n\r\n",
 			 2 * MS + 1 * US);
 	data_ready(3 * MS, 0xd000); /* the body */
@@ -1330,15 +1314,13 @@ static void test_open_at_end_and_comm(void)
 	strcpy(ev.comm.comm, "uvicorn-writer");
 	push(&ev);
 	conn_open(0, 0xe100, "10.0.0.16", 7003);
-	data_ready(1 * MS, 0xe100);
-	recv_(1 * MS + 10 * US, 0xe100, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0xe100, 10);
 	seq = send_bytes(2 * MS, 0xe100, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	seq = send_bytes(3 * MS, 0xe100, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
 	/* another connection only got its request: no response yet */
 	conn_open(0, 0xe200, "10.0.0.17", 7004);
-	data_ready(4 * MS, 0xe200);
-	recv_(4 * MS + 10 * US, 0xe200, 10);
+	request_in(4 * MS, 4 * MS + 10 * US, 0xe200, 10);
 	/* and a third only woke up (no read): no request at all */
 	conn_open(0, 0xe300, "10.0.0.18", 7005);
 	data_ready(4 * MS, 0xe300);
@@ -1580,8 +1562,7 @@ static void test_path_meets_unknown_thread(void)
 	reset();
 	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
 	conn_open(0, 0xc300, "10.0.0.52", 50002);
-	data_ready(t0, 0xc300);
-	recv_(t0 + 100 * US, 0xc300, 300);
+	request_in(t0, t0 + 100 * US, 0xc300, 300);
 	wake(t0 + 3 * MS, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, TOKEN_WORD);
 	sw_in(t0 + 3 * MS + 10 * US, WRITER_TID);
 	send_bytes(t0 + 3 * MS + 20 * US, 0xc300, 1, ONE_SEND_ANSWER,
@@ -1625,8 +1606,7 @@ static void test_process_table(void)
 		strcpy(ev.comm.comm, "writer");
 		push(&ev);
 		conn_open(0, 0xc400, "10.0.0.53", 50003);
-		data_ready(t0, 0xc400);
-		recv_(t0 + 100 * US, 0xc400, 300);
+		request_in(t0, t0 + 100 * US, 0xc400, 300);
 		ev = mk(TT_EV_WAKING, t0 + 3 * MS, 5002);
 		ev.h.tgid = 5000;
 		ev.wake.target_tid = WRITER_TID;
