@@ -283,6 +283,7 @@ struct completion_args {
 	bool stream;
 };
 
+/* the name every message of the server starts with */
 extern const char *const prog;
 
 /* one line on stderr and exit status 2 */
