@@ -160,12 +160,7 @@ static int parse_choice(const char *opt, const char *s,
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
 			      uint64_t max)
 {
-	uint64_t v;
-
-	if (!parse_u64_range(s, min, max, &v))
-		usage_error("invalid %s '%s' (want %llu..%llu)", opt, s,
-			    (unsigned long long)min, (unsigned long long)max);
-	return v;
+	return demo_parse_num(prog, opt, s, min, max);
 }
 
 /* The options whose values need more than a range or a list of names. */
