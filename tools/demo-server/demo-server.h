@@ -329,8 +329,8 @@ void split_stop(struct server *srv);
 /* frontend.c: the front-end threads, token streaming, the ground-truth log */
 int format_event(const struct server_opts *o, char *buf, size_t size,
 		 const char *data);
-int format_stream_headers(const struct server_opts *o, char *buf, size_t size,
-			  uint64_t id, bool keep_alive);
+int stream_start(const struct server_opts *o, struct conn *c, char *buf,
+		 size_t size, uint64_t id, bool keep_alive);
 void note_first_write(struct worker *w, struct request *req);
 int write_token(struct worker *w, struct conn *c, struct request *req,
 		const char *buf, size_t hlen, size_t len);

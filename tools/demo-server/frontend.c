@@ -63,8 +63,8 @@ static int format_token_event(const struct server_opts *o, char *buf,
 	return format_event(o, buf, size, data);
 }
 
-int format_stream_headers(const struct server_opts *o, char *buf, size_t size,
-			  uint64_t id, bool keep_alive)
+static int format_stream_headers(const struct server_opts *o, char *buf,
+				 size_t size, uint64_t id, bool keep_alive)
 {
 	int n;
 
@@ -80,6 +80,26 @@ int format_stream_headers(const struct server_opts *o, char *buf, size_t size,
 		     o->framing == FRAMING_CHUNKED ?
 		     "transfer-encoding: chunked\r\n" : "");
 	return n < 0 || n >= (int)size ? -1 : n;
+}
+
+/*
+ * Starts a stream on c: its status line and headers go into buf, in a
+ * write of their own unless --headers-with-body keeps them for the first
+ * event. Returns the length of what stays in buf (0 once written) or
+ * -errno.
+ */
+int stream_start(const struct server_opts *o, struct conn *c, char *buf,
+		 size_t size, uint64_t id, bool keep_alive)
+{
+	int hlen = format_stream_headers(o, buf, size, id, keep_alive);
+	int err;
+
+	if (hlen < 0)
+		return -EINVAL;
+	if (o->headers_with_body)
+		return hlen;
+	err = write_all(c->fd, buf, hlen);
+	return err ? err : 0;
 }
 
 /* --split: queues the request in the engine process; false if it is gone */
@@ -278,16 +298,9 @@ static int stream_tokens(struct worker *w, struct conn *c,
 	bool done = false;
 	int hlen = 0, n, err;
 
-	hlen = format_stream_headers(o, buf, sizeof(buf), req->id, keep_alive);
+	hlen = stream_start(o, c, buf, sizeof(buf), req->id, keep_alive);
 	if (hlen < 0)
-		return -EINVAL;
-	if (!o->headers_with_body) {
-		/* status line and headers in a write of their own */
-		err = write_all(c->fd, buf, hlen);
-		if (err)
-			return err;
-		hlen = 0;
-	}
+		return hlen;
 	while (!done) {
 		produced = wait_tokens(w, req, req->tokens_written, &done);
 		while (req->tokens_written < produced) {

@@ -208,15 +208,9 @@ static int proxy_stream(struct worker *w, struct conn *c, struct request *req,
 	int hlen, n, err;
 	ssize_t got;
 
-	hlen = format_stream_headers(o, buf, sizeof(buf), req->id, keep_alive);
+	hlen = stream_start(o, c, buf, sizeof(buf), req->id, keep_alive);
 	if (hlen < 0)
-		return -EINVAL;
-	if (!o->headers_with_body) {
-		err = write_all(c->fd, buf, hlen);
-		if (err)
-			return err;
-		hlen = 0;
-	}
+		return hlen;
 	for (;;) {
 		end = u->len ? memmem(u->buf, u->len, "\n\n", 2) : NULL;
 		if (!end) {
