@@ -3,7 +3,8 @@
 """Truth vs attributed for one scenario run (tools/scenarios/run.sh).
 
   compare.py --name NAME --report REPORT.json --truth TRUTH.csv CLIENT.csv...
-             [--ttftrace BIN --recording FILE.ttft] [--markdown]
+             [--ttftrace BIN --recording FILE.ttft] [--markdown] [--summary FILE]
+  compare.py --table FILE      (the --summary lines as one Markdown table)
 
 Requests are matched by the client's port and, on a keep-alive connection,
 by order: loadgen rows (by t_send), the server's truth rows (by t_read) and
@@ -21,6 +22,7 @@ read held the token alone (as tests/compare_ttft.py does). Prints what it
 measured; it checks nothing: this is a measurement tool.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -83,6 +85,21 @@ def fmt(v):
     return f"{v / MS:.2f}"
 
 
+def table(path):
+    """The runs' summary lines as one Markdown table (ms)."""
+    print("| scenario | req (complete) | queue truth p50/p99 | queue attr p50/p99 | queue off | "
+          "compute truth p50/p99 | compute attr p50/p99 | compute off | storage truth/attr p50 "
+          "| t_enqueue / t_dispatch off | TTFT ok | dispatch rules |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in cs.read_summary(path):
+        q, c, st = r["scheduler.queue"], r["compute"], r["storage.io"]
+        print(f"| {r['name']} | {r['n']} ({r['complete']}) | {fmt(q[0])} / {fmt(q[2])} | "
+              f"{fmt(q[1])} / {fmt(q[3])} | {q[4]} | {fmt(c[0])} / {fmt(c[2])} | "
+              f"{fmt(c[1])} / {fmt(c[3])} | {c[4]} | {fmt(st[0])} / {fmt(st[1])} | "
+              f"{r['enqueue_off']} / {r['dispatch_off']} | {r['ttft_ok']} | " + ", ".join(f"{k} {v}" for k, v in r["rules"].items()) + " |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--name", default="scenario")
@@ -92,8 +109,11 @@ def main():
     ap.add_argument("--ttftrace")
     ap.add_argument("--recording")
     ap.add_argument("--markdown", action="store_true", help="tables as Markdown")
+    ap.add_argument("--summary", help="append one JSON line for --table")
+    ap.add_argument("--table", help=argparse.SUPPRESS)
+    if "--table" in sys.argv:
+        return table(sys.argv[sys.argv.index("--table") + 1])
     args = ap.parse_args()
-    import json
     report = json.load(open(args.report))
     truth = cs.read_csv(args.truth)
     clients = []
@@ -106,7 +126,7 @@ def main():
     print(f"requests: client {len(clients)}, truth {len(truth)}, ttftrace "
           f"{len(report['requests'])} ({sum(1 for r in report['requests'] if r.get('complete'))}"
           f" complete); matched {len(pairs)}, complete {len(done)}" +
-          (f"; incomplete: " + ", ".join(f"{k} {v}" for k, v in reasons.items())
+          ("; incomplete: " + ", ".join(f"{k} {v}" for k, v in reasons.items())
            if reasons else ""))
     if not done:
         return 1
@@ -127,6 +147,13 @@ def main():
               f"{100 * cs.pct(rel, 50):.1f}%, p99 {100 * cs.pct(rel, 99):.1f}%")
     else:
         print("TPOT: no request with exact client stamps (tokens bunched into one read?)")
+    # Nagle and delayed ACKs: the client got the first token with later ones
+    bunched = [(t, c) for c, g, t in done if not int(c["ttft_rx_ns"]) and int(c["tokens"]) > 1]
+    if bunched:
+        print(f"bunched at the wire: {len(bunched)}/{len(done)} first tokens read together "
+              f"with later data; their TPOT: tool p50 "
+              f"{fmt(cs.pct([t.get('tpot_ns') or 0 for t, c in bunched], 50))} ms, client "
+              f"(user-space reads) p50 {fmt(cs.pct([int(c['tpot_ns']) for t, c in bunched], 50))} ms")
     stages = ["scheduler.queue", "compute", "storage.io", "before enqueue"]
     tr = {s: [truth_stages(g, t)[s] for c, g, t in done] for s in stages}
     at = {s: [tool_stages(t)[s] for c, g, t in done] for s in stages}
@@ -162,6 +189,16 @@ def main():
                   f"{sum(1 for x in v if abs(x) > 1_000_000)}/{len(v)} off by > 1 ms")
     rules = Counter(str(t.get("dispatch_rule")) for c, g, t in done)
     print("dispatch rules: " + ", ".join(f"{k} {v}" for k, v in rules.most_common()))
+    summary = {"name": args.name, "n": len(pairs), "complete": len(done),
+               "rules": dict(rules.most_common()),
+               "ttft_ok": f"{ttft_ok}/{len(terr)}",
+               "enqueue_off": sum(1 for x in enq if abs(x) > 1_000_000),
+               "dispatch_off": sum(1 for x in disp if abs(x) > 1_000_000)}
+    for s in ("scheduler.queue", "compute", "storage.io"):
+        summary[s] = [cs.pct(tr[s], 50), cs.pct(at[s], 50), cs.pct(tr[s], 99),
+                      cs.pct(at[s], 99),
+                      sum(1 for a, b in zip(tr[s], at[s]) if abs(a - b) > max(1_000_000, 0.05 * a))]
+    cs.write_summary(args, summary)
     # the request whose queue is most wrong, for a drill-down
     worst = max(done, key=lambda p: abs(truth_stages(p[1], p[2])["scheduler.queue"] -
                                         tool_stages(p[2])["scheduler.queue"]))

@@ -22,7 +22,7 @@ RECORD_PID=
 
 die() { echo "run.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (BPF)"
-[ -x "$TTFTRACE" ] && [ -x "$LOADGEN" ] || die "make first ($TTFTRACE, $LOADGEN)"
+{ [ -x "$TTFTRACE" ] && [ -x "$LOADGEN" ]; } || die "make first ($TTFTRACE, $LOADGEN)"
 mkdir -p "$OUTDIR"
 
 cleanup() {
@@ -34,7 +34,7 @@ trap 'exit 1' INT TERM HUP
 build_go() {
 	[ "$OUTPUT/scenarios/go_server" -nt "$SCEN/go_server.go" ] && return 0
 	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
-		GO111MODULE=off GOFLAGS= HOME=/nonexistent \
+		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
 		go build -o "$OUTPUT/scenarios/go_server" "$SCEN/go_server.go"
 }
 
@@ -61,13 +61,13 @@ server_cmd() {
 }
 
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c i clients=()
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=()
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
 	echo "=== $name: $cmd"
 	"$TTFTRACE" record -o "$d/rec.ttft" -c "$cmd" 2>"$d/record.log" &
 	RECORD_PID=$!
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" | grep -q . && break
 		kill -0 "$RECORD_PID" 2>/dev/null || break
 		sleep 0.1
@@ -84,13 +84,16 @@ run_one() {
 	tail -n 3 "$d/record.log"
 	"$TTFTRACE" report --json "$d/rec.ttft" >"$d/report.json" 2>"$d/report.err"
 	"$PY" "$SCEN/compare.py" --name "$name" --report "$d/report.json" --truth "$d/truth.csv" \
-		--ttftrace "$TTFTRACE" --recording "$d/rec.ttft" "${clients[@]}" |
+		--ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
+		"${clients[@]}" |
 		tee "$d/compare.txt"
 }
 
+[ $# -gt 0 ] || set -- gil vllm node go go-lock nagle odirect
 port=18200
-for s in ${@:-gil vllm node go go-lock nagle odirect}; do
+for s in "$@"; do
 	run_one "$s" "$port"
 	port=$((port + 1))
 done
+"$PY" "$SCEN/compare.py" --table "$OUTDIR/summary.jsonl"
 echo "files in $OUTDIR"
