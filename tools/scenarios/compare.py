@@ -96,7 +96,8 @@ def table(path):
         print(f"| {r['name']} | {r['n']} ({r['complete']}) | {fmt(q[0])} / {fmt(q[2])} | "
               f"{fmt(q[1])} / {fmt(q[3])} | {q[4]} | {fmt(c[0])} / {fmt(c[2])} | "
               f"{fmt(c[1])} / {fmt(c[3])} | {c[4]} | {fmt(st[0])} / {fmt(st[1])} | "
-              f"{r['enqueue_off']} / {r['dispatch_off']} | {r['ttft_ok']} | " + ", ".join(f"{k} {v}" for k, v in r["rules"].items()) + " |")
+              f"{r['enqueue_off']} / {r['dispatch_off']} | {r['ttft_ok']} | " +
+              ", ".join(f"{k} {v}" for k, v in r["rules"].items()) + " |")
     return 0
 
 
@@ -153,7 +154,8 @@ def main():
         print(f"bunched at the wire: {len(bunched)}/{len(done)} first tokens read together "
               f"with later data; their TPOT: tool p50 "
               f"{fmt(cs.pct([t.get('tpot_ns') or 0 for t, c in bunched], 50))} ms, client "
-              f"(user-space reads) p50 {fmt(cs.pct([int(c['tpot_ns']) for t, c in bunched], 50))} ms")
+              f"(user-space reads) p50 "
+              f"{fmt(cs.pct([int(c['tpot_ns']) for t, c in bunched], 50))} ms")
     stages = ["scheduler.queue", "compute", "storage.io", "before enqueue"]
     tr = {s: [truth_stages(g, t)[s] for c, g, t in done] for s in stages}
     at = {s: [tool_stages(t)[s] for c, g, t in done] for s in stages}
