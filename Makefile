@@ -45,25 +45,39 @@ USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))
 USER_BPF_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_BPF_SRCS))
 SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/test_*.c))
-TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c))
+# demo-server is a folder of files, every other tool one tools/*.c
+DEMO_SERVER_SRCS := $(wildcard tools/demo-server/*.c)
+TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c)) \
+	 $(OUTPUT)/tools/demo-server
 HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
+# the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh)
+BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/prog_floor \
+	       $(OUTPUT)/bench/prog_floor.bpf.o
 # programs the shell tests run (tests/test_rel_memory.sh)
 TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
+# the fuzz target's replay of its corpus (tests/test_fuzz_corpus.sh), with
+# ASan and UBSan whatever SANITIZE says: checksums enforced, and not; the
+# reader, the codec and the core they use
+FUZZ_REPLAY := $(OUTPUT)/fuzz/fuzz_replay_checked $(OUTPUT)/fuzz/fuzz_replay_nocrc
+FUZZ_SRCS := tests/fuzz/fuzz_reader.c tests/fuzz/replay_main.c \
+	     $(filter %/event.c %/json.c %/ttfile.c %/ttfile_codec.c,$(USER_LIB_SRCS))
+FUZZ_CFLAGS := $(filter-out -O%,$(CFLAGS)) -O1 -fsanitize=address,undefined \
+	       -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
 .PHONY: all clean test demo install tools unit-tests static
 .DELETE_ON_ERROR:
 
-all: $(OUTPUT)/ttftrace tools $(BENCH_GEN)
+all: $(OUTPUT)/ttftrace tools $(BENCH_GEN) $(BENCH_PROGS)
 
 STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
 
 tools: $(TOOLS) $(STUBCUDA)
 
-unit-tests: $(UNIT_TESTS) $(TEST_HELPERS) $(STUBCUDA) $(BENCH_GEN)
+unit-tests: $(UNIT_TESTS) $(TEST_HELPERS) $(FUZZ_REPLAY) $(STUBCUDA) $(BENCH_GEN)
 
-$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools $(OUTPUT)/bench:
+$(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)
@@ -99,6 +113,23 @@ $(BENCH_GEN): bench/gen_recording.c $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
 
+$(OUTPUT)/fuzz/fuzz_replay_%: $(FUZZ_SRCS) $(HDRS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ,$@)
+	$(Q)$(CC) $(FUZZ_CFLAGS) $(if $(filter nocrc,$*),-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) \
+		$(FUZZ_SRCS) -lz -o $@
+
+$(OUTPUT)/bench/storm: bench/storm.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
+
+$(OUTPUT)/bench/prog_floor: bench/prog_floor.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lbpf -o $@
+
+$(OUTPUT)/bench/prog_floor.bpf.o: bench/prog_floor.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
@@ -106,6 +137,11 @@ $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.
 $(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
+
+$(OUTPUT)/tools/demo-server: $(DEMO_SERVER_SRCS) $(wildcard tools/demo-server/*.h \
+		tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
+	$(call msg,TOOL,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(DEMO_SERVER_SRCS) -lpthread -lm -ldl -o $@
 
 # One self-contained binary to carry to machines without the build deps
 # (tools/gpu-check.sh uses it).

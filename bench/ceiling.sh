@@ -22,8 +22,7 @@ bench_setup ceiling
 need_root
 need_built
 bpf_stats_on
-STORM=$BENCH_TMP/storm
-build_c "$STORM" bench/storm.c -lpthread
+STORM=$(bench_prog storm) || exit 1
 
 # row LABEL RINGBUF: traces the storm or the demo (STORM_ARGS / DEMO=1)
 # and prints one line of the table

@@ -10,7 +10,6 @@ OUTPUT=${OUTPUT:-build}
 TTFTRACE=$OUTPUT/ttftrace
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen
-CFLAGS_BENCH="-O2 -g -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE"
 BENCH_PIDS=()
 BENCH_OLD_STATS=
 
@@ -83,13 +82,12 @@ bpf_stats_report() {
 	echo "  WARNING: kernel.bpf_stats_enabled was turned off by someone else during $(wc -l <"$BENCH_TMP/stats_off") measurement(s): their BPF times are too low"
 }
 
-# build_c OUT SRC... [LIBS]: a bench program, with the project's flags
-build_c() {
-	local out=$1
-	shift
-	# shellcheck disable=SC2086
-	gcc $CFLAGS_BENCH -Iuser -Ibpf "$@" -o "$out" ||
-		die "cannot build $out"
+# bench_prog NAME: make's build of bench/NAME (make all builds every one),
+# with the project's flags
+bench_prog() {
+	local f=$OUTPUT/bench/$1
+	[ -e "$f" ] || die "$f missing: run make first"
+	echo "$f"
 }
 
 # wait_for COND_CMD [SECONDS]: polls every 20 ms

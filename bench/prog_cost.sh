@@ -27,13 +27,9 @@ command -v bpftool >/dev/null || die "bpftool missing (tools/deps.sh)"
 bpf_stats_on
 
 # calibration
-CLANG=${CLANG:-clang}
-ARCH=$(uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
-"$CLANG" -g -O2 -target bpf -D__TARGET_ARCH_"$ARCH" -Ivmlinux/"$ARCH" -Ibpf \
-	-c bench/prog_floor.bpf.c -o "$BENCH_TMP/prog_floor.bpf.o" ||
-	die "cannot build bench/prog_floor.bpf.c"
-build_c "$BENCH_TMP/prog_floor" bench/prog_floor.c -lbpf
-"$BENCH_TMP/prog_floor" "$BENCH_TMP/prog_floor.bpf.o" >"$BENCH_TMP/floor" ||
+FLOOR=$(bench_prog prog_floor) || exit 1
+FLOOR_OBJ=$(bench_prog prog_floor.bpf.o) || exit 1
+"$FLOOR" "$FLOOR_OBJ" >"$BENCH_TMP/floor" ||
 	die "calibration failed"
 floor=$(awk '$1 == "empty" { printf "%.0f", $2 / $3 }' "$BENCH_TMP/floor")
 

@@ -232,8 +232,7 @@ static inline struct tt_critpath *cp_feed(struct stream *s)
 	struct tt_critpath *cp = tt_critpath_new();
 	size_t i;
 
-	TT_CHECK(cp != NULL);
-	if (!cp)
+	if (!ASSERT_OK_PTR(cp, "tt_critpath_new"))
 		exit(1);
 	/* make the sort stable: break ties by position through cpu */
 	for (i = 0; i < s->n; i++)
@@ -252,7 +251,7 @@ static inline struct tt_critpath *cp_feed(struct stream *s)
 		}
 	}
 	for (i = 0; i < s->n; i++)
-		TT_CHECK(tt_critpath_add(cp, &s->ev[i]) == 0);
+		ASSERT_OK(tt_critpath_add(cp, &s->ev[i]), "tt_critpath_add");
 	free(s->ev);
 	memset(s, 0, sizeof(*s));
 	return cp;

@@ -33,6 +33,10 @@ tt_cleanup() {
 	for p in "${TT_PIDS[@]}"; do
 		wait "$p" 2>/dev/null
 	done
+	# after the processes: a recorder may still write there
+	if [ -n "${SMALL:-}" ] && mountpoint -q "$SMALL"; then
+		umount "$SMALL"
+	fi
 	# TT_KEEP=1 keeps the files of a run for a look
 	if [ -n "${TT_KEEP:-}" ]; then
 		echo "kept $TT_TMP" >&2
@@ -44,6 +48,13 @@ tt_cleanup() {
 tt_setup() {
 	TT_TMP=$(mktemp -d /tmp/ttftrace-test.XXXXXX)
 	trap tt_cleanup EXIT
+}
+
+# small_disk: a 64 KiB tmpfs at $SMALL for the full-disk cases, unmounted
+# by tt_cleanup; fails when it cannot be mounted
+small_disk() {
+	SMALL=$TT_TMP/small
+	mkdir -p "$SMALL" && mount -t tmpfs -o size=64k tmpfs "$SMALL"
 }
 
 # wait_for COND_CMD [SECONDS]: polls every 50 ms

@@ -15,6 +15,7 @@
 #include "classify.h"
 #include "tt_arch.h"
 #include "tt_test.h"
+#include "server_bytes.h"
 
 #define US 1000ULL
 #define MS 1000000ULL
@@ -29,13 +30,6 @@
 #define NR_EPOLL_WAIT 232
 #define GPU_RDEV ((195u << 20) | 0) /* /dev/nvidia0 as i_rdev holds it */
 
-#define UVICORN_SSE_HEADERS                                  \
-	"HTTP/1.1 200 OK\r\n"                                \
-	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
-	"server: uvicorn\r\n"                                \
-	"content-type: text/event-stream; charset=utf-8\r\n" \
-	"transfer-encoding: chunked\r\n"                     \
-	"\r\n"
 #define TOKEN_CHUNK "1c\r\ndata: {\"content\":\"Hello\"}\n\n\r\n"
 #define DONE_CHUNK "e\r\ndata: [DONE]\n\n\r\n"
 #define LAST_CHUNK "0\r\n\r\n"
@@ -188,6 +182,14 @@ static void recv_(__u64 ts, __u64 sk, __s64 len)
 	sock_ev(TT_EV_RECV, ts, sk, READER_TID, len);
 }
 
+/* A request of len bytes on sk: its first bytes come at t, the server
+ * reads it at t_read. */
+static void request_in(__u64 t, __u64 t_read, __u64 sk, __s64 len)
+{
+	data_ready(t, sk);
+	recv_(t_read, sk, len);
+}
+
 static void xmit(__u64 ts, __u64 sk, __u32 seq, __u32 end_seq)
 {
 	struct tt_event ev = mk(TT_EV_XMIT, ts, 0);
@@ -258,8 +260,7 @@ static __u64 sse_request(__u64 sk, __u64 t0, __u32 *seq, __u64 first,
 	__u64 t = t0 + first;
 	unsigned int k;
 
-	data_ready(t0, sk);
-	recv_(t0 + 100 * US, sk, 300);
+	request_in(t0, t0 + 100 * US, sk, 300);
 	*seq = send_bytes(t0 + 1 * MS, sk, *seq, UVICORN_SSE_HEADERS,
 			  t0 + 1 * MS + 5 * US);
 	for (k = 0; k < ntok; k++, t += gap)
@@ -299,46 +300,53 @@ static void check_paths(const struct tt_analyzer *a)
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		r = tt_analyzer_request(a, i);
 		res = tt_analyzer_cp_result(a, i);
-		TT_CHECK(res != NULL);
+		ASSERT_OK_PTR(res, "res");
 		if (!res)
 			continue;
-		TT_CHECK(tt_analyzer_cp_request(a, i) ==
-			 tt_analyzer_cp_request(a, 0) + i);
-		TT_CHECK(res == tt_analyzer_cp_result(a, 0) + i);
-		TT_CHECK_EQ_U64(tt_analyzer_cp_request(a, i)->id, r->id);
-		TT_CHECK_EQ_U64(r->attributed, res->complete);
+		ASSERT_PTR_EQ(tt_analyzer_cp_request(a, i),
+			      tt_analyzer_cp_request(a, 0) + i,
+			      "tt_analyzer_cp_request");
+		ASSERT_PTR_EQ(res, tt_analyzer_cp_result(a, 0) + i, "res");
+		ASSERT_EQ(tt_analyzer_cp_request(a, i)->id, r->id,
+			  "tt_analyzer_cp_request.id");
+		ASSERT_EQ(r->attributed, res->complete, "r.attributed");
 		if (r->complete) {
 			complete_checked++;
-			TT_CHECK(r->attributed);
-			TT_CHECK_EQ_U64(stage_sum(r), r->ttft);
+			ASSERT_TRUE(r->attributed, "r.attributed");
+			ASSERT_EQ(stage_sum(r), r->ttft, "stage_sum");
 		}
 		if (res->incomplete & TT_CP_INC_NOT_WALKED) {
-			TT_CHECK(!r->attributed && !res->segs);
-			TT_CHECK_EQ_U64(stage_sum(r), 0);
+			ASSERT_TRUE(!r->attributed && !res->segs,
+				    "!r->attributed && !res->segs");
+			ASSERT_EQ(stage_sum(r), 0, "stage_sum");
 			continue;
 		}
 		paths_checked++;
-		TT_CHECK_EQ_U64(stage_sum(r), r->ttft);
-		TT_CHECK(!memcmp(r->stage_ns, res->stage_ns,
-				 sizeof(r->stage_ns)));
+		ASSERT_EQ(stage_sum(r), r->ttft, "stage_sum");
+		ASSERT_FALSE(memcmp(r->stage_ns, res->stage_ns,
+				    sizeof(r->stage_ns)),
+			     "memcmp");
 		memset(by_stage, 0, sizeof(by_stage));
 		for (k = 0, t = r->t_arrive; k < res->nsegs; k++) {
-			TT_CHECK_EQ_U64(res->segs[k].start, t);
-			TT_CHECK(res->segs[k].dur > 0);
-			TT_CHECK(res->segs[k].stage < TT_ST_MAX);
+			ASSERT_EQ(res->segs[k].start, t, "segs[k].start");
+			ASSERT_GT(res->segs[k].dur, 0, "segs[k].dur");
+			ASSERT_LT(res->segs[k].stage, TT_ST_MAX,
+				  "segs[k].stage");
 			if (res->segs[k].stage < TT_ST_MAX)
 				by_stage[res->segs[k].stage] +=
 					res->segs[k].dur;
 			t += res->segs[k].dur;
 		}
-		TT_CHECK_EQ_U64(t, r->t_wire);
-		TT_CHECK(!memcmp(by_stage, r->stage_ns, sizeof(by_stage)));
+		ASSERT_EQ(t, r->t_wire, "t");
+		ASSERT_FALSE(memcmp(by_stage, r->stage_ns, sizeof(by_stage)),
+			     "memcmp");
 		if (r->t_read) {
-			TT_CHECK(r->t_read <= r->t_dispatch);
-			TT_CHECK(r->t_dispatch <= r->t_token);
+			ASSERT_LE(r->t_read, r->t_dispatch, "r.t_read");
+			ASSERT_LE(r->t_dispatch, r->t_token, "r.t_dispatch");
 			/* the walk takes t_first_write no earlier than t_read */
-			TT_CHECK(r->t_token <= r->t_first_write ||
-				 r->t_token == r->t_read);
+			ASSERT_TRUE(r->t_token <= r->t_first_write ||
+					    r->t_token == r->t_read,
+				    "r->t_token <= r->t_first_write || r->...");
 		}
 	}
 }
@@ -373,7 +381,7 @@ static struct tt_analyzer *run_jittered(__u64 max_jitter, unsigned int seed)
 	qsort(keys, L.n, 2 * sizeof(*keys), cmp_key);
 	for (i = 0; i < L.n; i++)
 		bad |= tt_analyzer_add(a, &L.v[keys[2 * i + 1]]);
-	TT_CHECK(!bad);
+	ASSERT_FALSE(bad, "bad");
 	tt_analyzer_finish(a);
 	check_paths(a);
 	free(keys);
@@ -394,7 +402,7 @@ static struct tt_analyzer *run_as_listed(void)
 
 	for (i = 0; i < L.n; i++)
 		bad |= tt_analyzer_add(a, &L.v[i]);
-	TT_CHECK(!bad);
+	ASSERT_FALSE(bad, "bad");
 	tt_analyzer_finish(a);
 	check_paths(a);
 	return a;
@@ -411,11 +419,13 @@ static struct tt_analyzer *run_tables(const struct tt_proc_info *procs,
 	size_t i;
 	int bad = 0;
 
-	TT_CHECK(tt_analyzer_add_procs(a, procs, nprocs) == 0);
-	TT_CHECK(tt_analyzer_add_devices(a, devs, ndevs) == 0);
+	ASSERT_OK(tt_analyzer_add_procs(a, procs, nprocs),
+		  "tt_analyzer_add_procs");
+	ASSERT_OK(tt_analyzer_add_devices(a, devs, ndevs),
+		  "tt_analyzer_add_devices");
 	for (i = 0; i < L.n; i++)
 		bad |= tt_analyzer_add(a, &L.v[i]);
-	TT_CHECK(!bad);
+	ASSERT_FALSE(bad, "bad");
 	tt_analyzer_finish(a);
 	check_paths(a);
 	return a;
@@ -426,7 +436,7 @@ static const struct tt_request *req(const struct tt_analyzer *a, size_t i)
 	static const struct tt_request none;
 	const struct tt_request *r = tt_analyzer_request(a, i);
 
-	TT_CHECK(r != NULL);
+	ASSERT_OK_PTR(r, "r");
 	return r ? r : &none;
 }
 
@@ -455,8 +465,7 @@ static void test_single_sse_headers_separate(void)
 
 	reset();
 	conn_open(1 * MS, 0x1000, "10.1.2.3", 51000);
-	data_ready(10 * MS, 0x1000);
-	recv_(10 * MS + 100 * US, 0x1000, 300);
+	request_in(10 * MS, 10 * MS + 100 * US, 0x1000, 300);
 	recv_(10 * MS + 150 * US, 0x1000, -11); /* EAGAIN */
 	seq = send_bytes(20 * MS, 0x1000, seq, UVICORN_SSE_HEADERS,
 			 20 * MS + 10 * US);
@@ -469,43 +478,45 @@ static void test_single_sse_headers_separate(void)
 	conn_close(100 * MS, 0x1000);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->id, 1);
-	TT_CHECK_EQ_U64(r->sk, 0x1000);
-	TT_CHECK_EQ_U64(r->family, AF_INET);
-	TT_CHECK_EQ_U64(r->rport, 51000);
-	TT_CHECK_EQ_U64(r->lport, 8000);
-	TT_CHECK(!memcmp(r->raddr, "\x0a\x01\x02\x03", 4));
-	TT_CHECK_EQ_U64(r->t_arrive, 10 * MS);
-	TT_CHECK_EQ_U64(r->t_read, 10 * MS + 100 * US);
-	TT_CHECK_EQ_U64(r->t_headers, 20 * MS);
-	TT_CHECK_EQ_U64(r->t_first_write, 30 * MS);
-	TT_CHECK_EQ_U64(r->t_wire, 30 * MS + 5 * US);
-	TT_CHECK_EQ_U64(r->ttft, 20 * MS + 5 * US);
-	TT_CHECK_EQ_U64(r->t_last_write, 50 * MS);
-	TT_CHECK_EQ_U64(r->t_end, 55 * MS + 20 * US);
-	TT_CHECK_EQ_U64(r->tokens, 3);
-	TT_CHECK_EQ_U64(r->tpot, 10 * MS);
-	TT_CHECK_EQ_U64(r->bytes_in, 300);
-	TT_CHECK_EQ_U64(r->bytes_out, strlen(UVICORN_SSE_HEADERS) +
-					      3 * strlen(TOKEN_CHUNK) +
-					      strlen(DONE_CHUNK));
-	TT_CHECK_EQ_U64(r->tgid, SERVER_TGID);
-	TT_CHECK_EQ_U64(r->writer_tid, WRITER_TID);
-	TT_CHECK(r->complete);
-	TT_CHECK_EQ_U64(r->incomplete, 0);
-	TT_CHECK(!r->closed_mid_stream && !r->lost);
+	ASSERT_EQ(r->id, 1, "r.id");
+	ASSERT_EQ(r->sk, 0x1000, "r.sk");
+	ASSERT_EQ(r->family, AF_INET, "r.family");
+	ASSERT_EQ(r->rport, 51000, "r.rport");
+	ASSERT_EQ(r->lport, 8000, "r.lport");
+	ASSERT_FALSE(memcmp(r->raddr, "\x0a\x01\x02\x03", 4), "memcmp");
+	ASSERT_EQ(r->t_arrive, 10 * MS, "r.t_arrive");
+	ASSERT_EQ(r->t_read, 10 * MS + 100 * US, "r.t_read");
+	ASSERT_EQ(r->t_headers, 20 * MS, "r.t_headers");
+	ASSERT_EQ(r->t_first_write, 30 * MS, "r.t_first_write");
+	ASSERT_EQ(r->t_wire, 30 * MS + 5 * US, "r.t_wire");
+	ASSERT_EQ(r->ttft, 20 * MS + 5 * US, "r.ttft");
+	ASSERT_EQ(r->t_last_write, 50 * MS, "r.t_last_write");
+	ASSERT_EQ(r->t_end, 55 * MS + 20 * US, "r.t_end");
+	ASSERT_EQ(r->tokens, 3, "r.tokens");
+	ASSERT_EQ(r->tpot, 10 * MS, "r.tpot");
+	ASSERT_EQ(r->bytes_in, 300, "r.bytes_in");
+	ASSERT_EQ(r->bytes_out,
+		  strlen(UVICORN_SSE_HEADERS) + 3 * strlen(TOKEN_CHUNK) +
+			  strlen(DONE_CHUNK),
+		  "r.bytes_out");
+	ASSERT_EQ(r->tgid, SERVER_TGID, "r.tgid");
+	ASSERT_EQ(r->writer_tid, WRITER_TID, "r.writer_tid");
+	ASSERT_TRUE(r->complete, "r.complete");
+	ASSERT_EQ(r->incomplete, 0, "r.incomplete");
+	ASSERT_TRUE(!r->closed_mid_stream && !r->lost,
+		    "!r->closed_mid_stream && !r->lost");
 	itl = tt_analyzer_itl(a, &n);
-	TT_CHECK_EQ_U64(n, 2);
+	ASSERT_EQ(n, 2, "n");
 	if (n == 2) {
-		TT_CHECK_EQ_U64(itl[0], 10 * MS);
-		TT_CHECK_EQ_U64(itl[1], 10 * MS);
+		ASSERT_EQ(itl[0], 10 * MS, "itl[0]");
+		ASSERT_EQ(itl[1], 10 * MS, "itl[1]");
 	}
 	itl = tt_analyzer_request_itl(a, 0, &n);
-	TT_CHECK_EQ_U64(n, 2);
-	TT_CHECK_EQ_U64(tt_analyzer_events(a), L.n);
-	TT_CHECK_EQ_U64(tt_analyzer_lost(a), 0);
+	ASSERT_EQ(n, 2, "n");
+	ASSERT_EQ(tt_analyzer_events(a), L.n, "tt_analyzer_events");
+	ASSERT_EQ(tt_analyzer_lost(a), 0, "tt_analyzer_lost");
 	(void)seq_tok;
 	tt_analyzer_free(a);
 }
@@ -518,8 +529,7 @@ static void test_headers_and_body_in_one_send(void)
 
 	reset();
 	conn_open(0, 0x2000, "192.168.0.9", 40000);
-	data_ready(1 * MS, 0x2000);
-	recv_(1 * MS + 30 * US, 0x2000, 512);
+	request_in(1 * MS, 1 * MS + 30 * US, 0x2000, 512);
 	seq = send_bytes(5 * MS, 0x2000, seq,
 			 "HTTP/1.1 200 OK\r\n"
 			 "Content-Type: text/event-stream\r\n\r\n"
@@ -537,24 +547,24 @@ static void test_headers_and_body_in_one_send(void)
 			 10 * MS + 8 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->t_headers, 5 * MS);
-	TT_CHECK_EQ_U64(r->t_first_write, 5 * MS);
-	TT_CHECK_EQ_U64(r->t_wire, 5 * MS + 8 * US);
-	TT_CHECK_EQ_U64(r->ttft, 4 * MS + 8 * US);
-	TT_CHECK_EQ_U64(r->tokens, 5);
-	TT_CHECK_EQ_U64(r->tpot, (9 * MS - 5 * MS) / 4);
-	TT_CHECK_EQ_U64(r->t_end, 10 * MS + 20 * US);
-	TT_CHECK(r->complete);
+	ASSERT_EQ(r->t_headers, 5 * MS, "r.t_headers");
+	ASSERT_EQ(r->t_first_write, 5 * MS, "r.t_first_write");
+	ASSERT_EQ(r->t_wire, 5 * MS + 8 * US, "r.t_wire");
+	ASSERT_EQ(r->ttft, 4 * MS + 8 * US, "r.ttft");
+	ASSERT_EQ(r->tokens, 5, "r.tokens");
+	ASSERT_EQ(r->tpot, (9 * MS - 5 * MS) / 4, "r.tpot");
+	ASSERT_EQ(r->t_end, 10 * MS + 20 * US, "r.t_end");
+	ASSERT_TRUE(r->complete, "r.complete");
 	{
 		size_t n;
 		const __u64 *itl = tt_analyzer_itl(a, &n);
 
-		TT_CHECK_EQ_U64(n, 2);
+		ASSERT_EQ(n, 2, "n");
 		if (n == 2) {
-			TT_CHECK_EQ_U64(itl[0], 2 * MS);
-			TT_CHECK_EQ_U64(itl[1], 2 * MS);
+			ASSERT_EQ(itl[0], 2 * MS, "itl[0]");
+			ASSERT_EQ(itl[1], 2 * MS, "itl[1]");
 		}
 	}
 	tt_analyzer_free(a);
@@ -568,8 +578,7 @@ static void test_chunked_token_done(void)
 
 	reset();
 	conn_open(0, 0x3000, "127.0.0.1", 33333);
-	data_ready(2 * MS, 0x3000);
-	recv_(2 * MS + 50 * US, 0x3000, 200);
+	request_in(2 * MS, 2 * MS + 50 * US, 0x3000, 200);
 	seq = send_bytes(3 * MS, 0x3000, seq, UVICORN_SSE_HEADERS,
 			 3 * MS + 2 * US);
 	seq = send_bytes(4 * MS, 0x3000, seq, TOKEN_CHUNK, 4 * MS + 2 * US);
@@ -578,13 +587,13 @@ static void test_chunked_token_done(void)
 			 6 * MS + 2 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->tokens, 2);
-	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 2 * US);
-	TT_CHECK_EQ_U64(r->tpot, 2 * MS);
-	TT_CHECK_EQ_U64(r->t_end, 6 * MS + 20 * US);
-	TT_CHECK(r->complete);
+	ASSERT_EQ(r->tokens, 2, "r.tokens");
+	ASSERT_EQ(r->ttft, 2 * MS + 2 * US, "r.ttft");
+	ASSERT_EQ(r->tpot, 2 * MS, "r.tpot");
+	ASSERT_EQ(r->t_end, 6 * MS + 20 * US, "r.t_end");
+	ASSERT_TRUE(r->complete, "r.complete");
 	tt_analyzer_free(a);
 }
 
@@ -603,42 +612,40 @@ static void test_keepalive(void)
 		t = sse_request(0x4000, t, &seq, (2 + i) * MS, 2 + i, 1 * MS) +
 		    5 * MS;
 	/* a fourth ended by the fifth's arrival, no [DONE] */
-	data_ready(t, 0x4000);
-	recv_(t + 100 * US, 0x4000, 100);
+	request_in(t, t + 100 * US, 0x4000, 100);
 	seq = send_bytes(t + 1 * MS, 0x4000, seq, UVICORN_SSE_HEADERS,
 			 t + 1 * MS + 3 * US);
 	seq = send_bytes(t + 2 * MS, 0x4000, seq, TOKEN_CHUNK,
 			 t + 2 * MS + 3 * US);
-	data_ready(t + 10 * MS, 0x4000);
-	recv_(t + 10 * MS + 100 * US, 0x4000, 100);
+	request_in(t + 10 * MS, t + 10 * MS + 100 * US, 0x4000, 100);
 	seq = send_bytes(t + 12 * MS, 0x4000, seq, TOKEN_CHUNK,
 			 t + 12 * MS + 3 * US);
 	conn_close(t + 20 * MS, 0x4000);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 5);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 5, "tt_analyzer_nrequests");
 	for (i = 0; i < 3; i++) {
 		r = req(a, i);
-		TT_CHECK_EQ_U64(r->id, i + 1);
-		TT_CHECK_EQ_U64(r->tokens, 2 + i);
-		TT_CHECK_EQ_U64(r->ttft, (2 + i) * MS + 5 * US);
-		TT_CHECK_EQ_U64(r->tpot, 1 * MS);
-		TT_CHECK(r->complete);
+		ASSERT_EQ(r->id, i + 1, "r.id");
+		ASSERT_EQ(r->tokens, 2 + i, "r.tokens");
+		ASSERT_EQ(r->ttft, (2 + i) * MS + 5 * US, "r.ttft");
+		ASSERT_EQ(r->tpot, 1 * MS, "r.tpot");
+		ASSERT_TRUE(r->complete, "r.complete");
 	}
 	r = req(a, 3);
-	TT_CHECK_EQ_U64(r->t_arrive, t);
-	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 3 * US);
-	TT_CHECK_EQ_U64(r->tokens, 1);
-	TT_CHECK_EQ_U64(r->tpot, 0);
-	TT_CHECK_EQ_U64(r->t_end, t + 10 * MS);
-	TT_CHECK(r->complete); /* the next request began */
+	ASSERT_EQ(r->t_arrive, t, "r.t_arrive");
+	ASSERT_EQ(r->ttft, 2 * MS + 3 * US, "r.ttft");
+	ASSERT_EQ(r->tokens, 1, "r.tokens");
+	ASSERT_EQ(r->tpot, 0, "r.tpot");
+	ASSERT_EQ(r->t_end, t + 10 * MS, "r.t_end");
+	ASSERT_TRUE(r->complete, "r.complete"); /* the next request began */
 	r = req(a, 4);
-	TT_CHECK_EQ_U64(r->t_arrive, t + 10 * MS);
-	TT_CHECK_EQ_U64(r->t_read, t + 10 * MS + 100 * US);
-	TT_CHECK_EQ_U64(r->t_first_write, t + 12 * MS);
-	TT_CHECK(!r->complete); /* closed before its end */
-	TT_CHECK(r->closed_mid_stream);
-	TT_CHECK_EQ_U64(r->incomplete, TT_INC_CLOSED_MID_STREAM);
+	ASSERT_EQ(r->t_arrive, t + 10 * MS, "r.t_arrive");
+	ASSERT_EQ(r->t_read, t + 10 * MS + 100 * US, "r.t_read");
+	ASSERT_EQ(r->t_first_write, t + 12 * MS, "r.t_first_write");
+	ASSERT_FALSE(r->complete, "r.complete"); /* closed before its end */
+	ASSERT_TRUE(r->closed_mid_stream, "r.closed_mid_stream");
+	ASSERT_EQ(r->incomplete, TT_INC_CLOSED_MID_STREAM, "r.incomplete");
 	tt_analyzer_free(a);
 }
 
@@ -651,8 +658,7 @@ static void test_close_mid_stream(void)
 
 	reset();
 	conn_open(0, 0x5000, "10.0.0.2", 40002);
-	data_ready(1 * MS, 0x5000);
-	recv_(1 * MS + 10 * US, 0x5000, 100);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x5000, 100);
 	seq = send_bytes(2 * MS, 0x5000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	seq = send_bytes(3 * MS, 0x5000, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
@@ -665,22 +671,22 @@ static void test_close_mid_stream(void)
 	data_ready(5 * MS + 1 * US, 0x5000);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK(!r->complete);
-	TT_CHECK(r->closed_mid_stream);
-	TT_CHECK_EQ_U64(r->incomplete, TT_INC_CLOSED_MID_STREAM);
-	TT_CHECK_EQ_U64(r->ttft, 2 * MS + 1 * US); /* known, not counted */
-	TT_CHECK_EQ_U64(r->t_end, 5 * MS);
+	ASSERT_FALSE(r->complete, "r.complete");
+	ASSERT_TRUE(r->closed_mid_stream, "r.closed_mid_stream");
+	ASSERT_EQ(r->incomplete, TT_INC_CLOSED_MID_STREAM, "r.incomplete");
+	ASSERT_EQ(r->ttft, 2 * MS + 1 * US, "r.ttft"); /* known, not counted */
+	ASSERT_EQ(r->t_end, 5 * MS, "r.t_end");
 	tt_analyzer_itl(a, &n);
-	TT_CHECK_EQ_U64(n, 0); /* gaps of incomplete requests stay out */
+	ASSERT_EQ(n, 0, "n"); /* gaps of incomplete requests stay out */
 	tt_analyzer_request_itl(a, 0, &n);
-	TT_CHECK_EQ_U64(n, 1);
+	ASSERT_EQ(n, 1, "n");
 	{
 		struct tt_analyzer_stats st;
 
 		tt_analyzer_stats(a, &st);
-		TT_CHECK_EQ_U64(st.orphans, 3);
+		ASSERT_EQ(st.orphans, 3, "st.orphans");
 	}
 	tt_analyzer_free(a);
 }
@@ -704,8 +710,7 @@ static void build_interleaved(void)
 	for (i = 0; i < NCONN; i++) {
 		sk = 0x10000 + i * 0x800;
 		t0 = 1 * MS + i * 7 * US;
-		data_ready(t0, sk);
-		recv_(t0 + 50 * US, sk, 100 + i);
+		request_in(t0, t0 + 50 * US, sk, 100 + i);
 		seq[i] = send_bytes(t0 + 1 * MS, sk, seq[i],
 				    UVICORN_SSE_HEADERS, t0 + 1 * MS + 3 * US);
 		for (k = 0; k < 10; k++) {
@@ -727,19 +732,19 @@ static void check_interleaved(struct tt_analyzer *a)
 	const struct tt_request *r;
 	unsigned int i;
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), NCONN);
+	ASSERT_EQ(tt_analyzer_nrequests(a), NCONN, "tt_analyzer_nrequests");
 	for (i = 0; i < NCONN && i < tt_analyzer_nrequests(a); i++) {
 		r = req(a, i);
 		/* ids follow t_arrive: connection i arrives i-th */
-		TT_CHECK_EQ_U64(r->id, i + 1);
-		TT_CHECK_EQ_U64(r->rport, 20000 + i);
-		TT_CHECK_EQ_U64(r->sk, 0x10000 + i * 0x800);
-		TT_CHECK_EQ_U64(r->t_arrive, 1 * MS + i * 7 * US);
-		TT_CHECK_EQ_U64(r->bytes_in, 100 + i);
-		TT_CHECK_EQ_U64(r->ttft, 2 * MS + i * 11 * US + 4 * US);
-		TT_CHECK_EQ_U64(r->tokens, 10);
-		TT_CHECK_EQ_U64(r->tpot, 1 * MS + i * 10 * US);
-		TT_CHECK(r->complete);
+		ASSERT_EQ(r->id, i + 1, "r.id");
+		ASSERT_EQ(r->rport, 20000 + i, "r.rport");
+		ASSERT_EQ(r->sk, 0x10000 + i * 0x800, "r.sk");
+		ASSERT_EQ(r->t_arrive, 1 * MS + i * 7 * US, "r.t_arrive");
+		ASSERT_EQ(r->bytes_in, 100 + i, "r.bytes_in");
+		ASSERT_EQ(r->ttft, 2 * MS + i * 11 * US + 4 * US, "r.ttft");
+		ASSERT_EQ(r->tokens, 10, "r.tokens");
+		ASSERT_EQ(r->tpot, 1 * MS + i * 10 * US, "r.tpot");
+		ASSERT_TRUE(r->complete, "r.complete");
 	}
 }
 
@@ -752,7 +757,7 @@ static void test_interleaved_connections(void)
 	a = run();
 	check_interleaved(a);
 	tt_analyzer_itl(a, &n);
-	TT_CHECK_EQ_U64(n, NCONN * 9);
+	ASSERT_EQ(n, NCONN * 9, "n");
 	tt_analyzer_free(a);
 }
 
@@ -769,21 +774,23 @@ static void test_out_of_order_within_window(void)
 		/* each event up to 4 ms late: the 10 ms window absorbs it */
 		shuffled = run_jittered(4 * MS, seed);
 		check_interleaved(shuffled);
-		TT_CHECK_EQ_U64(tt_analyzer_nrequests(shuffled),
-				tt_analyzer_nrequests(sorted));
+		ASSERT_EQ(tt_analyzer_nrequests(shuffled),
+			  tt_analyzer_nrequests(sorted),
+			  "tt_analyzer_nrequests");
 		for (i = 0; i < tt_analyzer_nrequests(sorted) &&
 			    i < tt_analyzer_nrequests(shuffled);
 		     i++)
-			TT_CHECK(req_equal(req(sorted, i), req(shuffled, i)));
+			ASSERT_TRUE(req_equal(req(sorted, i), req(shuffled, i)),
+				    "req_equal");
 		tt_analyzer_stats(shuffled, &st);
-		TT_CHECK_EQ_U64(st.late, 0);
+		ASSERT_EQ(st.late, 0, "st.late");
 		tt_analyzer_free(shuffled);
 	}
 	/* in list order (connection by connection, far out of order) the
 	 * window cannot help: late events are counted */
 	shuffled = run_as_listed();
 	tt_analyzer_stats(shuffled, &st);
-	TT_CHECK(st.late > 0);
+	ASSERT_GT(st.late, 0, "st.late");
 	tt_analyzer_free(shuffled);
 	tt_analyzer_free(sorted);
 }
@@ -802,8 +809,7 @@ static void test_equal_timestamps_keep_arrival_order(void)
 		conn_open(0, 0x9900, "10.0.0.99", 9999);
 		if (late) /* a newer event first: the rest go to the heap */
 			xmit(5 * MS, 0x9999, 0, 1);
-		data_ready(t, 0x9900);
-		recv_(t, 0x9900, 10);
+		request_in(t, t, 0x9900, 10);
 		send_cls(t + 100, end, 0x9900, 100, 50, TT_SEND_HEADERS, 0,
 			 TT_SEND_F_HEADERS);
 		for (k = 0; k < 6; k++) {
@@ -814,12 +820,13 @@ static void test_equal_timestamps_keep_arrival_order(void)
 		send_cls(t + 800, end, 0x9900, 210, 10, TT_SEND_DONE, 0,
 			 TT_SEND_F_SSE);
 		a = run_as_listed();
-		TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
-		TT_CHECK(req(a, 0)->complete);
-		TT_CHECK_EQ_U64(req(a, 0)->tokens, 6);
-		TT_CHECK_EQ_U64(req(a, 0)->t_first_write, t + 200);
-		TT_CHECK_EQ_U64(req(a, 0)->tpot, 100);
-		TT_CHECK_EQ_U64(req(a, 0)->t_wire, end);
+		ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+		ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+		ASSERT_EQ(req(a, 0)->tokens, 6, "req.tokens");
+		ASSERT_EQ(req(a, 0)->t_first_write, t + 200,
+			  "req.t_first_write");
+		ASSERT_EQ(req(a, 0)->tpot, 100, "req.tpot");
+		ASSERT_EQ(req(a, 0)->t_wire, end, "req.t_wire");
 		tt_analyzer_free(a);
 	}
 }
@@ -836,8 +843,7 @@ static void test_next_request_before_done_returns(void)
 
 	reset();
 	conn_open(0, 0x7700, "10.0.0.77", 7777);
-	data_ready(1 * MS, 0x7700);
-	recv_(1 * MS + 10, 0x7700, 10);
+	request_in(1 * MS, 1 * MS + 10, 0x7700, 10);
 	send_cls(2 * MS, 2 * MS + 50, 0x7700, 100, 50, TT_SEND_HEADERS, 0,
 		 TT_SEND_F_HEADERS);
 	xmit(3 * MS + 20, 0x7700, 150, 160);
@@ -858,12 +864,13 @@ static void test_next_request_before_done_returns(void)
 	send_cls(7 * MS, 7 * MS + 50, 0x7700, 230, 10, TT_SEND_DONE, 0,
 		 TT_SEND_F_SSE);
 	a = run_as_listed();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK(req(a, 0)->complete && req(a, 1)->complete);
-	TT_CHECK_EQ_U64(req(a, 0)->t_first_write, 3 * MS);
-	TT_CHECK_EQ_U64(req(a, 1)->t_arrive, 4 * MS + 40);
-	TT_CHECK_EQ_U64(req(a, 1)->t_first_write, 6 * MS);
-	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 6 * MS + 20);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_TRUE(req(a, 0)->complete && req(a, 1)->complete,
+		    "req(a, 0)->complete && req(a, 1)->com...");
+	ASSERT_EQ(req(a, 0)->t_first_write, 3 * MS, "req.t_first_write");
+	ASSERT_EQ(req(a, 1)->t_arrive, 4 * MS + 40, "req.t_arrive");
+	ASSERT_EQ(req(a, 1)->t_first_write, 6 * MS, "req.t_first_write");
+	ASSERT_EQ(req(a, 1)->t_wire, 6 * MS + 20, "req.t_wire");
 	tt_analyzer_free(a);
 }
 
@@ -875,9 +882,10 @@ static void test_deterministic(void)
 	build_interleaved();
 	x = run_jittered(2 * MS, 9);
 	y = run_jittered(2 * MS, 9);
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(x), tt_analyzer_nrequests(y));
+	ASSERT_EQ(tt_analyzer_nrequests(x), tt_analyzer_nrequests(y),
+		  "tt_analyzer_nrequests");
 	for (i = 0; i < tt_analyzer_nrequests(x); i++)
-		TT_CHECK(req_equal(req(x, i), req(y, i)));
+		ASSERT_TRUE(req_equal(req(x, i), req(y, i)), "req_equal");
 	tt_analyzer_free(x);
 	tt_analyzer_free(y);
 }
@@ -901,14 +909,14 @@ static void test_preexisting_connection(void)
 	seq = send_bytes(8 * MS, 0x6000, seq, DONE_CHUNK, 8 * MS + 1 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->t_arrive, 0);
-	TT_CHECK_EQ_U64(r->t_read, 5 * MS);
-	TT_CHECK_EQ_U64(r->t_wire, 7 * MS + 1 * US);
-	TT_CHECK_EQ_U64(r->ttft, 0);
-	TT_CHECK(!r->complete);
-	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_ARRIVE);
+	ASSERT_EQ(r->t_arrive, 0, "r.t_arrive");
+	ASSERT_EQ(r->t_read, 5 * MS, "r.t_read");
+	ASSERT_EQ(r->t_wire, 7 * MS + 1 * US, "r.t_wire");
+	ASSERT_EQ(r->ttft, 0, "r.ttft");
+	ASSERT_FALSE(r->complete, "r.complete");
+	ASSERT_EQ(r->incomplete, TT_INC_NO_ARRIVE, "r.incomplete");
 	tt_analyzer_free(a);
 }
 
@@ -921,24 +929,21 @@ static void test_xmit_before_and_after_send(void)
 	conn_open(0, 0x7000, "10.0.0.7", 40007);
 	/* loopback: the skb reaches the device inside the send syscall,
 	 * so XMIT comes before the SEND record */
-	data_ready(1 * MS, 0x7000);
-	recv_(1 * MS + 10 * US, 0x7000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(2 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 5 * US);
 	s = seq;
 	seq = send_bytes(3 * MS, 0x7000, seq, TOKEN_CHUNK, 3 * MS + 9 * US);
 	seq = send_bytes(4 * MS, 0x7000, seq, DONE_CHUNK, 4 * MS + 9 * US);
 	/* a real NIC: the XMIT comes 300 us after the send returned */
-	data_ready(10 * MS, 0x7000);
-	recv_(10 * MS + 10 * US, 0x7000, 10);
+	request_in(10 * MS, 10 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(11 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 11 * MS + 300 * US);
 	seq = send_bytes(12 * MS, 0x7000, seq, TOKEN_CHUNK, 12 * MS + 320 * US);
 	seq = send_bytes(13 * MS, 0x7000, seq, TOKEN_CHUNK, 13 * MS + 320 * US);
 	seq = send_bytes(14 * MS, 0x7000, seq, DONE_CHUNK, 14 * MS + 320 * US);
 	/* TSO: one skb carries the first token inside a larger range */
-	data_ready(20 * MS, 0x7000);
-	recv_(20 * MS + 10 * US, 0x7000, 10);
+	request_in(20 * MS, 20 * MS + 10 * US, 0x7000, 10);
 	s = send_bytes(21 * MS, 0x7000, seq, UVICORN_SSE_HEADERS, 0);
 	s = send_bytes(21 * MS + 500 * US, 0x7000, s, TOKEN_CHUNK, 0);
 	xmit(21 * MS + 600 * US, 0x7000, seq, s);
@@ -946,8 +951,7 @@ static void test_xmit_before_and_after_send(void)
 	/* syscall entry unknown (the BPF side then puts the send's end in
 	 * ts_enter): the loopback XMIT still matches, being after the
 	 * previous send on the connection */
-	data_ready(30 * MS, 0x7000);
-	recv_(30 * MS + 10 * US, 0x7000, 10);
+	request_in(30 * MS, 30 * MS + 10 * US, 0x7000, 10);
 	seq = send_bytes(31 * MS, 0x7000, seq, UVICORN_SSE_HEADERS,
 			 31 * MS + 5 * US);
 	xmit(32 * MS + 5 * US, 0x7000, seq, seq + 10);
@@ -957,18 +961,18 @@ static void test_xmit_before_and_after_send(void)
 			 33 * MS + 5 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 4);
-	TT_CHECK_EQ_U64(req(a, 3)->t_wire, 32 * MS + 5 * US);
-	TT_CHECK_EQ_U64(req(a, 3)->ttft, 2 * MS + 5 * US);
-	TT_CHECK(req(a, 3)->complete);
-	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 9 * US);
-	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS + 9 * US);
-	TT_CHECK(req(a, 0)->complete);
-	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 12 * MS + 320 * US);
-	TT_CHECK_EQ_U64(req(a, 1)->ttft, 2 * MS + 320 * US);
-	TT_CHECK(req(a, 1)->complete);
-	TT_CHECK_EQ_U64(req(a, 2)->t_wire, 21 * MS + 600 * US);
-	TT_CHECK(req(a, 2)->complete);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 4, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 3)->t_wire, 32 * MS + 5 * US, "req.t_wire");
+	ASSERT_EQ(req(a, 3)->ttft, 2 * MS + 5 * US, "req.ttft");
+	ASSERT_TRUE(req(a, 3)->complete, "req.complete");
+	ASSERT_EQ(req(a, 0)->t_wire, 3 * MS + 9 * US, "req.t_wire");
+	ASSERT_EQ(req(a, 0)->ttft, 2 * MS + 9 * US, "req.ttft");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+	ASSERT_EQ(req(a, 1)->t_wire, 12 * MS + 320 * US, "req.t_wire");
+	ASSERT_EQ(req(a, 1)->ttft, 2 * MS + 320 * US, "req.ttft");
+	ASSERT_TRUE(req(a, 1)->complete, "req.complete");
+	ASSERT_EQ(req(a, 2)->t_wire, 21 * MS + 600 * US, "req.t_wire");
+	ASSERT_TRUE(req(a, 2)->complete, "req.complete");
 	tt_analyzer_free(a);
 }
 
@@ -980,8 +984,7 @@ static void test_done_before_xmit(void)
 	reset();
 	conn_open(0, 0x7100, "10.0.0.71", 40071);
 	/* one send carries the whole answer; its XMIT comes after it */
-	data_ready(1 * MS, 0x7100);
-	recv_(1 * MS + 10 * US, 0x7100, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x7100, 10);
 	s = send_bytes(
 		2 * MS, 0x7100, seq,
 		"HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
@@ -989,8 +992,7 @@ static void test_done_before_xmit(void)
 	conn_close(2 * MS + 500 * US, 0x7100); /* even after the close */
 	/* the next one never reaches the wire (XMIT missed) */
 	conn_open(10 * MS, 0x7200, "10.0.0.72", 40072);
-	data_ready(11 * MS, 0x7200);
-	recv_(11 * MS + 10 * US, 0x7200, 10);
+	request_in(11 * MS, 11 * MS + 10 * US, 0x7200, 10);
 	send_bytes(12 * MS, 0x7200, 1,
 		   "HTTP/1.1 200 OK\r\n\r\ndata: {\"t\":1}\n\ndata: [DONE]\n\n",
 		   0);
@@ -999,14 +1001,14 @@ static void test_done_before_xmit(void)
 	xmit(2000 * MS, 0x7300, 5, 6);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS);
-	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS);
-	TT_CHECK_EQ_U64(req(a, 0)->tokens, 1);
-	TT_CHECK(req(a, 0)->complete);
-	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 0);
-	TT_CHECK(!req(a, 1)->complete);
-	TT_CHECK_EQ_U64(req(a, 1)->incomplete, TT_INC_NO_WIRE);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->t_wire, 3 * MS, "req.t_wire");
+	ASSERT_EQ(req(a, 0)->ttft, 2 * MS, "req.ttft");
+	ASSERT_EQ(req(a, 0)->tokens, 1, "req.tokens");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+	ASSERT_EQ(req(a, 1)->t_wire, 0, "req.t_wire");
+	ASSERT_FALSE(req(a, 1)->complete, "req.complete");
+	ASSERT_EQ(req(a, 1)->incomplete, TT_INC_NO_WIRE, "req.incomplete");
 	(void)s;
 	tt_analyzer_free(a);
 }
@@ -1018,8 +1020,7 @@ static void test_retransmit_first_counts(void)
 
 	reset();
 	conn_open(0, 0x8000, "10.0.0.8", 40008);
-	data_ready(1 * MS, 0x8000);
-	recv_(1 * MS + 10 * US, 0x8000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x8000, 10);
 	seq = send_bytes(2 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	s = seq;
@@ -1029,8 +1030,7 @@ static void test_retransmit_first_counts(void)
 	seq = send_bytes(4 * MS, 0x8000, seq, DONE_CHUNK, 4 * MS + 1 * US);
 	/* second request: the retransmit of its first token is seen in the
 	 * ring already, after the original */
-	data_ready(300 * MS, 0x8000);
-	recv_(300 * MS + 10 * US, 0x8000, 10);
+	request_in(300 * MS, 300 * MS + 10 * US, 0x8000, 10);
 	seq = send_bytes(301 * MS, 0x8000, seq, UVICORN_SSE_HEADERS,
 			 301 * MS + 1 * US);
 	s = seq;
@@ -1040,10 +1040,11 @@ static void test_retransmit_first_counts(void)
 	seq = send_bytes(303 * MS, 0x8000, seq, DONE_CHUNK, 303 * MS + 1 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 400 * US);
-	TT_CHECK_EQ_U64(req(a, 1)->t_wire, 302 * MS + 2 * US);
-	TT_CHECK(req(a, 0)->complete && req(a, 1)->complete);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->t_wire, 3 * MS + 400 * US, "req.t_wire");
+	ASSERT_EQ(req(a, 1)->t_wire, 302 * MS + 2 * US, "req.t_wire");
+	ASSERT_TRUE(req(a, 0)->complete && req(a, 1)->complete,
+		    "req(a, 0)->complete && req(a, 1)->com...");
 	tt_analyzer_free(a);
 }
 
@@ -1054,14 +1055,13 @@ static void test_seq_wraparound(void)
 
 	reset();
 	conn_open(0, 0x9000, "10.0.0.9", 40009);
-	data_ready(1 * MS, 0x9000);
-	recv_(1 * MS + 10 * US, 0x9000, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x9000, 10);
 	seq = send_bytes(2 * MS, 0x9000, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	/* the first token's bytes straddle 2^32 */
 	s = 0xfffffff0u;
 	seq = s + strlen(TOKEN_CHUNK);
-	TT_CHECK(seq < 0x100);
+	ASSERT_LT(seq, 0x100, "seq");
 	/* a range after it and one before it do not match */
 	xmit(3 * MS + 1 * US, 0x9000, 0x40, 0x80);
 	xmit(3 * MS + 2 * US, 0x9000, 0xffffff00u, 0xfffffff0u);
@@ -1071,9 +1071,9 @@ static void test_seq_wraparound(void)
 	seq = send_bytes(4 * MS, 0x9000, seq, DONE_CHUNK, 4 * MS + 1 * US);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
-	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 3 * MS + 30 * US);
-	TT_CHECK(req(a, 0)->complete);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->t_wire, 3 * MS + 30 * US, "req.t_wire");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
 	tt_analyzer_free(a);
 }
 
@@ -1102,26 +1102,30 @@ static void test_lost_window(void)
 	lost(90 * MS, 50 * MS, 7, 1);
 	a = run();
 
-	TT_CHECK_EQ_U64(tt_analyzer_lost(a), 7);
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 5);
+	ASSERT_EQ(tt_analyzer_lost(a), 7, "tt_analyzer_lost");
+	ASSERT_EQ(tt_analyzer_nrequests(a), 5, "tt_analyzer_nrequests");
 	/* ids by arrival: A 10, E 30, B 40, D 85, C 100 */
-	TT_CHECK_EQ_U64(req(a, 0)->sk, sk[0]);
-	TT_CHECK_EQ_U64(req(a, 1)->sk, sk[4]);
-	TT_CHECK_EQ_U64(req(a, 2)->sk, sk[1]);
-	TT_CHECK_EQ_U64(req(a, 3)->sk, sk[3]);
-	TT_CHECK_EQ_U64(req(a, 4)->sk, sk[2]);
-	TT_CHECK_EQ_U64(req(a, 1)->t_end, 34 * MS + 20 * US);
-	TT_CHECK(req(a, 0)->complete && !req(a, 0)->lost);
-	TT_CHECK(!req(a, 2)->complete && req(a, 2)->lost);
-	TT_CHECK_EQ_U64(req(a, 2)->incomplete, TT_INC_LOST);
-	TT_CHECK(!req(a, 3)->complete && req(a, 3)->lost);
-	TT_CHECK(req(a, 4)->complete && !req(a, 4)->lost);
-	TT_CHECK_EQ_U64(req(a, 2)->ttft, 2 * MS + 5 * US);
+	ASSERT_EQ(req(a, 0)->sk, sk[0], "req.sk");
+	ASSERT_EQ(req(a, 1)->sk, sk[4], "req.sk");
+	ASSERT_EQ(req(a, 2)->sk, sk[1], "req.sk");
+	ASSERT_EQ(req(a, 3)->sk, sk[3], "req.sk");
+	ASSERT_EQ(req(a, 4)->sk, sk[2], "req.sk");
+	ASSERT_EQ(req(a, 1)->t_end, 34 * MS + 20 * US, "req.t_end");
+	ASSERT_TRUE(req(a, 0)->complete && !req(a, 0)->lost,
+		    "req(a, 0)->complete && !req(a, 0)->lost");
+	ASSERT_TRUE(!req(a, 2)->complete && req(a, 2)->lost,
+		    "!req(a, 2)->complete && req(a, 2)->lost");
+	ASSERT_EQ(req(a, 2)->incomplete, TT_INC_LOST, "req.incomplete");
+	ASSERT_TRUE(!req(a, 3)->complete && req(a, 3)->lost,
+		    "!req(a, 3)->complete && req(a, 3)->lost");
+	ASSERT_TRUE(req(a, 4)->complete && !req(a, 4)->lost,
+		    "req(a, 4)->complete && !req(a, 4)->lost");
+	ASSERT_EQ(req(a, 2)->ttft, 2 * MS + 5 * US, "req.ttft");
 	/* only complete requests' gaps: A 2, E 1, C 2 */
 	itl = tt_analyzer_itl(a, &n);
-	TT_CHECK_EQ_U64(n, 5);
+	ASSERT_EQ(n, 5, "n");
 	for (i = 0; i < n && itl; i++)
-		TT_CHECK_EQ_U64(itl[i], 1 * MS);
+		ASSERT_EQ(itl[i], 1 * MS, "itl[i]");
 	tt_analyzer_free(a);
 
 	/* a window whose since is exactly E's end leaves E complete */
@@ -1132,9 +1136,10 @@ static void test_lost_window(void)
 	conn_open(0, sk[0], "10.0.0.10", 41000);
 	sse_request(sk[0], 31 * MS, &seq[0], 2 * MS, 3, 1 * MS);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK(req(a, 0)->complete);
-	TT_CHECK(!req(a, 1)->complete && req(a, 1)->lost);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+	ASSERT_TRUE(!req(a, 1)->complete && req(a, 1)->lost,
+		    "!req(a, 1)->complete && req(a, 1)->lost");
 	tt_analyzer_free(a);
 }
 
@@ -1147,30 +1152,30 @@ static void test_lost_while_waiting_for_wire(void)
 	reset();
 	/* F: answered in one send at 40 ms, on the wire only at 70 ms */
 	conn_open(0, 0xa500, "10.0.0.20", 42000);
-	data_ready(30 * MS, 0xa500);
-	recv_(30 * MS + 10 * US, 0xa500, 10);
+	request_in(30 * MS, 30 * MS + 10 * US, 0xa500, 10);
 	send_bytes(40 * MS, 0xa500, 1, answer, 70 * MS);
 	/* G: the same, on the wire at once */
 	conn_open(0, 0xa600, "10.0.0.21", 42001);
-	data_ready(31 * MS, 0xa600);
-	recv_(31 * MS + 10 * US, 0xa600, 10);
+	request_in(31 * MS, 31 * MS + 10 * US, 0xa600, 10);
 	send_bytes(41 * MS, 0xa600, 1, answer, 41 * MS + 5 * US);
 	/* H: never on the wire; given up on at 2.1 s */
 	conn_open(0, 0xa700, "10.0.0.22", 42002);
-	data_ready(32 * MS, 0xa700);
-	recv_(32 * MS + 10 * US, 0xa700, 10);
+	request_in(32 * MS, 32 * MS + 10 * US, 0xa700, 10);
 	send_bytes(42 * MS, 0xa700, 1, answer, 0);
 	/* records lost in (50, 90] ms: F was still waiting, G was done */
 	lost(90 * MS, 50 * MS, 1, 3);
 	conn_open(2100 * MS, 0xa800, "10.0.0.23", 42003);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 3);
-	TT_CHECK_EQ_U64(req(a, 0)->t_wire, 70 * MS);
-	TT_CHECK(req(a, 0)->lost && !req(a, 0)->complete);
-	TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_LOST);
-	TT_CHECK(!req(a, 1)->lost && req(a, 1)->complete);
-	TT_CHECK(req(a, 2)->lost);
-	TT_CHECK_EQ_U64(req(a, 2)->incomplete, TT_INC_LOST | TT_INC_NO_WIRE);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 3, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->t_wire, 70 * MS, "req.t_wire");
+	ASSERT_TRUE(req(a, 0)->lost && !req(a, 0)->complete,
+		    "req(a, 0)->lost && !req(a, 0)->complete");
+	ASSERT_EQ(req(a, 0)->incomplete, TT_INC_LOST, "req.incomplete");
+	ASSERT_TRUE(!req(a, 1)->lost && req(a, 1)->complete,
+		    "!req(a, 1)->lost && req(a, 1)->complete");
+	ASSERT_TRUE(req(a, 2)->lost, "req.lost");
+	ASSERT_EQ(req(a, 2)->incomplete, TT_INC_LOST | TT_INC_NO_WIRE,
+		  "req.incomplete");
 	tt_analyzer_free(a);
 }
 
@@ -1184,19 +1189,18 @@ static void test_ids_follow_arrival(void)
 	conn_open(0, 0xb100, "10.0.0.12", 2222);
 	/* X arrives first but is read last */
 	data_ready(10 * MS, 0xb000);
-	data_ready(12 * MS, 0xb100);
-	recv_(13 * MS, 0xb100, 10);
+	request_in(12 * MS, 13 * MS, 0xb100, 10);
 	recv_(20 * MS, 0xb000, 10);
 	send_bytes(21 * MS, 0xb100, seq, "data: x\n\ndata: [DONE]\n\n",
 		   21 * MS + 1 * US);
 	send_bytes(22 * MS, 0xb000, seq, "data: x\n\ndata: [DONE]\n\n",
 		   22 * MS + 1 * US);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK_EQ_U64(req(a, 0)->id, 1);
-	TT_CHECK_EQ_U64(req(a, 0)->rport, 1111);
-	TT_CHECK_EQ_U64(req(a, 1)->id, 2);
-	TT_CHECK_EQ_U64(req(a, 1)->rport, 2222);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->id, 1, "req.id");
+	ASSERT_EQ(req(a, 0)->rport, 1111, "req.rport");
+	ASSERT_EQ(req(a, 1)->id, 2, "req.id");
+	ASSERT_EQ(req(a, 1)->rport, 2222, "req.rport");
 	tt_analyzer_free(a);
 }
 
@@ -1208,8 +1212,7 @@ static void test_non_streaming_response(void)
 
 	reset();
 	conn_open(0, 0xc000, "::1", 5555);
-	data_ready(1 * MS, 0xc000);
-	recv_(1 * MS + 20 * US, 0xc000, 400);
+	request_in(1 * MS, 1 * MS + 20 * US, 0xc000, 400);
 	seq = send_bytes(50 * MS, 0xc000, seq,
 			 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
 			 "content-length: 44\r\n\r\n",
@@ -1219,16 +1222,16 @@ static void test_non_streaming_response(void)
 			 50 * MS + 44 * US);
 	conn_close(60 * MS, 0xc000); /* Connection: close */
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->family, AF_INET6);
-	TT_CHECK_EQ_U64(r->t_headers, 50 * MS);
-	TT_CHECK_EQ_U64(r->t_first_write, 50 * MS + 40 * US);
-	TT_CHECK_EQ_U64(r->t_wire, 50 * MS + 44 * US);
-	TT_CHECK_EQ_U64(r->ttft, 49 * MS + 44 * US);
-	TT_CHECK_EQ_U64(r->tokens, 0);
-	TT_CHECK(!r->closed_mid_stream);
-	TT_CHECK(r->complete);
+	ASSERT_EQ(r->family, AF_INET6, "r.family");
+	ASSERT_EQ(r->t_headers, 50 * MS, "r.t_headers");
+	ASSERT_EQ(r->t_first_write, 50 * MS + 40 * US, "r.t_first_write");
+	ASSERT_EQ(r->t_wire, 50 * MS + 44 * US, "r.t_wire");
+	ASSERT_EQ(r->ttft, 49 * MS + 44 * US, "r.ttft");
+	ASSERT_EQ(r->tokens, 0, "r.tokens");
+	ASSERT_FALSE(r->closed_mid_stream, "r.closed_mid_stream");
+	ASSERT_TRUE(r->complete, "r.complete");
 	tt_analyzer_free(a);
 }
 
@@ -1240,8 +1243,8 @@ static void test_interim_continue(void)
 
 	reset();
 	conn_open(0, 0xd000, "10.0.0.13", 6666);
-	data_ready(1 * MS, 0xd000);
-	recv_(1 * MS + 10 * US, 0xd000, 180); /* headers, Expect: 100 */
+	/* headers, Expect: 100 */
+	request_in(1 * MS, 1 * MS + 10 * US, 0xd000, 180);
 	seq = send_bytes(2 * MS, 0xd000, seq, "HTTP/1.1 100 Continue\r\n\r\n",
 			 2 * MS + 1 * US);
 	data_ready(3 * MS, 0xd000); /* the body */
@@ -1251,14 +1254,14 @@ static void test_interim_continue(void)
 	seq = send_bytes(5 * MS, 0xd000, seq, TOKEN_CHUNK, 5 * MS + 1 * US);
 	seq = send_bytes(6 * MS, 0xd000, seq, DONE_CHUNK, 6 * MS + 1 * US);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK_EQ_U64(r->t_arrive, 1 * MS);
-	TT_CHECK_EQ_U64(r->t_read, 3 * MS + 10 * US);
-	TT_CHECK_EQ_U64(r->bytes_in, 2180);
-	TT_CHECK_EQ_U64(r->t_headers, 4 * MS);
-	TT_CHECK_EQ_U64(r->ttft, 4 * MS + 1 * US);
-	TT_CHECK(r->complete);
+	ASSERT_EQ(r->t_arrive, 1 * MS, "r.t_arrive");
+	ASSERT_EQ(r->t_read, 3 * MS + 10 * US, "r.t_read");
+	ASSERT_EQ(r->bytes_in, 2180, "r.bytes_in");
+	ASSERT_EQ(r->t_headers, 4 * MS, "r.t_headers");
+	ASSERT_EQ(r->ttft, 4 * MS + 1 * US, "r.ttft");
+	ASSERT_TRUE(r->complete, "r.complete");
 	tt_analyzer_free(a);
 }
 
@@ -1281,17 +1284,18 @@ static void test_socket_reuse_and_orphans(void)
 	/* an unknown socket */
 	data_ready(30 * MS, 0xf000);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK_EQ_U64(req(a, 0)->rport, 7001);
-	TT_CHECK_EQ_U64(req(a, 0)->tokens, 2);
-	TT_CHECK(req(a, 0)->complete);
-	TT_CHECK_EQ_U64(req(a, 1)->rport, 7002);
-	TT_CHECK_EQ_U64(req(a, 1)->tokens, 3);
-	TT_CHECK(req(a, 1)->complete);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->rport, 7001, "req.rport");
+	ASSERT_EQ(req(a, 0)->tokens, 2, "req.tokens");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+	ASSERT_EQ(req(a, 1)->rport, 7002, "req.rport");
+	ASSERT_EQ(req(a, 1)->tokens, 3, "req.tokens");
+	ASSERT_TRUE(req(a, 1)->complete, "req.complete");
 	tt_analyzer_stats(a, &st);
-	TT_CHECK_EQ_U64(st.conns, 2);
-	TT_CHECK_EQ_U64(st.orphans, 2);
-	TT_CHECK_EQ_U64(st.stray_sends, 2); /* the last chunks after [DONE] */
+	ASSERT_EQ(st.conns, 2, "st.conns");
+	ASSERT_EQ(st.orphans, 2, "st.orphans");
+	ASSERT_EQ(st.stray_sends, 2,
+		  "st.stray_sends"); /* the last chunks after [DONE] */
 	tt_analyzer_free(a);
 }
 
@@ -1311,28 +1315,29 @@ static void test_open_at_end_and_comm(void)
 	strcpy(ev.comm.comm, "uvicorn-writer");
 	push(&ev);
 	conn_open(0, 0xe100, "10.0.0.16", 7003);
-	data_ready(1 * MS, 0xe100);
-	recv_(1 * MS + 10 * US, 0xe100, 10);
+	request_in(1 * MS, 1 * MS + 10 * US, 0xe100, 10);
 	seq = send_bytes(2 * MS, 0xe100, seq, UVICORN_SSE_HEADERS,
 			 2 * MS + 1 * US);
 	seq = send_bytes(3 * MS, 0xe100, seq, TOKEN_CHUNK, 3 * MS + 1 * US);
 	/* another connection only got its request: no response yet */
 	conn_open(0, 0xe200, "10.0.0.17", 7004);
-	data_ready(4 * MS, 0xe200);
-	recv_(4 * MS + 10 * US, 0xe200, 10);
+	request_in(4 * MS, 4 * MS + 10 * US, 0xe200, 10);
 	/* and a third only woke up (no read): no request at all */
 	conn_open(0, 0xe300, "10.0.0.18", 7005);
 	data_ready(4 * MS, 0xe300);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 2);
-	TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_OPEN_AT_END);
-	TT_CHECK_EQ_U64(req(a, 0)->ttft, 2 * MS + 1 * US);
-	TT_CHECK_EQ_U64(req(a, 1)->incomplete,
-			TT_INC_OPEN_AT_END | TT_INC_NO_RESPONSE);
-	TT_CHECK(tt_analyzer_comm(a, WRITER_TID) &&
-		 !strcmp(tt_analyzer_comm(a, WRITER_TID), "uvicorn-writer"));
-	TT_CHECK(tt_analyzer_comm(a, 999) == NULL);
-	TT_CHECK(tt_analyzer_add(a, &ev) != 0); /* finished */
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->incomplete, TT_INC_OPEN_AT_END, "req.incomplete");
+	ASSERT_EQ(req(a, 0)->ttft, 2 * MS + 1 * US, "req.ttft");
+	ASSERT_EQ(req(a, 1)->incomplete,
+		  TT_INC_OPEN_AT_END | TT_INC_NO_RESPONSE, "req.incomplete");
+	ASSERT_TRUE(tt_analyzer_comm(a, WRITER_TID) &&
+			    !strcmp(tt_analyzer_comm(a, WRITER_TID),
+				    "uvicorn-writer"),
+		    "tt_analyzer_comm");
+	ASSERT_NULL(tt_analyzer_comm(a, 999), "tt_analyzer_comm");
+	ASSERT_NEQ(tt_analyzer_add(a, &ev), 0,
+		   "tt_analyzer_add"); /* finished */
 	tt_analyzer_free(a);
 }
 
@@ -1400,14 +1405,14 @@ static void check_seg(const struct tt_cp_result *res, size_t k, __u64 start,
 		      __u64 end, __u32 tid, unsigned int state,
 		      unsigned int stage)
 {
-	TT_CHECK(k < res->nsegs);
+	ASSERT_LT(k, res->nsegs, "k");
 	if (k >= res->nsegs)
 		return;
-	TT_CHECK_EQ_U64(res->segs[k].start, start);
-	TT_CHECK_EQ_U64(res->segs[k].start + res->segs[k].dur, end);
-	TT_CHECK_EQ_U64(res->segs[k].tid, tid);
-	TT_CHECK_EQ_U64(res->segs[k].state, state);
-	TT_CHECK_EQ_U64(res->segs[k].stage, stage);
+	ASSERT_EQ(res->segs[k].start, start, "segs[k].start");
+	ASSERT_EQ(res->segs[k].start + res->segs[k].dur, end, "segs[k].dur");
+	ASSERT_EQ(res->segs[k].tid, tid, "segs[k].tid");
+	ASSERT_EQ(res->segs[k].state, state, "segs[k].state");
+	ASSERT_EQ(res->segs[k].stage, stage, "segs[k].stage");
 }
 
 static void test_critical_path_handoff(void)
@@ -1425,19 +1430,20 @@ static void test_critical_path_handoff(void)
 	want[TT_ST_CPU] = 5040 * US; /* reader 20 us, engine 5 ms, writer */
 	want[TT_ST_NET_OUT] = 5 * US;
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
-	TT_CHECK(r->complete && r->attributed);
-	TT_CHECK_EQ_U64(r->incomplete, 0);
-	TT_CHECK_EQ_U64(r->ttft, 5205 * US);
-	TT_CHECK_EQ_U64(r->reader_tid, READER_TID);
-	TT_CHECK_EQ_U64(r->writer_tid, WRITER_TID);
-	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
-	TT_CHECK_EQ_U64(r->t_dispatch, t0 + 120 * US);
-	TT_CHECK_EQ_U64(r->dispatch_rule, TT_CP_DISP_PICKUP);
-	TT_CHECK_EQ_U64(r->t_token, t0 + 5150 * US);
+	ASSERT_TRUE(r->complete && r->attributed,
+		    "r->complete && r->attributed");
+	ASSERT_EQ(r->incomplete, 0, "r.incomplete");
+	ASSERT_EQ(r->ttft, 5205 * US, "r.ttft");
+	ASSERT_EQ(r->reader_tid, READER_TID, "r.reader_tid");
+	ASSERT_EQ(r->writer_tid, WRITER_TID, "r.writer_tid");
+	ASSERT_FALSE(memcmp(r->stage_ns, want, sizeof(want)), "memcmp");
+	ASSERT_EQ(r->t_dispatch, t0 + 120 * US, "r.t_dispatch");
+	ASSERT_EQ(r->dispatch_rule, TT_CP_DISP_PICKUP, "r.dispatch_rule");
+	ASSERT_EQ(r->t_token, t0 + 5150 * US, "r.t_token");
 	res = tt_analyzer_cp_result(a, 0);
-	TT_CHECK(res && res->nsegs == 9);
+	ASSERT_TRUE(res && res->nsegs == 9, "res && res->nsegs == 9");
 	if (res && res->nsegs == 9) {
 		check_seg(res, 0, t0, t0 + 20 * US, READER_TID, TT_CP_PHASE,
 			  TT_ST_NET_IN);
@@ -1457,7 +1463,7 @@ static void test_critical_path_handoff(void)
 			  TT_CP_RUNNING, TT_ST_CPU);
 		check_seg(res, 8, t0 + 5200 * US, t0 + 5205 * US, WRITER_TID,
 			  TT_CP_PHASE, TT_ST_NET_OUT);
-		TT_CHECK(!strcmp(res->segs[5].reason, "on-cpu"));
+		ASSERT_STREQ(res->segs[5].reason, "on-cpu", "segs[5].reason");
 	}
 	tt_analyzer_free(a);
 
@@ -1465,10 +1471,12 @@ static void test_critical_path_handoff(void)
 	for (seed = 1; seed <= 3; seed++) {
 		handoff_stream(0);
 		a = run_jittered(2 * MS, seed);
-		TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
-		TT_CHECK(req(a, 0)->complete);
-		TT_CHECK(!memcmp(req(a, 0)->stage_ns, want, sizeof(want)));
-		TT_CHECK_EQ_U64(req(a, 0)->t_dispatch, t0 + 120 * US);
+		ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+		ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+		ASSERT_FALSE(memcmp(req(a, 0)->stage_ns, want, sizeof(want)),
+			     "memcmp");
+		ASSERT_EQ(req(a, 0)->t_dispatch, t0 + 120 * US,
+			  "req.t_dispatch");
 		tt_analyzer_free(a);
 	}
 }
@@ -1491,8 +1499,9 @@ static void test_gpu_device_table(void)
 	handoff_stream(4150 * US);
 	a = run_tables(NULL, 0, &gpu, 1);
 	r = req(a, 0);
-	TT_CHECK(r->complete && r->attributed);
-	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
+	ASSERT_TRUE(r->complete && r->attributed,
+		    "r->complete && r->attributed");
+	ASSERT_FALSE(memcmp(r->stage_ns, want, sizeof(want)), "memcmp");
 	tt_analyzer_free(a);
 
 	/* a device nobody said is a GPU: the same wait is unexplained */
@@ -1501,8 +1510,9 @@ static void test_gpu_device_table(void)
 	handoff_stream(4150 * US);
 	a = run_tables(NULL, 0, &none, 1);
 	r = req(a, 0);
-	TT_CHECK(r->complete && r->attributed);
-	TT_CHECK(!memcmp(r->stage_ns, want, sizeof(want)));
+	ASSERT_TRUE(r->complete && r->attributed,
+		    "r->complete && r->attributed");
+	ASSERT_FALSE(memcmp(r->stage_ns, want, sizeof(want)), "memcmp");
 	tt_analyzer_free(a);
 }
 
@@ -1518,21 +1528,25 @@ static void test_no_scheduler_events(void)
 	conn_open(0, 0xc200, "10.0.0.51", 50001);
 	sse_request(0xc200, 10 * MS, &seq, 3 * MS, 3, 1 * MS);
 	a = run();
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 1);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 	r = req(a, 0);
 	/* the socket side is whole, the path is not: kept out */
-	TT_CHECK(!r->complete && !r->attributed);
-	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_PATH);
-	TT_CHECK(!strcmp(tt_incomplete_str(r->incomplete, buf, sizeof(buf)),
-			 "no-path"));
-	TT_CHECK_EQ_U64(r->ttft, 3 * MS + 5 * US);
-	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_NET_IN], 100 * US);
-	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_UNKNOWN], 2900 * US);
-	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_NET_OUT], 5 * US);
-	TT_CHECK_EQ_U64(r->t_dispatch, r->t_read);
-	TT_CHECK_EQ_U64(r->dispatch_rule, TT_CP_DISP_READ);
+	ASSERT_TRUE(!r->complete && !r->attributed,
+		    "!r->complete && !r->attributed");
+	ASSERT_EQ(r->incomplete, TT_INC_NO_PATH, "r.incomplete");
+	ASSERT_STREQ(tt_incomplete_str(r->incomplete, buf, sizeof(buf)),
+		     "no-path", "tt_incomplete_str");
+	ASSERT_EQ(r->ttft, 3 * MS + 5 * US, "r.ttft");
+	ASSERT_EQ(r->stage_ns[TT_ST_NET_IN], 100 * US,
+		  "r.stage_ns[TT_ST_NET_IN]");
+	ASSERT_EQ(r->stage_ns[TT_ST_UNKNOWN], 2900 * US,
+		  "r.stage_ns[TT_ST_UNKNOWN]");
+	ASSERT_EQ(r->stage_ns[TT_ST_NET_OUT], 5 * US,
+		  "r.stage_ns[TT_ST_NET_OUT]");
+	ASSERT_EQ(r->t_dispatch, r->t_read, "r.t_dispatch");
+	ASSERT_EQ(r->dispatch_rule, TT_CP_DISP_READ, "r.dispatch_rule");
 	tt_analyzer_itl(a, &n);
-	TT_CHECK_EQ_U64(n, 0); /* an incomplete request's gaps stay out */
+	ASSERT_EQ(n, 0, "n"); /* an incomplete request's gaps stay out */
 	tt_analyzer_free(a);
 }
 
@@ -1549,24 +1563,26 @@ static void test_path_meets_unknown_thread(void)
 	reset();
 	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
 	conn_open(0, 0xc300, "10.0.0.52", 50002);
-	data_ready(t0, 0xc300);
-	recv_(t0 + 100 * US, 0xc300, 300);
+	request_in(t0, t0 + 100 * US, 0xc300, 300);
 	wake(t0 + 3 * MS, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, TOKEN_WORD);
 	sw_in(t0 + 3 * MS + 10 * US, WRITER_TID);
 	send_bytes(t0 + 3 * MS + 20 * US, 0xc300, 1, ONE_SEND_ANSWER,
 		   t0 + 3 * MS + 25 * US);
 	a = run();
 	r = req(a, 0);
-	TT_CHECK(!r->complete && !r->attributed);
-	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_PATH);
-	TT_CHECK_EQ_U64(r->stage_ns[TT_ST_UNKNOWN], 2900 * US);
+	ASSERT_TRUE(!r->complete && !r->attributed,
+		    "!r->complete && !r->attributed");
+	ASSERT_EQ(r->incomplete, TT_INC_NO_PATH, "r.incomplete");
+	ASSERT_EQ(r->stage_ns[TT_ST_UNKNOWN], 2900 * US,
+		  "r.stage_ns[TT_ST_UNKNOWN]");
 	res = tt_analyzer_cp_result(a, 0);
 	for (k = 0; res && k < res->nsegs; k++)
 		if (res->segs[k].tid == ENGINE_TID &&
 		    res->segs[k].state == TT_CP_NODATA)
 			seen = true;
-	TT_CHECK(seen);
-	TT_CHECK(res && (res->incomplete & TT_CP_INC_NO_DATA));
+	ASSERT_TRUE(seen, "seen");
+	ASSERT_TRUE(res && (res->incomplete & TT_CP_INC_NO_DATA),
+		    "res && (res->incomplete & TT_CP_INC_N...");
 	tt_analyzer_free(a);
 }
 
@@ -1591,8 +1607,7 @@ static void test_process_table(void)
 		strcpy(ev.comm.comm, "writer");
 		push(&ev);
 		conn_open(0, 0xc400, "10.0.0.53", 50003);
-		data_ready(t0, 0xc400);
-		recv_(t0 + 100 * US, 0xc400, 300);
+		request_in(t0, t0 + 100 * US, 0xc400, 300);
 		ev = mk(TT_EV_WAKING, t0 + 3 * MS, 5002);
 		ev.h.tgid = 5000;
 		ev.wake.target_tid = WRITER_TID;
@@ -1605,26 +1620,34 @@ static void test_process_table(void)
 			   t0 + 3 * MS + 25 * US);
 		a = run_tables(procs, with ? 2 : 0, NULL, 0);
 		cp = tt_analyzer_critpath(a);
-		TT_CHECK(cp != NULL);
+		ASSERT_OK_PTR(cp, "cp");
 		if (with) {
-			TT_CHECK(tt_analyzer_comm(a, ENGINE_TID) &&
-				 !strcmp(tt_analyzer_comm(a, ENGINE_TID),
-					 "engine"));
-			TT_CHECK(tt_critpath_comm(cp, 5001) &&
-				 !strcmp(tt_critpath_comm(cp, 5001),
-					 "tokenizer"));
+			ASSERT_TRUE(
+				tt_analyzer_comm(a, ENGINE_TID) &&
+					!strcmp(tt_analyzer_comm(a, ENGINE_TID),
+						"engine"),
+				"tt_analyzer_comm");
+			ASSERT_TRUE(tt_critpath_comm(cp, 5001) &&
+					    !strcmp(tt_critpath_comm(cp, 5001),
+						    "tokenizer"),
+				    "tt_critpath_comm");
 			/* followed to 5002, of which nothing is known */
-			TT_CHECK_EQ_U64(req(a, 0)->incomplete, TT_INC_NO_PATH);
+			ASSERT_EQ(req(a, 0)->incomplete, TT_INC_NO_PATH,
+				  "req.incomplete");
 		} else {
-			TT_CHECK(tt_analyzer_comm(a, ENGINE_TID) == NULL);
-			TT_CHECK(tt_critpath_comm(cp, 5001) == NULL);
+			ASSERT_NULL(tt_analyzer_comm(a, ENGINE_TID),
+				    "tt_analyzer_comm");
+			ASSERT_NULL(tt_critpath_comm(cp, 5001),
+				    "tt_critpath_comm");
 			/* an untraced waker: the wait is the writer's own */
-			TT_CHECK(req(a, 0)->complete);
-			TT_CHECK_EQ_U64(req(a, 0)->stage_ns[TT_ST_LOCK],
-					2900 * US);
+			ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+			ASSERT_EQ(req(a, 0)->stage_ns[TT_ST_LOCK], 2900 * US,
+				  "req.stage_ns[TT_ST_LOCK]");
 		}
-		TT_CHECK(tt_critpath_comm(cp, WRITER_TID) &&
-			 !strcmp(tt_critpath_comm(cp, WRITER_TID), "writer"));
+		ASSERT_TRUE(tt_critpath_comm(cp, WRITER_TID) &&
+				    !strcmp(tt_critpath_comm(cp, WRITER_TID),
+					    "writer"),
+			    "tt_critpath_comm");
 		tt_analyzer_free(a);
 	}
 }
@@ -1634,22 +1657,24 @@ static void test_invariants_were_checked(void)
 {
 	printf("INFO: closure checked on %zu walked requests, %zu complete\n",
 	       paths_checked, complete_checked);
-	TT_CHECK(paths_checked > 1000 && complete_checked > 1000);
+	ASSERT_TRUE(paths_checked > 1000 && complete_checked > 1000,
+		    "paths_checked > 1000 && complete_chec...");
 }
 
 static void test_incomplete_str(void)
 {
 	char buf[128];
 
-	TT_CHECK(!strcmp(tt_incomplete_str(0, buf, sizeof(buf)), "complete"));
-	TT_CHECK(!strcmp(tt_incomplete_str(TT_INC_NO_WIRE | TT_INC_LOST, buf,
-					   sizeof(buf)),
-			 "no-wire,lost"));
-	TT_CHECK(!strcmp(tt_incomplete_str(TT_INC_LOST | TT_INC_NO_PATH, buf,
-					   sizeof(buf)),
-			 "lost,no-path"));
+	ASSERT_STREQ(tt_incomplete_str(0, buf, sizeof(buf)), "complete",
+		     "tt_incomplete_str");
+	ASSERT_STREQ(tt_incomplete_str(TT_INC_NO_WIRE | TT_INC_LOST, buf,
+				       sizeof(buf)),
+		     "no-wire,lost", "tt_incomplete_str");
+	ASSERT_STREQ(tt_incomplete_str(TT_INC_LOST | TT_INC_NO_PATH, buf,
+				       sizeof(buf)),
+		     "lost,no-path", "tt_incomplete_str");
 	tt_incomplete_str(0xff, buf, 12); /* cut short, still a string */
-	TT_CHECK(strlen(buf) < 12);
+	ASSERT_LT(strlen(buf), 12, "strlen");
 }
 
 /* ~2M events: 200 keep-alive connections streaming 32 tokens each. */
@@ -1713,16 +1738,17 @@ static void test_throughput(void)
 	}
 	tt_analyzer_finish(a);
 	clock_gettime(CLOCK_MONOTONIC, &s1);
-	TT_CHECK(!bad);
+	ASSERT_FALSE(bad, "bad");
 	check_paths(a);
 	/* every whole request on every connection is complete */
 	for (i = 0; i < tt_analyzer_nrequests(a); i++)
 		complete += req(a, i)->complete;
-	TT_CHECK_EQ_U64(complete, NC * (total / NC / STEPS));
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a),
-			NC * ((total / NC + STEPS - 1) / STEPS));
-	TT_CHECK_EQ_U64(req(a, 0)->tokens, NTOK);
-	TT_CHECK_EQ_U64(req(a, 0)->tpot, 2 * NC * 100);
+	ASSERT_EQ(complete, NC * (total / NC / STEPS), "complete");
+	ASSERT_EQ(tt_analyzer_nrequests(a),
+		  NC * ((total / NC + STEPS - 1) / STEPS),
+		  "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->tokens, NTOK, "req.tokens");
+	ASSERT_EQ(req(a, 0)->tpot, 2 * NC * 100, "req.tpot");
 	t0 = s0.tv_sec * 1000000000ULL + s0.tv_nsec;
 	t1 = s1.tv_sec * 1000000000ULL + s1.tv_nsec;
 	printf("INFO: analyzer: %.2f M events/s (%llu events in %.3f s)\n",

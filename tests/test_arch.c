@@ -39,12 +39,13 @@ static void test_round_trip(void)
 {
 	bool ok;
 
-	TT_CHECK(write_with_arch(0));
-	TT_CHECK_EQ_U64(read_arch(path, &ok), TT_ARCH);
-	TT_CHECK(ok);
-	TT_CHECK(write_with_arch(TT_ARCH_ARM64));
-	TT_CHECK_EQ_U64(read_arch(path, &ok), TT_ARCH_ARM64);
-	TT_CHECK(ok);
+	ASSERT_TRUE(write_with_arch(0), "write_with_arch(0)");
+	ASSERT_EQ(read_arch(path, &ok), TT_ARCH, "read_arch(path, &ok)");
+	ASSERT_TRUE(ok, "ok");
+	ASSERT_TRUE(write_with_arch(TT_ARCH_ARM64),
+		    "write_with_arch(TT_ARCH_ARM64)");
+	ASSERT_EQ(read_arch(path, &ok), TT_ARCH_ARM64, "read_arch(path, &ok)");
+	ASSERT_TRUE(ok, "ok");
 }
 
 /* The fuzz corpus was written before the field: every file of it that
@@ -57,18 +58,19 @@ static void test_older_files(void)
 	DIR *d = opendir("tests/fuzz/corpus");
 	bool ok;
 
-	TT_CHECK(d != NULL);
+	ASSERT_TRUE(d != NULL, "d != NULL");
 	while (d && (de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "tests/fuzz/corpus/%s", de->d_name);
 		if (read_arch(p, &ok) != 0)
-			TT_CHECK(!"an older file has no architecture");
+			ASSERT_TRUE(!"an older file has no architecture",
+				    "!\"an older file has no architecture\"");
 		opened += ok;
 	}
 	if (d)
 		closedir(d);
-	TT_CHECK(opened > 0);
+	ASSERT_TRUE(opened > 0, "opened > 0");
 }
 
 /* report analyses only its own architecture's recordings; --events
@@ -79,22 +81,24 @@ static void test_report_refuses_foreign(void)
 	char cmd[1024];
 	int rc;
 
-	TT_CHECK(write_with_arch(TT_ARCH_ARM64));
+	ASSERT_TRUE(write_with_arch(TT_ARCH_ARM64),
+		    "write_with_arch(TT_ARCH_ARM64)");
 	snprintf(cmd, sizeof(cmd),
 		 "%s/ttftrace report %s 2>&1 | grep -q 'recorded on arm64'",
 		 out, path);
-	TT_CHECK(system(cmd) == 0);
+	ASSERT_TRUE(system(cmd) == 0, "system(cmd) == 0");
 	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out,
 		 path);
 	rc = system(cmd);
-	TT_CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+	ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1,
+		    "WIFEXITED(rc) && WEXITSTATUS(rc) == 1");
 	snprintf(cmd, sizeof(cmd),
 		 "%s/ttftrace report --events %s >/dev/null 2>&1", out, path);
-	TT_CHECK(system(cmd) == 0);
-	TT_CHECK(write_with_arch(0));
+	ASSERT_TRUE(system(cmd) == 0, "system(cmd) == 0");
+	ASSERT_TRUE(write_with_arch(0), "write_with_arch(0)");
 	snprintf(cmd, sizeof(cmd), "%s/ttftrace report %s >/dev/null 2>&1", out,
 		 path);
-	TT_CHECK(system(cmd) == 0);
+	ASSERT_TRUE(system(cmd) == 0, "system(cmd) == 0");
 }
 
 int main(void)

@@ -3,14 +3,7 @@
 #include <stdlib.h>
 #include "classify.h"
 #include "tt_test.h"
-
-#define UVICORN_SSE_HEADERS                                  \
-	"HTTP/1.1 200 OK\r\n"                                \
-	"date: Sat, 29 Nov 2025 22:50:00 GMT\r\n"            \
-	"server: uvicorn\r\n"                                \
-	"content-type: text/event-stream; charset=utf-8\r\n" \
-	"transfer-encoding: chunked\r\n"                     \
-	"\r\n"
+#include "server_bytes.h"
 
 #define VLLM_CHUNK(content)                                                      \
 	"data: {\"id\":\"chatcmpl-3f2a\",\"object\":\"chat.completion.chunk\","  \
@@ -51,11 +44,11 @@ static char *chunk(char *buf, size_t len, const char *payload)
 	return buf;
 }
 
-#define CHECK_SEND(s, want_cls, want_tokens, want_flags)  \
-	do {                                              \
-		TT_CHECK_EQ_U64((s).cls, want_cls);       \
-		TT_CHECK_EQ_U64((s).tokens, want_tokens); \
-		TT_CHECK_EQ_U64((s).flags, want_flags);   \
+#define CHECK_SEND(s, want_cls, want_tokens, want_flags)          \
+	do {                                                      \
+		ASSERT_EQ((s).cls, want_cls, "(s).cls");          \
+		ASSERT_EQ((s).tokens, want_tokens, "(s).tokens"); \
+		ASSERT_EQ((s).flags, want_flags, "(s).flags");    \
 	} while (0)
 
 static void test_headers_only(void)
@@ -94,7 +87,7 @@ static void test_headers_fill_capture_body_unseen(void)
 	for (i = strlen(buf); i < TT_SEND_CAPTURE - strlen(tail); i++)
 		buf[i] = 'p';
 	strcpy(buf + i, tail);
-	TT_CHECK_EQ_U64(strlen(buf), TT_SEND_CAPTURE);
+	ASSERT_EQ(strlen(buf), TT_SEND_CAPTURE, "strlen");
 	/* 300 bytes were sent: a body follows, but beyond the capture */
 	s = classify_n(buf, TT_SEND_CAPTURE, 300);
 	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS);
@@ -131,7 +124,7 @@ static void test_sse_token(void)
 
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 	/* longer than the capture: the event is cut, its data: line seen */
-	TT_CHECK(strlen(VLLM_CHUNK(LONG_CONTENT)) > TT_SEND_CAPTURE);
+	ASSERT_GT(strlen(VLLM_CHUNK(LONG_CONTENT)), TT_SEND_CAPTURE, "strlen");
 	s = classify(VLLM_CHUNK(LONG_CONTENT));
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 	s = classify("data: {\"text\":\"a\"}\n\ndata: {\"text\":\"b\"}\n\n");
@@ -293,9 +286,11 @@ static void test_capture_limit(void)
 
 static void test_class_names(void)
 {
-	TT_CHECK(!strcmp(tt_send_class_name(TT_SEND_TOKEN), "token"));
-	TT_CHECK(!strcmp(tt_send_class_name(TT_SEND_TOKEN_DONE), "token+done"));
-	TT_CHECK(!strcmp(tt_send_class_name(77), "unknown"));
+	ASSERT_STREQ(tt_send_class_name(TT_SEND_TOKEN), "token",
+		     "tt_send_class_name");
+	ASSERT_STREQ(tt_send_class_name(TT_SEND_TOKEN_DONE), "token+done",
+		     "tt_send_class_name");
+	ASSERT_STREQ(tt_send_class_name(77), "unknown", "tt_send_class_name");
 }
 
 int main(void)

@@ -51,15 +51,16 @@ static void test_cases(void)
 		if (strcmp(out, c->json))
 			fprintf(stderr, "  case %zu: json %s, want %s\n", i,
 				out, c->json);
-		TT_CHECK(!strcmp(out, c->json));
-		TT_CHECK(jc_parse(out, len, &v, buf, sizeof(buf)) == 0);
+		ASSERT_TRUE(!strcmp(out, c->json), "!strcmp(out, c->json)");
+		ASSERT_TRUE(jc_parse(out, len, &v, buf, sizeof(buf)) == 0,
+			    "jc_parse(out, len, &v, buf, sizeof(bu...");
 		jc_free(&v);
 		free(out);
 		tt_text_escape(buf, sizeof(buf), c->in, max);
 		if (strcmp(buf, c->text))
 			fprintf(stderr, "  case %zu: text %s, want %s\n", i,
 				buf, c->text);
-		TT_CHECK(!strcmp(buf, c->text));
+		ASSERT_TRUE(!strcmp(buf, c->text), "!strcmp(buf, c->text)");
 	}
 }
 
@@ -82,7 +83,7 @@ static void test_all_bytes_strict(void)
 			fclose(f);
 			if (jc_parse(out, len, &v, err, sizeof(err))) {
 				fprintf(stderr, "  byte %02x: %s\n", b, err);
-				TT_CHECK(!"strict JSON");
+				ASSERT_TRUE(!"strict JSON", "!\"strict JSON\"");
 			}
 			jc_free(&v);
 			free(out);
@@ -95,22 +96,29 @@ static void test_text_room(void)
 {
 	char small[6];
 
-	TT_CHECK(!strcmp(tt_text_escape(small, sizeof(small), "ab\x1b", 3),
-			 "ab"));
-	TT_CHECK(!strcmp(tt_text_escape(small, sizeof(small), "abcdefg", 7),
-			 "abcde"));
+	ASSERT_TRUE(!strcmp(tt_text_escape(small, sizeof(small), "ab\x1b", 3),
+			    "ab"),
+		    "!strcmp(tt_text_escape(small, sizeof(...");
+	ASSERT_TRUE(!strcmp(tt_text_escape(small, sizeof(small), "abcdefg", 7),
+			    "abcde"),
+		    "!strcmp(tt_text_escape(small, sizeof(...");
 }
 
 static void test_utf8_cut(void)
 {
-	TT_CHECK_EQ_U64(tt_utf8_cut("abc", 3), 3);
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\xc3\xa9", 3), 3);
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\xc3", 2), 1);
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\xe2\x82", 3), 1);
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\xe2\x82\xac", 4), 4);
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\xf0\x9f\x98", 4), 1);
+	ASSERT_EQ(tt_utf8_cut("abc", 3), 3, "tt_utf8_cut(\"abc\", 3)");
+	ASSERT_EQ(tt_utf8_cut("a\xc3\xa9", 3), 3,
+		  "tt_utf8_cut(\"a\\xc3\\xa9\", 3)");
+	ASSERT_EQ(tt_utf8_cut("a\xc3", 2), 1, "tt_utf8_cut(\"a\\xc3\", 2)");
+	ASSERT_EQ(tt_utf8_cut("a\xe2\x82", 3), 1,
+		  "tt_utf8_cut(\"a\\xe2\\x82\", 3)");
+	ASSERT_EQ(tt_utf8_cut("a\xe2\x82\xac", 4), 4,
+		  "tt_utf8_cut(\"a\\xe2\\x82\\xac\", 4)");
+	ASSERT_EQ(tt_utf8_cut("a\xf0\x9f\x98", 4), 1,
+		  "tt_utf8_cut(\"a\\xf0\\x9f\\x98\", 4)");
 	/* bytes that no lead began are not ours to drop */
-	TT_CHECK_EQ_U64(tt_utf8_cut("a\x80\x80", 3), 3);
+	ASSERT_EQ(tt_utf8_cut("a\x80\x80", 3), 3,
+		  "tt_utf8_cut(\"a\\x80\\x80\", 3)");
 }
 
 int main(void)

@@ -63,9 +63,9 @@ static void test_uvm_drm_generic(void)
 
 static void test_kdev(void)
 {
-	TT_CHECK_EQ_U64(tt_kdev(makedev(195, 0)), (195u << 20) | 0);
-	TT_CHECK_EQ_U64(tt_kdev(makedev(226, 128)), (226u << 20) | 128);
-	TT_CHECK_EQ_U64(tt_kdev(makedev(509, 1)), (509u << 20) | 1);
+	ASSERT_EQ(tt_kdev(makedev(195, 0)), (195u << 20) | 0, "tt_kdev");
+	ASSERT_EQ(tt_kdev(makedev(226, 128)), (226u << 20) | 128, "tt_kdev");
+	ASSERT_EQ(tt_kdev(makedev(509, 1)), (509u << 20) | 1, "tt_kdev");
 }
 
 static void touch(const char *dir, const char *name)
@@ -86,7 +86,7 @@ static void test_discover(void)
 	size_t n = 0;
 	int kinds[8] = {};
 
-	TT_CHECK(mkdtemp(root) != NULL);
+	ASSERT_OK_PTR(mkdtemp(root), "mkdtemp");
 	snprintf(sub, sizeof(sub), "%s/dri", root);
 	mkdir(sub, 0700);
 	touch(root, "nvidia0");
@@ -97,32 +97,38 @@ static void test_discover(void)
 	touch(root, "kfd");
 	touch(sub, "card0");
 	touch(sub, "renderD128");
-	TT_CHECK(tt_gpu_discover(root, &devs, &n) == 0);
-	TT_CHECK_EQ_U64(n, 7);
+	ASSERT_OK(tt_gpu_discover(root, &devs, &n), "tt_gpu_discover");
+	ASSERT_EQ(n, 7, "n");
 	for (size_t i = 0; i < n; i++) {
-		TT_CHECK(devs[i].kind > 0 && devs[i].kind < 8);
+		ASSERT_TRUE(devs[i].kind > 0 && devs[i].kind < 8,
+			    "devs[i].kind > 0 && devs[i].kind < 8");
 		kinds[devs[i].kind]++;
-		TT_CHECK(devs[i].ino != 0);
-		TT_CHECK(devs[i].rdev == 0); /* regular files here */
+		ASSERT_NEQ(devs[i].ino, 0, "devs[i].ino");
+		ASSERT_EQ(devs[i].rdev, 0,
+			  "devs[i].rdev"); /* regular files here */
 	}
-	TT_CHECK_EQ_U64(kinds[TT_GPU_NVIDIA], 3);
-	TT_CHECK_EQ_U64(kinds[TT_GPU_NVIDIA_UVM], 1);
-	TT_CHECK_EQ_U64(kinds[TT_GPU_DRM], 2);
-	TT_CHECK_EQ_U64(kinds[TT_GPU_KFD], 1);
+	ASSERT_EQ(kinds[TT_GPU_NVIDIA], 3, "kinds[TT_GPU_NVIDIA]");
+	ASSERT_EQ(kinds[TT_GPU_NVIDIA_UVM], 1, "kinds[TT_GPU_NVIDIA_UVM]");
+	ASSERT_EQ(kinds[TT_GPU_DRM], 2, "kinds[TT_GPU_DRM]");
+	ASSERT_EQ(kinds[TT_GPU_KFD], 1, "kinds[TT_GPU_KFD]");
 	/* again: a node is listed once */
-	TT_CHECK(tt_gpu_discover(root, &devs, &n) == 0);
-	TT_CHECK_EQ_U64(n, 7);
+	ASSERT_OK(tt_gpu_discover(root, &devs, &n), "tt_gpu_discover");
+	ASSERT_EQ(n, 7, "n");
 	snprintf(sub, sizeof(sub), "%s/nvidia0", root);
-	TT_CHECK(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)) == 0);
-	TT_CHECK_EQ_U64(n, 7);
+	ASSERT_OK(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)),
+		  "tt_gpu_add_device");
+	ASSERT_EQ(n, 7, "n");
 	snprintf(sub, sizeof(sub), "%s/missing", root);
-	TT_CHECK(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)) < 0);
-	TT_CHECK(strstr(err, "missing") && strstr(err, "No such file"));
+	ASSERT_LT(tt_gpu_add_device(sub, &devs, &n, err, sizeof(err)), 0,
+		  "tt_gpu_add_device");
+	ASSERT_TRUE(strstr(err, "missing") && strstr(err, "No such file"),
+		    "strstr");
 	/* a missing /dev subtree is not an error */
-	TT_CHECK(tt_gpu_discover("/nonexistent-dev-root", &devs, &n) == 0);
+	ASSERT_OK(tt_gpu_discover("/nonexistent-dev-root", &devs, &n),
+		  "tt_gpu_discover");
 	free(devs);
 	snprintf(sub, sizeof(sub), "rm -rf %s", root);
-	TT_CHECK(system(sub) == 0);
+	ASSERT_OK(system(sub), "system");
 }
 
 static void test_cuda_table(void)
@@ -131,23 +137,31 @@ static void test_cuda_table(void)
 	size_t n, sync = 0, all = 0;
 
 	fns = tt_cuda_fns(&n);
-	TT_CHECK(n >= 10);
+	ASSERT_GE(n, 10, "n");
 	for (size_t i = 0; i < n; i++) {
 		sync += tt_cuda_fn_wanted(&fns[i], "sync");
 		all += tt_cuda_fn_wanted(&fns[i], "all");
-		TT_CHECK(!tt_cuda_fn_wanted(&fns[i], "none"));
+		ASSERT_FALSE(tt_cuda_fn_wanted(&fns[i], "none"),
+			     "tt_cuda_fn_wanted");
 		if (!strcmp(fns[i].name, "cuLaunchKernel"))
-			TT_CHECK(!tt_cuda_fn_wanted(&fns[i], "sync"));
+			ASSERT_FALSE(tt_cuda_fn_wanted(&fns[i], "sync"),
+				     "tt_cuda_fn_wanted");
 		if (!strcmp(fns[i].name, "cuStreamSynchronize") ||
 		    !strcmp(fns[i].name, "cuGraphLaunch"))
-			TT_CHECK(tt_cuda_fn_wanted(&fns[i], "sync"));
+			ASSERT_TRUE(tt_cuda_fn_wanted(&fns[i], "sync"),
+				    "tt_cuda_fn_wanted");
 	}
-	TT_CHECK(sync > 0 && sync < all && all == n);
-	TT_CHECK(tt_is_libcuda("/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
-	TT_CHECK(tt_is_libcuda("libcuda.so"));
-	TT_CHECK(tt_is_libcuda("/opt/x/libcuda.so.580.159.03"));
-	TT_CHECK(!tt_is_libcuda("/usr/lib/libcudart.so.12"));
-	TT_CHECK(!tt_is_libcuda("/usr/lib/libcuda_stub/libfoo.so"));
+	ASSERT_TRUE(sync > 0 && sync < all && all == n,
+		    "sync > 0 && sync < all && all == n");
+	ASSERT_TRUE(tt_is_libcuda("/usr/lib/x86_64-linux-gnu/libcuda.so.1"),
+		    "tt_is_libcuda");
+	ASSERT_TRUE(tt_is_libcuda("libcuda.so"), "tt_is_libcuda");
+	ASSERT_TRUE(tt_is_libcuda("/opt/x/libcuda.so.580.159.03"),
+		    "tt_is_libcuda");
+	ASSERT_FALSE(tt_is_libcuda("/usr/lib/libcudart.so.12"),
+		     "tt_is_libcuda");
+	ASSERT_FALSE(tt_is_libcuda("/usr/lib/libcuda_stub/libfoo.so"),
+		     "tt_is_libcuda");
 }
 
 static void test_gpustats_tables(void)
@@ -160,7 +174,7 @@ static void test_gpustats_tables(void)
 	size_t len = 0;
 	FILE *out;
 
-	TT_CHECK(g && !tt_gpustats_any(g));
+	ASSERT_TRUE(g && !tt_gpustats_any(g), "g && !tt_gpustats_any(g)");
 	for (int i = 1; i <= 10; i++) {
 		memset(&ev, 0, sizeof(ev));
 		ev.h.type = TT_EV_IOCTL;
@@ -169,30 +183,41 @@ static void test_gpustats_tables(void)
 		ev.ioc.cmd = IOC(3, 'F', 0x2B, 0x20);
 		ev.ioc.rdev = dev.rdev;
 		ev.ioc.ret = i == 10 ? -25 : 0;
-		TT_CHECK(tt_gpustats_add(g, &ev) == 0);
+		ASSERT_OK(tt_gpustats_add(g, &ev), "tt_gpustats_add");
 	}
 	memset(&ev, 0, sizeof(ev));
 	ev.h.type = TT_EV_GPU_CALL;
 	ev.h.ts = 5000000;
 	ev.call.ts_enter = 3000000;
 	ev.call.fn = 6; /* cuStreamSynchronize */
-	TT_CHECK(tt_gpustats_add(g, &ev) == 0);
-	TT_CHECK(tt_gpustats_any(g));
+	ASSERT_OK(tt_gpustats_add(g, &ev), "tt_gpustats_add");
+	ASSERT_TRUE(tt_gpustats_any(g), "tt_gpustats_any");
 	out = open_memstream(&buf, &len);
-	TT_CHECK(tt_gpustats_json(out, g) == 0);
+	ASSERT_OK(tt_gpustats_json(out, g), "tt_gpustats_json");
 	fclose(out);
-	TT_CHECK(strstr(buf, "{\"name\":\"NV_ESC_RM_ALLOC\",\"count\":10,\"errors\":1,"
-			     "\"ns\":{\"p50\":5000,\"p90\":9000,\"p99\":10000,\"max\":10000}}") != NULL);
-	TT_CHECK(strstr(buf, "{\"name\":\"cuStreamSynchronize\",\"count\":1,\"errors\":0,"
-			     "\"ns\":{\"p50\":2000000,") != NULL);
-	TT_CHECK(strstr(buf, "\"devices\":[{\"path\":\"/dev/nvidiactl\",\"kind\":\"nvidia\"") != NULL);
+	ASSERT_OK_PTR(
+		strstr(buf,
+		       "{\"name\":\"NV_ESC_RM_ALLOC\",\"count\":10,\"errors\":1,"
+		       "\"ns\":{\"p50\":5000,\"p90\":9000,\"p99\":10000,\"max\":10000}}"),
+		"strstr");
+	ASSERT_OK_PTR(
+		strstr(buf,
+		       "{\"name\":\"cuStreamSynchronize\",\"count\":1,\"errors\":0,"
+		       "\"ns\":{\"p50\":2000000,"),
+		"strstr");
+	ASSERT_OK_PTR(
+		strstr(buf,
+		       "\"devices\":[{\"path\":\"/dev/nvidiactl\",\"kind\":\"nvidia\""),
+		"strstr");
 	free(buf);
 	buf = NULL;
 	out = open_memstream(&buf, &len);
-	TT_CHECK(tt_gpustats_text(out, g) == 0);
+	ASSERT_OK(tt_gpustats_text(out, g), "tt_gpustats_text");
 	fclose(out);
-	TT_CHECK(strstr(buf, "NV_ESC_RM_ALLOC") && strstr(buf, "cuStreamSynchronize"));
-	TT_CHECK(strstr(buf, "/dev/nvidiactl (nvidia)") != NULL);
+	ASSERT_TRUE(strstr(buf, "NV_ESC_RM_ALLOC") &&
+			    strstr(buf, "cuStreamSynchronize"),
+		    "strstr");
+	ASSERT_OK_PTR(strstr(buf, "/dev/nvidiactl (nvidia)"), "strstr");
 	free(buf);
 	tt_gpustats_free(g);
 }

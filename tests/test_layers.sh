@@ -34,7 +34,7 @@ layer_of() {
 		[ -f "user/$l/$h" ] && { echo "$l"; return; }
 	done
 	[ -f "bpf/$h" ] && { echo bpfhdr; return; }
-	[ -f "tools/$h" ] || [ -f "tools/stubcuda/$h" ] && { echo tools; return; }
+	for d in tools tools/*/; do [ -f "$d/$h" ] && { echo tools; return; }; done
 	echo system
 }
 

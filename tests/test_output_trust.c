@@ -150,7 +150,8 @@ static struct tt_analyzer *named_analysis(void)
 	evs[n].send.cls = TT_SEND_DONE;
 	evs[n++].send.flags = TT_SEND_F_SSE;
 	for (i = 0; i < n; i++)
-		TT_CHECK(tt_analyzer_add(a, &evs[i]) == 0);
+		ASSERT_TRUE(tt_analyzer_add(a, &evs[i]) == 0,
+			    "tt_analyzer_add(a, &evs[i]) == 0");
 	tt_analyzer_finish(a);
 	return a;
 }
@@ -170,21 +171,27 @@ static void test_report_json_any_bytes(void)
 	snprintf(meta.options, sizeof(meta.options), "record -c '%s'",
 		 bad_bytes);
 	mem_open(&m);
-	TT_CHECK(tt_report_json(m.f, a, &meta, &o) == 0);
+	ASSERT_TRUE(tt_report_json(m.f, a, &meta, &o) == 0,
+		    "tt_report_json(m.f, a, &meta, &o) == 0");
 	mem_close(&m);
 	if (strict_json(&m, &v)) {
 		reqs = jc_get(&v, "requests");
-		TT_CHECK(reqs && reqs->type == JC_ARR && reqs->n == 1);
+		ASSERT_TRUE(reqs && reqs->type == JC_ARR && reqs->n == 1,
+			    "reqs && reqs->type == JC_ARR && reqs-...");
 		/* quote, backslash, \u0001 kept; 0xff and the cut é2 82 are
 		 * U+FFFD each, é stays */
 		if (reqs && reqs->n == 1)
-			TT_CHECK(jc_str(&reqs->items[0], "writer_comm") &&
-				 !strcmp(jc_str(&reqs->items[0], "writer_comm"),
-					 "a\"\\\x01\xef\xbf\xbd\xc3\xa9"
-					 "\xef\xbf\xbd\xef\xbf\xbd"));
+			ASSERT_TRUE(
+				jc_str(&reqs->items[0], "writer_comm") &&
+					!strcmp(jc_str(&reqs->items[0],
+						       "writer_comm"),
+						"a\"\\\x01\xef\xbf\xbd\xc3\xa9"
+						"\xef\xbf\xbd\xef\xbf\xbd"),
+				"jc_str(&reqs->items[0], \"writer_comm\"...");
 		jc_free(&v);
 	} else {
-		TT_CHECK(!"report --json is strict JSON");
+		ASSERT_TRUE(!"report --json is strict JSON",
+			    "!\"report --json is strict JSON\"");
 	}
 	free(m.text);
 	tt_analyzer_free(a);
@@ -200,13 +207,16 @@ static void test_report_text_escaped(void)
 
 	snprintf(meta.hostname, sizeof(meta.hostname), "%s", fake_line);
 	mem_open(&m);
-	TT_CHECK(tt_report_request(m.f, a, 1) == 0);
-	TT_CHECK(tt_report_text(m.f, a, &meta, &o) == 0);
+	ASSERT_TRUE(tt_report_request(m.f, a, 1) == 0,
+		    "tt_report_request(m.f, a, 1) == 0");
+	ASSERT_TRUE(tt_report_text(m.f, a, &meta, &o) == 0,
+		    "tt_report_text(m.f, a, &meta, &o) == 0");
 	mem_close(&m);
-	TT_CHECK(no_raw_controls(&m));
-	TT_CHECK(no_fake_line(&m));
+	ASSERT_TRUE(no_raw_controls(&m), "no_raw_controls(&m)");
+	ASSERT_TRUE(no_fake_line(&m), "no_fake_line(&m)");
 	/* the name is shown, as escapes */
-	TT_CHECK(strstr(m.text, "\\x1b[2J\\x1b[H\\nTTFT 1.0ms ok") != NULL);
+	ASSERT_TRUE(strstr(m.text, "\\x1b[2J\\x1b[H\\nTTFT 1.0ms ok") != NULL,
+		    "strstr(m.text, \"\\\\x1b[2J\\\\x1b[H\\\\nTTF...");
 	free(m.text);
 	tt_analyzer_free(a);
 }
@@ -218,15 +228,17 @@ static void test_events_escaped(void)
 	struct mem m;
 
 	mem_open(&m);
-	TT_CHECK(tt_dump_event(m.f, &ev, 0) == 0);
+	ASSERT_TRUE(tt_dump_event(m.f, &ev, 0) == 0,
+		    "tt_dump_event(m.f, &ev, 0) == 0");
 	ev = mk(TT_EV_FORK, 2 * MS, 101);
 	ev.fork.child_tgid = 100;
 	ev.fork.child_tid = 103;
 	memcpy(ev.fork.comm, fake_line, TT_COMM_LEN - 1);
-	TT_CHECK(tt_dump_event(m.f, &ev, 0) == 0);
+	ASSERT_TRUE(tt_dump_event(m.f, &ev, 0) == 0,
+		    "tt_dump_event(m.f, &ev, 0) == 0");
 	mem_close(&m);
-	TT_CHECK(no_raw_controls(&m));
-	TT_CHECK(no_fake_line(&m));
+	ASSERT_TRUE(no_raw_controls(&m), "no_raw_controls(&m)");
+	ASSERT_TRUE(no_fake_line(&m), "no_fake_line(&m)");
 	free(m.text);
 }
 
@@ -238,12 +250,13 @@ static void test_perfetto_any_bytes(void)
 	struct mem m;
 
 	mem_open(&m);
-	TT_CHECK(tt_perfetto_write(m.f, tt_analyzer_critpath(a),
-				   tt_analyzer_request(a, 0),
-				   tt_analyzer_cp_result(a, 0),
-				   tt_analyzer_nrequests(a)) == 0);
+	ASSERT_TRUE(tt_perfetto_write(m.f, tt_analyzer_critpath(a),
+				      tt_analyzer_request(a, 0),
+				      tt_analyzer_cp_result(a, 0),
+				      tt_analyzer_nrequests(a)) == 0,
+		    "tt_perfetto_write(m.f, tt_analyzer_cr...");
 	mem_close(&m);
-	TT_CHECK(strict_json(&m, &v));
+	ASSERT_TRUE(strict_json(&m, &v), "strict_json(&m, &v)");
 	jc_free(&v);
 	free(m.text);
 	tt_analyzer_free(a);
@@ -262,7 +275,7 @@ static void test_gpu_json_any_ioctl(void)
 
 	snprintf(dev.path, sizeof(dev.path), "/dev/x\"\\\x1b\xff");
 	g = tt_gpustats_new(&dev, 1);
-	TT_CHECK(g != NULL);
+	ASSERT_TRUE(g != NULL, "g != NULL");
 	if (!g)
 		return;
 	for (size_t i = 0; i < sizeof(types); i++) {
@@ -270,18 +283,21 @@ static void test_gpu_json_any_ioctl(void)
 		ev.ioc.ts_enter = ev.h.ts - 10 * US;
 		ev.ioc.cmd = 3u << 30 | 8u << 16 | types[i] << 8 | 0x7b;
 		ev.ioc.rdev = dev.rdev;
-		TT_CHECK(tt_gpustats_add(g, &ev) == 0);
+		ASSERT_TRUE(tt_gpustats_add(g, &ev) == 0,
+			    "tt_gpustats_add(g, &ev) == 0");
 	}
 	mem_open(&m);
-	TT_CHECK(tt_gpustats_json(m.f, g) == 0);
+	ASSERT_TRUE(tt_gpustats_json(m.f, g) == 0,
+		    "tt_gpustats_json(m.f, g) == 0");
 	mem_close(&m);
-	TT_CHECK(strict_json(&m, &v));
+	ASSERT_TRUE(strict_json(&m, &v), "strict_json(&m, &v)");
 	jc_free(&v);
 	free(m.text);
 	mem_open(&m);
-	TT_CHECK(tt_gpustats_text(m.f, g) == 0);
+	ASSERT_TRUE(tt_gpustats_text(m.f, g) == 0,
+		    "tt_gpustats_text(m.f, g) == 0");
 	mem_close(&m);
-	TT_CHECK(no_raw_controls(&m));
+	ASSERT_TRUE(no_raw_controls(&m), "no_raw_controls(&m)");
 	free(m.text);
 	tt_gpustats_free(g);
 }
@@ -307,24 +323,26 @@ static void test_options_cut_whole(void)
 		meta.options[i] = 'a';
 	memcpy(meta.options + 509, "\xe2\x82", 2);
 	fd = mkstemp(path);
-	TT_CHECK(fd >= 0);
+	ASSERT_TRUE(fd >= 0, "fd >= 0");
 	close(fd);
 	unlink(path);
 	w = tt_writer_open(path, &meta);
-	TT_CHECK(w != NULL);
+	ASSERT_TRUE(w != NULL, "w != NULL");
 	if (w)
-		TT_CHECK(tt_writer_close(w, NULL) == 0);
+		ASSERT_TRUE(tt_writer_close(w, NULL) == 0,
+			    "tt_writer_close(w, NULL) == 0");
 	r = tt_reader_open(path, err, sizeof(err));
-	TT_CHECK(r != NULL);
+	ASSERT_TRUE(r != NULL, "r != NULL");
 	if (r) {
 		got = tt_reader_meta(r);
 		n = strnlen(got->options, sizeof(got->options));
-		TT_CHECK_EQ_U64(n, 509);
+		ASSERT_EQ(n, 509, "n");
 		tt_analyzer_finish(a);
 		mem_open(&m);
-		TT_CHECK(tt_report_json(m.f, a, got, &o) == 0);
+		ASSERT_TRUE(tt_report_json(m.f, a, got, &o) == 0,
+			    "tt_report_json(m.f, a, got, &o) == 0");
 		mem_close(&m);
-		TT_CHECK(strict_json(&m, &v));
+		ASSERT_TRUE(strict_json(&m, &v), "strict_json(&m, &v)");
 		jc_free(&v);
 		free(m.text);
 		tt_reader_close(r);

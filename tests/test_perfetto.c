@@ -67,7 +67,7 @@ static int export_trace(struct trace *t, const struct tt_critpath *cp,
 
 	memset(t, 0, sizeof(*t));
 	f = open_memstream(&t->text, &t->len);
-	TT_CHECK(f != NULL);
+	ASSERT_OK_PTR(f, "f");
 	if (!f)
 		return -ENOMEM;
 	err = tt_perfetto_write(f, cp, reqs, res, n);
@@ -82,7 +82,7 @@ static void save(const struct trace *t, const char *path)
 
 	if (!f)
 		return;
-	TT_CHECK(fwrite(t->text, 1, t->len, f) == t->len);
+	ASSERT_EQ(fwrite(t->text, 1, t->len, f), t->len, "fwrite");
 	fclose(f);
 }
 
@@ -150,14 +150,17 @@ static void check_nesting(struct trace *t)
 			if (s->ts + s->dur > p->ts + p->dur)
 				fprintf(stderr, "  \"%s\" crosses \"%s\"\n",
 					s->name, p->name);
-			TT_CHECK(s->ts + s->dur <= p->ts + p->dur);
-			TT_CHECK(s->pid == TT_PERFETTO_REQ_PID || is_gpu(s));
+			ASSERT_LE(s->ts + s->dur, p->ts + p->dur, "ts + s.dur");
+			ASSERT_TRUE(s->pid == TT_PERFETTO_REQ_PID || is_gpu(s),
+				    "s->pid == TT_PERFETTO_REQ_PID || is_g...");
 		}
 		if (s->pid != TT_PERFETTO_REQ_PID && !depth)
-			TT_CHECK(!strcmp(s->name, "running") ||
-				 !strcmp(s->name, "runnable") ||
-				 !strncmp(s->name, "blocked: ", 9));
-		TT_CHECK(depth < 16);
+			ASSERT_TRUE(
+				!strcmp(s->name, "running") ||
+					!strcmp(s->name, "runnable") ||
+					!strncmp(s->name, "blocked: ", 9),
+				"!strcmp(s->name, \"running\") || !strcm...");
+		ASSERT_LT(depth, 16, "depth");
 		if (depth < 16)
 			stack[depth++] = s;
 	}
@@ -190,7 +193,7 @@ static void check_flows(const struct trace *t)
 	for (i = 0; i < t->nflows; i++) {
 		const struct pf_flow *s = &t->flows[i];
 
-		TT_CHECK(slice_at(t, s->pid, s->tid, s->ts) != NULL);
+		ASSERT_OK_PTR(slice_at(t, s->pid, s->tid, s->ts), "slice_at");
 		if (s->ph != 's')
 			continue;
 		for (j = 0, ends = 0; j < t->nflows; j++) {
@@ -198,13 +201,14 @@ static void check_flows(const struct trace *t)
 
 			if (f->id != s->id || j == i)
 				continue;
-			TT_CHECK(f->ph == 'f');
-			TT_CHECK(!strcmp(f->cat, s->cat) &&
-				 !strcmp(f->name, s->name));
-			TT_CHECK(f->ts >= s->ts);
+			ASSERT_EQ(f->ph, 'f', "f.ph");
+			ASSERT_TRUE(!strcmp(f->cat, s->cat) &&
+					    !strcmp(f->name, s->name),
+				    "!strcmp(f->cat, s->cat) && !strcmp(f-...");
+			ASSERT_GE(f->ts, s->ts, "f.ts");
 			ends++;
 		}
-		TT_CHECK_EQ_U64(ends, 1);
+		ASSERT_EQ(ends, 1, "ends");
 	}
 	for (i = 0; i < t->nflows; i++) {
 		if (t->flows[i].ph != 'f')
@@ -213,7 +217,7 @@ static void check_flows(const struct trace *t)
 			if (t->flows[j].ph == 's' &&
 			    t->flows[j].id == t->flows[i].id)
 				ends++;
-		TT_CHECK_EQ_U64(ends, 1);
+		ASSERT_EQ(ends, 1, "ends");
 	}
 }
 
@@ -235,29 +239,34 @@ static void parse_event(struct trace *t, const struct jc_val *ev)
 	const struct jc_val *args = jc_get(ev, "args");
 	uint64_t pid = 0, tid = 0;
 
-	TT_CHECK(ev->type == JC_OBJ);
-	TT_CHECK(ph && name);
-	TT_CHECK(jc_u64(ev, "pid", &pid) && jc_u64(ev, "tid", &tid));
+	ASSERT_EQ(ev->type, JC_OBJ, "ev.type");
+	ASSERT_TRUE(ph && name, "ph && name");
+	ASSERT_TRUE(jc_u64(ev, "pid", &pid) && jc_u64(ev, "tid", &tid),
+		    "jc_u64");
 	if (!ph || !name)
 		return;
-	TT_CHECK(!args || args->type == JC_OBJ);
+	ASSERT_TRUE(!args || args->type == JC_OBJ,
+		    "!args || args->type == JC_OBJ");
 	if (!strcmp(ph, "M")) {
 		const struct jc_val *nm = jc_get(args, "name");
 		struct pf_name **v;
 		size_t *n;
 
-		TT_CHECK(nm && nm->type == JC_STR);
+		ASSERT_TRUE(nm && nm->type == JC_STR,
+			    "nm && nm->type == JC_STR");
 		if (!nm || nm->type != JC_STR)
 			return;
 		if (!strcmp(name, "thread_name")) {
 			v = &t->threads;
 			n = &t->nthreads;
-			TT_CHECK(!find_name(*v, *n, pid, tid, true));
+			ASSERT_FALSE(find_name(*v, *n, pid, tid, true),
+				     "find_name");
 		} else {
-			TT_CHECK(!strcmp(name, "process_name"));
+			ASSERT_STREQ(name, "process_name", "name");
 			v = &t->procs;
 			n = &t->nprocs;
-			TT_CHECK(!find_name(*v, *n, pid, 0, false));
+			ASSERT_FALSE(find_name(*v, *n, pid, 0, false),
+				     "find_name");
 		}
 		*v = push(*v, *n, sizeof(**v));
 		(*v)[(*n)++] = (struct pf_name){ pid, tid, nm->str, nm->len };
@@ -267,9 +276,11 @@ static void parse_event(struct trace *t, const struct jc_val *ev)
 		};
 
 		/* ts and dur: non-negative microseconds, ns decimals */
-		TT_CHECK(jc_us_to_ns(jc_get(ev, "ts"), &s.ts));
-		TT_CHECK(jc_us_to_ns(jc_get(ev, "dur"), &s.dur));
-		TT_CHECK(jc_str(ev, "cat") != NULL);
+		ASSERT_TRUE(jc_us_to_ns(jc_get(ev, "ts"), &s.ts),
+			    "jc_us_to_ns");
+		ASSERT_TRUE(jc_us_to_ns(jc_get(ev, "dur"), &s.dur),
+			    "jc_us_to_ns");
+		ASSERT_OK_PTR(jc_str(ev, "cat"), "jc_str");
 		t->slices = push(t->slices, t->nslices, sizeof(s));
 		t->slices[t->nslices++] = s;
 	} else {
@@ -280,14 +291,17 @@ static void parse_event(struct trace *t, const struct jc_val *ev)
 				     .cat = jc_str(ev, "cat") };
 		const char *bp = jc_str(ev, "bp");
 
-		TT_CHECK(!strcmp(ph, "s") || !strcmp(ph, "f"));
-		TT_CHECK(jc_u64(ev, "id", &f.id));
-		TT_CHECK(jc_us_to_ns(jc_get(ev, "ts"), &f.ts));
-		TT_CHECK(f.cat != NULL);
+		ASSERT_TRUE(!strcmp(ph, "s") || !strcmp(ph, "f"),
+			    "!strcmp(ph, \"s\") || !strcmp(ph, \"f\")");
+		ASSERT_TRUE(jc_u64(ev, "id", &f.id), "jc_u64");
+		ASSERT_TRUE(jc_us_to_ns(jc_get(ev, "ts"), &f.ts),
+			    "jc_us_to_ns");
+		ASSERT_OK_PTR(f.cat, "f.cat");
 		if (!f.cat)
 			f.cat = "";
 		/* the end binds to the slice around it, not the next one */
-		TT_CHECK(*ph == 's' ? !bp : bp && !strcmp(bp, "e"));
+		ASSERT_TRUE(*ph == 's' ? !bp : bp && !strcmp(bp, "e"),
+			    "*ph == 's' ? !bp : bp && !strcmp(bp, ...");
 		t->flows = push(t->flows, t->nflows, sizeof(f));
 		t->flows[t->nflows++] = f;
 	}
@@ -300,31 +314,37 @@ static void check_trace(struct trace *t)
 	char err[160];
 	size_t i;
 
-	TT_CHECK(t->len > 0 && t->text[t->len - 1] == '\n');
+	ASSERT_TRUE(t->len > 0 && t->text[t->len - 1] == '\n',
+		    "t->len > 0 && t->text[t->len - 1] == ...");
 	if (jc_parse(t->text, t->len, &t->root, err, sizeof(err))) {
 		fprintf(stderr, "  not JSON: %s\n", err);
-		TT_CHECK(!"the export parses as JSON");
+		ASSERT_FALSE("the export parses as JSON",
+			     "\"the export parses as JSON\"");
 		return;
 	}
-	TT_CHECK(t->root.type == JC_OBJ);
-	TT_CHECK(jc_str(&t->root, "displayTimeUnit") &&
-		 !strcmp(jc_str(&t->root, "displayTimeUnit"), "ns"));
+	ASSERT_EQ(t->root.type, JC_OBJ, "root.type");
+	ASSERT_TRUE(jc_str(&t->root, "displayTimeUnit") &&
+			    !strcmp(jc_str(&t->root, "displayTimeUnit"), "ns"),
+		    "jc_str");
 	evs = jc_get(&t->root, "traceEvents");
-	TT_CHECK(evs && evs->type == JC_ARR);
+	ASSERT_TRUE(evs && evs->type == JC_ARR, "evs && evs->type == JC_ARR");
 	if (!evs || evs->type != JC_ARR)
 		return;
 	for (i = 0; i < evs->n; i++)
 		parse_event(t, &evs->items[i]);
 	/* every slice and flow is on a named thread of a named process */
 	for (i = 0; i < t->nslices; i++) {
-		TT_CHECK(find_name(t->threads, t->nthreads, t->slices[i].pid,
-				   t->slices[i].tid, true));
-		TT_CHECK(find_name(t->procs, t->nprocs, t->slices[i].pid, 0,
-				   false));
+		ASSERT_TRUE(find_name(t->threads, t->nthreads, t->slices[i].pid,
+				      t->slices[i].tid, true),
+			    "find_name");
+		ASSERT_TRUE(find_name(t->procs, t->nprocs, t->slices[i].pid, 0,
+				      false),
+			    "find_name");
 	}
 	for (i = 0; i < t->nflows; i++)
-		TT_CHECK(find_name(t->threads, t->nthreads, t->flows[i].pid,
-				   t->flows[i].tid, true));
+		ASSERT_TRUE(find_name(t->threads, t->nthreads, t->flows[i].pid,
+				      t->flows[i].tid, true),
+			    "find_name");
 	check_nesting(t);
 	check_flows(t);
 }
@@ -364,19 +384,19 @@ static void check_span(const struct trace *t, const struct pf_slice *sp,
 	const struct pf_slice *ph;
 	int i;
 
-	TT_CHECK(sp != NULL);
+	ASSERT_OK_PTR(sp, "sp");
 	if (!sp)
 		return;
-	TT_CHECK_EQ_U64(sp->ts, r->t_arrive - t0);
-	TT_CHECK_EQ_U64(sp->dur, r->t_wire - r->t_arrive);
+	ASSERT_EQ(sp->ts, r->t_arrive - t0, "sp.ts");
+	ASSERT_EQ(sp->dur, r->t_wire - r->t_arrive, "sp.dur");
 	for (i = 0; i < nphases; i++) {
 		ph = find_slice(t, phases[i], sp->pid, sp->tid, bounds[i] - t0);
-		TT_CHECK(ph != NULL);
+		ASSERT_OK_PTR(ph, "ph");
 		if (ph)
-			TT_CHECK_EQ_U64(ph->dur, bounds[i + 1] - bounds[i]);
+			ASSERT_EQ(ph->dur, bounds[i + 1] - bounds[i], "ph.dur");
 	}
-	TT_CHECK_EQ_U64(bounds[0], r->t_arrive);
-	TT_CHECK_EQ_U64(bounds[nphases], r->t_wire);
+	ASSERT_EQ(bounds[0], r->t_arrive, "bounds[0]");
+	ASSERT_EQ(bounds[nphases], r->t_wire, "bounds[nphases]");
 }
 
 static struct tt_request mkreq(__u64 id, __u64 arrive, __u64 read,
@@ -462,39 +482,46 @@ static void test_export(void)
 	inet_pton(AF_INET6, "::1", rq[1].raddr);
 	rq[1].family = AF_INET6;
 	to_cp(rq, 4, 101, crq);
-	TT_CHECK(tt_critpath_walk_all(cp, crq, 4, res) == 0);
-	TT_CHECK_EQ_U64(res[0].t_dispatch, 1200 * US);
-	TT_CHECK(export_trace(&t, cp, rq, res, 4) == 0);
+	ASSERT_OK(tt_critpath_walk_all(cp, crq, 4, res),
+		  "tt_critpath_walk_all");
+	ASSERT_EQ(res[0].t_dispatch, 1200 * US, "res[0].t_dispatch");
+	ASSERT_OK(export_trace(&t, cp, rq, res, 4), "export_trace");
 	save(&t, getenv("TT_PERFETTO_OUT"));
 	check_trace(&t);
 
 	/* tracks: 4 threads with timelines in 2 processes, one lane pair */
-	TT_CHECK_EQ_U64(t.nthreads, 4 + 2);
-	TT_CHECK_EQ_U64(t.nprocs, 3);
+	ASSERT_EQ(t.nthreads, 4 + 2, "t.nthreads");
+	ASSERT_EQ(t.nprocs, 3, "t.nprocs");
 	nm = find_name(t.threads, t.nthreads, 100, 101, true);
 	/* the byte that is not UTF-8 is U+FFFD (tt_json_str) */
-	TT_CHECK(nm && nm->len == 10 &&
-		 !memcmp(nm->name, "fe\"\\\x01\xef\xbf\xbd\xc3\xa9", 10));
+	ASSERT_TRUE(nm && nm->len == 10 &&
+			    !memcmp(nm->name, "fe\"\\\x01\xef\xbf\xbd\xc3\xa9", 10),
+		    "nm && nm->len == 10 && !memcmp(nm->nam...");
 	nm = find_name(t.threads, t.nthreads, 100, 104, true);
-	TT_CHECK(nm && !strcmp(nm->name, "tid 104"));
+	ASSERT_TRUE(nm && !strcmp(nm->name, "tid 104"),
+		    "nm && !strcmp(nm->name, \"tid 104\")");
 	nm = find_name(t.procs, t.nprocs, 200, 0, false);
-	TT_CHECK(nm && !strcmp(nm->name, "engine-proc"));
+	ASSERT_TRUE(nm && !strcmp(nm->name, "engine-proc"),
+		    "nm && !strcmp(nm->name, \"engine-proc\")");
 	nm = find_name(t.procs, t.nprocs, 100, 0, false);
-	TT_CHECK(nm && !strcmp(nm->name, "pid 100"));
+	ASSERT_TRUE(nm && !strcmp(nm->name, "pid 100"),
+		    "nm && !strcmp(nm->name, \"pid 100\")");
 	nm = find_name(t.procs, t.nprocs, TT_PERFETTO_REQ_PID, 0, false);
-	TT_CHECK(nm && !strcmp(nm->name, "requests"));
+	ASSERT_TRUE(nm && !strcmp(nm->name, "requests"),
+		    "nm && !strcmp(nm->name, \"requests\")");
 	/* thread 200 has a name and no timeline: no track */
-	TT_CHECK(!find_name(t.threads, t.nthreads, 200, 200, true));
+	ASSERT_FALSE(find_name(t.threads, t.nthreads, 200, 200, true),
+		     "find_name");
 
 	/* thread states; the last ones stretch to the end of the view */
 	sl = find_slice(&t, "blocked: futex 0x10", 200, 201, 60 * US);
-	TT_CHECK(sl && sl->dur == 1440 * US);
+	ASSERT_TRUE(sl && sl->dur == 1440 * US, "sl && sl->dur == 1440 * US");
 	sl = find_slice(&t, "runnable", 100, 102, 1200 * US);
-	TT_CHECK(sl && sl->dur == 20 * US);
+	ASSERT_TRUE(sl && sl->dur == 20 * US, "sl && sl->dur == 20 * US");
 	sl = find_slice(&t, "running", 100, 104, 1950 * US);
-	TT_CHECK(sl && sl->dur == 450 * US);
+	ASSERT_TRUE(sl && sl->dur == 450 * US, "sl && sl->dur == 450 * US");
 	sl = find_slice(&t, "running", 100, 101, 0);
-	TT_CHECK(sl && sl->dur == 2400 * US);
+	ASSERT_TRUE(sl && sl->dur == 2400 * US, "sl && sl->dur == 2400 * US");
 
 	/* spans, phases, lanes */
 	sp1 = find_span(&t, "request 1 10.0.0.1:5551");
@@ -503,39 +530,45 @@ static void test_export(void)
 	check_span(&t, sp1, &rq[0], 0, short_phases, b1, 3);
 	check_span(&t, sp2, &rq[1], 0, short_phases, b2, 3);
 	check_span(&t, sp4, &rq[3], 0, short_phases, b4, 3);
-	TT_CHECK(!find_span(&t, "request 3 10.0.0.1:5553"));
-	TT_CHECK(sp1 && sp2 && sp4 && sp1->tid != sp2->tid &&
-		 sp1->tid == sp4->tid);
+	ASSERT_FALSE(find_span(&t, "request 3 10.0.0.1:5553"), "find_span");
+	ASSERT_TRUE(sp1 && sp2 && sp4 && sp1->tid != sp2->tid &&
+			    sp1->tid == sp4->tid,
+		    "sp1 && sp2 && sp4 && sp1->tid != sp2-...");
 	/* request 1's path, nested in its phases */
-	TT_CHECK(sp1 &&
-		 find_slice(&t, "compute.cpu", sp1->pid, sp1->tid, 1503 * US));
-	TT_CHECK(sp1 && find_slice(&t, "scheduler.runqueue", sp1->pid, sp1->tid,
-				   1900 * US));
+	ASSERT_TRUE(sp1 && find_slice(&t, "compute.cpu", sp1->pid, sp1->tid,
+				      1503 * US),
+		    "sp1 && find_slice(&t, \"compute.cpu\", ...");
+	ASSERT_TRUE(sp1 && find_slice(&t, "scheduler.runqueue", sp1->pid,
+				      sp1->tid, 1900 * US),
+		    "sp1 && find_slice(&t, \"scheduler.runq...");
 	if (sp1) {
 		const struct jc_val *args = jc_get(sp1->ev, "args");
 		const struct jc_val *st = jc_get(args, "stages_us");
 		uint64_t ns;
 
-		TT_CHECK(!jc_get(st, "scheduler.queue"));
-		TT_CHECK(jc_us_to_ns(jc_get(st, "compute.cpu"), &ns) &&
-			 ns == 827 * US);
-		TT_CHECK(jc_str(args, "dispatch") &&
-			 !strcmp(jc_str(args, "dispatch"), "pickup"));
+		ASSERT_FALSE(jc_get(st, "scheduler.queue"), "jc_get");
+		ASSERT_TRUE(jc_us_to_ns(jc_get(st, "compute.cpu"), &ns) &&
+				    ns == 827 * US,
+			    "jc_us_to_ns(jc_get(st, \"compute.cpu\")...");
+		ASSERT_TRUE(jc_str(args, "dispatch") &&
+				    !strcmp(jc_str(args, "dispatch"), "pickup"),
+			    "jc_str");
 	}
 
 	/* arrows: 101 -> 102 -> 201 -> 104, bound to the states of the path */
-	TT_CHECK_EQ_U64(t.nflows, 6);
+	ASSERT_EQ(t.nflows, 6, "t.nflows");
 	for (i = 0; i < t.nflows && t.nflows == 6; i++) {
 		const struct pf_flow *f = &t.flows[i];
 
 		k = i / 2;
-		TT_CHECK(f->ph == (i % 2 ? 'f' : 's'));
-		TT_CHECK_EQ_U64(f->pid, want_flows[k][i % 2 * 3]);
-		TT_CHECK_EQ_U64(f->tid, want_flows[k][i % 2 * 3 + 1]);
-		TT_CHECK_EQ_U64(f->ts, want_flows[k][i % 2 * 3 + 2]);
+		ASSERT_EQ(f->ph, (i % 2 ? 'f' : 's'), "f.ph");
+		ASSERT_EQ(f->pid, want_flows[k][i % 2 * 3], "f.pid");
+		ASSERT_EQ(f->tid, want_flows[k][i % 2 * 3 + 1], "f.tid");
+		ASSERT_EQ(f->ts, want_flows[k][i % 2 * 3 + 2], "f.ts");
 	}
 	sl = t.nflows == 6 ? slice_at(&t, 200, 201, t.flows[3].ts) : NULL;
-	TT_CHECK(sl && !strcmp(sl->name, "runnable"));
+	ASSERT_TRUE(sl && !strcmp(sl->name, "runnable"),
+		    "sl && !strcmp(sl->name, \"runnable\")");
 
 	trace_free(&t);
 	for (i = 0; i < 4; i++)
@@ -588,22 +621,25 @@ static void test_queue_phases(void)
 	sw_in(&s, 2010 * US, 111);
 	cp = cp_feed(&s);
 	to_cp(rq, 2, 101, crq);
-	TT_CHECK(tt_critpath_walk_all(cp, crq, 2, res) == 0);
-	TT_CHECK_EQ_U64(res[1].dispatch, TT_CP_DISP_HANDOFF);
-	TT_CHECK_EQ_U64(res[1].t_enqueue, 1150 * US);
-	TT_CHECK_EQ_U64(res[1].t_dispatch, 1500 * US);
-	TT_CHECK_EQ_U64(res[1].stage_ns[TT_ST_QUEUE], 350 * US);
-	TT_CHECK(export_trace(&t, cp, rq, res, 2) == 0);
+	ASSERT_OK(tt_critpath_walk_all(cp, crq, 2, res),
+		  "tt_critpath_walk_all");
+	ASSERT_EQ(res[1].dispatch, TT_CP_DISP_HANDOFF, "res[1].dispatch");
+	ASSERT_EQ(res[1].t_enqueue, 1150 * US, "res[1].t_enqueue");
+	ASSERT_EQ(res[1].t_dispatch, 1500 * US, "res[1].t_dispatch");
+	ASSERT_EQ(res[1].stage_ns[TT_ST_QUEUE], 350 * US,
+		  "res[1].stage_ns[TT_ST_QUEUE]");
+	ASSERT_OK(export_trace(&t, cp, rq, res, 2), "export_trace");
 	check_trace(&t);
 	sp = find_span(&t, "request 2 10.0.0.1:5552");
 	check_span(&t, sp, &rq[1], 0, phases, b, 5);
-	TT_CHECK(sp && find_slice(&t, "compute.cpu", sp->pid, sp->tid,
-				  1100 * US));
-	TT_CHECK_EQ_U64(t.nflows, 4);
+	ASSERT_TRUE(sp && find_slice(&t, "compute.cpu", sp->pid, sp->tid,
+				     1100 * US),
+		    "sp && find_slice(&t, \"compute.cpu\", s...");
+	ASSERT_EQ(t.nflows, 4, "t.nflows");
 	for (i = 0; i < t.nflows && t.nflows == 4; i++) {
-		TT_CHECK_EQ_U64(t.flows[i].tid, want_flows[i][0]);
-		TT_CHECK_EQ_U64(t.flows[i].ph, want_flows[i][1]);
-		TT_CHECK_EQ_U64(t.flows[i].ts, want_flows[i][2]);
+		ASSERT_EQ(t.flows[i].tid, want_flows[i][0], "flows[i].tid");
+		ASSERT_EQ(t.flows[i].ph, want_flows[i][1], "flows[i].ph");
+		ASSERT_EQ(t.flows[i].ts, want_flows[i][2], "flows[i].ts");
 	}
 	trace_free(&t);
 	for (i = 0; i < 2; i++)
@@ -632,28 +668,32 @@ static void test_reader_runqueue(void)
 	sw_in(&s, 1010 * US, 101);
 	cp = cp_feed(&s);
 	to_cp(&rq, 1, 101, &crq);
-	TT_CHECK(tt_critpath_walk(cp, &crq, &res) == 0);
-	TT_CHECK(export_trace(&t, cp, &rq, &res, 1) == 0);
+	ASSERT_OK(tt_critpath_walk(cp, &crq, &res), "tt_critpath_walk");
+	ASSERT_OK(export_trace(&t, cp, &rq, &res, 1), "export_trace");
 	check_trace(&t);
 	sp = find_span(&t, "request 1 10.0.0.1:5551");
-	TT_CHECK(sp != NULL);
+	ASSERT_OK_PTR(sp, "sp");
 	if (sp) {
 		/* t0 is the first event, at 100 us */
 		sl = find_slice(&t, "scheduler.runqueue", sp->pid, sp->tid,
 				900 * US);
-		TT_CHECK(sl && sl->dur == 10 * US);
+		ASSERT_TRUE(sl && sl->dur == 10 * US,
+			    "sl && sl->dur == 10 * US");
 		sl = find_slice(&t, "network.in", sp->pid, sp->tid, 900 * US);
-		TT_CHECK(sl && sl->dur == 50 * US);
+		ASSERT_TRUE(sl && sl->dur == 50 * US,
+			    "sl && sl->dur == 50 * US");
 		sl = find_slice(&t, "running", 100, 101, 910 * US);
-		TT_CHECK(sl && sl->dur == 590 * US);
+		ASSERT_TRUE(sl && sl->dur == 590 * US,
+			    "sl && sl->dur == 590 * US");
 	}
 	for (i = 0; i < t.nslices; i++) {
 		const char *cat = jc_str(t.slices[i].ev, "cat");
 
-		TT_CHECK(cat && (strcmp(cat, "critical path") ||
-				 strcmp(t.slices[i].name, "network.in")));
+		ASSERT_TRUE(cat && (strcmp(cat, "critical path") ||
+				    strcmp(t.slices[i].name, "network.in")),
+			    "cat && (strcmp(cat, \"critical path\") ...");
 	}
-	TT_CHECK_EQ_U64(t.nflows, 0);
+	ASSERT_EQ(t.nflows, 0, "t.nflows");
 	trace_free(&t);
 	tt_cp_result_free(&res);
 	tt_critpath_free(cp);
@@ -706,46 +746,52 @@ static void test_gpu_calls(void)
 	sw_in(&s, 1550 * US, 101);
 	gpu_ioctl(&s, 1555 * US, 1565 * US, 101, NV_RM_CONTROL, GPU_RDEV);
 	cp = cp_feed(&s);
-	TT_CHECK(tt_critpath_add_gpu_device(cp, &nv) == 0);
+	ASSERT_OK(tt_critpath_add_gpu_device(cp, &nv),
+		  "tt_critpath_add_gpu_device");
 	to_cp(&rq, 1, 101, &crq);
-	TT_CHECK(tt_critpath_walk(cp, &crq, &res) == 0);
-	TT_CHECK_EQ_U64(res.stage_ns[TT_ST_GPU], 350 * US);
-	TT_CHECK(export_trace(&t, cp, &rq, &res, 1) == 0);
+	ASSERT_OK(tt_critpath_walk(cp, &crq, &res), "tt_critpath_walk");
+	ASSERT_EQ(res.stage_ns[TT_ST_GPU], 350 * US, "res.stage_ns[TT_ST_GPU]");
+	ASSERT_OK(export_trace(&t, cp, &rq, &res, 1), "export_trace");
 	save(&t, getenv("TT_PERFETTO_GPU_OUT"));
 	check_trace(&t);
 
 	sl = slice_101(&t, "cuLaunchKernel", 1150 * US);
-	TT_CHECK(sl && sl->dur == 10 * US);
+	ASSERT_TRUE(sl && sl->dur == 10 * US, "sl && sl->dur == 10 * US");
 	args = sl ? jc_get(sl->ev, "args") : NULL;
-	TT_CHECK(args && jc_str(args, "class") &&
-		 !strcmp(jc_str(args, "class"), "launch") &&
-		 jc_str(args, "stage") &&
-		 !strcmp(jc_str(args, "stage"), "compute.cpu"));
+	ASSERT_TRUE(args && jc_str(args, "class") &&
+			    !strcmp(jc_str(args, "class"), "launch") &&
+			    jc_str(args, "stage") &&
+			    !strcmp(jc_str(args, "stage"), "compute.cpu"),
+		    "args && jc_str(args, \"class\") && !str...");
 	/* one call, three pieces: one per state it spans */
 	sl = slice_101(&t, "cuStreamSynchronize", 1200 * US);
-	TT_CHECK(sl && sl->dur == 10 * US);
+	ASSERT_TRUE(sl && sl->dur == 10 * US, "sl && sl->dur == 10 * US");
 	args = sl ? jc_get(sl->ev, "args") : NULL;
-	TT_CHECK(args && jc_str(args, "stage") &&
-		 !strcmp(jc_str(args, "stage"), "compute.gpu"));
+	ASSERT_TRUE(args && jc_str(args, "stage") &&
+			    !strcmp(jc_str(args, "stage"), "compute.gpu"),
+		    "args && jc_str(args, \"stage\") && !str...");
 	sl = slice_101(&t, "cuStreamSynchronize", 1210 * US);
-	TT_CHECK(sl && sl->dur == 330 * US);
+	ASSERT_TRUE(sl && sl->dur == 330 * US, "sl && sl->dur == 330 * US");
 	args = sl ? jc_get(sl->ev, "args") : NULL;
-	TT_CHECK(args && !jc_get(args, "stage"));
+	ASSERT_TRUE(args && !jc_get(args, "stage"),
+		    "args && !jc_get(args, \"stage\")");
 	sl = slice_101(&t, "blocked: sync cuStreamSynchronize", 1210 * US);
-	TT_CHECK(sl && sl->dur == 330 * US);
+	ASSERT_TRUE(sl && sl->dur == 330 * US, "sl && sl->dur == 330 * US");
 	sl = slice_101(&t, "cuStreamSynchronize", 1550 * US);
-	TT_CHECK(sl && sl->dur == 10 * US);
+	ASSERT_TRUE(sl && sl->dur == 10 * US, "sl && sl->dur == 10 * US");
 	sl = slice_101(&t, "ioctl NV_ESC_RM_CONTROL", 1203 * US);
-	TT_CHECK(sl && sl->dur == 3 * US);
+	ASSERT_TRUE(sl && sl->dur == 3 * US, "sl && sl->dur == 3 * US");
 	args = sl ? jc_get(sl->ev, "args") : NULL;
-	TT_CHECK(args && jc_str(args, "cmd") &&
-		 !strcmp(jc_str(args, "cmd"), "0xc020462a"));
+	ASSERT_TRUE(args && jc_str(args, "cmd") &&
+			    !strcmp(jc_str(args, "cmd"), "0xc020462a"),
+		    "args && jc_str(args, \"cmd\") && !strcm...");
 	sl = slice_101(&t, "ioctl NV_ESC_RM_CONTROL", 1560 * US);
-	TT_CHECK(sl && sl->dur == 5 * US);
+	ASSERT_TRUE(sl && sl->dur == 5 * US, "sl && sl->dur == 5 * US");
 	/* the request's path says where the GPU time went */
 	sp = find_span(&t, "request 1 10.0.0.1:5551");
-	TT_CHECK(sp && find_slice(&t, "compute.gpu", sp->pid, sp->tid,
-				  (1210 - 900) * US));
+	ASSERT_TRUE(sp && find_slice(&t, "compute.gpu", sp->pid, sp->tid,
+				     (1210 - 900) * US),
+		    "sp && find_slice(&t, \"compute.gpu\", s...");
 	trace_free(&t);
 	tt_cp_result_free(&res);
 	tt_critpath_free(cp);
@@ -765,20 +811,20 @@ static void test_empty_and_partial(void)
 	const struct jc_val *evs;
 	struct trace t;
 
-	TT_CHECK(export_trace(&t, cp, NULL, NULL, 0) == 0);
+	ASSERT_OK(export_trace(&t, cp, NULL, NULL, 0), "export_trace");
 	check_trace(&t);
 	evs = jc_get(&t.root, "traceEvents");
-	TT_CHECK(evs && evs->n == 0);
+	ASSERT_TRUE(evs && evs->n == 0, "evs && evs->n == 0");
 	trace_free(&t);
 
 	/* no critpath, no walk: spans and phases only, time from t_arrive */
-	TT_CHECK(export_trace(&t, NULL, rq, NULL, 2) == 0);
+	ASSERT_OK(export_trace(&t, NULL, rq, NULL, 2), "export_trace");
 	check_trace(&t);
-	TT_CHECK_EQ_U64(t.nflows, 0);
-	TT_CHECK_EQ_U64(t.nslices, 4);
+	ASSERT_EQ(t.nflows, 0, "t.nflows");
+	ASSERT_EQ(t.nslices, 4, "t.nslices");
 	check_span(&t, find_span(&t, "request 1 10.0.0.1:5551"), &rq[0],
 		   1000 * US, phases, b, 3);
-	TT_CHECK(!find_span(&t, "request 2 10.0.0.1:5552"));
+	ASSERT_FALSE(find_span(&t, "request 2 10.0.0.1:5552"), "find_span");
 	trace_free(&t);
 	tt_critpath_free(cp);
 }
@@ -796,10 +842,11 @@ static void test_write_error(void)
 	struct tt_request rq = mkreq(1, 1000, 1100, 1500, 1600, 101);
 	FILE *f = fopencookie(NULL, "w", full);
 
-	TT_CHECK(f != NULL);
+	ASSERT_OK_PTR(f, "f");
 	if (!f)
 		return;
-	TT_CHECK(tt_perfetto_write(f, NULL, &rq, NULL, 1) == -EIO);
+	ASSERT_EQ(tt_perfetto_write(f, NULL, &rq, NULL, 1), -EIO,
+		  "tt_perfetto_write");
 	fclose(f);
 }
 
@@ -847,7 +894,7 @@ static void test_json_check(void)
 
 		if (!r)
 			fprintf(stderr, "  accepted bad %zu: %s\n", i, bad[i]);
-		TT_CHECK(r == -1);
+		ASSERT_EQ(r, -1, "r");
 	}
 	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		int r = jc_parse(good[i], strlen(good[i]), &v, err,
@@ -855,18 +902,21 @@ static void test_json_check(void)
 
 		if (r)
 			fprintf(stderr, "  refused good %zu: %s\n", i, err);
-		TT_CHECK(r == 0);
+		ASSERT_EQ(r, 0, "r");
 		if (i == 4)
-			TT_CHECK(
-				v.type == JC_STR && v.len == 7 &&
-				!memcmp(v.str, "\xc3\xa9\xf0\x9f\x98\x80/", 7));
+			ASSERT_TRUE(v.type == JC_STR && v.len == 7 &&
+					    !memcmp(v.str,
+						    "\xc3\xa9\xf0\x9f\x98\x80/",
+						    7),
+				    "v.type == JC_STR && v.len == 7 && !me...");
 		jc_free(&v);
 	}
-	TT_CHECK(jc_parse("12.345", 6, &v, err, sizeof(err)) == 0);
-	TT_CHECK(jc_us_to_ns(&v, &ns) && ns == 12345);
+	ASSERT_OK(jc_parse("12.345", 6, &v, err, sizeof(err)), "jc_parse");
+	ASSERT_TRUE(jc_us_to_ns(&v, &ns) && ns == 12345,
+		    "jc_us_to_ns(&v, &ns) && ns == 12345");
 	jc_free(&v);
-	TT_CHECK(jc_parse("-1.0", 4, &v, err, sizeof(err)) == 0);
-	TT_CHECK(!jc_us_to_ns(&v, &ns));
+	ASSERT_OK(jc_parse("-1.0", 4, &v, err, sizeof(err)), "jc_parse");
+	ASSERT_FALSE(jc_us_to_ns(&v, &ns), "jc_us_to_ns");
 	jc_free(&v);
 }
 

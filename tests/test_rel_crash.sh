@@ -9,12 +9,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_root rel_crash
 tt_setup
-SMALL=$TT_TMP/small
-cleanup_mount() {
-	mountpoint -q "$SMALL" && umount "$SMALL"
-	tt_cleanup
-}
-trap cleanup_mount EXIT
 
 mono_ns() { python3 -c 'import time; print(time.monotonic_ns())'; }
 
@@ -124,8 +118,7 @@ check "rel_crash: the cut file still reports its whole blocks' requests (${ncut:
 	cut_ok
 
 # ---- a full disk
-mkdir -p "$SMALL"
-if ! mount -t tmpfs -o size=64k tmpfs "$SMALL"; then
+if ! small_disk; then
 	fail "rel_crash: cannot mount a 64 KiB tmpfs for the full-disk case"
 	exit 1
 fi

@@ -9,12 +9,6 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_root rel_detach
 tt_setup
-SMALL=$TT_TMP/small
-cleanup_mount() {
-	mountpoint -q "$SMALL" && umount "$SMALL"
-	tt_cleanup
-}
-trap cleanup_mount EXIT
 
 if ! command -v bpftool >/dev/null; then
 	fail "rel_detach: bpftool is needed to list BPF objects"
@@ -108,8 +102,7 @@ check "rel_detach: -c: record exits 0 when its command ends ($(tail -n 1 "$TT_TM
 expect_released "command exited"
 
 # a full disk: record stops on the write error
-mkdir -p "$SMALL"
-if mount -t tmpfs -o size=64k tmpfs "$SMALL"; then
+if small_disk; then
 	"$TTFTRACE" record -o "$SMALL/full.ttft" -p "$SERVER_PID" \
 		2>"$TT_TMP/full.log" &
 	RECORD_PID=$!

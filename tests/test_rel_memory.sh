@@ -34,18 +34,15 @@ if ldd "$TTFTRACE" 2>/dev/null | grep -q libasan; then
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16
 fi
 
-build_helper() { # NAME: tests/NAME.c -> $TT_TMP/NAME
-	if ! gcc -O2 -g -Wall -Wextra -Wno-unused-parameter \
-		-Wno-missing-field-initializers -std=gnu11 -D_GNU_SOURCE \
-		"$(dirname "$0")/$1.c" -lpthread -o "$TT_TMP/$1" \
-		>"$TT_TMP/$1.log" 2>&1; then
-		cat "$TT_TMP/$1.log"
-		fail "build $1"
+# the load: make unit-tests builds both helpers
+MANYCONN_SERVER=$OUTPUT/tests/helper_manyconn_server
+CONNS=$OUTPUT/tests/helper_conns
+for h in "$MANYCONN_SERVER" "$CONNS"; do
+	if [ ! -x "$h" ]; then
+		fail "$h missing: run make unit-tests"
 		exit 1
 	fi
-}
-build_helper helper_manyconn_server
-build_helper helper_conns
+done
 
 # each side holds NCONNS descriptors
 need=$((NCONNS + 256))
@@ -65,7 +62,7 @@ kb_of() { # kb_of PID FIELD: a /proc/PID/status figure in kB
 	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status" 2>/dev/null
 }
 
-"$TT_TMP/helper_manyconn_server" --port-file "$TT_TMP/port" --tokens 4 \
+"$MANYCONN_SERVER" --port-file "$TT_TMP/port" --tokens 4 \
 	--churn 4 >"$TT_TMP/server.out" 2>&1 &
 SERVER_PID=$!
 TT_PIDS+=("$SERVER_PID")
@@ -99,7 +96,7 @@ check "rel_memory: maps sized (${memlock_kb} kB locked in all), conns LRU, send_
 	maps_sized
 
 start=$(date +%s%N)
-"$TT_TMP/helper_conns" -p "$PORT" -n "$NCONNS" --rounds $ROUNDS \
+"$CONNS" -p "$PORT" -n "$NCONNS" --rounds $ROUNDS \
 	--hold-ms 500 >"$TT_TMP/client.out" 2>&1
 client_rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))

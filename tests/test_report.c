@@ -129,7 +129,7 @@ static struct tt_event mk(unsigned int type, __u64 ts)
 
 static void add(struct tt_analyzer *a, const struct tt_event *ev)
 {
-	TT_CHECK(tt_analyzer_add(a, ev) == 0);
+	ASSERT_OK(tt_analyzer_add(a, ev), "tt_analyzer_add");
 }
 
 static void open_conn(struct tt_analyzer *a, __u64 sk, const char *ip,
@@ -397,7 +397,7 @@ static char *render(const struct tt_analyzer *a,
 		abort();
 	err = json ? tt_report_json(f, a, meta, o) :
 		     tt_report_text(f, a, meta, o);
-	TT_CHECK_EQ_U64(err, 0);
+	ASSERT_EQ(err, 0, "err");
 	fclose(f);
 	return buf;
 }
@@ -468,10 +468,10 @@ static void check_closure(const struct tt_analyzer *a)
 		r = tt_analyzer_request(a, i);
 		if (!r->complete)
 			continue;
-		TT_CHECK(r->attributed);
+		ASSERT_TRUE(r->attributed, "r.attributed");
 		for (k = 0, sum = 0; k < TT_ST_MAX; k++)
 			sum += r->stage_ns[k];
-		TT_CHECK_EQ_U64(sum, r->ttft);
+		ASSERT_EQ(sum, r->ttft, "sum");
 	}
 }
 
@@ -487,32 +487,35 @@ static void test_percentiles(void)
 	for (i = 0; i < 100; i++)
 		v[i] = 100 - i;
 	tt_summarize(v, 100, &s);
-	TT_CHECK_EQ_U64(s.n, 100);
-	TT_CHECK_EQ_U64(s.min, 1);
-	TT_CHECK_EQ_U64(s.p50, 50);
-	TT_CHECK_EQ_U64(s.p90, 90);
-	TT_CHECK_EQ_U64(s.p99, 99);
-	TT_CHECK_EQ_U64(s.max, 100);
-	TT_CHECK_EQ_U64(s.mean, 50); /* 50.5 rounded down */
+	ASSERT_EQ(s.n, 100, "s.n");
+	ASSERT_EQ(s.min, 1, "s.min");
+	ASSERT_EQ(s.p50, 50, "s.p50");
+	ASSERT_EQ(s.p90, 90, "s.p90");
+	ASSERT_EQ(s.p99, 99, "s.p99");
+	ASSERT_EQ(s.max, 100, "s.max");
+	ASSERT_EQ(s.mean, 50, "s.mean"); /* 50.5 rounded down */
 	/* nearest rank: ceil(p/100 * n) */
 	tt_summarize(ten, 10, &s);
-	TT_CHECK_EQ_U64(s.p50, 50);
-	TT_CHECK_EQ_U64(s.p90, 90);
-	TT_CHECK_EQ_U64(s.p99, 100);
-	TT_CHECK_EQ_U64(tt_percentile_sorted(ten, 10, 0), 10);
-	TT_CHECK_EQ_U64(tt_percentile_sorted(ten, 10, 10), 10);
-	TT_CHECK_EQ_U64(tt_percentile_sorted(ten, 10, 11), 20);
-	TT_CHECK_EQ_U64(tt_percentile_sorted(ten, 10, 100), 100);
+	ASSERT_EQ(s.p50, 50, "s.p50");
+	ASSERT_EQ(s.p90, 90, "s.p90");
+	ASSERT_EQ(s.p99, 100, "s.p99");
+	ASSERT_EQ(tt_percentile_sorted(ten, 10, 0), 10, "tt_percentile_sorted");
+	ASSERT_EQ(tt_percentile_sorted(ten, 10, 10), 10,
+		  "tt_percentile_sorted");
+	ASSERT_EQ(tt_percentile_sorted(ten, 10, 11), 20,
+		  "tt_percentile_sorted");
+	ASSERT_EQ(tt_percentile_sorted(ten, 10, 100), 100,
+		  "tt_percentile_sorted");
 	tt_summarize(three, 3, &s);
-	TT_CHECK_EQ_U64(s.p50, 5);
-	TT_CHECK_EQ_U64(s.p90, 7);
+	ASSERT_EQ(s.p50, 5, "s.p50");
+	ASSERT_EQ(s.p90, 7, "s.p90");
 	tt_summarize(three, 1, &s);
-	TT_CHECK_EQ_U64(s.p50, 3);
-	TT_CHECK_EQ_U64(s.p99, 3);
+	ASSERT_EQ(s.p50, 3, "s.p50");
+	ASSERT_EQ(s.p99, 3, "s.p99");
 	tt_summarize(NULL, 0, &s);
-	TT_CHECK_EQ_U64(s.n, 0);
-	TT_CHECK_EQ_U64(s.p50, 0);
-	TT_CHECK_EQ_U64(tt_percentile_sorted(NULL, 0, 50), 0);
+	ASSERT_EQ(s.n, 0, "s.n");
+	ASSERT_EQ(s.p50, 0, "s.p50");
+	ASSERT_EQ(tt_percentile_sorted(NULL, 0, 50), 0, "tt_percentile_sorted");
 }
 
 static void test_fmt_and_vec(void)
@@ -521,18 +524,21 @@ static void test_fmt_and_vec(void)
 	char buf[32];
 	size_t i;
 
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 1234567), "1.235"));
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 0), "0.000"));
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 499), "0.000"));
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 500), "0.001"));
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 20005000), "20.005"));
-	TT_CHECK(!strcmp(tt_fmt_ms(buf, sizeof(buf), 999999600), "1000.000"));
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 1234567), "1.235",
+		     "tt_fmt_ms");
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 0), "0.000", "tt_fmt_ms");
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 499), "0.000", "tt_fmt_ms");
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 500), "0.001", "tt_fmt_ms");
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 20005000), "20.005",
+		     "tt_fmt_ms");
+	ASSERT_STREQ(tt_fmt_ms(buf, sizeof(buf), 999999600), "1000.000",
+		     "tt_fmt_ms");
 	for (i = 0; i < 1000; i++)
-		TT_CHECK(tt_u64vec_push(&vec, i * 3) == 0);
-	TT_CHECK_EQ_U64(vec.n, 1000);
-	TT_CHECK_EQ_U64(vec.v[999], 2997);
+		ASSERT_OK(tt_u64vec_push(&vec, i * 3), "tt_u64vec_push");
+	ASSERT_EQ(vec.n, 1000, "vec.n");
+	ASSERT_EQ(vec.v[999], 2997, "vec.v[999]");
 	tt_u64vec_free(&vec);
-	TT_CHECK(vec.v == NULL && vec.n == 0);
+	ASSERT_TRUE(vec.v == NULL && vec.n == 0, "vec.v == NULL && vec.n == 0");
 }
 
 static void test_peer(void)
@@ -544,17 +550,18 @@ static void test_peer(void)
 	r.family = AF_INET;
 	r.rport = 443;
 	inet_pton(AF_INET, "192.0.2.7", r.raddr);
-	TT_CHECK(
-		!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "192.0.2.7:443"));
+	ASSERT_STREQ(tt_report_peer(&r, buf, sizeof(buf)), "192.0.2.7:443",
+		     "tt_report_peer");
 	r.family = AF_INET6;
 	inet_pton(AF_INET6, "2001:db8::5", r.raddr);
-	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)),
-			 "[2001:db8::5]:443"));
+	ASSERT_STREQ(tt_report_peer(&r, buf, sizeof(buf)), "[2001:db8::5]:443",
+		     "tt_report_peer");
 	inet_pton(AF_INET6, "::ffff:198.51.100.1", r.raddr);
-	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)),
-			 "198.51.100.1:443"));
+	ASSERT_STREQ(tt_report_peer(&r, buf, sizeof(buf)), "198.51.100.1:443",
+		     "tt_report_peer");
 	r.family = 0;
-	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "unknown"));
+	ASSERT_STREQ(tt_report_peer(&r, buf, sizeof(buf)), "unknown",
+		     "tt_report_peer");
 }
 
 static void test_text_summary(void)
@@ -570,32 +577,42 @@ static void test_text_summary(void)
 	strcpy(meta.kernel, "6.18.0 #1 SMP PREEMPT_DYNAMIC");
 	strcpy(meta.options, "ttftrace record -p 1234");
 	out = render(a, &meta, &o, false);
-	TT_CHECK(strstr(out, "host: gpu-node-7  kernel: 6.18.0") != NULL);
-	TT_CHECK(strstr(out, "recorded with: ttftrace record -p 1234\n"));
-	TT_CHECK(strstr(out, "requests: 4 (complete 3, incomplete 1)\n"));
-	TT_CHECK(strstr(out, "incomplete: closed-mid-stream 1\n"));
-	TT_CHECK(strstr(out, "drops: 3 lost records (cpu1 3); requests overlapping"));
-	TT_CHECK(row(out, "TTFT", v) == 4);
-	TT_CHECK(v[0] == 20.005 && v[1] == 30.005 && v[2] == 30.005 &&
-		 v[3] == 30.005);
-	TT_CHECK(strstr(out, "(3 requests)"));
-	TT_CHECK(row(out, "TPOT", v) == 4);
-	TT_CHECK(v[0] == 2.0 && v[1] == 2.0 && v[2] == 2.0);
-	TT_CHECK(row(out, "ITL", v) == 4);
-	TT_CHECK(v[0] == 2.0 && v[3] == 2.0);
-	TT_CHECK(strstr(out, "(6 gaps)"));
-	TT_CHECK(!strstr(out, "TTFT_MS")); /* no table unless asked */
+	ASSERT_OK_PTR(strstr(out, "host: gpu-node-7  kernel: 6.18.0"),
+		      "strstr");
+	ASSERT_TRUE(strstr(out, "recorded with: ttftrace record -p 1234\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "requests: 4 (complete 3, incomplete 1)\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "incomplete: closed-mid-stream 1\n"), "strstr");
+	ASSERT_TRUE(
+		strstr(out,
+		       "drops: 3 lost records (cpu1 3); requests overlapping"),
+		"strstr");
+	ASSERT_EQ(row(out, "TTFT", v), 4, "row");
+	ASSERT_TRUE(v[0] == 20.005 && v[1] == 30.005 && v[2] == 30.005 &&
+			    v[3] == 30.005,
+		    "v[0] == 20.005 && v[1] == 30.005 && v...");
+	ASSERT_TRUE(strstr(out, "(3 requests)"), "strstr");
+	ASSERT_EQ(row(out, "TPOT", v), 4, "row");
+	ASSERT_TRUE(v[0] == 2.0 && v[1] == 2.0 && v[2] == 2.0,
+		    "v[0] == 2.0 && v[1] == 2.0 && v[2] ==...");
+	ASSERT_EQ(row(out, "ITL", v), 4, "row");
+	ASSERT_TRUE(v[0] == 2.0 && v[3] == 2.0, "v[0] == 2.0 && v[3] == 2.0");
+	ASSERT_TRUE(strstr(out, "(6 gaps)"), "strstr");
+	ASSERT_FALSE(strstr(out, "TTFT_MS"),
+		     "strstr"); /* no table unless asked */
 	free(out);
 
 	/* counting the incomplete one too: {5, 10, 20, 30} ms */
 	o.include_incomplete = true;
 	out = render(a, NULL, &o, false);
-	TT_CHECK(!strstr(out, "host:"));
-	TT_CHECK(row(out, "TTFT", v) == 4);
-	TT_CHECK(v[0] == 10.005 && v[1] == 30.005 && v[3] == 30.005);
-	TT_CHECK(strstr(out, "(4 requests)"));
-	TT_CHECK(strstr(out, "(8 gaps)"));
-	TT_CHECK(strstr(out, "incomplete requests included"));
+	ASSERT_FALSE(strstr(out, "host:"), "strstr");
+	ASSERT_EQ(row(out, "TTFT", v), 4, "row");
+	ASSERT_TRUE(v[0] == 10.005 && v[1] == 30.005 && v[3] == 30.005,
+		    "v[0] == 10.005 && v[1] == 30.005 && v...");
+	ASSERT_TRUE(strstr(out, "(4 requests)"), "strstr");
+	ASSERT_TRUE(strstr(out, "(8 gaps)"), "strstr");
+	ASSERT_TRUE(strstr(out, "incomplete requests included"), "strstr");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -607,34 +624,38 @@ static void test_text_requests_table(void)
 	char *out = render(a, NULL, &o, false);
 	const char *line;
 
-	TT_CHECK(strstr(out, "TTFT_MS") && strstr(out, "ARRIVE>READ") &&
-		 strstr(out, "READ>WRITE") && strstr(out, "WRITE>WIRE") &&
-		 strstr(out, "TOKENS") && strstr(out, "TPOT_MS") &&
-		 strstr(out, "DOMINANT"));
+	ASSERT_TRUE(strstr(out, "TTFT_MS") && strstr(out, "ARRIVE>READ") &&
+			    strstr(out, "READ>WRITE") &&
+			    strstr(out, "WRITE>WIRE") &&
+			    strstr(out, "TOKENS") && strstr(out, "TPOT_MS") &&
+			    strstr(out, "DOMINANT"),
+		    "strstr");
 	/* request 1: 10.0.0.1:1000, arrive->read 10 us, read->write
 	 * 9.990 ms, write->wire 5 us, 3 tokens, TPOT 2 ms */
 	line = strstr(out, "10.0.0.1:1000");
-	TT_CHECK(line != NULL);
+	ASSERT_OK_PTR(line, "line");
 	if (line) {
 		char peer[64], ttft[32], ar[32], rw[32], ww[32], tpot[32],
 			dom[32], status[64];
 		unsigned int tokens;
 
-		TT_CHECK(sscanf(line,
-				"%63s %31s %31s %31s %31s %u %31s %31s %63s",
-				peer, ttft, ar, rw, ww, &tokens, tpot, dom,
-				status) == 9);
-		TT_CHECK(!strcmp(dom, "compute.cpu"));
-		TT_CHECK(!strcmp(ttft, "10.005"));
-		TT_CHECK(!strcmp(ar, "0.010"));
-		TT_CHECK(!strcmp(rw, "9.990"));
-		TT_CHECK(!strcmp(ww, "0.005"));
-		TT_CHECK_EQ_U64(tokens, 3);
-		TT_CHECK(!strcmp(tpot, "2.000"));
-		TT_CHECK(!strcmp(status, "complete"));
+		ASSERT_EQ(sscanf(line,
+				 "%63s %31s %31s %31s %31s %u %31s %31s %63s",
+				 peer, ttft, ar, rw, ww, &tokens, tpot, dom,
+				 status),
+			  9, "sscanf");
+		ASSERT_STREQ(dom, "compute.cpu", "dom");
+		ASSERT_STREQ(ttft, "10.005", "ttft");
+		ASSERT_STREQ(ar, "0.010", "ar");
+		ASSERT_STREQ(rw, "9.990", "rw");
+		ASSERT_STREQ(ww, "0.005", "ww");
+		ASSERT_EQ(tokens, 3, "tokens");
+		ASSERT_STREQ(tpot, "2.000", "tpot");
+		ASSERT_STREQ(status, "complete", "status");
 	}
 	line = strstr(out, "[::1]:5555");
-	TT_CHECK(line && strstr(line, "closed-mid-stream"));
+	ASSERT_TRUE(line && strstr(line, "closed-mid-stream"),
+		    "line && strstr(line, \"closed-mid-stre...");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -662,25 +683,34 @@ static void test_json(void)
 	strcpy(meta.kernel, "6.18.0\\x");
 	strcpy(meta.options, "record -c 'a\tb'\n");
 	out = render(a, &meta, &o, true);
-	TT_CHECK(json_valid(out));
-	TT_CHECK(starts_with(out, first));
-	TT_CHECK(strstr(out, "{\"id\":3,\"peer\":\"[::1]:5555\","));
-	TT_CHECK(strstr(out, "\"ttft_ns\":5005000,\"tokens\":3,"
-			     "\"tpot_ns\":2000000,\"complete\":false"));
-	TT_CHECK(strstr(out, "\"incomplete_reason\":\"closed-mid-stream\""));
-	TT_CHECK(strstr(out, "\"closed_mid_stream\":true"));
-	TT_CHECK(strstr(out, "\"summary\":{\"requests\":4,\"complete\":3,"
-			     "\"incomplete\":1,"));
-	TT_CHECK(strstr(out, "\"ttft_ns\":{\"p50\":20005000,\"p90\":30005000,"
-			     "\"p99\":30005000,\"max\":30005000,\"n\":3}"));
-	TT_CHECK(strstr(out, "\"tpot_ns\":{\"p50\":2000000,\"p90\":2000000,"
-			     "\"p99\":2000000,"));
-	TT_CHECK(strstr(out, "\"itl_ns\":{\"p50\":2000000,"));
-	TT_CHECK(strstr(out, "\"drops\":3,\"drops_per_cpu\":{\"1\":3}"));
-	TT_CHECK(strstr(out, "\"hostname\":\"host\\\"7\""));
-	TT_CHECK(strstr(out, "\"kernel\":\"6.18.0\\\\x\""));
-	TT_CHECK(strstr(out, "\"options\":\"record -c 'a\\u0009b'\\u000a\""));
-	TT_CHECK(out[strlen(out) - 1] == '\n');
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(starts_with(out, first), "starts_with");
+	ASSERT_TRUE(strstr(out, "{\"id\":3,\"peer\":\"[::1]:5555\","),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"ttft_ns\":5005000,\"tokens\":3,"
+				"\"tpot_ns\":2000000,\"complete\":false"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"incomplete_reason\":\"closed-mid-stream\""),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"closed_mid_stream\":true"), "strstr");
+	ASSERT_TRUE(strstr(out, "\"summary\":{\"requests\":4,\"complete\":3,"
+				"\"incomplete\":1,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out,
+			   "\"ttft_ns\":{\"p50\":20005000,\"p90\":30005000,"
+			   "\"p99\":30005000,\"max\":30005000,\"n\":3}"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"tpot_ns\":{\"p50\":2000000,\"p90\":2000000,"
+				"\"p99\":2000000,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"itl_ns\":{\"p50\":2000000,"), "strstr");
+	ASSERT_TRUE(strstr(out, "\"drops\":3,\"drops_per_cpu\":{\"1\":3}"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"hostname\":\"host\\\"7\""), "strstr");
+	ASSERT_TRUE(strstr(out, "\"kernel\":\"6.18.0\\\\x\""), "strstr");
+	ASSERT_TRUE(strstr(out, "\"options\":\"record -c 'a\\u0009b'\\u000a\""),
+		    "strstr");
+	ASSERT_EQ(out[strlen(out) - 1], '\n', "out[strlen(out) - 1]");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -693,18 +723,22 @@ static void test_empty(void)
 
 	tt_analyzer_finish(a);
 	out = render(a, NULL, &o, false);
-	TT_CHECK(strstr(out, "requests: 0 (complete 0, incomplete 0)\n"));
-	TT_CHECK(strstr(out, "drops: 0 lost records\n"));
-	TT_CHECK(strstr(out, "(no requests)"));
+	ASSERT_TRUE(strstr(out, "requests: 0 (complete 0, incomplete 0)\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "drops: 0 lost records\n"), "strstr");
+	ASSERT_TRUE(strstr(out, "(no requests)"), "strstr");
 	free(out);
 	out = render(a, NULL, &o, true);
-	TT_CHECK(json_valid(out));
-	TT_CHECK(starts_with(out,
-			     "{\"requests\":[],\"summary\":{\"requests\":0,"));
-	TT_CHECK(strstr(out, "\"ttft_ns\":{\"p50\":null,\"p90\":null,"
-			     "\"p99\":null,\"max\":null,\"n\":0}"));
-	TT_CHECK(strstr(out, "\"drops\":0"));
-	TT_CHECK(!strstr(out, "\"meta\""));
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(
+		starts_with(out,
+			    "{\"requests\":[],\"summary\":{\"requests\":0,"),
+		"starts_with");
+	ASSERT_TRUE(strstr(out, "\"ttft_ns\":{\"p50\":null,\"p90\":null,"
+				"\"p99\":null,\"max\":null,\"n\":0}"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"drops\":0"), "strstr");
+	ASSERT_FALSE(strstr(out, "\"meta\""), "strstr");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -721,15 +755,17 @@ static void test_unknown_values_are_null(void)
 	sock_ev(a, TT_EV_RECV, 1 * MS, 0x40, 10);
 	tt_analyzer_finish(a);
 	out = render(a, NULL, &o, true);
-	TT_CHECK(json_valid(out));
-	TT_CHECK(strstr(out, "\"t_arrive_ns\":null,\"t_read_ns\":1000000,"
-			     "\"t_first_write_ns\":null,\"t_wire_ns\":null,"
-			     "\"ttft_ns\":null,\"tokens\":0,\"tpot_ns\":null,"
-			     "\"complete\":false"));
-	TT_CHECK(strstr(out, "no-arrive,no-response,open-at-end"));
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(strstr(out,
+			   "\"t_arrive_ns\":null,\"t_read_ns\":1000000,"
+			   "\"t_first_write_ns\":null,\"t_wire_ns\":null,"
+			   "\"ttft_ns\":null,\"tokens\":0,\"tpot_ns\":null,"
+			   "\"complete\":false"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "no-arrive,no-response,open-at-end"), "strstr");
 	free(out);
 	out = render(a, NULL, &o, false);
-	TT_CHECK(strstr(out, "no-arrive,no-response,open-at-end"));
+	ASSERT_TRUE(strstr(out, "no-arrive,no-response,open-at-end"), "strstr");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -742,45 +778,62 @@ static void test_stage_breakdown(void)
 	char *out;
 
 	check_closure(a);
-	TT_CHECK_EQ_U64(tt_analyzer_nrequests(a), 3);
+	ASSERT_EQ(tt_analyzer_nrequests(a), 3, "tt_analyzer_nrequests");
 	out = render(a, NULL, &o, false);
-	TT_CHECK(strstr(out, "requests: 3 (complete 3, incomplete 0)\n"));
-	TT_CHECK(strstr(out, "stage (ms)") && strstr(out, "(3 requests)"));
+	ASSERT_TRUE(strstr(out, "requests: 3 (complete 3, incomplete 0)\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "stage (ms)") && strstr(out, "(3 requests)"),
+		    "strstr");
 	/* summed TTFT 11.235 ms */
-	TT_CHECK(stage_row(out, "network.in", 0.010, 0.010, 0.010, 0.010, 0.3));
-	TT_CHECK(
-		stage_row(out, "network.out", 0.005, 0.005, 0.005, 0.005, 0.1));
-	TT_CHECK(stage_row(out, "scheduler.queue", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "scheduler.runqueue", 1.377, 1.010, 3.010,
-			   3.010, 36.8));
-	TT_CHECK(stage_row(out, "storage.io", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "compute.gpu", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "compute.cpu", 2.353, 2.020, 4.020, 4.020,
-			   62.8));
-	TT_CHECK(stage_row(out, "other", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "  other.sleep", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "  other.lock", 0, 0, 0, 0, 0));
-	TT_CHECK(stage_row(out, "  other.unknown", 0, 0, 0, 0, 0));
+	ASSERT_TRUE(stage_row(out, "network.in", 0.010, 0.010, 0.010, 0.010,
+			      0.3),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "network.out", 0.005, 0.005, 0.005, 0.005,
+			      0.1),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "scheduler.queue", 0, 0, 0, 0, 0),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "scheduler.runqueue", 1.377, 1.010, 3.010,
+			      3.010, 36.8),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "storage.io", 0, 0, 0, 0, 0), "stage_row");
+	ASSERT_TRUE(stage_row(out, "compute.gpu", 0, 0, 0, 0, 0), "stage_row");
+	ASSERT_TRUE(stage_row(out, "compute.cpu", 2.353, 2.020, 4.020, 4.020,
+			      62.8),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "other", 0, 0, 0, 0, 0), "stage_row");
+	ASSERT_TRUE(stage_row(out, "  other.sleep", 0, 0, 0, 0, 0),
+		    "stage_row");
+	ASSERT_TRUE(stage_row(out, "  other.lock", 0, 0, 0, 0, 0), "stage_row");
+	ASSERT_TRUE(stage_row(out, "  other.unknown", 0, 0, 0, 0, 0),
+		    "stage_row");
 	/* the stages of the p50 (#3), p90 and p99 (#2) requests */
 	p = strstr(out, "breakdown of the p50 / p90 / p99 request (ms):\n");
-	TT_CHECK(p != NULL);
+	ASSERT_OK_PTR(p, "p");
 	if (p) {
 		double v[4];
 		char id[3][16];
 
-		TT_CHECK(line_of(p, "request") &&
-			 sscanf(line_of(p, "request") + 7, "%15s %15s %15s",
-				id[0], id[1], id[2]) == 3);
-		TT_CHECK(!strcmp(id[0], "#3") && !strcmp(id[1], "#2") &&
-			 !strcmp(id[2], "#2"));
-		TT_CHECK(row(p, "TTFT", v) == 3);
-		TT_CHECK(v[0] == 4.045 && v[1] == 5.045 && v[2] == 5.045);
-		TT_CHECK(row(p, "scheduler.runqueue", v) == 3);
-		TT_CHECK(v[0] == 3.010 && v[1] == 1.010 && v[2] == 1.010);
-		TT_CHECK(row(p, "compute.cpu", v) == 3);
-		TT_CHECK(v[0] == 1.020 && v[1] == 4.020 && v[2] == 4.020);
-		TT_CHECK(row(p, "  other.lock", v) == 3);
-		TT_CHECK(v[0] == 0 && v[1] == 0 && v[2] == 0);
+		ASSERT_TRUE(line_of(p, "request") &&
+				    sscanf(line_of(p, "request") + 7,
+					   "%15s %15s %15s", id[0], id[1],
+					   id[2]) == 3,
+			    "line_of(p, \"request\") && sscanf(line_...");
+		ASSERT_TRUE(!strcmp(id[0], "#3") && !strcmp(id[1], "#2") &&
+				    !strcmp(id[2], "#2"),
+			    "!strcmp(id[0], \"#3\") && !strcmp(id[1]...");
+		ASSERT_EQ(row(p, "TTFT", v), 3, "row");
+		ASSERT_TRUE(v[0] == 4.045 && v[1] == 5.045 && v[2] == 5.045,
+			    "v[0] == 4.045 && v[1] == 5.045 && v[2...");
+		ASSERT_EQ(row(p, "scheduler.runqueue", v), 3, "row");
+		ASSERT_TRUE(v[0] == 3.010 && v[1] == 1.010 && v[2] == 1.010,
+			    "v[0] == 3.010 && v[1] == 1.010 && v[2...");
+		ASSERT_EQ(row(p, "compute.cpu", v), 3, "row");
+		ASSERT_TRUE(v[0] == 1.020 && v[1] == 4.020 && v[2] == 4.020,
+			    "v[0] == 1.020 && v[1] == 4.020 && v[2...");
+		ASSERT_EQ(row(p, "  other.lock", v), 3, "row");
+		ASSERT_TRUE(v[0] == 0 && v[1] == 0 && v[2] == 0,
+			    "v[0] == 0 && v[1] == 0 && v[2] == 0");
 	}
 	free(out);
 
@@ -788,11 +841,13 @@ static void test_stage_breakdown(void)
 	o.requests = true;
 	out = render(a, NULL, &o, false);
 	p = strstr(out, "10.9.9.9:1003");
-	TT_CHECK(p && strstr(p, " scheduler.runqueue ") &&
-		 strstr(p, " scheduler.runqueue ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, " scheduler.runqueue ") &&
+			    strstr(p, " scheduler.runqueue ") < strchr(p, '\n'),
+		    "p && strstr(p, \" scheduler.runqueue \"...");
 	p = strstr(out, "10.9.9.9:1002");
-	TT_CHECK(p && strstr(p, " compute.cpu ") &&
-		 strstr(p, " compute.cpu ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, " compute.cpu ") &&
+			    strstr(p, " compute.cpu ") < strchr(p, '\n'),
+		    "p && strstr(p, \" compute.cpu \") && st...");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -803,35 +858,42 @@ static void test_stage_json(void)
 	struct tt_report_opts o = { .json = true };
 	char *out = render(a, NULL, &o, true);
 
-	TT_CHECK(json_valid(out));
+	ASSERT_TRUE(json_valid(out), "json_valid");
 	/* #3: arrived at 50 ms, taken up by the engine at +20 us, its
 	 * first token handed to the writer at +4.020 ms */
-	TT_CHECK(strstr(out, "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
-			     "\"t_dispatch_ns\":50020000,"
-			     "\"t_token_ns\":54020000,\"attributed\":true,"
-			     "\"dispatch_rule\":\"pickup\","
-			     "\"dominant\":\"scheduler.runqueue\","
-			     "\"stages\":{\"network.in\":10000,"
-			     "\"network.out\":5000,\"scheduler.queue\":0,"
-			     "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
-			     "\"compute.gpu\":0,\"compute.cpu\":1020000,"
-			     "\"other\":0},\"other_detail\":{\"sleep\":0,"
-			     "\"lock\":0,\"unknown\":0}"));
-	TT_CHECK(strstr(out, "\"dominant\":\"compute.cpu\",\"stages\":{"
-			     "\"network.in\":10000,\"network.out\":5000,"
-			     "\"scheduler.queue\":0,"
-			     "\"scheduler.runqueue\":1010000,"));
-	TT_CHECK(strstr(out, "\"stages_n\":3,\"stages\":{\"network.in\":"
-			     "{\"mean\":10000,\"p50\":10000,\"p90\":10000,"
-			     "\"p99\":10000,\"share\":0.002670},"));
-	TT_CHECK(strstr(out, "\"scheduler.runqueue\":{\"mean\":1376666,"
-			     "\"p50\":1010000,\"p90\":3010000,"
-			     "\"p99\":3010000,\"share\":0.367601}"));
-	TT_CHECK(strstr(out, "\"other\":{\"mean\":0,\"p50\":0,\"p90\":0,"
-			     "\"p99\":0,\"share\":0.000000}},"
-			     "\"other_detail\":{\"sleep\":{\"mean\":0,"));
-	TT_CHECK(strstr(out, "\"percentile_requests\":{\"p50\":3,"
-			     "\"p90\":2,\"p99\":2}"));
+	ASSERT_TRUE(strstr(out,
+			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
+			   "\"t_dispatch_ns\":50020000,"
+			   "\"t_token_ns\":54020000,\"attributed\":true,"
+			   "\"dispatch_rule\":\"pickup\","
+			   "\"dominant\":\"scheduler.runqueue\","
+			   "\"stages\":{\"network.in\":10000,"
+			   "\"network.out\":5000,\"scheduler.queue\":0,"
+			   "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
+			   "\"compute.gpu\":0,\"compute.cpu\":1020000,"
+			   "\"other\":0},\"other_detail\":{\"sleep\":0,"
+			   "\"lock\":0,\"unknown\":0}"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"dominant\":\"compute.cpu\",\"stages\":{"
+				"\"network.in\":10000,\"network.out\":5000,"
+				"\"scheduler.queue\":0,"
+				"\"scheduler.runqueue\":1010000,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"stages_n\":3,\"stages\":{\"network.in\":"
+				"{\"mean\":10000,\"p50\":10000,\"p90\":10000,"
+				"\"p99\":10000,\"share\":0.002670},"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"scheduler.runqueue\":{\"mean\":1376666,"
+				"\"p50\":1010000,\"p90\":3010000,"
+				"\"p99\":3010000,\"share\":0.367601}"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"other\":{\"mean\":0,\"p50\":0,\"p90\":0,"
+				"\"p99\":0,\"share\":0.000000}},"
+				"\"other_detail\":{\"sleep\":{\"mean\":0,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"percentile_requests\":{\"p50\":3,"
+				"\"p90\":2,\"p99\":2}"),
+		    "strstr");
 	free(out);
 	tt_analyzer_free(a);
 
@@ -841,16 +903,19 @@ static void test_stage_json(void)
 	sock_ev(a, TT_EV_RECV, 1 * MS, 0x40, 10);
 	tt_analyzer_finish(a);
 	out = render(a, NULL, &o, true);
-	TT_CHECK(json_valid(out));
-	TT_CHECK(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
-			     "\"t_token_ns\":null,"
-			     "\"attributed\":false,\"dispatch_rule\":null,"
-			     "\"dominant\":null,\"stages\":null,"
-			     "\"other_detail\":null"));
-	TT_CHECK(strstr(out, "\"stages_n\":0,\"stages\":{\"network.in\":"
-			     "{\"mean\":null,\"p50\":null,\"p90\":null,"
-			     "\"p99\":null,\"share\":null},"));
-	TT_CHECK(strstr(out, "\"percentile_requests\":{\"p50\":null,"));
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
+				"\"t_token_ns\":null,"
+				"\"attributed\":false,\"dispatch_rule\":null,"
+				"\"dominant\":null,\"stages\":null,"
+				"\"other_detail\":null"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"stages_n\":0,\"stages\":{\"network.in\":"
+				"{\"mean\":null,\"p50\":null,\"p90\":null,"
+				"\"p99\":null,\"share\":null},"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"percentile_requests\":{\"p50\":null,"),
+		    "strstr");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -892,56 +957,74 @@ static bool seg_line(const char *text, const char *start, const char *dur,
 
 static void test_request_drilldown(void)
 {
+	/* START, DUR, THREAD, STATE, REASON, STAGE of each segment line */
+	static const char *const segs[][6] = {
+		{ "0.000", "0.010", "reader/101", "phase", "request", "in" },
+		{ "0.010", "0.010", "reader/101", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "0.020", "3.000", "engine/102", "runnable", "runqueue",
+		  "scheduler.runqueue" },
+		{ "3.020", "1.000", "engine/102", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "4.020", "0.010", "writer/103", "runnable", "runqueue",
+		  "scheduler.runqueue" },
+		{ "4.030", "0.010", "writer/103", "running", "on-cpu",
+		  "compute.cpu" },
+		{ "4.040", "0.005", "writer/103", "phase", "response", "out" },
+	};
 	struct tt_analyzer *a = staged_sample();
 	const char *p;
+	size_t i;
 	char *out;
 	int err;
 
 	out = render_request(a, 3, &err);
-	TT_CHECK_EQ_U64(err, 0);
-	TT_CHECK(strstr(out, "request 3  peer 10.9.9.9:1003  complete\n"));
-	TT_CHECK(strstr(out, "TTFT 4.045 ms"));
-	TT_CHECK(strstr(out, "read by reader/101, first token written by "
-			     "writer/103\n"));
-	TT_CHECK(row(out, "t_arrive", (double[4]){ 0 }) >= 1);
+	ASSERT_EQ(err, 0, "err");
+	ASSERT_TRUE(strstr(out, "request 3  peer 10.9.9.9:1003  complete\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "TTFT 4.045 ms"), "strstr");
+	ASSERT_TRUE(strstr(out, "read by reader/101, first token written by "
+				"writer/103\n"),
+		    "strstr");
+	ASSERT_GE(row(out, "t_arrive", (double[4]){ 0 }), 1, "row");
 	p = line_of(out, "t_read");
-	TT_CHECK(p && strstr(p, "0.010 ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "0.010 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"0.010 \") < strchr(p, ...");
 	/* a pick-up: no queue, the request is taken up as it is handed on */
 	p = line_of(out, "t_enqueue");
-	TT_CHECK(p && strstr(p, "0.020 ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "0.020 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"0.020 \") < strchr(p, ...");
 	p = line_of(out, "t_dispatch");
-	TT_CHECK(p && strstr(p, "0.020 ") &&
-		 strstr(p, "rule pickup") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "0.020 ") &&
+			    strstr(p, "rule pickup") < strchr(p, '\n'),
+		    "p && strstr(p, \"0.020 \") && strstr(p,...");
 	p = line_of(out, "t_token");
-	TT_CHECK(p && strstr(p, "4.020 ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "4.020 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"4.020 \") < strchr(p, ...");
 	p = line_of(out, "t_first_write");
-	TT_CHECK(p && strstr(p, "4.040 ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "4.040 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"4.040 \") < strchr(p, ...");
 	p = line_of(out, "t_wire");
-	TT_CHECK(p && strstr(p, "4.045 ") < strchr(p, '\n'));
+	ASSERT_TRUE(p && strstr(p, "4.045 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"4.045 \") < strchr(p, ...");
 	p = line_of(out, "scheduler.runqueue");
-	TT_CHECK(p && strstr(p, "3.010") && strstr(p, "74.4%") &&
-		 strstr(p, "74.4%") < strchr(p, '\n'));
-	TT_CHECK(strstr(out, "times (ms from t_arrive):\n"));
-	TT_CHECK(strstr(out, "critical path: 7 segments, ms from t_arrive\n"));
-	TT_CHECK(strstr(out, "START") && strstr(out, "DUR") &&
-		 strstr(out, "THREAD") && strstr(out, "STATE") &&
-		 strstr(out, "REASON") && strstr(out, "STAGE"));
-	/* every segment, in time order */
-	TT_CHECK(seg_line(out, "0.000", "0.010", "reader/101", "phase",
-			  "request", "in"));
-	/* the reader's work up to the hand-off, not a queue */
-	TT_CHECK(seg_line(out, "0.010", "0.010", "reader/101", "running",
-			  "on-cpu", "compute.cpu"));
-	TT_CHECK(seg_line(out, "0.020", "3.000", "engine/102", "runnable",
-			  "runqueue", "scheduler.runqueue"));
-	TT_CHECK(seg_line(out, "3.020", "1.000", "engine/102", "running",
-			  "on-cpu", "compute.cpu"));
-	TT_CHECK(seg_line(out, "4.020", "0.010", "writer/103", "runnable",
-			  "runqueue", "scheduler.runqueue"));
-	TT_CHECK(seg_line(out, "4.030", "0.010", "writer/103", "running",
-			  "on-cpu", "compute.cpu"));
-	TT_CHECK(seg_line(out, "4.040", "0.005", "writer/103", "phase",
-			  "response", "out"));
+	ASSERT_TRUE(p && strstr(p, "3.010") && strstr(p, "74.4%") &&
+			    strstr(p, "74.4%") < strchr(p, '\n'),
+		    "p && strstr(p, \"3.010\") && strstr(p, ...");
+	ASSERT_TRUE(strstr(out, "times (ms from t_arrive):\n"), "strstr");
+	ASSERT_TRUE(strstr(out,
+			   "critical path: 7 segments, ms from t_arrive\n"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "START") && strstr(out, "DUR") &&
+			    strstr(out, "THREAD") && strstr(out, "STATE") &&
+			    strstr(out, "REASON") && strstr(out, "STAGE"),
+		    "strstr");
+	/* every segment, in time order; the reader's work up to the
+	 * hand-off is not a queue */
+	for (i = 0; i < sizeof(segs) / sizeof(segs[0]); i++)
+		ASSERT_TRUE(seg_line(out, segs[i][0], segs[i][1], segs[i][2],
+				     segs[i][3], segs[i][4], segs[i][5]),
+			    segs[i][0]);
 	/* columns line up: every segment's STAGE starts where the header's
 	 * does */
 	p = strstr(out, "START");
@@ -951,20 +1034,21 @@ static void test_request_drilldown(void)
 
 		for (p = strchr(hdr, '\n') + 1; *p && *p != '(';
 		     p = strchr(p, '\n') + 1) {
-			TT_CHECK(p[col - 1] == ' ' && p[col] != ' ');
+			ASSERT_TRUE(p[col - 1] == ' ' && p[col] != ' ',
+				    "p[col - 1] == ' ' && p[col] != ' '");
 			lines++;
 		}
-		TT_CHECK_EQ_U64(lines, 7);
+		ASSERT_EQ(lines, 7, "lines");
 	}
 	free(out);
 
 	/* no such request: nothing printed */
 	out = render_request(a, 4, &err);
-	TT_CHECK_EQ_U64(err, -ENOENT);
-	TT_CHECK(out[0] == '\0');
+	ASSERT_EQ(err, -ENOENT, "err");
+	ASSERT_EQ(out[0], '\0', "out[0]");
 	free(out);
 	out = render_request(a, 0, &err);
-	TT_CHECK_EQ_U64(err, -ENOENT);
+	ASSERT_EQ(err, -ENOENT, "err");
 	free(out);
 	tt_analyzer_free(a);
 
@@ -974,12 +1058,15 @@ static void test_request_drilldown(void)
 	sock_ev(a, TT_EV_RECV, 1 * MS, 0x40, 10);
 	tt_analyzer_finish(a);
 	out = render_request(a, 1, &err);
-	TT_CHECK_EQ_U64(err, 0);
-	TT_CHECK(strstr(out, "request 1  peer 10.0.0.4:4000  no-arrive,"));
-	TT_CHECK(strstr(out, "critical path: not walked"));
+	ASSERT_EQ(err, 0, "err");
+	ASSERT_TRUE(strstr(out, "request 1  peer 10.0.0.4:4000  no-arrive,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "critical path: not walked"), "strstr");
 	p = line_of(out, "t_read");
-	TT_CHECK(p && strstr(p, "0.000 ")); /* from t_read: no t_arrive */
-	TT_CHECK(strstr(out, "ms from t_read"));
+	ASSERT_TRUE(
+		p && strstr(p, "0.000 "),
+		"p && strstr(p, \"0.000 \")"); /* from t_read: no t_arrive */
+	ASSERT_TRUE(strstr(out, "ms from t_read"), "strstr");
 	free(out);
 	tt_analyzer_free(a);
 }
@@ -990,13 +1077,16 @@ static void test_write_error(void)
 	struct tt_report_opts o = {};
 	FILE *ro = fopen("/dev/null", "r");
 
-	TT_CHECK(ro != NULL);
+	ASSERT_OK_PTR(ro, "ro");
 	if (ro) {
-		TT_CHECK_EQ_U64(tt_report_text(ro, a, NULL, &o), -EIO);
+		ASSERT_EQ(tt_report_text(ro, a, NULL, &o), -EIO,
+			  "tt_report_text");
 		clearerr(ro);
-		TT_CHECK_EQ_U64(tt_report_json(ro, a, NULL, &o), -EIO);
+		ASSERT_EQ(tt_report_json(ro, a, NULL, &o), -EIO,
+			  "tt_report_json");
 		clearerr(ro);
-		TT_CHECK_EQ_U64(tt_report_request(ro, a, 1), -EIO);
+		ASSERT_EQ(tt_report_request(ro, a, 1), -EIO,
+			  "tt_report_request");
 		fclose(ro);
 	}
 	tt_analyzer_free(a);

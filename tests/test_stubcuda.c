@@ -109,7 +109,7 @@ static void tmp_path(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", tmp_dir, name);
 }
 
-#define CU_OK(call) TT_CHECK_EQ_U64((call), CUDA_SUCCESS)
+#define CU_OK(call) ASSERT_EQ((call), CUDA_SUCCESS, "call")
 
 /*
  * Runs body in a child with a clean STUBCUDA_* environment plus env
@@ -129,7 +129,7 @@ static pid_t in_child(void (*body)(void), const char *const *env)
 	fflush(stderr);
 	pid = fork();
 	if (pid < 0) {
-		TT_CHECK(!"fork");
+		ASSERT_FALSE("fork", "\"fork\"");
 		return -1;
 	}
 	if (pid == 0) {
@@ -239,13 +239,14 @@ static void symbols_child(void)
 
 	for (size_t i = 0; i < ARRAY_LEN(probed_syms); i++) {
 		addr[i] = dlsym(cu.handle, probed_syms[i]);
-		TT_CHECK(addr[i]);
+		ASSERT_TRUE(addr[i], "addr[i]");
 		if (!addr[i])
 			continue;
-		TT_CHECK(dladdr(addr[i], &info) && info.dli_sname &&
-			 !strcmp(info.dli_sname, probed_syms[i]));
+		ASSERT_TRUE(dladdr(addr[i], &info) && info.dli_sname &&
+				    !strcmp(info.dli_sname, probed_syms[i]),
+			    "dladdr(addr[i], &info) && info.dli_sn...");
 		for (size_t j = 0; j < i; j++)
-			TT_CHECK(addr[i] != addr[j]);
+			ASSERT_TRUE(addr[i] != addr[j], "distinct symbols");
 	}
 }
 
@@ -271,131 +272,158 @@ static void errors_child(void)
 	CUdevice d;
 
 	/* before cuInit */
-	TT_CHECK_EQ_U64(cu.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
-	TT_CHECK_EQ_U64(cu.cuCtxCreate_v2(&ctx, 0, 0),
-			CUDA_ERROR_NOT_INITIALIZED);
-	TT_CHECK_EQ_U64(cu.cuStreamSynchronize(NULL),
-			CUDA_ERROR_NOT_INITIALIZED);
-	TT_CHECK_EQ_U64(cu.cuLaunchKernel((CUfunction)8, 1, 1, 1, 1, 1, 1, 0,
-					  NULL, NULL, NULL),
-			CUDA_ERROR_NOT_INITIALIZED);
+	ASSERT_EQ(cu.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED,
+		  "cu.cuDeviceGetCount");
+	ASSERT_EQ(cu.cuCtxCreate_v2(&ctx, 0, 0), CUDA_ERROR_NOT_INITIALIZED,
+		  "cu.cuCtxCreate_v2");
+	ASSERT_EQ(cu.cuStreamSynchronize(NULL), CUDA_ERROR_NOT_INITIALIZED,
+		  "cu.cuStreamSynchronize");
+	ASSERT_EQ(cu.cuLaunchKernel((CUfunction)8, 1, 1, 1, 1, 1, 1, 0, NULL,
+				    NULL, NULL),
+		  CUDA_ERROR_NOT_INITIALIZED, "cu.cuLaunchKernel");
 	CU_OK(cu.cuDriverGetVersion(&v));
-	TT_CHECK(v >= 12000);
-	TT_CHECK_EQ_U64(cu.cuDriverGetVersion(NULL), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_GE(v, 12000, "v");
+	ASSERT_EQ(cu.cuDriverGetVersion(NULL), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuDriverGetVersion");
 	CU_OK(cu.cuGetErrorString(CUDA_ERROR_NOT_INITIALIZED, &str));
-	TT_CHECK(!strcmp(str, "initialization error"));
+	ASSERT_STREQ(str, "initialization error", "str");
 	CU_OK(cu.cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &str));
-	TT_CHECK(!strcmp(str, "CUDA_ERROR_INVALID_VALUE"));
-	TT_CHECK_EQ_U64(cu.cuGetErrorString((CUresult)12345, &str),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK(str == NULL);
-	TT_CHECK_EQ_U64(cu.cuGetErrorString(CUDA_SUCCESS, NULL),
-			CUDA_ERROR_INVALID_VALUE);
+	ASSERT_STREQ(str, "CUDA_ERROR_INVALID_VALUE", "str");
+	ASSERT_EQ(cu.cuGetErrorString((CUresult)12345, &str),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuGetErrorString");
+	ASSERT_NULL(str, "str");
+	ASSERT_EQ(cu.cuGetErrorString(CUDA_SUCCESS, NULL),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuGetErrorString");
 
-	TT_CHECK_EQ_U64(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuInit(1), CUDA_ERROR_INVALID_VALUE, "cu.cuInit");
 	CU_OK(cu.cuInit(0));
 	CU_OK(cu.cuInit(0));
-	TT_CHECK_EQ_U64(cu.cuDeviceGetCount(NULL), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuDeviceGetCount(NULL), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuDeviceGetCount");
 	CU_OK(cu.cuDeviceGetCount(&n));
-	TT_CHECK_EQ_U64(n, 1);
+	ASSERT_EQ(n, 1, "n");
 	CU_OK(cu.cuDeviceGet(&d, 0));
-	TT_CHECK_EQ_U64(cu.cuDeviceGet(&d, 1), CUDA_ERROR_INVALID_DEVICE);
-	TT_CHECK_EQ_U64(cu.cuDeviceGet(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuDeviceGet(&d, 1), CUDA_ERROR_INVALID_DEVICE,
+		  "cu.cuDeviceGet");
+	ASSERT_EQ(cu.cuDeviceGet(NULL, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuDeviceGet");
 	CU_OK(cu.cuDeviceGetName(name, sizeof(name), 0));
-	TT_CHECK(name[0]);
+	ASSERT_TRUE(name[0], "name[0]");
 
 	/* no current context */
-	TT_CHECK_EQ_U64(cu.cuStreamSynchronize(NULL),
-			CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuMemAlloc_v2(&dptr, 64),
-			CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuStreamCreate(&s, 0), CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuModuleLoadData(&m, "x"),
-			CUDA_ERROR_INVALID_CONTEXT);
+	ASSERT_EQ(cu.cuStreamSynchronize(NULL), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuStreamSynchronize");
+	ASSERT_EQ(cu.cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuCtxSynchronize");
+	ASSERT_EQ(cu.cuMemAlloc_v2(&dptr, 64), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuMemAlloc_v2");
+	ASSERT_EQ(cu.cuStreamCreate(&s, 0), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuStreamCreate");
+	ASSERT_EQ(cu.cuModuleLoadData(&m, "x"), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuModuleLoadData");
 
-	TT_CHECK_EQ_U64(cu.cuCtxCreate_v2(NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuCtxCreate_v2(&ctx, 3, 0), CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuCtxCreate_v2(&ctx, 0x100, 0),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuCtxCreate_v2(&ctx, 0, 1),
-			CUDA_ERROR_INVALID_DEVICE);
+	ASSERT_EQ(cu.cuCtxCreate_v2(NULL, 0, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuCtxCreate_v2");
+	ASSERT_EQ(cu.cuCtxCreate_v2(&ctx, 3, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuCtxCreate_v2");
+	ASSERT_EQ(cu.cuCtxCreate_v2(&ctx, 0x100, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuCtxCreate_v2");
+	ASSERT_EQ(cu.cuCtxCreate_v2(&ctx, 0, 1), CUDA_ERROR_INVALID_DEVICE,
+		  "cu.cuCtxCreate_v2");
 	CU_OK(cu.cuCtxCreate_v2(&ctx, CU_CTX_SCHED_SPIN | CU_CTX_MAP_HOST, 0));
 	CU_OK(cu.cuCtxGetCurrent(&cur));
-	TT_CHECK(cur == ctx);
+	ASSERT_PTR_EQ(cur, ctx, "cur");
 
-	TT_CHECK_EQ_U64(cu.cuModuleLoadData(&m, NULL), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuModuleLoadData(&m, NULL), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuModuleLoadData");
 	CU_OK(cu.cuModuleLoadData(&m, "x"));
-	TT_CHECK_EQ_U64(cu.cuModuleGetFunction(&f, m, ""), CUDA_ERROR_NOT_FOUND);
-	TT_CHECK_EQ_U64(cu.cuModuleGetFunction(&f, (CUmodule)8, "k"),
-			CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_EQ(cu.cuModuleGetFunction(&f, m, ""), CUDA_ERROR_NOT_FOUND,
+		  "cu.cuModuleGetFunction");
+	ASSERT_EQ(cu.cuModuleGetFunction(&f, (CUmodule)8, "k"),
+		  CUDA_ERROR_INVALID_HANDLE, "cu.cuModuleGetFunction");
 	CU_OK(cu.cuModuleGetFunction(&f, m, "k"));
 	CU_OK(cu.cuModuleGetFunction(&f2, m, "k"));
-	TT_CHECK(f == f2);
+	ASSERT_PTR_EQ(f, f2, "f");
 
-	TT_CHECK_EQ_U64(cu.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL,
-					  NULL, NULL),
-			CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL,
-					  NULL),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL,
-					  null_param, NULL),
-			CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL,
+				    NULL),
+		  CUDA_ERROR_INVALID_HANDLE, "cu.cuLaunchKernel");
+	ASSERT_EQ(cu.cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuLaunchKernel");
+	ASSERT_EQ(cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, null_param,
+				    NULL),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuLaunchKernel");
 	ns = 601 * 1000 * MS;
-	TT_CHECK_EQ_U64(cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL,
-					  big_param, NULL),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuLaunchKernelEx(NULL, f, NULL, NULL),
-			CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, big_param,
+				    NULL),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuLaunchKernel");
+	ASSERT_EQ(cu.cuLaunchKernelEx(NULL, f, NULL, NULL),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuLaunchKernelEx");
 
-	TT_CHECK_EQ_U64(cu.cuStreamCreate(&s, 2), CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuStreamCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuStreamCreate(&s, 2), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuStreamCreate");
+	ASSERT_EQ(cu.cuStreamCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuStreamCreate");
 	CU_OK(cu.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	CU_OK(cu.cuStreamDestroy_v2(s));
-	TT_CHECK_EQ_U64(cu.cuStreamDestroy_v2(s), CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(launch_ns(f, s, 1000), CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuStreamDestroy_v2(NULL), CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_EQ(cu.cuStreamDestroy_v2(s), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuStreamDestroy_v2");
+	ASSERT_EQ(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuStreamSynchronize");
+	ASSERT_EQ(launch_ns(f, s, 1000), CUDA_ERROR_INVALID_HANDLE,
+		  "launch_ns");
+	ASSERT_EQ(cu.cuStreamDestroy_v2(NULL), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuStreamDestroy_v2");
 
-	TT_CHECK_EQ_U64(cu.cuEventCreate(&ev, 8), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuEventCreate(&ev, 8), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuEventCreate");
 	CU_OK(cu.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
 	CU_OK(cu.cuEventQuery(ev)); /* never recorded: complete */
 	CU_OK(cu.cuEventSynchronize(ev));
 	CU_OK(cu.cuEventDestroy_v2(ev));
-	TT_CHECK_EQ_U64(cu.cuEventSynchronize(ev), CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuEventRecord(ev, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_EQ(cu.cuEventSynchronize(ev), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuEventSynchronize");
+	ASSERT_EQ(cu.cuEventRecord(ev, NULL), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuEventRecord");
 
-	TT_CHECK_EQ_U64(cu.cuMemAlloc_v2(&dptr, 0), CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuMemAlloc_v2(NULL, 64), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuMemAlloc_v2(&dptr, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemAlloc_v2");
+	ASSERT_EQ(cu.cuMemAlloc_v2(NULL, 64), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemAlloc_v2");
 	CU_OK(cu.cuMemAlloc_v2(&dptr, 4096));
-	TT_CHECK_EQ_U64(cu.cuMemcpyHtoD_v2(dptr, buf, 4097),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuMemcpyDtoH_v2(buf, dptr + 4000, 200),
-			CUDA_ERROR_INVALID_VALUE);
-	TT_CHECK_EQ_U64(cu.cuMemcpyDtoH_v2(NULL, dptr, 16),
-			CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuMemcpyHtoD_v2(dptr, buf, 4097), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemcpyHtoD_v2");
+	ASSERT_EQ(cu.cuMemcpyDtoH_v2(buf, dptr + 4000, 200),
+		  CUDA_ERROR_INVALID_VALUE, "cu.cuMemcpyDtoH_v2");
+	ASSERT_EQ(cu.cuMemcpyDtoH_v2(NULL, dptr, 16), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemcpyDtoH_v2");
 	CU_OK(cu.cuMemcpyHtoD_v2(dptr + 96, buf, 4000));
-	TT_CHECK_EQ_U64(cu.cuMemFree_v2(dptr + 1), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuMemFree_v2(dptr + 1), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemFree_v2");
 	CU_OK(cu.cuMemFree_v2(dptr));
-	TT_CHECK_EQ_U64(cu.cuMemFree_v2(dptr), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuMemFree_v2(dptr), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemFree_v2");
 
-	TT_CHECK_EQ_U64(cu.cuGraphInstantiateWithFlags(&ge, (CUgraph)8, 0),
-			CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.stubcuGraphSetDuration((CUgraphExec)8, 1),
-			CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuGraphLaunch((CUgraphExec)8, NULL),
-			CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_EQ(cu.cuGraphInstantiateWithFlags(&ge, (CUgraph)8, 0),
+		  CUDA_ERROR_INVALID_HANDLE, "cu.cuGraphInstantiateWithFlags");
+	ASSERT_EQ(cu.stubcuGraphSetDuration((CUgraphExec)8, 1),
+		  CUDA_ERROR_INVALID_HANDLE, "cu.stubcuGraphSetDuration");
+	ASSERT_EQ(cu.cuGraphLaunch((CUgraphExec)8, NULL),
+		  CUDA_ERROR_INVALID_HANDLE, "cu.cuGraphLaunch");
 
 	/* a destroyed context and everything it owned are gone */
 	CU_OK(cu.cuStreamCreate(&s, 0));
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 	CU_OK(cu.cuCtxGetCurrent(&cur));
-	TT_CHECK(cur == NULL);
-	TT_CHECK_EQ_U64(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
-	TT_CHECK_EQ_U64(cu.cuCtxSetCurrent(ctx), CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_CONTEXT);
-	TT_CHECK_EQ_U64(cu.cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_NULL(cur, "cur");
+	ASSERT_EQ(cu.cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuStreamSynchronize");
+	ASSERT_EQ(cu.cuCtxSetCurrent(ctx), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuCtxSetCurrent");
+	ASSERT_EQ(cu.cuCtxDestroy_v2(ctx), CUDA_ERROR_INVALID_CONTEXT,
+		  "cu.cuCtxDestroy_v2");
+	ASSERT_EQ(cu.cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuModuleUnload");
 }
 
 static void test_errors(void)
@@ -425,14 +453,14 @@ static void spin_child(void)
 	CU_OK(cu.cuStreamSynchronize(NULL));
 	w1 = mono();
 	/* never blocked: on CPU, or preempted on a busy machine */
-	TT_CHECK_EQ_U64(blocks() - b0, 0);
+	ASSERT_EQ(blocks() - b0, 0, "blocks() - b0");
 	r1 = cpu_or_runnable();
-	TT_CHECK(w1 - t0 >= 6500 * US);
+	ASSERT_GE(w1 - t0, 6500 * US, "w1 - t0");
 	if (r0 && w1 - w0 >= 1 * MS)
-		TT_CHECK((r1 - r0) * 10 >= (w1 - w0) * 8);
+		ASSERT_GE((r1 - r0) * 10, (w1 - w0) * 8, "(r1 - r0) * 10");
 	w0 = mono();
 	CU_OK(cu.cuCtxSynchronize()); /* nothing left */
-	TT_CHECK(mono() - w0 < 50 * MS);
+	ASSERT_LT(mono() - w0, 50 * MS, "mono() - w0");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
 
@@ -459,11 +487,11 @@ static void block_child(void)
 	c0 = cpu();
 	CU_OK(cu.cuCtxSynchronize());
 	c1 = cpu();
-	TT_CHECK(blocks() - b0 >= 1);
+	ASSERT_GE(blocks() - b0, 1, "blocks() - b0");
 	w1 = mono();
-	TT_CHECK(w1 - t0 >= 10 * MS);
-	TT_CHECK(w1 - w0 >= 8 * MS);
-	TT_CHECK((c1 - c0) * 4 < w1 - w0);
+	ASSERT_GE(w1 - t0, 10 * MS, "w1 - t0");
+	ASSERT_GE(w1 - w0, 8 * MS, "w1 - w0");
+	ASSERT_LT((c1 - c0) * 4, w1 - w0, "(c1 - c0) * 4");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
 
@@ -540,7 +568,7 @@ static void waiters_child(void)
 		w[i].go = &go;
 		w[i].done = &done;
 		if (pthread_create(&th[i], NULL, waiter_main, &w[i])) {
-			TT_CHECK(!"pthread_create");
+			ASSERT_FALSE("pthread_create", "\"pthread_create\"");
 			exit(1);
 		}
 	}
@@ -558,17 +586,19 @@ static void waiters_child(void)
 			/* a long wait is a blocked one, not a spin */
 			wait = w[i].t_exit[r] - w[i].t_enter[r];
 			if (wait >= 1 * MS)
-				TT_CHECK(w[i].cpu[r] * 2 < wait);
+				ASSERT_LT(w[i].cpu[r] * 2, wait,
+					  "w[i].cpu[r] * 2");
 		}
-		TT_CHECK(w[0].t_exit[r] - t0 >= 3 * MS);
-		TT_CHECK(w[1].t_exit[r] - t0 >= 3 * MS);
-		TT_CHECK(w[2].t_exit[r] - t0 >= 6 * MS);
-		TT_CHECK(w[3].t_exit[r] - t0 >= 16 * MS);
-		TT_CHECK(w[4].t_exit[r] - t0 >= 16 * MS);
+		ASSERT_GE(w[0].t_exit[r] - t0, 3 * MS, "w[0].t_exit[r] - t0");
+		ASSERT_GE(w[1].t_exit[r] - t0, 3 * MS, "w[1].t_exit[r] - t0");
+		ASSERT_GE(w[2].t_exit[r] - t0, 6 * MS, "w[2].t_exit[r] - t0");
+		ASSERT_GE(w[3].t_exit[r] - t0, 16 * MS, "w[3].t_exit[r] - t0");
+		ASSERT_GE(w[4].t_exit[r] - t0, 16 * MS, "w[4].t_exit[r] - t0");
 		/* an early target is not held back until the last one */
 		for (int i = 0; i < 2; i++)
 			if (w[i].t_enter[r] < t0 + 2 * MS)
-				TT_CHECK(w[i].t_exit[r] < w[3].t_exit[r]);
+				ASSERT_LT(w[i].t_exit[r], w[3].t_exit[r],
+					  "w[i].t_exit[r]");
 	}
 	for (int i = 0; i < WAITERS; i++)
 		pthread_join(th[i], NULL);
@@ -576,8 +606,8 @@ static void waiters_child(void)
 	tmp_path(dev, sizeof(dev), "dev-waiters");
 	pfd.fd = open(dev, O_RDWR | O_NONBLOCK);
 	pfd.events = POLLIN;
-	TT_CHECK(pfd.fd >= 0);
-	TT_CHECK_EQ_U64(poll(&pfd, 1, 0), 0);
+	ASSERT_GE(pfd.fd, 0, "pfd.fd");
+	ASSERT_EQ(poll(&pfd, 1, 0), 0, "poll");
 	close(pfd.fd);
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
@@ -610,19 +640,22 @@ static void sync_env_child(void)
 	CU_OK(cu.cuStreamSynchronize_ptsz(NULL));
 	c1 = cpu();
 	w1 = mono();
-	TT_CHECK(w1 - w0 >= 6 * MS);
-	TT_CHECK((c1 - c0) * 4 < w1 - w0);
+	ASSERT_GE(w1 - w0, 6 * MS, "w1 - w0");
+	ASSERT_LT((c1 - c0) * 4, w1 - w0, "(c1 - c0) * 4");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 	n = read_rows(env_log_path, rows, MAX_ROWS, &buf);
 	for (int i = 0; i < n; i++) {
 		if (strcmp(rows[i].f[0], "sync"))
 			continue;
 		syncs++;
-		TT_CHECK(rows[i].n >= 5 && !strcmp(rows[i].f[1],
-						   "cuStreamSynchronize_ptsz"));
-		TT_CHECK(rows[i].n >= 5 && !strcmp(rows[i].f[4], "block"));
+		ASSERT_TRUE(rows[i].n >= 5 &&
+				    !strcmp(rows[i].f[1],
+					    "cuStreamSynchronize_ptsz"),
+			    "rows[i].n >= 5 && !strcmp(rows[i].f[1...");
+		ASSERT_TRUE(rows[i].n >= 5 && !strcmp(rows[i].f[4], "block"),
+			    "rows[i].n >= 5 && !strcmp(rows[i].f[4...");
 	}
-	TT_CHECK_EQ_U64(syncs, 1);
+	ASSERT_EQ(syncs, 1, "syncs");
 	free(buf);
 }
 
@@ -646,7 +679,7 @@ static void yield_child(void)
 	t0 = mono();
 	CU_OK(launch_ns(f, NULL, 3 * MS));
 	CU_OK(cu.cuCtxSynchronize());
-	TT_CHECK(mono() - t0 >= 3 * MS);
+	ASSERT_GE(mono() - t0, 3 * MS, "mono() - t0");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
 
@@ -668,9 +701,9 @@ static void launch_overhead_child(void)
 	CU_OK(launch_ns(f, NULL, 1000));
 	c1 = cpu();
 	w1 = mono();
-	TT_CHECK(c1 - c0 >= 300 * US);
-	TT_CHECK(c1 - c0 < 300 * US + 20 * MS);
-	TT_CHECK(w1 - w0 >= 300 * US);
+	ASSERT_GE(c1 - c0, 300 * US, "c1 - c0");
+	ASSERT_LT(c1 - c0, 300 * US + 20 * MS, "c1 - c0");
+	ASSERT_GE(w1 - w0, 300 * US, "w1 - w0");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
 
@@ -685,8 +718,8 @@ static void launch_default_child(void)
 	for (int i = 0; i < 50; i++)
 		CU_OK(launch_ns(f, NULL, 1000));
 	c1 = cpu();
-	TT_CHECK(c1 - c0 >= 50 * 4 * US);
-	TT_CHECK(c1 - c0 < 50 * MS);
+	ASSERT_GE(c1 - c0, 50 * 4 * US, "c1 - c0");
+	ASSERT_LT(c1 - c0, 50 * MS, "c1 - c0");
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
 
@@ -706,30 +739,32 @@ static void bad_env_child(void)
 	int n, fd;
 
 	setenv("STUBCUDA_LAUNCH_NS", "12abc", 1);
-	TT_CHECK_EQ_U64(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE, "cu.cuInit");
 	setenv("STUBCUDA_LAUNCH_NS", "-5", 1);
-	TT_CHECK_EQ_U64(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE, "cu.cuInit");
 	unsetenv("STUBCUDA_LAUNCH_NS");
 	setenv("STUBCUDA_SYNC", "sometimes", 1);
-	TT_CHECK_EQ_U64(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE, "cu.cuInit");
 	unsetenv("STUBCUDA_SYNC");
 	setenv("STUBCUDA_LOG", "/nonexistent-dir/x.log", 1);
-	TT_CHECK_EQ_U64(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuInit(0), CUDA_ERROR_INVALID_VALUE, "cu.cuInit");
 	unsetenv("STUBCUDA_LOG");
 	tmp_path(reg, sizeof(reg), "regular-file");
 	fd = open(reg, O_CREAT | O_WRONLY, 0600);
-	TT_CHECK(fd >= 0);
+	ASSERT_GE(fd, 0, "fd");
 	close(fd);
 	setenv("STUBCUDA_DEVICE", reg, 1);
-	TT_CHECK_EQ_U64(cu.cuInit(0), CUDA_ERROR_NO_DEVICE);
-	TT_CHECK_EQ_U64(cu.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
+	ASSERT_EQ(cu.cuInit(0), CUDA_ERROR_NO_DEVICE, "cu.cuInit");
+	ASSERT_EQ(cu.cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED,
+		  "cu.cuDeviceGetCount");
 	/* a missing node is created as a FIFO, and kept */
 	tmp_path(dev, sizeof(dev), "dev-new");
 	setenv("STUBCUDA_DEVICE", dev, 1);
 	CU_OK(cu.cuInit(0));
 	CU_OK(cu.cuDeviceGetCount(&n));
-	TT_CHECK(!stat(dev, &st) && S_ISFIFO(st.st_mode) &&
-		 (st.st_mode & 0777) == 0600);
+	ASSERT_TRUE(!stat(dev, &st) && S_ISFIFO(st.st_mode) &&
+			    (st.st_mode & 0777) == 0600,
+		    "!stat(dev, &st) && S_ISFIFO(st.st_mod...");
 }
 
 static void test_bad_env(void)
@@ -738,7 +773,7 @@ static void test_bad_env(void)
 
 	in_child(bad_env_child, NULL);
 	tmp_path(dev, sizeof(dev), "dev-new");
-	TT_CHECK(!access(dev, F_OK));
+	ASSERT_FALSE(access(dev, F_OK), "access");
 }
 
 static char default_dev[PATH_MAX];
@@ -750,8 +785,10 @@ static void default_device_child(void)
 	CU_OK(cu.cuInit(0));
 	snprintf(default_dev, sizeof(default_dev), "/tmp/stubcuda-%d.nvidia0",
 		 (int)getpid());
-	TT_CHECK(!stat(default_dev, &st) && S_ISFIFO(st.st_mode) &&
-		 (st.st_mode & 0777) == 0600 && st.st_uid == getuid());
+	ASSERT_TRUE(!stat(default_dev, &st) && S_ISFIFO(st.st_mode) &&
+			    (st.st_mode & 0777) == 0600 &&
+			    st.st_uid == getuid(),
+		    "!stat(default_dev, &st) && S_ISFIFO(s...");
 }
 
 /* without STUBCUDA_DEVICE: a FIFO of the process's own, gone at exit */
@@ -761,7 +798,8 @@ static void test_default_device(void)
 
 	snprintf(default_dev, sizeof(default_dev), "/tmp/stubcuda-%d.nvidia0",
 		 (int)pid);
-	TT_CHECK(access(default_dev, F_OK) && errno == ENOENT);
+	ASSERT_TRUE(access(default_dev, F_OK) && errno == ENOENT,
+		    "access(default_dev, F_OK) && errno ==...");
 }
 
 static char log_log_path[PATH_MAX], log_dev_path[PATH_MAX];
@@ -799,38 +837,43 @@ static void log_child(void)
 	CU_OK(cu.cuCtxDestroy_v2(ctx)); /* the device thread has logged all */
 
 	n = read_rows(log_log_path, rows, MAX_ROWS, &buf);
-	TT_CHECK(n > 0);
+	ASSERT_GT(n, 0, "n");
 	for (int i = 0; i < n; i++) {
 		if (!strcmp(rows[i].f[0], "kernel")) {
-			TT_CHECK_EQ_U64(rows[i].n, 12);
+			ASSERT_EQ(rows[i].n, 12, "rows[i].n");
 			if (nk < 3 && rows[i].n == 12)
 				k[nk] = &rows[i];
 			nk++;
 		} else if (!strcmp(rows[i].f[0], "sync")) {
-			TT_CHECK_EQ_U64(rows[i].n, 8);
+			ASSERT_EQ(rows[i].n, 8, "rows[i].n");
 			if (rows[i].n != 8)
 				continue;
-			TT_CHECK(!strcmp(rows[i].f[4], "spin")); /* auto */
-			TT_CHECK_EQ_U64(u64(rows[i].f[7]), 3);
-			TT_CHECK_EQ_U64(u64(rows[i].f[6]), gettid());
-			TT_CHECK(u64(rows[i].f[3]) >= u64(rows[i].f[2]));
+			ASSERT_STREQ(rows[i].f[4], "spin",
+				     "rows[i].f[4]"); /* auto */
+			ASSERT_EQ(u64(rows[i].f[7]), 3, "u64");
+			ASSERT_EQ(u64(rows[i].f[6]), gettid(), "u64");
+			ASSERT_GE(u64(rows[i].f[3]), u64(rows[i].f[2]), "u64");
 			if (nk == 3)
-				TT_CHECK(u64(rows[i].f[3]) >= u64(k[2]->f[7]));
-			TT_CHECK(!strcmp(rows[i].f[1],
-					 nsync ? "cuCtxSynchronize" :
-						 "cuStreamSynchronize"));
+				ASSERT_GE(u64(rows[i].f[3]), u64(k[2]->f[7]),
+					  "u64");
+			ASSERT_STREQ(rows[i].f[1],
+				     nsync ? "cuCtxSynchronize" :
+					     "cuStreamSynchronize",
+				     "rows[i].f[1]");
 			nsync++;
 		} else if (!strcmp(rows[i].f[0], "device")) {
 			ndev++;
-			TT_CHECK(rows[i].n == 6 && !stat(log_dev_path, &st));
-			TT_CHECK_EQ_U64(u64(rows[i].f[1]), getpid());
-			TT_CHECK_EQ_U64(u64(rows[i].f[4]), st.st_ino);
-			TT_CHECK(!strcmp(rows[i].f[5], log_dev_path));
+			ASSERT_TRUE(rows[i].n == 6 && !stat(log_dev_path, &st),
+				    "rows[i].n == 6 && !stat(log_dev_path,...");
+			ASSERT_EQ(u64(rows[i].f[1]), getpid(), "u64");
+			ASSERT_EQ(u64(rows[i].f[4]), st.st_ino, "u64");
+			ASSERT_STREQ(rows[i].f[5], log_dev_path,
+				     "rows[i].f[5]");
 		}
 	}
-	TT_CHECK_EQ_U64(nk, 3);
-	TT_CHECK_EQ_U64(nsync, 2);
-	TT_CHECK_EQ_U64(ndev, 1);
+	ASSERT_EQ(nk, 3, "nk");
+	ASSERT_EQ(nsync, 2, "nsync");
+	ASSERT_EQ(ndev, 1, "ndev");
 	if (nk == 3) {
 		static const char *const fns[] = { "cuLaunchKernel",
 						   "cuLaunchKernelEx",
@@ -841,21 +884,22 @@ static void log_child(void)
 		const uint64_t streams[] = { 1, 0, 1 };
 
 		for (int i = 0; i < 3; i++) {
-			TT_CHECK_EQ_U64(u64(k[i]->f[1]), 1); /* ctx */
-			TT_CHECK_EQ_U64(u64(k[i]->f[2]), streams[i]);
-			TT_CHECK_EQ_U64(u64(k[i]->f[3]), i + 1);
+			ASSERT_EQ(u64(k[i]->f[1]), 1, "u64"); /* ctx */
+			ASSERT_EQ(u64(k[i]->f[2]), streams[i], "u64");
+			ASSERT_EQ(u64(k[i]->f[3]), i + 1, "u64");
 			/* enter <= exit <= start, end = start + duration */
-			TT_CHECK(u64(k[i]->f[4]) + 4 * US <= u64(k[i]->f[5]));
-			TT_CHECK(u64(k[i]->f[5]) <= u64(k[i]->f[6]));
-			TT_CHECK_EQ_U64(u64(k[i]->f[8]), durs[i]);
-			TT_CHECK_EQ_U64(u64(k[i]->f[7]) - u64(k[i]->f[6]),
-					durs[i]);
-			TT_CHECK(!strcmp(k[i]->f[9], fns[i]));
-			TT_CHECK(!strcmp(k[i]->f[10], names[i]));
-			TT_CHECK_EQ_U64(u64(k[i]->f[11]), gettid());
+			ASSERT_LE(u64(k[i]->f[4]) + 4 * US, u64(k[i]->f[5]),
+				  "u64(k[i]->f[4]) + 4 * US");
+			ASSERT_LE(u64(k[i]->f[5]), u64(k[i]->f[6]), "u64");
+			ASSERT_EQ(u64(k[i]->f[8]), durs[i], "u64");
+			ASSERT_EQ(u64(k[i]->f[7]) - u64(k[i]->f[6]), durs[i],
+				  "u64");
+			ASSERT_STREQ(k[i]->f[9], fns[i], "k[i].f[9]");
+			ASSERT_STREQ(k[i]->f[10], names[i], "k[i].f[10]");
+			ASSERT_EQ(u64(k[i]->f[11]), gettid(), "u64");
 			if (i)
-				TT_CHECK(u64(k[i]->f[6]) >=
-					 u64(k[i - 1]->f[7]));
+				ASSERT_GE(u64(k[i]->f[6]), u64(k[i - 1]->f[7]),
+					  "u64");
 		}
 	}
 	free(buf);
@@ -913,7 +957,8 @@ static void ioctls_child(void)
 
 	CU_OK(cu.cuInit(0));
 	CU_OK(cu.cuCtxCreate_v2(&ctx, 0, 0));
-	TT_CHECK_EQ_U64(cu.cuMemAlloc_v2(&bad, 0), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuMemAlloc_v2(&bad, 0), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuMemAlloc_v2");
 	CU_OK(cu.cuMemAlloc_v2(&dptr, 1 << 20));
 	CU_OK(cu.cuMemFree_v2(dptr));
 	CU_OK(cu.cuModuleLoadData(&mod, "img"));
@@ -929,15 +974,15 @@ static void ioctls_child(void)
 	for (int i = 0; i < n; i++)
 		if (!strcmp(rows[i].f[0], "ioctl") && nio < 64)
 			io[nio++] = &rows[i];
-	TT_CHECK_EQ_U64(nio, ARRAY_LEN(want_ioctls));
+	ASSERT_EQ(nio, ARRAY_LEN(want_ioctls), "nio");
 	for (int i = 0; i < nio && i < (int)ARRAY_LEN(want_ioctls); i++) {
-		TT_CHECK_EQ_U64(io[i]->n, 8);
+		ASSERT_EQ(io[i]->n, 8, "io[i].n");
 		if (io[i]->n != 8)
 			continue;
-		TT_CHECK(!strcmp(io[i]->f[1], want_ioctls[i].api));
-		TT_CHECK_EQ_U64(u64(io[i]->f[4]), want_ioctls[i].cmd);
-		TT_CHECK(atoi(io[i]->f[5]) == -1);
-		TT_CHECK_EQ_U64(atoi(io[i]->f[6]), ENOTTY);
+		ASSERT_STREQ(io[i]->f[1], want_ioctls[i].api, "io[i].f[1]");
+		ASSERT_EQ(u64(io[i]->f[4]), want_ioctls[i].cmd, "u64");
+		ASSERT_EQ(atoi(io[i]->f[5]), -1, "atoi");
+		ASSERT_EQ(atoi(io[i]->f[6]), ENOTTY, "atoi");
 		if (strcmp(io[i]->f[1], want_ioctls[i].api))
 			fprintf(stderr, "  ioctl %d: %s, want %s\n", i,
 				io[i]->f[1], want_ioctls[i].api);
@@ -1026,7 +1071,7 @@ static void test_strace_ioctls(void)
 	FILE *f;
 
 	f = fopen(strace_out, "r");
-	TT_CHECK(f);
+	ASSERT_TRUE(f, "f");
 	if (!f)
 		return;
 	/* "PID ioctl(0x3, 0xc04846d2, 0x7ffc...) = -1 ENOTTY (...)" */
@@ -1038,14 +1083,14 @@ static void test_strace_ioctls(void)
 		if (((cmd >> 8) & 0xff) != NV_IOCTL_MAGIC)
 			continue;
 		/* cuInit, cuCtxCreate_v2, cuMemAlloc_v2 */
-		TT_CHECK(n < 12);
+		ASSERT_LT(n, 12, "n");
 		if (n < 12)
-			TT_CHECK_EQ_U64(cmd, want_ioctls[n].cmd);
-		TT_CHECK(strstr(line, "= -1 ENOTTY"));
+			ASSERT_EQ(cmd, want_ioctls[n].cmd, "cmd");
+		ASSERT_TRUE(strstr(line, "= -1 ENOTTY"), "strstr");
 		n++;
 	}
 	fclose(f);
-	TT_CHECK_EQ_U64(n, 12);
+	ASSERT_EQ(n, 12, "n");
 }
 
 static void run_strace_case(void)
@@ -1076,14 +1121,15 @@ static void dtoh_child(void)
 	t0 = mono();
 	CU_OK(launch_ns(f1, NULL, 3 * MS));
 	CU_OK(cu.cuMemcpyDtoH_v2(out, d1, 1 << 20));
-	TT_CHECK(mono() - t0 >= 3 * MS);
-	TT_CHECK(!memcmp(in, out, 1 << 20));
+	ASSERT_GE(mono() - t0, 3 * MS, "mono() - t0");
+	ASSERT_FALSE(memcmp(in, out, 1 << 20), "memcmp");
 
 	CU_OK(cu.cuCtxCreate_v2(&c2, CU_CTX_SCHED_BLOCKING_SYNC, 0));
 	CU_OK(cu.cuModuleLoadData(&mod, "img"));
 	CU_OK(cu.cuModuleGetFunction(&f2, mod, "k2"));
 	/* a function launches in its own context only */
-	TT_CHECK_EQ_U64(launch_ns(f1, NULL, 1000), CUDA_ERROR_INVALID_CONTEXT);
+	ASSERT_EQ(launch_ns(f1, NULL, 1000), CUDA_ERROR_INVALID_CONTEXT,
+		  "launch_ns");
 	CU_OK(cu.cuMemAlloc_v2(&d2, 4096));
 	CU_OK(cu.cuMemcpyHtoD_v2(d2, in + 5, 4096));
 	t0 = mono();
@@ -1091,12 +1137,12 @@ static void dtoh_child(void)
 	w0 = mono();
 	c0 = cpu();
 	CU_OK(cu.cuMemcpyDtoH_v2_ptds(out, d2, 4096));
-	TT_CHECK(mono() - t0 >= 4 * MS);
+	ASSERT_GE(mono() - t0, 4 * MS, "mono() - t0");
 	/* blocked, not spinning: a quarter of the wait at most, plus the
 	 * copy's own CPU (ASan, page faults: a delayed launch leaves a short
 	 * wait for it to be compared with) */
-	TT_CHECK(cpu() - c0 < (mono() - w0) / 4 + MS / 2);
-	TT_CHECK(!memcmp(in + 5, out, 4096));
+	ASSERT_LT(cpu() - c0, (mono() - w0) / 4 + MS / 2, "cpu() - c0");
+	ASSERT_FALSE(memcmp(in + 5, out, 4096), "memcmp");
 	CU_OK(cu.cuCtxDestroy_v2(c2));
 	CU_OK(cu.cuCtxSetCurrent(c1));
 	CU_OK(cu.cuCtxDestroy_v2(c1));
@@ -1123,9 +1169,11 @@ static void query_child(void)
 	CU_OK(cu.cuStreamQuery(s)); /* empty */
 	CU_OK(launch_ns(f, s, 20 * MS));
 	CU_OK(cu.cuEventRecord(ev, s));
-	TT_CHECK_EQ_U64(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY);
-	TT_CHECK_EQ_U64(cu.cuStreamQuery(NULL), CUDA_ERROR_NOT_READY);
-	TT_CHECK_EQ_U64(cu.cuEventQuery(ev), CUDA_ERROR_NOT_READY);
+	ASSERT_EQ(cu.cuStreamQuery(s), CUDA_ERROR_NOT_READY,
+		  "cu.cuStreamQuery");
+	ASSERT_EQ(cu.cuStreamQuery(NULL), CUDA_ERROR_NOT_READY,
+		  "cu.cuStreamQuery");
+	ASSERT_EQ(cu.cuEventQuery(ev), CUDA_ERROR_NOT_READY, "cu.cuEventQuery");
 	CU_OK(cu.cuEventSynchronize(ev));
 	CU_OK(cu.cuEventQuery(ev));
 	CU_OK(cu.cuStreamQuery(s));
@@ -1136,11 +1184,12 @@ static void query_child(void)
 	CU_OK(launch_ns(f, s, 2 * MS));
 	CU_OK(launch_ns(f, s2, 50 * MS));
 	CU_OK(cu.cuStreamSynchronize(s));
-	TT_CHECK(mono() - t0 >= 2 * MS);
-	TT_CHECK(mono() - t0 < 40 * MS);
-	TT_CHECK_EQ_U64(cu.cuStreamQuery(s2), CUDA_ERROR_NOT_READY);
+	ASSERT_GE(mono() - t0, 2 * MS, "mono() - t0");
+	ASSERT_LT(mono() - t0, 40 * MS, "mono() - t0");
+	ASSERT_EQ(cu.cuStreamQuery(s2), CUDA_ERROR_NOT_READY,
+		  "cu.cuStreamQuery");
 	CU_OK(cu.cuStreamSynchronize(NULL)); /* the default stream: all */
-	TT_CHECK(mono() - t0 >= 52 * MS);
+	ASSERT_GE(mono() - t0, 52 * MS, "mono() - t0");
 	CU_OK(cu.cuStreamQuery(s2));
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
@@ -1162,18 +1211,20 @@ static void graph_child(void)
 	ctx = setup(CU_CTX_SCHED_SPIN, &f, "k");
 	CU_OK(cu.cuStreamCreate(&s, 0));
 	CU_OK(cu.cuGraphCreate(&gr, 0));
-	TT_CHECK_EQ_U64(cu.cuGraphCreate(&gr, 1), CUDA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(cu.cuGraphCreate(&gr, 1), CUDA_ERROR_INVALID_VALUE,
+		  "cu.cuGraphCreate");
 	CU_OK(cu.cuGraphInstantiateWithFlags(&ge, gr, 0));
 	CU_OK(cu.cuGraphInstantiateWithFlags(&ge0, gr, 0));
 	CU_OK(cu.stubcuGraphSetDuration(ge, 4 * MS));
 	t0 = mono();
 	CU_OK(cu.cuGraphLaunch_ptsz(ge, s));
 	CU_OK(cu.cuStreamSynchronize_ptsz(s));
-	TT_CHECK(mono() - t0 >= 4 * MS);
+	ASSERT_GE(mono() - t0, 4 * MS, "mono() - t0");
 	CU_OK(cu.cuGraphLaunch(ge0, NULL)); /* no duration set: 0 ns */
 	CU_OK(cu.cuCtxSynchronize());
 	CU_OK(cu.cuGraphExecDestroy(ge));
-	TT_CHECK_EQ_U64(cu.cuGraphLaunch(ge, s), CUDA_ERROR_INVALID_HANDLE);
+	ASSERT_EQ(cu.cuGraphLaunch(ge, s), CUDA_ERROR_INVALID_HANDLE,
+		  "cu.cuGraphLaunch");
 	CU_OK(cu.cuGraphDestroy(gr));
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
 }
@@ -1226,11 +1277,12 @@ static void threads_child(void)
 	ctx = setup(CU_CTX_SCHED_BLOCKING_SYNC, &f, "k");
 	for (int i = 0; i < 4; i++) {
 		l[i] = (struct launcher){ .ctx = ctx, .f = f };
-		TT_CHECK(!pthread_create(&th[i], NULL, launcher_main, &l[i]));
+		ASSERT_FALSE(pthread_create(&th[i], NULL, launcher_main, &l[i]),
+			     "pthread_create");
 	}
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
-		TT_CHECK_EQ_U64(l[i].fails, 0);
+		ASSERT_EQ(l[i].fails, 0, "l[i].fails");
 	}
 	CU_OK(cu.cuCtxSynchronize());
 	CU_OK(cu.cuCtxDestroy_v2(ctx));
@@ -1238,17 +1290,17 @@ static void threads_child(void)
 	for (int i = 0; i < n; i++) {
 		if (strcmp(rows[i].f[0], "kernel") || rows[i].n != 12)
 			continue;
-		TT_CHECK_EQ_U64(u64(rows[i].f[3]), ++seq);
-		TT_CHECK(u64(rows[i].f[6]) >= prev_end);
+		ASSERT_EQ(u64(rows[i].f[3]), ++seq, "u64");
+		ASSERT_GE(u64(rows[i].f[6]), prev_end, "u64");
 		prev_end = u64(rows[i].f[7]);
 		sid = u64(rows[i].f[2]);
-		TT_CHECK(sid >= 1 && sid <= 4);
+		ASSERT_TRUE(sid >= 1 && sid <= 4, "sid >= 1 && sid <= 4");
 		if (sid >= 1 && sid <= 4)
 			per_stream[sid]++;
 	}
-	TT_CHECK_EQ_U64(seq, 100);
+	ASSERT_EQ(seq, 100, "seq");
 	for (int i = 1; i <= 4; i++)
-		TT_CHECK_EQ_U64(per_stream[i], 25);
+		ASSERT_EQ(per_stream[i], 25, "per_stream[i]");
 	free(buf);
 }
 
@@ -1274,14 +1326,15 @@ static void dlclose_child(void)
 	ctx = setup(CU_CTX_SCHED_SPIN, &f, "k");
 	CU_OK(launch_ns(f, NULL, 2 * MS));
 	(void)ctx;
-	TT_CHECK(!dlclose(cu.handle));
+	ASSERT_FALSE(dlclose(cu.handle), "dlclose");
 	usleep(5000); /* the device thread retires the kernel meanwhile */
 	h = dlopen(lib_path, RTLD_NOW | RTLD_NOLOAD);
-	TT_CHECK(h);
+	ASSERT_TRUE(h, "h");
 	if (!h)
 		return;
 	count = (CUresult(*)(int *))dlsym(h, "cuDeviceGetCount");
-	TT_CHECK(count && count(&n) == CUDA_SUCCESS); /* same instance */
+	ASSERT_TRUE(count && count(&n) == CUDA_SUCCESS,
+		    "count && count(&n) == CUDA_SUCCESS"); /* same instance */
 }
 
 static void test_dlclose(void)

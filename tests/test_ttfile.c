@@ -28,22 +28,6 @@ static const char *tmp_path(const char *name)
 	return p;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const unsigned int stored_types[] = {
 	TT_EV_FORK,	  TT_EV_EXIT,	    TT_EV_COMM,	  TT_EV_CONN_OPEN,
 	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV,	  TT_EV_SEND,
@@ -64,12 +48,12 @@ static void make_event(struct tt_event *ev, unsigned int type, uint64_t ts,
 	memset(ev, 0, sizeof(*ev));
 	ev->h.type = type;
 	ev->h.ts = ts;
-	ev->h.tgid = rnd(seed);
-	ev->h.tid = rnd(seed);
-	ev->h.cpu = rnd(seed);
-	ev->h.flags = rnd(seed);
+	ev->h.tgid = tt_rnd(seed);
+	ev->h.tid = tt_rnd(seed);
+	ev->h.cpu = tt_rnd(seed);
+	ev->h.flags = tt_rnd(seed);
 	for (i = 0; i < size; i++)
-		payload[i] = fill >= 0 ? fill : (uint8_t)rnd(seed);
+		payload[i] = fill >= 0 ? fill : (uint8_t)tt_rnd(seed);
 }
 
 /* Writes n events; returns the file size or 0. */
@@ -81,16 +65,16 @@ static uint64_t write_events(const char *path, const struct tt_file_meta *m,
 	struct tt_writer *w = tt_writer_open(path, m);
 	size_t i;
 
-	TT_CHECK(w != NULL);
+	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		return 0;
 	for (i = 0; i < n; i++) {
-		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+		ASSERT_OK(tt_writer_add(w, &evs[i]), "tt_writer_add");
 		if (flush_every && (i + 1) % flush_every == 0)
-			TT_CHECK(tt_writer_flush(w) == 0);
+			ASSERT_OK(tt_writer_flush(w), "tt_writer_flush");
 	}
-	TT_CHECK(tt_writer_close(w, &st) == 0);
-	TT_CHECK_EQ_U64(st.events, n);
+	ASSERT_OK(tt_writer_close(w, &st), "tt_writer_close");
+	ASSERT_EQ(st.events, n, "st.events");
 	return st.bytes;
 }
 
@@ -106,7 +90,7 @@ static size_t read_events(const char *path, const struct tt_event *want,
 	bool same = true;
 
 	r = tt_reader_open(path, err, sizeof(err));
-	TT_CHECK(r != NULL);
+	ASSERT_OK_PTR(r, "r");
 	if (!r) {
 		fprintf(stderr, "  %s\n", err);
 		return 0;
@@ -117,7 +101,7 @@ static size_t read_events(const char *path, const struct tt_event *want,
 		else
 			same = false;
 	}
-	TT_CHECK(tt_reader_next(r, &ev) == 0);
+	ASSERT_OK(tt_reader_next(r, &ev), "tt_reader_next");
 	tt_reader_stats(r, st);
 	tt_reader_close(r);
 	return n;
@@ -128,41 +112,60 @@ static void test_type_table(void)
 	char err[128] = "";
 	unsigned int i;
 
-	TT_CHECK(ttfile_codec_self_check(err, sizeof(err)) == 0);
+	ASSERT_OK(ttfile_codec_self_check(err, sizeof(err)),
+		  "ttfile_codec_self_check");
 	if (err[0])
 		fprintf(stderr, "  %s\n", err);
-	TT_CHECK(tt_event_payload_size(TT_EV_FORK) == sizeof(struct tt_fork));
-	TT_CHECK(tt_event_payload_size(TT_EV_EXIT) == 0);
-	TT_CHECK(tt_event_payload_size(TT_EV_COMM) == sizeof(struct tt_comm));
-	TT_CHECK(tt_event_payload_size(TT_EV_CONN_OPEN) ==
-		 sizeof(struct tt_conn));
-	TT_CHECK(tt_event_payload_size(TT_EV_CONN_CLOSE) ==
-		 sizeof(struct tt_sock));
-	TT_CHECK(tt_event_payload_size(TT_EV_DATA_READY) ==
-		 sizeof(struct tt_sock));
-	TT_CHECK(tt_event_payload_size(TT_EV_RECV) == sizeof(struct tt_sock));
-	TT_CHECK(tt_event_payload_size(TT_EV_SEND) == sizeof(struct tt_send));
-	TT_CHECK(tt_event_payload_size(TT_EV_XMIT) == sizeof(struct tt_xmit));
-	TT_CHECK(tt_event_payload_size(TT_EV_LOST) == sizeof(struct tt_lost));
-	TT_CHECK(tt_event_payload_size(TT_EV_SWITCH) ==
-		 sizeof(struct tt_switch));
-	TT_CHECK(tt_event_payload_size(TT_EV_WAKING) == sizeof(struct tt_wake));
-	TT_CHECK(tt_event_payload_size(TT_EV_WAKEUP_NEW) ==
-		 sizeof(struct tt_wake));
-	TT_CHECK(tt_event_payload_size(TT_EV_BLOCK) == sizeof(struct tt_block));
-	TT_CHECK(tt_event_payload_size(TT_EV_FAULT) == sizeof(struct tt_fault));
-	TT_CHECK(tt_event_payload_size(TT_EV_NONE) == -1);
-	TT_CHECK(tt_event_payload_size(TT_EV_SEND_RAW) == -1);
-	TT_CHECK(tt_event_payload_size(TT_EV_MAX) == -1);
-	TT_CHECK(tt_event_payload_size(0xffff) == -1);
-	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_FORK), "fork"));
-	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_DATA_READY), "data_ready"));
-	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_CONN_OPEN), "conn_open"));
-	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_SEND_RAW), "send_raw"));
-	TT_CHECK(!strcmp(tt_event_type_name(TT_EV_MAX), "unknown"));
-	TT_CHECK(!strcmp(tt_event_type_name(12345), "unknown"));
+	ASSERT_EQ(tt_event_payload_size(TT_EV_FORK), sizeof(struct tt_fork),
+		  "tt_event_payload_size");
+	ASSERT_OK(tt_event_payload_size(TT_EV_EXIT), "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_COMM), sizeof(struct tt_comm),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_CONN_OPEN),
+		  sizeof(struct tt_conn), "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_CONN_CLOSE),
+		  sizeof(struct tt_sock), "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_DATA_READY),
+		  sizeof(struct tt_sock), "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_RECV), sizeof(struct tt_sock),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_SEND), sizeof(struct tt_send),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_XMIT), sizeof(struct tt_xmit),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_LOST), sizeof(struct tt_lost),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_SWITCH), sizeof(struct tt_switch),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_WAKING), sizeof(struct tt_wake),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_WAKEUP_NEW),
+		  sizeof(struct tt_wake), "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_BLOCK), sizeof(struct tt_block),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_FAULT), sizeof(struct tt_fault),
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_NONE), -1,
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_SEND_RAW), -1,
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_MAX), -1,
+		  "tt_event_payload_size");
+	ASSERT_EQ(tt_event_payload_size(0xffff), -1, "tt_event_payload_size");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_FORK), "fork",
+		     "tt_event_type_name");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_DATA_READY), "data_ready",
+		     "tt_event_type_name");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_CONN_OPEN), "conn_open",
+		     "tt_event_type_name");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_SEND_RAW), "send_raw",
+		     "tt_event_type_name");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_MAX), "unknown",
+		     "tt_event_type_name");
+	ASSERT_STREQ(tt_event_type_name(12345), "unknown",
+		     "tt_event_type_name");
 	for (i = 1; i < TT_EV_MAX; i++)
-		TT_CHECK(strcmp(tt_event_type_name(i), "unknown"));
+		ASSERT_TRUE(strcmp(tt_event_type_name(i), "unknown"), "strcmp");
 }
 
 static void fill_meta(struct tt_file_meta *m, struct tt_proc_info *procs,
@@ -210,7 +213,7 @@ static void test_round_trip_extremes(void)
 		for (j = 0; j < 7; j++) {
 			uint64_t ts = j == 0 ? 0 :
 				      j == 1 ? UINT64_MAX :
-					       rnd(&seed);
+					       tt_rnd(&seed);
 
 			make_event(&evs[n], stored_types[i], ts, &seed,
 				   fills[j]);
@@ -234,28 +237,28 @@ static void test_round_trip_extremes(void)
 	make_event(&evs[n], TT_EV_FORK, 2, &seed, 0);
 	memcpy(evs[n++].fork.comm, "python3\0\0\0\0\0\0\0\0z", TT_COMM_LEN);
 
-	TT_CHECK(write_events(path, &m, evs, n, 0) > 0);
-	TT_CHECK_EQ_U64(read_events(path, evs, n, &st), n);
-	TT_CHECK_EQ_U64(st.events, n);
-	TT_CHECK_EQ_U64(st.blocks_ok, 1);
-	TT_CHECK_EQ_U64(st.blocks_bad, 0);
-	TT_CHECK(!st.truncated);
+	ASSERT_GT(write_events(path, &m, evs, n, 0), 0, "write_events");
+	ASSERT_EQ(read_events(path, evs, n, &st), n, "read_events");
+	ASSERT_EQ(st.events, n, "st.events");
+	ASSERT_EQ(st.blocks_ok, 1, "st.blocks_ok");
+	ASSERT_EQ(st.blocks_bad, 0, "st.blocks_bad");
+	ASSERT_FALSE(st.truncated, "st.truncated");
 
 	r = tt_reader_open(path, err, sizeof(err));
-	TT_CHECK(r != NULL);
+	ASSERT_OK_PTR(r, "r");
 	if (!r)
 		return;
 	rm = tt_reader_meta(r);
-	TT_CHECK(!strcmp(rm->hostname, m.hostname));
-	TT_CHECK(!strcmp(rm->kernel, m.kernel));
-	TT_CHECK(!strcmp(rm->options, m.options));
-	TT_CHECK_EQ_U64(rm->mono_ns, m.mono_ns);
-	TT_CHECK_EQ_U64(rm->real_ns, m.real_ns);
-	TT_CHECK_EQ_U64(rm->nprocs, 2);
-	TT_CHECK_EQ_U64(rm->ndevs, 1);
+	ASSERT_STREQ(rm->hostname, m.hostname, "rm.hostname");
+	ASSERT_STREQ(rm->kernel, m.kernel, "rm.kernel");
+	ASSERT_STREQ(rm->options, m.options, "rm.options");
+	ASSERT_EQ(rm->mono_ns, m.mono_ns, "rm.mono_ns");
+	ASSERT_EQ(rm->real_ns, m.real_ns, "rm.real_ns");
+	ASSERT_EQ(rm->nprocs, 2, "rm.nprocs");
+	ASSERT_EQ(rm->ndevs, 1, "rm.ndevs");
 	if (rm->nprocs == 2 && rm->ndevs == 1) {
-		TT_CHECK(!memcmp(rm->procs, procs, sizeof(procs)));
-		TT_CHECK(!memcmp(rm->devs, devs, sizeof(devs)));
+		ASSERT_FALSE(memcmp(rm->procs, procs, sizeof(procs)), "memcmp");
+		ASSERT_FALSE(memcmp(rm->devs, devs, sizeof(devs)), "memcmp");
 	}
 	tt_reader_close(r);
 }
@@ -268,22 +271,22 @@ static void test_rejects_unstored_types(void)
 	struct tt_event ev;
 	uint64_t seed = 2;
 
-	TT_CHECK(w != NULL);
+	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		return;
 	make_event(&ev, TT_EV_SEND, 1, &seed, 0);
 	ev.h.type = TT_EV_SEND_RAW;
-	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ASSERT_EQ(tt_writer_add(w, &ev), -EINVAL, "tt_writer_add");
 	ev.h.type = TT_EV_NONE;
-	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ASSERT_EQ(tt_writer_add(w, &ev), -EINVAL, "tt_writer_add");
 	ev.h.type = TT_EV_MAX;
-	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
+	ASSERT_EQ(tt_writer_add(w, &ev), -EINVAL, "tt_writer_add");
 	ev.h.type = 0x1ff;
-	TT_CHECK(tt_writer_add(w, &ev) == -EINVAL);
-	TT_CHECK(tt_writer_add(w, NULL) == -EINVAL);
-	TT_CHECK(tt_writer_close(w, &st) == 0);
-	TT_CHECK_EQ_U64(st.events, 0);
-	TT_CHECK_EQ_U64(st.blocks, 0);
+	ASSERT_EQ(tt_writer_add(w, &ev), -EINVAL, "tt_writer_add");
+	ASSERT_EQ(tt_writer_add(w, NULL), -EINVAL, "tt_writer_add");
+	ASSERT_OK(tt_writer_close(w, &st), "tt_writer_close");
+	ASSERT_EQ(st.events, 0, "st.events");
+	ASSERT_EQ(st.blocks, 0, "st.blocks");
 }
 
 /* Random events of every stored type, timestamps mostly rising. */
@@ -294,9 +297,9 @@ static struct tt_event *random_events(size_t n, uint64_t seed)
 	size_t i;
 
 	for (i = 0; evs && i < n; i++) {
-		ts += rnd(&seed) % 5000;
-		make_event(&evs[i], stored_types[rnd(&seed) % NSTORED],
-			   ts - rnd(&seed) % 300, &seed, -1);
+		ts += tt_rnd(&seed) % 5000;
+		make_event(&evs[i], stored_types[tt_rnd(&seed) % NSTORED],
+			   ts - tt_rnd(&seed) % 300, &seed, -1);
 		evs[i].h.tgid %= 8;
 		evs[i].h.tid %= 64;
 		evs[i].h.cpu %= 16;
@@ -315,23 +318,23 @@ static void test_many_blocks(void)
 	struct tt_writer *w;
 	size_t i;
 
-	TT_CHECK(evs != NULL);
+	ASSERT_OK_PTR(evs, "evs");
 	if (!evs)
 		return;
 	w = tt_writer_open(path, NULL);
-	TT_CHECK(w != NULL);
+	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		goto cleanup;
 	for (i = 0; i < n; i++)
-		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
-	TT_CHECK(tt_writer_close(w, &wst) == 0);
-	TT_CHECK_EQ_U64(wst.events, n);
-	TT_CHECK(wst.blocks > 20);
-	TT_CHECK_EQ_U64(read_events(path, evs, n, &st), n);
-	TT_CHECK_EQ_U64(st.events, n);
-	TT_CHECK_EQ_U64(st.blocks_ok, wst.blocks);
-	TT_CHECK_EQ_U64(st.blocks_bad, 0);
-	TT_CHECK(!st.truncated);
+		ASSERT_OK(tt_writer_add(w, &evs[i]), "tt_writer_add");
+	ASSERT_OK(tt_writer_close(w, &wst), "tt_writer_close");
+	ASSERT_EQ(wst.events, n, "wst.events");
+	ASSERT_GT(wst.blocks, 20, "wst.blocks");
+	ASSERT_EQ(read_events(path, evs, n, &st), n, "read_events");
+	ASSERT_EQ(st.events, n, "st.events");
+	ASSERT_EQ(st.blocks_ok, wst.blocks, "st.blocks_ok");
+	ASSERT_EQ(st.blocks_bad, 0, "st.blocks_bad");
+	ASSERT_FALSE(st.truncated, "st.truncated");
 
 cleanup:
 	free(evs);
@@ -346,20 +349,20 @@ static int write_small_file(const char *path, struct tt_event *evs,
 	struct stat sb;
 	size_t i;
 
-	TT_CHECK(w != NULL);
+	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		return -1;
-	TT_CHECK(stat(path, &sb) == 0);
+	ASSERT_OK(stat(path, &sb), "stat");
 	bounds[0] = sb.st_size;
 	for (i = 0; i < nblocks * per; i++) {
-		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
+		ASSERT_OK(tt_writer_add(w, &evs[i]), "tt_writer_add");
 		if ((i + 1) % per == 0) {
-			TT_CHECK(tt_writer_flush(w) == 0);
-			TT_CHECK(stat(path, &sb) == 0);
+			ASSERT_OK(tt_writer_flush(w), "tt_writer_flush");
+			ASSERT_OK(stat(path, &sb), "stat");
 			bounds[(i + 1) / per] = sb.st_size;
 		}
 	}
-	TT_CHECK(tt_writer_close(w, NULL) == 0);
+	ASSERT_OK(tt_writer_close(w, NULL), "tt_writer_close");
 	return 0;
 }
 
@@ -412,16 +415,16 @@ static void test_truncated_every_offset(void)
 
 	if (!evs || write_small_file(path, evs, NBLOCKS, PER, bounds) ||
 	    read_file(path, &buf, &len)) {
-		TT_CHECK(0);
+		ASSERT_TRUE(0, "0");
 		goto cleanup;
 	}
 	/* the blocks, then the 24-byte trailer of a closed recording */
-	TT_CHECK_EQ_U64(len, bounds[NBLOCKS] + 24);
+	ASSERT_EQ(len, bounds[NBLOCKS] + 24, "len");
 	for (off = 0; off <= len; off++) {
 		bool ok = true;
 
 		if (put_file(cut, buf, off)) {
-			TT_CHECK(0);
+			ASSERT_TRUE(0, "0");
 			break;
 		}
 		err[0] = '\0';
@@ -452,7 +455,7 @@ static void test_truncated_every_offset(void)
 			fprintf(stderr, "  cut at %zu of %zu: wrong (%s)\n",
 				off, len, err);
 	}
-	TT_CHECK(bad_offsets == 0);
+	ASSERT_EQ(bad_offsets, 0, "bad_offsets");
 
 cleanup:
 	free(buf);
@@ -474,15 +477,15 @@ static void check_corruption(const uint8_t *buf, size_t len, size_t offset,
 	char err[256];
 
 	if (!copy) {
-		TT_CHECK(0);
+		ASSERT_TRUE(0, "0");
 		return;
 	}
 	memcpy(copy, buf, len);
 	copy[offset] ^= 0x5a;
-	TT_CHECK(put_file(path, copy, len) == 0);
+	ASSERT_OK(put_file(path, copy, len), "put_file");
 	free(copy);
 	r = tt_reader_open(path, err, sizeof(err));
-	TT_CHECK(r != NULL);
+	ASSERT_OK_PTR(r, "r");
 	if (!r)
 		return;
 	while (tt_reader_next(r, &ev) == 1) {
@@ -495,11 +498,11 @@ static void check_corruption(const uint8_t *buf, size_t len, size_t offset,
 	}
 	tt_reader_stats(r, &st);
 	tt_reader_close(r);
-	TT_CHECK_EQ_U64(n, (nblocks - 1) * per);
-	TT_CHECK_EQ_U64(st.events, (nblocks - 1) * per);
-	TT_CHECK_EQ_U64(st.blocks_bad, 1);
-	TT_CHECK_EQ_U64(st.blocks_ok, nblocks - 1);
-	TT_CHECK(!st.truncated);
+	ASSERT_EQ(n, (nblocks - 1) * per, "n");
+	ASSERT_EQ(st.events, (nblocks - 1) * per, "st.events");
+	ASSERT_EQ(st.blocks_bad, 1, "st.blocks_bad");
+	ASSERT_EQ(st.blocks_ok, nblocks - 1, "st.blocks_ok");
+	ASSERT_FALSE(st.truncated, "st.truncated");
 	if (st.blocks_bad != 1 || n != (nblocks - 1) * per)
 		fprintf(stderr, "  byte %zu of block %zu\n", offset, hit_block);
 }
@@ -515,7 +518,7 @@ static void test_corrupt_block(void)
 
 	if (!evs || write_small_file(path, evs, NBLOCKS, PER, bounds) ||
 	    read_file(path, &buf, &len)) {
-		TT_CHECK(0);
+		ASSERT_TRUE(0, "0");
 		goto cleanup;
 	}
 	for (k = 0; k < NBLOCKS; k++) {
@@ -545,12 +548,12 @@ static void expect_open_error(const char *path, const char *what)
 	char err[256] = "";
 	struct tt_reader *r = tt_reader_open(path, err, sizeof(err));
 
-	TT_CHECK(r == NULL);
+	ASSERT_NULL(r, "r");
 	if (r)
 		tt_reader_close(r);
-	TT_CHECK(strstr(err, path) == err);
-	TT_CHECK(strstr(err, what) != NULL);
-	TT_CHECK(strchr(err, '\n') == NULL);
+	ASSERT_PTR_EQ(strstr(err, path), err, "strstr");
+	ASSERT_OK_PTR(strstr(err, what), "strstr");
+	ASSERT_NULL(strchr(err, '\n'), "strchr");
 	if (!strstr(err, what))
 		fprintf(stderr, "  got \"%s\", want \"%s\"\n", err, what);
 }
@@ -567,34 +570,35 @@ static void test_bad_files(void)
 	uint8_t *buf = NULL;
 	size_t len;
 
-	TT_CHECK(put_file(text, (const uint8_t *)hello, sizeof(hello)) == 0);
+	ASSERT_OK(put_file(text, (const uint8_t *)hello, sizeof(hello)),
+		  "put_file");
 	expect_open_error(text, "not a ttftrace recording (bad magic)");
-	TT_CHECK(put_file(empty, NULL, 0) == 0);
+	ASSERT_OK(put_file(empty, NULL, 0), "put_file");
 	expect_open_error(empty, "empty file");
 	expect_open_error(tmp_path("missing.ttft"), "No such file");
 	expect_open_error(tmpdir, "Is a directory");
 
 	make_event(&ev, TT_EV_EXIT, 1, &seed, 0);
-	TT_CHECK(write_events(good, NULL, &ev, 1, 0) > 0);
+	ASSERT_GT(write_events(good, NULL, &ev, 1, 0), 0, "write_events");
 	if (read_file(good, &buf, &len)) {
-		TT_CHECK(0);
+		ASSERT_TRUE(0, "0");
 		return;
 	}
 	buf[8] = 3; /* version */
-	TT_CHECK(put_file(bad, buf, len) == 0);
+	ASSERT_OK(put_file(bad, buf, len), "put_file");
 	expect_open_error(bad, "version 3 is newer");
 	buf[8] = 2;
 	buf[20] ^= 1; /* inside the header body */
-	TT_CHECK(put_file(bad, buf, len) == 0);
+	ASSERT_OK(put_file(bad, buf, len), "put_file");
 	expect_open_error(bad, "corrupt header (checksum mismatch)");
 	buf[20] ^= 1;
 	buf[12] = 0xff; /* body length */
 	buf[13] = 0xff;
 	buf[14] = 0xff;
 	buf[15] = 0xff;
-	TT_CHECK(put_file(bad, buf, len) == 0);
+	ASSERT_OK(put_file(bad, buf, len), "put_file");
 	expect_open_error(bad, "corrupt header");
-	TT_CHECK(put_file(bad, buf, 12) == 0);
+	ASSERT_OK(put_file(bad, buf, 12), "put_file");
 	expect_open_error(bad, "truncated header");
 	free(buf);
 }
@@ -608,54 +612,55 @@ static void test_no_write_through_link(void)
 	struct tt_writer *w;
 	FILE *f = fopen(victim, "w");
 
-	TT_CHECK(f != NULL);
-	if (!f)
+	if (!ASSERT_OK_PTR(f, "victim"))
 		return;
 	fputs("precious\n", f);
 	fclose(f);
-	TT_CHECK(chmod(victim, 0644) == 0);
-	TT_CHECK(stat(victim, &before) == 0);
-	TT_CHECK(symlink(victim, path) == 0);
+	ASSERT_OK(chmod(victim, 0644), "chmod victim");
+	ASSERT_OK(stat(victim, &before), "stat victim");
+	ASSERT_OK(symlink(victim, path), "symlink");
 	errno = 0;
 	w = tt_writer_open(path, NULL);
-	TT_CHECK(w == NULL);
-	TT_CHECK_EQ_U64(errno, ELOOP);
+	ASSERT_NULL(w, "writer through a link");
+	ASSERT_EQ(errno, ELOOP, "errno");
 	if (w)
 		tt_writer_close(w, NULL);
-	TT_CHECK(stat(victim, &after) == 0);
-	TT_CHECK_EQ_U64(after.st_size, before.st_size);
-	TT_CHECK_EQ_U64(after.st_mode & 07777, 0644);
+	ASSERT_OK(stat(victim, &after), "stat victim after");
+	ASSERT_EQ(after.st_size, before.st_size, "victim size");
+	ASSERT_EQ(after.st_mode & 07777, 0644, "victim mode");
 	unlink(path);
 	unlink(victim);
+}
+
+/* Writes an empty recording at path and checks it is private (0600). */
+static void check_private_write(const char *path, const char *name)
+{
+	struct tt_writer *w;
+	struct stat sb;
+
+	w = tt_writer_open(path, NULL);
+	ASSERT_OK_PTR(w, name);
+	if (w)
+		ASSERT_OK(tt_writer_close(w, NULL), name);
+	ASSERT_OK(stat(path, &sb), name);
+	ASSERT_EQ(sb.st_mode & 07777, 0600, name);
 }
 
 static void test_file_mode(void)
 {
 	const char *path = tmp_path("mode.ttft");
-	struct tt_writer *w;
-	struct stat sb;
 	mode_t old = umask(0);
 	int fd;
 
-	w = tt_writer_open(path, NULL);
-	TT_CHECK(w != NULL);
-	if (w)
-		TT_CHECK(tt_writer_close(w, NULL) == 0);
-	TT_CHECK(stat(path, &sb) == 0);
-	TT_CHECK_EQ_U64(sb.st_mode & 07777, 0600);
+	check_private_write(path, "new file mode");
 	/* an existing file of another mode is made private too */
 	unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT, 0644);
-	TT_CHECK(fd >= 0);
+	ASSERT_GE(fd, 0, "fd");
 	if (fd >= 0)
 		close(fd);
-	TT_CHECK(chmod(path, 0644) == 0);
-	w = tt_writer_open(path, NULL);
-	TT_CHECK(w != NULL);
-	if (w)
-		TT_CHECK(tt_writer_close(w, NULL) == 0);
-	TT_CHECK(stat(path, &sb) == 0);
-	TT_CHECK_EQ_U64(sb.st_mode & 07777, 0600);
+	ASSERT_OK(chmod(path, 0644), "chmod");
+	check_private_write(path, "existing file mode");
 	umask(old);
 }
 
@@ -671,12 +676,12 @@ static void test_write_error(void)
 	int status = -1;
 	pid_t pid;
 
-	TT_CHECK(evs != NULL);
+	ASSERT_OK_PTR(evs, "evs");
 	if (!evs)
 		return;
 	errno = 0;
-	TT_CHECK(tt_writer_open("/dev/full", NULL) == NULL);
-	TT_CHECK(errno == ENOSPC);
+	ASSERT_NULL(tt_writer_open("/dev/full", NULL), "tt_writer_open");
+	ASSERT_EQ(errno, ENOSPC, "errno");
 
 	fflush(NULL);
 	pid = fork();
@@ -708,16 +713,18 @@ static void test_write_error(void)
 		ret = tt_writer_close(w, NULL);
 		_exit(efbig == 1 && !ret ? 0 : 15);
 	}
-	TT_CHECK(pid > 0);
+	ASSERT_GT(pid, 0, "pid");
 	if (pid > 0)
-		TT_CHECK(waitpid(pid, &status, 0) == pid);
-	TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		ASSERT_EQ(waitpid(pid, &status, 0), pid, "waitpid");
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "WIFEXITED(status) && WEXITSTATUS(stat...");
 	if (WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "  child exit %d\n", WEXITSTATUS(status));
-	TT_CHECK(read_events(path, evs, n, &st) > 1000);
-	TT_CHECK(st.events > n / 2 && st.events < n);
-	TT_CHECK_EQ_U64(st.blocks_bad, 0);
-	TT_CHECK(!st.truncated);
+	ASSERT_GT(read_events(path, evs, n, &st), 1000, "read_events");
+	ASSERT_TRUE(st.events > n / 2 && st.events < n,
+		    "st.events > n / 2 && st.events < n");
+	ASSERT_EQ(st.blocks_bad, 0, "st.blocks_bad");
+	ASSERT_FALSE(st.truncated, "st.truncated");
 	free(evs);
 }
 
@@ -731,39 +738,41 @@ static struct tt_event *realistic_events(size_t n)
 	size_t i;
 
 	for (i = 0; i < 32; i++)
-		seqs[i] = rnd(&seed);
+		seqs[i] = tt_rnd(&seed);
 	for (i = 0; evs && i < n; i++) {
 		struct tt_event *ev = &evs[i];
-		unsigned int conn = rnd(&seed) % 32, tid = rnd(&seed) % 8;
-		unsigned int kind = rnd(&seed) % 100;
+		unsigned int conn = tt_rnd(&seed) % 32, tid = tt_rnd(&seed) % 8;
+		unsigned int kind = tt_rnd(&seed) % 100;
 		uint64_t sk = 0xffff888104a3c000ull + conn * 0x940ull;
 
-		ts += 500 + rnd(&seed) % 1000;
-		ev->h.ts = ts - (rnd(&seed) % 16 == 0 ? rnd(&seed) % 3000 : 0);
+		ts += 500 + tt_rnd(&seed) % 1000;
+		ev->h.ts = ts -
+			   (tt_rnd(&seed) % 16 == 0 ? tt_rnd(&seed) % 3000 : 0);
 		ev->h.tgid = 31337;
 		ev->h.tid = 31337 + tid;
-		ev->h.cpu = (tid + (rnd(&seed) % 8 == 0)) % 8;
+		ev->h.cpu = (tid + (tt_rnd(&seed) % 8 == 0)) % 8;
 		if (kind < 15) {
 			ev->h.type = TT_EV_DATA_READY;
 			ev->h.flags = TT_F_SOFTIRQ;
 			ev->sock.sk = sk;
-			ev->sock.len = 200 + rnd(&seed) % 1800;
+			ev->sock.len = 200 + tt_rnd(&seed) % 1800;
 		} else if (kind < 30) {
 			ev->h.type = TT_EV_RECV;
 			ev->sock.sk = sk;
-			ev->sock.len = 200 + rnd(&seed) % 1800;
+			ev->sock.len = 200 + tt_rnd(&seed) % 1800;
 		} else if (kind < 65) {
 			ev->h.type = TT_EV_SEND;
 			ev->send.sk = sk;
-			ev->send.len = 20 + rnd(&seed) % 100;
-			ev->send.ts_enter = ev->h.ts - 1000 - rnd(&seed) % 4000;
+			ev->send.len = 20 + tt_rnd(&seed) % 100;
+			ev->send.ts_enter =
+				ev->h.ts - 1000 - tt_rnd(&seed) % 4000;
 			ev->send.seq = seqs[conn];
 			seqs[conn] += ev->send.len;
 			ev->send.cls = TT_SEND_TOKEN;
 			ev->send.tokens = 1;
 			ev->send.flags = TT_SEND_F_SSE | TT_SEND_F_CHUNKED;
 		} else {
-			uint32_t len = 20 + rnd(&seed) % 100;
+			uint32_t len = 20 + tt_rnd(&seed) % 100;
 
 			ev->h.type = TT_EV_XMIT;
 			ev->xmit.sk = sk;
@@ -785,16 +794,16 @@ static struct tt_event *sched_events(size_t n)
 
 	for (i = 0; evs && i < n; i++) {
 		struct tt_event *ev = &evs[i];
-		unsigned int tid = rnd(&seed) % 9, other = rnd(&seed) % 9;
-		uint64_t futex = 0x7f3a5c012340ull + (rnd(&seed) % 4) * 0x40;
-		unsigned int why = rnd(&seed) % 4;
+		unsigned int tid = tt_rnd(&seed) % 9, other = tt_rnd(&seed) % 9;
+		uint64_t futex = 0x7f3a5c012340ull + (tt_rnd(&seed) % 4) * 0x40;
+		unsigned int why = tt_rnd(&seed) % 4;
 
-		ts += 300 + rnd(&seed) % 2000;
+		ts += 300 + tt_rnd(&seed) % 2000;
 		ev->h.ts = ts;
 		ev->h.tgid = tid == 8 ? 0 : 31337;
 		ev->h.tid = tid == 8 ? 0 : 31337 + tid;
 		ev->h.cpu = tid % 8;
-		if (rnd(&seed) % 3) {
+		if (tt_rnd(&seed) % 3) {
 			ev->h.type = TT_EV_SWITCH;
 			ev->sw.next_tgid = other == 8 ? 0 : 31337;
 			ev->sw.next_tid = other == 8 ? 0 : 31337 + other;
@@ -834,16 +843,17 @@ static void test_bytes_per_event_sched(void)
 	struct tt_read_stats st;
 	double per_event;
 
-	TT_CHECK(evs != NULL);
+	ASSERT_OK_PTR(evs, "evs");
 	if (!evs)
 		return;
 	hdr_bytes = write_events(tmp_path("empty-rec.ttft"), NULL, evs, 0, 0);
 	bytes = write_events(tmp_path("sched.ttft"), NULL, evs, n, 0);
-	TT_CHECK_EQ_U64(read_events(tmp_path("sched.ttft"), evs, n, &st), n);
+	ASSERT_EQ(read_events(tmp_path("sched.ttft"), evs, n, &st), n,
+		  "read_events");
 	per_event = (double)(bytes - hdr_bytes) / n;
 	printf("  ttfile: %.2f bytes/event on disk for switch/waking\n",
 	       per_event);
-	TT_CHECK(per_event <= 12.0);
+	ASSERT_LE(per_event, 12.0, "per_event");
 	free(evs);
 }
 
@@ -861,22 +871,22 @@ static void test_bytes_per_event(void)
 	double t0, t1, t2, per_event;
 	char err[256];
 
-	TT_CHECK(evs != NULL);
+	ASSERT_OK_PTR(evs, "evs");
 	if (!evs)
 		return;
 	/* the same header alone, to count the blocks' bytes only */
 	hdr_bytes = write_events(tmp_path("empty-rec.ttft"), NULL, evs, 0, 0);
 	w = tt_writer_open(path, NULL);
-	TT_CHECK(w != NULL);
+	ASSERT_OK_PTR(w, "w");
 	if (!w)
 		goto cleanup;
-	t0 = now_s();
+	t0 = tt_now_s();
 	for (i = 0; i < n; i++)
-		TT_CHECK(tt_writer_add(w, &evs[i]) == 0);
-	TT_CHECK(tt_writer_close(w, &wst) == 0);
-	t1 = now_s();
+		ASSERT_OK(tt_writer_add(w, &evs[i]), "tt_writer_add");
+	ASSERT_OK(tt_writer_close(w, &wst), "tt_writer_close");
+	t1 = tt_now_s();
 	r = tt_reader_open(path, err, sizeof(err));
-	TT_CHECK(r != NULL);
+	ASSERT_OK_PTR(r, "r");
 	if (!r)
 		goto cleanup;
 	while (tt_reader_next(r, &ev) == 1) {
@@ -884,18 +894,18 @@ static void test_bytes_per_event(void)
 		if (got < n && !memcmp(&ev, &evs[got], sizeof(ev)))
 			got++;
 	}
-	t2 = now_s();
+	t2 = tt_now_s();
 	tt_reader_stats(r, &st);
 	tt_reader_close(r);
-	TT_CHECK_EQ_U64(got, n);
-	TT_CHECK_EQ_U64(st.events, n);
+	ASSERT_EQ(got, n, "got");
+	ASSERT_EQ(st.events, n, "st.events");
 	per_event = (double)(wst.bytes - hdr_bytes) / n;
 	printf("  ttfile: %.2f bytes/event on disk (%zu events, %llu blocks), "
 	       "write %.1f M events/s, read %.1f M events/s\n",
 	       per_event, n, (unsigned long long)wst.blocks,
 	       n / (t1 - t0) / 1e6, n / (t2 - t1) / 1e6);
-	TT_CHECK(per_event <= 12.0);
-	TT_CHECK(ts_sum != 0);
+	ASSERT_LE(per_event, 12.0, "per_event");
+	ASSERT_NEQ(ts_sum, 0, "ts_sum");
 
 cleanup:
 	free(evs);
@@ -927,7 +937,7 @@ static void test_corpus_seeds(void)
 	int seen = 0;
 	DIR *d = dir ? opendir(dir) : NULL;
 
-	TT_CHECK(d != NULL);
+	ASSERT_OK_PTR(d, "d");
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
@@ -935,7 +945,7 @@ static void test_corpus_seeds(void)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		r = tt_reader_open(path, err, sizeof(err));
-		TT_CHECK(r != NULL);
+		ASSERT_OK_PTR(r, "r");
 		if (!r) {
 			fprintf(stderr, "  %s\n", err);
 			continue;
@@ -944,13 +954,13 @@ static void test_corpus_seeds(void)
 			;
 		tt_reader_stats(r, &st);
 		tt_reader_close(r);
-		TT_CHECK(st.events > 0);
-		TT_CHECK_EQ_U64(st.blocks_bad, 0);
-		TT_CHECK(!st.truncated);
+		ASSERT_GT(st.events, 0, "st.events");
+		ASSERT_EQ(st.blocks_bad, 0, "st.blocks_bad");
+		ASSERT_FALSE(st.truncated, "st.truncated");
 		seen++;
 	}
 	closedir(d);
-	TT_CHECK(seen > 0);
+	ASSERT_GT(seen, 0, "seen");
 }
 
 static void remove_tmpdir(void)

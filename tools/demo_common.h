@@ -177,6 +177,20 @@ demo_usage_exit(const char *prog, const char *fmt, ...)
 	exit(2);
 }
 
+/* The value of option opt as a number in [min, max], or PROG's usage error
+ * naming the range. */
+static inline uint64_t demo_parse_num(const char *prog, const char *opt,
+				      const char *s, uint64_t min, uint64_t max)
+{
+	uint64_t v;
+
+	if (!parse_u64_range(s, min, max, &v))
+		demo_usage_exit(prog, "invalid %s '%s' (want %llu..%llu)", opt,
+				s, (unsigned long long)min,
+				(unsigned long long)max);
+	return v;
+}
+
 /* What every tool here does with getopt's other answers: -h prints the
  * usage and exits 0; a missing value or an unknown option is an error. */
 static inline void __attribute__((noreturn))

@@ -4,7 +4,11 @@
 # nothing when they are all there.
 set -e
 pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
-      libclang-rt-14-dev iproute2 python3 procps bpftrace"
+      libclang-rt-14-dev iproute2 python3 procps bpftrace
+      python3-uvicorn python3-starlette python3-zmq golang-go"
+# tools/scenarios/ also needs Node; a node installed from elsewhere (for
+# example NodeSource's package) conflicts with Debian's, so only without one
+command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

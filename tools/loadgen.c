@@ -909,12 +909,7 @@ enum {
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
 			      uint64_t max)
 {
-	uint64_t v;
-
-	if (!parse_u64_range(s, min, max, &v))
-		usage_error("invalid %s '%s' (want %llu..%llu)", opt, s,
-			    (unsigned long long)min, (unsigned long long)max);
-	return v;
+	return demo_parse_num(prog, opt, s, min, max);
 }
 
 static uint64_t parse_seconds_opt(const char *opt, const char *s)

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+
+// Scenario (iv): a Go server shaped as Ollama is (issue 14). net/http
+// handlers read the body, "tokenize" (-tokenize-ms of busy work), and send
+// each request on a channel to one scheduler goroutine that batches
+// continuously (-batch); a step busy-spins prefill-ms per newly admitted
+// request plus decode-ms for the running ones (a cgo engine is on CPU and
+// never yields) and sends each token on the request's own channel; the
+// handler writes it as an SSE event and flushes (chunked, keep-alive).
+// -lock runs the scheduler under runtime.LockOSThread(), as a cgo engine
+// effectively is. GOMAXPROCS is -procs (2).
+//
+// Ground truth (-log; CLOCK_MONOTONIC ns read by the clock_gettime system
+// call: Go 1.19 does not expose its monotonic clock): port, t_read,
+// t_enqueue, t_admit, t_first_token_emit / t_last_token_emit (before the
+// write), tokens, io_ns (0), status.
+//
+// Standard library only: GO111MODULE=off go build -o OUT go_server.go
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+func now() int64 {
+	var ts syscall.Timespec
+	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
+	return ts.Nano()
+}
+
+func spin(ms float64) {
+	end := now() + int64(ms*1e6)
+	for now() < end {
+	}
+}
+
+type token struct {
+	idx  int
+	last bool
+}
+
+type job struct {
+	want, n int
+	tAdmit  int64
+	out     chan token
+}
+
+var (
+	batch      = flag.Int("batch", 8, "running requests at most")
+	prefillMs  = flag.Float64("prefill-ms", 10, "prefill per request, ms")
+	decodeMs   = flag.Float64("decode-ms", 2, "decode step, ms")
+	tokenizeMs = flag.Float64("tokenize-ms", 1, "tokenization in the handler, ms")
+	tokens     = flag.Int("tokens", 8, "tokens when the request names none")
+	lock       = flag.Bool("lock", false, "runtime.LockOSThread() in the scheduler")
+	jobs       = make(chan *job, 1024)
+	logMu      sync.Mutex
+	logFile    *os.File
+)
+
+func scheduler() {
+	if *lock {
+		runtime.LockOSThread()
+	}
+	var running []*job
+	for {
+		var fresh []*job
+		if len(running) == 0 {
+			fresh = append(fresh, <-jobs)
+		}
+	drain:
+		for len(running)+len(fresh) < *batch {
+			select {
+			case j := <-jobs:
+				fresh = append(fresh, j)
+			default:
+				break drain
+			}
+		}
+		t := now()
+		step := *prefillMs * float64(len(fresh))
+		if len(running) > 0 {
+			step += *decodeMs
+		}
+		for _, j := range fresh {
+			j.tAdmit = t
+		}
+		spin(step)
+		running = append(running, fresh...)
+		kept := running[:0]
+		for _, j := range running {
+			j.n++
+			j.out <- token{j.n, j.n >= j.want}
+			if j.n < j.want {
+				kept = append(kept, j)
+			}
+		}
+		running = kept
+	}
+}
+
+func completions(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	tRead := now()
+	var req struct {
+		MaxTokens int `json:"max_tokens"`
+	}
+	if err != nil || json.Unmarshal(body, &req) != nil {
+		http.Error(w, "bad request", 400)
+		return
+	}
+	spin(*tokenizeMs)
+	j := &job{want: req.MaxTokens, out: make(chan token, 64)}
+	if j.want <= 0 {
+		j.want = *tokens
+	}
+	tEnqueue := now()
+	jobs <- j
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	f := w.(http.Flusher)
+	var tFirst, tLast int64
+	n := 0
+	for t := range j.out {
+		tLast = now()
+		if tFirst == 0 {
+			tFirst = tLast
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"tok%d\"}]}\n\n", t.idx)
+		f.Flush()
+		n++
+		if t.last {
+			break
+		}
+	}
+	io.WriteString(w, "data: [DONE]\n\n")
+	_, port, _ := net.SplitHostPort(r.RemoteAddr)
+	p, _ := strconv.Atoi(port)
+	logMu.Lock()
+	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,0,ok\n", p, tRead, tEnqueue, j.tAdmit,
+		tFirst, tLast, n)
+	logMu.Unlock()
+}
+
+func main() {
+	port := flag.Int("p", 8000, "port")
+	logPath := flag.String("log", "", "ground-truth CSV")
+	procs := flag.Int("procs", 2, "GOMAXPROCS")
+	flag.Parse()
+	if *logPath == "" {
+		fmt.Fprintln(os.Stderr, "go_server: -log FILE is needed")
+		os.Exit(2)
+	}
+	runtime.GOMAXPROCS(*procs)
+	var err error
+	if logFile, err = os.Create(*logPath); err != nil {
+		fmt.Fprintln(os.Stderr, "go_server:", err)
+		os.Exit(1)
+	}
+	fmt.Fprintln(logFile, "port,t_read,t_enqueue,t_admit,t_first_token_emit,"+
+		"t_last_token_emit,tokens,io_ns,status")
+	go scheduler()
+	http.HandleFunc("/v1/completions", completions)
+	fmt.Fprintf(os.Stderr, "go_server: listening on %d (lock %v)\n", *port, *lock)
+	err = http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil)
+	fmt.Fprintln(os.Stderr, "go_server:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,99 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Records each named scenario server under `ttftrace record -c`, drives it
+# with build/tools/loadgen on loopback at a few concurrencies, and prints
+# truth vs attributed (compare.py). A measurement tool, like bench/: it
+# checks nothing. As root, from the repository root, after make:
+#   tools/scenarios/run.sh [SCENARIO...]     (default: all)
+# Scenarios: gil vllm node go go-lock nagle odirect (see README.md).
+# CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
+# to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+OUTPUT=${OUTPUT:-build}
+TTFTRACE=$OUTPUT/ttftrace
+LOADGEN=$OUTPUT/tools/loadgen
+SCEN=tools/scenarios
+CONC=${CONC:-1 4 8}
+N=${N:-40}
+OUTDIR=${OUTDIR:-$OUTPUT/scenarios/runs/$(date +%Y%m%d-%H%M%S)}
+PY=/usr/bin/python3	# Debian's: uvicorn, starlette, zmq are its packages
+RECORD_PID=
+
+die() { echo "run.sh: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (BPF)"
+{ [ -x "$TTFTRACE" ] && [ -x "$LOADGEN" ]; } || die "make first ($TTFTRACE, $LOADGEN)"
+mkdir -p "$OUTDIR"
+
+cleanup() {
+	[ -n "$RECORD_PID" ] && kill -INT "$RECORD_PID" 2>/dev/null && wait "$RECORD_PID"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+build_go() {
+	[ "$OUTPUT/scenarios/go_server" -nt "$SCEN/go_server.go" ] && return 0
+	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
+		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
+		go build -o "$OUTPUT/scenarios/go_server" "$SCEN/go_server.go"
+}
+
+weights() { # a file on the disk for the O_DIRECT reads
+	local f=$OUTPUT/scenarios/weights.bin
+	[ -s "$f" ] || dd if=/dev/urandom of="$f" bs=1M count=64 status=none
+	echo "$f"
+}
+
+# server_cmd NAME PORT LOG: the scenario's command line
+server_cmd() {
+	local port=$2 log=$3
+	case $1 in
+	gil) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1" ;;
+	nagle) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 4 --nagle" ;;
+	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
+--odirect $(weights) --odirect-mb 8" ;;
+	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
+	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
+	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
+	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	*) return 1 ;;
+	esac
+}
+
+run_one() {
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=()
+	mkdir -p "$d"
+	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
+	echo "=== $name: $cmd"
+	"$TTFTRACE" record -o "$d/rec.ttft" -c "$cmd" 2>"$d/record.log" &
+	RECORD_PID=$!
+	for _ in $(seq 200); do
+		ss -Hltn "sport = :$port" | grep -q . && break
+		kill -0 "$RECORD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	ss -Hltn "sport = :$port" | grep -q . || { cat "$d/record.log"; die "$name did not listen"; }
+	for c in $CONC; do
+		"$LOADGEN" -p "$port" -c "$c" -n "$N" -d 20 --tokens 8 -q -o "$d/client-c$c.csv" ||
+			echo "run.sh: $name: loadgen -c $c failed" >&2
+		clients+=("$d/client-c$c.csv")
+	done
+	kill -INT "$RECORD_PID"
+	wait "$RECORD_PID"
+	RECORD_PID=
+	tail -n 3 "$d/record.log"
+	"$TTFTRACE" report --json "$d/rec.ttft" >"$d/report.json" 2>"$d/report.err"
+	"$PY" "$SCEN/compare.py" --name "$name" --report "$d/report.json" --truth "$d/truth.csv" \
+		--ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
+		"${clients[@]}" |
+		tee "$d/compare.txt"
+}
+
+[ $# -gt 0 ] || set -- gil vllm node go go-lock nagle odirect
+port=18200
+for s in "$@"; do
+	run_one "$s" "$port"
+	port=$((port + 1))
+done
+"$PY" "$SCEN/compare.py" --table "$OUTDIR/summary.jsonl"
+echo "files in $OUTDIR"

@@ -1,0 +1,204 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Scenario (ii): a vLLM V1-shaped two-process server.
+
+API process: starlette on uvicorn (one asyncio event loop). The handler
+reads the body, tokenizes (~--tokenize-ms of pure Python, holding the GIL),
+sends (id, tokens wanted) over a ZMQ PUSH socket (ipc://) to the EngineCore
+child and streams SSE from the request's asyncio.Queue; one output task
+receives the engine's outputs (ZMQ PULL) and routes them to each queue.
+
+EngineCore child (this file, --engine): an input thread receives and
+unpickles into a queue.Queue; the main thread's busy loop admits waiting
+requests into a continuous batch (--batch) and runs steps: a prefill per
+newly admitted request and one decode for the running ones, as hashlib
+over a large buffer with the GIL released (as a GPU forward releases it);
+each step's outputs go through a queue.Queue to an output thread that
+sends them back over ZMQ.
+
+Ground truth (--log, written by the API process; CLOCK_MONOTONIC ns from
+time.monotonic_ns() in both processes): port, t_read (body read), t_enqueue
+(before the ZMQ send), t_admit (engine: taken into the batch, from the
+engine's output), t_first_token_emit / t_last_token_emit (API: the SSE
+event handed to uvicorn), tokens, io_ns (0), status, t_engine_first (engine:
+first token put on its output queue).
+"""
+import argparse
+import asyncio
+import hashlib
+import os
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+import zmq
+
+now = time.monotonic_ns
+
+
+def busy_python(ms):
+    """Pure-Python CPU work, holding the GIL."""
+    end = now() + int(ms * 1e6)
+    x = 0
+    while now() < end:
+        x = hash((x, 1))
+    return x
+
+
+# ----------------------------------------------------------------- engine
+
+def engine_main(args):
+    ctx = zmq.Context()
+    inq, outq = queue.Queue(), queue.Queue()
+    buf = bytes(64 << 20)
+    t0, n = now(), 0
+    while now() - t0 < 100_000_000:
+        hashlib.sha256(memoryview(buf)[:1 << 20]).digest()
+        n += 1 << 20
+    rate = n * 1_000_000 // (now() - t0)
+
+    def compute(ms):
+        left = int(rate * ms)
+        while left > 0:
+            k = min(left, len(buf), rate * 10)
+            hashlib.sha256(memoryview(buf)[:k]).digest()
+            left -= k
+
+    def input_thread():
+        sock = ctx.socket(zmq.PULL)
+        sock.connect(args.engine_in)
+        while True:
+            inq.put(pickle.loads(sock.recv()))
+
+    def output_thread():
+        sock = ctx.socket(zmq.PUSH)
+        sock.connect(args.engine_out)
+        while True:
+            sock.send(pickle.dumps(outq.get()))
+
+    threading.Thread(target=input_thread, name="enginecore_in", daemon=True).start()
+    threading.Thread(target=output_thread, name="enginecore_out", daemon=True).start()
+    running = []        # [rid, wanted, produced, t_admit]
+    while True:
+        new = []
+        if not running:
+            new.append(inq.get())
+        while len(running) + len(new) < args.batch:
+            try:
+                new.append(inq.get_nowait())
+            except queue.Empty:
+                break
+        t_admit = now()
+        new = [[rid, want, 0, t_admit] for rid, want in new]
+        compute(args.prefill_ms * len(new) + (args.decode_ms if running else 0))
+        outs = []
+        for r in running + new:
+            r[2] += 1
+            outs.append((r[0], r[2], r[3], now(), r[2] >= r[1]))
+        outq.put(outs)
+        running = [r for r in running + new if r[2] < r[1]]
+
+
+# -------------------------------------------------------------------- API
+
+def api_main(args):
+    import uvicorn
+    import zmq.asyncio
+    from starlette.applications import Starlette
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    base = f"ipc:///tmp/ttft-vllm-{os.getpid()}"
+    ctx = zmq.asyncio.Context()
+    to_engine = ctx.socket(zmq.PUSH)
+    to_engine.bind(base + "-in")
+    from_engine = ctx.socket(zmq.PULL)
+    from_engine.bind(base + "-out")
+    streams = {}
+    log = open(args.log, "w")
+    log.write("port,t_read,t_enqueue,t_admit,t_first_token_emit,t_last_token_emit,"
+              "tokens,io_ns,status,t_engine_first\n")
+    log.flush()
+    next_id = [0]
+
+    async def output_handler():
+        while True:
+            for rid, idx, t_admit, t_emit, last in pickle.loads(await from_engine.recv()):
+                q = streams.get(rid)
+                if q is not None:
+                    q.put_nowait((idx, t_admit, t_emit, last))
+
+    async def completions(request):
+        body = await request.json()
+        t_read = now()
+        busy_python(args.tokenize_ms)
+        want = int(body.get("max_tokens") or args.tokens)
+        rid = next_id[0] = next_id[0] + 1
+        q = streams[rid] = asyncio.Queue()
+        t_enqueue = now()
+        await to_engine.send(pickle.dumps((rid, want)))
+        port = request.client.port
+
+        async def gen():
+            t_first = t_last = t_admit = t_eng = 0
+            n = 0
+            while True:
+                idx, t_admit, t_emit, last = await q.get()
+                t_eng = t_eng or t_emit
+                t_last = now()
+                t_first = t_first or t_last
+                n += 1
+                yield f'data: {{"choices":[{{"index":0,"text":"tok{idx}"}}]}}\n\n'
+                if last:
+                    break
+            del streams[rid]
+            yield "data: [DONE]\n\n"
+            log.write(f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
+                      f"{t_eng}\n")
+            log.flush()
+
+        return StreamingResponse(gen(), media_type="text/event-stream")
+
+    async def startup():
+        asyncio.get_running_loop().create_task(output_handler())
+
+    engine = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--engine",
+                               "--engine-in", base + "-in", "--engine-out", base + "-out",
+                               "--batch", str(args.batch),
+                               "--prefill-ms", str(args.prefill_ms),
+                               "--decode-ms", str(args.decode_ms)])
+    app = Starlette(routes=[Route("/v1/completions", completions, methods=["POST"])],
+                    on_startup=[startup])
+    try:
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning",
+                    loop="asyncio")
+    finally:
+        engine.terminate()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-p", "--port", type=int, default=8000)
+    ap.add_argument("--log")
+    ap.add_argument("--tokens", type=int, default=8)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--prefill-ms", type=float, default=10)
+    ap.add_argument("--decode-ms", type=float, default=2)
+    ap.add_argument("--tokenize-ms", type=float, default=1)
+    ap.add_argument("--engine", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--engine-in", help=argparse.SUPPRESS)
+    ap.add_argument("--engine-out", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.engine:
+        engine_main(args)
+    elif not args.log:
+        ap.error("--log is needed")
+    else:
+        api_main(args)
+
+
+if __name__ == "__main__":
+    main()
