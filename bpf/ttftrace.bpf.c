@@ -415,7 +415,10 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	/* by TCP_CLOSE the port is released (inet_num is 0): go by the
 	 * socket's address alone */
 	if (bpf_map_lookup_elem(&conns, &key)) {
-		if (oldstate == TCP_ESTABLISHED)
+		/* the peer's FIN (to CLOSE_WAIT) is only a half-close: the
+		 * server's own close or a reset after it ends the connection */
+		if (oldstate == TCP_ESTABLISHED ||
+		    oldstate == TT_TCP_CLOSE_WAIT)
 			emit_sock(TT_EV_CONN_CLOSE, sk, newstate, 0);
 		if (newstate == TCP_CLOSE)
 			bpf_map_delete_elem(&conns, &key);
@@ -606,7 +609,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.cls = 0;
 	s->send.tokens = 0;
 	s->send.flags = 0;
-	s->send.pad = 0;
+	s->send.status = 0;
 	s->nbytes = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

@@ -172,9 +172,18 @@ static void sock_ev(unsigned int type, __u64 ts, __u64 sk, __u32 tid, __s64 len)
 	push(&ev);
 }
 
+/* The connection ends: the server's close, or a reset. */
 static void conn_close(__u64 ts, __u64 sk)
 {
-	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, 8 /* TCP_CLOSE_WAIT */);
+	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, 7 /* TCP_CLOSE */);
+}
+
+/* The client's FIN: the state change, then its segment wakes the socket
+ * with one more in the queue than the unread bytes. */
+static void peer_fin(__u64 ts, __u64 sk, __s64 unread)
+{
+	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, TT_TCP_CLOSE_WAIT);
+	sock_ev(TT_EV_DATA_READY, ts + 1 * US, sk, 0, unread + 1);
 }
 
 static void data_ready(__u64 ts, __u64 sk)
@@ -1226,8 +1235,11 @@ static void test_non_streaming_response(void)
 	TT_CHECK_EQ_U64(r->t_wire, 50 * MS + 44 * US);
 	TT_CHECK_EQ_U64(r->ttft, 49 * MS + 44 * US);
 	TT_CHECK_EQ_U64(r->tokens, 0);
+	TT_CHECK_EQ_U64(r->status, 200);
 	TT_CHECK(!r->closed_mid_stream);
-	TT_CHECK(r->complete);
+	/* answered without a token: counted apart, not a TTFT */
+	TT_CHECK(!r->complete);
+	TT_CHECK_EQ_U64(r->incomplete, TT_INC_NO_TOKEN);
 	tt_analyzer_free(a);
 }
 

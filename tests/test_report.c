@@ -187,7 +187,8 @@ static void request(struct tt_analyzer *a, __u64 sk, __u64 t0, __u64 first,
 	send_ev(a, t0 + first + 2 * MS, sk, 1050, TT_SEND_TOKEN, 1);
 	send_ev(a, t0 + first + 4 * MS, sk, 1100, TT_SEND_TOKEN, 1);
 	if (cut)
-		sock_ev(a, TT_EV_CONN_CLOSE, t0 + first + 5 * MS, sk, 8);
+		sock_ev(a, TT_EV_CONN_CLOSE, t0 + first + 5 * MS, sk,
+			7 /* TCP_CLOSE: reset */);
 	else
 		send_ev(a, t0 + first + 5 * MS, sk, 1150, TT_SEND_DONE, 0);
 }
