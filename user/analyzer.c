@@ -398,6 +398,10 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		why |= TT_INC_NO_RESPONSE;
 	else if (!r->t_wire)
 		why |= TT_INC_NO_WIRE;
+	if (r->closed_mid_stream)
+		why |= TT_INC_CLOSED_MID_STREAM;
+	if (r->lost)
+		why |= TT_INC_LOST;
 	/* answered without tokens: there is no first token to miss */
 	if (r->status && (r->status < 200 || r->status >= 300))
 		why |= TT_INC_ERROR;
@@ -406,10 +410,6 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		why |= TT_INC_NO_TOKEN;
 	if (why & TT_INC_NOT_TOKENS)
 		why &= ~(TT_INC_NO_RESPONSE | TT_INC_NO_WIRE);
-	if (r->closed_mid_stream)
-		why |= TT_INC_CLOSED_MID_STREAM;
-	if (r->lost)
-		why |= TT_INC_LOST;
 	r->ttft = 0;
 	if (r->t_arrive && r->t_wire) {
 		if (r->t_wire >= r->t_arrive)
@@ -623,8 +623,12 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 		req_begin(c, ev->h.ts, 0);
 		c->cur.r.incomplete |= TT_INC_PIPELINED;
 	}
-	if (c->state == CONN_IDLE)
+	if (c->state == CONN_IDLE) {
 		req_begin(c, ev->h.ts, 0); /* its arrival was not seen */
+		/* nothing arrived since the last response ended */
+		if (c->had_request)
+			c->cur.r.incomplete |= TT_INC_PIPELINED;
+	}
 	req_materialize(a, c);
 	c->cur.r.t_read = ev->h.ts;
 	c->cur.t_last_arrive = c->cur.t_last_ready;
