@@ -557,6 +557,75 @@ static void test_peer(void)
 	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "unknown"));
 }
 
+/* A response of one send: a status line with a body that carries no
+ * token, on the wire 5 us after its entry. */
+static void answer_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk,
+		      __u32 seq, unsigned int status)
+{
+	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 10 * US);
+
+	ev.send.sk = sk;
+	ev.send.len = 50;
+	ev.send.ts_enter = ts_enter;
+	ev.send.seq = seq;
+	ev.send.cls = TT_SEND_OTHER;
+	ev.send.flags = TT_SEND_F_HEADERS;
+	ev.send.status = status;
+	add(a, &ev);
+	ev = mk(TT_EV_XMIT, ts_enter + 5 * US);
+	ev.xmit.sk = sk;
+	ev.xmit.seq = seq;
+	ev.xmit.end_seq = seq + 50;
+	add(a, &ev);
+}
+
+/* Issue 13 item 3: two streams, a quick 429 and a 200 with no token: the
+ * last two are counted apart and stay out of the percentiles, --all too. */
+static void test_errors_apart(void)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	struct tt_report_opts o = {};
+	struct tt_event ev = sw_in(0, 101);
+	double v[4];
+	char *out;
+	int all;
+
+	add(a, &ev);
+	open_conn(a, 0x10, "10.0.0.1", 1000);
+	open_conn(a, 0x20, "10.0.0.2", 2000);
+	request(a, 0x10, 1 * MS, 10 * MS, false);
+	request(a, 0x20, 2 * MS, 20 * MS, false);
+	sock_ev(a, TT_EV_DATA_READY, 40 * MS, 0x10, 100);
+	sock_ev(a, TT_EV_RECV, 40 * MS + 10 * US, 0x10, 100);
+	answer_ev(a, 40 * MS + 50 * US, 0x10, 2000, 429);
+	sock_ev(a, TT_EV_DATA_READY, 50 * MS, 0x20, 100);
+	sock_ev(a, TT_EV_RECV, 50 * MS + 10 * US, 0x20, 100);
+	answer_ev(a, 50 * MS + 70 * US, 0x20, 2000, 200);
+	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x10, 7);
+	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x20, 7);
+	tt_analyzer_finish(a);
+	for (all = 0; all < 2; all++) {
+		o.include_incomplete = all;
+		out = render(a, NULL, &o, false);
+		TT_CHECK(strstr(out, "requests: 4 (complete 2, incomplete 2)\n"));
+		TT_CHECK(strstr(out, "errors: 1 (status not 2xx), no token: 1;"));
+		TT_CHECK(row(out, "TTFT", v) == 4);
+		TT_CHECK(v[0] == 10.005 && v[3] == 20.005);
+		TT_CHECK(strstr(out, "(2 requests)"));
+		free(out);
+		out = render(a, NULL, &o, true);
+		TT_CHECK(strstr(out, "\"complete\":2,\"incomplete\":2,"
+				     "\"errors\":1,\"no_token\":1,"));
+		TT_CHECK(strstr(out, "\"complete\":false,\"status\":429,"));
+		TT_CHECK(strstr(out, "\"incomplete_reason\":\"error\""));
+		TT_CHECK(strstr(out, "\"incomplete_reason\":\"no-token\""));
+		TT_CHECK(strstr(out, "\"ttft_ns\":{\"p50\":10005000,"));
+		TT_CHECK(strstr(out, "\"n\":2}"));
+		free(out);
+	}
+	tt_analyzer_free(a);
+}
+
 static void test_text_summary(void)
 {
 	struct tt_analyzer *a = sample();
@@ -1005,6 +1074,7 @@ static void test_write_error(void)
 int main(void)
 {
 	TT_RUN(test_percentiles);
+	TT_RUN(test_errors_apart);
 	TT_RUN(test_fmt_and_vec);
 	TT_RUN(test_peer);
 	TT_RUN(test_text_summary);
