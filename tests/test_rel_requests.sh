@@ -252,9 +252,12 @@ c.check("errors: 3 with status 429, incomplete \"error\", no token",
 c.check("errors: summary counts 3 errors", summary.get("errors") == 3,
         f"errors {summary.get('errors')}")
 p50 = summary["ttft_ns"]["p50"] or 0
-c.check("errors: TTFT p50 is the streams' (>= 15 ms), errors left out",
-        p50 >= 15_000_000 and summary["ttft_ns"]["n"] == len(
-            [r for r in reqs if r["complete"]]), f"p50 {p50 / 1e6:.3f} ms")
+fast = [r["id"] for r in reqs if r["complete"] and r["ttft_ns"] < 15_000_000]
+c.check("errors: no complete request with a TTFT under the streams' 20 ms; "
+        "the percentiles hold the complete ones alone",
+        not fast and p50 >= 15_000_000 and summary["ttft_ns"]["n"] == len(
+            [r for r in reqs if r["complete"]]),
+        f"p50 {p50 / 1e6:.3f} ms, under 15 ms: {fast}")
 c.check("errors: the text report shows the error count",
         re.search(r"^errors: 3 ", text, re.M) is not None)
 # half-close
