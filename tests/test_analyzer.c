@@ -226,8 +226,9 @@ static void send_cls(__u64 ts_enter, __u64 ts, __u64 sk, __u32 seq, __s64 len,
  * A send of these bytes, classified as the collector does, taking 20 us;
  * its skb reaches the device at xmit_at (0: never). Returns the next seq.
  */
-static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
-			__u64 xmit_at)
+static __u32 send_bytes_carry(__u64 ts_enter, __u64 sk, __u32 seq,
+			      const char *b, __u64 xmit_at,
+			      struct tt_sse_carry *carry)
 {
 	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 20 * US, WRITER_TID);
 	size_t len = strlen(b);
@@ -236,12 +237,18 @@ static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
 	ev.send.len = len;
 	ev.send.ts_enter = ts_enter;
 	ev.send.seq = seq;
-	tt_classify_send(b, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE, len,
-			 &ev.send);
+	tt_classify_send_carry(b, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE,
+			       len, &ev.send, carry);
 	push(&ev);
 	if (xmit_at)
 		xmit(xmit_at, sk, seq, seq + len);
 	return seq + len;
+}
+
+static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
+			__u64 xmit_at)
+{
+	return send_bytes_carry(ts_enter, sk, seq, b, xmit_at, NULL);
 }
 
 static void lost(__u64 ts, __u64 since, __u64 count, __u32 cpu)
@@ -1452,22 +1459,11 @@ static void test_pipelined(void)
 	tt_analyzer_free(a);
 }
 
-/* A send of these bytes classified with the connection's carry, as the
- * collector does (see send_bytes). */
+/* A send classified with the connection's carry, on the wire in 5 us. */
 static __u32 send_carried(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
 			  struct tt_sse_carry *carry)
 {
-	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 20 * US, WRITER_TID);
-	size_t len = strlen(b);
-
-	ev.send.sk = sk;
-	ev.send.len = len;
-	ev.send.ts_enter = ts_enter;
-	ev.send.seq = seq;
-	tt_classify_send_carry(b, len, len, &ev.send, carry);
-	push(&ev);
-	xmit(ts_enter + 5 * US, sk, seq, seq + len);
-	return seq + len;
+	return send_bytes_carry(ts_enter, sk, seq, b, ts_enter + 5 * US, carry);
 }
 
 /* Issue 13 item 11: a "data:" keyword cut by the end of a send. */

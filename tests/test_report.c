@@ -154,8 +154,10 @@ static void sock_ev(struct tt_analyzer *a, unsigned int type, __u64 ts,
 	add(a, &ev);
 }
 
-static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
-		    unsigned int cls, unsigned int tokens)
+/* A send of 50 bytes; status: it begins with a status line (0: SSE) */
+static void send_status_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk,
+			   __u32 seq, unsigned int cls, unsigned int tokens,
+			   unsigned int status)
 {
 	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 10 * US);
 
@@ -165,7 +167,8 @@ static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
 	ev.send.seq = seq;
 	ev.send.cls = cls;
 	ev.send.tokens = tokens;
-	ev.send.flags = TT_SEND_F_SSE;
+	ev.send.flags = status ? TT_SEND_F_HEADERS : TT_SEND_F_SSE;
+	ev.send.status = status;
 	add(a, &ev);
 	if (cls == TT_SEND_DONE)
 		return;
@@ -174,6 +177,12 @@ static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
 	ev.xmit.seq = seq;
 	ev.xmit.end_seq = seq + 50;
 	add(a, &ev);
+}
+
+static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
+		    unsigned int cls, unsigned int tokens)
+{
+	send_status_ev(a, ts_enter, sk, seq, cls, tokens, 0);
 }
 
 /* Arrives at t0, first token at t0 + first (wire 5 us later), 3 tokens
@@ -557,28 +566,6 @@ static void test_peer(void)
 	TT_CHECK(!strcmp(tt_report_peer(&r, buf, sizeof(buf)), "unknown"));
 }
 
-/* A response of one send: a status line with a body that carries no
- * token, on the wire 5 us after its entry. */
-static void answer_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk,
-		      __u32 seq, unsigned int status)
-{
-	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 10 * US);
-
-	ev.send.sk = sk;
-	ev.send.len = 50;
-	ev.send.ts_enter = ts_enter;
-	ev.send.seq = seq;
-	ev.send.cls = TT_SEND_OTHER;
-	ev.send.flags = TT_SEND_F_HEADERS;
-	ev.send.status = status;
-	add(a, &ev);
-	ev = mk(TT_EV_XMIT, ts_enter + 5 * US);
-	ev.xmit.sk = sk;
-	ev.xmit.seq = seq;
-	ev.xmit.end_seq = seq + 50;
-	add(a, &ev);
-}
-
 /* Issue 13 item 3: two streams, a quick 429 and a 200 with no token: the
  * last two are counted apart and stay out of the percentiles, --all too. */
 static void test_errors_apart(void)
@@ -597,10 +584,12 @@ static void test_errors_apart(void)
 	request(a, 0x20, 2 * MS, 20 * MS, false);
 	sock_ev(a, TT_EV_DATA_READY, 40 * MS, 0x10, 100);
 	sock_ev(a, TT_EV_RECV, 40 * MS + 10 * US, 0x10, 100);
-	answer_ev(a, 40 * MS + 50 * US, 0x10, 2000, 429);
+	send_status_ev(a, 40 * MS + 50 * US, 0x10, 2000, TT_SEND_OTHER, 0,
+		       429);
 	sock_ev(a, TT_EV_DATA_READY, 50 * MS, 0x20, 100);
 	sock_ev(a, TT_EV_RECV, 50 * MS + 10 * US, 0x20, 100);
-	answer_ev(a, 50 * MS + 70 * US, 0x20, 2000, 200);
+	send_status_ev(a, 50 * MS + 70 * US, 0x20, 2000, TT_SEND_OTHER, 0,
+		       200);
 	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x10, 7);
 	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x20, 7);
 	tt_analyzer_finish(a);
