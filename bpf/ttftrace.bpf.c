@@ -432,8 +432,7 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 			emit_sock(TT_EV_CONN_CLOSE, sk, newstate, 0);
 		if (newstate == TCP_CLOSE) {
 			bpf_map_delete_elem(&conns, &key);
-			bpf_map_update_elem(&closed_conns, &key, &one,
-					    BPF_ANY);
+			bpf_map_update_elem(&closed_conns, &key, &one, BPF_ANY);
 		}
 		return 0;
 	}

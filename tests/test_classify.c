@@ -320,8 +320,8 @@ static void test_split_keyword(void)
 	/* "dat" then a status line: a new response, the carry is dropped */
 	tt_classify_send_carry("dat", 3, 3, &s, &carry);
 	TT_CHECK_EQ_U64(carry.n, 3);
-	tt_classify_send_carry("HTTP/1.1 429 Too Many Requests\r\n\r\n", 34,
-			       34, &s, &carry);
+	tt_classify_send_carry("HTTP/1.1 429 Too Many Requests\r\n\r\n", 34, 34,
+			       &s, &carry);
 	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
 	TT_CHECK_EQ_U64(s.status, 429);
 	TT_CHECK_EQ_U64(carry.n, 0);

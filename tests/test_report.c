@@ -584,20 +584,20 @@ static void test_errors_apart(void)
 	request(a, 0x20, 2 * MS, 20 * MS, false);
 	sock_ev(a, TT_EV_DATA_READY, 40 * MS, 0x10, 100);
 	sock_ev(a, TT_EV_RECV, 40 * MS + 10 * US, 0x10, 100);
-	send_status_ev(a, 40 * MS + 50 * US, 0x10, 2000, TT_SEND_OTHER, 0,
-		       429);
+	send_status_ev(a, 40 * MS + 50 * US, 0x10, 2000, TT_SEND_OTHER, 0, 429);
 	sock_ev(a, TT_EV_DATA_READY, 50 * MS, 0x20, 100);
 	sock_ev(a, TT_EV_RECV, 50 * MS + 10 * US, 0x20, 100);
-	send_status_ev(a, 50 * MS + 70 * US, 0x20, 2000, TT_SEND_OTHER, 0,
-		       200);
+	send_status_ev(a, 50 * MS + 70 * US, 0x20, 2000, TT_SEND_OTHER, 0, 200);
 	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x10, 7);
 	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x20, 7);
 	tt_analyzer_finish(a);
 	for (all = 0; all < 2; all++) {
 		o.include_incomplete = all;
 		out = render(a, NULL, &o, false);
-		TT_CHECK(strstr(out, "requests: 4 (complete 2, incomplete 2)\n"));
-		TT_CHECK(strstr(out, "errors: 1 (status not 2xx), no token: 1;"));
+		TT_CHECK(strstr(out,
+				"requests: 4 (complete 2, incomplete 2)\n"));
+		TT_CHECK(strstr(out,
+				"errors: 1 (status not 2xx), no token: 1;"));
 		TT_CHECK(row(out, "TTFT", v) == 4);
 		TT_CHECK(v[0] == 10.005 && v[3] == 20.005);
 		TT_CHECK(strstr(out, "(2 requests)"));

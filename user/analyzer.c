@@ -613,9 +613,8 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 
 	if (ev->sock.len <= 0)
 		return 0; /* EOF, EAGAIN, errors */
-	c->unread = c->unread > (__u64)ev->sock.len ?
-			    c->unread - ev->sock.len :
-			    0;
+	c->unread = c->unread > (__u64)ev->sock.len ? c->unread - ev->sock.len :
+						      0;
 	if (c->state == CONN_RESPONDING) {
 		/* no bytes arrived since the response began: these came with
 		 * the request it answers (pipelined) */
@@ -669,7 +668,8 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 			r->bytes_out += s->len;
 		return 0;
 	}
-	status_line = (s->flags & TT_SEND_F_HEADERS) || s->cls == TT_SEND_HEADERS;
+	status_line = (s->flags & TT_SEND_F_HEADERS) ||
+		      s->cls == TT_SEND_HEADERS;
 	if (c->state == CONN_IDLE && !status_line) {
 		/* e.g. uvicorn's "0\r\n\r\n" after "data: [DONE]" */
 		a->st.stray_sends++;
@@ -1402,9 +1402,10 @@ const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a)
 const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 {
 	static const char *const names[TT_INC_NBITS] = {
-		"no-arrive",   "no-read", "no-response",	"no-wire",
-		"closed-mid-stream", "open-at-end", "lost", "no-path",
-		"error",       "no-token", "pipelined",
+		"no-arrive", "no-read",		  "no-response",
+		"no-wire",   "closed-mid-stream", "open-at-end",
+		"lost",	     "no-path",		  "error",
+		"no-token",  "pipelined",
 	};
 
 	if (len && !incomplete)

@@ -224,9 +224,8 @@ static void keep_carry(const __u8 *p, size_t n, size_t cut_start, bool whole,
 	carry->n = k;
 }
 
-static void classify_body(const __u8 *body, size_t n, bool declared,
-			  bool whole, struct tt_send *send,
-			  struct tt_sse_carry *carry)
+static void classify_body(const __u8 *body, size_t n, bool declared, bool whole,
+			  struct tt_send *send, struct tt_sse_carry *carry)
 {
 	__u8 buf[TT_SEND_CAPTURE], joined[TT_SEND_CAPTURE + TT_SSE_CARRY];
 	const __u8 *payload = body;
