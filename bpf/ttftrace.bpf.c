@@ -70,6 +70,15 @@ struct {
 	__type(value, __u8);
 } conns SEC(".maps");
 
+/* Connections that ended (TCP_CLOSE, their port released): a send that a
+ * reset interrupted after its bytes went out is still recorded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64); /* struct sock * */
+	__type(value, __u8);
+} closed_conns SEC(".maps");
+
 /* Syscall entry time of each thread's latest write/send syscall, kept
  * with the task: no hash lookup, no LRU lock. */
 struct {
@@ -162,6 +171,7 @@ static __always_inline void ensure_conn(const struct sock *sk)
 	if (!e)
 		return; /* not marked seen: the next hook retries */
 	bpf_map_update_elem(&conns, &key, &one, BPF_ANY);
+	bpf_map_delete_elem(&closed_conns, &key); /* the address reused */
 	e->c.sk = key;
 	e->c.family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	e->c.lport = BPF_CORE_READ(sk, __sk_common.skc_num);
@@ -411,10 +421,15 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	/* by TCP_CLOSE the port is released (inet_num is 0): go by the
 	 * socket's address alone */
 	if (bpf_map_lookup_elem(&conns, &key)) {
-		if (oldstate == TCP_ESTABLISHED)
+		/* the peer's FIN (to CLOSE_WAIT) is only a half-close: the
+		 * server's own close or a reset after it ends the connection */
+		if (oldstate == TCP_ESTABLISHED ||
+		    oldstate == TT_TCP_CLOSE_WAIT)
 			emit_sock(TT_EV_CONN_CLOSE, sk, newstate, 0);
-		if (newstate == TCP_CLOSE)
+		if (newstate == TCP_CLOSE) {
 			bpf_map_delete_elem(&conns, &key);
+			bpf_map_update_elem(&closed_conns, &key, &one, BPF_ANY);
+		}
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_LISTEN &&
@@ -578,6 +593,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u64 skey = (__u64)sk;
 	struct task_struct *task;
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
@@ -586,9 +602,13 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	__u64 *enter;
 	long nr;
 
-	if (!tgid_traced(id >> 32) || !server_sock(sk))
+	if (!tgid_traced(id >> 32))
 		return 0;
-	ensure_conn(sk);
+	if (server_sock(sk))
+		ensure_conn(sk);
+	else if (sk->sk_protocol != IPPROTO_TCP ||
+		 !bpf_map_lookup_elem(&closed_conns, &skey))
+		return 0;
 	h = reserve(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW);
 	if (!h)
 		return 0;
@@ -602,7 +622,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.cls = 0;
 	s->send.tokens = 0;
 	s->send.flags = 0;
-	s->send.pad = 0;
+	s->send.status = 0;
 	s->nbytes = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);

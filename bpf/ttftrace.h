@@ -73,8 +73,14 @@ struct tt_conn {
 /* DATA_READY, RECV and CONN_CLOSE */
 struct tt_sock {
 	__u64 sk;
-	__s64 len; /* RECV: bytes read (or -errno); DATA_READY: bytes queued */
+	/* RECV: bytes read (or -errno); DATA_READY: bytes queued (a FIN
+	 * counts one); CONN_CLOSE: the new TCP state */
+	__s64 len;
 };
+
+/* CONN_CLOSE to this state is the peer's FIN: a half-close, the server may
+ * still read and answer; any other CONN_CLOSE ends the connection. */
+#define TT_TCP_CLOSE_WAIT 8
 
 /* Send classes, decided in user space from the first bytes of a send. */
 enum tt_send_class {
@@ -99,7 +105,7 @@ struct tt_send {
 	__u16 cls; /* enum tt_send_class */
 	__u16 tokens; /* token events in the captured bytes */
 	__u32 flags; /* TT_SEND_F_* */
-	__u32 pad;
+	__u32 status; /* HTTP status of a status line it begins with, or 0 */
 };
 
 struct tt_send_raw {

@@ -167,9 +167,18 @@ static void sock_ev(unsigned int type, __u64 ts, __u64 sk, __u32 tid, __s64 len)
 	push(&ev);
 }
 
+/* The connection ends: the server's close, or a reset. */
 static void conn_close(__u64 ts, __u64 sk)
 {
-	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, 8 /* TCP_CLOSE_WAIT */);
+	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, 7 /* TCP_CLOSE */);
+}
+
+/* The client's FIN: the state change, then its segment wakes the socket
+ * with one more in the queue than the unread bytes. */
+static void peer_fin(__u64 ts, __u64 sk, __s64 unread)
+{
+	sock_ev(TT_EV_CONN_CLOSE, ts, sk, 0, TT_TCP_CLOSE_WAIT);
+	sock_ev(TT_EV_DATA_READY, ts + 1 * US, sk, 0, unread + 1);
 }
 
 static void data_ready(__u64 ts, __u64 sk)
@@ -220,8 +229,9 @@ static void send_cls(__u64 ts_enter, __u64 ts, __u64 sk, __u32 seq, __s64 len,
  * A send of these bytes, classified as the collector does, taking 20 us;
  * its skb reaches the device at xmit_at (0: never). Returns the next seq.
  */
-static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
-			__u64 xmit_at)
+static __u32 send_bytes_carry(__u64 ts_enter, __u64 sk, __u32 seq,
+			      const char *b, __u64 xmit_at,
+			      struct tt_sse_carry *carry)
 {
 	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 20 * US, WRITER_TID);
 	size_t len = strlen(b);
@@ -230,12 +240,18 @@ static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
 	ev.send.len = len;
 	ev.send.ts_enter = ts_enter;
 	ev.send.seq = seq;
-	tt_classify_send(b, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE, len,
-			 &ev.send);
+	tt_classify_send_carry(b, len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE,
+			       len, &ev.send, carry);
 	push(&ev);
 	if (xmit_at)
 		xmit(xmit_at, sk, seq, seq + len);
 	return seq + len;
+}
+
+static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
+			__u64 xmit_at)
+{
+	return send_bytes_carry(ts_enter, sk, seq, b, xmit_at, NULL);
 }
 
 static void lost(__u64 ts, __u64 since, __u64 count, __u32 cpu)
@@ -1230,8 +1246,281 @@ static void test_non_streaming_response(void)
 	ASSERT_EQ(r->t_wire, 50 * MS + 44 * US, "r.t_wire");
 	ASSERT_EQ(r->ttft, 49 * MS + 44 * US, "r.ttft");
 	ASSERT_EQ(r->tokens, 0, "r.tokens");
-	ASSERT_FALSE(r->closed_mid_stream, "r.closed_mid_stream");
-	ASSERT_TRUE(r->complete, "r.complete");
+	ASSERT_EQ(r->status, 200, "r.status");
+	ASSERT_TRUE(!r->closed_mid_stream, "!r.closed_mid_stream");
+	/* answered without a token: counted apart, not a TTFT */
+	ASSERT_TRUE(!r->complete, "!r.complete");
+	ASSERT_EQ(r->incomplete, TT_INC_NO_TOKEN, "r.incomplete");
+	tt_analyzer_free(a);
+}
+
+#define ERROR_429                                                  \
+	"HTTP/1.1 429 Too Many Requests\r\n"                       \
+	"content-type: application/json\r\ncontent-length: 36\r\n" \
+	"\r\n"                                                     \
+	"{\"error\":\"rate limited, retry soon\"}"
+
+/* Issue 13 item 3: every second request is answered by a quick 429 with
+ * no token; those are errors, apart from the streams' TTFT. */
+static void test_error_responses(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u64 t = 10 * MS;
+	__u32 seq = 1;
+	unsigned int i;
+
+	reset();
+	conn_open(1 * MS, 0xa100, "10.0.0.31", 31000);
+	for (i = 0; i < 3; i++) {
+		t = sse_request(0xa100, t, &seq, 20 * MS, 3, 1 * MS) + 1 * MS;
+		data_ready(t, 0xa100);
+		recv_(t + 20 * US, 0xa100, 300);
+		seq = send_bytes(t + 50 * US, 0xa100, seq, ERROR_429,
+				 t + 55 * US);
+		t += 1 * MS;
+	}
+	conn_close(t, 0xa100);
+	a = run();
+	ASSERT_EQ(tt_analyzer_nrequests(a), 6, "tt_analyzer_nrequests(a)");
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		if (i % 2 == 0) {
+			ASSERT_EQ(r->status, 200, "r.status");
+			ASSERT_EQ(r->tokens, 3, "r.tokens");
+			ASSERT_EQ(r->ttft, 20 * MS + 5 * US, "r.ttft");
+			ASSERT_TRUE(r->complete, "r.complete");
+		} else {
+			ASSERT_EQ(r->status, 429, "r.status");
+			ASSERT_EQ(r->tokens, 0, "r.tokens");
+			ASSERT_TRUE(!r->complete, "!r.complete");
+			ASSERT_EQ(r->incomplete, TT_INC_ERROR, "r.incomplete");
+		}
+	}
+	tt_analyzer_free(a);
+}
+
+/* Issue 13 item 4: the client's FIN is a half-close. */
+static void test_half_close(void)
+{
+	struct tt_analyzer *a;
+	struct tt_analyzer_stats st;
+	const struct tt_request *r;
+	__u32 seq = 1;
+
+	reset();
+	/* 0xa200: shutdown(SHUT_WR) right after the request, before the
+	 * read; three tokens, then the server closes */
+	conn_open(0, 0xa200, "10.0.0.32", 32000);
+	data_ready(1 * MS, 0xa200);
+	peer_fin(1 * MS + 50 * US, 0xa200, 300);
+	recv_(2 * MS, 0xa200, 300);
+	recv_(2 * MS + 10 * US, 0xa200, 0); /* EOF */
+	seq = send_bytes(3 * MS, 0xa200, seq, UVICORN_SSE_HEADERS,
+			 3 * MS + 5 * US);
+	seq = send_bytes(4 * MS, 0xa200, seq, TOKEN_CHUNK, 4 * MS + 5 * US);
+	seq = send_bytes(5 * MS, 0xa200, seq, TOKEN_CHUNK, 5 * MS + 5 * US);
+	/* 0xa300: the FIN comes while the stream is going */
+	conn_open(0, 0xa300, "10.0.0.33", 33000);
+	data_ready(1 * MS, 0xa300);
+	recv_(1 * MS + 30 * US, 0xa300, 300);
+	seq = send_bytes(2 * MS, 0xa300, 1, UVICORN_SSE_HEADERS,
+			 2 * MS + 5 * US);
+	seq = send_bytes(3 * MS + 500 * US, 0xa300, seq, TOKEN_CHUNK,
+			 3 * MS + 505 * US);
+	peer_fin(5 * MS + 500 * US, 0xa300, 0);
+	seq = send_bytes(6 * MS, 0xa300, seq, TOKEN_CHUNK, 6 * MS + 5 * US);
+	seq = send_bytes(7 * MS, 0xa300, seq, DONE_CHUNK, 7 * MS + 5 * US);
+	conn_close(8 * MS, 0xa300);
+	/* 0xa200's last token and its end, then the server's close */
+	seq = send_bytes(6 * MS + 200 * US, 0xa200, 1000, TOKEN_CHUNK,
+			 6 * MS + 205 * US);
+	send_bytes(7 * MS + 200 * US, 0xa200, seq, DONE_CHUNK,
+		   7 * MS + 205 * US);
+	conn_close(9 * MS, 0xa200);
+	/* 0xa400: the client sent and closed before the server read; the
+	 * server reads it, its headers go, the client's reset ends it */
+	conn_open(0, 0xa400, "10.0.0.34", 34000);
+	data_ready(1 * MS, 0xa400);
+	peer_fin(1 * MS + 20 * US, 0xa400, 300);
+	recv_(10 * MS, 0xa400, 300);
+	seq = send_bytes(11 * MS, 0xa400, 1, UVICORN_SSE_HEADERS,
+			 11 * MS + 5 * US);
+	conn_close(11 * MS + 50 * US, 0xa400); /* the reset */
+	send_cls(12 * MS, 12 * MS + 5 * US, 0xa400, seq, -32 /* EPIPE */,
+		 TT_SEND_OTHER, 0, 0);
+	/* 0xa500: the same, reset before the server could send anything */
+	conn_open(0, 0xa500, "10.0.0.35", 35000);
+	data_ready(1 * MS, 0xa500);
+	peer_fin(1 * MS + 20 * US, 0xa500, 300);
+	recv_(10 * MS, 0xa500, 300);
+	conn_close(10 * MS + 50 * US, 0xa500);
+	send_cls(11 * MS, 11 * MS + 5 * US, 0xa500, 1, -104 /* ECONNRESET */,
+		 TT_SEND_OTHER, 0, 0);
+	a = run();
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 4, "tt_analyzer_nrequests(a)");
+	r = req(a, 0); /* ids follow arrival; sk tells them apart */
+	for (size_t i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		switch (r->sk) {
+		case 0xa200:
+			ASSERT_EQ(r->t_arrive, 1 * MS, "r.t_arrive");
+			ASSERT_EQ(r->t_read, 2 * MS, "r.t_read");
+			ASSERT_EQ(r->tokens, 3, "r.tokens");
+			ASSERT_EQ(r->ttft, 3 * MS + 5 * US, "r.ttft");
+			ASSERT_TRUE(r->complete, "r.complete");
+			break;
+		case 0xa300:
+			ASSERT_EQ(r->tokens, 2, "r.tokens");
+			ASSERT_EQ(r->t_end, 7 * MS + 20 * US, "r.t_end");
+			ASSERT_TRUE(r->complete, "r.complete");
+			break;
+		case 0xa400:
+			ASSERT_EQ(r->t_read, 10 * MS, "r.t_read");
+			ASSERT_EQ(r->status, 200, "r.status");
+			ASSERT_TRUE(!r->complete, "!r.complete");
+			/* headers went, no token: cut by the reset */
+			ASSERT_EQ(r->incomplete, TT_INC_CLOSED_MID_STREAM |
+						TT_INC_NO_RESPONSE, "r.incomplete");
+			break;
+		case 0xa500:
+			ASSERT_TRUE(!r->complete, "!r.complete");
+			ASSERT_EQ(r->incomplete, TT_INC_NO_RESPONSE, "r.incomplete");
+			break;
+		default:
+			ASSERT_TRUE(!"a request of no known connection", "!'a request of no known connection'");
+		}
+	}
+	tt_analyzer_stats(a, &st);
+	ASSERT_EQ(st.orphans, 2, "st.orphans"); /* the failed sends after resets */
+	tt_analyzer_free(a);
+}
+
+/* Issue 13 item 5: two requests in one segment, three times. No request
+ * bytes are captured, so the second status line (or a read with no
+ * arrival since the last response) is the evidence of the second one. */
+static void test_pipelined(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u64 t = 10 * MS;
+	__u32 seq = 1;
+	unsigned int i, k;
+
+	reset();
+	/* 0xa600: one read of both; two streams, one after the other */
+	conn_open(0, 0xa600, "10.0.0.36", 36000);
+	for (i = 0; i < 3; i++, t += 20 * MS) {
+		data_ready(t, 0xa600);
+		recv_(t + 50 * US, 0xa600, 600);
+		for (k = 0; k < 2; k++) {
+			__u64 u = t + 1 * MS + k * 5 * MS;
+
+			seq = send_bytes(u, 0xa600, seq, UVICORN_SSE_HEADERS,
+					 u + 5 * US);
+			seq = send_bytes(u + 1 * MS, 0xa600, seq, TOKEN_CHUNK,
+					 u + 1 * MS + 5 * US);
+			seq = send_bytes(u + 2 * MS, 0xa600, seq, DONE_CHUNK,
+					 u + 2 * MS + 5 * US);
+			seq = send_bytes(u + 2 * MS + 100 * US, 0xa600, seq,
+					 LAST_CHUNK, u + 2 * MS + 105 * US);
+		}
+	}
+	/* 0xa700: non-streaming answers, one per read of its own */
+	conn_open(0, 0xa700, "10.0.0.37", 37000);
+	data_ready(100 * MS, 0xa700);
+	recv_(100 * MS + 50 * US, 0xa700, 300);
+	seq = send_bytes(101 * MS, 0xa700, 1, ERROR_429, 101 * MS + 5 * US);
+	recv_(102 * MS, 0xa700, 300);
+	send_bytes(103 * MS, 0xa700, seq, ERROR_429, 103 * MS + 5 * US);
+	conn_close(110 * MS, 0xa700);
+	a = run();
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 8, "tt_analyzer_nrequests(a)");
+	for (i = 0; i < 6; i++) {
+		r = req(a, i);
+		ASSERT_EQ(r->sk, 0xa600, "r.sk");
+		ASSERT_EQ(r->tokens, 1, "r.tokens");
+		ASSERT_EQ(r->status, 200, "r.status");
+		if (i % 2 == 0) {
+			ASSERT_TRUE(r->complete, "r.complete");
+			ASSERT_EQ(r->ttft, 2 * MS + 5 * US, "r.ttft");
+		} else {
+			ASSERT_TRUE(!r->complete, "!r.complete");
+			ASSERT_EQ(r->incomplete, TT_INC_PIPELINED, "r.incomplete");
+			ASSERT_EQ(r->t_arrive, 0, "r.t_arrive");
+			ASSERT_EQ(r->ttft, 0, "r.ttft");
+		}
+	}
+	r = req(a, 6);
+	ASSERT_EQ(r->sk, 0xa700, "r.sk");
+	ASSERT_EQ(r->incomplete, TT_INC_ERROR, "r.incomplete");
+	r = req(a, 7);
+	ASSERT_EQ(r->t_read, 102 * MS, "r.t_read");
+	ASSERT_EQ(r->incomplete, TT_INC_ERROR | TT_INC_PIPELINED, "r.incomplete");
+	tt_analyzer_free(a);
+}
+
+/* A send classified with the connection's carry, on the wire in 5 us. */
+static __u32 send_carried(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
+			  struct tt_sse_carry *carry)
+{
+	return send_bytes_carry(ts_enter, sk, seq, b, ts_enter + 5 * US, carry);
+}
+
+/* Issue 13 item 11: a "data:" keyword cut by the end of a send. */
+static void test_split_data_keyword(void)
+{
+	struct tt_sse_carry carry = { 0 }, none = { 0 };
+	struct tt_analyzer *a;
+	__u32 seq = 1;
+
+	reset();
+	conn_open(0, 0xa800, "10.0.0.38", 38000);
+	data_ready(1 * MS, 0xa800);
+	recv_(1 * MS + 50 * US, 0xa800, 300);
+	seq = send_carried(2 * MS, 0xa800, seq,
+			   "HTTP/1.1 200 OK\r\n"
+			   "content-type: text/event-stream\r\n\r\n",
+			   &carry);
+	seq = send_carried(3 * MS, 0xa800, seq, "da", &carry);
+	seq = send_carried(3 * MS + 10 * US, 0xa800, seq,
+			   "ta: {\"t\":\"a\"}\n\nd", &carry);
+	seq = send_carried(4 * MS, 0xa800, seq, "ata: {\"t\":\"b\"}\n\ndata",
+			   &carry);
+	seq = send_carried(5 * MS, 0xa800, seq, ": [DONE]\n\n", &carry);
+	/* the same bytes judged send by send, with no carry: no token is
+	 * recognized, and the request must not pass as complete */
+	conn_open(0, 0xa900, "10.0.0.39", 39000);
+	data_ready(1 * MS, 0xa900);
+	recv_(1 * MS + 50 * US, 0xa900, 300);
+	seq = send_carried(2 * MS, 0xa900, 1,
+			   "HTTP/1.1 200 OK\r\n"
+			   "content-type: text/event-stream\r\n\r\n",
+			   &none);
+	seq = send_carried(3 * MS, 0xa900, seq, "da", &none);
+	none.n = 0;
+	seq = send_carried(3 * MS + 10 * US, 0xa900, seq,
+			   "ta: {\"t\":\"a\"}\n\n", &none);
+	conn_close(6 * MS, 0xa900);
+	a = run();
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests(a)");
+	for (size_t i = 0; i < tt_analyzer_nrequests(a); i++) {
+		const struct tt_request *r = req(a, i);
+
+		if (r->sk == 0xa800) {
+			ASSERT_EQ(r->tokens, 2, "r.tokens");
+			ASSERT_EQ(r->t_first_write, 3 * MS + 10 * US, "r.t_first_write");
+			ASSERT_EQ(r->t_end, 5 * MS + 20 * US, "r.t_end");
+			ASSERT_TRUE(r->complete, "r.complete");
+		} else {
+			ASSERT_EQ(r->tokens, 0, "r.tokens");
+			ASSERT_TRUE(!r->complete, "!r.complete");
+			ASSERT_TRUE(r->incomplete & TT_INC_NO_TOKEN, "r.incomplete & TT_INC_NO_TOKEN");
+		}
+	}
 	tt_analyzer_free(a);
 }
 
@@ -1778,6 +2067,10 @@ int main(void)
 	TT_RUN(test_lost_while_waiting_for_wire);
 	TT_RUN(test_ids_follow_arrival);
 	TT_RUN(test_non_streaming_response);
+	TT_RUN(test_error_responses);
+	TT_RUN(test_half_close);
+	TT_RUN(test_pipelined);
+	TT_RUN(test_split_data_keyword);
 	TT_RUN(test_interim_continue);
 	TT_RUN(test_socket_reuse_and_orphans);
 	TT_RUN(test_open_at_end_and_comm);

@@ -284,6 +284,59 @@ static void test_capture_limit(void)
 	CHECK_SEND(s, TT_SEND_TOKEN, TT_SEND_CAPTURE / 9, TT_SEND_F_SSE);
 }
 
+/* Issue 13 item 11: "da" | "ta: {...}" across two sends, kept per
+ * connection; and the status of a status line. */
+static void test_split_keyword(void)
+{
+	struct tt_sse_carry carry = { 0 };
+	struct tt_classifier *cls = calloc(1, sizeof(*cls));
+	struct tt_send s = { 0 };
+	char c1[64], c2[64];
+
+	tt_classify_send_carry("da", 2, 2, &s, &carry);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	ASSERT_EQ(carry.n, 2, "carry.n");
+	tt_classify_send_carry("ta: {\"t\":1}\n\n", 13, 13, &s, &carry);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	ASSERT_EQ(carry.n, 0, "carry.n");
+	/* alone, as before: no token in either */
+	s = classify("ta: {\"t\":1}\n\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* in chunks: the keyword is cut inside the chunks' payload */
+	chunk(c1, sizeof(c1), "data: {}\n\nd");
+	chunk(c2, sizeof(c2), "ata: [DONE]\n\n");
+	tt_classify_send_carry(c1, strlen(c1), strlen(c1), &s, &carry);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE | TT_SEND_F_CHUNKED);
+	ASSERT_EQ(carry.n, 1, "carry.n");
+	tt_classify_send_carry(c2, strlen(c2), strlen(c2), &s, &carry);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_SSE | TT_SEND_F_CHUNKED);
+	/* "dat" then a status line: a new response, the carry is dropped */
+	tt_classify_send_carry("dat", 3, 3, &s, &carry);
+	ASSERT_EQ(carry.n, 3, "carry.n");
+	tt_classify_send_carry("HTTP/1.1 429 Too Many Requests\r\n\r\n", 34, 34,
+			       &s, &carry);
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+	ASSERT_EQ(s.status, 429, "s.status");
+	ASSERT_EQ(carry.n, 0, "carry.n");
+	/* a send cut by the capture: its end is unseen, nothing carried */
+	tt_classify_send_carry("data: x\n\nda", 12, 500, &s, &carry);
+	ASSERT_EQ(carry.n, 0, "carry.n");
+	/* the collector's table: two connections interleaved, one closed */
+	s.sk = 0x100;
+	s.len = 2;
+	tt_classifier_send(cls, "da", 2, &s);
+	s.sk = 0x200;
+	tt_classifier_send(cls, "da", 2, &s);
+	s.len = 13;
+	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	tt_classifier_forget(cls, 0x100);
+	s.sk = 0x100;
+	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, &s);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	free(cls);
+}
+
 static void test_class_names(void)
 {
 	ASSERT_STREQ(tt_send_class_name(TT_SEND_TOKEN), "token",
@@ -309,6 +362,7 @@ int main(void)
 	TT_RUN(test_interim);
 	TT_RUN(test_degenerate);
 	TT_RUN(test_capture_limit);
+	TT_RUN(test_split_keyword);
 	TT_RUN(test_class_names);
 	TT_EXIT();
 }

@@ -155,8 +155,10 @@ static void sock_ev(struct tt_analyzer *a, unsigned int type, __u64 ts,
 	add(a, &ev);
 }
 
-static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
-		    unsigned int cls, unsigned int tokens)
+/* A send of 50 bytes; status: it begins with a status line (0: SSE) */
+static void send_status_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk,
+			   __u32 seq, unsigned int cls, unsigned int tokens,
+			   unsigned int status)
 {
 	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 10 * US);
 
@@ -166,7 +168,8 @@ static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
 	ev.send.seq = seq;
 	ev.send.cls = cls;
 	ev.send.tokens = tokens;
-	ev.send.flags = TT_SEND_F_SSE;
+	ev.send.flags = status ? TT_SEND_F_HEADERS : TT_SEND_F_SSE;
+	ev.send.status = status;
 	add(a, &ev);
 	if (cls == TT_SEND_DONE)
 		return;
@@ -175,6 +178,12 @@ static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
 	ev.xmit.seq = seq;
 	ev.xmit.end_seq = seq + 50;
 	add(a, &ev);
+}
+
+static void send_ev(struct tt_analyzer *a, __u64 ts_enter, __u64 sk, __u32 seq,
+		    unsigned int cls, unsigned int tokens)
+{
+	send_status_ev(a, ts_enter, sk, seq, cls, tokens, 0);
 }
 
 /* Arrives at t0, first token at t0 + first (wire 5 us later), 3 tokens
@@ -188,7 +197,8 @@ static void request(struct tt_analyzer *a, __u64 sk, __u64 t0, __u64 first,
 	send_ev(a, t0 + first + 2 * MS, sk, 1050, TT_SEND_TOKEN, 1);
 	send_ev(a, t0 + first + 4 * MS, sk, 1100, TT_SEND_TOKEN, 1);
 	if (cut)
-		sock_ev(a, TT_EV_CONN_CLOSE, t0 + first + 5 * MS, sk, 8);
+		sock_ev(a, TT_EV_CONN_CLOSE, t0 + first + 5 * MS, sk,
+			7 /* TCP_CLOSE: reset */);
 	else
 		send_ev(a, t0 + first + 5 * MS, sk, 1150, TT_SEND_DONE, 0);
 }
@@ -562,6 +572,55 @@ static void test_peer(void)
 	r.family = 0;
 	ASSERT_STREQ(tt_report_peer(&r, buf, sizeof(buf)), "unknown",
 		     "tt_report_peer");
+}
+
+/* Issue 13 item 3: two streams, a quick 429 and a 200 with no token: the
+ * last two are counted apart and stay out of the percentiles, --all too. */
+static void test_errors_apart(void)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	struct tt_report_opts o = {};
+	struct tt_event ev = sw_in(0, 101);
+	double v[4];
+	char *out;
+	int all;
+
+	add(a, &ev);
+	open_conn(a, 0x10, "10.0.0.1", 1000);
+	open_conn(a, 0x20, "10.0.0.2", 2000);
+	request(a, 0x10, 1 * MS, 10 * MS, false);
+	request(a, 0x20, 2 * MS, 20 * MS, false);
+	sock_ev(a, TT_EV_DATA_READY, 40 * MS, 0x10, 100);
+	sock_ev(a, TT_EV_RECV, 40 * MS + 10 * US, 0x10, 100);
+	send_status_ev(a, 40 * MS + 50 * US, 0x10, 2000, TT_SEND_OTHER, 0, 429);
+	sock_ev(a, TT_EV_DATA_READY, 50 * MS, 0x20, 100);
+	sock_ev(a, TT_EV_RECV, 50 * MS + 10 * US, 0x20, 100);
+	send_status_ev(a, 50 * MS + 70 * US, 0x20, 2000, TT_SEND_OTHER, 0, 200);
+	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x10, 7);
+	sock_ev(a, TT_EV_CONN_CLOSE, 60 * MS, 0x20, 7);
+	tt_analyzer_finish(a);
+	for (all = 0; all < 2; all++) {
+		o.include_incomplete = all;
+		out = render(a, NULL, &o, false);
+		ASSERT_TRUE(strstr(out,
+				"requests: 4 (complete 2, incomplete 2)\n"), "strstr(out, 'requests: 4 (complete 2, incompl...");
+		ASSERT_TRUE(strstr(out,
+				"errors: 1 (status not 2xx), no token: 1;"), "strstr(out, 'errors: 1 (status not 2xx), no t...");
+		ASSERT_TRUE(row(out, "TTFT", v) == 4, "row(out, 'TTFT', v) == 4");
+		ASSERT_TRUE(v[0] == 10.005 && v[3] == 20.005, "v[0] == 10.005 && v[3] == 20.005");
+		ASSERT_TRUE(strstr(out, "(2 requests)"), "strstr(out, '(2 requests)')");
+		free(out);
+		out = render(a, NULL, &o, true);
+		ASSERT_TRUE(strstr(out, "\"complete\":2,\"incomplete\":2,"
+				     "\"errors\":1,\"no_token\":1,"), "strstr(out, ''complete':2,'incomplete':2,' ''...");
+		ASSERT_TRUE(strstr(out, "\"complete\":false,\"status\":429,"), "strstr(out, ''complete':false,'status':429,')");
+		ASSERT_TRUE(strstr(out, "\"incomplete_reason\":\"error\""), "strstr(out, ''incomplete_reason':'error'')");
+		ASSERT_TRUE(strstr(out, "\"incomplete_reason\":\"no-token\""), "strstr(out, ''incomplete_reason':'no-token'')");
+		ASSERT_TRUE(strstr(out, "\"ttft_ns\":{\"p50\":10005000,"), "strstr(out, ''ttft_ns':{'p50':10005000,')");
+		ASSERT_TRUE(strstr(out, "\"n\":2}"), "strstr(out, ''n':2}')");
+		free(out);
+	}
+	tt_analyzer_free(a);
 }
 
 static void test_text_summary(void)
@@ -1095,6 +1154,7 @@ static void test_write_error(void)
 int main(void)
 {
 	TT_RUN(test_percentiles);
+	TT_RUN(test_errors_apart);
 	TT_RUN(test_fmt_and_vec);
 	TT_RUN(test_peer);
 	TT_RUN(test_text_summary);

@@ -10,9 +10,12 @@
  *
  * ARRIVED is a request in waiting: it becomes one only once the server
  * reads or answers (a client's FIN also wakes sk_data_ready). A response
- * ends at a DONE send, at the next request's first bytes, or at close; if
- * the XMIT of its first body byte has not been seen by then it waits (the
- * connection's "tail") up to TT_WIRE_WAIT_NS for it.
+ * ends at a DONE send, at the next request's first bytes, at a second
+ * status line with no read between (pipelining), or at close; if the XMIT
+ * of its first body byte has not been seen by then it waits (the
+ * connection's "tail") up to TT_WIRE_WAIT_NS for it. The peer's FIN is a
+ * half-close: the server may still read what came before it and answer;
+ * the connection ends at the server's own close or a reset.
  *
  * Every released event also goes, in the same timestamp order, to the
  * thread timelines of critpath.h; at the end the critical path of every
@@ -130,6 +133,7 @@ static void req_materialize(struct tt_analyzer *a, struct conn *c)
 	c->cur.seq = ++a->next_seq;
 	c->cur.r.id = c->cur.seq;
 	c->state = CONN_RECEIVING;
+	c->had_request = true;
 }
 
 static int rec_reserve(struct tt_analyzer *a)
@@ -158,9 +162,10 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		return -ENOMEM;
 	if (!r->t_wire && q->tok.armed && !q->tok.pending)
 		r->t_wire = q->tok.t_wire;
-	if (!r->t_arrive)
+	/* a pipelined request's arrival and read are unknown: that is why */
+	if (!r->t_arrive && !(why & TT_INC_PIPELINED))
 		why |= TT_INC_NO_ARRIVE;
-	if (!r->t_read)
+	if (!r->t_read && !(why & TT_INC_PIPELINED))
 		why |= TT_INC_NO_READ;
 	if (!r->t_first_write)
 		why |= TT_INC_NO_RESPONSE;
@@ -170,6 +175,14 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		why |= TT_INC_CLOSED_MID_STREAM;
 	if (r->lost)
 		why |= TT_INC_LOST;
+	/* answered without tokens: there is no first token to miss */
+	if (r->status && (r->status < 200 || r->status >= 300))
+		why |= TT_INC_ERROR;
+	else if (!r->tokens && q->answered &&
+		 !(why & (TT_INC_OPEN_AT_END | TT_INC_CLOSED_MID_STREAM)))
+		why |= TT_INC_NO_TOKEN;
+	if (why & TT_INC_NOT_TOKENS)
+		why &= ~(TT_INC_NO_RESPONSE | TT_INC_NO_WIRE);
 	r->ttft = 0;
 	if (r->t_arrive && r->t_wire) {
 		if (r->t_wire >= r->t_arrive)
@@ -243,7 +256,9 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 		return 0;
 	}
 	c->state = CONN_IDLE;
-	if (how == END_CLOSE && r->t_first_write && q->streaming && !q->done)
+	/* a stream without its end, or headers without a body */
+	if (how == END_CLOSE && q->answered && !q->done &&
+	    (q->streaming || !q->other.armed))
 		r->closed_mid_stream = true;
 	if (how == END_FINISH)
 		r->incomplete |= TT_INC_OPEN_AT_END;
@@ -336,10 +351,18 @@ static int on_conn_open(struct tt_analyzer *a, const struct tt_event *ev)
 	return 0;
 }
 
-static int on_data_ready(struct tt_analyzer *a, struct conn *c, __u64 ts)
+static int on_data_ready(struct tt_analyzer *a, struct conn *c,
+			 const struct tt_event *ev)
 {
+	__u64 queued = ev->sock.len > 0 ? ev->sock.len : 0, ts = ev->h.ts;
+	bool news = !c->peer_fin || queued > c->unread + 1;
 	int err;
 
+	c->unread = queued;
+	/* after the peer's FIN only its own segment can bring bytes; the FIN
+	 * alone (one more in the queue) is no request's arrival */
+	if (!news)
+		return 0;
 	switch (c->state) {
 	case CONN_IDLE:
 		req_begin(c, ts, ts);
@@ -363,10 +386,21 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 
 	if (ev->sock.len <= 0)
 		return 0; /* EOF, EAGAIN, errors */
-	if (c->state == CONN_RESPONDING)
+	c->unread = c->unread > (__u64)ev->sock.len ? c->unread - ev->sock.len :
+						      0;
+	if (c->state == CONN_RESPONDING) {
+		/* no bytes arrived since the response began: these came with
+		 * the request it answers (pipelined) */
 		err = req_end(a, c, ev->h.ts, END_NEXT);
-	if (c->state == CONN_IDLE)
+		req_begin(c, ev->h.ts, 0);
+		c->cur.r.incomplete |= TT_INC_PIPELINED;
+	}
+	if (c->state == CONN_IDLE) {
 		req_begin(c, ev->h.ts, 0); /* its arrival was not seen */
+		/* nothing arrived since the last response ended */
+		if (c->had_request)
+			c->cur.r.incomplete |= TT_INC_PIPELINED;
+	}
 	req_materialize(a, c);
 	c->cur.r.t_read = ev->h.ts;
 	c->cur.t_last_arrive = c->cur.t_last_ready;
@@ -395,7 +429,9 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	const struct tt_send *s = &ev->send;
 	struct live_req *q = &c->cur;
 	struct tt_request *r = &q->r;
+	bool status_line;
 	unsigned int n;
+	int err;
 
 	if (s->len <= 0)
 		return 0;
@@ -405,17 +441,31 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 			r->bytes_out += s->len;
 		return 0;
 	}
-	if (c->state == CONN_IDLE) {
+	status_line = (s->flags & TT_SEND_F_HEADERS) ||
+		      s->cls == TT_SEND_HEADERS;
+	if (c->state == CONN_IDLE && !status_line) {
 		/* e.g. uvicorn's "0\r\n\r\n" after "data: [DONE]" */
 		a->st.stray_sends++;
 		return 0;
 	}
+	if (status_line && (c->state == CONN_IDLE || q->answered)) {
+		/* a response with no read or arrival of its own: its request
+		 * came with an earlier one's bytes, or before the trace */
+		err = req_end(a, c, ev->h.ts, END_NEXT);
+		if (err)
+			return err;
+		req_begin(c, s->ts_enter, 0);
+		if (c->had_request)
+			r->incomplete |= TT_INC_PIPELINED;
+	}
 	req_materialize(a, c);
 	c->state = CONN_RESPONDING;
+	q->answered = true;
 	r->bytes_out += s->len;
-	if (!r->t_headers &&
-	    ((s->flags & TT_SEND_F_HEADERS) || s->cls == TT_SEND_HEADERS))
+	if (!r->t_headers && status_line) {
 		r->t_headers = s->ts_enter;
+		r->status = s->status;
+	}
 	if (s->flags & (TT_SEND_F_SSE | TT_SEND_F_CHUNKED))
 		q->streaming = true;
 	switch (s->cls) {
@@ -637,10 +687,14 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 	}
 	switch (ev->h.type) {
 	case TT_EV_CONN_CLOSE:
-		err = conn_close(a, c, ev->h.ts);
+		/* the peer's FIN: what it sent before may still be answered */
+		if (ev->sock.len == TT_TCP_CLOSE_WAIT)
+			c->peer_fin = true;
+		else
+			err = conn_close(a, c, ev->h.ts);
 		break;
 	case TT_EV_DATA_READY:
-		err = on_data_ready(a, c, ev->h.ts);
+		err = on_data_ready(a, c, ev);
 		break;
 	case TT_EV_RECV:
 		err = on_recv(a, c, ev);

@@ -38,6 +38,7 @@ struct tt_request {
 	__u32 tokens; /* token-carrying events */
 	__u64 tpot; /* (t_last_write - t_first_write) / (tokens - 1) */
 	__u64 bytes_in, bytes_out;
+	__u16 status; /* HTTP status of its response, 0 when none was seen */
 	bool complete; /* every timestamp above backed by events, no loss */
 	bool closed_mid_stream;
 	bool lost; /* overlaps a window of lost records */
@@ -70,7 +71,17 @@ struct tt_request {
  * the bits above do not already explain it (TT_CP_INC_NOT_WALKED, _LOST,
  * _NO_READ follow from them). */
 #define TT_INC_NO_PATH (1u << 7)
-#define TT_INC_NBITS 8
+/* Answered, but not with tokens: counted apart, never in the TTFT/TPOT
+ * percentiles (not even with --all). ERROR: a status other than 2xx;
+ * NO_TOKEN: a response that ended with no token recognized. */
+#define TT_INC_ERROR (1u << 8)
+#define TT_INC_NO_TOKEN (1u << 9)
+/* A response with no read of its own before it: its request came in the
+ * bytes of an earlier one (HTTP pipelining), so its arrival is unknown. */
+#define TT_INC_PIPELINED (1u << 10)
+#define TT_INC_NBITS 11
+/* The bits that keep a request out of the percentiles even with --all. */
+#define TT_INC_NOT_TOKENS (TT_INC_ERROR | TT_INC_NO_TOKEN)
 
 /* A finished response waits this long (trace time) for the XMIT of its
  * first body byte before it is closed without t_wire. */

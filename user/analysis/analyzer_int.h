@@ -41,6 +41,7 @@ struct live_req {
 	__u64 last_tok_enter;
 	bool streaming; /* SSE or chunked framing seen */
 	bool done; /* end-of-stream send seen */
+	bool answered; /* a status line or body send seen */
 	struct tt_u64vec gaps; /* inter-token gaps; buffer kept across resets */
 };
 
@@ -61,6 +62,9 @@ struct conn {
 	__u16 family, lport, rport;
 	__u8 laddr[16], raddr[16];
 	bool closed; /* kept only while its tail waits for an XMIT */
+	bool peer_fin; /* the client half-closed: nothing new arrives */
+	bool had_request; /* a request was taken up on it in this trace */
+	__u64 unread; /* bytes queued at the latest DATA_READY, less reads */
 	__u64 last_send_ts; /* hdr.ts of the latest send */
 	bool have_tail;
 	enum conn_state state;

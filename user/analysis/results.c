@@ -221,8 +221,10 @@ const struct tt_critpath *tt_analyzer_critpath(const struct tt_analyzer *a)
 const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 {
 	static const char *const names[TT_INC_NBITS] = {
-		"no-arrive",	     "no-read",	    "no-response", "no-wire",
-		"closed-mid-stream", "open-at-end", "lost",	   "no-path",
+		"no-arrive", "no-read",		  "no-response",
+		"no-wire",   "closed-mid-stream", "open-at-end",
+		"lost",	     "no-path",		  "error",
+		"no-token",  "pipelined",
 	};
 
 	if (len && !incomplete)

@@ -12,7 +12,10 @@ struct sse_result {
 	unsigned int tokens; /* data events other than [DONE] */
 	bool done; /* a "data: [DONE]" event */
 	bool sse; /* any "data:" line */
+	size_t cut_start; /* where a line cut by the end begins, else n */
 };
+
+static const char data_kw[] = "data:";
 
 static bool is_hex(__u8 c)
 {
@@ -152,12 +155,15 @@ static void sse_scan(const __u8 *p, size_t n, struct sse_result *res)
 	const __u8 *v;
 
 	memset(res, 0, sizeof(*res));
+	res->cut_start = n;
 	while (i < n) {
 		start = i;
 		while (i < n && p[i] != '\r' && p[i] != '\n')
 			i++;
 		len = i - start;
 		cut = i >= n;
+		if (cut)
+			res->cut_start = start;
 		/* one line end: CRLF, CR or LF */
 		if (i < n && p[i] == '\r') {
 			i++;
@@ -177,7 +183,7 @@ static void sse_scan(const __u8 *p, size_t n, struct sse_result *res)
 			is_done = false;
 			continue;
 		}
-		if (len < 5 || memcmp(p + start, "data:", 5))
+		if (len < 5 || memcmp(p + start, data_kw, 5))
 			continue;
 		res->sse = true;
 		has_data = true;
@@ -200,10 +206,28 @@ static void sse_scan(const __u8 *p, size_t n, struct sse_result *res)
 	}
 }
 
-static void classify_body(const __u8 *body, size_t n, bool declared,
-			  struct tt_send *send)
+/*
+ * The start of a line cut by the send's end that may still become "data:"
+ * (1 to 4 bytes of it): kept in carry for the next send on the connection.
+ * whole: the capture holds the send to its last byte.
+ */
+static void keep_carry(const __u8 *p, size_t n, size_t cut_start, bool whole,
+		       struct tt_sse_carry *carry)
 {
-	__u8 buf[TT_SEND_CAPTURE];
+	size_t k = n - cut_start;
+
+	carry->n = 0;
+	if (!whole || !k || k >= sizeof(data_kw) - 1 ||
+	    memcmp(p + cut_start, data_kw, k))
+		return;
+	memcpy(carry->bytes, p + cut_start, k);
+	carry->n = k;
+}
+
+static void classify_body(const __u8 *body, size_t n, bool declared, bool whole,
+			  struct tt_send *send, struct tt_sse_carry *carry)
+{
+	__u8 buf[TT_SEND_CAPTURE], joined[TT_SEND_CAPTURE + TT_SSE_CARRY];
 	const __u8 *payload = body;
 	size_t pn = n;
 	struct sse_result res;
@@ -215,7 +239,17 @@ static void classify_body(const __u8 *body, size_t n, bool declared,
 	} else {
 		pn = n;
 	}
+	/* "da" ended the previous send: its line goes on here */
+	if (carry && carry->n) {
+		memcpy(joined, carry->bytes, carry->n);
+		memcpy(joined + carry->n, payload, pn);
+		payload = joined;
+		pn += carry->n;
+	}
 	sse_scan(payload, pn, &res);
+	if (carry)
+		keep_carry(payload, pn, res.cut_start, whole && !terminator,
+			   carry);
 	if (res.sse)
 		send->flags |= TT_SEND_F_SSE;
 	done = res.done || terminator;
@@ -230,8 +264,9 @@ static void classify_body(const __u8 *body, size_t n, bool declared,
 		send->cls = TT_SEND_OTHER;
 }
 
-static void classify(const __u8 *p, size_t n, __u64 send_len,
-		     struct tt_send *send, bool allow_interim)
+/* whole: p[0..n) is the send to its last byte (nothing cut by the capture) */
+static void classify(const __u8 *p, size_t n, bool whole, struct tt_send *send,
+		     bool allow_interim, struct tt_sse_carry *carry)
 {
 	const __u8 *end;
 	unsigned int code;
@@ -240,6 +275,9 @@ static void classify(const __u8 *p, size_t n, __u64 send_len,
 
 	code = status_code(p, n);
 	if (code) {
+		/* a new response: a line left open by the previous is over */
+		if (carry)
+			carry->n = 0;
 		end = memmem(p, n, "\r\n\r\n", 4);
 		if (!end) {
 			/* the header block runs past the capture */
@@ -247,14 +285,15 @@ static void classify(const __u8 *p, size_t n, __u64 send_len,
 						    TT_SEND_F_HEADERS;
 			send->cls = code < 200 ? TT_SEND_OTHER :
 						 TT_SEND_HEADERS;
+			send->status = code < 200 ? 0 : code;
 			return;
 		}
 		hdr_len = end + 4 - p;
 		if (code < 200) {
 			/* "100 Continue": the real response may follow */
 			if (hdr_len < n && allow_interim) {
-				classify(p + hdr_len, n - hdr_len,
-					 send_len - hdr_len, send, false);
+				classify(p + hdr_len, n - hdr_len, whole, send,
+					 false, carry);
 				return;
 			}
 			send->flags |= TT_SEND_F_INTERIM;
@@ -262,29 +301,30 @@ static void classify(const __u8 *p, size_t n, __u64 send_len,
 			return;
 		}
 		send->flags |= TT_SEND_F_HEADERS;
+		send->status = code;
 		declared = header_says_chunked(p, hdr_len);
 		if (declared)
 			send->flags |= TT_SEND_F_CHUNKED;
 		if (hdr_len == n) {
 			/* a body past the capture is unseen: not a token */
-			send->cls = send_len > hdr_len ? TT_SEND_OTHER :
-							 TT_SEND_HEADERS;
+			send->cls = whole ? TT_SEND_HEADERS : TT_SEND_OTHER;
 			return;
 		}
 		p += hdr_len;
 		n -= hdr_len;
 	}
-	classify_body(p, n, declared, send);
+	classify_body(p, n, declared, whole, send, carry);
 }
 
-void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
-		      struct tt_send *send)
+void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
+			    struct tt_send *send, struct tt_sse_carry *carry)
 {
 	size_t n = nbytes;
 
 	send->cls = TT_SEND_OTHER;
 	send->tokens = 0;
 	send->flags = 0;
+	send->status = 0;
 	if (!data || send_len <= 0)
 		return;
 	if (n > TT_SEND_CAPTURE)
@@ -293,7 +333,41 @@ void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
 		n = send_len;
 	if (!n)
 		return;
-	classify(data, n, send_len, send, true);
+	classify(data, n, (__u64)send_len == n, send, true, carry);
+}
+
+void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
+		      struct tt_send *send)
+{
+	tt_classify_send_carry(data, nbytes, send_len, send, NULL);
+}
+
+static size_t carry_slot(__u64 sk)
+{
+	return (size_t)((sk * 0x9E3779B97F4A7C15ULL) >> 54) % TT_CARRY_SLOTS;
+}
+
+void tt_classifier_send(struct tt_classifier *c, const void *data,
+			size_t nbytes, struct tt_send *send)
+{
+	struct tt_carry_slot *s = &c->slot[carry_slot(send->sk)];
+	struct tt_sse_carry none = { 0 };
+
+	/* another connection's carry in this slot is not ours */
+	tt_classify_send_carry(data, nbytes, send->len, send,
+			       s->sk == send->sk ? &s->carry : &none);
+	if (none.n) {
+		s->sk = send->sk;
+		s->carry = none;
+	}
+}
+
+void tt_classifier_forget(struct tt_classifier *c, __u64 sk)
+{
+	struct tt_carry_slot *s = &c->slot[carry_slot(sk)];
+
+	if (s->sk == sk)
+		memset(s, 0, sizeof(*s));
 }
 
 const char *tt_send_class_name(unsigned int cls)

@@ -2,8 +2,9 @@
 /*
  * Send classification: from the first bytes of a server's send, tell the
  * status line and headers from token data (SSE "data:" events, possibly in
- * chunked framing) and from the end of the stream. Stateless: each send is
- * judged on its own bytes, so the collector can call it per record.
+ * chunked framing) and from the end of the stream. Each send is judged on
+ * its own bytes, but for one thing carried per connection: a "data:"
+ * keyword cut by the end of a send ("da" | "ta: {...}").
  */
 #ifndef TT_CLASSIFY_H
 #define TT_CLASSIFY_H
@@ -29,6 +30,40 @@
  */
 void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
 		      struct tt_send *send);
+
+/* What a send of the connection left open: the start of a line that may
+ * still become "data:" (a proper prefix of it, n bytes). */
+#define TT_SSE_CARRY 4
+struct tt_sse_carry {
+	__u8 n;
+	__u8 bytes[TT_SSE_CARRY];
+};
+
+/* tt_classify_send, continuing the line carry holds (when the send does
+ * not begin a new response) and leaving in carry what this one leaves
+ * open (only when the capture holds the whole send). carry may be NULL. */
+void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
+			    struct tt_send *send, struct tt_sse_carry *carry);
+
+/*
+ * The carries of the collector's connections, by socket: a direct-mapped
+ * table (a carry lives from one send to the next on its connection, so two
+ * connections sharing a slot at once is rare; the later one wins and the
+ * earlier's next send is judged alone, as without a carry).
+ */
+#define TT_CARRY_SLOTS 1024
+struct tt_classifier {
+	struct tt_carry_slot {
+		__u64 sk;
+		struct tt_sse_carry carry;
+	} slot[TT_CARRY_SLOTS];
+};
+
+/* Classifies send (send->sk, send->len set) with its connection's carry. */
+void tt_classifier_send(struct tt_classifier *c, const void *data,
+			size_t nbytes, struct tt_send *send);
+/* The connection ended or its socket was reused: its carry goes. */
+void tt_classifier_forget(struct tt_classifier *c, __u64 sk);
 
 const char *tt_send_class_name(unsigned int cls);
 

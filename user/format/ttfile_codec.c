@@ -70,7 +70,7 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_send, cls, UINT),
 			FLD(tt_send, tokens, UINT),
 			FLD(tt_send, flags, UINT),
-			FLD(tt_send, pad, UINT),
+			FLD(tt_send, status, UINT),
 		} },
 	[TT_EV_XMIT] = {
 		5, {

@@ -46,6 +46,7 @@ struct tt_collector {
 	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
 	struct tt_cudalib_prober *prober;
 	int verbose;
+	struct tt_classifier cls; /* per connection: a keyword cut by a send */
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -212,12 +213,17 @@ static int handle_record(void *ctx, void *data, size_t size)
 							 TT_SEND_CAPTURE;
 		ev.h.type = TT_EV_SEND;
 		ev.send = raw->send;
-		tt_classify_send(raw->data, nbytes, raw->send.len, &ev.send);
+		tt_classifier_send(&c->cls, raw->data, nbytes, &ev.send);
 	} else {
 		psize = tt_event_payload_size(h->type);
 		if (psize < 0 || size < sizeof(*h) + (size_t)psize)
 			return 0;
 		memcpy(&ev.h + 1, h + 1, psize);
+		/* a new connection on the socket, or the end of one */
+		if (h->type == TT_EV_CONN_OPEN ||
+		    (h->type == TT_EV_CONN_CLOSE &&
+		     ev.sock.len != TT_TCP_CLOSE_WAIT))
+			tt_classifier_forget(&c->cls, ev.sock.sk);
 	}
 	c->cb_err = c->fn(c->ctx, &ev);
 	return c->cb_err;

@@ -16,6 +16,7 @@
 #include <linux/openat2.h>
 #include "cudalib.h"
 #include "gpu.h"
+#include "procfs.h"
 
 #define FUSE_SUPER_MAGIC 0x65735546
 #define CANDIDATE_PATH_LEN 256
@@ -176,46 +177,56 @@ int tt_cudalib_open_in(pid_t pid, const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+int tt_cudalib_open_mapping(pid_t pid, const struct tt_mapping *m, char *err,
+			    size_t errlen)
+{
+	char file[128];
+	int fd;
+
+	snprintf(file, sizeof(file), "/proc/%d/map_files/%s", (int)pid,
+		 m->range);
+	fd = open(file, O_PATH | O_CLOEXEC);
+	/* map_files needs CAP_SYS_ADMIN; without it, the name */
+	if (fd < 0)
+		return tt_cudalib_open_in(pid, m->path, err, errlen);
+	return checked(fd, m->path, err, errlen);
+}
+
+struct mapped_libs {
+	pid_t pid;
+	int **fds;
+	size_t *nfds;
+	int added;
+};
+
+static int add_mapped_lib(void *ctx, const struct tt_mapping *m)
+{
+	struct mapped_libs *ml = ctx;
+	char err[256];
+	int fd, *grown;
+
+	if (!tt_is_libcuda(m->path))
+		return 0;
+	fd = tt_cudalib_open_mapping(ml->pid, m, err, sizeof(err));
+	if (fd < 0)
+		return 0;
+	grown = realloc(*ml->fds, (*ml->nfds + 1) * sizeof(*grown));
+	if (!grown) {
+		close(fd);
+		return -ENOMEM;
+	}
+	*ml->fds = grown;
+	(*ml->fds)[(*ml->nfds)++] = fd;
+	ml->added++;
+	return 0;
+}
+
 int tt_cudalib_open_mapped(pid_t pid, int **fds, size_t *nfds)
 {
-	char maps[64], line[4096], file[128], err[256];
-	int added = 0, fd, *grown;
-	char *path, *dash;
-	FILE *f;
+	struct mapped_libs ml = { pid, fds, nfds, 0 };
+	int err = tt_proc_mappings(pid, add_mapped_lib, &ml);
 
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
-		path = strchr(line, '/');
-		if (!path || !tt_is_libcuda(path))
-			continue;
-		dash = line + strcspn(line, " ");
-		*dash = '\0';
-		snprintf(file, sizeof(file), "/proc/%d/map_files/%.64s",
-			 (int)pid, line);
-		fd = open(file, O_PATH | O_CLOEXEC);
-		/* map_files needs CAP_SYS_ADMIN; without it, the name */
-		if (fd < 0)
-			fd = tt_cudalib_open_in(pid, path, err, sizeof(err));
-		else
-			fd = checked(fd, path, err, sizeof(err));
-		if (fd < 0)
-			continue;
-		grown = realloc(*fds, (*nfds + 1) * sizeof(*grown));
-		if (!grown) {
-			close(fd);
-			fclose(f);
-			return -ENOMEM;
-		}
-		*fds = grown;
-		(*fds)[(*nfds)++] = fd;
-		added++;
-	}
-	fclose(f);
-	return added;
+	return err ? err : ml.added;
 }
 
 struct candidate {

@@ -22,6 +22,12 @@ int tt_cudalib_open(const char *path, char *err, size_t errlen);
  * links cannot leave it, magic links are refused), relative ones from its
  * working directory. Returns an O_PATH fd, or -errno with the reason. */
 int tt_cudalib_open_in(pid_t pid, const char *path, char *err, size_t errlen);
+struct tt_mapping;
+/* The file of one of pid's mappings, through /proc/PID/map_files (the
+ * mapped file itself, whatever its path now names), checked the same way:
+ * an O_PATH fd, or -errno with the reason. */
+int tt_cudalib_open_mapping(pid_t pid, const struct tt_mapping *m, char *err,
+			    size_t errlen);
 /* The libcuda files pid maps, opened through /proc/PID/map_files (the
  * mapped file itself, whatever its path now names). Appends O_PATH fds to
  * *fds (grown with realloc); returns how many were added or -errno. */

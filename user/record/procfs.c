@@ -56,6 +56,39 @@ pid_t tt_proc_tgid(pid_t pid)
 	return tgid;
 }
 
+int tt_proc_mappings(pid_t pid,
+		     int (*fn)(void *ctx, const struct tt_mapping *m),
+		     void *ctx)
+{
+	char maps[64], line[4096], range[64];
+	unsigned long long start, end, offset;
+	struct tt_mapping m;
+	int ret = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		m.path = strchr(line, '/');
+		if (!m.path ||
+		    sscanf(line, "%llx-%llx %*s %llx", &start, &end,
+			   &offset) != 3)
+			continue;
+		snprintf(range, sizeof(range), "%.*s",
+			 (int)strcspn(line, " "), line);
+		m.start = start;
+		m.end = end;
+		m.offset = offset;
+		m.range = range;
+		ret = fn(ctx, &m);
+	}
+	fclose(f);
+	return ret;
+}
+
 int tt_proc_descendants(pid_t root, pid_t *out, int max)
 {
 	struct dirent *de;

@@ -3,6 +3,8 @@
 #ifndef TT_PROCFS_H
 #define TT_PROCFS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 #include "event.h"
 
@@ -14,6 +16,17 @@ pid_t tt_proc_tgid(pid_t pid);
 int tt_proc_descendants(pid_t root, pid_t *out, int max);
 /* Listening TCP ports (IPv4 and IPv6) on sockets that pid holds open. */
 int tt_proc_listen_ports(pid_t pid, __u16 *ports, int max);
+/* A file-backed mapping of a process, as /proc/PID/maps lists it. */
+struct tt_mapping {
+	__u64 start, end, offset;
+	const char *range; /* "start-end", the name /proc/PID/map_files uses */
+	const char *path;
+};
+/* Calls fn for each file-backed mapping of pid, in address order, until fn
+ * returns non-zero (which is returned); -errno if the maps cannot be read. */
+int tt_proc_mappings(pid_t pid,
+		     int (*fn)(void *ctx, const struct tt_mapping *m),
+		     void *ctx);
 /* Appends one entry per thread of tgid to *procs (grown with realloc). */
 int tt_proc_add_threads(pid_t tgid, struct tt_proc_info **procs,
 			size_t *nprocs);

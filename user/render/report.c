@@ -87,6 +87,7 @@ struct report_data {
 	struct tt_summary s_ttft, s_tpot, s_itl;
 	size_t complete, incomplete;
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
+	size_t errors, no_token; /* answered without tokens: counted apart */
 	/* the requests of the TTFT percentiles whose stages are known */
 	struct tt_u64vec stage[NROWS];
 	struct tt_summary s_stage[NROWS];
@@ -166,7 +167,11 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 				if (r->incomplete & (1u << k))
 					d->reasons[k]++;
 		}
-		if (!r->complete && !o->include_incomplete)
+		d->errors += !!(r->incomplete & TT_INC_ERROR);
+		d->no_token += !!(r->incomplete & TT_INC_NO_TOKEN);
+		/* no first token: no TTFT to count, whatever the options */
+		if ((!r->complete && !o->include_incomplete) ||
+		    (r->incomplete & TT_INC_NOT_TOKENS))
 			continue;
 		if (r->complete || r->ttft) {
 			if (tt_u64vec_push(&d->ttft, r->ttft) ||
@@ -384,6 +389,9 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		}
 		fprintf(out, "\n");
 	}
+	fprintf(out,
+		"errors: %zu (status not 2xx), no token: %zu; neither counts in the percentiles\n",
+		d.errors, d.no_token);
 	fprintf(out, "drops: %llu lost records",
 		(unsigned long long)tt_analyzer_lost(a));
 	for (k = 0, first = true; k < TT_LOST_CPUS; k++) {
@@ -696,6 +704,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	else
 		fprintf(out, ",\"tpot_ns\":null");
 	fprintf(out, ",\"complete\":%s", r->complete ? "true" : "false");
+	json_opt(out, "status", r->status);
 	json_opt(out, "t_headers_ns", r->t_headers);
 	json_opt(out, "t_last_write_ns", r->t_last_write);
 	json_opt(out, "t_end_ns", r->t_end);
@@ -797,9 +806,10 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	}
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
-		"\"incomplete\":%zu,\"include_incomplete\":%s",
-		d.complete + d.incomplete, d.complete, d.incomplete,
-		o->include_incomplete ? "true" : "false");
+		"\"incomplete\":%zu,\"errors\":%zu,\"no_token\":%zu,"
+		"\"include_incomplete\":%s",
+		d.complete + d.incomplete, d.complete, d.incomplete, d.errors,
+		d.no_token, o->include_incomplete ? "true" : "false");
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cudalib.h"
+#include "procfs.h"
+#include "rtlocks.h"
+
+#define PAGE_MASK_4K (~0xfffULL)
+
+struct rt_search {
+	pid_t pid;
+	struct tt_rt_range *out;
+	int max, n;
+};
+
+/* The executable or shared library of a CPython interpreter. */
+static bool is_cpython(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10);
+}
+
+/* The address where the object's first PT_LOAD segment is mapped,
+ * subtracted from a symbol's value for a position-independent object. */
+static bool first_load_vaddr(Elf *elf, __u64 *vaddr)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD) {
+			*vaddr = (ph.p_vaddr - ph.p_offset) & PAGE_MASK_4K;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* _PyRuntime's value and size from the dynamic or the full symbol table. */
+static bool find_symbol(Elf *elf, const char *name, GElf_Sym *found)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		size_t count;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		count = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < count; i++) {
+			const char *s;
+
+			if (!gelf_getsym(data, i, &sym) || !sym.st_size)
+				continue;
+			s = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name)) {
+				*found = sym;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Looks _PyRuntime up in the file of mapping m (its first, offset 0). */
+static int cpython_range(pid_t pid, const struct tt_mapping *m,
+			 struct tt_rt_range *r)
+{
+	char self[64], err[256];
+	int pfd, fd = -1, ret = -ENOENT;
+	__u64 base, load;
+	Elf *elf = NULL;
+	GElf_Ehdr eh;
+	GElf_Sym sym;
+
+	/* the workload names the file: opened as a CUDA library would be */
+	pfd = tt_cudalib_open_mapping(pid, m, err, sizeof(err));
+	if (pfd < 0)
+		return pfd;
+	tt_cudalib_fd_path(pfd, self, sizeof(self));
+	fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto cleanup;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load) ||
+	    !find_symbol(elf, "_PyRuntime", &sym))
+		goto cleanup;
+	/* an executable is mapped where it says; a shared object is moved */
+	base = eh.e_type == ET_DYN ? m->start - m->offset - load : 0;
+	r->lo = base + sym.st_value;
+	r->hi = r->lo + sym.st_size;
+	r->kind = TT_RT_CPYTHON;
+	ret = 0;
+cleanup:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	close(pfd);
+	return ret;
+}
+
+static int add_range(void *ctx, const struct tt_mapping *m)
+{
+	struct rt_search *rs = ctx;
+
+	if (m->offset || !is_cpython(m->path) || rs->n == rs->max)
+		return 0;
+	if (!cpython_range(rs->pid, m, &rs->out[rs->n]))
+		rs->n++;
+	return 0;
+}
+
+int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
+{
+	struct rt_search rs = { pid, out, max, 0 };
+	int err;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	err = tt_proc_mappings(pid, add_range, &rs);
+	return err ? err : rs.n;
+}
+
+const char *tt_rt_kind_name(__u32 kind)
+{
+	return kind == TT_RT_CPYTHON ? "cpython" : "runtime";
+}
