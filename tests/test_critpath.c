@@ -2171,6 +2171,38 @@ static const struct scenario scenarios[] = {
 				     G(stage, TT_ST_RUNQUEUE)) },
 		}),
 	},
+	/* The busy engine 102 is preempted at 1400 us and again at 1450 us;
+	 * the recording has no switch-in between or after (a switch away
+	 * from a thread the kernel does not trace), though it runs on: it
+	 * hands X's token to 111 at 1500 us and A's to 112 at 2000 us.
+	 * Its own switch-out and wake say it ran: A is queued from the
+	 * reader's block (1300 us) to the hand-off to X (1500 us), not the
+	 * engine runnable for 600 us. Run B gil, request 48. */
+	{
+		SC("test_missed_switch_in", "preempted_engine"),
+		.steps = STEPS(
+			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
+			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
+			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
+			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
+			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
+			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+		RQS(HANDOFF_X_A),
+		.want = WANTS({
+			2,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 200 + 540,
+			       [TT_ST_RUNQUEUE] = 10, [TT_ST_QUEUE] = 200,
+			       [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_dispatch, 1500), R_T(t_enqueue, 1300) },
+			{ SEG(1600, 102, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1500, 500) },
+		}),
+		/* at the switch-out at 1450 us and the wake at 1500 us */
+		.stats = { STAT(missed_ins, 2) },
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -2471,6 +2503,7 @@ int main(void)
 	TT_RUN_GROUP(test_blocked_before_trace);
 	TT_RUN_GROUP(test_net_in_last_arrive);
 	TT_RUN_GROUP(test_reader_many_slices);
+	TT_RUN_GROUP(test_missed_switch_in);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

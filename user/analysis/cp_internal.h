@@ -171,6 +171,7 @@ struct tt_critpath {
 	__u64 first_ts, last_ts; /* of the events fed ... */
 	bool timed; /* ... when any was in time */
 	__u64 intervals;
+	__u64 missed_ins; /* switch-ins inferred by seen_running() */
 	/* cp_prepare() ran for this many requests and events */
 	size_t prep_nreq;
 	__u64 prep_events;

@@ -118,6 +118,9 @@ struct tt_critpath_stats {
 	__u64 gpu_calls; /* TT_EV_GPU_CALL intervals stored */
 	__u64 ioctls; /* TT_EV_IOCTL intervals stored */
 	__u64 first_ts, last_ts; /* earliest and latest event fed (0: none) */
+	/* threads seen current (switching out, waking) while off CPU in their
+	 * timeline: a switch-in the recording lacks, inferred there */
+	__u64 missed_ins;
 };
 
 struct tt_critpath;

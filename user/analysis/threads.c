@@ -187,6 +187,27 @@ static void word_note(__u32 *tids, __u32 tid)
 		tids[1] = tid;
 }
 
+/*
+ * th is current at ts (it switches out, or wakes another thread in process
+ * context) while its timeline has it off CPU: its switch-in is missing from
+ * the recording. sched_switch is not delivered for every switch (a kernel
+ * seen here never reports switches away from its own agent's threads, so a
+ * traced thread that one of them preempted comes back unseen; perf misses
+ * them too), and records can be lost. It ran from ts at the latest: without
+ * this it would stay runnable until its next switch-in, and its work and
+ * hand-offs in between would look like a wait (docs/design.md §4.1).
+ */
+static int seen_running(struct tt_critpath *cp, struct cp_thread *th, __u64 ts)
+{
+	const struct cp_rec *last = th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+
+	/* an event fed out of time order says nothing of the switch-in */
+	if (!last || last->state == REC_RUNNING || ts <= last->ts)
+		return 0;
+	cp->missed_ins++;
+	return rec_push(cp, th, ts, REC_RUNNING, NONE32, 0);
+}
+
 static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		      const struct tt_switch *sw)
 {
@@ -196,6 +217,9 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	int err;
 
 	th->pending = NONE32;
+	err = seen_running(cp, th, ts);
+	if (err)
+		return err;
 	if (sw->prev_state == 0)
 		return rec_push(cp, th, ts, REC_RUNNABLE, NONE32,
 				REC_F_PREEMPT);
@@ -317,6 +341,10 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		.ctx = ctx,
 	};
 	if (waker && ctx == CTX_PROCESS) {
+		int err = seen_running(cp, waker, ev->h.ts);
+
+		if (err)
+			return err;
 		if (tt_grow((void **)&waker->wout, &waker->capwout,
 			    waker->nwout + 1, sizeof(*waker->wout)))
 			return -ENOMEM;
@@ -603,5 +631,6 @@ void tt_critpath_stats(const struct tt_critpath *cp,
 		.lost_windows = cp->nlost, .lock_words = cp->lock_words,
 		.gpu_calls = cp->gpu_calls, .ioctls = cp->ioctls,
 		.first_ts = cp->first_ts, .last_ts = cp->last_ts,
+		.missed_ins = cp->missed_ins,
 	};
 }
