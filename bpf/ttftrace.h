@@ -34,6 +34,7 @@ enum tt_event_type {
 	TT_EV_IOCTL = 17, /* an ioctl on a GPU device node, at its return */
 	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return */
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
+	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
 	TT_EV_MAX
 };
 
@@ -209,6 +210,20 @@ struct tt_gpu_call {
 	__s32 ret; /* CUresult */
 	__u16 fn; /* index into the collector's CUDA function table */
 	__u16 pad;
+};
+
+/* The language runtimes whose own synchronization is told apart. */
+enum tt_rt_kind {
+	TT_RT_CPYTHON = 1, /* _PyRuntime: the GIL (3.8-3.13), runtime locks */
+};
+
+/* A runtime's own synchronization in the header's tgid, found by the
+ * recorder in the process's memory map: futex words in [lo, hi) are the
+ * runtime's (an interpreter lock), never the application's hand-offs. */
+struct tt_rtlock {
+	__u64 lo, hi;
+	__u32 kind; /* enum tt_rt_kind */
+	__u32 pad;
 };
 
 #define TT_LIB_PATH_LEN 240

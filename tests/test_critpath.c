@@ -113,6 +113,7 @@ enum step_op {
 	OP_FORK, /* tid creates target, named name */
 	OP_WAKE_NEW, /* tid wakes its new thread target */
 	OP_EXIT, /* tid exits */
+	OP_RTLOCK, /* tid's process has a runtime lock range [arg0, t0) */
 };
 
 struct step {
@@ -154,6 +155,8 @@ struct step {
 #define E_WAKE_NEW(t_, tid_, child, sys_)                                     \
 	{ OP_WAKE_NEW, (t_) * US, tid_, child, .sys = sys_ }
 #define E_EXIT(t_, tid_) { OP_EXIT, (t_) * US, tid_ }
+#define E_RTLOCK(t_, tid_, lo, hi)                                            \
+	{ OP_RTLOCK, (t_) * US, tid_, .arg0 = lo, .t0 = hi }
 /* a parenthesized list of designated initializers, unwrapped */
 #define UNPAREN(...) __VA_ARGS__
 /* clang-format on */
@@ -205,6 +208,12 @@ static void add_step(struct stream *s, const struct step *st)
 		break;
 	case OP_EXIT:
 		ev_new(s, TT_EV_EXIT, st->t, st->tid);
+		break;
+	case OP_RTLOCK:
+		ev = ev_new(s, TT_EV_RTLOCK, st->t, st->tid);
+		ev->rtlock.lo = st->arg0;
+		ev->rtlock.hi = st->t0;
+		ev->rtlock.kind = TT_RT_CPYTHON;
 		break;
 	case OP_END:
 		break;
@@ -1010,6 +1019,22 @@ static const struct rq_want sync_calls_want[] = {
 
 /* ---- the scenarios, by the group their case line says ---- */
 
+/* reader 101 hands to engine 102 through 0x7000 at 1200 us; the engine
+ * wakes writer 103 through 0x8000 at 2000 us */
+/* clang-format off */
+#define FUTEX_PICKUP_STEPS                                                    \
+	E_IN(0, 101), E_IN(10, 102),                                          \
+	E_OUT(50, 102, .sys = NR_FUTEX, .arg0 = 0x7000),                      \
+	E_IN(20, 103),                                                        \
+	E_OUT(60, 103, .sys = NR_FUTEX, .arg0 = 0x8000),                      \
+	E_WAKE(1200, 101, 102, NR_FUTEX, 0x7000),                             \
+	E_OUT(1250, 101, .sys = NR_EPOLL_WAIT), E_IN(1230, 102),              \
+	E_WAKE(2000, 102, 103, NR_FUTEX, 0x8000),                             \
+	E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x7000),                    \
+	E_IN(2005, 103),                                                      \
+	E_OUT(2200, 103, .sys = NR_FUTEX, .arg0 = 0x8000)
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -1044,16 +1069,7 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_cross_thread", "futex_pickup"),
 		.steps = STEPS(
-			E_IN(0, 101), E_IN(10, 102),
-			E_OUT(50, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
-			E_IN(20, 103),
-			E_OUT(60, 103, .sys = NR_FUTEX, .arg0 = 0x8000),
-			E_WAKE(1200, 101, 102, NR_FUTEX, 0x7000),
-			E_OUT(1250, 101, .sys = NR_EPOLL_WAIT), E_IN(1230, 102),
-			E_WAKE(2000, 102, 103, NR_FUTEX, 0x8000),
-			E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
-			E_IN(2005, 103),
-			E_OUT(2200, 103, .sys = NR_FUTEX, .arg0 = 0x8000)),
+			FUTEX_PICKUP_STEPS),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
 		.want = WANTS({
 			1,
@@ -2203,6 +2219,45 @@ static const struct scenario scenarios[] = {
 		/* at the switch-out at 1450 us and the wake at 1500 us */
 		.stats = { STAT(missed_ins, 2) },
 	},
+	/* futex_pickup's events, with 0x7000 inside the process's CPython
+	 * runtime state (the recorder found _PyRuntime there): the reader's
+	 * wake of the engine is a GIL release, waited on once. It is followed
+	 * (the engine waited for the GIL the reader held) but is no pick-up,
+	 * and the engine's wait for it, from the read on, is the GIL's. */
+	{
+		SC("test_runtime_lock", "gil_wake_not_pickup"),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			FUTEX_PICKUP_STEPS),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 965,
+			       [TT_ST_RUNQUEUE] = 35, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_READ),
+			  R_T(t_dispatch, 1100), R_T(gil_ns, 100) },
+		}),
+	},
+	/* The writer waits for the GIL and nothing traced ends the wait (an
+	 * interrupt's wake): other.lock, named "GIL", counted in gil_ns. */
+	{
+		SC("test_runtime_lock", "gil_wait_not_followed"),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			E_IN(0, 101),
+			E_OUT(1500, 101, .sys = NR_FUTEX, .arg0 = 0x7000),
+			E_IRQ(1800, 102, 101), E_IN(1810, 101)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 400 + 290,
+			       [TT_ST_LOCK] = 300, [TT_ST_RUNQUEUE] = 10,
+			       [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R_T(gil_ns, 300) },
+			{ SEG(1600, 101, TT_CP_BLOCKED, TT_ST_LOCK, "GIL", 1500,
+			      300) },
+		}),
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -2504,6 +2559,7 @@ int main(void)
 	TT_RUN_GROUP(test_net_in_last_arrive);
 	TT_RUN_GROUP(test_reader_many_slices);
 	TT_RUN_GROUP(test_missed_switch_in);
+	TT_RUN_GROUP(test_runtime_lock);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -923,7 +923,7 @@ static void test_stage_json(void)
 	ASSERT_TRUE(strstr(out,
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
 			   "\"t_dispatch_ns\":50020000,"
-			   "\"t_token_ns\":54020000,\"attributed\":true,"
+			   "\"t_token_ns\":54020000,\"gil_ns\":0,\"attributed\":true,"
 			   "\"dispatch_rule\":\"pickup\","
 			   "\"dominant\":\"scheduler.runqueue\","
 			   "\"stages\":{\"network.in\":10000,"
@@ -964,7 +964,7 @@ static void test_stage_json(void)
 	out = render(a, NULL, &o, true);
 	ASSERT_TRUE(json_valid(out), "json_valid");
 	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
-				"\"t_token_ns\":null,"
+				"\"t_token_ns\":null,\"gil_ns\":null,"
 				"\"attributed\":false,\"dispatch_rule\":null,"
 				"\"dominant\":null,\"stages\":null,"
 				"\"other_detail\":null"),

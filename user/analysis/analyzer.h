@@ -53,6 +53,7 @@ struct tt_request {
 	 * a complete request is always attributed.
 	 */
 	__u64 t_enqueue, t_dispatch, t_token;
+	__u64 gil_ns; /* of it, waits on CPython's GIL (inside the stages) */
 	__u64 stage_ns[TT_ST_MAX]; /* enum tt_stage */
 	__u8 dispatch_rule; /* enum tt_cp_dispatch */
 	bool attributed;

@@ -96,6 +96,20 @@ enum wake_ctx {
 	CTX_HARDIRQ, /* waker_tid is whoever the interrupt landed on */
 };
 
+/* cp_wake.lock: the wake went through a lock, not a hand-off */
+enum cp_lock {
+	CP_LOCK_NONE = 0,
+	CP_LOCK_WORD, /* a futex word used as a lock (§4.3's counts) */
+	CP_LOCK_RUNTIME, /* a runtime's own lock: CPython's GIL (§4.3) */
+};
+
+/* A language runtime's lock range in a process (TT_EV_RTLOCK). */
+struct cp_rtrange {
+	__u64 lo, hi;
+	__u32 tgid;
+	__u32 kind; /* enum tt_rt_kind */
+};
+
 struct cp_wake {
 	__u64 ts;
 	__u64 arg0; /* the waker's first syscall argument (FUTEX_WAKE's word) */
@@ -104,7 +118,7 @@ struct cp_wake {
 	__u32 block; /* the target's block, NONE32 if it was not blocked */
 	__s16 syscall; /* the waker's syscall, -1 outside process context */
 	__u8 ctx; /* enum wake_ctx */
-	__u8 lock; /* through a lock word: followed, never a hand-off */
+	__u8 lock; /* enum cp_lock: followed, never a hand-off */
 };
 
 struct cp_thread {
@@ -158,6 +172,8 @@ struct tt_critpath {
 	size_t nwakes, capwakes;
 	struct cp_window *lost;
 	size_t nlost, caplost;
+	struct cp_rtrange *rtranges;
+	size_t nrtranges, caprtranges;
 	struct cp_window *lost_merged; /* sorted, disjoint: by cp_prepare() */
 	size_t nlost_merged;
 	__u32 *gpu_threads; /* threads with sync calls, by cp_prepare() */
@@ -217,6 +233,8 @@ struct walk {
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
 	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
+	/* waits on a runtime's lock on the path, counted down to gil_low */
+	__u64 gil_ns, gil_low;
 	/* consumers whose burst with this request's own hand-off was passed */
 	__u32 *passed;
 	size_t npassed, cappassed;
@@ -261,6 +279,12 @@ struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid);
 
 /* waits.c */
 bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
+/* The runtime lock range of tgid that holds futex word, or NULL. */
+const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
+					 __u64 word, __u32 tgid);
+/* Blocked record rec of th waits on a runtime's lock (CPython's GIL). */
+bool cp_block_is_runtime(const struct tt_critpath *cp,
+			 const struct cp_thread *th, const struct cp_rec *rec);
 enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 			     const struct cp_thread *th,
 			     const struct cp_rec *rec, char *buf, size_t len);

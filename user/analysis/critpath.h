@@ -96,6 +96,9 @@ struct tt_cp_result {
 	 * t_enqueue (parsing, tokenizing) is walked like any path.
 	 */
 	__u64 t_enqueue, t_dispatch, t_token;
+	/* of the path, the time its threads waited on a runtime's own lock
+	 * (CPython's GIL): inside the stages, never a stage of its own */
+	__u64 gil_ns;
 	__u8 dispatch; /* enum tt_cp_dispatch */
 	bool complete; /* incomplete == 0 */
 	__u32 incomplete; /* TT_CP_INC_* */

@@ -56,6 +56,7 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->t_enqueue = res->t_enqueue;
 		r->t_dispatch = res->t_dispatch;
 		r->t_token = res->t_token;
+		r->gil_ns = res->gil_ns;
 		r->dispatch_rule = res->dispatch;
 	}
 	r->attributed = res->complete;

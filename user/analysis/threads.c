@@ -41,6 +41,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 	tt_hmap_free(&cp->futex_words);
 	free(cp->words);
 	free(cp->blocks);
+	free(cp->rtranges);
 	free(cp->wakes);
 	free(cp->lost);
 	free(cp->lost_merged);
@@ -185,6 +186,25 @@ static void word_note(__u32 *tids, __u32 tid)
 		tids[0] = tid;
 	else if (tids[0] != tid && !tids[1])
 		tids[1] = tid;
+}
+
+/* A runtime's lock range in a process, as the recorder found it. */
+static int add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_rtlock *rl = &ev->rtlock;
+
+	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
+		return 0;
+	if (tt_grow((void **)&cp->rtranges, &cp->caprtranges,
+		    cp->nrtranges + 1, sizeof(*cp->rtranges)))
+		return -ENOMEM;
+	cp->rtranges[cp->nrtranges++] = (struct cp_rtrange){
+		.lo = rl->lo, .hi = rl->hi, .tgid = ev->h.tgid,
+		.kind = rl->kind,
+	};
+	/* the words' judgement changes: walks prepare again */
+	cp->prepared = false;
+	return 0;
 }
 
 /*
@@ -551,6 +571,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		if (th)
 			th->exit_ts = ev->h.ts;
 		return 0;
+	case TT_EV_RTLOCK:
+		return add_rtrange(cp, ev);
 	case TT_EV_LOST:
 		if (tt_grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
 			    sizeof(*cp->lost)))

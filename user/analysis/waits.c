@@ -356,6 +356,32 @@ static void block_reason(const struct tt_critpath *cp, const struct cp_rec *rec,
 		 rec->flags & REC_F_IOWAIT ? " iowait" : "");
 }
 
+const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
+					 __u64 word, __u32 tgid)
+{
+	/* a process or two with an interpreter: a scan is enough */
+	for (size_t i = 0; i < cp->nrtranges; i++) {
+		const struct cp_rtrange *r = &cp->rtranges[i];
+
+		if (r->tgid == tgid && word >= r->lo && word < r->hi)
+			return r;
+	}
+	return NULL;
+}
+
+bool cp_block_is_runtime(const struct tt_critpath *cp,
+			 const struct cp_thread *th, const struct cp_rec *rec)
+{
+	const struct cp_block *b;
+
+	if (rec->state != REC_BLOCKED || rec->info == NONE32 ||
+	    !cp->nrtranges)
+		return false;
+	b = &cp->blocks[rec->info];
+	return b->syscall == TT_NR_futex &&
+	       cp_runtime_word(cp, b->arg0, th->tgid);
+}
+
 /* The stage and reason of blocked record rec of th, when not followed. */
 enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 			     const struct cp_thread *th,
@@ -364,6 +390,11 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 	struct gpu_wait gw;
 	char name[40];
 
+	/* the interpreter lock, named: a known problem users ask to see */
+	if (cp_block_is_runtime(cp, th, rec)) {
+		snprintf(buf, len, "GIL");
+		return TT_ST_LOCK;
+	}
 	if (!cp_gpu_wait_of(cp, th, rec, &gw)) {
 		block_reason(cp, rec, NULL, buf, len);
 		return block_stage(cp, rec);
@@ -441,12 +472,21 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		const struct cp_block *b =
 			w->block != NONE32 ? &cp->blocks[w->block] : NULL;
 
-		w->lock = (w->syscall == TT_NR_futex &&
-			   word_is_lock(cp, w->arg0, tgid_of(cp, w->waker_tid),
-					limit)) ||
-			  (b && b->syscall == TT_NR_futex &&
-			   word_is_lock(cp, b->arg0, tgid_of(cp, w->target_tid),
-					limit));
+		__u32 waker_tgid = tgid_of(cp, w->waker_tid);
+		__u32 target_tgid = tgid_of(cp, w->target_tid);
+
+		if ((w->syscall == TT_NR_futex &&
+		     cp_runtime_word(cp, w->arg0, waker_tgid)) ||
+		    (b && b->syscall == TT_NR_futex &&
+		     cp_runtime_word(cp, b->arg0, target_tgid)))
+			w->lock = CP_LOCK_RUNTIME;
+		else if ((w->syscall == TT_NR_futex &&
+			  word_is_lock(cp, w->arg0, waker_tgid, limit)) ||
+			 (b && b->syscall == TT_NR_futex &&
+			  word_is_lock(cp, b->arg0, target_tgid, limit)))
+			w->lock = CP_LOCK_WORD;
+		else
+			w->lock = CP_LOCK_NONE;
 	}
 	free(cp->gpu_threads);
 	cp->ngpu_threads = 0;

@@ -174,6 +174,18 @@ static void charge_running(struct walk *wk, const struct cp_thread *th, __u64 s,
 	charge_plain(wk, th, s, t);
 }
 
+/* [lo, hi) of the path waited on a runtime's lock: counted once, however
+ * the walk reaches it (the walk goes back in time, so below gil_low). */
+static void count_gil(struct walk *wk, __u64 lo, __u64 hi)
+{
+	if (wk->gil_low && hi > wk->gil_low)
+		hi = wk->gil_low;
+	if (lo >= hi)
+		return;
+	wk->gil_ns += hi - lo;
+	wk->gil_low = lo;
+}
+
 /*
  * The waker the walk moves to when it reaches the start of runnable
  * record k, or NULL: wakes by a traced thread in process context, and in
@@ -251,6 +263,8 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			stage = cp_block_judge(cp, th, rec, reason,
 					       sizeof(reason));
 			charge(wk, s, t, tid, TT_CP_BLOCKED, stage, reason);
+			if (cp_block_is_runtime(cp, th, rec))
+				count_gil(wk, s, t);
 			break;
 		}
 		t = s;
@@ -277,6 +291,13 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		/* the wait is the waker's path: move there at the wake */
 		w = &cp->wakes[rec->info];
+		/* a wait for the interpreter lock: the holder's path, counted */
+		if (w->lock == CP_LOCK_RUNTIME && k > 0 &&
+		    th->recs[k - 1].state == REC_BLOCKED)
+			count_gil(wk, th->recs[k - 1].ts > floor ?
+					      th->recs[k - 1].ts :
+					      floor,
+				  t);
 		if (!dispatched && cs.entered && cs.own_low &&
 		    t <= cs.own_low && !cp_own_passed(wk, th->tid)) {
 			if (tt_grow((void **)&wk->passed, &wk->cappassed,
@@ -454,6 +475,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		out->nsegs = segs.n;
 	}
 	out->t_enqueue = wk.t_enqueue;
+	out->gil_ns = wk.gil_ns;
 	out->t_dispatch = disp;
 	out->t_token = clamp(cp_find_token(cp, rq->writer_tid, disp, wk.f),
 			     disp, wk.f);

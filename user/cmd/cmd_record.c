@@ -20,6 +20,7 @@
 #include "gpu.h"
 #include "gpudev.h"
 #include "procfs.h"
+#include "rtlocks.h"
 #include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
@@ -167,6 +168,7 @@ struct record_state {
 	struct tt_writer *writer;
 	__u64 events;
 	int write_err;
+	struct tt_rt_scanner *runtimes; /* which processes were looked at */
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
@@ -424,6 +426,28 @@ static void print_collector_messages(struct tt_collector *c,
 			fprintf(stderr, "ttftrace: %s\n", msg);
 }
 
+/* A runtime's lock range found in a traced process: into the recording. */
+static int record_runtime(void *ctx, pid_t tgid, const struct tt_rt_range *r)
+{
+	struct tt_event ev = {
+		.h = { .ts = tt_clock_ns(CLOCK_MONOTONIC), .tgid = tgid,
+		       .tid = tgid, .type = TT_EV_RTLOCK },
+		.rtlock = { .lo = r->lo, .hi = r->hi, .kind = r->kind },
+	};
+
+	return record_event(ctx, &ev);
+}
+
+/* Looks for language runtimes in the traced processes not looked at yet
+ * (new ones, or exec'd since): CPython's lock range. */
+static int scan_runtimes(struct tt_collector *c, struct record_state *rs)
+{
+	__u32 tgids[MAX_TRACED_TGIDS];
+	int n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
+
+	return tt_rt_scan(rs->runtimes, tgids, n, record_runtime, rs);
+}
+
 /* Drains the collector into the writer until a reason to stop, which it
  * returns; a write error is left in rs->write_err. */
 static const char *record_loop(struct tt_collector *c,
@@ -462,6 +486,8 @@ static const char *record_loop(struct tt_collector *c,
 			last_alive = now;
 			if (!targets_alive(c, cmd))
 				why = "traced processes exited";
+			else if (scan_runtimes(c, rs) == -ENOMEM)
+				why = "out of memory";
 		}
 	}
 	return why;
@@ -620,6 +646,11 @@ int tt_cmd_record(int argc, char **argv)
 		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
 	if (probe_cuda_libraries(c, &a, lib_fds))
 		goto cleanup;
+	rs.runtimes = tt_rt_scanner_new();
+	if (!rs.runtimes) {
+		fprintf(stderr, "ttftrace: out of memory\n");
+		goto cleanup;
+	}
 	rs.writer = tt_writer_open_fd(out_fd, &meta);
 	out_fd = -1;
 	if (!rs.writer) {
@@ -687,6 +718,7 @@ cleanup:
 		tt_writer_close(rs.writer, NULL);
 	command_stop(&cmd, a.quiet);
 	tt_collector_close(c);
+	tt_rt_scanner_free(rs.runtimes);
 	for (int i = 0; i < a.ncuda_libs; i++)
 		if (lib_fds[i] >= 0)
 			close(lib_fds[i]);

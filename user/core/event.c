@@ -29,6 +29,7 @@ static const struct {
 	[TT_EV_IOCTL] = { "ioctl", true, sizeof(struct tt_ioctl) },
 	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
+	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
 };
 
 int tt_event_payload_size(unsigned int type)
@@ -43,4 +44,9 @@ const char *tt_event_type_name(unsigned int type)
 	if (type >= TT_EV_MAX || !types[type].name)
 		return "unknown";
 	return types[type].name;
+}
+
+const char *tt_rt_kind_name(unsigned int kind)
+{
+	return kind == TT_RT_CPYTHON ? "cpython" : "runtime";
 }

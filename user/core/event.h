@@ -24,6 +24,7 @@ struct tt_event {
 		struct tt_fault fault;
 		struct tt_ioctl ioc;
 		struct tt_gpu_call call;
+		struct tt_rtlock rtlock;
 	};
 };
 
@@ -64,5 +65,7 @@ struct tt_file_meta {
  * the type is unknown or never stored (TT_EV_SEND_RAW). */
 int tt_event_payload_size(unsigned int type);
 const char *tt_event_type_name(unsigned int type);
+/* "cpython" for TT_RT_CPYTHON; "runtime" for a kind this build does not know. */
+const char *tt_rt_kind_name(unsigned int kind);
 
 #endif /* TT_EVENT_H */

@@ -140,6 +140,13 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_gpu_call, fn, UINT),
 			FLD(tt_gpu_call, pad, UINT),
 		} },
+	[TT_EV_RTLOCK] = {
+		4, {
+			FLD(tt_rtlock, lo, UINT),
+			FLD(tt_rtlock, hi, UINT),
+			FLD(tt_rtlock, kind, UINT),
+			FLD(tt_rtlock, pad, UINT),
+		} },
 	};
 /* clang-format on */
 

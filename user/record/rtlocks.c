@@ -5,7 +5,9 @@
 #include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cudalib.h"
 #include "procfs.h"
@@ -142,7 +144,84 @@ int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
 	return err ? err : rs.n;
 }
 
-const char *tt_rt_kind_name(__u32 kind)
+struct rt_seen {
+	pid_t tgid;
+	dev_t dev;
+	ino_t ino; /* of its executable when it was looked at */
+};
+
+struct tt_rt_scanner {
+	struct rt_seen *seen;
+	size_t n, cap;
+};
+
+struct tt_rt_scanner *tt_rt_scanner_new(void)
 {
-	return kind == TT_RT_CPYTHON ? "cpython" : "runtime";
+	return calloc(1, sizeof(struct tt_rt_scanner));
+}
+
+void tt_rt_scanner_free(struct tt_rt_scanner *s)
+{
+	if (!s)
+		return;
+	free(s->seen);
+	free(s);
+}
+
+/* The entry of tgid, added if new; *changed when it is new or exec'd. */
+static struct rt_seen *seen_entry(struct tt_rt_scanner *s, pid_t tgid,
+				  const struct stat *exe, bool *changed)
+{
+	struct rt_seen *e;
+
+	for (size_t i = 0; i < s->n; i++) {
+		e = &s->seen[i];
+		if (e->tgid != tgid)
+			continue;
+		*changed = e->dev != exe->st_dev || e->ino != exe->st_ino;
+		return e;
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct rt_seen *grown = realloc(s->seen, cap * sizeof(*grown));
+
+		if (!grown)
+			return NULL;
+		s->seen = grown;
+		s->cap = cap;
+	}
+	e = &s->seen[s->n++];
+	e->tgid = tgid;
+	*changed = true;
+	return e;
+}
+
+int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
+	       tt_rt_emit_fn emit, void *ctx)
+{
+	struct tt_rt_range r[4];
+	char exe[64];
+	struct stat st;
+	bool changed;
+	int err = 0;
+
+	for (int i = 0; i < n && !err; i++) {
+		struct rt_seen *e;
+		int found;
+
+		snprintf(exe, sizeof(exe), "/proc/%u/exe", tgids[i]);
+		if (stat(exe, &st))
+			continue; /* gone, or a kernel thread */
+		e = seen_entry(s, tgids[i], &st, &changed);
+		if (!e)
+			return -ENOMEM;
+		if (!changed)
+			continue;
+		e->dev = st.st_dev;
+		e->ino = st.st_ino;
+		found = tt_rt_find(tgids[i], r, 4);
+		for (int j = 0; j < found && !err; j++)
+			err = emit(ctx, tgids[i], &r[j]);
+	}
+	return err;
 }

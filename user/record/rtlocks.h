@@ -11,11 +11,7 @@
 #define TT_RTLOCKS_H
 
 #include <sys/types.h>
-#include <linux/types.h>
-
-enum tt_rt_kind {
-	TT_RT_CPYTHON = 1, /* _PyRuntime: the GIL (3.8-3.13), runtime locks */
-};
+#include "event.h"
 
 struct tt_rt_range {
 	__u64 lo, hi; /* [lo, hi) in the process's address space */
@@ -26,7 +22,18 @@ struct tt_rt_range {
  * python executable or libpython it maps). Fills up to max; returns how
  * many were found, or -errno when the maps cannot be read. */
 int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max);
-/* "cpython" for TT_RT_CPYTHON; "runtime" for an unknown kind. */
-const char *tt_rt_kind_name(__u32 kind);
+
+/* Remembers which processes were looked at, by executable: a process is
+ * looked at once, and again after an exec. */
+struct tt_rt_scanner;
+typedef int (*tt_rt_emit_fn)(void *ctx, pid_t tgid,
+			     const struct tt_rt_range *r);
+
+struct tt_rt_scanner *tt_rt_scanner_new(void);
+/* Looks at the tgids not looked at yet; emit gets each range found.
+ * 0, or the first error emit returned, or -ENOMEM. */
+int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
+	       tt_rt_emit_fn emit, void *ctx);
+void tt_rt_scanner_free(struct tt_rt_scanner *s);
 
 #endif /* TT_RTLOCKS_H */

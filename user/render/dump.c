@@ -76,6 +76,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)ev->fault.ino,
 			(unsigned long long)ev->fault.index);
 		break;
+	case TT_EV_RTLOCK:
+		fprintf(out, "runtime=%s lo=%#llx hi=%#llx",
+			tt_rt_kind_name(ev->rtlock.kind),
+			(unsigned long long)ev->rtlock.lo,
+			(unsigned long long)ev->rtlock.hi);
+		break;
 	}
 }
 

@@ -526,6 +526,9 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		rel_ms(b, sizeof(b), r->t_first_write, base));
 	fprintf(out, "%-16s %10s  its first byte on the device\n", "t_wire",
 		rel_ms(b, sizeof(b), r->t_wire, base));
+	if (walked && r->gil_ns)
+		fprintf(out, "%-16s %10s  of the path spent waiting for the GIL (CPython's interpreter lock)\n",
+			"GIL", tt_fmt_ms(b, sizeof(b), r->gil_ns));
 }
 
 static void request_stages(FILE *out, const struct tt_request *r)
@@ -724,6 +727,11 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	json_opt(out, "t_enqueue_ns", has_stages(a, i) ? r->t_enqueue : 0);
 	json_opt(out, "t_dispatch_ns", has_stages(a, i) ? r->t_dispatch : 0);
 	json_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
+	/* 0 is a finding here (no GIL wait on the path): null only unwalked */
+	if (has_stages(a, i))
+		fprintf(out, ",\"gil_ns\":%llu", (unsigned long long)r->gil_ns);
+	else
+		fprintf(out, ",\"gil_ns\":null");
 	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
 	json_request_stages(out, a, i);
 	if (r->complete) {
