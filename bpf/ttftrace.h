@@ -11,7 +11,7 @@
 /* Bytes of each send copied for classification (status line, SSE, chunked). */
 #define TT_SEND_CAPTURE 256
 /* iovecs of a writev/sendmsg gathered into the capture */
-#define TT_SEND_IOVECS 4
+#define TT_SEND_IOVECS 8
 
 enum tt_event_type {
 	TT_EV_NONE = 0,
