@@ -2010,6 +2010,22 @@ static const struct scenario scenarios[] = {
 			{ R_T(t_enqueue, 1350), R_T(t_dispatch, 1500) },
 		}),
 	},
+	/* the same loop, A's handler run after Y's read (asyncio runs a
+	 * request's task after the reads of its epoll batch): A goes when
+	 * the loop wakes its sender thread for it at 1420 us, not at Y's
+	 * read (vLLM's API process: tokenize, then a ZMQ send) */
+	{
+		SC("test_handoff_enqueue", "event_loop_handler_after_y"),
+		.reuse = true,
+		.steps = STEPS(E_WAKE(1420, 101, 120, NR_FUTEX, 0x5000)),
+		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R_T(t_enqueue, 1420), R_T(t_dispatch, 1500),
+			  R_STAGE(TT_ST_QUEUE, 80) },
+		}),
+	},
 	/* without Y it never let A go before the boundary: no queue */
 	{
 		SC("test_handoff_enqueue", "event_loop_alone"),

@@ -379,10 +379,9 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 			b = mid;
 	}
 	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
-		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid) {
-			t = wk->cp->wakes[th->cand[a]].ts;
-			break;
-		}
+		/* the reader's own hand-off: nothing later can be its end */
+		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid)
+			return wk->cp->wakes[th->cand[a]].ts;
 	}
 	next = rq_next_act(wk->ix, th->tid, wk->r, wk->ri);
 	return next < t ? next : t;
