@@ -841,10 +841,56 @@ static void test_equal_timestamps_keep_arrival_order(void)
 		ASSERT_EQ(req(a, 0)->tokens, 6, "req.tokens");
 		ASSERT_EQ(req(a, 0)->t_first_write, t + 200,
 			  "req.t_first_write");
-		ASSERT_EQ(req(a, 0)->tpot, 100, "req.tpot");
+		/* every token reached the device at end: 0 at the wire */
+		ASSERT_EQ(req(a, 0)->tpot_emit, 100, "req.tpot_emit");
+		ASSERT_EQ(req(a, 0)->tpot, 0, "req.tpot");
+		ASSERT_TRUE(req(a, 0)->tpot_at_wire, "req.tpot_at_wire");
 		ASSERT_EQ(req(a, 0)->t_wire, end, "req.t_wire");
 		tt_analyzer_free(a);
 	}
+}
+
+/*
+ * Nagle and a delayed ACK: the server emits three tokens 2 ms apart, and
+ * all three leave in one segment 36 ms after the last (issue 8). TPOT is
+ * taken at the wire, as TTFT is: 0, the tokens bunched; the emit rate is
+ * kept apart. The request waits for its last token's XMIT, not only its
+ * first one's.
+ */
+static void test_tpot_at_the_wire_bunched(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+
+	reset();
+	conn_open(0, 0x9a00, "10.0.0.98", 9998);
+	request_in(1 * MS, 1 * MS, 0x9a00, 10);
+	send_cls(2 * MS, 2 * MS + 5, 0x9a00, 100, 50, TT_SEND_HEADERS, 0,
+		 TT_SEND_F_HEADERS);
+	xmit(2 * MS + 4, 0x9a00, 100, 150);
+	send_cls(10 * MS, 10 * MS + 5, 0x9a00, 150, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	send_cls(12 * MS, 12 * MS + 5, 0x9a00, 160, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	send_cls(14 * MS, 14 * MS + 5, 0x9a00, 170, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	send_cls(15 * MS, 15 * MS + 5, 0x9a00, 180, 10, TT_SEND_DONE, 0,
+		 TT_SEND_F_SSE);
+	xmit(50 * MS, 0x9a00, 150, 190);
+	a = run();
+	if (!ASSERT_EQ(tt_analyzer_nrequests(a), 1, "requests"))
+		goto cleanup;
+	r = req(a, 0);
+	ASSERT_TRUE(r->complete, "complete");
+	ASSERT_EQ(r->t_wire, 50 * MS, "t_wire");
+	ASSERT_EQ(r->ttft, 49 * MS, "ttft");
+	ASSERT_EQ(r->t_last_wire, 50 * MS, "t_last_wire");
+	ASSERT_EQ(r->tpot, 0, "tpot at the wire");
+	ASSERT_EQ(r->tpot_emit, 2 * MS, "tpot_emit");
+	ASSERT_TRUE(r->tpot_at_wire, "tpot_at_wire");
+	ASSERT_TRUE(r->bunched, "bunched");
+cleanup:
+	tt_analyzer_free(a);
 }
 
 /*
@@ -2056,6 +2102,7 @@ int main(void)
 	TT_RUN(test_interleaved_connections);
 	TT_RUN(test_out_of_order_within_window);
 	TT_RUN(test_equal_timestamps_keep_arrival_order);
+	TT_RUN(test_tpot_at_the_wire_bunched);
 	TT_RUN(test_next_request_before_done_returns);
 	TT_RUN(test_deterministic);
 	TT_RUN(test_preexisting_connection);

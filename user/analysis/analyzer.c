@@ -99,6 +99,12 @@ static bool wire_check(struct wire_wait *w, const struct xmit_rec *x)
 	return true;
 }
 
+/* q's first or last token send has not reached the wire yet. */
+static bool wire_waits(const struct live_req *q)
+{
+	return q->tok.pending || q->last_tok.pending;
+}
+
 /* Clears q for a new request, keeping its gap buffer. */
 static void req_reset(struct live_req *q)
 {
@@ -151,6 +157,29 @@ static int rec_reserve(struct tt_analyzer *a)
 	return 0;
 }
 
+/* TPOT at the wire when the last token send's first byte was seen there,
+ * as TTFT is taken; the send-side rate is kept as the server's emit rate. */
+static void wire_tpot(struct tt_request *r, const struct live_req *q)
+{
+	__u64 emit_span = r->t_last_write - r->t_first_write, wire_span;
+
+	r->tpot = r->tpot_emit = 0;
+	r->t_last_wire = 0;
+	r->tpot_at_wire = r->bunched = false;
+	if (r->tokens < 2 || r->t_last_write <= r->t_first_write)
+		return;
+	r->tpot = r->tpot_emit = emit_span / (r->tokens - 1);
+	if (!r->t_wire || !q->last_tok.armed || q->last_tok.pending ||
+	    q->last_tok.t_wire < r->t_wire)
+		return;
+	r->t_last_wire = q->last_tok.t_wire;
+	wire_span = r->t_last_wire - r->t_wire;
+	r->tpot = wire_span / (r->tokens - 1);
+	r->tpot_at_wire = true;
+	r->bunched = wire_span < emit_span / 2 &&
+		     emit_span - wire_span > TT_BUNCH_NS;
+}
+
 /* Decides what q's timestamps prove and files it as finished. */
 static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 {
@@ -190,10 +219,7 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		else
 			why |= TT_INC_NO_WIRE; /* not this request's bytes */
 	}
-	r->tpot = 0;
-	if (r->tokens >= 2 && r->t_last_write > r->t_first_write)
-		r->tpot =
-			(r->t_last_write - r->t_first_write) / (r->tokens - 1);
+	wire_tpot(r, q);
 	r->incomplete = why;
 	r->complete = !why;
 
@@ -273,7 +299,7 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 		q->tok = q->other;
 		r->t_wire = q->tok.pending ? 0 : q->tok.t_wire;
 	}
-	if (how == END_FINISH || !q->tok.pending)
+	if (how == END_FINISH || !wire_waits(q))
 		return req_finalize(a, q, how == END_FINISH ? a->now : ts);
 	err = tail_finalize(a, c);
 	swap = c->tail;
@@ -421,6 +447,7 @@ static void first_token(struct conn *c, const struct tt_event *ev)
 	wire_arm(&c->cur.tok, c, ev->send.seq, ev->send.ts_enter);
 	if (!c->cur.tok.pending)
 		r->t_wire = c->cur.tok.t_wire;
+	c->cur.last_tok = c->cur.tok;
 }
 
 static int send_body(struct tt_analyzer *a, struct conn *c,
@@ -475,6 +502,8 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 		if (!r->t_first_write) {
 			first_token(c, ev);
 		} else {
+			/* TPOT at the wire needs only the latest one's */
+			wire_arm(&q->last_tok, c, s->seq, s->ts_enter);
 			if (tt_u64vec_push(&q->gaps,
 					   s->ts_enter > q->last_tok_enter ?
 						   s->ts_enter -
@@ -531,16 +560,20 @@ static int on_xmit(struct tt_analyzer *a, struct conn *c,
 	if (c->state != CONN_IDLE) {
 		if (wire_check(&c->cur.tok, x))
 			c->cur.r.t_wire = x->ts;
+		wire_check(&c->cur.last_tok, x);
 		wire_check(&c->cur.other, x);
 	}
-	if (c->have_tail && wire_check(&c->tail.tok, x)) {
+	if (!c->have_tail)
+		return 0;
+	if (wire_check(&c->tail.tok, x))
 		c->tail.r.t_wire = x->ts;
-		err = tail_finalize(a, c);
-		if (c->closed)
-			conn_free(a, c);
-		return err;
-	}
-	return 0;
+	wire_check(&c->tail.last_tok, x);
+	if (wire_waits(&c->tail))
+		return 0;
+	err = tail_finalize(a, c);
+	if (c->closed)
+		conn_free(a, c);
+	return err;
 }
 
 static void mark_lost(struct tt_request *r)

@@ -36,7 +36,18 @@ struct tt_request {
 	__u64 t_end; /* end of response (DONE, close, next request), 0 if none */
 	__u64 ttft; /* t_wire - t_arrive, 0 unless both known */
 	__u32 tokens; /* token-carrying events */
-	__u64 tpot; /* (t_last_write - t_first_write) / (tokens - 1) */
+	/*
+	 * At the wire, as TTFT: (t_last_wire - t_wire) / (tokens - 1), when
+	 * the last token send's first byte was seen on the device
+	 * (tpot_at_wire); else the send-side figure, tpot_emit.
+	 */
+	__u64 tpot;
+	__u64 tpot_emit; /* (t_last_write - t_first_write) / (tokens - 1) */
+	__u64 t_last_wire; /* the last token send's first byte, 0 if unseen */
+	bool tpot_at_wire;
+	/* emitted apart, left together: the wire span is under half the
+	 * emit span, by more than TT_BUNCH_NS (Nagle, a delayed ACK) */
+	bool bunched;
 	__u64 bytes_in, bytes_out;
 	__u16 status; /* HTTP status of its response, 0 when none was seen */
 	bool complete; /* every timestamp above backed by events, no loss */
@@ -99,6 +110,9 @@ struct tt_analyzer_stats {
 };
 
 #define TT_LOST_CPUS 64 /* per-CPU drop counts kept for CPUs below this */
+
+/* Tokens bunched at the wire differ from their emission by more than this. */
+#define TT_BUNCH_NS 1000000ULL
 
 struct tt_analyzer;
 

@@ -35,6 +35,7 @@ struct live_req {
 	__u64 t_last_ready, t_last_arrive;
 	__u64 seq; /* creation order: provisional id */
 	struct wire_wait tok; /* the first token send */
+	struct wire_wait last_tok; /* the latest token send */
 	struct wire_wait other; /* the first untyped body send */
 	__u64 other_ts_enter;
 	__u32 other_tid, other_tgid;

@@ -88,6 +88,7 @@ struct report_data {
 	size_t complete, incomplete;
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
 	size_t errors, no_token; /* answered without tokens: counted apart */
+	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
 	/* the requests of the TTFT percentiles whose stages are known */
 	struct tt_u64vec stage[NROWS];
 	struct tt_summary s_stage[NROWS];
@@ -180,8 +181,11 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 				return -ENOMEM;
 		}
 		if (r->tokens >= 2 && r->t_last_write >= r->t_first_write &&
-		    r->t_first_write && tt_u64vec_push(&d->tpot, r->tpot))
-			return -ENOMEM;
+		    r->t_first_write) {
+			if (tt_u64vec_push(&d->tpot, r->tpot))
+				return -ENOMEM;
+			d->bunched += r->bunched;
+		}
 		gaps = tt_analyzer_request_itl(a, i, &n);
 		if (n && tt_u64vec_reserve(&d->itl, n))
 			return -ENOMEM;
@@ -416,6 +420,10 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 	text_row(out, "ITL", &d.s_itl, "gaps");
 	fprintf(out,
 		"TTFT (wire): first request byte in the kernel to first token byte on the device.\n");
+	if (d.bunched)
+		fprintf(out,
+			"TPOT (wire): %zu request(s) emitted tokens apart that left together (Nagle, a delayed ACK): their TPOT is the wire's; the server's emit rate is tpot_emit_ns in --json.\n",
+			d.bunched);
 	text_stages(out, &d);
 	text_picks(out, a, &d);
 	if (o->gpu)
@@ -710,6 +718,12 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 	json_opt(out, "status", r->status);
 	json_opt(out, "t_headers_ns", r->t_headers);
 	json_opt(out, "t_last_write_ns", r->t_last_write);
+	/* tpot_ns is the wire's when tpot_at_wire; this the server's */
+	json_opt(out, "tpot_emit_ns", r->tokens >= 2 ? r->tpot_emit : 0);
+	json_opt(out, "t_last_wire_ns", r->t_last_wire);
+	fprintf(out, ",\"tpot_at_wire\":%s,\"bunched\":%s",
+		r->tpot_at_wire ? "true" : "false",
+		r->bunched ? "true" : "false");
 	json_opt(out, "t_end_ns", r->t_end);
 	fprintf(out, ",\"bytes_in\":%llu,\"bytes_out\":%llu,\"lport\":%u",
 		(unsigned long long)r->bytes_in,
@@ -815,9 +829,9 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
 		"\"incomplete\":%zu,\"errors\":%zu,\"no_token\":%zu,"
-		"\"include_incomplete\":%s",
+		"\"bunched\":%zu,\"include_incomplete\":%s",
 		d.complete + d.incomplete, d.complete, d.incomplete, d.errors,
-		d.no_token, o->include_incomplete ? "true" : "false");
+		d.no_token, d.bunched, o->include_incomplete ? "true" : "false");
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
