@@ -27,7 +27,9 @@ stop_record
 "$TTFTRACE" report --json "$TT_TMP/node.ttft" >"$TT_TMP/report.json" ||
 	fail "bpf_node: report --json"
 /usr/bin/python3 - "$TT_TMP/report.json" "$TT_TMP/client.csv" <<'EOF'
-import csv, json, sys
+import csv, json, os, sys
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from compare_ttft import by_port
 rep = json.load(open(sys.argv[1]))
 reqs = rep["requests"]
 rows = list(csv.DictReader(open(sys.argv[2])))
@@ -40,11 +42,10 @@ toks = sorted({r["tokens"] for r in reqs})
 print(("PASS" if toks == [8] else "FAIL") +
       ": bpf_node: every request has the 8 tokens the client read: %s" % toks)
 # the n-th request of a connection is the client's n-th on that port
-tool, client = {}, {}
-for r in sorted(reqs, key=lambda r: r["t_arrive_ns"] or 0):
-    tool.setdefault(int(r["peer"].rsplit(":", 1)[1]), []).append(r)
-for row in sorted(rows, key=lambda row: int(row["t_send_ns"])):
-    client.setdefault(int(row["local_port"]), []).append(row)
+tool = by_port(reqs, lambda r: int(r["peer"].rsplit(":", 1)[1]),
+               lambda r: r["t_arrive_ns"] or 0)
+client = by_port(rows, lambda row: int(row["local_port"]),
+                 lambda row: int(row["t_send_ns"]))
 late = []
 for port, crs in client.items():
     for r, row in zip(tool.get(port, []), crs):

@@ -26,12 +26,13 @@ import json
 import os
 import subprocess
 import sys
-from collections import Counter, defaultdict
+from collections import Counter
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "tests"))
 import compare_stages as cs  # noqa: E402
+from compare_ttft import by_port  # noqa: E402
 
 MS = 1e6
 
@@ -42,18 +43,10 @@ def port_of(r):
 
 def matched(report, truth, clients):
     """[(client, truth, tool)] by port and order on the connection."""
-    def group(rows, port, key):
-        out = defaultdict(list)
-        for r in rows:
-            out[port(r)].append(r)
-        for v in out.values():
-            v.sort(key=key)
-        return out
-
-    tool = group([r for r in report["requests"] if r.get("t_arrive_ns")], port_of,
+    tool = by_port([r for r in report["requests"] if r.get("t_arrive_ns")], port_of,
                  lambda r: r["t_arrive_ns"])
-    gt = group(truth, lambda r: int(r["port"]), lambda r: int(r["t_read"]))
-    cl = group(clients, lambda r: int(r["local_port"]), lambda r: int(r["t_send_ns"]))
+    gt = by_port(truth, lambda r: int(r["port"]), lambda r: int(r["t_read"]))
+    cl = by_port(clients, lambda r: int(r["local_port"]), lambda r: int(r["t_send_ns"]))
     out = []
     for port, crs in cl.items():
         for c, g, t in zip(crs, gt.get(port, []), tool.get(port, [])):
