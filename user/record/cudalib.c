@@ -119,27 +119,15 @@ int tt_cudalib_open(const char *path, char *err, size_t errlen)
  * to read (as a real libcuda is), or one of the workload's own user. */
 static bool readable_by(int fd, pid_t pid)
 {
-	char status[64], line[256];
-	unsigned int ruid, euid;
-	bool ret = false;
 	struct stat st;
-	FILE *f;
+	long euid;
 
 	if (fstat(fd, &st))
 		return false;
 	if (st.st_mode & S_IROTH)
 		return true;
-	snprintf(status, sizeof(status), "/proc/%d/status", (int)pid);
-	f = fopen(status, "re");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
-			ret = st.st_uid == euid && (st.st_mode & S_IRUSR);
-			break;
-		}
-	fclose(f);
-	return ret;
+	euid = tt_proc_euid(pid);
+	return euid >= 0 && st.st_uid == (uid_t)euid && (st.st_mode & S_IRUSR);
 }
 
 int tt_cudalib_open_in(pid_t pid, const char *path, char *err, size_t errlen)

@@ -39,21 +39,43 @@ bool tt_proc_alive(pid_t pid)
 	return state != 'Z' && state != 'X';
 }
 
-pid_t tt_proc_tgid(pid_t pid)
+/* The n-th number (from 0) of the "key:" line of /proc/PID/status. */
+static long status_field(pid_t pid, const char *key, int nth)
 {
-	char path[64], line[256];
-	pid_t tgid = -ESRCH;
+	char path[64], line[256], *p, *end;
+	size_t klen = strlen(key);
+	long val = -ESRCH;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		p = line + klen + 1;
+		for (int i = 0; i <= nth; i++, p = end) {
+			val = strtol(p, &end, 10);
+			if (end == p) {
+				val = -EINVAL;
+				break;
+			}
+		}
+		break;
+	}
 	fclose(f);
-	return tgid;
+	return val;
+}
+
+pid_t tt_proc_tgid(pid_t pid)
+{
+	return status_field(pid, "Tgid", 0);
+}
+
+long tt_proc_euid(pid_t pid)
+{
+	return status_field(pid, "Uid", 1);
 }
 
 int tt_proc_mappings(pid_t pid,

@@ -12,6 +12,8 @@
 bool tt_proc_alive(pid_t pid);
 /* The process (thread group) a thread id belongs to, or -errno. */
 pid_t tt_proc_tgid(pid_t pid);
+/* Its effective user id, or -errno. */
+long tt_proc_euid(pid_t pid);
 /* Descendants of root (not root itself); count, or -errno. */
 int tt_proc_descendants(pid_t root, pid_t *out, int max);
 /* Listening TCP ports (IPv4 and IPv6) on sockets that pid holds open. */
