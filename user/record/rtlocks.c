@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "containers.h"
 #include "cudalib.h"
 #include "procfs.h"
 #include "rtlocks.h"
@@ -144,15 +145,9 @@ int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
 	return err ? err : rs.n;
 }
 
-struct rt_seen {
-	pid_t tgid;
-	dev_t dev;
-	ino_t ino; /* of its executable when it was looked at */
-};
-
 struct tt_rt_scanner {
-	struct rt_seen *seen;
-	size_t n, cap;
+	/* (executable's inode, tgid) -> its device: looked at already */
+	struct tt_hmap seen;
 };
 
 struct tt_rt_scanner *tt_rt_scanner_new(void)
@@ -164,61 +159,31 @@ void tt_rt_scanner_free(struct tt_rt_scanner *s)
 {
 	if (!s)
 		return;
-	free(s->seen);
+	tt_hmap_free(&s->seen);
 	free(s);
-}
-
-/* The entry of tgid, added if new; *changed when it is new or exec'd. */
-static struct rt_seen *seen_entry(struct tt_rt_scanner *s, pid_t tgid,
-				  const struct stat *exe, bool *changed)
-{
-	struct rt_seen *e;
-
-	for (size_t i = 0; i < s->n; i++) {
-		e = &s->seen[i];
-		if (e->tgid != tgid)
-			continue;
-		*changed = e->dev != exe->st_dev || e->ino != exe->st_ino;
-		return e;
-	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		struct rt_seen *grown = realloc(s->seen, cap * sizeof(*grown));
-
-		if (!grown)
-			return NULL;
-		s->seen = grown;
-		s->cap = cap;
-	}
-	e = &s->seen[s->n++];
-	e->tgid = tgid;
-	*changed = true;
-	return e;
 }
 
 int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 	       tt_rt_emit_fn emit, void *ctx)
 {
 	struct tt_rt_range r[4];
+	const struct tt_hmap_ent *e;
 	char exe[64];
 	struct stat st;
-	bool changed;
 	int err = 0;
 
 	for (int i = 0; i < n && !err; i++) {
-		struct rt_seen *e;
 		int found;
 
 		snprintf(exe, sizeof(exe), "/proc/%u/exe", tgids[i]);
 		if (stat(exe, &st))
 			continue; /* gone, or a kernel thread */
-		e = seen_entry(s, tgids[i], &st, &changed);
-		if (!e)
-			return -ENOMEM;
-		if (!changed)
+		/* a process is new to it, or has exec'd, by its executable */
+		e = tt_hmap_find(&s->seen, st.st_ino, tgids[i]);
+		if (e && e->val == st.st_dev)
 			continue;
-		e->dev = st.st_dev;
-		e->ino = st.st_ino;
+		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev))
+			return -ENOMEM;
 		found = tt_rt_find(tgids[i], r, 4);
 		for (int j = 0; j < found && !err; j++)
 			err = emit(ctx, tgids[i], &r[j]);
