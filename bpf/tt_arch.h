@@ -30,6 +30,10 @@
 #define TT_ARCH_LIBDIR "/usr/lib/x86_64-linux-gnu"
 /* struct pt_regs' field holding the syscall number at syscall entry */
 #define TT_REGS_SYSCALL_NR(regs) ((regs)->orig_ax)
+/* Go's internal register ABI (Go 1.17+): the first integer arguments */
+#define TT_GO_ARG1(regs) ((regs)->ax)
+#define TT_GO_ARG2(regs) ((regs)->bx)
+#define TT_GO_ARG3(regs) ((regs)->cx)
 
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define TT_NR_read 0

@@ -1093,3 +1093,5 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 	bpf_map_delete_elem(&cuda_enter, &key);
 	return 0;
 }
+
+#include "tt_go.bpf.h"

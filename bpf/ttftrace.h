@@ -35,12 +35,17 @@ enum tt_event_type {
 	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return */
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
+	TT_EV_GO = 24, /* a goroutine's state change (Go's runtime.casgstatus) */
 	TT_EV_MAX
 };
 
 /* tt_hdr.flags */
 #define TT_F_HARDIRQ (1u << 0) /* emitted in hard interrupt context */
 #define TT_F_SOFTIRQ (1u << 1) /* emitted in softirq context */
+/* never recorded: a wake the analysis derives from a runtime's own events,
+ * never a hand-off (a goroutine readied by the Go scheduler itself, or
+ * started: docs/design.md §4.7) */
+#define TT_F_RUNTIME (1u << 2)
 
 struct tt_hdr {
 	__u64 ts; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -215,6 +220,7 @@ struct tt_gpu_call {
 /* The language runtimes whose own synchronization is told apart. */
 enum tt_rt_kind {
 	TT_RT_CPYTHON = 1, /* _PyRuntime: the GIL (3.8-3.13), runtime locks */
+	TT_RT_GO = 2, /* a Go program: every futex word is its runtime's */
 };
 
 /* A runtime's own synchronization in the header's tgid, found by the
@@ -224,6 +230,28 @@ struct tt_rtlock {
 	__u64 lo, hi;
 	__u32 kind; /* enum tt_rt_kind */
 	__u32 pad;
+};
+
+/* Go's goroutine states (runtime/runtime2.go, stable since Go 1.0). */
+enum tt_go_state {
+	TT_GO_IDLE = 0,
+	TT_GO_RUNNABLE = 1,
+	TT_GO_RUNNING = 2,
+	TT_GO_SYSCALL = 3,
+	TT_GO_WAITING = 4,
+	TT_GO_DEAD = 6,
+	TT_GO_COPYSTACK = 8,
+	TT_GO_PREEMPTED = 9,
+};
+
+/*
+ * Goroutine g changed state from -> to on the header's thread (an M), at
+ * runtime.casgstatus's entry. Running <-> syscall changes are left out in
+ * BPF: the goroutine keeps its thread through a syscall.
+ */
+struct tt_go {
+	__u64 g; /* the goroutine's struct g: its identity while it lives */
+	__u32 from, to; /* enum tt_go_state */
 };
 
 #define TT_LIB_PATH_LEN 240

@@ -746,9 +746,16 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 	return err;
 }
 
-static int handle_released(void *ctx, const struct tt_event *ev)
+static int handle_lifted(void *ctx, const struct tt_event *ev)
 {
 	return handle(ctx, ev);
+}
+
+static int handle_released(void *ctx, const struct tt_event *ev)
+{
+	struct tt_analyzer *a = ctx;
+
+	return an_golift(&a->golift, ev, handle_lifted, a);
 }
 
 int tt_analyzer_add(struct tt_analyzer *a, const struct tt_event *ev)
@@ -830,6 +837,7 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	}
 	tt_hmap_free(&a->conns);
 	tt_reorder_free(&a->win);
+	an_golift_free(&a->golift);
 	free(a->reqs);
 	tt_u64vec_free(&a->gaps);
 	if (a->cp_res)

@@ -6,6 +6,7 @@
 
 #include "analyzer.h"
 #include "containers.h"
+#include "golift.h"
 #include "reorder.h"
 #include "stats.h"
 
@@ -87,6 +88,7 @@ struct req_rec {
 
 struct tt_analyzer {
 	struct tt_reorder win; /* events on their way to handle() */
+	struct an_golift golift; /* then Go programs' into goroutines' */
 
 	__u64 now; /* newest timestamp handled */
 	__u64 next_sweep;

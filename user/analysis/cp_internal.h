@@ -16,6 +16,9 @@
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
 #define BURST_GAP_NS 100000ULL
+/* A goroutine's (docs/design.md §4.7): each ready may start an M by a futex
+ * syscall, tens of µs on a VM, under the uprobe of every state change. */
+#define GO_BURST_GAP_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
 /* A condvar signal and its mutex's unlock wake one target this close. */
@@ -101,7 +104,11 @@ enum cp_lock {
 	CP_LOCK_NONE = 0,
 	CP_LOCK_WORD, /* a futex word used as a lock (§4.3's counts) */
 	CP_LOCK_RUNTIME, /* a runtime's own lock: CPython's GIL (§4.3) */
+	CP_LOCK_SCHED, /* a runtime's scheduler: Go's futexes, readyings (§4.7) */
 };
+
+/* cp_wake.syscall of a wake a runtime's scheduler made, no goroutine */
+#define CP_SYSCALL_SCHED (-2)
 
 /* A language runtime's lock range in a process (TT_EV_RTLOCK). */
 struct cp_rtrange {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "golift.h"
 #include "gpu.h"
 #include "tt_arch.h"
 
@@ -207,9 +208,10 @@ static bool blocked_in(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 	return false;
 }
 
-/* c blocked or ran more than BURST_GAP_NS in [t_old, t_new]. */
+/* c blocked or ran more than its burst gap in [t_old, t_new]. */
 static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 {
+	__u64 gap = c->tid >= TT_GO_TID_BASE ? GO_BURST_GAP_NS : BURST_GAP_NS;
 	__u64 run = 0, hi = t_new, lo;
 	long k;
 
@@ -219,7 +221,7 @@ static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 			return true;
 		if (c->recs[k].state == REC_RUNNING) {
 			run += hi - lo;
-			if (run > BURST_GAP_NS)
+			if (run > gap)
 				return true;
 		}
 		if (c->recs[k].ts <= t_old)

@@ -351,13 +351,15 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	widx = cp->nwakes++;
 	wk = &cp->wakes[widx];
 	nr = ctx == CTX_PROCESS ? (w->waker_syscall & ~0x40000000) : -1;
+	if (ev->h.flags & TT_F_RUNTIME)
+		nr = CP_SYSCALL_SCHED;
 	*wk = (struct cp_wake){
 		.ts = ev->h.ts,
 		.arg0 = ctx == CTX_PROCESS ? w->waker_arg0 : 0,
 		.waker_tid = ev->h.tid,
 		.target_tid = w->target_tid,
 		.block = NONE32,
-		.syscall = nr >= -1 && nr <= INT16_MAX ? nr : -1,
+		.syscall = nr >= CP_SYSCALL_SCHED && nr <= INT16_MAX ? nr : -1,
 		.ctx = ctx,
 	};
 	if (waker && ctx == CTX_PROCESS) {

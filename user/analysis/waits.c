@@ -369,17 +369,28 @@ const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 	return NULL;
 }
 
-bool cp_block_is_runtime(const struct tt_critpath *cp,
-			 const struct cp_thread *th, const struct cp_rec *rec)
+/* The runtime whose futex word th blocked on in rec, or NULL. */
+static const struct cp_rtrange *block_runtime(const struct tt_critpath *cp,
+					      const struct cp_thread *th,
+					      const struct cp_rec *rec)
 {
 	const struct cp_block *b;
 
 	if (rec->state != REC_BLOCKED || rec->info == NONE32 ||
 	    !cp->nrtranges)
-		return false;
+		return NULL;
 	b = &cp->blocks[rec->info];
-	return b->syscall == TT_NR_futex &&
-	       cp_runtime_word(cp, b->arg0, th->tgid);
+	if (b->syscall != TT_NR_futex)
+		return NULL;
+	return cp_runtime_word(cp, b->arg0, th->tgid);
+}
+
+bool cp_block_is_runtime(const struct tt_critpath *cp,
+			 const struct cp_thread *th, const struct cp_rec *rec)
+{
+	const struct cp_rtrange *rt = block_runtime(cp, th, rec);
+
+	return rt && rt->kind == TT_RT_CPYTHON;
 }
 
 /* The stage and reason of blocked record rec of th, when not followed. */
@@ -394,6 +405,11 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 	if (cp_block_is_runtime(cp, th, rec)) {
 		snprintf(buf, len, "GIL");
 		return TT_ST_LOCK;
+	}
+	/* an M of a Go program parked by its scheduler */
+	if (block_runtime(cp, th, rec)) {
+		snprintf(buf, len, "Go scheduler");
+		return TT_ST_RUNQUEUE;
 	}
 	if (!cp_gpu_wait_of(cp, th, rec, &gw)) {
 		block_reason(cp, rec, NULL, buf, len);
@@ -474,11 +490,16 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 
 		__u32 waker_tgid = tgid_of(cp, w->waker_tid);
 		__u32 target_tgid = tgid_of(cp, w->target_tid);
+		const struct cp_rtrange *rt = NULL;
 
-		if ((w->syscall == TT_NR_futex &&
-		     cp_runtime_word(cp, w->arg0, waker_tgid)) ||
-		    (b && b->syscall == TT_NR_futex &&
-		     cp_runtime_word(cp, b->arg0, target_tgid)))
+		if (w->syscall == TT_NR_futex)
+			rt = cp_runtime_word(cp, w->arg0, waker_tgid);
+		if (!rt && b && b->syscall == TT_NR_futex)
+			rt = cp_runtime_word(cp, b->arg0, target_tgid);
+		if (w->syscall == CP_SYSCALL_SCHED ||
+		    (rt && rt->kind == TT_RT_GO))
+			w->lock = CP_LOCK_SCHED;
+		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
 		else if ((w->syscall == TT_NR_futex &&
 			  word_is_lock(cp, w->arg0, waker_tgid, limit)) ||

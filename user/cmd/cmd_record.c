@@ -51,6 +51,7 @@ struct record_args {
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	int ncuda_libs;
+	bool no_goroutines;
 };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
@@ -79,6 +80,8 @@ static const char record_doc[] =
 	"  ttftrace record -c './server --port 8000' -d 1m\n"
 	"  ttftrace report ttftrace.ttft           # then analyse it";
 
+#define OPT_GOROUTINES 0x100
+
 static const struct argp_option record_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
 	{ "command", 'c', "CMD", 0, "Start CMD (with /bin/sh -c) and trace it", 0 },
@@ -88,6 +91,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
+	{ "goroutines", OPT_GOROUTINES, "on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus; default on)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -145,6 +149,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 				   MAX_CUDA_LIBS);
 		a->cuda_libs[a->ncuda_libs++] = arg;
 		break;
+	case OPT_GOROUTINES:
+		if (strcmp(arg, "on") && strcmp(arg, "off"))
+			argp_error(state, "invalid --goroutines '%s': on or off",
+				   arg);
+		a->no_goroutines = !strcmp(arg, "off");
+		break;
 	case 'v':
 		a->verbose++;
 		break;
@@ -169,6 +179,9 @@ struct record_state {
 	__u64 events;
 	int write_err;
 	struct tt_rt_scanner *runtimes; /* which processes were looked at */
+	struct tt_collector *coll; /* puts probes on the runtimes found */
+	bool goroutines; /* probe Go programs' goroutines */
+	bool quiet;
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
@@ -426,15 +439,27 @@ static void print_collector_messages(struct tt_collector *c,
 			fprintf(stderr, "ttftrace: %s\n", msg);
 }
 
-/* A runtime's lock range found in a traced process: into the recording. */
+/* A runtime found in a traced process: its goroutine probe for Go, its
+ * lock range into the recording. */
 static int record_runtime(void *ctx, pid_t tgid, const struct tt_rt_range *r)
 {
+	struct record_state *rs = ctx;
 	struct tt_event ev = {
-		.h = { .ts = tt_clock_ns(CLOCK_MONOTONIC), .tgid = tgid,
-		       .tid = tgid, .type = TT_EV_RTLOCK },
+		.h = { .tgid = tgid, .tid = tgid, .type = TT_EV_RTLOCK },
 		.rtlock = { .lo = r->lo, .hi = r->hi, .kind = r->kind },
 	};
+	char err[320], name[32];
 
+	if (r->kind == TT_RT_GO && r->fd >= 0 && rs->goroutines) {
+		snprintf(name, sizeof(name), "pid %d", (int)tgid);
+		if (tt_collector_probe_go_fd(rs->coll, r->fd, name, err,
+					     sizeof(err)) < 0 &&
+		    !rs->quiet)
+			fprintf(stderr,
+				"ttftrace: warning: %s; its goroutines are not followed\n",
+				err);
+	}
+	ev.h.ts = tt_clock_ns(CLOCK_MONOTONIC);
 	return record_event(ctx, &ev);
 }
 
@@ -646,6 +671,9 @@ int tt_cmd_record(int argc, char **argv)
 		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
 	if (probe_cuda_libraries(c, &a, lib_fds))
 		goto cleanup;
+	rs.coll = c;
+	rs.goroutines = !a.no_goroutines;
+	rs.quiet = a.quiet;
 	rs.runtimes = tt_rt_scanner_new();
 	if (!rs.runtimes) {
 		fprintf(stderr, "ttftrace: out of memory\n");

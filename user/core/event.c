@@ -30,6 +30,7 @@ static const struct {
 	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
+	[TT_EV_GO] = { "go", true, sizeof(struct tt_go) },
 };
 
 int tt_event_payload_size(unsigned int type)
@@ -48,5 +49,12 @@ const char *tt_event_type_name(unsigned int type)
 
 const char *tt_rt_kind_name(unsigned int kind)
 {
-	return kind == TT_RT_CPYTHON ? "cpython" : "runtime";
+	switch (kind) {
+	case TT_RT_CPYTHON:
+		return "cpython";
+	case TT_RT_GO:
+		return "go";
+	default:
+		return "runtime";
+	}
 }

@@ -147,6 +147,12 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_rtlock, kind, UINT),
 			FLD(tt_rtlock, pad, UINT),
 		} },
+	[TT_EV_GO] = {
+		3, {
+			FLD(tt_go, g, UINT),
+			FLD(tt_go, from, UINT),
+			FLD(tt_go, to, UINT),
+		} },
 	};
 /* clang-format on */
 

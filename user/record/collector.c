@@ -44,6 +44,12 @@ struct tt_collector {
 	int ncuda_libs;
 	int ncuda_fns;
 	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
+	struct bpf_link *go_links[32]; /* runtime.casgstatus of Go programs */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} go_bins[32]; /* files already probed, one link each */
+	int ngo_bins;
 	struct tt_cudalib_prober *prober;
 	int verbose;
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
@@ -138,6 +144,46 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 cleanup:
 	pthread_mutex_unlock(&c->cuda_lock);
 	return probed;
+}
+
+int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
+			     const char *name, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = "runtime.casgstatus");
+	struct bpf_link *link;
+	char path[64];
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		snprintf(err, errlen, "Go program %s: %s", name,
+			 strerror(errno));
+		return -errno;
+	}
+	for (int i = 0; i < c->ngo_bins; i++)
+		if (c->go_bins[i].dev == st.st_dev &&
+		    c->go_bins[i].ino == st.st_ino)
+			return 0;
+	if (c->ngo_bins == (int)(sizeof(c->go_bins) / sizeof(c->go_bins[0]))) {
+		snprintf(err, errlen, "too many Go programs; %s not probed",
+			 name);
+		return -ENOSPC;
+	}
+	/* libbpf reads and the kernel resolves the very file fd holds */
+	tt_cudalib_fd_path(fd, path, sizeof(path));
+	link = bpf_program__attach_uprobe_opts(c->skel->progs.tt_go_status, -1,
+					       path, 0, &uopts);
+	if (!link) {
+		int err_nr = -errno;
+
+		snprintf(err, errlen,
+			 "Go program %s: cannot probe runtime.casgstatus: %s",
+			 name, strerror(-err_nr));
+		return err_nr;
+	}
+	c->go_bins[c->ngo_bins].dev = st.st_dev;
+	c->go_bins[c->ngo_bins].ino = st.st_ino;
+	c->go_links[c->ngo_bins++] = link;
+	return 1;
 }
 
 static int attach_candidate(void *ctx, int fd, const char *name, char *err,
@@ -484,6 +530,8 @@ void tt_collector_close(struct tt_collector *c)
 	ring_buffer__free(c->rb);
 	for (size_t i = 0; i < c->ncuda_links; i++)
 		bpf_link__destroy(c->cuda_links[i]);
+	for (int i = 0; i < c->ngo_bins; i++)
+		bpf_link__destroy(c->go_links[i]);
 	free(c->cuda_links);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #define PAGE_MASK_4K (~0xfffULL)
 
 struct rt_search {
+	char exe[PATH_MAX]; /* the executable's path, as the maps name it */
 	pid_t pid;
 	struct tt_rt_range *out;
 	int max, n;
@@ -83,9 +85,13 @@ static bool find_symbol(Elf *elf, const char *name, GElf_Sym *found)
 	return false;
 }
 
-/* Looks _PyRuntime up in the file of mapping m (its first, offset 0). */
-static int cpython_range(pid_t pid, const struct tt_mapping *m,
-			 struct tt_rt_range *r)
+/*
+ * The runtime in the file of mapping m (its first, offset 0): CPython's
+ * _PyRuntime range, or, in the executable, a Go program (the symbol of
+ * its goroutine probe; the O_PATH fd is kept in r->fd for the probe).
+ */
+static int runtime_in(pid_t pid, const struct tt_mapping *m, bool exe,
+		      struct tt_rt_range *r)
 {
 	char self[64], err[256];
 	int pfd, fd = -1, ret = -ENOENT;
@@ -105,42 +111,63 @@ static int cpython_range(pid_t pid, const struct tt_mapping *m,
 		goto cleanup;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load) ||
-	    !find_symbol(elf, "_PyRuntime", &sym))
+	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load))
 		goto cleanup;
-	/* an executable is mapped where it says; a shared object is moved */
-	base = eh.e_type == ET_DYN ? m->start - m->offset - load : 0;
-	r->lo = base + sym.st_value;
-	r->hi = r->lo + sym.st_size;
-	r->kind = TT_RT_CPYTHON;
-	ret = 0;
+	r->fd = -1;
+	if (is_cpython(m->path) && find_symbol(elf, "_PyRuntime", &sym)) {
+		/* an executable is mapped where it says; a shared object
+		 * is moved */
+		base = eh.e_type == ET_DYN ? m->start - m->offset - load : 0;
+		r->lo = base + sym.st_value;
+		r->hi = r->lo + sym.st_size;
+		r->kind = TT_RT_CPYTHON;
+		ret = 0;
+	} else if (exe && find_symbol(elf, TT_GO_PROBE_SYMBOL, &sym)) {
+		/* Go's own code takes no futex: every word is the runtime's */
+		r->lo = 0;
+		r->hi = UINT64_MAX;
+		r->kind = TT_RT_GO;
+		r->fd = pfd;
+		pfd = -1;
+		ret = 0;
+	}
 cleanup:
 	if (elf)
 		elf_end(elf);
 	if (fd >= 0)
 		close(fd);
-	close(pfd);
+	if (pfd >= 0)
+		close(pfd);
 	return ret;
 }
 
 static int add_range(void *ctx, const struct tt_mapping *m)
 {
 	struct rt_search *rs = ctx;
+	bool exe = !strcmp(m->path, rs->exe);
 
-	if (m->offset || !is_cpython(m->path) || rs->n == rs->max)
+	if (m->offset || rs->n == rs->max || (!exe && !is_cpython(m->path)))
 		return 0;
-	if (!cpython_range(rs->pid, m, &rs->out[rs->n]))
+	if (!runtime_in(rs->pid, m, exe, &rs->out[rs->n]))
 		rs->n++;
+	/* the executable's mappings after the first: looked at */
+	if (exe)
+		rs->exe[0] = '\0';
 	return 0;
 }
 
 int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
 {
-	struct rt_search rs = { pid, out, max, 0 };
+	struct rt_search rs = { .pid = pid, .out = out, .max = max };
+	char link[64];
+	ssize_t len;
 	int err;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	len = readlink(link, rs.exe, sizeof(rs.exe) - 1);
+	rs.exe[len > 0 ? len : 0] = '\0';
 	err = tt_proc_mappings(pid, add_range, &rs);
 	return err ? err : rs.n;
 }
@@ -185,8 +212,12 @@ int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev))
 			return -ENOMEM;
 		found = tt_rt_find(tgids[i], r, 4);
-		for (int j = 0; j < found && !err; j++)
-			err = emit(ctx, tgids[i], &r[j]);
+		for (int j = 0; j < found; j++) {
+			if (!err)
+				err = emit(ctx, tgids[i], &r[j]);
+			if (r[j].fd >= 0)
+				close(r[j].fd);
+		}
 	}
 	return err;
 }

@@ -16,11 +16,17 @@
 struct tt_rt_range {
 	__u64 lo, hi; /* [lo, hi) in the process's address space */
 	__u32 kind; /* enum tt_rt_kind */
+	int fd; /* TT_RT_GO: the program (O_PATH) for its probe, else -1 */
 };
 
+/* The Go runtime's function every goroutine state change goes through */
+#define TT_GO_PROBE_SYMBOL "runtime.casgstatus"
+
+
 /* The runtime ranges pid maps (CPython: the _PyRuntime object of the
- * python executable or libpython it maps). Fills up to max; returns how
- * many were found, or -errno when the maps cannot be read. */
+ * python executable or libpython it maps; Go: the whole address space of
+ * a Go executable). Fills up to max; returns how many were found, or
+ * -errno when the maps cannot be read. The caller closes each fd >= 0. */
 int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max);
 
 /* Remembers which processes were looked at, by executable: a process is

@@ -82,6 +82,10 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)ev->rtlock.lo,
 			(unsigned long long)ev->rtlock.hi);
 		break;
+	case TT_EV_GO:
+		fprintf(out, "g=%#llx %u->%u", (unsigned long long)ev->go.g,
+			ev->go.from, ev->go.to);
+		break;
 	}
 }
 

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Goroutines as threads (docs/design.md §4.7): the pass that turns a Go
+ * program's events into its goroutines' events, checked on what it emits
+ * for a locked engine goroutine and a handler on Ms that the runtime's
+ * own futex wakes move between.
+ */
+#include <string.h>
+#include "tt_test.h"
+#include "golift.h"
+
+#define TGID 700
+#define M1 701 /* runs the handler */
+#define M2 702 /* the engine's locked M */
+#define MX 703 /* an idle M the runtime starts */
+#define G_HANDLER 0xc000001000ULL
+#define G_ENGINE 0xc000002000ULL
+#define G_NEW 0xc000003000ULL
+
+struct sink {
+	struct tt_event ev[64];
+	int n;
+};
+
+static int collect(void *ctx, const struct tt_event *ev)
+{
+	struct sink *s = ctx;
+
+	if (s->n < 64)
+		s->ev[s->n++] = *ev;
+	return 0;
+}
+
+static struct tt_event mk(unsigned int type, __u64 ts, __u32 tid)
+{
+	struct tt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = type;
+	ev.h.ts = ts;
+	ev.h.tgid = TGID;
+	ev.h.tid = tid;
+	return ev;
+}
+
+static void feed_go(struct an_golift *gl, struct sink *s, __u64 ts, __u32 m,
+		    __u64 g, __u32 from, __u32 to)
+{
+	struct tt_event ev = mk(TT_EV_GO, ts, m);
+
+	ev.go.g = g;
+	ev.go.from = from;
+	ev.go.to = to;
+	ASSERT_OK(an_golift(gl, &ev, collect, s), "an_golift go");
+}
+
+static void feed(struct an_golift *gl, struct sink *s, struct tt_event ev)
+{
+	ASSERT_OK(an_golift(gl, &ev, collect, s), "an_golift");
+}
+
+/* The events emitted of type type, in order. */
+static int of_type(const struct sink *s, unsigned int type,
+		   const struct tt_event **out, int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->n && n < max; i++)
+		if (s->ev[i].h.type == type)
+			out[n++] = &s->ev[i];
+	return n;
+}
+
+static void test_untouched_without_go(void)
+{
+	struct an_golift gl = {};
+	struct sink s = {};
+	struct tt_event ev = mk(TT_EV_RECV, 10, M1);
+
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.n, 1, "one event out");
+	ASSERT_EQ(s.ev[0].h.tid, M1, "recv keeps its thread");
+	an_golift_free(&gl);
+}
+
+static void test_handler_and_locked_engine(void)
+{
+	const struct tt_event *sw[16], *wk[8], *comm[8];
+	struct an_golift gl = {};
+	struct sink s = {};
+	struct tt_event ev;
+	__u32 gh, ge;
+	int nsw, nwk;
+
+	/* the handler starts on M1 and reads the request */
+	feed_go(&gl, &s, 100, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	ev = mk(TT_EV_RECV, 110, M1);
+	feed(&gl, &s, ev);
+	ASSERT_EQ(of_type(&s, TT_EV_COMM, comm, 8), 1, "a name for it");
+	gh = comm[0]->h.tid;
+	ASSERT_GE(gh, TT_GO_TID_BASE, "goroutine tid range");
+	ASSERT_EQ(s.ev[s.n - 1].h.tid, gh, "the read is the goroutine's");
+	/* it readies the waiting engine: a hand-off from the handler */
+	feed_go(&gl, &s, 120, M1, G_ENGINE, TT_GO_WAITING, TT_GO_RUNNABLE);
+	nwk = of_type(&s, TT_EV_WAKING, wk, 8);
+	ASSERT_EQ(nwk, 1, "one wake");
+	ge = wk[0]->wake.target_tid;
+	ASSERT_NEQ(ge, gh, "two goroutines");
+	ASSERT_EQ(wk[0]->h.tid, gh, "woken by the handler");
+	ASSERT_EQ(wk[0]->h.flags, 0, "a hand-off, not the runtime's");
+	/* M1 futex-wakes the engine's locked M: the runtime's, from M1's
+	 * goroutine, at the M level (its target runs no goroutine) */
+	ev = mk(TT_EV_WAKING, 125, M1);
+	ev.wake.target_tid = M2;
+	ev.wake.target_tgid = TGID;
+	ev.wake.waker_syscall = 202;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.ev[s.n - 1].wake.target_tid, M2, "M-level target");
+	/* the engine runs on M2, is preempted by Go, and runs again with no
+	 * wake between: a runnable stretch, no hand-off */
+	feed_go(&gl, &s, 130, M2, G_ENGINE, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	feed_go(&gl, &s, 500, M2, G_ENGINE, TT_GO_RUNNING, TT_GO_RUNNABLE);
+	ev = mk(TT_EV_WAKING, 510, M2);
+	ev.wake.target_tid = MX;
+	ev.wake.target_tgid = TGID;
+	ev.wake.waker_syscall = 202;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.ev[s.n - 1].h.tid, M2, "the parking M wakes as itself");
+	feed_go(&gl, &s, 600, M2, G_ENGINE, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	/* the kernel preempts M2 while it runs the engine: the goroutine's */
+	ev = mk(TT_EV_SWITCH, 700, M2);
+	ev.sw.next_tid = 0;
+	ev.sw.sw_flags = TT_SW_PREV_TRACED;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.ev[s.n - 1].h.tid, ge, "switch-out of the goroutine");
+	/* a new goroutine: followed, never a hand-off */
+	feed_go(&gl, &s, 800, M1, G_NEW, TT_GO_DEAD, TT_GO_RUNNABLE);
+	ASSERT_EQ(s.ev[s.n - 1].h.type, TT_EV_WAKEUP_NEW, "new goroutine");
+	ASSERT_EQ(s.ev[s.n - 1].h.flags, TT_F_RUNTIME, "start: the runtime's");
+	/* the handler parks; the scheduler (no goroutine) readies it */
+	feed_go(&gl, &s, 900, M1, G_HANDLER, TT_GO_RUNNING, TT_GO_WAITING);
+	feed_go(&gl, &s, 950, M1, G_HANDLER, TT_GO_WAITING, TT_GO_RUNNABLE);
+	ASSERT_EQ(s.ev[s.n - 1].h.tid, M1, "readied by the M itself");
+	ASSERT_EQ(s.ev[s.n - 1].h.flags, TT_F_RUNTIME, "a runtime wake");
+
+	nsw = of_type(&s, TT_EV_SWITCH, sw, 16);
+	/* M1->handler, M2->engine, engine->M2 (runnable), M2->engine,
+	 * engine out (kernel), handler->M1 (blocked) */
+	ASSERT_EQ(nsw, 6, "switches");
+	ASSERT_EQ(sw[0]->h.tid, M1, "M1 lends itself");
+	ASSERT_EQ(sw[0]->sw.next_tid, gh, "to the handler");
+	ASSERT_EQ(sw[2]->h.tid, ge, "the engine leaves M2");
+	ASSERT_EQ(sw[2]->sw.prev_state, 0, "runnable: preempted by Go");
+	ASSERT_EQ(sw[5]->h.tid, gh, "the handler parks");
+	ASSERT_NEQ(sw[5]->sw.prev_state, 0, "blocked");
+	ASSERT_EQ(gl.lifted, 8, "state changes lifted");
+	an_golift_free(&gl);
+}
+
+int main(void)
+{
+	TT_RUN(test_untouched_without_go);
+	TT_RUN(test_handler_and_locked_engine);
+	TT_EXIT();
+}

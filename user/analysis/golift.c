@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Goroutines as threads (docs/design.md §4.7): the Go runtime's state
+ * changes, seen at runtime.casgstatus, rewrite a Go program's events into
+ * events of its goroutines before the timelines are built.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "golift.h"
+
+static bool is_go(const struct an_golift *gl, __u32 tgid)
+{
+	return gl->go_tgids.n && tt_hmap_find(&gl->go_tgids, tgid, 0);
+}
+
+/* The goroutine M runs, or M itself when it runs none (the scheduler). */
+static __u32 on_m(const struct an_golift *gl, __u32 m)
+{
+	const struct tt_hmap_ent *e = tt_hmap_find(&gl->cur, m, 0);
+
+	return e && e->val ? (__u32)e->val : m;
+}
+
+static int set_cur(struct an_golift *gl, __u32 m, __u32 g)
+{
+	return tt_hmap_put(&gl->cur, m, 0, g);
+}
+
+/* The goroutine tid of struct g gp in tgid, its name emitted when new. */
+static int go_tid(struct an_golift *gl, const struct tt_event *ev, __u64 gp,
+		  __u32 *tid, an_golift_fn fn, void *ctx)
+{
+	struct tt_hmap_ent *e = tt_hmap_find(&gl->gs, gp, ev->h.tgid);
+	struct tt_event name;
+
+	if (e) {
+		*tid = e->val;
+		return 0;
+	}
+	if (gl->ngs == UINT32_MAX - TT_GO_TID_BASE)
+		return -ENOSPC;
+	*tid = TT_GO_TID_BASE + gl->ngs++;
+	if (tt_hmap_put(&gl->gs, gp, ev->h.tgid, *tid))
+		return -ENOMEM;
+	memset(&name, 0, sizeof(name));
+	name.h = ev->h;
+	name.h.type = TT_EV_COMM;
+	name.h.tid = *tid;
+	name.h.flags = 0;
+	snprintf(name.comm.comm, sizeof(name.comm.comm), "goroutine%u",
+		 *tid - TT_GO_TID_BASE);
+	return fn(ctx, &name);
+}
+
+/* A switch on ev's CPU at ev's time from prev to next, both of tgid;
+ * prev_state 0 leaves prev runnable, else blocked. */
+static int emit_switch(const struct tt_event *ev, __u32 prev, __u32 next,
+		       __s64 prev_state, an_golift_fn fn, void *ctx)
+{
+	struct tt_event sw;
+
+	memset(&sw, 0, sizeof(sw));
+	sw.h = ev->h;
+	sw.h.type = TT_EV_SWITCH;
+	sw.h.tid = prev;
+	sw.h.flags = 0;
+	sw.sw = (struct tt_switch){
+		.next_tid = next,
+		.next_tgid = ev->h.tgid,
+		.prev_state = prev_state,
+		.syscall_nr = -1,
+		.sw_flags = TT_SW_PREV_TRACED | TT_SW_NEXT_TRACED,
+	};
+	return fn(ctx, &sw);
+}
+
+/* One runtime.casgstatus on M (ev's thread): the goroutine starts or
+ * stops on M, or is readied by whatever M runs. */
+static int lift_status(struct an_golift *gl, const struct tt_event *ev,
+		       an_golift_fn fn, void *ctx)
+{
+	__u32 m = ev->h.tid, from = ev->go.from, to = ev->go.to;
+	__u32 g, running = on_m(gl, m);
+	struct tt_event wk;
+	int err;
+
+	err = go_tid(gl, ev, ev->go.g, &g, fn, ctx);
+	if (err)
+		return err;
+	gl->lifted++;
+	if (to == TT_GO_RUNNING) {
+		if (running == g)
+			return 0;
+		/* M gives way to g; a goroutine whose stop was not seen
+		 * goes first, runnable */
+		if (running != m) {
+			err = emit_switch(ev, running, m, 0, fn, ctx);
+			if (err)
+				return err;
+		}
+		err = emit_switch(ev, m, g, 1, fn, ctx);
+		return err ? err : set_cur(gl, m, g);
+	}
+	if (from == TT_GO_RUNNING || from == TT_GO_SYSCALL) {
+		/* parked, preempted, yielded, exited or out of a syscall
+		 * without its P: g leaves M */
+		bool runnable = to == TT_GO_RUNNABLE || to == TT_GO_PREEMPTED;
+
+		err = emit_switch(ev, g, m, runnable ? 0 : 1, fn, ctx);
+		if (!err && running == g)
+			err = set_cur(gl, m, 0);
+		return err;
+	}
+	if (to != TT_GO_RUNNABLE ||
+	    (from != TT_GO_WAITING && from != TT_GO_DEAD && from != TT_GO_IDLE))
+		return 0;
+	/* readied (a channel, a lock, a new goroutine): by the goroutine M
+	 * runs, a hand-off; by the scheduler itself (netpoll, timers), a
+	 * runtime wake */
+	memset(&wk, 0, sizeof(wk));
+	wk.h = ev->h;
+	/* one that was waiting before the trace: blocked since its start */
+	wk.h.type = from == TT_GO_WAITING ? TT_EV_WAKING : TT_EV_WAKEUP_NEW;
+	wk.h.tid = running;
+	/* a new goroutine is followed to its creator but hands nothing
+	 * off: Go's libraries start their own (net/http's background read) */
+	wk.h.flags = running == m || from != TT_GO_WAITING ? TT_F_RUNTIME : 0;
+	wk.wake = (struct tt_wake){
+		.target_tid = g,
+		.target_tgid = ev->h.tgid,
+		.waker_syscall = -1,
+		.target_cpu = ev->h.cpu,
+	};
+	return fn(ctx, &wk);
+}
+
+static void remap(const struct an_golift *gl, __u32 tgid, __u32 *tid)
+{
+	if (*tid && is_go(gl, tgid))
+		*tid = on_m(gl, *tid);
+}
+
+int an_golift(struct an_golift *gl, const struct tt_event *ev,
+	      an_golift_fn fn, void *ctx)
+{
+	struct tt_event out;
+
+	switch (ev->h.type) {
+	case TT_EV_GO:
+		if (!is_go(gl, ev->h.tgid) &&
+		    !tt_hmap_insert(&gl->go_tgids, ev->h.tgid, 0, 1))
+			return -ENOMEM;
+		return lift_status(gl, ev, fn, ctx);
+	case TT_EV_EXIT:
+		if (is_go(gl, ev->h.tgid))
+			tt_hmap_del(&gl->cur, ev->h.tid, 0);
+		return fn(ctx, ev);
+	case TT_EV_FORK:
+	case TT_EV_COMM:
+	case TT_EV_RTLOCK:
+	case TT_EV_LOST:
+		return fn(ctx, ev);
+	}
+	if (!gl->go_tgids.n)
+		return fn(ctx, ev);
+	out = *ev;
+	remap(gl, out.h.tgid, &out.h.tid);
+	switch (ev->h.type) {
+	case TT_EV_SWITCH:
+		remap(gl, out.sw.next_tgid, &out.sw.next_tid);
+		/* an M that runs a goroutine on both sides: nothing moved */
+		if (out.sw.next_tid == out.h.tid)
+			return 0;
+		break;
+	case TT_EV_WAKING:
+	case TT_EV_WAKEUP_NEW:
+		remap(gl, out.wake.target_tgid, &out.wake.target_tid);
+		break;
+	}
+	return fn(ctx, &out);
+}
+
+void an_golift_free(struct an_golift *gl)
+{
+	tt_hmap_free(&gl->go_tgids);
+	tt_hmap_free(&gl->gs);
+	tt_hmap_free(&gl->cur);
+	memset(gl, 0, sizeof(*gl));
+}
