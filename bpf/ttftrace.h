@@ -44,7 +44,7 @@ enum tt_event_type {
 #define TT_F_SOFTIRQ (1u << 1) /* emitted in softirq context */
 /* never recorded: a wake the analysis derives from a runtime's own events,
  * never a hand-off (a goroutine readied by the Go scheduler itself, or
- * started: docs/design.md §4.7) */
+ * started: docs/design.md §4.9) */
 #define TT_F_RUNTIME (1u << 2)
 
 struct tt_hdr {

@@ -16,7 +16,7 @@
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
 #define BURST_GAP_NS 100000ULL
-/* A goroutine's (docs/design.md §4.7): each ready may start an M by a futex
+/* A goroutine's (docs/design.md §4.9): each ready may start an M by a futex
  * syscall, tens of µs on a VM, under the uprobe of every state change. */
 #define GO_BURST_GAP_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
@@ -104,7 +104,7 @@ enum cp_lock {
 	CP_LOCK_NONE = 0,
 	CP_LOCK_WORD, /* a futex word used as a lock (§4.3's counts) */
 	CP_LOCK_RUNTIME, /* a runtime's own lock: CPython's GIL (§4.3) */
-	CP_LOCK_SCHED, /* a runtime's scheduler: Go's futexes, readyings (§4.7) */
+	CP_LOCK_SCHED, /* a runtime's scheduler: Go's futexes, readyings (§4.9) */
 };
 
 /* cp_wake.syscall of a wake a runtime's scheduler made, no goroutine */
