@@ -34,6 +34,9 @@
 #define FLUSH_INTERVAL_NS 1000000000ULL
 /* reading /proc/PID/stat walks every thread of the process: not per poll */
 #define ALIVE_INTERVAL_NS 200000000ULL
+/* A Go server answers within ms of its exec: its goroutines are followed
+ * from the first scan that sees it (docs/design.md §4.9) */
+#define RUNTIME_SCAN_NS 20000000ULL
 /* how long the command has to exit on SIGTERM before SIGKILL */
 #define COMMAND_GRACE_NS 3000000000ULL
 
@@ -480,11 +483,12 @@ static const char *record_loop(struct tt_collector *c,
 			       const struct record_args *a,
 			       struct command *cmd)
 {
-	__u64 start, last_flush, last_alive;
+	__u64 start, last_flush, last_alive, last_scan;
 	const char *why = NULL;
 	int n;
 
-	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
+	start = last_flush = last_alive = last_scan =
+		tt_clock_ns(CLOCK_MONOTONIC);
 	while (!why) {
 		__u64 now;
 
@@ -507,11 +511,14 @@ static const char *record_loop(struct tt_collector *c,
 			why = "interrupted";
 		else if (a->duration_ns && now - start >= a->duration_ns)
 			why = "duration reached";
-		else if (now - last_alive >= ALIVE_INTERVAL_NS) {
+		else if (now - last_alive >= ALIVE_INTERVAL_NS &&
+			 !targets_alive(c, cmd))
+			why = "traced processes exited";
+		if (now - last_alive >= ALIVE_INTERVAL_NS)
 			last_alive = now;
-			if (!targets_alive(c, cmd))
-				why = "traced processes exited";
-			else if (scan_runtimes(c, rs) == -ENOMEM)
+		if (!why && now - last_scan >= RUNTIME_SCAN_NS) {
+			last_scan = now;
+			if (scan_runtimes(c, rs) == -ENOMEM)
 				why = "out of memory";
 		}
 	}

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck source-path=SCRIPTDIR
+# The Ollama-shaped Go server (tools/scenarios/go_server.go, built here with
+# Debian's golang-go; standard library only), without and with
+# runtime.LockOSThread on its scheduler goroutine, recorded with goroutines
+# followed (docs/design.md §4.9) and compared with the server's own log by
+# tools/scenarios/compare.py. Before goroutines were followed, t_dispatch
+# was more than 1 ms off for 35-40% of the requests without the lock and
+# 60-70% with it (the runtime's futex wakes taken as hand-offs); now for
+# under 10% and 20%. Also: every request complete, the TTFT exact against
+# the client's kernel receive stamps, the goroutine probe attached and the
+# path on goroutines, and --goroutines=off leaving the threads as they were.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_root scen_go
+tt_setup
+if ! command -v go >/dev/null; then
+	fail "scen_go: no go on PATH (tools/deps.sh installs Debian's golang-go)"
+	exit 1
+fi
+export OUTDIR=$TT_TMP/runs
+CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock >"$TT_TMP/run.log" 2>&1
+check "scen_go: tools/scenarios/run.sh go go-lock" [ $? = 0 ]
+for s in go go-lock; do
+	"$TTFTRACE" report -R 120 "$OUTDIR/$s/rec.ttft" 2>&1 | grep -q "read by goroutine" ||
+		fail "scen_go: $s: the drill-down reads no goroutine"
+	grep -qi "warning" "$OUTDIR/$s/record.log" &&
+		fail "scen_go: $s: record warned: $(grep -i warning "$OUTDIR/$s/record.log" | head -1)"
+done
+/usr/bin/python3 - "$OUTDIR/summary.jsonl" "$OUTDIR" <<'EOF'
+import json, os, sys
+# scenario: (max share of requests with t_dispatch off by > 1 ms,
+#            max share with the queue off by more than max(1 ms, 5%))
+limits = {"go": (0.25, 0.15), "go-lock": (0.35, 0.25)}
+seen = set()
+for line in open(sys.argv[1]):
+    s = json.loads(line)
+    name, n = s["name"], s["n"]
+    seen.add(name)
+    ok_ttft, all_ttft = (int(x) for x in s["ttft_ok"].split("/"))
+    disp, queue = limits[name]
+    rep = json.load(open(os.path.join(sys.argv[2], name, "report.json")))
+    why = [r["incomplete_reason"] for r in rep["requests"] if not r["complete"]]
+    # one XMIT the kernel never reported (docs/design.md §3.4) is no
+    # fault of the attribution; anything else is
+    checks = [
+        (n == 120 and (s["complete"] == n or why == ["no-wire"]),
+         "%d of %d requests matched and complete (incomplete: %s)"
+         % (s["complete"], n, why)),
+        (all_ttft > 0 and ok_ttft == all_ttft,
+         "TTFT within 0.2 ms + 1%% of the client's stamp: %s" % s["ttft_ok"]),
+        (s["dispatch_off"] <= disp * n,
+         "t_dispatch off by > 1 ms for %d of %d (at most %d%%)"
+         % (s["dispatch_off"], n, disp * 100)),
+        (s["scheduler.queue"][4] <= queue * n,
+         "queue off for %d of %d (at most %d%%)"
+         % (s["scheduler.queue"][4], n, queue * 100)),
+    ]
+    for ok, what in checks:
+        print("%s: scen_go: %s: %s" % ("PASS" if ok else "FAIL", name, what))
+for name in sorted(set(limits) - seen):
+    print("FAIL: scen_go: %s: no result" % name)
+EOF
+# the same server with goroutines left alone: thread-level, no goroutine
+PORT=$((20000 + RANDOM % 20000))
+start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"
+wait_for "ss -Hltn 'sport = :$PORT' | grep -q ." 20 ||
+	{ fail "scen_go: the Go server did not listen on $PORT"; exit 1; }
+"$LOADGEN" -q -p "$PORT" -c 2 -n 8 --tokens 8 --timeout 20 -o "$TT_TMP/off-client.csv"
+stop_record
+"$TTFTRACE" report -R 1 "$TT_TMP/off.ttft" >"$TT_TMP/off.txt" 2>&1
+check "scen_go: --goroutines=off: a report" grep -q "critical path" "$TT_TMP/off.txt"
+check "scen_go: --goroutines=off: threads, no goroutine" \
+	bash -c "! grep -q goroutine '$TT_TMP/off.txt'"
+"$TTFTRACE" record --goroutines=maybe -c true >"$TT_TMP/bad.txt" 2>&1
+check "scen_go: a bad --goroutines value is refused" [ $? != 0 ]
+check "scen_go: ... with a one-line reason" grep -q "invalid --goroutines" "$TT_TMP/bad.txt"
