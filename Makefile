@@ -14,8 +14,9 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) $(USER_INC) -Ibpf
 LDLIBS += -lbpf -lelf -lz -lpthread -lm
+# the multiarch include directory: libbpf's usdt.bpf.h includes <linux/errno.h>
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-	      -Wall -Wno-unused-function
+	      -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Wno-unused-function
 
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/usdt.bpf.h>
 #include "ttftrace.h"
 #include "tt_arch.h"
 
@@ -1091,5 +1092,75 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 		submit(e);
 	}
 	bpf_map_delete_elem(&cuda_enter, &key);
+	return 0;
+}
+
+/* The value of argument n (1-based) at a function's entry, or 0. */
+static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
+{
+	switch (n) {
+	case 1:
+		return PT_REGS_PARM1(ctx);
+	case 2:
+		return PT_REGS_PARM2(ctx);
+	case 3:
+		return PT_REGS_PARM3(ctx);
+	case 4:
+		return PT_REGS_PARM4(ctx);
+	case 5:
+		return PT_REGS_PARM5(ctx);
+	case 6:
+		return TT_REGS_PARM6(ctx);
+	default:
+		return 0;
+	}
+}
+
+static __always_inline void emit_mark(__u64 cookie, __u64 key, bool has_key)
+{
+	struct tt_event_mark {
+		struct tt_hdr h;
+		struct tt_mark m;
+	} *e;
+
+	e = reserve(sizeof(*e), TT_EV_MARK);
+	if (!e)
+		return;
+	e->m.key = has_key ? key : 0;
+	e->m.kind = TT_MARK_COOKIE_KIND(cookie);
+	e->m.flags = has_key ? TT_MARK_F_KEY : 0;
+	e->m.spec = TT_MARK_COOKIE_SPEC(cookie);
+	submit(e);
+}
+
+/* An application marker (record --mark): an entry probe only, never a
+ * return probe (a runtime that moves stacks breaks those); the cookie says
+ * its kind and which argument register holds its key. */
+SEC("uprobe")
+int BPF_KPROBE(tt_mark)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	emit_mark(cookie, reg_arg(ctx, arg), arg != 0);
+	return 0;
+}
+
+/* The same on a USDT probe: libbpf keeps the attach cookie for its own
+ * argument specs and hands ours back through bpf_usdt_cookie(). */
+SEC("usdt")
+int BPF_USDT(tt_mark_usdt)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
+	long key = 0;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (arg && bpf_usdt_arg(ctx, arg - 1, &key))
+		return 0;
+	emit_mark(cookie, key, arg != 0);
 	return 0;
 }

@@ -82,6 +82,13 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)ev->rtlock.lo,
 			(unsigned long long)ev->rtlock.hi);
 		break;
+	case TT_EV_MARK:
+		fprintf(out, "marker=%s spec=%u", tt_mark_kind_name(ev->mark.kind),
+			ev->mark.spec);
+		if (ev->mark.flags & TT_MARK_F_KEY)
+			fprintf(out, " key=%#llx",
+				(unsigned long long)ev->mark.key);
+		break;
 	}
 }
 
