@@ -1095,25 +1095,28 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 	return 0;
 }
 
+/* One load per case: clang would merge them into one at a variable offset
+ * from ctx, which the verifier refuses. */
+#define REG_ARG_CASE(n, expr)                                                  \
+	case n:                                                                \
+		v = expr;                                                      \
+		asm volatile("" : "+r"(v));                                    \
+		break
+
 /* The value of argument n (1-based) at a function's entry, or 0. */
 static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
 {
+	__u64 v = 0;
+
 	switch (n) {
-	case 1:
-		return PT_REGS_PARM1(ctx);
-	case 2:
-		return PT_REGS_PARM2(ctx);
-	case 3:
-		return PT_REGS_PARM3(ctx);
-	case 4:
-		return PT_REGS_PARM4(ctx);
-	case 5:
-		return PT_REGS_PARM5(ctx);
-	case 6:
-		return TT_REGS_PARM6(ctx);
-	default:
-		return 0;
+		REG_ARG_CASE(1, PT_REGS_PARM1(ctx));
+		REG_ARG_CASE(2, PT_REGS_PARM2(ctx));
+		REG_ARG_CASE(3, PT_REGS_PARM3(ctx));
+		REG_ARG_CASE(4, PT_REGS_PARM4(ctx));
+		REG_ARG_CASE(5, PT_REGS_PARM5(ctx));
+		REG_ARG_CASE(6, TT_REGS_PARM6(ctx));
 	}
+	return v;
 }
 
 static __always_inline void emit_mark(__u64 cookie, __u64 key, bool has_key)

@@ -320,6 +320,8 @@ uint64_t engine_run_delay(const struct engine *e);
 void request_init(struct request *req, int notify_fd);
 void request_destroy(struct request *req);
 bool engine_submit(struct engine *e, struct request *req);
+/* probed by ttftrace's marker test: a request admitted to the batch */
+void engine_admitted(struct request *req);
 int engine_start(struct engine *e, struct server *srv);
 void engine_stop(struct engine *e);
 void engine_join(struct engine *e);

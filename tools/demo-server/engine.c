@@ -220,6 +220,17 @@ bool engine_submit(struct engine *e, struct request *req)
 }
 
 /*
+ * A request was admitted to the batch (its t_dispatch stamped just
+ * before): a function of its own, never inlined, for `ttftrace record
+ * --mark dispatch=demo-server:engine_admitted,key=arg1` to probe.
+ */
+__attribute__((noinline, used)) void engine_admitted(struct request *req)
+{
+	/* keeps the call: a function with no effect may be elided */
+	__asm__ volatile("" : : "r"(req) : "memory");
+}
+
+/*
  * Iteration boundary: take waiting requests into the batch (blocking while
  * there is nothing to do: then *waited). Returns how many were admitted,
  * -1 on stop.
@@ -248,6 +259,7 @@ static int engine_admit(struct engine *e, struct request **admitted,
 			e->tail = NULL;
 		req->next = NULL;
 		req->truth.t_dispatch = mono_ns();
+		engine_admitted(req);
 		e->batch[e->nbatch++] = req;
 		admitted[n++] = req;
 	}

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "containers.h"
 #include "cudalib.h"
+#include "elfsym.h"
 #include "procfs.h"
 #include "rtlocks.h"
 
@@ -49,40 +50,6 @@ static bool first_load_vaddr(Elf *elf, __u64 *vaddr)
 	return false;
 }
 
-/* _PyRuntime's value and size from the dynamic or the full symbol table. */
-static bool find_symbol(Elf *elf, const char *name, GElf_Sym *found)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t count;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		count = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < count; i++) {
-			const char *s;
-
-			if (!gelf_getsym(data, i, &sym) || !sym.st_size)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name)) {
-				*found = sym;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 /* Looks _PyRuntime up in the file of mapping m (its first, offset 0). */
 static int cpython_range(pid_t pid, const struct tt_mapping *m,
 			 struct tt_rt_range *r)
@@ -106,7 +73,7 @@ static int cpython_range(pid_t pid, const struct tt_mapping *m,
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load) ||
-	    !find_symbol(elf, "_PyRuntime", &sym))
+	    !tt_elf_symbol(elf, "_PyRuntime", &sym))
 		goto cleanup;
 	/* an executable is mapped where it says; a shared object is moved */
 	base = eh.e_type == ET_DYN ? m->start - m->offset - load : 0;
