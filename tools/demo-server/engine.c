@@ -203,8 +203,10 @@ bool engine_submit(struct engine *e, struct request *req)
 {
 	bool accepted;
 
-	pthread_mutex_lock(&e->lock);
+	/* on entry: a wait for the engine's lock is already queueing, and
+	 * a marker on this function (ttftrace record --mark) fires here */
 	req->truth.t_enqueue = mono_ns();
+	pthread_mutex_lock(&e->lock);
 	accepted = !e->stopping;
 	if (accepted) {
 		req->next = NULL;

@@ -110,6 +110,20 @@ struct cp_rtrange {
 	__u32 kind; /* enum tt_rt_kind */
 };
 
+/* An application marker hit (TT_EV_MARK), in time order. */
+struct cp_mark {
+	__u64 ts;
+	__u64 key;
+	__u32 tid, tgid;
+	__u16 kind; /* enum tt_mark_kind */
+	bool has_key;
+};
+
+/* The markers bound to one request (0: none of that kind). */
+struct cp_rq_marks {
+	__u64 enqueue, dispatch, token;
+};
+
 struct cp_wake {
 	__u64 ts;
 	__u64 arg0; /* the waker's first syscall argument (FUTEX_WAKE's word) */
@@ -174,6 +188,11 @@ struct tt_critpath {
 	size_t nlost, caplost;
 	struct cp_rtrange *rtranges;
 	size_t nrtranges, caprtranges;
+	struct cp_mark *marks;
+	size_t nmarks, capmarks;
+	/* of the last walk: markers bound to no request, and bound ones
+	 * outside their request's [t_read, t_first_write] */
+	__u64 marks_unbound, marks_outside;
 	struct cp_window *lost_merged; /* sorted, disjoint: by cp_prepare() */
 	size_t nlost_merged;
 	__u32 *gpu_threads; /* threads with sync calls, by cp_prepare() */
@@ -233,6 +252,8 @@ struct walk {
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
 	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
+	struct cp_rq_marks mk; /* this request's markers, inside [r, f] */
+	__u8 enqueue; /* enum tt_cp_enqueue */
 	/* waits on a runtime's lock on the path, counted down to gil_low */
 	__u64 gil_ns, gil_low;
 	/* consumers whose burst with this request's own hand-off was passed */
@@ -300,6 +321,13 @@ bool cp_is_launch(const struct cp_call *c);
 void cp_label(char *buf, size_t len, const char *a, const char *b);
 long cp_lost_before(const struct tt_critpath *cp, __u64 t);
 int cp_prepare(struct tt_critpath *cp, size_t nreq);
+
+/* marks.c */
+int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev);
+/* Binds every marker to a request of rqs[0..n) into out[0..n) (zeroed
+ * first; docs/design.md §4.9): 0 or -ENOMEM. */
+int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
+		  size_t n, struct cp_rq_marks *out);
 
 /* walk.c */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
