@@ -924,7 +924,8 @@ static void test_stage_json(void)
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
 			   "\"t_dispatch_ns\":50020000,"
 			   "\"t_token_ns\":54020000,\"gil_ns\":0,\"attributed\":true,"
-			   "\"dispatch_rule\":\"pickup\","
+			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
+			   "\"token_rule\":\"inferred\","
 			   "\"dominant\":\"scheduler.runqueue\","
 			   "\"stages\":{\"network.in\":10000,"
 			   "\"network.out\":5000,\"scheduler.queue\":0,"
@@ -966,6 +967,7 @@ static void test_stage_json(void)
 	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
 				"\"t_token_ns\":null,\"gil_ns\":null,"
 				"\"attributed\":false,\"dispatch_rule\":null,"
+				"\"enqueue_rule\":null,\"token_rule\":null,"
 				"\"dominant\":null,\"stages\":null,"
 				"\"other_detail\":null"),
 		    "strstr");
