@@ -262,6 +262,7 @@ static int engine_admit(struct engine *e, struct request **admitted,
 		req->next = NULL;
 		req->truth.t_dispatch = mono_ns();
 		engine_admitted(req);
+		DEMO_USDT1(demo, admitted, req);
 		e->batch[e->nbatch++] = req;
 		admitted[n++] = req;
 	}
