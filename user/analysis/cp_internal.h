@@ -276,6 +276,8 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
+/* qsort order of rq_act: by tid, then time, then request */
+int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n);
 void cp_rq_index_free(struct rq_index *ix);

@@ -30,39 +30,19 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev)
 
 const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 {
-	switch (e) {
-	case TT_CP_ENQ_READ:
-		return "read";
-	case TT_CP_ENQ_PICKUP:
-		return "pickup";
-	case TT_CP_ENQ_HANDOFF:
-		return "handoff";
-	case TT_CP_ENQ_MARKER:
-		return "marker";
-	}
-	return "?";
-}
+	static const char *const names[] = {
+		[TT_CP_ENQ_READ] = "read",
+		[TT_CP_ENQ_PICKUP] = "pickup",
+		[TT_CP_ENQ_HANDOFF] = "handoff",
+		[TT_CP_ENQ_MARKER] = "marker",
+	};
 
-/* A request's read by its reader: what "the request a thread serves" is. */
-struct rq_read {
-	__u32 tid;
-	__u32 req;
-	__u64 t;
-};
-
-static int cmp_read(const void *a, const void *b)
-{
-	const struct rq_read *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	return x->req < y->req ? -1 : x->req > y->req;
+	return (unsigned int)e < sizeof(names) / sizeof(names[0]) ? names[e] :
+								    "?";
 }
 
 /* The request tid read last at or before t: its current one, or -1. */
-static long current_request(const struct rq_read *rd, size_t n, __u32 tid,
+static long current_request(const struct rq_act *rd, size_t n, __u32 tid,
 			    __u64 t)
 {
 	size_t a = 0, b = n, mid;
@@ -79,7 +59,7 @@ static long current_request(const struct rq_read *rd, size_t n, __u32 tid,
 
 /* The request marker m names, or -1: by its key (an enqueue binds the key
  * to its thread's current request), else its thread's current request. */
-static long mark_request(struct tt_hmap *keys, const struct rq_read *rd,
+static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
 			 size_t nrd, const struct cp_mark *m, int *err)
 {
 	const struct tt_hmap_ent *e;
@@ -99,7 +79,7 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 		  size_t n, struct cp_rq_marks *out)
 {
 	struct tt_hmap keys = { 0 };
-	struct rq_read *rd;
+	struct rq_act *rd;
 	size_t i, nrd = 0;
 	__u64 *slot;
 	long req;
@@ -114,10 +94,10 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		if (rqs[i].reader_tid && rqs[i].t_read)
-			rd[nrd++] = (struct rq_read){ .tid = rqs[i].reader_tid,
-						      .req = i,
-						      .t = rqs[i].t_read };
-	qsort(rd, nrd, sizeof(*rd), cmp_read);
+			rd[nrd++] = (struct rq_act){ .tid = rqs[i].reader_tid,
+						     .req = i,
+						     .t = rqs[i].t_read };
+	qsort(rd, nrd, sizeof(*rd), cp_rq_act_cmp);
 	for (i = 0; i < cp->nmarks && !err; i++) {
 		const struct cp_mark *m = &cp->marks[i];
 

@@ -214,6 +214,30 @@ struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
 	return cp_thread_find(cp, w->waker_tid);
 }
 
+/* [s, t) of th, in record rec's state, latest first. */
+static void charge_rec(struct walk *wk, const struct cp_thread *th,
+		       const struct cp_rec *rec, __u64 s, __u64 t)
+{
+	char reason[32];
+	__u8 stage;
+
+	switch (rec->state) {
+	case REC_RUNNING:
+		charge_running(wk, th, s, t);
+		break;
+	case REC_RUNNABLE:
+		charge(wk, s, t, th->tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		       "runqueue");
+		break;
+	default:
+		stage = cp_block_judge(wk->cp, th, rec, reason, sizeof(reason));
+		charge(wk, s, t, th->tid, TT_CP_BLOCKED, stage, reason);
+		if (cp_block_is_runtime(wk->cp, th, rec))
+			count_gil(wk, s, t);
+		break;
+	}
+}
+
 /*
  * The queue ends at t (t_dispatch, by a hand-off or a dispatch marker): it
  * began at the enqueue marker, else where the reader let the request go.
@@ -255,13 +279,11 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *w;
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
-	const struct cp_rec *rec;
-	char reason[32];
+	const struct cp_rec *rec = NULL;
 	bool boundary, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
 	__u64 marked = wk->mk.dispatch;
-	__u8 stage;
 
 	*rule = TT_CP_DISP_READ;
 	while (t > floor && !wk->err) {
@@ -275,39 +297,19 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			wk->nodata_end = t;
 			if (s == floor)
 				break;
-			*rule = TT_CP_DISP_MARKER;
-			disp = s;
-			dispatched = true;
-			t = queue_cut(wk, s);
-			tid = rq->reader_tid;
-			th = cp_thread_find(cp, tid);
-			k = th ? cp_rec_before(th, t) : -1;
-			continue;
-		}
-		rec = &th->recs[k];
-		s = rec->ts > floor ? rec->ts : floor;
-		if (marked)
-			boundary = !dispatched && marked >= s && marked <= t;
-		else
-			boundary = !dispatched && cs.entered && cs.has_tb &&
-				   cs.tb >= s && cs.tb <= t;
-		if (boundary)
-			s = marked ? marked : cs.tb;
-		switch (rec->state) {
-		case REC_RUNNING:
-			charge_running(wk, th, s, t);
-			break;
-		case REC_RUNNABLE:
-			charge(wk, s, t, tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
-			       "runqueue");
-			break;
-		default:
-			stage = cp_block_judge(cp, th, rec, reason,
-					       sizeof(reason));
-			charge(wk, s, t, tid, TT_CP_BLOCKED, stage, reason);
-			if (cp_block_is_runtime(cp, th, rec))
-				count_gil(wk, s, t);
-			break;
+			boundary = true;
+		} else {
+			rec = &th->recs[k];
+			s = rec->ts > floor ? rec->ts : floor;
+			if (marked)
+				boundary = !dispatched && marked >= s &&
+					   marked <= t;
+			else
+				boundary = !dispatched && cs.entered &&
+					   cs.has_tb && cs.tb >= s && cs.tb <= t;
+			if (boundary)
+				s = marked ? marked : cs.tb;
+			charge_rec(wk, th, rec, s, t);
 		}
 		t = s;
 		if (boundary) {

@@ -41,9 +41,10 @@ static int parse_key(char *rest, __u32 max, __u32 *arg, char *err,
 	errno = 0;
 	n = strncmp(k, "arg", 3) ? 0 : strtoul(k + 3, &end, 10);
 	if (!n || errno || *end || n > max || !isdigit((unsigned char)k[3])) {
-		snprintf(err, errlen,
-			 "bad key '%s': arg1 to arg%u, the argument that identifies the request",
-			 k, max);
+		snprintf(
+			err, errlen,
+			"bad key '%s': arg1 to arg%u, the argument that identifies the request",
+			k, max);
 		return -EINVAL;
 	}
 	*arg = n;
@@ -76,8 +77,7 @@ static int check_file(const char *path, char *err, size_t errlen)
 }
 
 /* The symbol is in the file and the offset inside it. */
-static int check_symbol(const struct tt_mark_spec *m, char *err,
-			size_t errlen)
+static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
 {
 	int fd, ret = -ENOENT;
 	Elf *elf = NULL;
@@ -128,9 +128,10 @@ static int parse_uprobe(char *rest, struct tt_mark_spec *m, char *err,
 		errno = 0;
 		m->offset = strtoull(plus + 1, &end, 0);
 		if (errno || end == plus + 1 || *end || plus[1] == '-') {
-			snprintf(err, errlen,
-				 "bad offset '%s': bytes past the symbol, decimal or 0x hex",
-				 plus + 1);
+			snprintf(
+				err, errlen,
+				"bad offset '%s': bytes past the symbol, decimal or 0x hex",
+				plus + 1);
 			return -EINVAL;
 		}
 		*plus = '\0';
@@ -152,8 +153,8 @@ static int parse_usdt(char *rest, struct tt_mark_spec *m, char *err,
 	if (name) {
 		*name++ = '\0';
 		prov = strrchr(rest, ':');
-		if (prov && !copy_part(m->path, sizeof(m->path), rest,
-				       prov - rest) &&
+		if (prov &&
+		    !copy_part(m->path, sizeof(m->path), rest, prov - rest) &&
 		    !copy_part(m->provider, sizeof(m->provider), prov + 1,
 			       strlen(prov + 1)) &&
 		    !copy_part(m->symbol, sizeof(m->symbol), name,
@@ -180,8 +181,9 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		    !strncmp(text, kinds[k], eq - text))
 			m->kind = k;
 	if (!m->kind) {
-		snprintf(err, errlen,
-			 "unknown marker kind: expected enqueue=, dispatch= or token=");
+		snprintf(
+			err, errlen,
+			"unknown marker kind: expected enqueue=, dispatch= or token=");
 		goto cleanup;
 	}
 	rest = strdup(eq + 1);
