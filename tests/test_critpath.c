@@ -2387,6 +2387,23 @@ static const struct scenario scenarios[] = {
 		.stats = { STAT(marks, 5), STAT(marks_unbound, 1),
 			   STAT(marks_outside, 0) },
 	},
+	/* The writer has no events: the path from the first write back is
+	 * no data, down to the dispatch marker, which still ends the queue;
+	 * the reader's time before it is walked. */
+	{
+		SC("test_markers", "marker_cuts_no_data"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_MARK_NOKEY(1150, 101, DISPATCH)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 109)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 50,
+			       [TT_ST_UNKNOWN] = 950, [TT_ST_NET_OUT] = 50),
+			{ R(complete, false), R_HAS(incomplete, TT_CP_INC_NO_DATA),
+			  R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 1150),
+			  R_T(t_enqueue, 1150) },
+		}),
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -289,15 +289,14 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	while (t > floor && !wk->err) {
 		if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
-			s = marked && !dispatched && marked < t ? marked :
-								  floor;
+			boundary = marked && !dispatched && marked <= t;
+			s = boundary ? marked : floor;
 			charge(wk, s, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
 			       "no data");
 			wk->incomplete |= TT_CP_INC_NO_DATA;
 			wk->nodata_end = t;
-			if (s == floor)
+			if (!boundary)
 				break;
-			boundary = true;
 		} else {
 			rec = &th->recs[k];
 			s = rec->ts > floor ? rec->ts : floor;
