@@ -14,8 +14,9 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) $(USER_INC) -Ibpf
 LDLIBS += -lbpf -lelf -lz -lpthread -lm
+# the multiarch include directory: libbpf's usdt.bpf.h includes <linux/errno.h>
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
-	      -Wall -Wno-unused-function
+	      -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Wno-unused-function
 
 ifeq ($(SANITIZE),1)
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -52,8 +53,9 @@ TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c)) \
 HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
-# the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh)
-BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/prog_floor \
+# the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh,
+# bench/mark_cost.sh)
+BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/mark_loop $(OUTPUT)/bench/prog_floor \
 	       $(OUTPUT)/bench/prog_floor.bpf.o
 # programs the shell tests run (tests/test_rel_memory.sh)
 TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
@@ -121,6 +123,10 @@ $(OUTPUT)/fuzz/fuzz_replay_%: $(FUZZ_SRCS) $(HDRS) | $(OUTPUT)/fuzz
 $(OUTPUT)/bench/storm: bench/storm.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
+
+$(OUTPUT)/bench/mark_loop: bench/mark_loop.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
 
 $(OUTPUT)/bench/prog_floor: bench/prog_floor.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)

@@ -55,7 +55,8 @@ trial() {
 	sleep 0.3 # the runtime scan (20 ms) has attached the probe
 	"$LOADGEN" -q -p "$port" -c "$CONNS" -n 100000000 -d "$DURATION" \
 		--tokens "$TOKENS" -o "$out.csv" >/dev/null 2>&1
-	kill -INT "$pid" 2>/dev/null
+	# ttftrace stops on SIGINT; the server alone, on its SIGTERM
+	if [ "$mode" = untraced ]; then kill -TERM "$pid"; else kill -INT "$pid"; fi 2>/dev/null
 	wait "$pid" 2>/dev/null
 	/usr/bin/python3 - "$mode" "$out.csv" "$DURATION" "${rec:-}" "$TTFTRACE" \
 		>>"$BENCH_TMP/results" <<'EOF'

@@ -34,6 +34,11 @@
 #define TT_GO_ARG1(regs) ((regs)->ax)
 #define TT_GO_ARG2(regs) ((regs)->bx)
 #define TT_GO_ARG3(regs) ((regs)->cx)
+/* integer arguments passed in registers (rdi, rsi, rdx, rcx, r8, r9): a
+ * marker's key=argN reads one of them at the function's entry */
+#define TT_ARCH_REG_ARGS 6
+/* the sixth (libbpf's PT_REGS_PARMn stop at five) */
+#define TT_REGS_PARM6(regs) ((regs)->r9)
 
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define TT_NR_read 0

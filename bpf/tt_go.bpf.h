@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Goroutines (docs/design.md §4.9): an entry-only uprobe on the Go
+ * Goroutines (docs/design.md §4.10): an entry-only uprobe on the Go
  * runtime's runtime.casgstatus(gp *g, oldval, newval uint32), the one
  * function every goroutine state change goes through. Never a uretprobe:
  * Go moves stacks, which breaks return probes. Included once, by

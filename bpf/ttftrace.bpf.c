@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/usdt.bpf.h>
 #include "ttftrace.h"
 #include "tt_arch.h"
 
@@ -1091,6 +1092,79 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 		submit(e);
 	}
 	bpf_map_delete_elem(&cuda_enter, &key);
+	return 0;
+}
+
+/* One load per case: clang would merge them into one at a variable offset
+ * from ctx, which the verifier refuses. */
+#define REG_ARG_CASE(n, expr)                                                  \
+	case n:                                                                \
+		v = expr;                                                      \
+		asm volatile("" : "+r"(v));                                    \
+		break
+
+/* The value of argument n (1-based) at a function's entry, or 0. */
+static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
+{
+	__u64 v = 0;
+
+	switch (n) {
+		REG_ARG_CASE(1, PT_REGS_PARM1(ctx));
+		REG_ARG_CASE(2, PT_REGS_PARM2(ctx));
+		REG_ARG_CASE(3, PT_REGS_PARM3(ctx));
+		REG_ARG_CASE(4, PT_REGS_PARM4(ctx));
+		REG_ARG_CASE(5, PT_REGS_PARM5(ctx));
+		REG_ARG_CASE(6, TT_REGS_PARM6(ctx));
+	}
+	return v;
+}
+
+static __always_inline void emit_mark(__u64 cookie, __u64 key, bool has_key)
+{
+	struct tt_event_mark {
+		struct tt_hdr h;
+		struct tt_mark m;
+	} *e;
+
+	e = reserve(sizeof(*e), TT_EV_MARK);
+	if (!e)
+		return;
+	e->m.key = has_key ? key : 0;
+	e->m.kind = TT_MARK_COOKIE_KIND(cookie);
+	e->m.flags = has_key ? TT_MARK_F_KEY : 0;
+	e->m.spec = TT_MARK_COOKIE_SPEC(cookie);
+	submit(e);
+}
+
+/* An application marker (record --mark): an entry probe only, never a
+ * return probe (a runtime that moves stacks breaks those); the cookie says
+ * its kind and which argument register holds its key. */
+SEC("uprobe")
+int BPF_KPROBE(tt_mark)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	emit_mark(cookie, reg_arg(ctx, arg), arg != 0);
+	return 0;
+}
+
+/* The same on a USDT probe: libbpf keeps the attach cookie for its own
+ * argument specs and hands ours back through bpf_usdt_cookie(). */
+SEC("usdt")
+int BPF_USDT(tt_mark_usdt)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
+	long key = 0;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (arg && bpf_usdt_arg(ctx, arg - 1, &key))
+		return 0;
+	emit_mark(cookie, key, arg != 0);
 	return 0;
 }
 

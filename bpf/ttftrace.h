@@ -35,6 +35,7 @@ enum tt_event_type {
 	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return */
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
+	TT_EV_MARK = 21, /* an application marker (record --mark) was hit */
 	TT_EV_GO = 24, /* a goroutine's state change (Go's runtime.casgstatus) */
 	TT_EV_MAX
 };
@@ -44,7 +45,7 @@ enum tt_event_type {
 #define TT_F_SOFTIRQ (1u << 1) /* emitted in softirq context */
 /* never recorded: a wake the analysis derives from a runtime's own events,
  * never a hand-off (a goroutine readied by the Go scheduler itself, or
- * started: docs/design.md §4.9) */
+ * started: docs/design.md §4.10) */
 #define TT_F_RUNTIME (1u << 2)
 
 struct tt_hdr {
@@ -252,6 +253,34 @@ enum tt_go_state {
 struct tt_go {
 	__u64 g; /* the goroutine's struct g: its identity while it lives */
 	__u32 from, to; /* enum tt_go_state */
+};
+
+/* What an application marker says of the request (docs/design.md §4.9). */
+enum tt_mark_kind {
+	TT_MARK_ENQUEUE = 1, /* handed on to be computed: the queue starts */
+	TT_MARK_DISPATCH = 2, /* taken up for compute: the queue ends */
+	TT_MARK_TOKEN = 3, /* its first token is handed toward the writer */
+};
+
+/* tt_mark.flags */
+#define TT_MARK_F_KEY (1u << 0) /* key is an argument's value */
+
+/*
+ * The uprobe cookie of a marker: its kind, the argument holding its key
+ * (1-based, 0: none) and its index among the --mark options.
+ */
+#define TT_MARK_COOKIE(kind, arg, spec)                                        \
+	((__u64)(kind) | (__u64)(arg) << 8 | (__u64)(spec) << 16)
+#define TT_MARK_COOKIE_KIND(c) ((c) & 0xff)
+#define TT_MARK_COOKIE_ARG(c) (((c) >> 8) & 0xff)
+#define TT_MARK_COOKIE_SPEC(c) (((c) >> 16) & 0xffff)
+
+/* hdr: the thread that hit the marker, at the probed instruction */
+struct tt_mark {
+	__u64 key; /* the named argument's value (TT_MARK_F_KEY), else 0 */
+	__u16 kind; /* enum tt_mark_kind */
+	__u16 flags; /* TT_MARK_F_* */
+	__u32 spec; /* which --mark, in the order given */
 };
 
 #define TT_LIB_PATH_LEN 240

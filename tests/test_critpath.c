@@ -114,6 +114,7 @@ enum step_op {
 	OP_WAKE_NEW, /* tid wakes its new thread target */
 	OP_EXIT, /* tid exits */
 	OP_RTLOCK, /* tid's process has a runtime lock range [arg0, t0) */
+	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags */
 };
 
 struct step {
@@ -157,6 +158,11 @@ struct step {
 #define E_EXIT(t_, tid_) { OP_EXIT, (t_) * US, tid_ }
 #define E_RTLOCK(t_, tid_, lo, hi)                                            \
 	{ OP_RTLOCK, (t_) * US, tid_, .arg0 = lo, .t0 = hi }
+#define E_MARK(t_, tid_, kind_, key_)                                         \
+	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_, .arg0 = key_,     \
+	  .flags = TT_MARK_F_KEY }
+#define E_MARK_NOKEY(t_, tid_, kind_)                                         \
+	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_ }
 /* a parenthesized list of designated initializers, unwrapped */
 #define UNPAREN(...) __VA_ARGS__
 /* clang-format on */
@@ -214,6 +220,12 @@ static void add_step(struct stream *s, const struct step *st)
 		ev->rtlock.lo = st->arg0;
 		ev->rtlock.hi = st->t0;
 		ev->rtlock.kind = TT_RT_CPYTHON;
+		break;
+	case OP_MARK:
+		ev = ev_new(s, TT_EV_MARK, st->t, st->tid);
+		ev->mark.kind = st->cmd;
+		ev->mark.key = st->arg0;
+		ev->mark.flags = st->flags;
 		break;
 	case OP_END:
 		break;
@@ -2274,6 +2286,124 @@ static const struct scenario scenarios[] = {
 			      300) },
 		}),
 	},
+	/* The futex pick-up above, marked (docs/design.md §4.9): the reader
+	 * enqueues with key 0xa at 1150 us, the engine dispatches that key
+	 * at 1700 us and hands its first token on at 1900 us. The markers
+	 * override the pick-up: queued [1150, 1700), the engine's CPU from
+	 * the dispatch on, t_token the marker's. */
+	{
+		SC("test_markers", "marker_overrides_pickup"),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_MARK(1150, 101, ENQUEUE, 0xa),
+			E_MARK(1700, 102, DISPATCH, 0xa),
+			E_MARK(1900, 102, TOKEN, 0xa)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_QUEUE] = 550,
+			       [TT_ST_CPU] = 50 + 300 + 95,
+			       [TT_ST_RUNQUEUE] = 5, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1700), R(enqueue, TT_CP_ENQ_MARKER),
+			  R_T(t_enqueue, 1150), R_T(t_token, 1900),
+			  R(token_marker, true) },
+			{ SEG(1120, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1100, 50),
+			  SEG(1400, 0, TT_CP_PHASE, TT_ST_QUEUE, "queued", 1150,
+			      550),
+			  SEG(1800, 102, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1700, 300) },
+		}),
+		.stats = { STAT(marks, 3), STAT(marks_unbound, 0),
+			   STAT(marks_outside, 0) },
+	},
+	/* A keyless dispatch marker names its thread's current request (the
+	 * one it read last): the reader's at 1150 us. The enqueue stays the
+	 * inferred one (where the reader let the request go: at once), and a
+	 * keyless token marker after the first write is outside the request,
+	 * counted and ignored. */
+	{
+		SC("test_markers", "keyless_current_request"),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_MARK_NOKEY(1150, 101, DISPATCH),
+			E_MARK_NOKEY(2500, 101, TOKEN)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 965,
+			       [TT_ST_RUNQUEUE] = 35, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1150), R(enqueue, TT_CP_ENQ_HANDOFF),
+			  R_T(t_enqueue, 1150), R_T(t_token, 2000),
+			  R(token_marker, false) },
+		}),
+		.stats = { STAT(marks, 2), STAT(marks_unbound, 0),
+			   STAT(marks_outside, 1) },
+	},
+	/* Two requests through one engine: reader 101 enqueues key 0xa,
+	 * reader 104 key 0xb; the engine dispatches 0xb at 1500 us, an
+	 * unknown key 0xc at 1600 us (counted, ignored) and 0xa at 1700 us.
+	 * Each request gets its own key's dispatch, whichever thread marked
+	 * it. */
+	{
+		SC("test_markers", "keys_across_threads"),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_IN(0, 104), E_IN(20, 105),
+			E_OUT(70, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(2002, 102, 105, NR_FUTEX, 0x9000),
+			E_IN(2008, 105),
+			E_OUT(2300, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_MARK(1150, 101, ENQUEUE, 0xa),
+			E_MARK(1160, 104, ENQUEUE, 0xb),
+			E_MARK(1500, 102, DISPATCH, 0xb),
+			E_MARK(1600, 102, DISPATCH, 0xc),
+			E_MARK(1700, 102, DISPATCH, 0xa)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103),
+		    RQ(2, 1000, 1150, 2150, 2200, 104, 105)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_QUEUE] = 550,
+			       [TT_ST_CPU] = 50 + 300 + 95,
+			       [TT_ST_RUNQUEUE] = 5, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1700), R_T(t_enqueue, 1150),
+			  R_T(t_token, 2000) },
+		}, {
+			2,
+			STAGES([TT_ST_NET_IN] = 150, [TT_ST_QUEUE] = 340,
+			       [TT_ST_CPU] = 10 + 502 + 142,
+			       [TT_ST_RUNQUEUE] = 6, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_MARKER),
+			  R_T(t_enqueue, 1160), R_T(t_token, 2002) },
+			{ SEG(1155, 104, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1150, 10),
+			  SEG(1600, 102, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1500, 502) },
+		}),
+		.stats = { STAT(marks, 5), STAT(marks_unbound, 1),
+			   STAT(marks_outside, 0) },
+	},
+	/* The writer has no events: the path from the first write back is
+	 * no data, down to the dispatch marker, which still ends the queue;
+	 * the reader's time before it is walked. */
+	{
+		SC("test_markers", "marker_cuts_no_data"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_MARK_NOKEY(1150, 101, DISPATCH)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 109)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 50,
+			       [TT_ST_UNKNOWN] = 950, [TT_ST_NET_OUT] = 50),
+			{ R(complete, false), R_HAS(incomplete, TT_CP_INC_NO_DATA),
+			  R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 1150),
+			  R_T(t_enqueue, 1150) },
+		}),
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -2576,6 +2706,7 @@ int main(void)
 	TT_RUN_GROUP(test_reader_many_slices);
 	TT_RUN_GROUP(test_missed_switch_in);
 	TT_RUN_GROUP(test_runtime_lock);
+	TT_RUN_GROUP(test_markers);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Goroutines as threads (docs/design.md §4.9): the pass that turns a Go
+ * Goroutines as threads (docs/design.md §4.10): the pass that turns a Go
  * program's events into its goroutines' events, checked on what it emits
  * for a locked engine goroutine and a handler on Ms that the runtime's
  * own futex wakes move between.

@@ -365,7 +365,20 @@ static void staged_request(struct evbuf *b, __u64 sk, __u16 port, __u64 t0,
  * compute.cpu engine's + 20 us (the reader's 10 us up to the hand-off,
  * the writer's), network.out 5 us; nothing queued (the engine is idle). The p50 request is #3, the p90 and p99 one #2.
  */
-static struct tt_analyzer *staged_sample(void)
+/* A marker of kind at time t by tid, keyed by key. */
+static void ev_mark(struct evbuf *b, __u64 t, __u32 tid, __u16 kind, __u64 key)
+{
+	struct tt_event *ev = ev_push(b, TT_EV_MARK, t, tid);
+
+	ev->mark.kind = kind;
+	ev->mark.key = key;
+	ev->mark.flags = TT_MARK_F_KEY;
+}
+
+/* staged_sample(), with (marked) application markers: the reader enqueues
+ * each request keyed by its socket 5 us after its read, the engine
+ * dispatches it 500 us into its CPU time, and once a key nothing bound. */
+static struct tt_analyzer *staged_sample_marked(bool marked)
 {
 	static const char *const names[] = { "reader", "engine", "writer" };
 	struct tt_analyzer *a = tt_analyzer_new();
@@ -385,12 +398,23 @@ static struct tt_analyzer *staged_sample(void)
 	staged_request(b, 0x100, 1001, 10 * MS, 100 * US, 2 * MS);
 	staged_request(b, 0x200, 1002, 30 * MS, 1 * MS, 4 * MS);
 	staged_request(b, 0x300, 1003, 50 * MS, 3 * MS, 1 * MS);
+	if (marked) {
+		ev_mark(b, 50 * MS + 15 * US, READER, TT_MARK_ENQUEUE, 0x300);
+		ev_mark(b, 50 * MS + 20 * US + 3 * MS + 500 * US, ENGINE,
+			TT_MARK_DISPATCH, 0x300);
+		ev_mark(b, 51 * MS, ENGINE, TT_MARK_DISPATCH, 0x999);
+	}
 	qsort(b->v, b->n, sizeof(b->v[0]), cmp_ev);
 	for (i = 0; i < b->n; i++)
 		add(a, &b->v[i]);
 	tt_analyzer_finish(a);
 	free(b);
 	return a;
+}
+
+static struct tt_analyzer *staged_sample(void)
+{
+	return staged_sample_marked(false);
 }
 
 /* Renders into a string (free it). */
@@ -924,7 +948,8 @@ static void test_stage_json(void)
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
 			   "\"t_dispatch_ns\":50020000,"
 			   "\"t_token_ns\":54020000,\"gil_ns\":0,\"attributed\":true,"
-			   "\"dispatch_rule\":\"pickup\","
+			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
+			   "\"token_rule\":\"inferred\","
 			   "\"dominant\":\"scheduler.runqueue\","
 			   "\"stages\":{\"network.in\":10000,"
 			   "\"network.out\":5000,\"scheduler.queue\":0,"
@@ -966,6 +991,7 @@ static void test_stage_json(void)
 	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
 				"\"t_token_ns\":null,\"gil_ns\":null,"
 				"\"attributed\":false,\"dispatch_rule\":null,"
+				"\"enqueue_rule\":null,\"token_rule\":null,"
 				"\"dominant\":null,\"stages\":null,"
 				"\"other_detail\":null"),
 		    "strstr");
@@ -1012,6 +1038,55 @@ static bool seg_line(const char *text, const char *start, const char *dur,
 	}
 	fprintf(stderr, "  no segment line %s %s\n", start, dur);
 	return false;
+}
+
+/* s is on the line p starts (p may be NULL). */
+static bool in_line(const char *p, const char *s)
+{
+	const char *hit = p ? strstr(p, s) : NULL;
+
+	return hit && (!strchr(p, '\n') || hit < strchr(p, '\n'));
+}
+
+/* Markers override the pick-up of request 3 (docs/design.md §4.9): the
+ * drill-down and the JSON say so, the summary counts the unbound one. */
+static void test_marker_rules(void)
+{
+	struct tt_analyzer *a = staged_sample_marked(true);
+	struct tt_report_opts o = { .json = true };
+	const char *p;
+	char *out;
+	int err;
+
+	out = render_request(a, 3, &err);
+	ASSERT_EQ(err, 0, "err");
+	p = line_of(out, "t_enqueue");
+	ASSERT_TRUE(in_line(p, "0.015 ") && in_line(p, "(rule marker)"),
+		    "t_enqueue from the marker");
+	p = line_of(out, "t_dispatch");
+	ASSERT_TRUE(in_line(p, "3.520 ") &&
+			    in_line(p, "rule marker: an application marker"),
+		    "t_dispatch from the marker");
+	ASSERT_GE(row(out, "scheduler.queue", (double[4]){ 0 }), 1, "row");
+	free(out);
+	out = render(a, NULL, &o, true);
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":50015000,"
+				"\"t_dispatch_ns\":53520000,"),
+		    "marker times in JSON");
+	ASSERT_TRUE(strstr(out, "\"dispatch_rule\":\"marker\","
+				"\"enqueue_rule\":\"marker\","
+				"\"token_rule\":\"inferred\""),
+		    "marker rules in JSON");
+	ASSERT_TRUE(strstr(out, "\"markers\":{\"hit\":3,\"unbound\":1,"
+				"\"outside\":0}"),
+		    "marker counts in JSON");
+	free(out);
+	out = render(a, NULL, &(struct tt_report_opts){ 0 }, false);
+	ASSERT_TRUE(strstr(out, "markers: 3 hit, 1 named no request, 0 outside"),
+		    "marker counts in text");
+	free(out);
+	tt_analyzer_free(a);
 }
 
 static void test_request_drilldown(void)
@@ -1165,6 +1240,7 @@ int main(void)
 	TT_RUN(test_stage_breakdown);
 	TT_RUN(test_stage_json);
 	TT_RUN(test_request_drilldown);
+	TT_RUN(test_marker_rules);
 	TT_RUN(test_write_error);
 	TT_EXIT();
 }

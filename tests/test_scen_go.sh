@@ -4,7 +4,7 @@
 # The Ollama-shaped Go server (tools/scenarios/go_server.go, built here with
 # Debian's golang-go; standard library only), without and with
 # runtime.LockOSThread on its scheduler goroutine, recorded with goroutines
-# followed (docs/design.md §4.9) and compared with the server's own log by
+# followed (docs/design.md §4.10) and compared with the server's own log by
 # tools/scenarios/compare.py. Before goroutines were followed, t_dispatch
 # was more than 1 ms off for 35-40% of the requests without the lock and
 # 60-70% with it (the runtime's futex wakes taken as hand-offs); now for

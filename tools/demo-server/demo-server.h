@@ -54,6 +54,39 @@
 #include "../demo_common.h"
 #include "../stubcuda/stubcuda.h"
 
+/*
+ * A USDT probe PROVIDER:NAME with one 8-byte argument in a register, as
+ * <sys/sdt.h> writes it (not installed here): a nop where the probe fires
+ * and a .note.stapsdt entry saying where it is and where its argument
+ * lives, for `ttftrace record --mark KIND=usdt:demo-server:PROVIDER:NAME`.
+ */
+#define DEMO_USDT1(provider, name, arg)                                       \
+	__asm__ __volatile__(                                                 \
+		"990: nop\n"                                                  \
+		".pushsection .note.stapsdt,\"?\",\"note\"\n"                   \
+		".balign 4\n"                                                 \
+		".4byte 992f-991f, 994f-993f, 3\n"                            \
+		"991: .asciz \"stapsdt\"\n"                                   \
+		"992: .balign 4\n"                                            \
+		"993: .8byte 990b\n"                                          \
+		".8byte _.stapsdt.base\n"                                     \
+		".8byte 0\n"                                                  \
+		".asciz \"" #provider "\"\n"                                   \
+		".asciz \"" #name "\"\n"                                       \
+		".asciz \"8@%0\"\n"                                            \
+		"994: .balign 4\n"                                            \
+		".popsection\n"                                               \
+		".ifndef _.stapsdt.base\n"                                    \
+		".pushsection .stapsdt.base,\"aG\",\"progbits\",.stapsdt.base,comdat\n" \
+		".weak _.stapsdt.base\n"                                      \
+		".hidden _.stapsdt.base\n"                                    \
+		"_.stapsdt.base: .space 1\n"                                  \
+		".size _.stapsdt.base, 1\n"                                   \
+		".popsection\n"                                               \
+		".endif\n"                                                    \
+		:                                                             \
+		: "r"((unsigned long)(arg)))
+
 #define MAX_HEADER_BYTES (64 * 1024)
 #define DEFAULT_MAX_BODY (64ULL * 1024 * 1024)
 #define MAX_TOKENS_LIMIT 1000000ULL
@@ -320,6 +353,8 @@ uint64_t engine_run_delay(const struct engine *e);
 void request_init(struct request *req, int notify_fd);
 void request_destroy(struct request *req);
 bool engine_submit(struct engine *e, struct request *req);
+/* probed by ttftrace's marker test: a request admitted to the batch */
+void engine_admitted(struct request *req);
 int engine_start(struct engine *e, struct server *srv);
 void engine_stop(struct engine *e);
 void engine_join(struct engine *e);

@@ -203,8 +203,10 @@ bool engine_submit(struct engine *e, struct request *req)
 {
 	bool accepted;
 
-	pthread_mutex_lock(&e->lock);
+	/* on entry: a wait for the engine's lock is already queueing, and
+	 * a marker on this function (ttftrace record --mark) fires here */
 	req->truth.t_enqueue = mono_ns();
+	pthread_mutex_lock(&e->lock);
 	accepted = !e->stopping;
 	if (accepted) {
 		req->next = NULL;
@@ -217,6 +219,17 @@ bool engine_submit(struct engine *e, struct request *req)
 	}
 	pthread_mutex_unlock(&e->lock);
 	return accepted;
+}
+
+/*
+ * A request was admitted to the batch (its t_dispatch stamped just
+ * before): a function of its own, never inlined, for `ttftrace record
+ * --mark dispatch=demo-server:engine_admitted,key=arg1` to probe.
+ */
+__attribute__((noinline, used)) void engine_admitted(struct request *req)
+{
+	/* keeps the call: a function with no effect may be elided */
+	__asm__ volatile("" : : "r"(req) : "memory");
 }
 
 /*
@@ -248,6 +261,8 @@ static int engine_admit(struct engine *e, struct request **admitted,
 			e->tail = NULL;
 		req->next = NULL;
 		req->truth.t_dispatch = mono_ns();
+		engine_admitted(req);
+		DEMO_USDT1(demo, admitted, req);
 		e->batch[e->nbatch++] = req;
 		admitted[n++] = req;
 	}

@@ -67,6 +67,8 @@ struct tt_request {
 	__u64 gil_ns; /* of it, waits on CPython's GIL (inside the stages) */
 	__u64 stage_ns[TT_ST_MAX]; /* enum tt_stage */
 	__u8 dispatch_rule; /* enum tt_cp_dispatch */
+	__u8 enqueue_rule; /* enum tt_cp_enqueue */
+	bool token_marker; /* t_token is a token marker's */
 	bool attributed;
 };
 

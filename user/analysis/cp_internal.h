@@ -16,7 +16,7 @@
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
 #define BURST_GAP_NS 100000ULL
-/* A goroutine's (docs/design.md §4.9): each ready may start an M by a futex
+/* A goroutine's (docs/design.md §4.10): each ready may start an M by a futex
  * syscall, tens of µs on a VM, under the uprobe of every state change. */
 #define GO_BURST_GAP_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
@@ -104,7 +104,7 @@ enum cp_lock {
 	CP_LOCK_NONE = 0,
 	CP_LOCK_WORD, /* a futex word used as a lock (§4.3's counts) */
 	CP_LOCK_RUNTIME, /* a runtime's own lock: CPython's GIL (§4.3) */
-	CP_LOCK_SCHED, /* a runtime's scheduler: Go's futexes, readyings (§4.9) */
+	CP_LOCK_SCHED, /* a runtime's scheduler: Go's futexes, readyings (§4.10) */
 };
 
 /* cp_wake.syscall of a wake a runtime's scheduler made, no goroutine */
@@ -115,6 +115,20 @@ struct cp_rtrange {
 	__u64 lo, hi;
 	__u32 tgid;
 	__u32 kind; /* enum tt_rt_kind */
+};
+
+/* An application marker hit (TT_EV_MARK), in time order. */
+struct cp_mark {
+	__u64 ts;
+	__u64 key;
+	__u32 tid, tgid;
+	__u16 kind; /* enum tt_mark_kind */
+	bool has_key;
+};
+
+/* The markers bound to one request (0: none of that kind). */
+struct cp_rq_marks {
+	__u64 enqueue, dispatch, token;
 };
 
 struct cp_wake {
@@ -181,6 +195,11 @@ struct tt_critpath {
 	size_t nlost, caplost;
 	struct cp_rtrange *rtranges;
 	size_t nrtranges, caprtranges;
+	struct cp_mark *marks;
+	size_t nmarks, capmarks;
+	/* of the last walk: markers bound to no request, and bound ones
+	 * outside their request's [t_read, t_first_write] */
+	__u64 marks_unbound, marks_outside;
 	struct cp_window *lost_merged; /* sorted, disjoint: by cp_prepare() */
 	size_t nlost_merged;
 	__u32 *gpu_threads; /* threads with sync calls, by cp_prepare() */
@@ -240,6 +259,8 @@ struct walk {
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
 	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
+	struct cp_rq_marks mk; /* this request's markers, inside [r, f] */
+	__u8 enqueue; /* enum tt_cp_enqueue */
 	/* waits on a runtime's lock on the path, counted down to gil_low */
 	__u64 gil_ns, gil_low;
 	/* consumers whose burst with this request's own hand-off was passed */
@@ -262,6 +283,8 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
+/* qsort order of rq_act: by tid, then time, then request */
+int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n);
 void cp_rq_index_free(struct rq_index *ix);
@@ -307,6 +330,13 @@ bool cp_is_launch(const struct cp_call *c);
 void cp_label(char *buf, size_t len, const char *a, const char *b);
 long cp_lost_before(const struct tt_critpath *cp, __u64 t);
 int cp_prepare(struct tt_critpath *cp, size_t nreq);
+
+/* marks.c */
+int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev);
+/* Binds every marker to a request of rqs[0..n) into out[0..n) (zeroed
+ * first; docs/design.md §4.9): 0 or -ENOMEM. */
+int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
+		  size_t n, struct cp_rq_marks *out);
 
 /* walk.c */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,

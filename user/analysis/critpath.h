@@ -77,6 +77,16 @@ enum tt_cp_dispatch {
 	/* the GPU rule: the first launch of the engine's iteration after the
 	 * one that was running when the request was read */
 	TT_CP_DISP_GPU,
+	/* an application marker said so (record --mark dispatch=) */
+	TT_CP_DISP_MARKER,
+};
+
+/* How t_enqueue was found (docs/design.md §4.4, §4.9). */
+enum tt_cp_enqueue {
+	TT_CP_ENQ_READ = 0, /* the queue starts at t_read */
+	TT_CP_ENQ_PICKUP, /* the producer's wake of the consumer */
+	TT_CP_ENQ_HANDOFF, /* where the reader let the request go */
+	TT_CP_ENQ_MARKER, /* an application marker (record --mark enqueue=) */
 };
 
 /* tt_cp_result.incomplete */
@@ -100,6 +110,8 @@ struct tt_cp_result {
 	 * (CPython's GIL): inside the stages, never a stage of its own */
 	__u64 gil_ns;
 	__u8 dispatch; /* enum tt_cp_dispatch */
+	__u8 enqueue; /* enum tt_cp_enqueue */
+	bool token_marker; /* t_token is a token marker's (record --mark) */
 	bool complete; /* incomplete == 0 */
 	__u32 incomplete; /* TT_CP_INC_* */
 	/*
@@ -124,6 +136,10 @@ struct tt_critpath_stats {
 	/* threads seen current (switching out, waking) while off CPU in their
 	 * timeline: a switch-in the recording lacks, inferred there */
 	__u64 missed_ins;
+	/* application markers fed, and of the last walk's: bound to no
+	 * request (an unknown key, a thread serving none), or bound outside
+	 * their request's [t_read, t_first_write] (docs/design.md §4.9) */
+	__u64 marks, marks_unbound, marks_outside;
 };
 
 struct tt_critpath;
@@ -226,8 +242,10 @@ void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop);
 const char *tt_stage_name(enum tt_stage s);
 /* "running", "runnable", "blocked", "no-data", "phase". */
 const char *tt_cp_state_name(enum tt_cp_state s);
-/* "read", "pickup", "handoff", "gpu". */
+/* "read", "pickup", "handoff", "gpu", "marker". */
 const char *tt_cp_dispatch_name(enum tt_cp_dispatch d);
+/* "read", "pickup", "handoff", "marker". */
+const char *tt_cp_enqueue_name(enum tt_cp_enqueue e);
 /* Latest name of thread tid (FORK, COMM), or NULL if unknown. */
 const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid);
 void tt_critpath_stats(const struct tt_critpath *cp,

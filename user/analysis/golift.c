@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Goroutines as threads (docs/design.md §4.9): the Go runtime's state
+ * Goroutines as threads (docs/design.md §4.10): the Go runtime's state
  * changes, seen at runtime.casgstatus, rewrite a Go program's events into
  * events of its goroutines before the timelines are built.
  */

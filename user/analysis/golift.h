@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Goroutines as threads (docs/design.md §4.9): in a Go program, the
+ * Goroutines as threads (docs/design.md §4.10): in a Go program, the
  * OS threads (Ms) carry any goroutine, and the runtime's own futex wakes
  * between them (idle Ms, preemption of a locked goroutine, sysmon) are
  * no hand-offs. From TT_EV_GO records this pass turns the stream into

@@ -27,7 +27,7 @@ static int cmp_rq_ent(const void *a, const void *b)
 	return x->req < y->req ? -1 : x->req > y->req;
 }
 
-static int cmp_rq_act(const void *a, const void *b)
+int cp_rq_act_cmp(const void *a, const void *b)
 {
 	const struct rq_act *x = a, *y = b;
 
@@ -81,7 +81,7 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 						      .end = end };
 	}
 	qsort(ix->e, k, sizeof(*ix->e), cmp_rq_ent);
-	qsort(ix->act, ix->nact, sizeof(*ix->act), cmp_rq_act);
+	qsort(ix->act, ix->nact, sizeof(*ix->act), cp_rq_act_cmp);
 	for (i = 0; i < k; i++) {
 		struct rq_ent *e = &ix->e[i], *p = i ? &ix->e[i - 1] : NULL;
 

@@ -58,6 +58,8 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->t_token = res->t_token;
 		r->gil_ns = res->gil_ns;
 		r->dispatch_rule = res->dispatch;
+		r->enqueue_rule = res->enqueue;
+		r->token_marker = res->token_marker;
 	}
 	r->attributed = res->complete;
 	if (!res->complete &&

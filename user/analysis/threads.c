@@ -42,6 +42,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 	free(cp->words);
 	free(cp->blocks);
 	free(cp->rtranges);
+	free(cp->marks);
 	free(cp->wakes);
 	free(cp->lost);
 	free(cp->lost_merged);
@@ -575,6 +576,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return 0;
 	case TT_EV_RTLOCK:
 		return add_rtrange(cp, ev);
+	case TT_EV_MARK:
+		return cp_mark_add(cp, ev);
 	case TT_EV_LOST:
 		if (tt_grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
 			    sizeof(*cp->lost)))
@@ -655,6 +658,8 @@ void tt_critpath_stats(const struct tt_critpath *cp,
 		.lost_windows = cp->nlost, .lock_words = cp->lock_words,
 		.gpu_calls = cp->gpu_calls, .ioctls = cp->ioctls,
 		.first_ts = cp->first_ts, .last_ts = cp->last_ts,
-		.missed_ins = cp->missed_ins,
+		.missed_ins = cp->missed_ins, .marks = cp->nmarks,
+		.marks_unbound = cp->marks_unbound,
+		.marks_outside = cp->marks_outside,
 	};
 }

@@ -68,6 +68,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "handoff";
 	case TT_CP_DISP_GPU:
 		return "gpu";
+	case TT_CP_DISP_MARKER:
+		return "marker";
 	}
 	return "?";
 }

@@ -214,12 +214,62 @@ struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
 	return cp_thread_find(cp, w->waker_tid);
 }
 
+/* [s, t) of th, in record rec's state, latest first. */
+static void charge_rec(struct walk *wk, const struct cp_thread *th,
+		       const struct cp_rec *rec, __u64 s, __u64 t)
+{
+	char reason[32];
+	__u8 stage;
+
+	switch (rec->state) {
+	case REC_RUNNING:
+		charge_running(wk, th, s, t);
+		break;
+	case REC_RUNNABLE:
+		charge(wk, s, t, th->tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+		       "runqueue");
+		break;
+	default:
+		stage = cp_block_judge(wk->cp, th, rec, reason, sizeof(reason));
+		charge(wk, s, t, th->tid, TT_CP_BLOCKED, stage, reason);
+		if (cp_block_is_runtime(wk->cp, th, rec))
+			count_gil(wk, s, t);
+		break;
+	}
+}
+
+/*
+ * The queue ends at t (t_dispatch, by a hand-off or a dispatch marker): it
+ * began at the enqueue marker, else where the reader let the request go.
+ * Charges [t_enqueue, t) as queued and returns t_enqueue, where the walk
+ * goes on, on the reader.
+ */
+static __u64 queue_cut(struct walk *wk, __u64 t)
+{
+	__u64 s;
+
+	if (wk->mk.enqueue) {
+		s = wk->mk.enqueue < t ? wk->mk.enqueue : t;
+		wk->enqueue = TT_CP_ENQ_MARKER;
+	} else {
+		s = cp_handoff_point(wk, t);
+		wk->enqueue = TT_CP_ENQ_HANDOFF;
+	}
+	wk->t_enqueue = s;
+	if (!wk->err)
+		wk->err = seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
+				  TT_ST_QUEUE, "queued");
+	return s;
+}
+
 /*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
  * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
  * goes on down to t_read without looking for another: with a pick-up on
  * the producer that woke the consumer, with a hand-off boundary on the
  * reader from where it let the request go, the time between being queued.
+ * A dispatch marker is the one boundary when there is one: wherever the
+ * walk is when it reaches its time (docs/design.md §4.9).
  */
 static __u64 walk_path(struct walk *wk, __u8 *rule)
 {
@@ -229,56 +279,43 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *w;
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
-	const struct cp_rec *rec;
-	char reason[32];
+	const struct cp_rec *rec = NULL;
 	bool boundary, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
-	__u8 stage;
+	__u64 marked = wk->mk.dispatch;
 
 	*rule = TT_CP_DISP_READ;
 	while (t > floor && !wk->err) {
 		if (!th || k < 0) {
-			charge(wk, floor, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
+			/* the marker still cuts a path that has no data */
+			boundary = marked && !dispatched && marked <= t;
+			s = boundary ? marked : floor;
+			charge(wk, s, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
 			       "no data");
 			wk->incomplete |= TT_CP_INC_NO_DATA;
 			wk->nodata_end = t;
-			break;
-		}
-		rec = &th->recs[k];
-		s = rec->ts > floor ? rec->ts : floor;
-		boundary = !dispatched && cs.entered && cs.has_tb &&
-			   cs.tb >= s && cs.tb <= t;
-		if (boundary)
-			s = cs.tb;
-		switch (rec->state) {
-		case REC_RUNNING:
-			charge_running(wk, th, s, t);
-			break;
-		case REC_RUNNABLE:
-			charge(wk, s, t, tid, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
-			       "runqueue");
-			break;
-		default:
-			stage = cp_block_judge(cp, th, rec, reason,
-					       sizeof(reason));
-			charge(wk, s, t, tid, TT_CP_BLOCKED, stage, reason);
-			if (cp_block_is_runtime(cp, th, rec))
-				count_gil(wk, s, t);
-			break;
+			if (!boundary)
+				break;
+		} else {
+			rec = &th->recs[k];
+			s = rec->ts > floor ? rec->ts : floor;
+			if (marked)
+				boundary = !dispatched && marked >= s &&
+					   marked <= t;
+			else
+				boundary = !dispatched && cs.entered &&
+					   cs.has_tb && cs.tb >= s && cs.tb <= t;
+			if (boundary)
+				s = marked ? marked : cs.tb;
+			charge_rec(wk, th, rec, s, t);
 		}
 		t = s;
 		if (boundary) {
-			*rule = TT_CP_DISP_HANDOFF;
+			*rule = marked ? TT_CP_DISP_MARKER : TT_CP_DISP_HANDOFF;
 			disp = t;
 			dispatched = true;
-			s = cp_handoff_point(wk, t);
-			wk->t_enqueue = s;
-			if (!wk->err)
-				wk->err = seg_add(&wk->path, true, s, t, 0,
-						  TT_CP_PHASE, TT_ST_QUEUE,
-						  "queued");
-			t = s;
+			t = queue_cut(wk, t);
 			tid = rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
@@ -307,19 +344,20 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			}
 			wk->passed[wk->npassed++] = th->tid;
 		}
-		if (!dispatched && !w->lock &&
+		if (!dispatched && !marked && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri))) {
 			*rule = TT_CP_DISP_PICKUP;
 			disp = t;
 			dispatched = true;
 			wk->t_enqueue = t;
+			wk->enqueue = TT_CP_ENQ_PICKUP;
 		}
 		from = w->lock ? 0 : th->tid;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);
-		if (dispatched)
+		if (dispatched || marked)
 			continue;
 		cs.entered = true;
 		cp_scan_consumer(wk, th, t, floor, from, &cs);
@@ -406,9 +444,23 @@ static int reader_phase(const struct walk *wk, struct segvec *out)
 	return err;
 }
 
+/* This request's markers, inside [t_read, t_first_write] as clamped, the
+ * enqueue no later than the dispatch. */
+static void take_marks(struct walk *wk, const struct cp_rq_marks *mk)
+{
+	if (mk->dispatch)
+		wk->mk.dispatch = clamp(mk->dispatch, wk->r, wk->f);
+	if (mk->enqueue)
+		wk->mk.enqueue = clamp(mk->enqueue, wk->r,
+				       wk->mk.dispatch ? wk->mk.dispatch :
+							 wk->f);
+	if (mk->token)
+		wk->mk.token = clamp(mk->token, wk->r, wk->f);
+}
+
 static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		    const struct tt_cp_request *rqs, size_t ri,
-		    struct tt_cp_result *out)
+		    const struct cp_rq_marks *mk, struct tt_cp_result *out)
 {
 	const struct tt_cp_request *rq = &rqs[ri];
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri };
@@ -436,6 +488,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	l = cp_lost_before(cp, wk.w + 1);
 	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
 		wk.incomplete |= TT_CP_INC_LOST;
+	take_marks(&wk, mk);
 
 	disp = walk_path(&wk, &rule);
 	if (!wk.err && rule == TT_CP_DISP_READ)
@@ -477,9 +530,13 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	out->t_enqueue = wk.t_enqueue;
 	out->gil_ns = wk.gil_ns;
 	out->t_dispatch = disp;
-	out->t_token = clamp(cp_find_token(cp, rq->writer_tid, disp, wk.f),
+	out->t_token = clamp(wk.mk.token ? wk.mk.token :
+					   cp_find_token(cp, rq->writer_tid,
+							 disp, wk.f),
 			     disp, wk.f);
+	out->token_marker = wk.mk.token != 0;
 	out->dispatch = rule;
+	out->enqueue = wk.enqueue;
 	out->incomplete = wk.incomplete;
 	out->complete = !wk.incomplete && j == wk.w;
 	return 0;
@@ -499,18 +556,23 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 			 struct tt_cp_result *out)
 {
 	struct rq_index ix = { 0 };
+	struct cp_rq_marks *mk;
 	size_t i;
 	int err;
 
 	if (!n)
 		return 0;
 	memset(out, 0, n * sizeof(*out));
-	err = cp_prepare(cp, n);
+	mk = malloc(n * sizeof(*mk));
+	err = mk ? cp_prepare(cp, n) : -ENOMEM;
 	if (!err)
 		err = cp_rq_index_build(&ix, rqs, n);
+	if (!err)
+		err = cp_marks_bind(cp, rqs, n, mk);
 	for (i = 0; i < n && !err; i++)
-		err = walk_one(cp, &ix, rqs, i, &out[i]);
+		err = walk_one(cp, &ix, rqs, i, &mk[i], &out[i]);
 	cp_rq_index_free(&ix);
+	free(mk);
 	if (err) {
 		for (i = 0; i < n; i++)
 			tt_cp_result_free(&out[i]);

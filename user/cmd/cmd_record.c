@@ -19,6 +19,7 @@
 #include "cudalib.h"
 #include "gpu.h"
 #include "gpudev.h"
+#include "marks.h"
 #include "procfs.h"
 #include "rtlocks.h"
 #include "tt_arch.h"
@@ -28,6 +29,7 @@
 #define MAX_TARGETS 64
 #define MAX_CUDA_LIBS 16
 #define MAX_GPU_DEVICES 16
+#define MAX_MARKS 16
 /* one line from the collector, the prober or a check */
 #define MSG_LEN 512
 #define MAX_TRACED_TGIDS 1024
@@ -35,7 +37,7 @@
 /* reading /proc/PID/stat walks every thread of the process: not per poll */
 #define ALIVE_INTERVAL_NS 200000000ULL
 /* A Go server answers within ms of its exec: its goroutines are followed
- * from the first scan that sees it (docs/design.md §4.9) */
+ * from the first scan that sees it (docs/design.md §4.10) */
 #define RUNTIME_SCAN_NS 20000000ULL
 /* how long the command has to exit on SIGTERM before SIGKILL */
 #define COMMAND_GRACE_NS 3000000000ULL
@@ -55,6 +57,8 @@ struct record_args {
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	int ncuda_libs;
 	bool no_goroutines;
+	const char *marks[MAX_MARKS]; /* --mark, checked after parsing */
+	int nmarks;
 };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
@@ -95,6 +99,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "goroutines", OPT_GOROUTINES, "on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus; default on)", 0 },
+	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -157,6 +162,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --goroutines '%s': on or off",
 				   arg);
 		a->no_goroutines = !strcmp(arg, "off");
+		break;
+	case 'M':
+		if (a->nmarks == MAX_MARKS)
+			argp_error(state, "at most %d --mark", MAX_MARKS);
+		a->marks[a->nmarks++] = arg;
 		break;
 	case 'v':
 		a->verbose++;
@@ -425,6 +435,28 @@ static int probe_cuda_libraries(struct tt_collector *c,
 	return err;
 }
 
+/* Checks every --mark against its file: one line for the first bad one. */
+static struct tt_mark_spec *parse_marks(const struct record_args *a)
+{
+	struct tt_mark_spec *specs = calloc(a->nmarks ? a->nmarks : 1,
+					    sizeof(*specs));
+	char msg[MSG_LEN];
+
+	if (!specs) {
+		fprintf(stderr, "ttftrace: out of memory\n");
+		return NULL;
+	}
+	for (int i = 0; i < a->nmarks; i++) {
+		if (tt_mark_parse(a->marks[i], &specs[i], msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: --mark '%s': %s\n",
+				a->marks[i], msg);
+			free(specs);
+			return NULL;
+		}
+	}
+	return specs;
+}
+
 /* libbpf's messages, at the level -v asked for: the collector never prints */
 static void print_libbpf(const char *msg)
 {
@@ -612,6 +644,7 @@ int tt_cmd_record(int argc, char **argv)
 	int lib_fds[MAX_CUDA_LIBS];
 	__u32 tgids[MAX_TRACED_TGIDS];
 	struct command cmd = { .pgid = -1 };
+	struct tt_mark_spec *marks = NULL;
 	char msg[MSG_LEN];
 	const char *why = NULL;
 
@@ -619,15 +652,16 @@ int tt_cmd_record(int argc, char **argv)
 		lib_fds[i] = -1;
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
+	marks = parse_marks(&a);
+	if (!marks)
+		return 2;
 	fill_meta(&meta, argc, argv);
 	if (!tt_have_bpf_privileges(msg, sizeof(msg))) {
 		fprintf(stderr, "ttftrace: %s\n", msg);
-		return 1;
+		goto cleanup;
 	}
-	if (resolve_targets(&a))
-		return 1;
-	if (gather_devices(&a, &meta))
-		return 1;
+	if (resolve_targets(&a) || gather_devices(&a, &meta))
+		goto cleanup;
 	for (int i = 0; i < a.ncuda_libs; i++) {
 		lib_fds[i] = tt_cudalib_open(a.cuda_libs[i], msg, sizeof(msg));
 		if (lib_fds[i] < 0) {
@@ -650,6 +684,13 @@ int tt_cmd_record(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "ttftrace: %s\n", msg);
 		goto cleanup;
+	}
+	for (int i = 0; i < a.nmarks; i++) {
+		if (tt_collector_mark(c, &marks[i], i, msg, sizeof(msg))) {
+			fprintf(stderr, "ttftrace: --mark '%s': %s\n",
+				a.marks[i], msg);
+			goto cleanup;
+		}
 	}
 	if (a.command) {
 		cmd.pgid = spawn_command(a.command, &release_fd);
@@ -759,5 +800,6 @@ cleanup:
 			close(lib_fds[i]);
 	free(meta.procs);
 	free(meta.devs);
+	free(marks);
 	return err;
 }

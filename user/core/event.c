@@ -31,6 +31,7 @@ static const struct {
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
 	[TT_EV_GO] = { "go", true, sizeof(struct tt_go) },
+	[TT_EV_MARK] = { "mark", true, sizeof(struct tt_mark) },
 };
 
 int tt_event_payload_size(unsigned int type)
@@ -45,6 +46,14 @@ const char *tt_event_type_name(unsigned int type)
 	if (type >= TT_EV_MAX || !types[type].name)
 		return "unknown";
 	return types[type].name;
+}
+
+const char *tt_mark_kind_name(unsigned int kind)
+{
+	static const char *const names[] = { "?", "enqueue", "dispatch",
+					     "token" };
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
 
 const char *tt_rt_kind_name(unsigned int kind)

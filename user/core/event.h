@@ -26,6 +26,7 @@ struct tt_event {
 		struct tt_gpu_call call;
 		struct tt_rtlock rtlock;
 		struct tt_go go;
+		struct tt_mark mark;
 	};
 };
 
@@ -66,6 +67,8 @@ struct tt_file_meta {
  * the type is unknown or never stored (TT_EV_SEND_RAW). */
 int tt_event_payload_size(unsigned int type);
 const char *tt_event_type_name(unsigned int type);
+/* "enqueue", "dispatch", "token" for TT_MARK_*; "?" for another. */
+const char *tt_mark_kind_name(unsigned int kind);
 /* "cpython" for TT_RT_CPYTHON; "runtime" for a kind this build does not know. */
 const char *tt_rt_kind_name(unsigned int kind);
 

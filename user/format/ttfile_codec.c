@@ -153,6 +153,13 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_go, from, UINT),
 			FLD(tt_go, to, UINT),
 		} },
+	[TT_EV_MARK] = {
+		4, {
+			FLD(tt_mark, key, UINT),
+			FLD(tt_mark, kind, UINT),
+			FLD(tt_mark, flags, UINT),
+			FLD(tt_mark, spec, UINT),
+		} },
 	};
 /* clang-format on */
 

@@ -17,6 +17,7 @@
 #include "collector.h"
 #include "cudalib.h"
 #include "env.h"
+#include "marks.h"
 #include "procfs.h"
 #include "util.h"
 #include "ttftrace.skel.h"
@@ -53,6 +54,8 @@ struct tt_collector {
 	struct tt_cudalib_prober *prober;
 	int verbose;
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
+	struct bpf_link **mark_links; /* application markers (--mark) */
+	size_t nmark_links;
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -184,6 +187,52 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 	c->go_bins[c->ngo_bins].ino = st.st_ino;
 	c->go_links[c->ngo_bins++] = link;
 	return 1;
+}
+
+int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
+		      __u32 index, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+	LIBBPF_OPTS(bpf_usdt_opts, sopts);
+	__u64 cookie = TT_MARK_COOKIE(m->kind, m->arg, index);
+	struct bpf_link *link, **grown;
+	int e;
+
+	grown = realloc(c->mark_links,
+			(c->nmark_links + 1) * sizeof(*grown));
+	if (!grown) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	c->mark_links = grown;
+	if (m->usdt) {
+		sopts.usdt_cookie = cookie;
+		link = bpf_program__attach_usdt(c->skel->progs.tt_mark_usdt,
+						-1, m->path, m->provider,
+						m->symbol, &sopts);
+	} else {
+		/* an entry probe only: never a return probe on user code */
+		uopts.func_name = m->symbol;
+		uopts.bpf_cookie = cookie;
+		uopts.retprobe = false;
+		link = bpf_program__attach_uprobe_opts(c->skel->progs.tt_mark,
+						       -1, m->path, m->offset,
+						       &uopts);
+	}
+	if (!link) {
+		e = -errno;
+		if (m->usdt)
+			snprintf(err, errlen, "cannot attach to USDT probe %s:%s in %s: %s%s",
+				 m->provider, m->symbol, m->path, strerror(-e),
+				 e == -ENOENT ? " (no such probe in the file)" : "");
+		else
+			snprintf(err, errlen, "cannot attach to %s+%llu in %s: %s",
+				 m->symbol, (unsigned long long)m->offset,
+				 m->path, strerror(-e));
+		return e;
+	}
+	c->mark_links[c->nmark_links++] = link;
+	return 0;
 }
 
 static int attach_candidate(void *ctx, int fd, const char *name, char *err,
@@ -533,6 +582,9 @@ void tt_collector_close(struct tt_collector *c)
 	for (int i = 0; i < c->ngo_bins; i++)
 		bpf_link__destroy(c->go_links[i]);
 	free(c->cuda_links);
+	for (size_t i = 0; i < c->nmark_links; i++)
+		bpf_link__destroy(c->mark_links[i]);
+	free(c->mark_links);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);
 	pthread_mutex_destroy(&c->cuda_lock);

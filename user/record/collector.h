@@ -51,6 +51,12 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
  * was already, or -errno with a one-line reason in err. */
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			     const char *name, char *err, size_t errlen);
+struct tt_mark_spec;
+/* Puts application marker m (its index among the --mark options) on its
+ * file, for every process (the BPF side keeps the traced ones): 0, or
+ * -errno with a one-line reason in err. */
+int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
+		      __u32 index, char *err, size_t errlen);
 /* Uprobe attach counts so far: libraries and functions. */
 void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
 /* Takes the oldest message of the library prober (a library opened by a

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "containers.h"
 #include "cudalib.h"
+#include "elfsym.h"
 #include "procfs.h"
 #include "rtlocks.h"
 
@@ -51,40 +52,6 @@ static bool first_load_vaddr(Elf *elf, __u64 *vaddr)
 	return false;
 }
 
-/* _PyRuntime's value and size from the dynamic or the full symbol table. */
-static bool find_symbol(Elf *elf, const char *name, GElf_Sym *found)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		size_t count;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
-		    !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		count = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < count; i++) {
-			const char *s;
-
-			if (!gelf_getsym(data, i, &sym) || !sym.st_size)
-				continue;
-			s = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (s && !strcmp(s, name)) {
-				*found = sym;
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 /*
  * The runtime in the file of mapping m (its first, offset 0): CPython's
  * _PyRuntime range, or, in the executable, a Go program (the symbol of
@@ -114,7 +81,7 @@ static int runtime_in(pid_t pid, const struct tt_mapping *m, bool exe,
 	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load))
 		goto cleanup;
 	r->fd = -1;
-	if (is_cpython(m->path) && find_symbol(elf, "_PyRuntime", &sym)) {
+	if (is_cpython(m->path) && tt_elf_symbol(elf, "_PyRuntime", &sym)) {
 		/* an executable is mapped where it says; a shared object
 		 * is moved */
 		base = eh.e_type == ET_DYN ? m->start - m->offset - load : 0;
@@ -122,7 +89,7 @@ static int runtime_in(pid_t pid, const struct tt_mapping *m, bool exe,
 		r->hi = r->lo + sym.st_size;
 		r->kind = TT_RT_CPYTHON;
 		ret = 0;
-	} else if (exe && find_symbol(elf, TT_GO_PROBE_SYMBOL, &sym)) {
+	} else if (exe && tt_elf_symbol(elf, TT_GO_PROBE_SYMBOL, &sym)) {
 		/* Go's own code takes no futex: every word is the runtime's */
 		r->lo = 0;
 		r->hi = UINT64_MAX;

@@ -86,6 +86,13 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		fprintf(out, "g=%#llx %u->%u", (unsigned long long)ev->go.g,
 			ev->go.from, ev->go.to);
 		break;
+	case TT_EV_MARK:
+		fprintf(out, "marker=%s spec=%u", tt_mark_kind_name(ev->mark.kind),
+			ev->mark.spec);
+		if (ev->mark.flags & TT_MARK_F_KEY)
+			fprintf(out, " key=%#llx",
+				(unsigned long long)ev->mark.key);
+		break;
 	}
 }
 

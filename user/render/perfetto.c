@@ -472,6 +472,8 @@ static void request_span(struct pf *w, __u32 lane, const struct tt_request *r,
 	if (res && res->segs) {
 		arg_str(w, "dispatch", tt_cp_dispatch_name(res->dispatch),
 			SIZE_MAX);
+		arg_str(w, "enqueue", tt_cp_enqueue_name(res->enqueue),
+			SIZE_MAX);
 		arg_bool(w, "path_complete", res->complete);
 		arg_key(w, "stages_us");
 		fputc('{', w->out);

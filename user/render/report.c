@@ -368,6 +368,7 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		   const struct tt_file_meta *meta,
 		   const struct tt_report_opts *o)
 {
+	struct tt_critpath_stats cst;
 	struct report_data d;
 	char why[64];
 	size_t k;
@@ -377,6 +378,7 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 	err = collect(a, o, &d);
 	if (err)
 		goto cleanup;
+	tt_critpath_stats(tt_analyzer_critpath(a), &cst);
 	if (meta)
 		meta_text(out, meta);
 	fprintf(out, "requests: %zu (complete %zu, incomplete %zu)\n",
@@ -411,6 +413,12 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 			"");
 	fprintf(out, "events: %llu\n",
 		(unsigned long long)tt_analyzer_events(a));
+	if (cst.marks)
+		fprintf(out,
+			"markers: %llu hit, %llu named no request, %llu outside their request's read to first write\n",
+			(unsigned long long)cst.marks,
+			(unsigned long long)cst.marks_unbound,
+			(unsigned long long)cst.marks_outside);
 	fprintf(out, "\n%-10s %10s %10s %10s %10s  %s\n", "(ms)", "p50", "p90",
 		"p99", "max",
 		o->include_incomplete ? "(incomplete requests included)" :
@@ -490,6 +498,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the engine's last hand-off to another request";
 	case TT_CP_DISP_GPU:
 		return "the first GPU launch of the iteration after the one running when the request was read";
+	case TT_CP_DISP_MARKER:
+		return "an application marker (record --mark dispatch=)";
 	default:
 		return "nothing better: taken as t_read";
 	}
@@ -521,15 +531,17 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		"t_arrive", rel_ms(b, sizeof(b), r->t_arrive, base));
 	fprintf(out, "%-16s %10s  the app read the request\n", "t_read",
 		rel_ms(b, sizeof(b), r->t_read, base));
-	fprintf(out, "%-16s %10s  handed on to be computed: the queue starts\n",
-		"t_enqueue", rel_ms(b, sizeof(b), walked ? r->t_enqueue : 0, base));
+	fprintf(out, "%-16s %10s  handed on to be computed: the queue starts (rule %s)\n",
+		"t_enqueue", rel_ms(b, sizeof(b), walked ? r->t_enqueue : 0, base),
+		walked ? tt_cp_enqueue_name(r->enqueue_rule) : "-");
 	fprintf(out, "%-16s %10s  taken up for compute (rule %s: %s)\n",
 		"t_dispatch",
 		rel_ms(b, sizeof(b), walked ? r->t_dispatch : 0, base),
 		walked ? tt_cp_dispatch_name(r->dispatch_rule) : "-",
 		walked ? dispatch_why(r->dispatch_rule) : "no critical path");
-	fprintf(out, "%-16s %10s  first token handed toward the writer\n",
-		"t_token", rel_ms(b, sizeof(b), walked ? r->t_token : 0, base));
+	fprintf(out, "%-16s %10s  first token handed toward the writer%s\n",
+		"t_token", rel_ms(b, sizeof(b), walked ? r->t_token : 0, base),
+		walked && r->token_marker ? " (rule marker)" : "");
 	fprintf(out, "%-16s %10s  first token-carrying send\n", "t_first_write",
 		rel_ms(b, sizeof(b), r->t_first_write, base));
 	fprintf(out, "%-16s %10s  its first byte on the device\n", "t_wire",
@@ -673,12 +685,16 @@ static void json_request_stages(FILE *out, const struct tt_analyzer *a,
 	int k;
 
 	if (!has_stages(a, i)) {
-		fprintf(out, ",\"dispatch_rule\":null,\"dominant\":null,"
+		fprintf(out, ",\"dispatch_rule\":null,\"enqueue_rule\":null,"
+			     "\"token_rule\":null,\"dominant\":null,"
 			     "\"stages\":null,\"other_detail\":null");
 		return;
 	}
-	fprintf(out, ",\"dispatch_rule\":\"%s\"",
-		tt_cp_dispatch_name(r->dispatch_rule));
+	fprintf(out, ",\"dispatch_rule\":\"%s\",\"enqueue_rule\":\"%s\""
+		     ",\"token_rule\":\"%s\"",
+		tt_cp_dispatch_name(r->dispatch_rule),
+		tt_cp_enqueue_name(r->enqueue_rule),
+		r->token_marker ? "marker" : "inferred");
 	if (dom)
 		fprintf(out, ",\"dominant\":\"%s\"", dom);
 	else
@@ -813,6 +829,7 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		   const struct tt_file_meta *meta,
 		   const struct tt_report_opts *o)
 {
+	struct tt_critpath_stats cst;
 	struct report_data d;
 	size_t i, k;
 	int err;
@@ -843,8 +860,14 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 			fprintf(out, "%s\"%zu\":%llu", k++ ? "," : "", i,
 				(unsigned long long)tt_analyzer_lost_cpu(a, i));
 	}
-	fprintf(out, "},\"events\":%llu}",
+	fprintf(out, "},\"events\":%llu",
 		(unsigned long long)tt_analyzer_events(a));
+	tt_critpath_stats(tt_analyzer_critpath(a), &cst);
+	fprintf(out,
+		",\"markers\":{\"hit\":%llu,\"unbound\":%llu,\"outside\":%llu}}",
+		(unsigned long long)cst.marks,
+		(unsigned long long)cst.marks_unbound,
+		(unsigned long long)cst.marks_outside);
 	if (o->gpu) {
 		fprintf(out, ",\"%s\":", o->gpu->key);
 		o->gpu->json(out, o->gpu->ctx);

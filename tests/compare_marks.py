@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Checks a marker recording (report --json) against the demo server's
+ground-truth log: every request's t_enqueue and t_dispatch within --tol-us
+of the server's own stamps, its rules "marker", and nothing left unbound.
+Requests are matched by the client's port and, on a keep-alive connection,
+by order (compare_ttft.by_port).
+
+  compare_marks.py REPORT.json GT.csv [--tol-us 50] [--expect N]
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_stages as cs  # noqa: E402
+import compare_ttft as ct  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("report")
+    ap.add_argument("server")
+    ap.add_argument("--tol-us", type=float, default=50)
+    ap.add_argument("--expect", type=int, default=0)
+    ap.add_argument("--name", default="marker")
+    a = ap.parse_args()
+    rep = json.load(open(a.report))
+    reqs = [r for r in rep["requests"] if r["complete"]]
+    tool = ct.by_port(reqs, lambda r: int(r["peer"].rsplit(":", 1)[1]),
+                      lambda r: r["t_arrive_ns"])
+    gt = ct.by_port(cs.read_csv(a.server), lambda r: int(r["peer_port"]),
+                    lambda r: int(r["t_read_done_ns"]))
+    ok = True
+
+    def check(name, cond, detail=""):
+        nonlocal ok
+        print(("PASS: " if cond else "FAIL: ") + f"{a.name}: {name}" +
+              (": " + detail if detail else ""))
+        ok &= bool(cond)
+
+    n = worst_d = worst_e = 0
+    bad, rules = [], set()
+    for port, trs in tool.items():
+        gts = gt.get(port, [])
+        if len(gts) != len(trs):
+            bad.append(f"port {port}: {len(trs)} traced, {len(gts)} logged")
+            continue
+        for t, g in zip(trs, gts):
+            n += 1
+            dd = abs(t["t_dispatch_ns"] - int(g["t_dispatch_ns"]))
+            de = abs(t["t_enqueue_ns"] - int(g["t_enqueue_ns"]))
+            worst_d, worst_e = max(worst_d, dd), max(worst_e, de)
+            rules.add((t["dispatch_rule"], t["enqueue_rule"]))
+            if dd > a.tol_us * 1000 or de > a.tol_us * 1000:
+                bad.append(f"request {t['id']}: dispatch off {dd / 1e3:.1f} us, "
+                           f"enqueue off {de / 1e3:.1f} us")
+    logged = sum(len(v) for v in gt.values())
+    check("requests matched", n > 0 and n == logged and
+          (not a.expect or n == a.expect),
+          f"{n} complete requests matched of {logged} logged")
+    check(f"t_dispatch and t_enqueue within {a.tol_us:g} us of the server's",
+          not bad, f"worst {worst_d / 1e3:.1f} us and {worst_e / 1e3:.1f} us"
+          + ("; " + "; ".join(bad[:5]) if bad else ""))
+    check("rules say marker", rules == {("marker", "marker")},
+          f"{sorted(rules)}")
+    m = rep["summary"]["markers"]
+    check("every marker bound", m["hit"] >= 2 * n and m["unbound"] == 0 and
+          m["outside"] == 0, f"{m}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

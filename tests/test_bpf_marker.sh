@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# Application markers for real (record --mark, docs/design.md §4.9): bad
+# specs fail with one line before anything is traced; then the demo server,
+# batching (requests wait for the engine's next iteration, where inference
+# alone can be off), is recorded with an enqueue marker on engine_submit
+# (its request in argument 2) and a dispatch marker on engine_admitted
+# (argument 1), then on the USDT probe demo:admitted beside it. Every request's t_enqueue and t_dispatch must be within
+# 50 us of the server's own stamps, and the drill-down must say the
+# marker fixed them.
+set -u
+HERE=$(dirname "$0")
+. "$HERE/lib.sh"
+tt_setup
+
+# bad_mark NAME SPEC: one line on stderr, a non-zero exit, no recording
+bad_mark() {
+	local err rc
+	err=$("$TTFTRACE" record -p $$ -d 1 -o "$TT_TMP/bad.ttft" --mark "$2" 2>&1)
+	rc=$?
+	check "bad --mark, $1: one line, exit $rc" [ "$rc" -ne 0 -a \
+		"$(printf '%s\n' "$err" | wc -l)" -eq 1 -a ! -e "$TT_TMP/bad.ttft" ]
+	echo "  $err"
+}
+bad_mark "unknown kind" "prefill=$DEMO_SERVER:engine_submit"
+bad_mark "missing symbol" "dispatch=$DEMO_SERVER:no_such_function"
+bad_mark "no such file" "dispatch=$TT_TMP/nothing:engine_submit"
+bad_mark "not an ELF file" "dispatch=$HERE/lib.sh:engine_submit"
+bad_mark "offset past the symbol" "dispatch=$DEMO_SERVER:engine_admitted+4096"
+bad_mark "malformed offset" "dispatch=$DEMO_SERVER:engine_admitted+ten"
+bad_mark "bad argN" "dispatch=$DEMO_SERVER:engine_admitted,key=arg9"
+bad_mark "not argN" "dispatch=$DEMO_SERVER:engine_admitted,key=req"
+bad_mark "no symbol given" "dispatch=$DEMO_SERVER"
+bad_mark "bad usdt spec" "token=usdt:$DEMO_SERVER:only_a_name"
+
+require_root bpf_marker
+bad_mark "no such USDT probe" "dispatch=usdt:$DEMO_SERVER:demo:no_such_probe"
+
+# marked NAME DISPATCH-SPEC N: batch 2, eight clients (most requests wait
+# one or more iterations), N requests, recorded with the enqueue marker on
+# engine_submit and the dispatch marker given; checked against the log
+marked() {
+	local name=$1 disp=$2 n=$3
+	start_server "$TT_TMP/$name.gt.csv" --batch 2 \
+		--prefill-us uniform:1000:3000 --seed 3 -i 1000 -t 4 -w 8
+	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID" \
+		--mark "enqueue=$DEMO_SERVER:engine_submit,key=arg2" \
+		--mark "$disp"
+	"$LOADGEN" -q -p "$PORT" -c 8 -n "$n" --tokens 4 \
+		-o "$TT_TMP/$name.lg.csv" || fail "$name: loadgen"
+	stop_record
+	tt_forget "$RECORD_PID"
+	check "$name: record exits 0" [ "$RECORD_STATUS" = 0 ]
+	stop_pid "$SERVER_PID" TERM >/dev/null
+	tt_forget "$SERVER_PID"
+	if ! "$TTFTRACE" report --json "$TT_TMP/$name.ttft" \
+		>"$TT_TMP/$name.json" 2>"$TT_TMP/report.err"; then
+		fail "$name: report --json: $(head -1 "$TT_TMP/report.err")"
+		return 1
+	fi
+	python3 "$HERE/compare_marks.py" "$TT_TMP/$name.json" \
+		"$TT_TMP/$name.gt.csv" --name "$name" --tol-us 50 \
+		--expect "$n" || TT_FAILED=1
+}
+
+marked marker "dispatch=$DEMO_SERVER:engine_admitted,key=arg1" 64 || exit 1
+"$TTFTRACE" report -R 5 "$TT_TMP/marker.ttft" >"$TT_TMP/r5.txt" 2>&1
+check "marker: the drill-down says the marker fixed t_dispatch" \
+	grep -q "^t_dispatch .*rule marker: an application marker" "$TT_TMP/r5.txt"
+check "marker: and t_enqueue" \
+	grep -q "^t_enqueue .*(rule marker)" "$TT_TMP/r5.txt"
+"$TTFTRACE" report --events "$TT_TMP/marker.ttft" >"$TT_TMP/events.txt"
+check "marker: --events lists the markers with their keys" \
+	grep -q " mark .*marker=dispatch spec=1 key=0x" "$TT_TMP/events.txt"
+
+# the same dispatch as a USDT probe (demo:admitted, the request in arg 1)
+marked usdt "dispatch=usdt:$DEMO_SERVER:demo:admitted,key=arg1" 32
+[ -z "${TT_FAILED:-}" ]

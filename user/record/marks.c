@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "elfsym.h"
+#include "event.h"
+#include "marks.h"
+#include "tt_arch.h"
+
+/* USDT arguments libbpf can fetch (BPF_USDT_MAX_ARG_CNT) */
+#define USDT_MAX_ARGS 12
+
+static int copy_part(char *dst, size_t len, const char *s, size_t n)
+{
+	if (!n || n >= len)
+		return -EINVAL;
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return 0;
+}
+
+/* ",key=argN" at the end of rest, if there: the argument, cut off rest. */
+static int parse_key(char *rest, __u32 max, __u32 *arg, char *err,
+		     size_t errlen)
+{
+	char *k = strstr(rest, ",key=");
+	char *end;
+	unsigned long n;
+
+	*arg = 0;
+	if (!k)
+		return 0;
+	*k = '\0';
+	k += strlen(",key=");
+	errno = 0;
+	n = strncmp(k, "arg", 3) ? 0 : strtoul(k + 3, &end, 10);
+	if (!n || errno || *end || n > max || !isdigit((unsigned char)k[3])) {
+		snprintf(
+			err, errlen,
+			"bad key '%s': arg1 to arg%u, the argument that identifies the request",
+			k, max);
+		return -EINVAL;
+	}
+	*arg = n;
+	return 0;
+}
+
+/* PATH is an ELF file the recorder can read. */
+static int check_file(const char *path, char *err, size_t errlen)
+{
+	unsigned char magic[SELFMAG];
+	struct stat st;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: not a regular file", path);
+	} else if (pread(fd, magic, SELFMAG, 0) != SELFMAG ||
+		   memcmp(magic, ELFMAG, SELFMAG)) {
+		ret = -ENOEXEC;
+		snprintf(err, errlen, "%s: not an ELF file", path);
+	}
+	close(fd);
+	return ret;
+}
+
+/* The symbol is in the file and the offset inside it. */
+static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
+{
+	int fd, ret = -ENOENT;
+	Elf *elf = NULL;
+	GElf_Sym sym;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", m->path, strerror(errno));
+		return ret;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || !tt_elf_symbol(elf, m->symbol, &sym)) {
+		snprintf(err, errlen, "no symbol '%s' in %s", m->symbol,
+			 m->path);
+		goto cleanup;
+	}
+	if (m->offset >= sym.st_size) {
+		ret = -ERANGE;
+		snprintf(err, errlen,
+			 "offset %llu is past the end of %s (%llu bytes)",
+			 (unsigned long long)m->offset, m->symbol,
+			 (unsigned long long)sym.st_size);
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* "PATH:SYMBOL[+OFF]" */
+static int parse_uprobe(char *rest, struct tt_mark_spec *m, char *err,
+			size_t errlen)
+{
+	char *colon = strrchr(rest, ':'), *plus, *end;
+
+	if (!colon || copy_part(m->path, sizeof(m->path), rest, colon - rest)) {
+		snprintf(err, errlen, "expected PATH:SYMBOL[+OFF]");
+		return -EINVAL;
+	}
+	plus = strchr(colon + 1, '+');
+	if (plus) {
+		errno = 0;
+		m->offset = strtoull(plus + 1, &end, 0);
+		if (errno || end == plus + 1 || *end || plus[1] == '-') {
+			snprintf(
+				err, errlen,
+				"bad offset '%s': bytes past the symbol, decimal or 0x hex",
+				plus + 1);
+			return -EINVAL;
+		}
+		*plus = '\0';
+	}
+	if (copy_part(m->symbol, sizeof(m->symbol), colon + 1,
+		      strlen(colon + 1))) {
+		snprintf(err, errlen, "expected PATH:SYMBOL[+OFF]");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* "PATH:PROVIDER:NAME" after "usdt:" */
+static int parse_usdt(char *rest, struct tt_mark_spec *m, char *err,
+		      size_t errlen)
+{
+	char *name = strrchr(rest, ':'), *prov;
+
+	if (name) {
+		*name++ = '\0';
+		prov = strrchr(rest, ':');
+		if (prov &&
+		    !copy_part(m->path, sizeof(m->path), rest, prov - rest) &&
+		    !copy_part(m->provider, sizeof(m->provider), prov + 1,
+			       strlen(prov + 1)) &&
+		    !copy_part(m->symbol, sizeof(m->symbol), name,
+			       strlen(name)))
+			return 0;
+	}
+	snprintf(err, errlen, "expected usdt:PATH:PROVIDER:NAME");
+	return -EINVAL;
+}
+
+int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
+		  size_t errlen)
+{
+	static const char *const kinds[] = { [TT_MARK_ENQUEUE] = "enqueue",
+					     [TT_MARK_DISPATCH] = "dispatch",
+					     [TT_MARK_TOKEN] = "token" };
+	const char *eq = strchr(text, '=');
+	char *rest = NULL;
+	int ret = -EINVAL;
+
+	memset(m, 0, sizeof(*m));
+	for (__u32 k = TT_MARK_ENQUEUE; eq && k <= TT_MARK_TOKEN; k++)
+		if (strlen(kinds[k]) == (size_t)(eq - text) &&
+		    !strncmp(text, kinds[k], eq - text))
+			m->kind = k;
+	if (!m->kind) {
+		snprintf(
+			err, errlen,
+			"unknown marker kind: expected enqueue=, dispatch= or token=");
+		goto cleanup;
+	}
+	rest = strdup(eq + 1);
+	if (!rest) {
+		ret = -ENOMEM;
+		snprintf(err, errlen, "out of memory");
+		goto cleanup;
+	}
+	m->usdt = !strncmp(rest, "usdt:", 5);
+	ret = parse_key(rest, m->usdt ? USDT_MAX_ARGS : TT_ARCH_REG_ARGS,
+			&m->arg, err, errlen);
+	if (!ret)
+		ret = m->usdt ? parse_usdt(rest + 5, m, err, errlen) :
+				parse_uprobe(rest, m, err, errlen);
+	if (!ret)
+		ret = check_file(m->path, err, errlen);
+	if (!ret && !m->usdt)
+		ret = check_symbol(m, err, errlen);
+cleanup:
+	free(rest);
+	return ret;
+}
