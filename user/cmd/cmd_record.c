@@ -21,6 +21,7 @@
 #include "gpudev.h"
 #include "procfs.h"
 #include "rtlocks.h"
+#include "sensors.h"
 #include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
@@ -34,6 +35,8 @@
 #define FLUSH_INTERVAL_NS 1000000000ULL
 /* reading /proc/PID/stat walks every thread of the process: not per poll */
 #define ALIVE_INTERVAL_NS 200000000ULL
+/* energy sensors are read at start, at the end and this often between */
+#define ENERGY_INTERVAL_NS 1000000000ULL
 /* how long the command has to exit on SIGTERM before SIGKILL */
 #define COMMAND_GRACE_NS 3000000000ULL
 
@@ -51,7 +54,10 @@ struct record_args {
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	int ncuda_libs;
+	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
 };
+
+enum { OPT_ENERGY_ROOT = 256 };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
@@ -88,6 +94,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
+	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -151,6 +158,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
+	case OPT_ENERGY_ROOT:
+		if (!*arg)
+			argp_error(state, "empty --energy-root");
+		a->energy_root = arg;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -169,6 +181,7 @@ struct record_state {
 	__u64 events;
 	int write_err;
 	struct tt_rt_scanner *runtimes; /* which processes were looked at */
+	struct tt_sensors *sensors; /* energy sensors, read every second */
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
@@ -455,11 +468,12 @@ static const char *record_loop(struct tt_collector *c,
 			       const struct record_args *a,
 			       struct command *cmd)
 {
-	__u64 start, last_flush, last_alive;
+	__u64 start, last_flush, last_alive, last_energy;
 	const char *why = NULL;
 	int n;
 
-	start = last_flush = last_alive = tt_clock_ns(CLOCK_MONOTONIC);
+	start = last_flush = last_alive = last_energy =
+		tt_clock_ns(CLOCK_MONOTONIC);
 	while (!why) {
 		__u64 now;
 
@@ -468,6 +482,11 @@ static const char *record_loop(struct tt_collector *c,
 		print_collector_messages(c, a);
 		if (n >= 0)
 			tt_collector_check_lost(c);
+		if (!rs->write_err && now - last_energy >= ENERGY_INTERVAL_NS) {
+			rs->write_err = tt_sensors_sample(rs->sensors,
+							  record_event, rs);
+			last_energy = now;
+		}
 		if (!rs->write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
 			rs->write_err = tt_writer_flush(rs->writer);
 			last_flush = now;
@@ -651,6 +670,17 @@ int tt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ttftrace: out of memory\n");
 		goto cleanup;
 	}
+	if (!a.energy_root)
+		a.energy_root = getenv("TTFTRACE_SYSFS");
+	rs.sensors = tt_sensors_open(a.energy_root, getenv("TTFTRACE_NVML"));
+	if (!rs.sensors) {
+		fprintf(stderr, "ttftrace: out of memory\n");
+		goto cleanup;
+	}
+	if (a.verbose || (a.energy_root && !a.quiet)) {
+		tt_sensors_describe(rs.sensors, msg, sizeof(msg));
+		fprintf(stderr, "ttftrace: %s\n", msg);
+	}
 	rs.writer = tt_writer_open_fd(out_fd, &meta);
 	out_fd = -1;
 	if (!rs.writer) {
@@ -659,6 +689,7 @@ int tt_cmd_record(int argc, char **argv)
 		discard_output(a.output, &out_st);
 		goto cleanup;
 	}
+	rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -676,6 +707,8 @@ int tt_cmd_record(int argc, char **argv)
 		why = record_loop(c, &rs, &a, &cmd);
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
+	if (!rs.write_err)
+		rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	tt_collector_check_lost(c);
 	print_collector_messages(c, &a);
 	if (rs.write_err) {
@@ -719,6 +752,7 @@ cleanup:
 	command_stop(&cmd, a.quiet);
 	tt_collector_close(c);
 	tt_rt_scanner_free(rs.runtimes);
+	tt_sensors_close(rs.sensors);
 	for (int i = 0; i < a.ncuda_libs; i++)
 		if (lib_fds[i] >= 0)
 			close(lib_fds[i]);

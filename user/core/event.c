@@ -30,6 +30,7 @@ static const struct {
 	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
+	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 };
 
 int tt_event_payload_size(unsigned int type)
