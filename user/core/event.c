@@ -30,6 +30,9 @@ static const struct {
 	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
+	/* 21 and 22 are reserved for record types being added elsewhere */
+	[21] = { "reserved", false, 0 },
+	[22] = { "reserved", false, 0 },
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 };
 
