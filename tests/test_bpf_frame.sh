@@ -92,7 +92,7 @@ fi
 	>"$TT_TMP/frame.txt" 2>&1
 sed -n '/^E2E/,/^cost/p' "$TT_TMP/frame.txt" | sed 's/^/  /'
 
-python3 - "$TT_TMP/frame.json" "$TT_TMP/lg.csv" "$LIMIT" <<'EOF'
+if ! python3 - "$TT_TMP/frame.json" "$TT_TMP/lg.csv" "$LIMIT" <<'EOF'
 import csv, json, sys
 rep = json.load(open(sys.argv[1]))
 rows = list(csv.DictReader(open(sys.argv[2])))
@@ -181,7 +181,9 @@ check("$ per 1M output tokens", near(cost["usd_per_1m_output_tokens"],
 check("$ per request", near(cost["usd_per_request"], 1e-3 / tp["rps"]))
 sys.exit(1 if failed else 0)
 EOF
-[ $? -eq 0 ] || TT_FAILED=1
+then
+	TT_FAILED=1
+fi
 check "text: the SLO, energy and cost lines" \
 	grep -q "^goodput: .* requests/s" "$TT_TMP/frame.txt"
 check "text: joules per sensor" \

@@ -105,11 +105,14 @@ static void text_energy(FILE *out, const struct tt_frame_view *v)
 		fprintf(out, "\nenergy: no energy sensor in this recording\n");
 		return;
 	}
-	fprintf(out,
-		"\nenergy: %.3f J over %.3f s (%.2f W mean) from %zu sensor(s); %.4f J per output token, %.2f tokens/J (%llu tokens)\n",
-		en->joules, en->span_ns / 1e9, en->mean_w, en->ndomains,
-		en->j_per_token, en->tokens_per_j,
-		(unsigned long long)en->tokens);
+	fprintf(out, "\nenergy: %.3f J over %.3f s (%.2f W mean) from %zu sensor(s)",
+		en->joules, en->span_ns / 1e9, en->mean_w, en->ndomains);
+	if (en->tokens && en->joules > 0)
+		fprintf(out, "; %.4f J per output token, %.2f tokens/J (%llu tokens)\n",
+			en->j_per_token, en->tokens_per_j,
+			(unsigned long long)en->tokens);
+	else
+		fprintf(out, "; no output token to divide them by\n");
 	for (i = 0; i < v->acc->nd; i++) {
 		d = &v->acc->d[i];
 		j = tt_energy_joules(d, &ns);
