@@ -242,13 +242,31 @@ static void json_slo(FILE *out, const struct tt_frame *f)
 	fprintf(out, "}}");
 }
 
+/* {"name":..,"source":..,"joules":..} of one sensor */
+static void json_sensor(FILE *out, const struct tt_energy_domain *d)
+{
+	__u64 ns;
+	double j = tt_energy_joules(d, &ns);
+
+	fprintf(out, "{\"name\":");
+	tt_json_str(out, d->name, sizeof(d->name));
+	fprintf(out, ",\"source\":\"%s\",\"from\":\"%s\"",
+		source_name(d->source),
+		d->kind == TT_ENERGY_POWER ? "power" : "energy");
+	json_num(out, "joules", j, d->ts.n >= 2, false);
+	json_num(out, "mean_w", ns ? j / (ns / 1e9) : 0, ns, false);
+	fprintf(out, ",\"span_ns\":%llu,\"wraps\":%llu",
+		(unsigned long long)ns, (unsigned long long)d->wraps);
+	json_num(out, "util_percent",
+		 d->util_n ? (double)d->util_sum / d->util_n : 0, d->util_n,
+		 false);
+	fputc('}', out);
+}
+
 static void json_energy(FILE *out, const struct tt_frame_view *v)
 {
 	const struct tt_energy_result *en = v->en;
-	const struct tt_energy_domain *d;
 	bool first = true;
-	__u64 ns;
-	double j;
 	size_t i;
 
 	if (!has_energy(v)) {
@@ -257,23 +275,11 @@ static void json_energy(FILE *out, const struct tt_frame_view *v)
 	}
 	fprintf(out, ",\"energy\":{\"sensors\":[");
 	for (i = 0; i < v->acc->nd; i++) {
-		d = &v->acc->d[i];
-		if (d->ts.n < 2 && !d->util_n)
+		if (v->acc->d[i].ts.n < 2 && !v->acc->d[i].util_n)
 			continue;
-		j = tt_energy_joules(d, &ns);
-		fprintf(out, "%s{\"name\":", first ? "" : ",");
-		tt_json_str(out, d->name, sizeof(d->name));
-		fprintf(out, ",\"source\":\"%s\",\"from\":\"%s\"",
-			source_name(d->source),
-			d->kind == TT_ENERGY_POWER ? "power" : "energy");
-		json_num(out, "joules", j, d->ts.n >= 2, false);
-		json_num(out, "mean_w", ns ? j / (ns / 1e9) : 0, ns, false);
-		fprintf(out, ",\"span_ns\":%llu,\"wraps\":%llu",
-			(unsigned long long)ns, (unsigned long long)d->wraps);
-		json_num(out, "util_percent",
-			 d->util_n ? (double)d->util_sum / d->util_n : 0,
-			 d->util_n, false);
-		fputc('}', out);
+		if (!first)
+			fputc(',', out);
+		json_sensor(out, &v->acc->d[i]);
 		first = false;
 	}
 	fputc(']', out);
