@@ -54,7 +54,8 @@ static void test_presets(void)
 	struct tt_slo s;
 	int used, n = 0;
 
-	while (sscanf(p, "%39s %llu %llu\n%n", name, &ttft, &tpot, &used) == 3) {
+	while (sscanf(p, "%39s %llu %llu\n%n", name, &ttft, &tpot, &used) ==
+	       3) {
 		p += used;
 		n++;
 		snprintf(spec, sizeof(spec), "mlperf:%s", name);
@@ -71,10 +72,21 @@ static void test_presets(void)
 static void test_bad_specs(void)
 {
 	static const char *const bad[] = {
-		"",	       "ttft",	       "ttft=",	      "ttft=abc",
-		"ttft=0ms",    "ttft=-5ms",    "ttft=10",     "ttft=10xs",
-		"foo=1ms",     "ttft=1ms,ttft=2ms",	      "mlperf:nope",
-		"mlperf:",     ",",	       "ttft=nanms",  "ttft=infs",
+		"",
+		"ttft",
+		"ttft=",
+		"ttft=abc",
+		"ttft=0ms",
+		"ttft=-5ms",
+		"ttft=10",
+		"ttft=10xs",
+		"foo=1ms",
+		"ttft=1ms,ttft=2ms",
+		"mlperf:nope",
+		"mlperf:",
+		",",
+		"ttft=nanms",
+		"ttft=infs",
 	};
 	char err[256];
 	struct tt_slo s;
@@ -96,7 +108,9 @@ static void test_bad_specs(void)
 static struct tt_request req(__u64 id, double t, double ttft, double tpot,
 			     unsigned int tokens)
 {
-	struct tt_request r = { .id = id, .complete = true, .attributed = true };
+	struct tt_request r = { .id = id,
+				.complete = true,
+				.attributed = true };
 
 	r.t_arrive = (__u64)(t * MS) + 1000 * MS;
 	r.ttft = (__u64)(ttft * MS);

@@ -30,7 +30,8 @@ static struct tt_energy_domain *domain(struct tt_energy_acc *e,
 /* A counter reading: the energy since the last one, across a wrap (RAPL
  * counts up to max, then from 0); a counter that went back without a
  * known range was reset: nothing is known of that interval. */
-static __u64 counter_delta(struct tt_energy_domain *d, const struct tt_energy *x)
+static __u64 counter_delta(struct tt_energy_domain *d,
+			   const struct tt_energy *x)
 {
 	if (x->value >= d->last_value)
 		return x->value - d->last_value;
@@ -109,12 +110,12 @@ static int add_switch(struct tt_energy_acc *e, const struct tt_event *ev)
 	size_t cpu = ev->h.cpu;
 	int err = 0;
 
-	if (cpu >= e->ncpus &&
-	    tt_grow((void **)&e->cpu_since, &e->ncpus, cpu + 1,
-		    sizeof(*e->cpu_since)))
+	if (cpu >= e->ncpus && tt_grow((void **)&e->cpu_since, &e->ncpus,
+				       cpu + 1, sizeof(*e->cpu_since)))
 		return -ENOMEM;
 	if (!e->busy_t0)
-		e->busy_t0 = ev->h.ts > BUSY_SLACK_NS ? ev->h.ts - BUSY_SLACK_NS : 1;
+		e->busy_t0 =
+			ev->h.ts > BUSY_SLACK_NS ? ev->h.ts - BUSY_SLACK_NS : 1;
 	/* prev ran since the last switch on this CPU, if we saw it start */
 	if (e->cpu_since[cpu] && (ev->sw.sw_flags & TT_SW_PREV_TRACED) &&
 	    ev->h.ts > e->cpu_since[cpu])
@@ -211,8 +212,8 @@ static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 
 /* Splits one sensor's intervals among the requests in flight. */
 static int apportion(const struct tt_energy_domain *d,
-		     const struct tt_request *reqs, const __u64 *e2e,
-		     size_t n, struct tt_energy_result *out)
+		     const struct tt_request *reqs, const __u64 *e2e, size_t n,
+		     struct tt_energy_result *out)
 {
 	size_t i, k, nint = d->ts.n - 1;
 	double *denom = calloc(nint, sizeof(*denom)), ej;
@@ -228,7 +229,8 @@ static int apportion(const struct tt_energy_domain *d,
 			a = reqs[i].t_arrive;
 			b = a + e2e[i];
 			k = reading_after(d, a);
-			for (k = k ? k - 1 : 0; k < nint && d->ts.v[k] < b; k++) {
+			for (k = k ? k - 1 : 0; k < nint && d->ts.v[k] < b;
+			     k++) {
 				if (!pass) {
 					denom[k] += overlap(a, b, d->ts.v[k],
 							    d->ts.v[k + 1]);
@@ -252,9 +254,8 @@ static int apportion(const struct tt_energy_domain *d,
 }
 
 int tt_energy_compute(const struct tt_energy_acc *e,
-		      const struct tt_request *reqs, const __u64 *e2e,
-		      size_t n, __u64 t0, __u64 t1,
-		      struct tt_energy_result *out)
+		      const struct tt_request *reqs, const __u64 *e2e, size_t n,
+		      __u64 t0, __u64 t1, struct tt_energy_result *out)
 {
 	const struct tt_energy_domain *d;
 	__u64 util_sum = 0, util_n = 0, ns;
@@ -291,7 +292,8 @@ int tt_energy_compute(const struct tt_energy_acc *e,
 	out->has_util = util_n > 0;
 	out->gpu_util = util_n ? (double)util_sum / util_n : 0;
 	if (t1 > t0)
-		out->cpu_cores = tt_energy_busy_s(e, t0, t1) / ((t1 - t0) / 1e9);
+		out->cpu_cores =
+			tt_energy_busy_s(e, t0, t1) / ((t1 - t0) / 1e9);
 	return 0;
 }
 

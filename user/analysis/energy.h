@@ -78,9 +78,8 @@ struct tt_energy_result {
  * its length (0 when empty). 0 or -ENOMEM; tt_energy_result_free after.
  */
 int tt_energy_compute(const struct tt_energy_acc *e,
-		      const struct tt_request *reqs, const __u64 *e2e,
-		      size_t n, __u64 t0, __u64 t1,
-		      struct tt_energy_result *out);
+		      const struct tt_request *reqs, const __u64 *e2e, size_t n,
+		      __u64 t0, __u64 t1, struct tt_energy_result *out);
 void tt_energy_result_free(struct tt_energy_result *r);
 
 #endif /* TT_ENERGY_H */

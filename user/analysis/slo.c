@@ -39,8 +39,8 @@ static int preset(const char *name, struct tt_slo *slo, char *err,
 		snprintf(slo->name, sizeof(slo->name), "mlperf:%s", name);
 		return 0;
 	}
-	off = snprintf(err, errlen, "unknown --slo preset 'mlperf:%.40s' (known:",
-		       name);
+	off = snprintf(err, errlen,
+		       "unknown --slo preset 'mlperf:%.40s' (known:", name);
 	for (i = 0; i < NPRESETS && off < errlen; i++)
 		off += snprintf(err + off, errlen - off, " %s", mlperf[i].name);
 	if (off < errlen)
@@ -49,8 +49,7 @@ static int preset(const char *name, struct tt_slo *slo, char *err,
 }
 
 /* One "key=DURATION" of a spec into its limit. */
-static int limit(const char *item, struct tt_slo *slo, char *err,
-		 size_t errlen)
+static int limit(const char *item, struct tt_slo *slo, char *err, size_t errlen)
 {
 	static const char *const keys[] = { "ttft", "tpot", "e2e" };
 	__u64 *dst[] = { &slo->ttft_ns, &slo->tpot_ns, &slo->e2e_ns };
@@ -67,21 +66,22 @@ static int limit(const char *item, struct tt_slo *slo, char *err,
 		/* a bare number would be seconds to tt_parse_duration: ask */
 		if (tt_parse_duration(eq + 1, dst[k]) ||
 		    !strpbrk(eq + 1, "nums")) {
-			snprintf(err, errlen,
-				 "invalid --slo limit '%.60s' (want a positive duration with its unit: ns, us, ms or s)",
-				 item);
+			snprintf(
+				err, errlen,
+				"invalid --slo limit '%.60s' (want a positive duration with its unit: ns, us, ms or s)",
+				item);
 			return -EINVAL;
 		}
 		return 0;
 	}
-	snprintf(err, errlen,
-		 "invalid --slo item '%.60s' (want ttft=, tpot= or e2e= with a duration, or mlperf:NAME)",
-		 item);
+	snprintf(
+		err, errlen,
+		"invalid --slo item '%.60s' (want ttft=, tpot= or e2e= with a duration, or mlperf:NAME)",
+		item);
 	return -EINVAL;
 }
 
-int tt_slo_parse(const char *spec, struct tt_slo *slo, char *err,
-		 size_t errlen)
+int tt_slo_parse(const char *spec, struct tt_slo *slo, char *err, size_t errlen)
 {
 	char buf[256], *item, *save = NULL;
 	int ret;
@@ -130,9 +130,9 @@ __u64 tt_request_e2e(const struct tt_request *r, bool *at_wire)
 const char *tt_slo_cause_name(int cause)
 {
 	static const char *const rows[TT_SLO_NSTAGES] = {
-		"network.in",	     "network.out", "scheduler.queue",
+		"network.in",	      "network.out", "scheduler.queue",
 		"scheduler.runqueue", "storage.io",  "compute.gpu",
-		"compute.cpu",	     "other",
+		"compute.cpu",	      "other",
 	};
 
 	if (cause >= 0 && cause < TT_SLO_NSTAGES)
@@ -235,8 +235,8 @@ static int miss_causes(struct tt_frame *f, const struct tt_request *reqs)
 
 /* p99 of one measure over the served requests (TPOT: those with two
  * tokens or more). */
-static int p99_of(struct tt_frame *f, const struct tt_request *reqs,
-		  int which, __u64 *out)
+static int p99_of(struct tt_frame *f, const struct tt_request *reqs, int which,
+		  __u64 *out)
 {
 	struct tt_u64vec v = {};
 	__u64 x;

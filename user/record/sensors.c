@@ -123,7 +123,8 @@ static int scan_powercap(struct tt_sensors *s, const char *root)
 			s->n--; /* no readable counter: not a sensor */
 			continue;
 		}
-		snprintf(zone, sizeof(zone), "%s/%s/max_energy_range_uj", dir, d);
+		snprintf(zone, sizeof(zone), "%s/%s/max_energy_range_uj", dir,
+			 d);
 		if (read_u64(zone, &x->max))
 			x->max = 0;
 		snprintf(zone, sizeof(zone), "%s/%s/name", dir, d);
@@ -197,7 +198,8 @@ static int scan_hwmon(struct tt_sensors *s, const char *root)
 	n = scandir(dir, &ents, NULL, alphasort);
 	for (i = 0; i < n; i++) {
 		if (!err && ents[i]->d_name[0] != '.') {
-			snprintf(dev, sizeof(dev), "%s/%s", dir, ents[i]->d_name);
+			snprintf(dev, sizeof(dev), "%s/%s", dir,
+				 ents[i]->d_name);
 			err = scan_hwmon_dev(s, dev);
 		}
 		free(ents[i]);
@@ -265,8 +267,7 @@ static int scan_nvml(struct tt_sensors *s, const char *lib)
 	return 0;
 }
 
-struct tt_sensors *tt_sensors_open(const char *sysfs_root,
-				   const char *nvml_lib)
+struct tt_sensors *tt_sensors_open(const char *sysfs_root, const char *nvml_lib)
 {
 	struct tt_sensors *s = calloc(1, sizeof(*s));
 
@@ -295,7 +296,9 @@ void tt_sensors_describe(const struct tt_sensors *s, char *buf, size_t len)
 	size_t i, off;
 
 	if (!s->n) {
-		snprintf(buf, len, "no energy sensor (powercap, hwmon or NVML): the report will have no energy figures");
+		snprintf(
+			buf, len,
+			"no energy sensor (powercap, hwmon or NVML): the report will have no energy figures");
 		return;
 	}
 	off = snprintf(buf, len, "energy sensors:");

@@ -34,18 +34,20 @@ static void text_e2e(FILE *out, const struct tt_frame *f)
 	const struct tt_summary *s = &f->e2e;
 
 	if (!s->n) {
-		fprintf(out, "%-10s %10s %10s %10s %10s  (no requests)\n", "E2E",
-			"-", "-", "-", "-");
+		fprintf(out, "%-10s %10s %10s %10s %10s  (no requests)\n",
+			"E2E", "-", "-", "-", "-");
 		return;
 	}
-	fprintf(out, "%-10s %10s %10s %10s %10s  (%zu requests)\n",
-		"E2E", tt_fmt_ms(p50, sizeof(p50), s->p50),
+	fprintf(out, "%-10s %10s %10s %10s %10s  (%zu requests)\n", "E2E",
+		tt_fmt_ms(p50, sizeof(p50), s->p50),
 		tt_fmt_ms(p90, sizeof(p90), s->p90),
 		tt_fmt_ms(p99, sizeof(p99), s->p99),
 		tt_fmt_ms(max, sizeof(max), s->max), s->n);
 	fprintf(out,
 		"E2E (wire): first request byte in the kernel to the last token's first byte on the device%s.\n",
-		f->e2e_not_at_wire ? "; for requests whose last token was not seen there, to its send" : "");
+		f->e2e_not_at_wire ?
+			"; for requests whose last token was not seen there, to its send" :
+			"");
 }
 
 static void text_slo(FILE *out, const struct tt_frame *f)
@@ -57,16 +59,19 @@ static void text_slo(FILE *out, const struct tt_frame *f)
 
 	fprintf(out, "\nSLO %s%s(", s->name, s->name[0] ? " " : "");
 	if (s->ttft_ns)
-		fprintf(out, "TTFT <= %s ms", tt_fmt_ms(b, sizeof(b), s->ttft_ns));
+		fprintf(out, "TTFT <= %s ms",
+			tt_fmt_ms(b, sizeof(b), s->ttft_ns));
 	if (s->tpot_ns)
 		fprintf(out, "%sTPOT <= %s ms", s->ttft_ns ? ", " : "",
 			tt_fmt_ms(b, sizeof(b), s->tpot_ns));
 	if (s->e2e_ns)
-		fprintf(out, "%sE2E <= %s ms", s->ttft_ns || s->tpot_ns ? ", " : "",
+		fprintf(out, "%sE2E <= %s ms",
+			s->ttft_ns || s->tpot_ns ? ", " : "",
 			tt_fmt_ms(b, sizeof(b), s->e2e_ns));
 	fprintf(out, "): %zu of %zu complete requests met it (%.1f%%)\n",
 		f->met, f->served, 100.0 * f->attainment);
-	fprintf(out, "goodput: %.2f requests/s, %.1f output tokens/s within the SLO over %.3f s active\n",
+	fprintf(out,
+		"goodput: %.2f requests/s, %.1f output tokens/s within the SLO over %.3f s active\n",
 		f->goodput_rps, f->goodput_tps, f->active_ns / 1e9);
 	fprintf(out, "p99 against the limits:");
 	if (s->ttft_ns)
@@ -82,8 +87,8 @@ static void text_slo(FILE *out, const struct tt_frame *f)
 	for (c = 0; c < TT_SLO_NCAUSES; c++) {
 		if (!f->by_cause[c])
 			continue;
-		fprintf(out, "%s %s %zu", first ? "" : ",", tt_slo_cause_name(c),
-			f->by_cause[c]);
+		fprintf(out, "%s %s %zu", first ? "" : ",",
+			tt_slo_cause_name(c), f->by_cause[c]);
 		first = false;
 	}
 	fprintf(out, "%s\n", first ? " none" : "");
@@ -105,10 +110,12 @@ static void text_energy(FILE *out, const struct tt_frame_view *v)
 		fprintf(out, "\nenergy: no energy sensor in this recording\n");
 		return;
 	}
-	fprintf(out, "\nenergy: %.3f J over %.3f s (%.2f W mean) from %zu sensor(s)",
+	fprintf(out,
+		"\nenergy: %.3f J over %.3f s (%.2f W mean) from %zu sensor(s)",
 		en->joules, en->span_ns / 1e9, en->mean_w, en->ndomains);
 	if (en->tokens && en->joules > 0)
-		fprintf(out, "; %.4f J per output token, %.2f tokens/J (%llu tokens)\n",
+		fprintf(out,
+			"; %.4f J per output token, %.2f tokens/J (%llu tokens)\n",
 			en->j_per_token, en->tokens_per_j,
 			(unsigned long long)en->tokens);
 	else
@@ -122,7 +129,8 @@ static void text_energy(FILE *out, const struct tt_frame_view *v)
 			tt_text_escape(name, sizeof(name), d->name,
 				       sizeof(d->name)),
 			source_name(d->source), j, ns ? j / (ns / 1e9) : 0,
-			d->kind == TT_ENERGY_POWER ? "  (from power readings)" : "");
+			d->kind == TT_ENERGY_POWER ? "  (from power readings)" :
+						     "");
 	}
 	fprintf(out,
 		"per request: each interval's energy split among the requests in flight by their time in it; %.3f J with none in flight\n",
@@ -131,7 +139,8 @@ static void text_energy(FILE *out, const struct tt_frame_view *v)
 
 static void text_cost(FILE *out, const struct tt_frame *f)
 {
-	fprintf(out, "\ncost at $%.2f/h: $%.4f per 1M output tokens, $%.6f per request (measured throughput)",
+	fprintf(out,
+		"\ncost at $%.2f/h: $%.4f per 1M output tokens, $%.6f per request (measured throughput)",
 		f->price_per_hour, f->usd_per_mtok, f->usd_per_request);
 	if (f->has_slo && f->goodput_tps > 0)
 		fprintf(out, "; $%.4f per 1M tokens within the SLO",
@@ -155,7 +164,8 @@ int tt_frame_text(FILE *out, const struct tt_frame_view *v)
 	if (v->acc)
 		text_energy(out, v);
 	if (v->en) {
-		fprintf(out, "utilization: traced threads %.2f cores busy over the active time",
+		fprintf(out,
+			"utilization: traced threads %.2f cores busy over the active time",
 			v->en->cpu_cores);
 		if (v->en->has_util)
 			fprintf(out, "; GPU %.1f%% (NVML)", v->en->gpu_util);
@@ -255,8 +265,8 @@ static void json_sensor(FILE *out, const struct tt_energy_domain *d)
 		d->kind == TT_ENERGY_POWER ? "power" : "energy");
 	json_num(out, "joules", j, d->ts.n >= 2, false);
 	json_num(out, "mean_w", ns ? j / (ns / 1e9) : 0, ns, false);
-	fprintf(out, ",\"span_ns\":%llu,\"wraps\":%llu",
-		(unsigned long long)ns, (unsigned long long)d->wraps);
+	fprintf(out, ",\"span_ns\":%llu,\"wraps\":%llu", (unsigned long long)ns,
+		(unsigned long long)d->wraps);
 	json_num(out, "util_percent",
 		 d->util_n ? (double)d->util_sum / d->util_n : 0, d->util_n,
 		 false);
@@ -285,7 +295,8 @@ static void json_energy(FILE *out, const struct tt_frame_view *v)
 	fputc(']', out);
 	json_num(out, "joules", en->joules, true, false);
 	fprintf(out, ",\"span_ns\":%llu,\"tokens\":%llu",
-		(unsigned long long)en->span_ns, (unsigned long long)en->tokens);
+		(unsigned long long)en->span_ns,
+		(unsigned long long)en->tokens);
 	json_num(out, "mean_w", en->mean_w, en->span_ns, false);
 	json_num(out, "j_per_token", en->j_per_token, en->tokens, false);
 	json_num(out, "tokens_per_j", en->tokens_per_j, en->tokens, false);
@@ -305,8 +316,10 @@ int tt_frame_json(FILE *out, const struct tt_frame_view *v)
 			(unsigned long long)s->p99, (unsigned long long)s->max,
 			s->n);
 	else
-		fprintf(out, ",\"e2e_ns\":{\"p50\":null,\"p90\":null,\"p99\":null,\"max\":null,\"n\":0}");
-	fprintf(out, ",\"throughput\":{\"requests\":%zu,\"output_tokens\":%llu,\"active_ns\":%llu",
+		fprintf(out,
+			",\"e2e_ns\":{\"p50\":null,\"p90\":null,\"p99\":null,\"max\":null,\"n\":0}");
+	fprintf(out,
+		",\"throughput\":{\"requests\":%zu,\"output_tokens\":%llu,\"active_ns\":%llu",
 		f->served, (unsigned long long)f->output_tokens,
 		(unsigned long long)f->active_ns);
 	json_num(out, "rps", f->rps, f->active_ns, false);
@@ -317,7 +330,8 @@ int tt_frame_json(FILE *out, const struct tt_frame_view *v)
 		json_energy(out, v);
 	if (v->en) {
 		fprintf(out, ",\"utilization\":{");
-		json_num(out, "cpu_cores", v->en->cpu_cores, f->active_ns, true);
+		json_num(out, "cpu_cores", v->en->cpu_cores, f->active_ns,
+			 true);
 		json_num(out, "gpu_percent", v->en->gpu_util, v->en->has_util,
 			 false);
 		fputc('}', out);
@@ -345,7 +359,8 @@ int tt_frame_request_json(FILE *out, const struct tt_frame_view *v, size_t i)
 	if (i >= v->f->nreq)
 		return 0;
 	json_ns(out, "e2e_ns", q->e2e_ns);
-	fprintf(out, ",\"e2e_at_wire\":%s", q->e2e_ns && q->e2e_at_wire ? "true" : "false");
+	fprintf(out, ",\"e2e_at_wire\":%s",
+		q->e2e_ns && q->e2e_at_wire ? "true" : "false");
 	json_num(out, "output_tps", q->output_tps, q->e2e_ns, false);
 	if (q->verdict == TT_SLO_NOT_JUDGED)
 		fprintf(out, ",\"slo_met\":null,\"slo_miss_stage\":null");
