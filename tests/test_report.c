@@ -1069,6 +1069,10 @@ static void test_request_drilldown(void)
 	p = line_of(out, "t_wire");
 	ASSERT_TRUE(p && strstr(p, "4.045 ") < strchr(p, '\n'),
 		    "p && strstr(p, \"4.045 \") < strchr(p, ...");
+	/* one token: E2E ends with the first */
+	p = line_of(out, "E2E");
+	ASSERT_TRUE(p && strstr(p, "4.045  E2E: its last token on the device\n"),
+		    "E2E line");
 	p = line_of(out, "scheduler.runqueue");
 	ASSERT_TRUE(p && strstr(p, "3.010") && strstr(p, "74.4%") &&
 			    strstr(p, "74.4%") < strchr(p, '\n'),

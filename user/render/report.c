@@ -544,6 +544,10 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		rel_ms(b, sizeof(b), r->t_first_write, base));
 	fprintf(out, "%-16s %10s  its first byte on the device\n", "t_wire",
 		rel_ms(b, sizeof(b), r->t_wire, base));
+	if (tt_request_e2e(r, NULL))
+		fprintf(out, "%-16s %10s  E2E: its last token on the device%s\n",
+			"E2E", tt_fmt_ms(b, sizeof(b), tt_request_e2e(r, NULL)),
+			r->tokens >= 2 && !r->tpot_at_wire ? " (at its send: not seen there)" : "");
 	if (walked && r->gil_ns)
 		fprintf(out, "%-16s %10s  of the path spent waiting for the GIL (CPython's interpreter lock)\n",
 			"GIL", tt_fmt_ms(b, sizeof(b), r->gil_ns));
