@@ -10,8 +10,9 @@
 #     the widest gap between the client's TTFTs, so that the microseconds
 #     between the client's clock and the wire cannot flip a request);
 #   - joules per sensor, their sum and tokens per joule are the injected
-#     ones (across the wrap; the RAPL sub-zone and the hwmon power input
-#     of a device with an energy input are not counted);
+#     ones (across the wrap; the RAPL core sub-zone, the MMIO zone and the
+#     hwmon power input of a device with an energy input are not counted,
+#     the dram sub-zone is);
 #   - a recording without sensors says "no energy sensor", with no figure;
 #   - bad --slo and --price-per-hour values are refused in one line.
 set -u
@@ -30,13 +31,19 @@ done
 # --- the fake sensors
 SYS=$TT_TMP/sys
 RAPL=$SYS/class/powercap/intel-rapl:0
-mkdir -p "$RAPL" "$SYS/class/powercap/intel-rapl:0:0" \
+DRAM=$SYS/class/powercap/intel-rapl:0:2
+MMIO=$SYS/class/powercap/intel-rapl-mmio:0
+mkdir -p "$RAPL" "$SYS/class/powercap/intel-rapl:0:0" "$DRAM" "$MMIO" \
 	"$SYS/class/hwmon/hwmon0" "$SYS/class/hwmon/hwmon1"
 echo package-0 >"$RAPL/name"
 echo 262143328850 >"$RAPL/max_energy_range_uj"
 echo 262143000000 >"$RAPL/energy_uj" # 0.32885 J before the wrap
 echo core >"$SYS/class/powercap/intel-rapl:0:0/name"
 echo 5 >"$SYS/class/powercap/intel-rapl:0:0/energy_uj"
+echo dram >"$DRAM/name"
+echo 100 >"$DRAM/energy_uj"
+echo package-0 >"$MMIO/name"
+echo 7 >"$MMIO/energy_uj"
 echo fakeacc >"$SYS/class/hwmon/hwmon0/name"
 echo 1000000 >"$SYS/class/hwmon/hwmon0/energy1_input"
 echo 77000000 >"$SYS/class/hwmon/hwmon0/power1_input" # not counted
@@ -50,13 +57,15 @@ start_server "$TT_TMP/gt.csv" --prefill-us uniform:1000:80000 --seed 11 \
 TTFTRACE_NVML=$STUBNVML STUBNVML_ENERGY_FILE=$TT_TMP/nvml.mj STUBNVML_UTIL=37 \
 	start_record "$TT_TMP/frame.ttft" -p "$SERVER_PID" --energy-root "$SYS"
 check "record names the sensors it found" \
-	grep -q 'energy sensors: package-0 intel-rapl:0, fakeacc energy1, fakepsu power1, gpu0 Stub GPU 0$' \
+	grep -q 'energy sensors: package-0 intel-rapl:0, dram intel-rapl:0:2, fakeacc energy1, fakepsu power1, gpu0 Stub GPU 0$' \
 	"$TT_TMP/frame.ttft.log"
 chrt -f 10 "$LOADGEN" -q -p "$PORT" -c 2 -n 40 --tokens 8 \
 	-o "$TT_TMP/lg.csv" || fail "loadgen"
 # the injected energy: across the RAPL wrap, then more of each
 echo 500000 >"$RAPL/energy_uj"
 echo 999999999 >"$SYS/class/powercap/intel-rapl:0:0/energy_uj"
+echo 999999999 >"$MMIO/energy_uj"
+echo 3000100 >"$DRAM/energy_uj"
 echo 21000000 >"$SYS/class/hwmon/hwmon0/energy1_input"
 echo 21000 >"$TT_TMP/nvml.mj"
 sleep 1.3 # a reading between the two steps: the wrap is seen once
@@ -142,13 +151,15 @@ check("per request slo_met", sum(r["slo_met"] for r in byid) == slo["met"])
 check("per request E2E at the wire, >= TTFT",
       all(r["e2e_ns"] and r["e2e_ns"] >= r["ttft_ns"] for r in byid))
 
-# energy: injected 0.32885 + 0.5 + 2 J of RAPL, 40 J of hwmon energy,
-# 50 J of NVML, 20 W of hwmon power
+# energy: injected 0.32885 + 0.5 + 2 J of RAPL package, 3 J of dram, 40 J
+# of hwmon energy, 50 J of NVML, 20 W of hwmon power
 sensors = {d["name"]: d for d in en["sensors"]}
-check("four sensors (no sub-zone, no power beside an energy input)",
-      sorted(sensors) == ["fakeacc energy1", "fakepsu power1",
-                          "gpu0 Stub GPU 0", "package-0 intel-rapl:0"],
-      str(sorted(sensors)))
+check("five sensors (no core sub-zone, no MMIO zone, no power beside an "
+      "energy input)", sorted(sensors) == [
+          "dram intel-rapl:0:2", "fakeacc energy1", "fakepsu power1",
+          "gpu0 Stub GPU 0", "package-0 intel-rapl:0"], str(sorted(sensors)))
+check("RAPL dram joules", near(sensors.get("dram intel-rapl:0:2",
+      {}).get("joules"), 3.0))
 rapl = sensors.get("package-0 intel-rapl:0", {})
 check("RAPL joules across the wrap", near(rapl.get("joules"), 2.82885) and
       rapl.get("wraps") == 1, str(rapl))

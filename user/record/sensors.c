@@ -96,8 +96,26 @@ static struct sensor *add(struct tt_sensors *s, __u16 kind, __u16 source)
 	return x;
 }
 
-/* RAPL zones: class/powercap/NAME:N (a sub-zone NAME:N:M is a part of its
- * zone, not counted again). */
+/*
+ * RAPL zones: class/powercap/NAME:N. A sub-zone NAME:N:M (core, uncore) is
+ * a part of its package, not counted again, but for dram, which is not in
+ * the package's count; intel-rapl-mmio zones are the same packages read
+ * another way.
+ */
+static bool rapl_zone(const char *dir, const char *d)
+{
+	char path[1400], name[32];
+	const char *c = strchr(d, ':');
+
+	if (d[0] == '.' || !c || !strncmp(d, "intel-rapl-mmio", 15))
+		return false;
+	if (!strchr(c + 1, ':'))
+		return true;
+	snprintf(path, sizeof(path), "%s/%s/name", dir, d);
+	read_line(path, name, sizeof(name));
+	return !strcmp(name, "dram");
+}
+
 static int scan_powercap(struct tt_sensors *s, const char *root)
 {
 	char dir[600], zone[1400];
@@ -109,9 +127,9 @@ static int scan_powercap(struct tt_sensors *s, const char *root)
 	snprintf(dir, sizeof(dir), "%s/class/powercap", root);
 	n = scandir(dir, &ents, NULL, alphasort);
 	for (i = 0; i < n; i++) {
-		const char *d = ents[i]->d_name, *c = strchr(d, ':');
+		const char *d = ents[i]->d_name;
 
-		if (err || d[0] == '.' || !c || strchr(c + 1, ':'))
+		if (err || !rapl_zone(dir, d))
 			continue;
 		x = add(s, TT_ENERGY_COUNTER, TT_ESRC_POWERCAP);
 		if (!x) {
