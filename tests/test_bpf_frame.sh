@@ -195,6 +195,11 @@ EOF
 then
 	TT_FAILED=1
 fi
+# readings at the start, every second, at the end: a ~5 s recording
+readings=$("$TTFTRACE" report --events "$TT_TMP/frame.ttft" |
+	grep -c ' energy .*domain=0 name=package-0 ')
+check "RAPL read every second and at both ends ($readings readings)" \
+	[ "$readings" -ge 5 ]
 check "text: the SLO, energy and cost lines" \
 	grep -q "^goodput: .* requests/s" "$TT_TMP/frame.txt"
 check "text: joules per sensor" \
