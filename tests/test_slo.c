@@ -220,6 +220,25 @@ static void test_attainment_goodput(void)
 	tt_frame_free(&f);
 }
 
+/* A miss no stage of which is above its median (its time is elsewhere,
+ * say its stages do not cover it): charged to its largest stage. */
+static void test_miss_without_excess(void)
+{
+	struct tt_request r[3] = { req(1, 0, 10, 2, 3), req(2, 10, 10, 2, 3),
+				   req(3, 20, 30, 2, 3) };
+	struct tt_frame f;
+	struct tt_slo s;
+	char err[128];
+
+	r[2].stage_ns[TT_ST_QUEUE] = 9 * MS; /* as the met ones' */
+	tt_slo_parse("ttft=20ms", &s, err, sizeof(err));
+	if (!ASSERT_OK(tt_frame_compute(&f, r, 3, &s, 0), "compute"))
+		return;
+	ASSERT_EQ(f.met, 2, "met");
+	ASSERT_EQ(f.req[2].cause, TT_ST_QUEUE, "its largest stage");
+	tt_frame_free(&f);
+}
+
 static void test_cost_and_no_slo(void)
 {
 	struct tt_request r[16];
@@ -416,6 +435,7 @@ int main(void)
 	TT_RUN(test_bad_specs);
 	TT_RUN(test_e2e);
 	TT_RUN(test_attainment_goodput);
+	TT_RUN(test_miss_without_excess);
 	TT_RUN(test_cost_and_no_slo);
 	TT_RUN(test_energy_counters);
 	TT_RUN(test_energy_shares_and_busy);

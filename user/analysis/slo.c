@@ -181,6 +181,29 @@ static void judge(struct tt_frame *f, const struct tt_request *r,
 		q->cause = TT_SLO_UNATTRIBUTED;
 }
 
+/* The stage of r furthest above its median; with none above, its largest
+ * (no stage stands out: the one the time went to). */
+static int furthest_stage(const struct tt_request *r, const __u64 *median)
+{
+	__u64 excess, best = 0, most = 0;
+	int row, cause = -1, largest = 0;
+
+	for (row = 0; row < TT_SLO_NSTAGES; row++) {
+		excess = row_ns(r, row) > median[row] ?
+				 row_ns(r, row) - median[row] :
+				 0;
+		if (excess > best) {
+			best = excess;
+			cause = row;
+		}
+		if (row_ns(r, row) > most) {
+			most = row_ns(r, row);
+			largest = row;
+		}
+	}
+	return cause >= 0 ? cause : largest;
+}
+
 /*
  * The stage that made a TTFT miss: the one whose time exceeds most its
  * median among the requests that met the SLO (among all the served ones
@@ -188,11 +211,11 @@ static void judge(struct tt_frame *f, const struct tt_request *r,
  */
 static int miss_causes(struct tt_frame *f, const struct tt_request *reqs)
 {
-	__u64 median[TT_SLO_NSTAGES] = {}, excess, best;
+	__u64 median[TT_SLO_NSTAGES] = {};
 	struct tt_u64vec v = {};
 	bool any_met = f->met > 0;
 	size_t i;
-	int row, cause;
+	int row;
 
 	for (row = 0; row < TT_SLO_NSTAGES; row++) {
 		v.n = 0;
@@ -213,21 +236,8 @@ static int miss_causes(struct tt_frame *f, const struct tt_request *reqs)
 	for (i = 0; i < f->nreq; i++) {
 		if (f->req[i].verdict != TT_SLO_MISSED)
 			continue;
-		if (f->req[i].cause < 0) {
-			best = 0;
-			cause = 0;
-			for (row = 0; row < TT_SLO_NSTAGES; row++) {
-				excess = row_ns(&reqs[i], row) > median[row] ?
-						 row_ns(&reqs[i], row) -
-							 median[row] :
-						 0;
-				if (excess > best) {
-					best = excess;
-					cause = row;
-				}
-			}
-			f->req[i].cause = cause;
-		}
+		if (f->req[i].cause < 0)
+			f->req[i].cause = furthest_stage(&reqs[i], median);
 		f->by_cause[f->req[i].cause]++;
 	}
 	return 0;
