@@ -224,6 +224,19 @@ tt_forget "$RECORD_PID"
 check "an NVML that fails to start is no sensor" grep -q "no energy sensor" \
 	"$TT_TMP/noinit.ttft.log"
 
+# --- a GPU without an energy counter: its power readings, integrated
+STUBNVML_POWER_MW=150000 STUBNVML_GPUS=2 TTFTRACE_NVML=$STUBNVML \
+	start_record "$TT_TMP/power.ttft" -c "sleep 2.2" --energy-root "$TT_TMP/empty"
+wait "$RECORD_PID"
+tt_forget "$RECORD_PID"
+power=$("$TTFTRACE" report --json "$TT_TMP/power.ttft" | python3 -c '
+import json, sys
+en = json.load(sys.stdin)["summary"]["energy"]
+print(" ".join("%s:%s:%.3f" % (d["name"].split()[0], d["from"], d["mean_w"])
+               for d in en["sensors"]), "%.3f" % en["mean_w"])')
+check "NVML power readings: 2 GPUs at 150 W, 300 W in all ($power)" \
+	[ "$power" = "gpu0:power:150.000 gpu1:power:150.000 300.000" ]
+
 # --- bad values: refused, the reason on the first line, exit 2
 bad_value() { # WHAT ARGS...
 	local what=$1 err rc
