@@ -74,10 +74,12 @@ FUZZ_CFLAGS := $(filter-out -O%,$(CFLAGS)) -O1 -fsanitize=address,undefined \
 all: $(OUTPUT)/ttftrace tools $(BENCH_GEN) $(BENCH_PROGS)
 
 STUBCUDA := $(if $(wildcard tools/stubcuda/cuda.c),$(OUTPUT)/tools/libcuda.so.1)
+# the stub NVML of the energy tests (tests/test_bpf_frame.sh)
+STUBNVML := $(OUTPUT)/tools/libnvidia-ml.so.1
 
-tools: $(TOOLS) $(STUBCUDA)
+tools: $(TOOLS) $(STUBCUDA) $(STUBNVML)
 
-unit-tests: $(UNIT_TESTS) $(TEST_HELPERS) $(FUZZ_REPLAY) $(STUBCUDA) $(BENCH_GEN)
+unit-tests: $(UNIT_TESTS) $(TEST_HELPERS) $(FUZZ_REPLAY) $(STUBCUDA) $(STUBNVML) $(BENCH_GEN)
 
 $(OUTPUT) $(OUTPUT)/tests $(OUTPUT)/tools $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
@@ -139,6 +141,10 @@ $(OUTPUT)/bench/prog_floor.bpf.o: bench/prog_floor.bpf.c vmlinux/$(ARCH)/vmlinux
 $(OUTPUT)/tools/libcuda.so.1: tools/stubcuda/cuda.c $(wildcard tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,LIB,$@)
 	$(Q)$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -lpthread -o $@
+
+$(STUBNVML): tools/stubnvml/nvml.c | $(OUTPUT)/tools
+	$(call msg,LIB,$@)
+	$(Q)$(CC) $(CFLAGS) -fPIC -shared -Wl,-soname,libnvidia-ml.so.1 $< -o $@
 
 $(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)

@@ -36,6 +36,7 @@ enum tt_event_type {
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
 	TT_EV_MARK = 21, /* an application marker (record --mark) was hit */
+	TT_EV_ENERGY = 23, /* user space only: an energy or power sensor's reading */
 	TT_EV_GO = 24, /* a goroutine's state change (Go's runtime.casgstatus) */
 	TT_EV_MAX
 };
@@ -281,6 +282,36 @@ struct tt_mark {
 	__u16 kind; /* enum tt_mark_kind */
 	__u16 flags; /* TT_MARK_F_* */
 	__u32 spec; /* which --mark, in the order given */
+};
+
+/* What a TT_EV_ENERGY reading is (docs/design.md §9). */
+enum tt_energy_kind {
+	TT_ENERGY_COUNTER = 1, /* value: a cumulative counter in uJ */
+	TT_ENERGY_POWER = 2, /* value: instantaneous power in uW */
+	TT_ENERGY_UTIL = 3, /* value: a GPU's busy percentage, 0 to 100 */
+};
+
+/* Where a sensor is read. */
+enum tt_energy_source {
+	TT_ESRC_POWERCAP = 1, /* RAPL: /sys/class/powercap zones */
+	TT_ESRC_HWMON = 2, /* /sys/class/hwmon energy and power inputs */
+	TT_ESRC_NVML = 3, /* an NVIDIA GPU through libnvidia-ml */
+};
+
+#define TT_ENERGY_NAME_LEN 48
+
+/* One reading of one sensor by the recorder (header tgid and tid 0): at
+ * the start, every second and at the end of a recording. */
+struct tt_energy {
+	__u64 value; /* as kind says */
+	/* a COUNTER wraps to 0 after this value (RAPL's max_energy_range_uj);
+	 * 0: it does not wrap */
+	__u64 max;
+	__u16 kind; /* enum tt_energy_kind */
+	__u16 source; /* enum tt_energy_source */
+	__u16 domain; /* the sensor's index in this recording, 0, 1, ... */
+	__u16 pad;
+	char name[TT_ENERGY_NAME_LEN]; /* "package-0", "gpu0 NVIDIA H200" */
 };
 
 #define TT_LIB_PATH_LEN 240

@@ -719,14 +719,17 @@ static void test_text_requests_table(void)
 	ASSERT_OK_PTR(line, "line");
 	if (line) {
 		char peer[64], ttft[32], ar[32], rw[32], ww[32], tpot[32],
-			dom[32], status[64];
+			e2e[32], dom[32], slo[32], status[64];
 		unsigned int tokens;
 
 		ASSERT_EQ(sscanf(line,
-				 "%63s %31s %31s %31s %31s %u %31s %31s %63s",
-				 peer, ttft, ar, rw, ww, &tokens, tpot, dom,
-				 status),
-			  9, "sscanf");
+				 "%63s %31s %31s %31s %31s %u %31s %31s %31s %31s %63s",
+				 peer, ttft, ar, rw, ww, &tokens, tpot, e2e, dom,
+				 slo, status),
+			  11, "sscanf");
+		/* E2E: arrive to the last token on the wire; no --slo */
+		ASSERT_STREQ(e2e, "14.005", "e2e");
+		ASSERT_STREQ(slo, "-", "slo");
 		ASSERT_STREQ(dom, "compute.cpu", "dom");
 		ASSERT_STREQ(ttft, "10.005", "ttft");
 		ASSERT_STREQ(ar, "0.010", "ar");
@@ -1141,6 +1144,10 @@ static void test_request_drilldown(void)
 	p = line_of(out, "t_wire");
 	ASSERT_TRUE(p && strstr(p, "4.045 ") < strchr(p, '\n'),
 		    "p && strstr(p, \"4.045 \") < strchr(p, ...");
+	/* one token: E2E ends with the first */
+	p = line_of(out, "E2E");
+	ASSERT_TRUE(p && strstr(p, "4.045  E2E: its last token on the device\n"),
+		    "E2E line");
 	p = line_of(out, "scheduler.runqueue");
 	ASSERT_TRUE(p && strstr(p, "3.010") && strstr(p, "74.4%") &&
 			    strstr(p, "74.4%") < strchr(p, '\n'),

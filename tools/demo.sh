@@ -37,7 +37,7 @@ sleep 1
 wait "$record_pid"
 record_pid=
 echo
-"$OUTPUT"/ttftrace report "$dir/demo.ttft"
+"$OUTPUT"/ttftrace report --slo mlperf:llama2-70b-interactive "$dir/demo.ttft"
 cp "$dir/demo.ttft" ./demo.ttft
 echo
 echo "demo: the recording is in ./demo.ttft (ttftrace report --requests demo.ttft)"

@@ -5,7 +5,8 @@
 # (tools/gpu_server.py) traced by a statically linked ttftrace built
 # elsewhere (make static). Prints the GPU devices found, the ioctls seen by
 # name, the uprobe hits on the real libcuda, per-request TTFT against the
-# client's, the compute.gpu share, and any hook that failed.
+# client's, the compute.gpu share, any hook that failed, and the GPUs'
+# energy and utilization read through NVML against nvidia-smi's.
 #   tools/gpu-check.sh [OUTDIR]
 set -u
 cd "$(dirname "$0")/.."
@@ -129,9 +130,59 @@ print("uprobe hits (CUDA calls returned): %d; GPU ioctls: %d" % (calls, ioctls))
 PY
 }
 
+# NVML energy: record reads the GPUs' energy counters through
+# libnvidia-ml (dlopen; a static ttftrace may fail to load it, and then
+# says "no energy sensor"); nvidia-smi's power and utilization, sampled
+# alongside, are the reference for the mean power and utilization.
+energy() { # REQUESTS
+	local smi
+	section "NVML energy, SLO and cost ($1 requests)"
+	nvidia-smi --query-gpu=index,power.draw,utilization.gpu \
+		--format=csv,noheader,nounits -lms 500 >"$out/smi.csv" 2>&1 &
+	smi=$!
+	"$tt" record -p "$server" -v -o "$out/energy.ttft" 2>"$out/energy.log" &
+	record=$!
+	if ! wait_for "grep -q 'recording to' $out/energy.log" 60; then
+		cat "$out/energy.log"
+		kill "$smi"
+		record=
+		return 1
+	fi
+	client "$out/client-energy.csv" "$1" | tail -1
+	kill -INT "$record"
+	wait "$record"
+	record=
+	kill "$smi"
+	grep -E 'energy sensor' "$out/energy.log"
+	"$tt" report --slo mlperf:llama2-70b-interactive --price-per-hour 4 \
+		"$out/energy.ttft" 2>&1 | sed -n '/^E2E/,/^cost/p'
+	"$tt" report --json "$out/energy.ttft" >"$out/energy.json" 2>&1
+	"$py" - "$out/energy.json" "$out/smi.csv" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+en = s.get("energy") or {}
+gpus = [d for d in en.get("sensors", []) if d["source"] == "nvml"]
+if not gpus:
+    print("NVML: no GPU energy read (library not loaded?)")
+rows = [l.split(",") for l in open(sys.argv[2]) if l.count(",") == 2]
+for d in gpus:
+    idx = d["name"].split()[0][3:]
+    mine = [r for r in rows if r[0].strip() == idx]
+    try:
+        p = sum(float(r[1]) for r in mine) / len(mine)
+        u = sum(float(r[2]) for r in mine) / len(mine)
+    except (ValueError, ZeroDivisionError):
+        p = u = float("nan")
+    print("NVML %s: %.1f J, %.1f W mean (nvidia-smi %.1f W), util %s%% "
+          "(nvidia-smi %.0f%%)" % (d["name"], d["joules"] or 0,
+                                    d["mean_w"] or 0, p, d["util_percent"], u))
+PY
+}
+
 section "untraced baseline ($requests requests)"
 client "$out/client-untraced.csv" "$requests"
 run sync sync "$requests"
 run all all $((requests / 2))
+energy "$requests"
 section done
 ls -la "$out"

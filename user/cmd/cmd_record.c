@@ -22,6 +22,7 @@
 #include "marks.h"
 #include "procfs.h"
 #include "rtlocks.h"
+#include "sensors.h"
 #include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
@@ -39,6 +40,8 @@
 /* A Go server answers within ms of its exec: its goroutines are followed
  * from the first scan that sees it (docs/design.md §4.10) */
 #define RUNTIME_SCAN_NS 20000000ULL
+/* energy sensors are read at start, at the end and this often between */
+#define ENERGY_INTERVAL_NS 1000000000ULL
 /* how long the command has to exit on SIGTERM before SIGKILL */
 #define COMMAND_GRACE_NS 3000000000ULL
 
@@ -59,7 +62,10 @@ struct record_args {
 	bool no_goroutines;
 	const char *marks[MAX_MARKS]; /* --mark, checked after parsing */
 	int nmarks;
+	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
 };
+
+enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
@@ -87,7 +93,6 @@ static const char record_doc[] =
 	"  ttftrace record -c './server --port 8000' -d 1m\n"
 	"  ttftrace report ttftrace.ttft           # then analyse it";
 
-#define OPT_GOROUTINES 0x100
 
 static const struct argp_option record_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
@@ -100,6 +105,7 @@ static const struct argp_option record_options[] = {
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "goroutines", OPT_GOROUTINES, "on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus; default on)", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
+	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -174,6 +180,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
+	case OPT_ENERGY_ROOT:
+		if (!*arg)
+			argp_error(state, "empty --energy-root");
+		a->energy_root = arg;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -195,6 +206,7 @@ struct record_state {
 	struct tt_collector *coll; /* puts probes on the runtimes found */
 	bool goroutines; /* probe Go programs' goroutines */
 	bool quiet;
+	struct tt_sensors *sensors; /* energy sensors, read every second */
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
@@ -515,11 +527,11 @@ static const char *record_loop(struct tt_collector *c,
 			       const struct record_args *a,
 			       struct command *cmd)
 {
-	__u64 start, last_flush, last_alive, last_scan;
+	__u64 start, last_flush, last_alive, last_scan, last_energy;
 	const char *why = NULL;
 	int n;
 
-	start = last_flush = last_alive = last_scan =
+	start = last_flush = last_alive = last_scan = last_energy =
 		tt_clock_ns(CLOCK_MONOTONIC);
 	while (!why) {
 		__u64 now;
@@ -529,6 +541,11 @@ static const char *record_loop(struct tt_collector *c,
 		print_collector_messages(c, a);
 		if (n >= 0)
 			tt_collector_check_lost(c);
+		if (!rs->write_err && now - last_energy >= ENERGY_INTERVAL_NS) {
+			rs->write_err = tt_sensors_sample(rs->sensors,
+							  record_event, rs);
+			last_energy = now;
+		}
 		if (!rs->write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
 			rs->write_err = tt_writer_flush(rs->writer);
 			last_flush = now;
@@ -727,6 +744,17 @@ int tt_cmd_record(int argc, char **argv)
 		fprintf(stderr, "ttftrace: out of memory\n");
 		goto cleanup;
 	}
+	if (!a.energy_root)
+		a.energy_root = getenv("TTFTRACE_SYSFS");
+	rs.sensors = tt_sensors_open(a.energy_root, getenv("TTFTRACE_NVML"));
+	if (!rs.sensors) {
+		fprintf(stderr, "ttftrace: out of memory\n");
+		goto cleanup;
+	}
+	if (a.verbose || (a.energy_root && !a.quiet)) {
+		tt_sensors_describe(rs.sensors, msg, sizeof(msg));
+		fprintf(stderr, "ttftrace: %s\n", msg);
+	}
 	rs.writer = tt_writer_open_fd(out_fd, &meta);
 	out_fd = -1;
 	if (!rs.writer) {
@@ -735,6 +763,7 @@ int tt_cmd_record(int argc, char **argv)
 		discard_output(a.output, &out_st);
 		goto cleanup;
 	}
+	rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -752,6 +781,8 @@ int tt_cmd_record(int argc, char **argv)
 		why = record_loop(c, &rs, &a, &cmd);
 	/* what is still in the ring buffer belongs to the recording */
 	tt_collector_poll(c, 0);
+	if (!rs.write_err)
+		rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	tt_collector_check_lost(c);
 	print_collector_messages(c, &a);
 	if (rs.write_err) {
@@ -795,6 +826,7 @@ cleanup:
 	command_stop(&cmd, a.quiet);
 	tt_collector_close(c);
 	tt_rt_scanner_free(rs.runtimes);
+	tt_sensors_close(rs.sensors);
 	for (int i = 0; i < a.ncuda_libs; i++)
 		if (lib_fds[i] >= 0)
 			close(lib_fds[i]);

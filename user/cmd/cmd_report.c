@@ -8,11 +8,14 @@
 #include "analyzer.h"
 #include "cmds.h"
 #include "dump.h"
+#include "energy.h"
+#include "frame.h"
 #include "gpustats.h"
 #include "perfetto.h"
 #include "report.h"
 #include "tt_arch.h"
 #include "ttfile.h"
+#include "slo.h"
 
 struct report_args {
 	const char *path;
@@ -20,7 +23,20 @@ struct report_args {
 	__u64 request; /* --request ID, 0 when not asked */
 	const char *perfetto; /* --perfetto OUT.json */
 	struct tt_report_opts opts;
+	struct tt_slo slo; /* --slo */
+	bool has_slo;
+	double price_per_hour; /* --price-per-hour, 0 when not given */
 };
+
+/* The frame of the analysis (docs/design.md §9) and what it came from. */
+struct frame_ctx {
+	struct tt_energy_acc acc;
+	struct tt_frame f;
+	struct tt_energy_result en;
+	struct tt_frame_view v;
+};
+
+enum { OPT_SLO = 256, OPT_PRICE };
 
 static const char report_doc[] =
 	"Analyse a recording: per-request TTFT, TPOT and inter-token latency.\n"
@@ -30,7 +46,9 @@ static const char report_doc[] =
 	"  ttftrace report --requests ttftrace.ttft  # one line per request\n"
 	"  ttftrace report -R 42 ttftrace.ttft       # request 42's critical path\n"
 	"  ttftrace report -P trace.json ttftrace.ttft  # for ui.perfetto.dev\n"
-	"  ttftrace report --json ttftrace.ttft > r.json";
+	"  ttftrace report --json ttftrace.ttft > r.json\n"
+	"  ttftrace report --slo mlperf:llama2-70b-interactive ttftrace.ttft\n"
+	"  ttftrace report --slo ttft=450ms,tpot=40ms --price-per-hour 2.5 ttftrace.ttft";
 
 static const struct argp_option report_options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object", 0 },
@@ -39,13 +57,15 @@ static const struct argp_option report_options[] = {
 	{ "events", 'e', NULL, 0, "Print every recorded event, one per line (ms from the first)", 0 },
 	{ "request", 'R', "ID", 0, "Print request ID's times, stages and critical path instead of the summary", 0 },
 	{ "perfetto", 'P', "OUT.json", 0, "Also write a Perfetto / chrome://tracing trace: thread tracks, request spans, critical-path arrows", 0 },
+	{ "slo", OPT_SLO, "SPEC", 0, "Judge requests against limits: ttft=450ms,tpot=40ms[,e2e=2s] or mlperf:NAME (llama2-70b[-interactive], llama3_1-405b[-interactive], llama3_1-8b[-interactive], deepseek-r1): attainment, goodput, the stage of each miss", 0 },
+	{ "price-per-hour", OPT_PRICE, "USD", 0, "What the machine costs an hour: $ per 1M output tokens and per request at the measured throughput", 0 },
 	{},
 };
 
 static error_t report_parse(int key, char *arg, struct argp_state *state)
 {
 	struct report_args *a = state->input;
-	char *end;
+	char *end, msg[256];
 
 	switch (key) {
 	case 'j':
@@ -69,6 +89,18 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'P':
 		a->perfetto = arg;
 		break;
+	case OPT_SLO:
+		if (tt_slo_parse(arg, &a->slo, msg, sizeof(msg)))
+			argp_error(state, "%s", msg);
+		a->has_slo = true;
+		break;
+	case OPT_PRICE:
+		errno = 0;
+		a->price_per_hour = strtod(arg, &end);
+		if (errno || end == arg || *end || !(a->price_per_hour > 0) ||
+		    a->price_per_hour > 1e9)
+			argp_error(state, "invalid --price-per-hour '%s' (want a positive number of dollars)", arg);
+		break;
 	case ARGP_KEY_ARG:
 		if (a->path)
 			argp_error(state, "one recording at a time");
@@ -88,22 +120,31 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* The analyzer keeps its requests apart: perfetto and the frame want one
+ * array (NULL when out of memory). */
+static struct tt_request *requests_array(const struct tt_analyzer *an)
+{
+	size_t n = tt_analyzer_nrequests(an), i;
+	struct tt_request *reqs = malloc((n ? n : 1) * sizeof(*reqs));
+
+	for (i = 0; reqs && i < n; i++)
+		reqs[i] = *tt_analyzer_request(an, i);
+	return reqs;
+}
+
 /* The Perfetto trace of the analysis, into path. 0 or 1 (said why). */
 static int write_perfetto(const struct tt_analyzer *an, const char *path)
 {
-	size_t n = tt_analyzer_nrequests(an), i;
+	size_t n = tt_analyzer_nrequests(an);
 	struct tt_request *reqs = NULL;
 	FILE *f = NULL;
 	int ret = 1, err;
 
-	/* the analyzer keeps its requests apart: perfetto wants one array */
-	reqs = malloc((n ? n : 1) * sizeof(*reqs));
+	reqs = requests_array(an);
 	if (!reqs) {
 		fprintf(stderr, "ttftrace: out of memory writing %s\n", path);
 		goto cleanup;
 	}
-	for (i = 0; i < n; i++)
-		reqs[i] = *tt_analyzer_request(an, i);
 	if (tt_file_is_recording(path)) {
 		fprintf(stderr,
 			"ttftrace: %s is a ttftrace recording; the Perfetto trace does not overwrite it: give another -P path\n",
@@ -165,9 +206,59 @@ static int gpu_json(FILE *out, void *ctx)
 	return tt_gpustats_json(out, ctx);
 }
 
+/* The frame's hooks into the report (render/frame.c) */
+static int frame_text(FILE *out, void *ctx)
+{
+	return tt_frame_text(out, &((struct frame_ctx *)ctx)->v);
+}
+
+static int frame_json(FILE *out, void *ctx)
+{
+	return tt_frame_json(out, &((struct frame_ctx *)ctx)->v);
+}
+
+static int frame_request_json(FILE *out, void *ctx, size_t i)
+{
+	return tt_frame_request_json(out, &((struct frame_ctx *)ctx)->v, i);
+}
+
+static const char *frame_cell(void *ctx, size_t i, char *buf, size_t len)
+{
+	return tt_frame_cell(&((struct frame_ctx *)ctx)->v, i, buf, len);
+}
+
+/* SLO, E2E, throughput, energy and cost of the finished analysis. */
+static int frame_compute(struct frame_ctx *fc, const struct tt_analyzer *an,
+			 const struct report_args *a)
+{
+	size_t n = tt_analyzer_nrequests(an), i;
+	struct tt_request *reqs = requests_array(an);
+	__u64 *e2e = calloc(n ? n : 1, sizeof(*e2e));
+	int err = -ENOMEM;
+
+	if (!reqs || !e2e)
+		goto cleanup;
+	err = tt_frame_compute(&fc->f, reqs, n, a->has_slo ? &a->slo : NULL,
+			       a->price_per_hour);
+	if (err)
+		goto cleanup;
+	for (i = 0; i < n; i++)
+		e2e[i] = fc->f.req[i].e2e_ns;
+	err = tt_energy_compute(&fc->acc, reqs, e2e, n, fc->f.t_start,
+				fc->f.t_end, &fc->en);
+	fc->v = (struct tt_frame_view){ &fc->f, &fc->acc, &fc->en };
+cleanup:
+	free(reqs);
+	free(e2e);
+	return err;
+}
+
 int tt_cmd_report(int argc, char **argv)
 {
 	struct tt_report_part gpu_part = { "gpu", gpu_text, gpu_json, NULL };
+	struct frame_ctx fc = {};
+	struct tt_report_extra extra = { frame_text, frame_json,
+					 frame_request_json, frame_cell, &fc };
 	struct tt_gpustats *gpu = NULL;
 	struct argp argp = { report_options, report_parse, "FILE", report_doc };
 	struct report_args a = {};
@@ -197,6 +288,7 @@ int tt_cmd_report(int argc, char **argv)
 	gpu = tt_gpustats_new(meta->devs, meta->ndevs);
 	gpu_part.ctx = gpu;
 	a.opts.gpu = &gpu_part;
+	a.opts.extra = &extra;
 	if (!an || !gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
 	    tt_analyzer_add_devices(an, meta->devs, meta->ndevs)) {
 		fprintf(stderr, "ttftrace: out of memory\n");
@@ -210,13 +302,15 @@ int tt_cmd_report(int argc, char **argv)
 				goto cleanup;
 			continue;
 		}
-		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(gpu, &ev)) {
+		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(gpu, &ev) ||
+		    tt_energy_add(&fc.acc, &ev)) {
 			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
 				a.path);
 			goto cleanup;
 		}
 	}
-	if (tt_analyzer_finish(an)) {
+	if (tt_analyzer_finish(an) ||
+	    (!a.events && frame_compute(&fc, an, &a))) {
 		fprintf(stderr, "ttftrace: out of memory analysing %s\n",
 			a.path);
 		goto cleanup;
@@ -259,6 +353,9 @@ warnings:
 			"ttftrace: warning: %s was not closed by its recorder (killed, crashed or out of disk); reporting its %llu whole block(s), what came after the last is lost\n",
 			a.path, (unsigned long long)st.blocks_ok);
 cleanup:
+	tt_frame_free(&fc.f);
+	tt_energy_result_free(&fc.en);
+	tt_energy_free(&fc.acc);
 	tt_gpustats_free(gpu);
 	tt_analyzer_free(an);
 	tt_reader_close(r);

@@ -32,6 +32,9 @@ static const struct {
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
 	[TT_EV_GO] = { "go", true, sizeof(struct tt_go) },
 	[TT_EV_MARK] = { "mark", true, sizeof(struct tt_mark) },
+	/* 22 is reserved for a record type being added elsewhere */
+	[22] = { "reserved", false, 0 },
+	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 };
 
 int tt_event_payload_size(unsigned int type)

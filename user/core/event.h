@@ -27,6 +27,7 @@ struct tt_event {
 		struct tt_rtlock rtlock;
 		struct tt_go go;
 		struct tt_mark mark;
+		struct tt_energy energy;
 	};
 };
 

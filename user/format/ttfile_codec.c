@@ -160,6 +160,16 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_mark, flags, UINT),
 			FLD(tt_mark, spec, UINT),
 		} },
+	[TT_EV_ENERGY] = {
+		7, {
+			FLD(tt_energy, value, UINT),
+			FLD(tt_energy, max, UINT),
+			FLD(tt_energy, kind, UINT),
+			FLD(tt_energy, source, UINT),
+			FLD(tt_energy, domain, UINT),
+			FLD(tt_energy, pad, UINT),
+			FLD(tt_energy, name, BYTES),
+		} },
 	};
 /* clang-format on */
 

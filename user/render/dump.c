@@ -7,6 +7,7 @@
 static void dump_payload(FILE *out, const struct tt_event *ev)
 {
 	char comm[TT_TEXT_ROOM(TT_COMM_LEN)];
+	char name[TT_TEXT_ROOM(TT_ENERGY_NAME_LEN)];
 
 	switch (ev->h.type) {
 	case TT_EV_FORK:
@@ -92,6 +93,14 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		if (ev->mark.flags & TT_MARK_F_KEY)
 			fprintf(out, " key=%#llx",
 				(unsigned long long)ev->mark.key);
+		break;
+	case TT_EV_ENERGY:
+		fprintf(out, "domain=%u name=%s kind=%u value=%llu max=%llu",
+			ev->energy.domain,
+			tt_text_escape(name, sizeof(name), ev->energy.name,
+				       sizeof(ev->energy.name)),
+			ev->energy.kind, (unsigned long long)ev->energy.value,
+			(unsigned long long)ev->energy.max);
 		break;
 	}
 }

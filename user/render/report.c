@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include "json.h"
 #include "report.h"
+#include "slo.h"
 #include "stats.h"
 #include "text.h"
 #include "util.h"
@@ -314,21 +315,26 @@ static void text_picks(FILE *out, const struct tt_analyzer *a,
 	}
 }
 
-static void text_table(FILE *out, const struct tt_analyzer *a)
+static void text_table(FILE *out, const struct tt_analyzer *a,
+		       const struct tt_report_extra *x)
 {
 	char peer[64], why[128], b1[32], b2[32], b3[32], b4[32], b5[32];
+	char b6[32], slo[40];
 	const struct tt_request *r;
 	const char *dom;
+	__u64 e2e;
 	size_t i;
 
-	fprintf(out, "\n%6s %-22s %10s %11s %10s %10s %6s %9s %-18s %s\n", "ID",
-		"PEER", "TTFT_MS", "ARRIVE>READ", "READ>WRITE", "WRITE>WIRE",
-		"TOKENS", "TPOT_MS", "DOMINANT", "STATUS");
+	fprintf(out, "\n%6s %-22s %10s %11s %10s %10s %6s %9s %10s %-18s %-24s %s\n",
+		"ID", "PEER", "TTFT_MS", "ARRIVE>READ", "READ>WRITE",
+		"WRITE>WIRE", "TOKENS", "TPOT_MS", "E2E_MS", "DOMINANT", "SLO",
+		"STATUS");
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		r = tt_analyzer_request(a, i);
 		dom = dominant(a, i);
+		e2e = tt_request_e2e(r, NULL);
 		fprintf(out,
-			"%6llu %-22s %10s %11s %10s %10s %6u %9s %-18s %s\n",
+			"%6llu %-22s %10s %11s %10s %10s %6u %9s %10s %-18s %-24s %s\n",
 			(unsigned long long)r->id,
 			tt_request_peer(r, peer, sizeof(peer)),
 			r->ttft ? tt_fmt_ms(b1, sizeof(b1), r->ttft) : "-",
@@ -338,7 +344,9 @@ static void text_table(FILE *out, const struct tt_analyzer *a)
 			r->tokens,
 			r->tokens >= 2 ? tt_fmt_ms(b5, sizeof(b5), r->tpot) :
 					 "-",
+			e2e ? tt_fmt_ms(b6, sizeof(b6), e2e) : "-",
 			dom ? dom : "-",
+			x ? x->cell(x->ctx, i, slo, sizeof(slo)) : "-",
 			r->complete ? "complete" :
 				      tt_incomplete_str(r->incomplete, why,
 							sizeof(why)));
@@ -432,12 +440,14 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		fprintf(out,
 			"TPOT (wire): %zu request(s) emitted tokens apart that left together (Nagle, a delayed ACK): their TPOT is the wire's; the server's emit rate is tpot_emit_ns in --json.\n",
 			d.bunched);
+	if (o->extra)
+		o->extra->text(out, o->extra->ctx);
 	text_stages(out, &d);
 	text_picks(out, a, &d);
 	if (o->gpu)
 		o->gpu->text(out, o->gpu->ctx);
 	if (o->requests)
-		text_table(out, a);
+		text_table(out, a, o->extra);
 	err = ferror(out) ? -EIO : 0;
 cleanup:
 	data_free(&d);
@@ -546,6 +556,10 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		rel_ms(b, sizeof(b), r->t_first_write, base));
 	fprintf(out, "%-16s %10s  its first byte on the device\n", "t_wire",
 		rel_ms(b, sizeof(b), r->t_wire, base));
+	if (tt_request_e2e(r, NULL))
+		fprintf(out, "%-16s %10s  E2E: its last token on the device%s\n",
+			"E2E", tt_fmt_ms(b, sizeof(b), tt_request_e2e(r, NULL)),
+			r->tokens >= 2 && !r->tpot_at_wire ? " (at its send: not seen there)" : "");
 	if (walked && r->gil_ns)
 		fprintf(out, "%-16s %10s  of the path spent waiting for the GIL (CPython's interpreter lock)\n",
 			"GIL", tt_fmt_ms(b, sizeof(b), r->gil_ns));
@@ -712,7 +726,8 @@ static void json_request_stages(FILE *out, const struct tt_analyzer *a,
 	fputc('}', out);
 }
 
-static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
+static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
+			 const struct tt_report_extra *x)
 {
 	const struct tt_request *r = tt_analyzer_request(a, i);
 	char peer[64], why[128];
@@ -764,6 +779,8 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i)
 		fprintf(out, ",\"gil_ns\":null");
 	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
 	json_request_stages(out, a, i);
+	if (x)
+		x->request_json(out, x->ctx, i);
 	if (r->complete) {
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
@@ -841,7 +858,7 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		if (i)
 			fputc(',', out);
-		json_request(out, a, i);
+		json_request(out, a, i, o->extra);
 	}
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
@@ -864,10 +881,13 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		(unsigned long long)tt_analyzer_events(a));
 	tt_critpath_stats(tt_analyzer_critpath(a), &cst);
 	fprintf(out,
-		",\"markers\":{\"hit\":%llu,\"unbound\":%llu,\"outside\":%llu}}",
+		",\"markers\":{\"hit\":%llu,\"unbound\":%llu,\"outside\":%llu}",
 		(unsigned long long)cst.marks,
 		(unsigned long long)cst.marks_unbound,
 		(unsigned long long)cst.marks_outside);
+	if (o->extra)
+		o->extra->json(out, o->extra->ctx);
+	fputc('}', out);
 	if (o->gpu) {
 		fprintf(out, ",\"%s\":", o->gpu->key);
 		o->gpu->json(out, o->gpu->ctx);

@@ -30,11 +30,26 @@ struct tt_report_part {
 	void *ctx;
 };
 
+/*
+ * The frame's part (SLO, goodput, energy, cost: render/frame.c, wired by
+ * the caller): text after the percentile rows, members written into the
+ * JSON summary and into each request's object (each ,"name":value), and
+ * the request table's SLO cell of request i.
+ */
+struct tt_report_extra {
+	int (*text)(FILE *out, void *ctx);
+	int (*json)(FILE *out, void *ctx);
+	int (*request_json)(FILE *out, void *ctx, size_t i);
+	const char *(*cell)(void *ctx, size_t i, char *buf, size_t len);
+	void *ctx;
+};
+
 struct tt_report_opts {
 	bool requests; /* text: a table of every request */
 	bool json; /* for callers that pick the renderer from the options */
 	bool include_incomplete; /* count incomplete requests in percentiles */
 	const struct tt_report_part *gpu; /* GPU tables ("gpu"), or NULL */
+	const struct tt_report_extra *extra; /* the frame, or NULL */
 };
 
 /* The summary: requests, drops, TTFT/TPOT/ITL percentiles, each stage's
