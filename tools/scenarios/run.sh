@@ -90,10 +90,16 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm node go go-lock nagle odirect
-port=18200
+# a port nobody listens on (other runs may be going on)
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 20000))
+		ss -Htan "sport = :$p" | grep -q . || { echo "$p"; return; }
+	done
+}
 for s in "$@"; do
-	run_one "$s" "$port"
-	port=$((port + 1))
+	run_one "$s" "$(free_port)"
 done
 "$PY" "$SCEN/compare.py" --table "$OUTDIR/summary.jsonl"
 echo "files in $OUTDIR"
