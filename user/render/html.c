@@ -226,8 +226,8 @@ static void svg_cdf(FILE *out, const char *title, const struct series *s,
 		fprintf(out,
 			"<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"%d\">",
-			x0 + w - 150, y0 + h - 40 + 16 * j, s[j].color,
-			x0 + w - 134, y0 + h - 30 + 16 * j);
+			x0 + 8, y0 + 4 + 16 * j, s[j].color, x0 + 24,
+			y0 + 14 + 16 * j);
 		put_esc(out, s[j].label);
 		fprintf(out, " (%ld)</text>\n", s[j].n);
 	}
@@ -558,6 +558,14 @@ static int page_body(FILE *out, const struct tt_html_run *const *runs,
 	stage_key(out, TT_ST_MAX);
 	for (i = 0; i < nruns && !err; i++)
 		err = svg_waterfall(out, runs[i]);
+	return err;
+}
+
+static int page_gpu(FILE *out, const struct tt_html_run *const *runs,
+		    int nruns, int err)
+{
+	int i;
+
 	for (i = 0; i < nruns && !err; i++)
 		err = gpu_tables(out, runs[i]);
 	return err;
@@ -585,7 +593,7 @@ int tt_html_report(FILE *out, const struct tt_html_run *run,
 		fputs("<h2>Stages</h2>\n", out);
 		err = stage_table(out, run->s);
 	}
-	return page_close(out, err);
+	return page_close(out, page_gpu(out, runs, 1, err));
 }
 
 int tt_html_diff(FILE *out, const struct tt_html_run *a,
@@ -594,6 +602,7 @@ int tt_html_diff(FILE *out, const struct tt_html_run *a,
 {
 	const struct tt_html_run *runs[2] = { a, b };
 	char verdict[256];
+	int err;
 
 	page_open(out, "ttftrace diff");
 	fputs("<p class=verdict>", out);
@@ -601,6 +610,8 @@ int tt_html_diff(FILE *out, const struct tt_html_run *a,
 	fputs("</p>\n", out);
 	meta_line(out, a);
 	meta_line(out, b);
-	diff_table(out, d);
-	return page_close(out, page_body(out, runs, 2, more));
+	err = page_body(out, runs, 2, more);
+	if (!err)
+		diff_table(out, d);
+	return page_close(out, page_gpu(out, runs, 2, err));
 }
