@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Run-to-run comparison (docs/design.md §5.6): a recording's requests as a
+ * Run-to-run comparison (docs/design.md §6.4): a recording's requests as a
  * sample (TTFT, TPOT, ITL, E2E and the stages of each request, nothing
  * that names a process, thread or port), and the comparison of two
  * samples: each statistic of A and B, the delta B - A and a bootstrap 95%

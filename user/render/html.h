@@ -2,7 +2,7 @@
 /*
  * The HTML report of a recording and of a comparison of two: one
  * self-contained page, its CSS and charts inline (SVG), no script and
- * nothing fetched from anywhere (docs/design.md §5.7). Every string of a
+ * nothing fetched from anywhere (docs/design.md §6.5). Every string of a
  * recording on it goes through tt_html_str (text.h).
  */
 #ifndef TT_HTML_H
