@@ -54,14 +54,9 @@ run() {
 	local name=$1 bytes=$2 prefill=$3
 	start_server "$TT_TMP/$name.gt.csv" --kv-file "$KV_DIR/kv" \
 		--kv-read-bytes "$bytes" --prefill-us "$prefill" -i 1000 -t 2 -w 2
-	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID"
-	"$LOADGEN" -q -p "$PORT" --timeout 20 -c 1 -n 50 --tokens 4 \
-		>"$TT_TMP/$name.lg.out" 2>&1
-	check "$name: loadgen succeeds" [ $? = 0 ]
-	stop_record
-	tt_forget "$RECORD_PID"
+	record_load "$TT_TMP/$name.ttft" -c 1 -n 50 --tokens 4
+	check "$name: loadgen succeeds" [ "$LOADGEN_STATUS" = 0 ]
 	check "$name: record exits 0" [ "$RECORD_STATUS" = 0 ]
-	stop_pid "$SERVER_PID" TERM
 }
 run A 4096 1000
 run B 25165824 1000

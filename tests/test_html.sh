@@ -22,31 +22,15 @@ done
 # a thread named '<script>"'&' at start, '<img src=x>' once serving
 NAME1=3c7363726970743e222726
 NAME2=3c696d67207372633d783e
-"$HELPER" --port-file "$TT_TMP/port" --name "$NAME1" --rename "$NAME2" \
-	--tokens 4 &
-SERVER_PID=$!
-TT_PIDS+=("$SERVER_PID")
-wait_for "[ -s $TT_TMP/port ]" 10 || { fail "html: helper did not start"; exit 1; }
-PORT=$(cat "$TT_TMP/port")
-start_record "$TT_TMP/names.ttft" -p "$SERVER_PID"
-"$LOADGEN" -q -p "$PORT" --timeout 10 -c 1 -n 6 --tokens 4 \
-	>"$TT_TMP/names.lg.out" 2>&1
-check "html: loadgen against the named server" [ $? = 0 ]
-sleep 0.2
-stop_record
-tt_forget "$RECORD_PID"
-stop_pid "$SERVER_PID" TERM
+start_named_server "$NAME1" "$NAME2"
+record_load "$TT_TMP/names.ttft" -c 1 -n 6 --tokens 4
+check "html: loadgen against the named server" [ "$LOADGEN_STATUS" = 0 ]
 
 # two demo runs: B's prefill is 4 ms longer
 run() {
 	start_server "$TT_TMP/$1.gt.csv" --prefill-us "$2" -i 1000 -t 4 -w 2
-	start_record "$TT_TMP/$1.ttft" -p "$SERVER_PID"
-	"$LOADGEN" -q -p "$PORT" --timeout 20 -c 2 -n 30 --tokens 4 \
-		>"$TT_TMP/$1.lg.out" 2>&1
-	check "html: loadgen, run $1" [ $? = 0 ]
-	stop_record
-	tt_forget "$RECORD_PID"
-	stop_pid "$SERVER_PID" TERM
+	record_load "$TT_TMP/$1.ttft" -c 2 -n 30 --tokens 4
+	check "html: loadgen, run $1" [ "$LOADGEN_STATUS" = 0 ]
 }
 run A 1000
 run B 5000
