@@ -108,7 +108,7 @@ static int write_html(const struct diff_args *a, const struct tt_loaded *l,
 	struct tt_html_run run[2];
 	struct stat st;
 	FILE *f;
-	int i, err;
+	int i;
 
 	for (i = 0; i < 2; i++)
 		run[i] = (struct tt_html_run){
@@ -123,16 +123,8 @@ static int write_html(const struct diff_args *a, const struct tt_loaded *l,
 	f = tt_output_fopen(a->html, "--html", &st);
 	if (!f)
 		return 1;
-	err = tt_html_diff(f, &run[0], &run[1], d, NULL);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a->html,
-			strerror(-err));
-		tt_output_discard(a->html, &st);
-		return 1;
-	}
-	return 0;
+	return tt_output_close(f, a->html, &st,
+			       tt_html_diff(f, &run[0], &run[1], d, NULL));
 }
 
 int tt_cmd_diff(int argc, char **argv)

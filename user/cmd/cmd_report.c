@@ -172,7 +172,7 @@ static int write_html(const struct tt_loaded *l, const struct report_args *a)
 	};
 	struct tt_run_sample s;
 	struct stat st;
-	FILE *f = NULL;
+	FILE *f;
 	int ret = 1, err;
 
 	err = tt_run_sample_build(&s, l->an, a->opts.include_incomplete);
@@ -184,16 +184,7 @@ static int write_html(const struct tt_loaded *l, const struct report_args *a)
 	f = tt_output_fopen(a->html, "--html", &st);
 	if (!f)
 		goto cleanup;
-	err = tt_html_report(f, &run, NULL);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a->html,
-			strerror(-err));
-		tt_output_discard(a->html, &st);
-		goto cleanup;
-	}
-	ret = 0;
+	ret = tt_output_close(f, a->html, &st, tt_html_report(f, &run, NULL));
 cleanup:
 	tt_run_sample_free(&s);
 	return ret;

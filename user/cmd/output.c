@@ -80,3 +80,14 @@ FILE *tt_output_fopen(const char *path, const char *opt, struct stat *st)
 	}
 	return f;
 }
+
+int tt_output_close(FILE *f, const char *path, const struct stat *st, int err)
+{
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (!err)
+		return 0;
+	fprintf(stderr, "ttftrace: cannot write %s: %s\n", path, strerror(-err));
+	tt_output_discard(path, st);
+	return 1;
+}
