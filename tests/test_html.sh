@@ -67,6 +67,16 @@ rc=$?
 check "html: --html onto a symbolic link is refused in one line" \
 	[ "$rc" = 1 -a "$(wc -l <"$TT_TMP/link.err")" = 1 -a \
 	  "$(cat "$TT_TMP/target")" = keep ]
+cp "$TT_TMP/A.ttft" "$TT_TMP/copy.ttft"
+"$TTFTRACE" diff --html "$TT_TMP/copy.ttft" "$TT_TMP/A.ttft" "$TT_TMP/B.ttft" \
+	>/dev/null 2>"$TT_TMP/rec.err"
+rc=$?
+kept() {
+	[ "$rc" = 1 ] && [ "$(wc -l <"$TT_TMP/rec.err")" = 1 ] &&
+		cmp -s "$TT_TMP/A.ttft" "$TT_TMP/copy.ttft" &&
+		[ ! -e "$TT_TMP/copy.ttft.old" ]
+}
+check "html: --html onto a recording is refused, the recording kept" kept
 
 if [ -z "$CHROMIUM" ]; then
 	echo "SKIP: html: screenshots need chromium (tools/deps.sh installs it)"

@@ -599,6 +599,13 @@ cleanup:
 	return err;
 }
 
+/* x scaled by f, 0 when it would print as -0 with prec decimals */
+static double shown(double x, double f, int prec)
+{
+	x *= f;
+	return fabs(x) < 0.5 * pow(10, -prec) ? 0 : x;
+}
+
 const char *tt_diff_verdict(const struct tt_diff *d, char *buf, size_t len)
 {
 	const struct tt_diff_cell *c;
@@ -611,14 +618,14 @@ const char *tt_diff_verdict(const struct tt_diff *d, char *buf, size_t len)
 	c = &d->cell[TT_M_TTFT][d->why.stat];
 	off = snprintf(buf, len, "%s%s TTFT %+.1f ms [%.1f, %.1f]",
 		       c->significant ? "" : "no significant change: ",
-		       tt_stat_name(d->why.stat), c->delta / 1e6, c->lo / 1e6,
-		       c->hi / 1e6);
+		       tt_stat_name(d->why.stat), shown(c->delta, 1e-6, 1),
+		       shown(c->lo, 1e-6, 1), shown(c->hi, 1e-6, 1));
 	if (off < 0 || (size_t)off >= len || !c->significant)
 		return buf;
 	if (d->why.stage >= 0)
 		snprintf(buf + off, len - off, ", from %s %+.1f ms",
 			 tt_diff_stage_name(d->why.stage),
-			 d->why.stage_delta / 1e6);
+			 shown(d->why.stage_delta, 1e-6, 1));
 	else
 		snprintf(buf + off, len - off, ", no stage explains it");
 	return buf;
@@ -628,6 +635,7 @@ void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a,
 		      char *b, char *delta, char *ci)
 {
 	double f = stat == TT_S_SHARE ? 100.0 : 1e-6;
+	int prec = stat == TT_S_SHARE ? 1 : 3;
 
 	if (!c->valid) {
 		strcpy(a, "-");
@@ -636,15 +644,12 @@ void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a,
 		strcpy(ci, "-");
 		return;
 	}
-	if (stat == TT_S_SHARE) {
-		snprintf(a, 32, "%.1f%%", c->a * f);
-		snprintf(b, 32, "%.1f%%", c->b * f);
-		snprintf(delta, 32, "%+.1f%%", c->delta * f);
-		snprintf(ci, 64, "[%+.1f, %+.1f]", c->lo * f, c->hi * f);
-		return;
-	}
-	snprintf(a, 32, "%.3f", c->a * f);
-	snprintf(b, 32, "%.3f", c->b * f);
-	snprintf(delta, 32, "%+.3f", c->delta * f);
-	snprintf(ci, 64, "[%+.3f, %+.3f]", c->lo * f, c->hi * f);
+	snprintf(a, 32, "%.*f%s", prec, shown(c->a, f, prec),
+		 stat == TT_S_SHARE ? "%" : "");
+	snprintf(b, 32, "%.*f%s", prec, shown(c->b, f, prec),
+		 stat == TT_S_SHARE ? "%" : "");
+	snprintf(delta, 32, "%+.*f%s", prec, shown(c->delta, f, prec),
+		 stat == TT_S_SHARE ? "%" : "");
+	snprintf(ci, 64, "[%+.*f, %+.*f]", prec, shown(c->lo, f, prec), prec,
+		 shown(c->hi, f, prec));
 }

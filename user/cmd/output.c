@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "output.h"
+#include "ttfile.h"
 
 int tt_output_create(const char *path, const char *opt, struct stat *st)
 {
@@ -66,9 +67,17 @@ void tt_output_discard(const char *path, const struct stat *created)
 
 FILE *tt_output_fopen(const char *path, const char *opt, struct stat *st)
 {
-	int fd = tt_output_create(path, opt, st);
 	FILE *f;
+	int fd;
 
+	/* a page given a recording's path by mistake: never move it aside */
+	if (tt_file_is_recording(path)) {
+		fprintf(stderr,
+			"ttftrace: %s is a ttftrace recording; %s does not replace it: give another path\n",
+			path, opt);
+		return NULL;
+	}
+	fd = tt_output_create(path, opt, st);
 	if (fd < 0)
 		return NULL;
 	f = fdopen(fd, "w");

@@ -16,7 +16,8 @@
  * *st says which file it is.
  */
 int tt_output_create(const char *path, const char *opt, struct stat *st);
-/* The same as a stdio stream opened for writing, or NULL (said why). */
+/* The same as a stdio stream opened for writing, or NULL (said why); a
+ * ttftrace recording at path is refused, not moved aside. */
 FILE *tt_output_fopen(const char *path, const char *opt, struct stat *st);
 /* Closes f, written to path (tt_output_fopen) with err (0 or -errno); on
  * any error says why in one line and removes the file. 0 or 1. */
