@@ -69,8 +69,8 @@ static void test_shifted_stage(void)
 	ASSERT_EQ(c->delta, 20.0 * MS, "storage mean delta");
 	c = &d.cell[TT_M_TTFT][TT_S_P50];
 	ASSERT_TRUE(c->significant, "TTFT p50 significant");
-	ASSERT_TRUE(c->lo > 15.0 * MS && c->lo <= c->delta && c->delta <= c->hi &&
-			    c->hi < 25.0 * MS,
+	ASSERT_TRUE(c->lo > 15.0 * MS && c->lo <= c->delta &&
+			    c->delta <= c->hi && c->hi < 25.0 * MS,
 		    "TTFT p50 interval around +20 ms");
 	ASSERT_FALSE(d.cell[TT_M_TPOT][TT_S_P50].significant, "TPOT unchanged");
 	ASSERT_FALSE(d.cell[TT_M_ITL][TT_S_MEAN].significant, "ITL unchanged");
@@ -105,7 +105,8 @@ static void test_unchanged(void)
 		ASSERT_FALSE(d.stage_changed[k], tt_diff_stage_name(k));
 	for (m = 0; m < TT_M_MAX; m++)
 		for (s = 0; s < TT_S_MAX; s++)
-			ASSERT_FALSE(d.cell[m][s].significant, tt_metric_name(m));
+			ASSERT_FALSE(d.cell[m][s].significant,
+				     tt_metric_name(m));
 	tt_diff_verdict(&d, v, sizeof(v));
 	ASSERT_TRUE(!strncmp(v, "no significant change: p99 TTFT", 31), v);
 cleanup:
@@ -155,7 +156,8 @@ static void test_faster(void)
 	ASSERT_TRUE(!strncmp(v, "p90 TTFT -", 10) &&
 			    strstr(v, "from scheduler.queue -"),
 		    v);
-	ASSERT_TRUE(d.why.stage_delta < -8.0 * MS && d.why.stage_delta > -12.0 * MS,
+	ASSERT_TRUE(d.why.stage_delta < -8.0 * MS &&
+			    d.why.stage_delta > -12.0 * MS,
 		    "queue's delta in the window");
 	ASSERT_TRUE(d.stage_changed[TT_ST_QUEUE], "queue changed");
 	ASSERT_FALSE(d.stage_changed[TT_ST_CPU], "cpu not");
@@ -181,7 +183,8 @@ static void test_deterministic(void)
 	memset(d2, 0, sizeof(*d2));
 	ASSERT_OK(tt_diff_compute(&a, &b, NULL, d1), "first");
 	ASSERT_OK(tt_diff_compute(&a, &b, NULL, d2), "second");
-	ASSERT_TRUE(!memcmp(d1->cell, d2->cell, sizeof(d1->cell)), "same cells");
+	ASSERT_TRUE(!memcmp(d1->cell, d2->cell, sizeof(d1->cell)),
+		    "same cells");
 	n = tt_run_values(&a, TT_M_TTFT, &v);
 	if (ASSERT_EQ(n, 57, "values"))
 		ASSERT_EQ(d1->cell[TT_M_TTFT][TT_S_P90].a,

@@ -271,8 +271,8 @@ static bool weighted_stats(const struct mvals *mv, const __u32 *c,
 }
 
 /* Stage k's share of the summed TTFT of the requests with stages. */
-static bool weighted_share(const struct tt_run_sample *s, const __u32 *c,
-			   int k, double *share)
+static bool weighted_share(const struct tt_run_sample *s, const __u32 *c, int k,
+			   double *share)
 {
 	double num = 0, den = 0;
 	size_t i;
@@ -301,9 +301,9 @@ static void all_stats(const struct tt_run_sample *s, const struct mvals *mv,
 
 		for (k = 0; k < TT_S_SHARE; k++)
 			valid[m][k] = ok;
-		valid[m][TT_S_SHARE] =
-			m >= TT_M_STAGE0 &&
-			weighted_share(s, c, m - TT_M_STAGE0, &st[m][TT_S_SHARE]);
+		valid[m][TT_S_SHARE] = m >= TT_M_STAGE0 &&
+				       weighted_share(s, c, m - TT_M_STAGE0,
+						      &st[m][TT_S_SHARE]);
 	}
 }
 
@@ -351,9 +351,9 @@ struct boot {
 	size_t *n; /* [TT_M_MAX * TT_S_MAX] */
 };
 
-static int bootstrap(const struct tt_run_sample *a, const struct tt_run_sample *b,
-		     const struct mvals *ma, const struct mvals *mb,
-		     struct tt_diff *d, struct boot *bt)
+static int bootstrap(const struct tt_run_sample *a,
+		     const struct tt_run_sample *b, const struct mvals *ma,
+		     const struct mvals *mb, struct tt_diff *d, struct boot *bt)
 {
 	double sa[TT_M_MAX][TT_S_MAX], sb[TT_M_MAX][TT_S_MAX];
 	bool va[TT_M_MAX][TT_S_MAX], vb[TT_M_MAX][TT_S_MAX];
@@ -402,7 +402,8 @@ static bool material(const struct tt_diff *d, const struct tt_diff_cell *c,
 {
 	size_t n = na < nb ? na : nb;
 
-	if (stat < 3 && (double)n * (1 - stat_pct[stat] / 100) < TT_DIFF_TAIL - 1e-9)
+	if (stat < 3 &&
+	    (double)n * (1 - stat_pct[stat] / 100) < TT_DIFF_TAIL - 1e-9)
 		return false;
 	return fabs(c->delta) >= (double)d->o.min_ns &&
 	       fabs(c->delta) >= d->o.rel * fabs(c->a);
@@ -410,8 +411,8 @@ static bool material(const struct tt_diff *d, const struct tt_diff_cell *c,
 
 /* Fills each cell from the whole samples and the bootstrap; 0 or -ENOMEM. */
 static int fill_cells(struct tt_diff *d, const struct tt_run_sample *a,
-		       const struct tt_run_sample *b, const struct mvals *ma,
-		       const struct mvals *mb, struct boot *bt)
+		      const struct tt_run_sample *b, const struct mvals *ma,
+		      const struct mvals *mb, struct boot *bt)
 {
 	double sa[TT_M_MAX][TT_S_MAX], sb[TT_M_MAX][TT_S_MAX];
 	bool va[TT_M_MAX][TT_S_MAX], vb[TT_M_MAX][TT_S_MAX];
@@ -556,8 +557,9 @@ static int explain(struct tt_diff *d, const struct tt_run_sample *a,
 	return 0;
 }
 
-int tt_diff_compute(const struct tt_run_sample *a, const struct tt_run_sample *b,
-		    const struct tt_diff_opts *o, struct tt_diff *d)
+int tt_diff_compute(const struct tt_run_sample *a,
+		    const struct tt_run_sample *b, const struct tt_diff_opts *o,
+		    struct tt_diff *d)
 {
 	struct mvals ma[TT_M_MAX] = {}, mb[TT_M_MAX] = {};
 	struct boot bt = {};
@@ -631,8 +633,8 @@ const char *tt_diff_verdict(const struct tt_diff *d, char *buf, size_t len)
 	return buf;
 }
 
-void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a,
-		      char *b, char *delta, char *ci)
+void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a, char *b,
+		      char *delta, char *ci)
 {
 	double f = stat == TT_S_SHARE ? 100.0 : 1e-6;
 	int prec = stat == TT_S_SHARE ? 1 : 3;

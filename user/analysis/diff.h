@@ -117,8 +117,9 @@ struct tt_diff {
  * o may be NULL (the defaults). 0, -ENOMEM, or -ENODATA when either sample
  * has no TTFT.
  */
-int tt_diff_compute(const struct tt_run_sample *a, const struct tt_run_sample *b,
-		    const struct tt_diff_opts *o, struct tt_diff *d);
+int tt_diff_compute(const struct tt_run_sample *a,
+		    const struct tt_run_sample *b, const struct tt_diff_opts *o,
+		    struct tt_diff *d);
 /* The one-line verdict ("p99 TTFT +38.2 ms [31.0, 45.1], from
  * scheduler.queue +35.0 ms") into buf; returns buf. */
 const char *tt_diff_verdict(const struct tt_diff *d, char *buf, size_t len);
@@ -126,7 +127,7 @@ const char *tt_diff_verdict(const struct tt_diff *d, char *buf, size_t len);
 /* A cell as text, for the renderers: a, b, delta and "[lo, hi]" in ms
  * (3 decimals, deltas signed), or in percent for a share; "-" when the
  * cell has no value. Each buffer of at least 32 bytes, ci of 64. */
-void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a,
-		      char *b, char *delta, char *ci);
+void tt_diff_cell_fmt(const struct tt_diff_cell *c, int stat, char *a, char *b,
+		      char *delta, char *ci);
 
 #endif /* TT_DIFF_H */

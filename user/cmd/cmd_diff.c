@@ -38,11 +38,15 @@ enum { OPT_MIN_MS = 0x100, OPT_MIN_REL, OPT_RESAMPLES };
 
 static const struct argp_option diff_options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object", 0 },
-	{ "html", 'H', "OUT.html", 0, "Also write one self-contained HTML page", 0 },
+	{ "html", 'H', "OUT.html", 0, "Also write one self-contained HTML page",
+	  0 },
 	{ "all", 'a', NULL, 0, "Count incomplete requests too", 0 },
-	{ "min-delta", OPT_MIN_MS, "DURATION", 0, "Smallest change flagged (default 1ms)", 0 },
-	{ "min-rel", OPT_MIN_REL, "PERCENT", 0, "Smallest change flagged, in percent of A (default 5)", 0 },
-	{ "resamples", OPT_RESAMPLES, "N", 0, "Bootstrap resamples (default 1000)", 0 },
+	{ "min-delta", OPT_MIN_MS, "DURATION", 0,
+	  "Smallest change flagged (default 1ms)", 0 },
+	{ "min-rel", OPT_MIN_REL, "PERCENT", 0,
+	  "Smallest change flagged, in percent of A (default 5)", 0 },
+	{ "resamples", OPT_RESAMPLES, "N", 0,
+	  "Bootstrap resamples (default 1000)", 0 },
 	{},
 };
 
@@ -67,12 +71,15 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_MIN_REL:
 		if (tt_parse_long(arg, 1, 1000, &v))
-			argp_error(state, "invalid --min-rel '%s' (1 to 1000)", arg);
+			argp_error(state, "invalid --min-rel '%s' (1 to 1000)",
+				   arg);
 		a->o.rel = v / 100.0;
 		break;
 	case OPT_RESAMPLES:
 		if (tt_parse_long(arg, 100, 100000, &v))
-			argp_error(state, "invalid --resamples '%s' (100 to 100000)", arg);
+			argp_error(state,
+				   "invalid --resamples '%s' (100 to 100000)",
+				   arg);
 		a->o.resamples = v;
 		break;
 	case ARGP_KEY_ARG:
@@ -82,7 +89,9 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (a->npaths != 2)
-			argp_error(state, "which recordings? (ttftrace diff A.ttft B.ttft)");
+			argp_error(
+				state,
+				"which recordings? (ttftrace diff A.ttft B.ttft)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -129,7 +138,8 @@ static int write_html(const struct diff_args *a, const struct tt_loaded *l,
 
 int tt_cmd_diff(int argc, char **argv)
 {
-	struct argp argp = { diff_options, diff_parse, "A.ttft B.ttft", diff_doc };
+	struct argp argp = { diff_options, diff_parse, "A.ttft B.ttft",
+			     diff_doc };
 	struct tt_loaded l[2] = {};
 	struct tt_run_sample s[2] = {};
 	struct diff_args a = {};
@@ -145,7 +155,8 @@ int tt_cmd_diff(int argc, char **argv)
 			goto cleanup;
 		tt_load_warnings(a.path[i], &l[i]);
 		if (tt_run_sample_build(&s[i], l[i].an, a.include_incomplete)) {
-			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
+			fprintf(stderr,
+				"ttftrace: out of memory analysing %s\n",
 				a.path[i]);
 			goto cleanup;
 		}
@@ -157,7 +168,8 @@ int tt_cmd_diff(int argc, char **argv)
 	}
 	err = tt_diff_compute(&s[0], &s[1], &a.o, d);
 	if (err == -ENODATA) {
-		fprintf(stderr, "ttftrace: %s has no %srequest with a TTFT to compare\n",
+		fprintf(stderr,
+			"ttftrace: %s has no %srequest with a TTFT to compare\n",
 			a.path[has_ttft(&s[0]) ? 1 : 0],
 			a.include_incomplete ? "" : "complete ");
 		goto cleanup;

@@ -19,9 +19,12 @@ static bool arch_readable(const char *path, __u32 arch, bool events_only)
 
 	if (!arch || arch == TT_ARCH)
 		return true;
-	fprintf(stderr, "ttftrace: %s%s was recorded on %s, this ttftrace analyses %s recordings only (syscall numbers differ)%s\n",
+	fprintf(stderr,
+		"ttftrace: %s%s was recorded on %s, this ttftrace analyses %s recordings only (syscall numbers differ)%s\n",
 		events_only ? "warning: " : "", path, name, names[TT_ARCH],
-		events_only ? "; its events follow, with that architecture's syscall numbers" : "");
+		events_only ?
+			"; its events follow, with that architecture's syscall numbers" :
+			"");
 	return events_only;
 }
 
@@ -60,9 +63,10 @@ int tt_load(const char *path, bool keep_paths,
 				return 1;
 			continue;
 		}
-		if (tt_analyzer_add(l->an, &ev) || tt_gpustats_add(l->gpu, &ev)) {
-			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
-				path);
+		if (tt_analyzer_add(l->an, &ev) ||
+		    tt_gpustats_add(l->gpu, &ev)) {
+			fprintf(stderr,
+				"ttftrace: out of memory analysing %s\n", path);
 			return 1;
 		}
 	}

@@ -44,7 +44,9 @@ int tt_output_create(const char *path, const char *opt, struct stat *st)
 	if (fd < 0) {
 		fprintf(stderr, "ttftrace: cannot create %s: %s%s\n", path,
 			strerror(errno),
-			errno == EEXIST ? " (it appeared while moving the old one aside)" : "");
+			errno == EEXIST ?
+				" (it appeared while moving the old one aside)" :
+				"");
 		return -1;
 	}
 	if (fstat(fd, st)) {
@@ -96,7 +98,8 @@ int tt_output_close(FILE *f, const char *path, const struct stat *st, int err)
 		err = -EIO;
 	if (!err)
 		return 0;
-	fprintf(stderr, "ttftrace: cannot write %s: %s\n", path, strerror(-err));
+	fprintf(stderr, "ttftrace: cannot write %s: %s\n", path,
+		strerror(-err));
 	tt_output_discard(path, st);
 	return 1;
 }

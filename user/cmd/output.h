@@ -21,8 +21,7 @@ int tt_output_create(const char *path, const char *opt, struct stat *st);
 FILE *tt_output_fopen(const char *path, const char *opt, struct stat *st);
 /* Closes f, written to path (tt_output_fopen) with err (0 or -errno); on
  * any error says why in one line and removes the file. 0 or 1. */
-int tt_output_close(FILE *f, const char *path, const struct stat *st,
-		    int err);
+int tt_output_close(FILE *f, const char *path, const struct stat *st, int err);
 /* Removes an output that never got its content, if path still names it. */
 void tt_output_discard(const char *path, const struct stat *created);
 

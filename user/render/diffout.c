@@ -53,7 +53,8 @@ int tt_diff_text(FILE *out, const struct tt_diff *d,
 		text_cell(out, tt_metric_name(m), TT_S_SHARE,
 			  &d->cell[m][TT_S_SHARE]);
 	}
-	fprintf(out, "share: of the summed TTFT; shown, never flagged (it moves when any stage does)\n");
+	fprintf(out,
+		"share: of the summed TTFT; shown, never flagged (it moves when any stage does)\n");
 	fprintf(out, "\nchanged stages:");
 	for (k = 0; k < TT_DIFF_NSTAGES; k++) {
 		if (!d->stage_changed[k])
@@ -67,7 +68,8 @@ int tt_diff_text(FILE *out, const struct tt_diff *d,
 			"explained at %s: the %zu (A) and %zu (B) requests around it, TTFT mean %+.3f ms, %s mean %+.3f ms\n",
 			tt_stat_name(w->stat), w->na, w->nb,
 			w->window_delta / 1e6,
-			w->stage >= 0 ? tt_diff_stage_name(w->stage) : "no stage",
+			w->stage >= 0 ? tt_diff_stage_name(w->stage) :
+					"no stage",
 			w->stage_delta / 1e6);
 	return ferror(out) ? -EIO : 0;
 }
@@ -101,7 +103,8 @@ static void json_cell(FILE *out, int stat, const struct tt_diff_cell *c,
 	json_num(out, c->lo);
 	fputc(',', out);
 	json_num(out, c->hi);
-	fprintf(out, "],\"significant\":%s}", c->significant ? "true" : "false");
+	fprintf(out, "],\"significant\":%s}",
+		c->significant ? "true" : "false");
 }
 
 static void json_run(FILE *out, const char *key, const char *path, size_t n)
@@ -115,7 +118,7 @@ int tt_diff_json(FILE *out, const struct tt_diff *d,
 		 const struct tt_diff_names *names)
 {
 	static const char *const keys[TT_M_STAGE0] = { "ttft_ns", "tpot_ns",
-							"itl_ns", "e2e_ns" };
+						       "itl_ns", "e2e_ns" };
 	const struct tt_diff_why *w = &d->why;
 	char verdict[256];
 	bool first = true;
@@ -159,7 +162,8 @@ int tt_diff_json(FILE *out, const struct tt_diff *d,
 		fprintf(out, "null}\n");
 		return ferror(out) ? -EIO : 0;
 	}
-	fprintf(out, "{\"percentile\":\"%s\",\"stage\":", tt_stat_name(w->stat));
+	fprintf(out,
+		"{\"percentile\":\"%s\",\"stage\":", tt_stat_name(w->stat));
 	if (w->stage >= 0)
 		fprintf(out, "\"%s\"", tt_diff_stage_name(w->stage));
 	else
@@ -168,6 +172,7 @@ int tt_diff_json(FILE *out, const struct tt_diff *d,
 	json_num(out, w->stage_delta);
 	fprintf(out, ",\"ttft_delta_ns\":");
 	json_num(out, w->window_delta);
-	fprintf(out, ",\"requests_a\":%zu,\"requests_b\":%zu}}\n", w->na, w->nb);
+	fprintf(out, ",\"requests_a\":%zu,\"requests_b\":%zu}}\n", w->na,
+		w->nb);
 	return ferror(out) ? -EIO : 0;
 }

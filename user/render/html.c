@@ -101,8 +101,9 @@ static int summary_value(const struct tt_run_sample *s, int m, char *buf,
 
 static int run_figures(FILE *out, const struct tt_html_run *run)
 {
-	const char *const keys[TT_M_STAGE0] = { "TTFT", "TPOT", "ITL",
-						"E2E (last token on the wire)" };
+	const char *const keys[TT_M_STAGE0] = {
+		"TTFT", "TPOT", "ITL", "E2E (last token on the wire)"
+	};
 	size_t i, n = tt_analyzer_nrequests(run->a), complete = 0;
 	char key[64], v[160];
 	int m;
@@ -112,16 +113,19 @@ static int run_figures(FILE *out, const struct tt_html_run *run)
 	for (m = 0; m < TT_M_STAGE0; m++) {
 		if (summary_value(run->s, m, v, sizeof(v)))
 			return -ENOMEM;
-		snprintf(key, sizeof(key), "%s%s%s", run->label ? run->label : "",
-			 run->label ? " " : "", keys[m]);
+		snprintf(key, sizeof(key), "%s%s%s",
+			 run->label ? run->label : "", run->label ? " " : "",
+			 keys[m]);
 		tt_html_figure(out, key, v);
 	}
 	snprintf(key, sizeof(key), "%s%srequests", run->label ? run->label : "",
 		 run->label ? " " : "");
-	snprintf(v, sizeof(v), "%zu (complete %zu, incomplete %zu), %llu events, %llu lost records",
-		 n, complete, n - complete,
-		 (unsigned long long)tt_analyzer_events(run->a),
-		 (unsigned long long)tt_analyzer_lost(run->a));
+	snprintf(
+		v, sizeof(v),
+		"%zu (complete %zu, incomplete %zu), %llu events, %llu lost records",
+		n, complete, n - complete,
+		(unsigned long long)tt_analyzer_events(run->a),
+		(unsigned long long)tt_analyzer_lost(run->a));
 	tt_html_figure(out, key, v);
 	return 0;
 }
@@ -163,7 +167,8 @@ static void x_axis(FILE *out, double max_ms, int x0, int w, int y, int top)
 			"<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%g</text>\n",
 			x, top, x, y, x, y + 14, t);
 	}
-	fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n",
+	fprintf(out,
+		"<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n",
 		x0, y, x0 + w, y);
 }
 
@@ -204,20 +209,22 @@ static void svg_cdf(FILE *out, const char *title, const struct series *s,
 			x0, y, x0 + w, y, x0 - 4, y + 4, k / 4.0);
 	}
 	x_axis(out, max_ms, x0, w, y0 + h, y0);
-	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">ms</text>\n",
+	fprintf(out,
+		"<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">ms</text>\n",
 		x0 + w / 2, CDF_H - 4);
 	for (j = 0; j < ns; j++) {
 		if (!s[j].n)
 			continue;
-		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
+		fprintf(out,
+			"<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"",
 			s[j].color);
 		/* at most CDF_POINTS steps: the values at as many quantiles */
 		K = s[j].n < CDF_POINTS ? s[j].n : CDF_POINTS;
 		prev = y0 + h;
 		for (i = 1; i <= K; i++) {
 			x = x0 + tt_percentile_sorted(s[j].v, s[j].n,
-						      100.0 * i / K) / 1e6 /
-					 max_ms * w;
+						      100.0 * i / K) /
+					 1e6 / max_ms * w;
 			y = y0 + h - (double)i / K * h;
 			fprintf(out, "%.1f,%.1f %.1f,%.1f ", x, prev, x, y);
 			prev = y;
@@ -238,16 +245,19 @@ static void svg_cdf(FILE *out, const char *title, const struct series *s,
 static int cdfs(FILE *out, const struct tt_html_run *const *runs, int nruns)
 {
 	static const int metrics[2] = { TT_M_TTFT, TT_M_TPOT };
-	static const char *const titles[2] = { "TTFT: share of requests at or under",
-					       "TPOT: share of requests at or under" };
+	static const char *const titles[2] = {
+		"TTFT: share of requests at or under",
+		"TPOT: share of requests at or under"
+	};
 	struct series s[2] = {};
 	int i, j, err = 0;
 
 	fputs("<h2>TTFT and TPOT</h2>\n<div class=charts>\n", out);
 	for (j = 0; j < 2 && !err; j++) {
 		for (i = 0; i < nruns; i++) {
-			s[i].label = runs[i]->label ? runs[i]->label :
-						      tt_metric_name(metrics[j]);
+			s[i].label = runs[i]->label ?
+					     runs[i]->label :
+					     tt_metric_name(metrics[j]);
 			s[i].color = run_color[i];
 			s[i].n = tt_run_values(runs[i]->s, metrics[j], &s[i].v);
 			if (s[i].n < 0)
@@ -302,15 +312,16 @@ static void svg_bars(FILE *out, const struct tt_html_run *const *runs,
 	}
 	if (max_ms <= 0)
 		max_ms = 1;
-	fprintf(out,
-		"<svg width=\"%d\" height=\"%d\" role=\"img\">\n",
-		BAR_W, 40 + n * (BAR_H + 8));
+	fprintf(out, "<svg width=\"%d\" height=\"%d\" role=\"img\">\n", BAR_W,
+		40 + n * (BAR_H + 8));
 	x_axis(out, max_ms, BAR_LABEL, w, 12 + n * (BAR_H + 8), 4);
 	for (k = 0; k < n; k++) {
 		i = k % nruns;
 		y = 8 + k * (BAR_H + 8);
-		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s%sp%.0f",
-			BAR_LABEL - 8, y + 15, runs[i]->label ? runs[i]->label : "",
+		fprintf(out,
+			"<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s%sp%.0f",
+			BAR_LABEL - 8, y + 15,
+			runs[i]->label ? runs[i]->label : "",
 			runs[i]->label ? " " : "", pick_pct[k / nruns]);
 		if (!r[k]) {
 			fputs(": none</text>\n", out);
@@ -319,7 +330,8 @@ static void svg_bars(FILE *out, const struct tt_html_run *const *runs,
 		fprintf(out, " #%llu %.1f ms</text>\n",
 			(unsigned long long)r[k]->id, r[k]->ttft / 1e6);
 		if (!r[k]->has_stages) {
-			fprintf(out, "<text x=\"%d\" y=\"%d\">no critical path</text>\n",
+			fprintf(out,
+				"<text x=\"%d\" y=\"%d\">no critical path</text>\n",
 				BAR_LABEL + 4, y + 15);
 			continue;
 		}
@@ -371,8 +383,8 @@ static void wf_lane_label(FILE *out, const struct tt_analyzer *a, __u32 tid,
 {
 	const char *comm = tid ? tt_analyzer_comm(a, tid) : NULL;
 
-	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", WF_LABEL - 8,
-		y + 15);
+	fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">",
+		WF_LABEL - 8, y + 15);
 	if (!tid)
 		fputs("(no thread: a phase)", out);
 	else if (comm)
@@ -402,26 +414,28 @@ static int svg_waterfall(FILE *out, const struct tt_html_run *run)
 		fprintf(out, "at p99 TTFT: no critical path to draw</p>\n");
 		return 0;
 	}
-	fprintf(out, "#%llu, TTFT %.3f ms, %zu segments (ms from its arrival; where the thread changes, the path followed the wakeup)</p>\n",
+	fprintf(out,
+		"#%llu, TTFT %.3f ms, %zu segments (ms from its arrival; where the thread changes, the path followed the wakeup)</p>\n",
 		(unsigned long long)r->id, r->ttft / 1e6, res->nsegs);
 	tids = malloc(res->nsegs * sizeof(*tids));
 	if (!tids)
 		return -ENOMEM;
 	nl = wf_lanes(res, tids);
-	max_ms = (res->segs[res->nsegs - 1].start + res->segs[res->nsegs - 1].dur -
-		  res->segs[0].start) / 1e6;
+	max_ms = (res->segs[res->nsegs - 1].start +
+		  res->segs[res->nsegs - 1].dur - res->segs[0].start) /
+		 1e6;
 	if (max_ms <= 0)
 		max_ms = 1;
-	fprintf(out,
-		"<svg width=\"%d\" height=\"%zu\" role=\"img\">\n",
-		BAR_W, 40 + nl * WF_LANE);
+	fprintf(out, "<svg width=\"%d\" height=\"%zu\" role=\"img\">\n", BAR_W,
+		40 + nl * WF_LANE);
 	x_axis(out, max_ms, WF_LABEL, w, 8 + (int)nl * WF_LANE, 4);
 	for (i = 0; i < nl; i++)
 		wf_lane_label(out, run->a, tids[i], 8 + (int)i * WF_LANE);
 	for (i = 0; i < res->nsegs; i++) {
 		sg = &res->segs[i];
 		lane = wf_lane_of(tids, nl, sg->tid);
-		x = WF_LABEL + (sg->start - res->segs[0].start) / 1e6 / max_ms * w;
+		x = WF_LABEL +
+		    (sg->start - res->segs[0].start) / 1e6 / max_ms * w;
 		dx = sg->dur / 1e6 / max_ms * w;
 		y = 8 + (int)lane * WF_LANE;
 		/* the jump to the waker: a line from the lane it left */
@@ -435,11 +449,11 @@ static int svg_waterfall(FILE *out, const struct tt_html_run *run)
 			"<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\">"
 			"<title>%s, %s ",
 			x, y + 2, dx < 0.5 ? 0.5 : dx, WF_LANE - 4,
-			stage_color[sg->stage % TT_ST_MAX], tt_stage_name(sg->stage),
-			tt_cp_state_name(sg->state));
+			stage_color[sg->stage % TT_ST_MAX],
+			tt_stage_name(sg->stage), tt_cp_state_name(sg->state));
 		tt_html_str(out, sg->reason, sizeof(sg->reason));
-		fprintf(out, ": %.3f ms at +%.3f ms</title></rect>\n", sg->dur / 1e6,
-			(sg->start - res->segs[0].start) / 1e6);
+		fprintf(out, ": %.3f ms at +%.3f ms</title></rect>\n",
+			sg->dur / 1e6, (sg->start - res->segs[0].start) / 1e6);
 	}
 	fputs("</svg>\n", out);
 	free(tids);
@@ -463,7 +477,8 @@ static int stage_table(FILE *out, const struct tt_run_sample *s)
 		if (s->r[i].has_stages)
 			tot += s->r[i].ttft;
 	fputs("<table><tr><th class=k>stage (ms)</th><th>mean</th><th>p50</th>"
-	      "<th>p90</th><th>p99</th><th>share</th></tr>\n", out);
+	      "<th>p90</th><th>p99</th><th>share</th></tr>\n",
+	      out);
 	for (k = 0; k < TT_DIFF_NSTAGES; k++) {
 		n = tt_run_values(s, TT_M_STAGE0 + k, &v);
 		if (n < 0)
@@ -476,8 +491,10 @@ static int stage_table(FILE *out, const struct tt_run_sample *s)
 			"<tr><td class=k><i style=\"display:inline-block;width:10px;height:10px;background:%s\"></i> %s</td>"
 			"<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%.1f%%</td></tr>\n",
 			stage_color[k], tt_diff_stage_name(k),
-			tt_fmt_ms(b[0], 32, sum.mean), tt_fmt_ms(b[1], 32, sum.p50),
-			tt_fmt_ms(b[2], 32, sum.p90), tt_fmt_ms(b[3], 32, sum.p99),
+			tt_fmt_ms(b[0], 32, sum.mean),
+			tt_fmt_ms(b[1], 32, sum.p50),
+			tt_fmt_ms(b[2], 32, sum.p90),
+			tt_fmt_ms(b[3], 32, sum.p99),
 			tot > 0 ? 100 * st / tot : 0.0);
 	}
 	fputs("</table>\n<p class=sub>share: of the summed TTFT of the requests with a critical path. Each stage's percentiles are its own, across requests.</p>\n",
@@ -509,7 +526,8 @@ static void diff_table(FILE *out, const struct tt_diff *d)
 	for (m = 0; m < TT_M_MAX; m++)
 		for (k = 0; k < TT_S_MAX; k++)
 			if (k != TT_S_SHARE || m >= TT_M_STAGE0)
-				diff_row(out, tt_metric_name(m), k, &d->cell[m][k]);
+				diff_row(out, tt_metric_name(m), k,
+					 &d->cell[m][k]);
 	fputs("</table>\n", out);
 }
 
@@ -530,8 +548,8 @@ static int gpu_tables(FILE *out, const struct tt_html_run *run)
 	if (fclose(m) && !err)
 		err = -ENOMEM;
 	if (!err && len) {
-		fprintf(out, "<h2>GPU%s%s</h2>\n<pre>", run->label ? " of " : "",
-			run->label ? run->label : "");
+		fprintf(out, "<h2>GPU%s%s</h2>\n<pre>",
+			run->label ? " of " : "", run->label ? run->label : "");
 		tt_html_str(out, buf, len);
 		fputs("</pre>\n", out);
 	}
@@ -561,8 +579,8 @@ static int page_body(FILE *out, const struct tt_html_run *const *runs,
 	return err;
 }
 
-static int page_gpu(FILE *out, const struct tt_html_run *const *runs,
-		    int nruns, int err)
+static int page_gpu(FILE *out, const struct tt_html_run *const *runs, int nruns,
+		    int err)
 {
 	int i;
 
