@@ -109,10 +109,12 @@ t = d["metrics"]["ttft_ns"]["p50"]
 if not (t["significant"] and t["ci"][0] > 0):
     out.append("TTFT p50 %s" % t)
 # another flagged stage must have moved in the server's own log as much
-truth_col = {"compute.cpu": 18, "other": 20, "scheduler.runqueue": 21}
-def mean_col(path, col):
+# (engine CPU, engine sleep, engine and front-end runqueue waits)
+truth_col = {"compute.cpu": (18,), "other": (20,),
+             "scheduler.runqueue": (21, 27)}
+def mean_col(path, cols):
     rows = [l.split(",") for l in open(path).read().splitlines()[1:]]
-    return sum(float(r[col - 1]) for r in rows) / len(rows)
+    return sum(float(r[c - 1]) for r in rows for c in cols) / len(rows)
 for name, s in d["stages"].items():
     m = s["mean"]
     if name == "storage.io" or not any(c and c["significant"] for c in s.values()):
