@@ -132,3 +132,31 @@ stop_pid() {
 	tt_forget "$pid"
 	return $rc
 }
+
+# record_load OUT.ttft LOADGEN-ARGS...: records $SERVER_PID while loadgen
+# runs against $PORT (its output in OUT.ttft.lg.out), then stops the
+# recorder and the server; LOADGEN_STATUS and RECORD_STATUS say how they
+# ended
+record_load() {
+	local out=$1
+	shift
+	start_record "$out" -p "$SERVER_PID"
+	"$LOADGEN" -q -p "$PORT" --timeout 20 "$@" >"$out.lg.out" 2>&1
+	LOADGEN_STATUS=$?
+	stop_record
+	tt_forget "$RECORD_PID"
+	stop_pid "$SERVER_PID" TERM
+}
+
+# start_named_server NAME_HEX RENAME_HEX: tests/helper_named_server, its
+# thread named NAME at start and RENAME at its first request; sets
+# SERVER_PID and PORT
+start_named_server() {
+	rm -f "$TT_TMP/port"
+	"$OUTPUT/tests/helper_named_server" --port-file "$TT_TMP/port" \
+		--name "$1" --rename "$2" --tokens 4 &
+	SERVER_PID=$!
+	TT_PIDS+=("$SERVER_PID")
+	wait_for "[ -s $TT_TMP/port ]" 10 || { fail "helper_named_server did not start"; exit 1; }
+	PORT=$(cat "$TT_TMP/port")
+}

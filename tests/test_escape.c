@@ -92,6 +92,37 @@ static void test_all_bytes_strict(void)
 }
 
 /* The escape is cut at an escape's boundary, always terminated. */
+/* HTML: hostile thread names are text, in an element or an attribute */
+static void test_html(void)
+{
+	static const struct {
+		const char *in, *out;
+	} c[] = {
+		{ "<script>", "&lt;script&gt;" },
+		{ "a\"b'c&d", "a&quot;b&#39;c&amp;d" },
+		{ "<img src=x>", "&lt;img src=x&gt;" },
+		{ "\x1b[2J\xff\xc2\x9b", "\\x1b[2J\\xff\\xc2\\x9b" },
+		{ "\xc3\xa9\n\t\\", "\xc3\xa9\n\t\\" },
+	};
+	size_t i, len;
+	char *out;
+	FILE *f;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		f = open_memstream(&out, &len);
+		tt_html_str(f, c[i].in, SIZE_MAX);
+		fclose(f);
+		ASSERT_STREQ(out, c[i].out, c[i].in);
+		free(out);
+	}
+	/* max cuts the string: nothing of what lies beyond */
+	f = open_memstream(&out, &len);
+	tt_html_str(f, "ab<cd", 2);
+	fclose(f);
+	ASSERT_STREQ(out, "ab", "cut at max");
+	free(out);
+}
+
 static void test_text_room(void)
 {
 	char small[6];
@@ -125,6 +156,7 @@ int main(void)
 {
 	TT_RUN(test_cases);
 	TT_RUN(test_all_bytes_strict);
+	TT_RUN(test_html);
 	TT_RUN(test_text_room);
 	TT_RUN(test_utf8_cut);
 	TT_EXIT();

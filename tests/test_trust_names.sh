@@ -19,12 +19,7 @@ HELPER=$OUTPUT/tests/helper_named_server
 # room); outputs show a thread's latest name, the second
 NAME1=1b5b324afffe0a6f6b
 NAME2=1b5b324a1b5b480a545446542031ff
-"$HELPER" --port-file "$TT_TMP/port" --name "$NAME1" --rename "$NAME2" \
-	--tokens 4 &
-SERVER_PID=$!
-TT_PIDS+=("$SERVER_PID")
-wait_for "[ -s $TT_TMP/port ]" 10 || { fail "trust_names: helper did not start"; exit 1; }
-PORT=$(cat "$TT_TMP/port")
+start_named_server "$NAME1" "$NAME2"
 
 REC=$TT_TMP/names.ttft
 start_record "$REC" -p "$SERVER_PID"

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "output.h"
 #include "collector.h"
 #include "cudalib.h"
 #include "gpu.h"
@@ -220,68 +221,6 @@ static int record_event(void *ctx, const struct tt_event *ev)
 	}
 	rs->events++;
 	return 0;
-}
-
-/* Moves an existing recording aside as perf does, then creates the output
- * once, exclusively and without following a link: a user who can write
- * its directory cannot turn root's writes onto another file. The fd is
- * the recording from here on; *st says which file it is. */
-static int prepare_output(const char *path, struct stat *st)
-{
-	char old[4096];
-	int fd;
-
-	if (!lstat(path, st)) {
-		if (S_ISLNK(st->st_mode)) {
-			fprintf(stderr,
-				"ttftrace: %s is a symbolic link; ttftrace does not write through links: give a file path with -o\n",
-				path);
-			return -1;
-		}
-		if (!S_ISREG(st->st_mode)) {
-			fprintf(stderr,
-				"ttftrace: %s exists and is not a regular file: give a file path with -o\n",
-				path);
-			return -1;
-		}
-		if (snprintf(old, sizeof(old), "%s.old", path) >=
-		    (int)sizeof(old)) {
-			fprintf(stderr, "ttftrace: output path too long: %s\n",
-				path);
-			return -1;
-		}
-		/* rename moves the entry itself, never a link's target */
-		if (rename(path, old)) {
-			fprintf(stderr, "ttftrace: cannot move %s to %s: %s\n",
-				path, old, strerror(errno));
-			return -1;
-		}
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		  0600);
-	if (fd < 0) {
-		fprintf(stderr, "ttftrace: cannot create %s: %s%s\n", path,
-			strerror(errno),
-			errno == EEXIST ? " (it appeared while moving the old one aside)" : "");
-		return -1;
-	}
-	if (fstat(fd, st)) {
-		fprintf(stderr, "ttftrace: cannot stat %s: %s\n", path,
-			strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-/* Removes an output that never got its header, if path still names it. */
-static void discard_output(const char *path, const struct stat *created)
-{
-	struct stat now;
-
-	if (!lstat(path, &now) && now.st_dev == created->st_dev &&
-	    now.st_ino == created->st_ino)
-		unlink(path);
 }
 
 /* Forks CMD stopped on a pipe, so that it is traced from its first
@@ -686,7 +625,7 @@ int tt_cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	out_fd = prepare_output(a.output, &out_st);
+	out_fd = tt_output_create(a.output, "-o", &out_st);
 	if (out_fd < 0)
 		goto cleanup;
 	copts.gpu_probes = a.gpu_probes;
@@ -760,7 +699,7 @@ int tt_cmd_record(int argc, char **argv)
 	if (!rs.writer) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
 			strerror(errno));
-		discard_output(a.output, &out_st);
+		tt_output_discard(a.output, &out_st);
 		goto cleanup;
 	}
 	rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
@@ -819,7 +758,7 @@ cleanup:
 		close(release_fd);
 	if (out_fd >= 0) {
 		close(out_fd);
-		discard_output(a.output, &out_st);
+		tt_output_discard(a.output, &out_st);
 	}
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);

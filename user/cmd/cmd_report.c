@@ -5,23 +5,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "analyzer.h"
 #include "cmds.h"
+#include "diff.h"
 #include "dump.h"
 #include "energy.h"
 #include "frame.h"
 #include "gpustats.h"
+#include "html.h"
+#include "load.h"
+#include "output.h"
 #include "perfetto.h"
 #include "report.h"
-#include "tt_arch.h"
-#include "ttfile.h"
 #include "slo.h"
+#include "ttfile.h"
 
 struct report_args {
 	const char *path;
 	bool events;
 	__u64 request; /* --request ID, 0 when not asked */
 	const char *perfetto; /* --perfetto OUT.json */
+	const char *html; /* --html OUT.html */
 	struct tt_report_opts opts;
 	struct tt_slo slo; /* --slo */
 	bool has_slo;
@@ -46,6 +51,7 @@ static const char report_doc[] =
 	"  ttftrace report --requests ttftrace.ttft  # one line per request\n"
 	"  ttftrace report -R 42 ttftrace.ttft       # request 42's critical path\n"
 	"  ttftrace report -P trace.json ttftrace.ttft  # for ui.perfetto.dev\n"
+	"  ttftrace report --html report.html ttftrace.ttft  # a page to look at\n"
 	"  ttftrace report --json ttftrace.ttft > r.json\n"
 	"  ttftrace report --slo mlperf:llama2-70b-interactive ttftrace.ttft\n"
 	"  ttftrace report --slo ttft=450ms,tpot=40ms --price-per-hour 2.5 ttftrace.ttft";
@@ -57,6 +63,7 @@ static const struct argp_option report_options[] = {
 	{ "events", 'e', NULL, 0, "Print every recorded event, one per line (ms from the first)", 0 },
 	{ "request", 'R', "ID", 0, "Print request ID's times, stages and critical path instead of the summary", 0 },
 	{ "perfetto", 'P', "OUT.json", 0, "Also write a Perfetto / chrome://tracing trace: thread tracks, request spans, critical-path arrows", 0 },
+	{ "html", 'H', "OUT.html", 0, "Also write one self-contained HTML page: figures, CDFs, stage bars, the p99 request's critical path", 0 },
 	{ "slo", OPT_SLO, "SPEC", 0, "Judge requests against limits: ttft=450ms,tpot=40ms[,e2e=2s] or mlperf:NAME (llama2-70b[-interactive], llama3_1-405b[-interactive], llama3_1-8b[-interactive], deepseek-r1): attainment, goodput, the stage of each miss", 0 },
 	{ "price-per-hour", OPT_PRICE, "USD", 0, "What the machine costs an hour: $ per 1M output tokens and per request at the measured throughput", 0 },
 	{},
@@ -89,6 +96,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'P':
 		a->perfetto = arg;
 		break;
+	case 'H':
+		a->html = arg;
+		break;
 	case OPT_SLO:
 		if (tt_slo_parse(arg, &a->slo, msg, sizeof(msg)))
 			argp_error(state, "%s", msg);
@@ -111,8 +121,8 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "which recording? (ttftrace report FILE)");
 		if (a->request && a->opts.json)
 			argp_error(state, "--request prints text: leave out --json");
-		if (a->events && (a->request || a->perfetto))
-			argp_error(state, "--events prints events only: leave out --request and --perfetto");
+		if (a->events && (a->request || a->perfetto || a->html))
+			argp_error(state, "--events prints events only: leave out --request, --perfetto and --html");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -175,32 +185,7 @@ cleanup:
 	return ret;
 }
 
-/*
- * A recording holds its machine's raw syscall numbers: analysing one from
- * another architecture would classify waits by the wrong numbers, so only
- * its events are shown. Files from before the field are x86-64's.
- */
-static bool arch_readable(const char *path, __u32 arch, bool events_only)
-{
-	static const char *const names[] = TT_ARCH_NAMES;
-	const char *name = arch < sizeof(names) / sizeof(names[0]) ?
-				   names[arch] :
-				   "an unknown architecture";
-
-	if (!arch || arch == TT_ARCH)
-		return true;
-	fprintf(stderr, "ttftrace: %s%s was recorded on %s, this ttftrace analyses %s recordings only (syscall numbers differ)%s\n",
-		events_only ? "warning: " : "", path, name, names[TT_ARCH],
-		events_only ? "; its events follow, with that architecture's syscall numbers" : "");
-	return events_only;
-}
-
-/* The GPU tables, a part of the report (render/gpustats.c) */
-static int gpu_text(FILE *out, void *ctx)
-{
-	return tt_gpustats_any(ctx) ? tt_gpustats_text(out, ctx) : 0;
-}
-
+/* The GPU tables as JSON, a part of the report (render/gpustats.c) */
 static int gpu_json(FILE *out, void *ctx)
 {
 	return tt_gpustats_json(out, ctx);
@@ -253,76 +238,79 @@ cleanup:
 	return err;
 }
 
+/* Each event printed, one line (--events). */
+static int dump_one(const struct tt_event *ev, void *ctx)
+{
+	__u64 *t0 = ctx;
+
+	if (!*t0)
+		*t0 = ev->h.ts;
+	return tt_dump_event(stdout, ev, *t0);
+}
+
+/* The HTML page of the analysis, into path. 0 or 1 (said why). */
+static int write_html(const struct tt_loaded *l, const struct report_args *a)
+{
+	struct tt_html_run run = {
+		.path = a->path,
+		.a = l->an,
+		.meta = l->meta,
+		.gpu_text = tt_load_gpu_text,
+		.gpu_ctx = l->gpu,
+	};
+	struct tt_run_sample s;
+	struct stat st;
+	FILE *f;
+	int ret = 1, err;
+
+	err = tt_run_sample_build(&s, l->an, a->opts.include_incomplete);
+	run.s = &s;
+	if (err) {
+		fprintf(stderr, "ttftrace: out of memory writing %s\n", a->html);
+		goto cleanup;
+	}
+	f = tt_output_fopen(a->html, "--html", &st);
+	if (!f)
+		goto cleanup;
+	ret = tt_output_close(f, a->html, &st, tt_html_report(f, &run, NULL));
+cleanup:
+	tt_run_sample_free(&s);
+	return ret;
+}
+
 int tt_cmd_report(int argc, char **argv)
 {
-	struct tt_report_part gpu_part = { "gpu", gpu_text, gpu_json, NULL };
+	struct tt_report_part gpu_part = { "gpu", tt_load_gpu_text, gpu_json, NULL };
 	struct frame_ctx fc = {};
 	struct tt_report_extra extra = { frame_text, frame_json,
 					 frame_request_json, frame_cell, &fc };
-	struct tt_gpustats *gpu = NULL;
 	struct argp argp = { report_options, report_parse, "FILE", report_doc };
 	struct report_args a = {};
-	const struct tt_file_meta *meta;
-	struct tt_analyzer *an = NULL;
-	struct tt_reader *r = NULL;
-	struct tt_read_stats st;
-	struct tt_event ev;
-	char err[512];
-	int ret = 1, n;
+	struct tt_loaded l;
+	int ret = 1;
 	__u64 t0 = 0;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
-	r = tt_reader_open(a.path, err, sizeof(err));
-	if (!r) {
-		fprintf(stderr, "ttftrace: %s\n", err);
-		return 1;
-	}
-	meta = tt_reader_meta(r);
-	if (!arch_readable(a.path, meta->arch, a.events))
+	/* paths are printed for -R and drawn for -P and --html */
+	if (tt_load(a.path, a.request || a.perfetto || a.html,
+		    a.events ? dump_one : NULL, &t0, &fc.acc, &l))
 		goto cleanup;
-	an = tt_analyzer_new();
-	/* paths are printed for -R and drawn for -P; else their stages do */
-	if (an)
-		tt_analyzer_keep_paths(an, a.request || a.perfetto);
-	gpu = tt_gpustats_new(meta->devs, meta->ndevs);
-	gpu_part.ctx = gpu;
+	gpu_part.ctx = l.gpu;
 	a.opts.gpu = &gpu_part;
 	a.opts.extra = &extra;
-	if (!an || !gpu || tt_analyzer_add_procs(an, meta->procs, meta->nprocs) ||
-	    tt_analyzer_add_devices(an, meta->devs, meta->ndevs)) {
-		fprintf(stderr, "ttftrace: out of memory\n");
-		goto cleanup;
-	}
-	while ((n = tt_reader_next(r, &ev)) == 1) {
-		if (a.events) {
-			if (!t0)
-				t0 = ev.h.ts;
-			if (tt_dump_event(stdout, &ev, t0))
-				goto cleanup;
-			continue;
-		}
-		if (tt_analyzer_add(an, &ev) || tt_gpustats_add(gpu, &ev) ||
-		    tt_energy_add(&fc.acc, &ev)) {
-			fprintf(stderr, "ttftrace: out of memory analysing %s\n",
-				a.path);
-			goto cleanup;
-		}
-	}
-	if (tt_analyzer_finish(an) ||
-	    (!a.events && frame_compute(&fc, an, &a))) {
-		fprintf(stderr, "ttftrace: out of memory analysing %s\n",
-			a.path);
-		goto cleanup;
-	}
-	tt_reader_stats(r, &st);
 	if (a.events) {
 		ret = 0;
 		goto warnings;
 	}
+	if (frame_compute(&fc, l.an, &a)) {
+		fprintf(stderr, "ttftrace: out of memory analysing %s\n",
+			a.path);
+		goto cleanup;
+	}
 	if (a.request) {
-		ret = tt_report_request(stdout, an, a.request);
-		if (ret == -ENOENT && !tt_analyzer_nrequests(an))
+		ret = tt_report_request(stdout, l.an, a.request);
+		if (ret == -ENOENT && !tt_analyzer_nrequests(l.an))
 			fprintf(stderr,
 				"ttftrace: %s has no request %llu (it has no requests)\n",
 				a.path, (unsigned long long)a.request);
@@ -330,34 +318,23 @@ int tt_cmd_report(int argc, char **argv)
 			fprintf(stderr,
 				"ttftrace: %s has no request %llu (its ids are 1 to %zu)\n",
 				a.path, (unsigned long long)a.request,
-				tt_analyzer_nrequests(an));
+				tt_analyzer_nrequests(l.an));
 	} else if (a.opts.json) {
-		ret = tt_report_json(stdout, an, meta, &a.opts);
+		ret = tt_report_json(stdout, l.an, l.meta, &a.opts);
 	} else {
-		ret = tt_report_text(stdout, an, meta, &a.opts);
+		ret = tt_report_text(stdout, l.an, l.meta, &a.opts);
 	}
 	ret = ret ? 1 : 0;
-	if (a.perfetto && write_perfetto(an, a.perfetto))
+	if (a.perfetto && write_perfetto(l.an, a.perfetto))
+		ret = 1;
+	if (a.html && write_html(&l, &a))
 		ret = 1;
 warnings:
-	if (st.blocks_bad)
-		fprintf(stderr,
-			"ttftrace: warning: %s: %llu corrupt block(s) skipped; requests they touched may be missing\n",
-			a.path, (unsigned long long)st.blocks_bad);
-	if (st.truncated)
-		fprintf(stderr,
-			"ttftrace: warning: %s is cut short; reporting its %llu whole block(s)\n",
-			a.path, (unsigned long long)st.blocks_ok);
-	else if (st.trailer_expected && !st.closed)
-		fprintf(stderr,
-			"ttftrace: warning: %s was not closed by its recorder (killed, crashed or out of disk); reporting its %llu whole block(s), what came after the last is lost\n",
-			a.path, (unsigned long long)st.blocks_ok);
+	tt_load_warnings(a.path, &l);
 cleanup:
 	tt_frame_free(&fc.f);
 	tt_energy_result_free(&fc.en);
 	tt_energy_free(&fc.acc);
-	tt_gpustats_free(gpu);
-	tt_analyzer_free(an);
-	tt_reader_close(r);
+	tt_load_free(&l);
 	return ret;
 }

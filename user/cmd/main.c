@@ -19,6 +19,8 @@ static const struct {
 	{ "record", "ttftrace record", "trace processes into a .ttft recording",
 	  tt_cmd_record },
 	{ "report", "ttftrace report", "analyse a recording", tt_cmd_report },
+	{ "diff", "ttftrace diff", "compare two recordings: what changed",
+	  tt_cmd_diff },
 	{ "check", "ttftrace check", "tell what this kernel supports",
 	  tt_cmd_check },
 };
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-		"ttftrace: unknown command '%s' (record, report, check)\n",
+		"ttftrace: unknown command '%s' (record, report, diff, check)\n",
 		argv[1]);
 	return 2;
 }

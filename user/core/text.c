@@ -46,3 +46,36 @@ const char *tt_text_escape(char *buf, size_t len, const char *s, size_t max)
 	buf[o] = '\0';
 	return buf;
 }
+
+void tt_html_str(FILE *out, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strnlen(s, max), i = 0, k;
+
+	while (i < n) {
+		k = tt_utf8_seq(p + i, n - i);
+		/* the text escaper's rule: nothing invisible reaches a reader */
+		if (k == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)
+			k = 0;
+		if (p[i] == '&')
+			fputs("&amp;", out);
+		else if (p[i] == '<')
+			fputs("&lt;", out);
+		else if (p[i] == '>')
+			fputs("&gt;", out);
+		else if (p[i] == '"')
+			fputs("&quot;", out);
+		else if (p[i] == '\'')
+			fputs("&#39;", out);
+		else if (p[i] == '\n' || p[i] == '\t')
+			fputc(p[i], out);
+		else if (!k || p[i] < 0x20 || p[i] == 0x7f)
+			fprintf(out, "\\x%02x", p[i]);
+		else {
+			fwrite(p + i, 1, k, out);
+			i += k;
+			continue;
+		}
+		i++;
+	}
+}

@@ -9,6 +9,7 @@
 #define TT_TEXT_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * s, at most max bytes or up to its NUL, into buf (always terminated,
@@ -17,6 +18,15 @@
  * valid UTF-8 as "\xNN"; the rest as it is. Returns buf.
  */
 const char *tt_text_escape(char *buf, size_t len, const char *s, size_t max);
+
+/*
+ * The one HTML escaper: s, at most max bytes or up to its NUL, as text
+ * safe in an element or a quoted attribute of an HTML page: & < > " ' as
+ * entities, newlines and tabs as themselves (white space to HTML: a
+ * <pre> keeps them), other control bytes, DEL, C1 controls and bytes that are not valid
+ * UTF-8 as "\xNN" (as tt_text_escape shows them); the rest as it is.
+ */
+void tt_html_str(FILE *out, const char *s, size_t max);
 
 /* Room for the escape of a string of n bytes: "\xNN" per byte at most. */
 #define TT_TEXT_ROOM(n) (4 * (n) + 1)
