@@ -588,6 +588,57 @@ static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
 	return gather_iovecs((const struct iovec *)arg1, iovlen, want, out);
 }
 
+/* The last bytes of a send of sent bytes (more than the capture): of its
+ * buffer, or of the iovec its last byte is in (among the first
+ * TT_SEND_IOVECS). Returns how many were copied to out. */
+static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
+				       __u64 sent, __u8 *out)
+{
+	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
+	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs), off = 0, end, k;
+	struct iovec iov[TT_SEND_IOVECS];
+	struct user_msghdr msg;
+	__u32 i;
+
+	if (nr == TT_NR_write || nr == TT_NR_sendto)
+		return bpf_probe_read_user(out, TT_SEND_TAIL,
+					   (void *)(arg1 + sent -
+						    TT_SEND_TAIL)) ?
+			       0 :
+			       TT_SEND_TAIL;
+	if (nr == TT_NR_sendmsg) {
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
+			return 0;
+		arg1 = (unsigned long)msg.msg_iov;
+		iovlen = msg.msg_iovlen;
+	}
+	if (iovlen > TT_SEND_IOVECS)
+		iovlen = TT_SEND_IOVECS;
+	if (!iovlen ||
+	    bpf_probe_read_user(iov, iovlen * sizeof(iov[0]), (void *)arg1))
+		return 0;
+	for (i = 0; i < TT_SEND_IOVECS; i++) {
+		if (i >= iovlen)
+			break;
+		end = off + iov[i].iov_len;
+		if (end >= sent) {
+			k = sent - off;
+			if (k > TT_SEND_TAIL)
+				k = TT_SEND_TAIL;
+			barrier_var(k);
+			if (!k || k > TT_SEND_TAIL)
+				return 0;
+			return bpf_probe_read_user(out, k,
+						   iov[i].iov_base + (sent - off) -
+							   k) ?
+				       0 :
+				       k;
+		}
+		off = end;
+	}
+	return 0;
+}
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
@@ -624,6 +675,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.flags = 0;
 	s->send.status = 0;
 	s->nbytes = 0;
+	s->ntail = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
@@ -636,6 +688,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 			n = TT_SEND_CAPTURE;
 		if (n)
 			s->nbytes = send_bytes(nr, regs, n, s->data);
+		if (ret > TT_SEND_CAPTURE)
+			s->ntail = send_tail(nr, regs, ret, s->tail);
 	}
 	submit(h);
 	return 0;
