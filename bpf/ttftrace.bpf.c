@@ -589,15 +589,17 @@ static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
 }
 
 /* The last bytes of a send of sent bytes (more than the capture): of its
- * buffer, or of the iovec its last byte is in (among the first
- * TT_SEND_IOVECS). Returns how many were copied to out. */
+ * buffer, or of the iovec its last byte is in, among the first
+ * TT_SEND_TAIL_IOVECS (Node ends a response with a writev of nine).
+ * Returns how many were copied to out. */
 static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 				       __u64 sent, __u8 *out)
 {
 	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
-	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs), off = 0, end, k;
-	struct iovec iov[TT_SEND_IOVECS];
+	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs), off = 0, k;
+	const struct iovec *uiov;
 	struct user_msghdr msg;
+	struct iovec iov;
 	__u32 i;
 
 	if (nr == TT_NR_write || nr == TT_NR_sendto)
@@ -612,29 +614,24 @@ static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 		arg1 = (unsigned long)msg.msg_iov;
 		iovlen = msg.msg_iovlen;
 	}
-	if (iovlen > TT_SEND_IOVECS)
-		iovlen = TT_SEND_IOVECS;
-	if (!iovlen ||
-	    bpf_probe_read_user(iov, iovlen * sizeof(iov[0]), (void *)arg1))
-		return 0;
-	for (i = 0; i < TT_SEND_IOVECS; i++) {
-		if (i >= iovlen)
-			break;
-		end = off + iov[i].iov_len;
-		if (end >= sent) {
-			k = sent - off;
-			if (k > TT_SEND_TAIL)
-				k = TT_SEND_TAIL;
-			barrier_var(k);
-			if (!k || k > TT_SEND_TAIL)
-				return 0;
-			return bpf_probe_read_user(out, k,
-						   iov[i].iov_base + (sent - off) -
-							   k) ?
-				       0 :
-				       k;
+	uiov = (const struct iovec *)arg1;
+	for (i = 0; i < TT_SEND_TAIL_IOVECS; i++) {
+		if (i >= iovlen || bpf_probe_read_user(&iov, sizeof(iov), uiov + i))
+			return 0;
+		if (off + iov.iov_len < sent) {
+			off += iov.iov_len;
+			continue;
 		}
-		off = end;
+		k = sent - off;
+		if (k > TT_SEND_TAIL)
+			k = TT_SEND_TAIL;
+		barrier_var(k);
+		if (!k || k > TT_SEND_TAIL)
+			return 0;
+		return bpf_probe_read_user(out, k,
+					   iov.iov_base + (sent - off) - k) ?
+			       0 :
+			       k;
 	}
 	return 0;
 }

@@ -15,6 +15,8 @@
 /* last bytes of a send longer than the capture: where its end (the chunked
  * terminator, "data: [DONE]") lies */
 #define TT_SEND_TAIL 32
+/* iovecs of a writev/sendmsg looked through for its last byte */
+#define TT_SEND_TAIL_IOVECS 64
 
 enum tt_event_type {
 	TT_EV_NONE = 0,
