@@ -190,6 +190,7 @@ static void frame_begin(struct tt_sse_carry *c, const struct hdr_info *h,
 			unsigned int code, struct tt_send *send)
 {
 	c->left = 0;
+	c->chunked = h->chunked ? 1 : 2;
 	if (code == 204 || code == 304) {
 		c->frame = TT_FRAME_NONE; /* no body */
 		send->flags |= TT_SEND_F_END;
@@ -485,8 +486,8 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 			   size_t ntail, __s64 send_len, struct tt_send *send,
 			   struct tt_sse_carry *carry)
 {
-	bool chunked = carry && carry->frame == TT_FRAME_CHUNKED;
 	size_t n = nbytes;
+	bool chunked;
 
 	send->cls = TT_SEND_OTHER;
 	send->tokens = 0;
@@ -507,9 +508,11 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 	    !(send->flags & TT_SEND_F_END)) {
 		if (ntail > TT_SEND_TAIL)
 			ntail = TT_SEND_TAIL;
-		classify_tail(tail, ntail,
-			      chunked || (send->flags & TT_SEND_F_CHUNKED),
-			      send, carry);
+		/* the headers' word when seen, else what the bytes looked like */
+		chunked = carry && carry->chunked ?
+				  carry->chunked == 1 :
+				  !!(send->flags & TT_SEND_F_CHUNKED);
+		classify_tail(tail, ntail, chunked, send, carry);
 	}
 }
 

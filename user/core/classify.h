@@ -55,6 +55,9 @@ struct tt_sse_carry {
 	__u8 n;
 	__u8 bytes[TT_SSE_CARRY];
 	__u8 frame; /* enum tt_frame */
+	/* the latest status line said chunked (1) or not (2); 0: none seen.
+	 * Outlives a lost track: a terminator in a send's tail still ends */
+	__u8 chunked;
 	__u64 left;
 };
 
