@@ -151,8 +151,10 @@ static void wire_itl(struct tt_request *r, struct live_req *q, __u64 *out)
 
 	r->itl_at_wire = false;
 	r->itl_bunched = 0;
+	if (!q->gaps.n)
+		return;
 	memcpy(out, q->gaps.v, q->gaps.n * sizeof(*out));
-	if (q->tw_n != q->gaps.n + 1 || !q->gaps.n)
+	if (q->tw_n != q->gaps.n + 1)
 		return;
 	for (i = 0; i < q->tw_n; i++)
 		if (!q->tw[i].armed || q->tw[i].pending ||
