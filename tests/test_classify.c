@@ -512,6 +512,12 @@ static void test_end_in_tail(void)
 	h = snprintf(buf, sizeof(buf), "%sdata: [DONE]\n\n", payload);
 	s = conn_send(&c, buf, h, buf + h - 20, 20);
 	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_SSE);
+	/* a token whose text is "data: [DONE]" is no end */
+	h = snprintf(buf, sizeof(buf), "%s", payload);
+	h = snprintf(buf + h - 2, sizeof(buf) - h, "\"data: [DONE]\"}\n\n") + h -
+	    2;
+	s = conn_send(&c, buf, h, buf + h - TT_SEND_TAIL, TT_SEND_TAIL);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 }
 
 /* HTTP/1.0 or no length and no chunking: the body runs to the close. */

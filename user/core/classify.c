@@ -458,12 +458,31 @@ static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
  * there is the stream's end; so is the chunked terminator closing a chunked
  * body ("\r\n0\r\n\r\n", or a last iovec of "0\r\n\r\n" alone).
  */
+/* A "data: [DONE]" line in the tail t[0..k): at a line start (or the
+ * start of a tail shorter than TT_SEND_TAIL, a whole iovec), ending there
+ * or at the tail's end; never inside a token's JSON text. */
+static bool tail_done(const __u8 *t, size_t k)
+{
+	size_t i, e;
+
+	for (i = 0; i + 5 <= k; i++) {
+		if (memcmp(t + i, data_kw, 5) ||
+		    (i ? t[i - 1] != '\n' && t[i - 1] != '\r' :
+			 k >= TT_SEND_TAIL))
+			continue;
+		e = i + 5 + (i + 5 < k && t[i + 5] == ' ');
+		if (e + 6 <= k && !memcmp(t + e, "[DONE]", 6) &&
+		    (e + 6 == k || t[e + 6] == '\r' || t[e + 6] == '\n'))
+			return true;
+	}
+	return false;
+}
+
 static void classify_tail(const __u8 *t, size_t k, bool chunked,
 			  struct tt_send *send, struct tt_sse_carry *carry)
 {
 	static const char term[] = "\r\n0\r\n\r\n";
-	bool done = memmem(t, k, "data: [DONE]", 12) ||
-		    memmem(t, k, "data:[DONE]", 11);
+	bool done = tail_done(t, k);
 	bool end = chunked &&
 		   ((k >= 7 && !memcmp(t + k - 7, term, 7)) ||
 		    (k == 5 && !memcmp(t, term + 2, 5)));
