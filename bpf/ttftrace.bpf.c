@@ -603,9 +603,9 @@ static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 	__u32 i;
 
 	if (nr == TT_NR_write || nr == TT_NR_sendto)
-		return bpf_probe_read_user(out, TT_SEND_TAIL,
-					   (void *)(arg1 + sent -
-						    TT_SEND_TAIL)) ?
+		return bpf_probe_read_user(
+			       out, TT_SEND_TAIL,
+			       (void *)(arg1 + sent - TT_SEND_TAIL)) ?
 			       0 :
 			       TT_SEND_TAIL;
 	if (nr == TT_NR_sendmsg) {
@@ -616,7 +616,8 @@ static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 	}
 	uiov = (const struct iovec *)arg1;
 	for (i = 0; i < TT_SEND_TAIL_IOVECS; i++) {
-		if (i >= iovlen || bpf_probe_read_user(&iov, sizeof(iov), uiov + i))
+		if (i >= iovlen ||
+		    bpf_probe_read_user(&iov, sizeof(iov), uiov + i))
 			return 0;
 		if (off + iov.iov_len < sent) {
 			off += iov.iov_len;

@@ -922,8 +922,8 @@ static void test_itl_at_the_wire(void)
 				xmit((10 + 2 * i) * MS + 3 * US, 0x9b00,
 				     150 + 10 * i, 160 + 10 * i);
 		}
-		send_cls(15 * MS, 15 * MS + 5, 0x9b00, 180, 10, TT_SEND_DONE,
-			 0, TT_SEND_F_SSE);
+		send_cls(15 * MS, 15 * MS + 5, 0x9b00, 180, 10, TT_SEND_DONE, 0,
+			 TT_SEND_F_SSE);
 		xmit(50 * MS, 0x9b00, bunched ? 150 : 180, 190);
 		a = run();
 		if (!ASSERT_EQ(tt_analyzer_nrequests(a), 1, "requests"))
@@ -937,13 +937,15 @@ static void test_itl_at_the_wire(void)
 		if (!ASSERT_EQ(n, 2, "gaps") || !ASSERT_EQ(ne, 2, "emit gaps"))
 			goto next;
 		for (i = 0; i < n; i++) {
-			ASSERT_EQ(g[i], bunched ? 0 : 2 * MS, "ITL at the wire");
+			ASSERT_EQ(g[i], bunched ? 0 : 2 * MS,
+				  "ITL at the wire");
 			ASSERT_EQ(e[i], 2 * MS, "ITL as emitted");
 		}
 		/* the percentiles' gaps are the wire's too */
 		g = tt_analyzer_itl(a, &n);
 		e = tt_analyzer_itl_emit(a, &ne);
-		ASSERT_TRUE(n == 2 && ne == 2 && g[1] == (bunched ? 0 : 2 * MS) &&
+		ASSERT_TRUE(n == 2 && ne == 2 &&
+				    g[1] == (bunched ? 0 : 2 * MS) &&
 				    e[1] == 2 * MS,
 			    "tt_analyzer_itl, tt_analyzer_itl_emit");
 next:
@@ -982,7 +984,6 @@ static void test_itl_emit_when_wire_unseen(void)
 cleanup:
 	tt_analyzer_free(a);
 }
-
 
 /*
  * On loopback the client has the last bytes of a response, and sends its

@@ -413,9 +413,9 @@ static void test_length_past_capture(void)
 	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
 }
 
-#define NODE_HEAD                                           \
+#define NODE_HEAD                                                \
 	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" \
-	"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n"   \
+	"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n"    \
 	"Transfer-Encoding: chunked\r\n\r\n"
 
 /* Chunked bodies as Go, Node and hyper write them: headers with the first
@@ -473,7 +473,8 @@ static void test_chunk_split_across_sends(void)
 	ASSERT_TRUE(!(s.flags & TT_SEND_F_END), "no end yet");
 	ASSERT_EQ(c.left, 300 + 2 - (200 - 5), "c.left");
 	s = conn_send(&c, buf + 200, h - 200, NULL, 0);
-	ASSERT_TRUE(s.flags & TT_SEND_F_END, "the terminator past a split chunk");
+	ASSERT_TRUE(s.flags & TT_SEND_F_END,
+		    "the terminator past a split chunk");
 	ASSERT_EQ(c.frame, TT_FRAME_NONE, "c.frame");
 }
 
@@ -514,8 +515,8 @@ static void test_end_in_tail(void)
 	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_SSE);
 	/* a token whose text is "data: [DONE]" is no end */
 	h = snprintf(buf, sizeof(buf), "%s", payload);
-	h = snprintf(buf + h - 2, sizeof(buf) - h, "\"data: [DONE]\"}\n\n") + h -
-	    2;
+	h = snprintf(buf + h - 2, sizeof(buf) - h, "\"data: [DONE]\"}\n\n") +
+	    h - 2;
 	s = conn_send(&c, buf, h, buf + h - TT_SEND_TAIL, TT_SEND_TAIL);
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 }
@@ -542,7 +543,8 @@ static void test_close_delimited(void)
 static void test_classifier_keeps_framing(void)
 {
 	struct tt_classifier *cls = calloc(1, sizeof(*cls));
-	static const char head[] = "HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n";
+	static const char head[] =
+		"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n";
 	struct tt_send s = { .sk = 0x300, .len = sizeof(head) - 1 };
 
 	tt_classifier_send(cls, head, s.len, NULL, 0, &s);

@@ -178,8 +178,8 @@ const __u64 *tt_analyzer_itl_emit(const struct tt_analyzer *a, size_t *n);
  * the wire when its itl_at_wire. */
 const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
 				     size_t *n);
-const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a,
-					  size_t i, size_t *n);
+const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a, size_t i,
+					  size_t *n);
 __u64 tt_analyzer_events(const struct tt_analyzer *a);
 __u64 tt_analyzer_lost(const struct tt_analyzer *a); /* records lost */
 void tt_analyzer_stats(const struct tt_analyzer *a,

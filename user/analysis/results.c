@@ -155,8 +155,8 @@ const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
 	return *n ? a->gaps.v + a->reqs[i].itl_off : NULL;
 }
 
-const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a,
-					  size_t i, size_t *n)
+const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a, size_t i,
+					  size_t *n)
 {
 	*n = i < a->nreqs ? a->reqs[i].itl_n : 0;
 	return *n ? a->egaps.v + a->reqs[i].itl_off : NULL;

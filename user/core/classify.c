@@ -483,9 +483,8 @@ static void classify_tail(const __u8 *t, size_t k, bool chunked,
 {
 	static const char term[] = "\r\n0\r\n\r\n";
 	bool done = tail_done(t, k);
-	bool end = chunked &&
-		   ((k >= 7 && !memcmp(t + k - 7, term, 7)) ||
-		    (k == 5 && !memcmp(t, term + 2, 5)));
+	bool end = chunked && ((k >= 7 && !memcmp(t + k - 7, term, 7)) ||
+			       (k == 5 && !memcmp(t, term + 2, 5)));
 
 	if (done)
 		send->cls = send->cls == TT_SEND_TOKEN ||
