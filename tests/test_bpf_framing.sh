@@ -95,14 +95,14 @@ PY
 }
 
 S=tests/servers
-run_case uvicorn done 1 "$PY" $S/uvicorn_server.py
-run_case aiohttp done 1 "$PY" $S/aiohttp_server.py
-run_case go done 1 "$GOBIN"
-run_case node done 1 "$NODE" $S/node_server.js
-run_case hyper done 1 "$PY" $S/raw_server.py --framing hyper
+run_case uvicorn "done" 1 "$PY" $S/uvicorn_server.py
+run_case aiohttp "done" 1 "$PY" $S/aiohttp_server.py
+run_case go "done" 1 "$GOBIN"
+run_case node "done" 1 "$NODE" $S/node_server.js
+run_case hyper "done" 1 "$PY" $S/raw_server.py --framing hyper
 # events past the capture, no [DONE]: the terminator is in the send's tail
-run_case node-tail done 0 "$NODE" $S/node_server.js --pad 300 --no-done
-run_case hyper-tail done 0 "$PY" $S/raw_server.py --framing hyper --pad 300 --no-done
+run_case node-tail "done" 0 "$NODE" $S/node_server.js --pad 300 --no-done
+run_case hyper-tail "done" 0 "$PY" $S/raw_server.py --framing hyper --pad 300 --no-done
 # HTTP/1.0, no length: the stream ends when the server closes
 run_case http10 close 0 "$PY" $S/raw_server.py --framing http10 --no-done
 [ -z "${TT_FAILED:-}" ]
