@@ -26,6 +26,7 @@ if ! command -v go >/dev/null; then
 fi
 mkdir -p "$OUTPUT/gocache" "$OUTPUT/gopath" "$OUTPUT/tests"
 GOCACHE=$PWD/$OUTPUT/gocache GOPATH=$PWD/$OUTPUT/gopath GO111MODULE=off \
+	GOFLAGS='' HOME=/nonexistent \
 	go build -o "$GOBIN" tests/servers/go_server.go ||
 	{ fail "bpf_framing: go build tests/servers/go_server.go"; exit 1; }
 for m in uvicorn starlette aiohttp; do
