@@ -589,6 +589,55 @@ static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
 	return gather_iovecs((const struct iovec *)arg1, iovlen, want, out);
 }
 
+/* The last bytes of a send of sent bytes (more than the capture): of its
+ * buffer, or of the iovec its last byte is in, among the first
+ * TT_SEND_TAIL_IOVECS (Node ends a response with a writev of nine).
+ * Returns how many were copied to out. */
+static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
+				       __u64 sent, __u8 *out)
+{
+	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
+	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs), off = 0, k;
+	const struct iovec *uiov;
+	struct user_msghdr msg;
+	struct iovec iov;
+	__u32 i;
+
+	if (nr == TT_NR_write || nr == TT_NR_sendto)
+		return bpf_probe_read_user(
+			       out, TT_SEND_TAIL,
+			       (void *)(arg1 + sent - TT_SEND_TAIL)) ?
+			       0 :
+			       TT_SEND_TAIL;
+	if (nr == TT_NR_sendmsg) {
+		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
+			return 0;
+		arg1 = (unsigned long)msg.msg_iov;
+		iovlen = msg.msg_iovlen;
+	}
+	uiov = (const struct iovec *)arg1;
+	for (i = 0; i < TT_SEND_TAIL_IOVECS; i++) {
+		if (i >= iovlen ||
+		    bpf_probe_read_user(&iov, sizeof(iov), uiov + i))
+			return 0;
+		if (off + iov.iov_len < sent) {
+			off += iov.iov_len;
+			continue;
+		}
+		k = sent - off;
+		if (k > TT_SEND_TAIL)
+			k = TT_SEND_TAIL;
+		barrier_var(k);
+		if (!k || k > TT_SEND_TAIL)
+			return 0;
+		return bpf_probe_read_user(out, k,
+					   iov.iov_base + (sent - off) - k) ?
+			       0 :
+			       k;
+	}
+	return 0;
+}
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
@@ -625,6 +674,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.flags = 0;
 	s->send.status = 0;
 	s->nbytes = 0;
+	s->ntail = 0;
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
@@ -637,6 +687,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 			n = TT_SEND_CAPTURE;
 		if (n)
 			s->nbytes = send_bytes(nr, regs, n, s->data);
+		if (ret > TT_SEND_CAPTURE)
+			s->ntail = send_tail(nr, regs, ret, s->tail);
 	}
 	submit(h);
 	return 0;

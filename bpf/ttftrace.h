@@ -12,6 +12,11 @@
 #define TT_SEND_CAPTURE 256
 /* iovecs of a writev/sendmsg gathered into the capture */
 #define TT_SEND_IOVECS 8
+/* last bytes of a send longer than the capture: where its end (the chunked
+ * terminator, "data: [DONE]") lies */
+#define TT_SEND_TAIL 32
+/* iovecs of a writev/sendmsg looked through for its last byte */
+#define TT_SEND_TAIL_IOVECS 64
 
 enum tt_event_type {
 	TT_EV_NONE = 0,
@@ -103,6 +108,12 @@ enum tt_send_class {
 #define TT_SEND_F_HEADERS (1u << 0) /* begins with an HTTP status line */
 #define TT_SEND_F_CHUNKED (1u << 1) /* chunked transfer framing seen */
 #define TT_SEND_F_SSE (1u << 2) /* SSE "data:" event seen */
+/* the body's last byte, by its framing (Content-Length reached, the last
+ * chunk): the response ends with this send */
+#define TT_SEND_F_END (1u << 3)
+/* a status line whose body has no length and is not chunked: it ends when
+ * the connection closes */
+#define TT_SEND_F_CLOSE_DELIM (1u << 4)
 #define TT_SEND_F_INTERIM (1u << 8) /* an HTTP 1xx interim response */
 
 struct tt_send {
@@ -119,8 +130,12 @@ struct tt_send {
 struct tt_send_raw {
 	struct tt_send send;
 	__u16 nbytes; /* valid bytes in data */
-	__u16 pad[3];
+	/* valid bytes in tail: the send's last ones (of its last iovec only),
+	 * 0 when data holds the whole send */
+	__u16 ntail;
+	__u16 pad[2];
 	__u8 data[TT_SEND_CAPTURE];
+	__u8 tail[TT_SEND_TAIL];
 };
 
 struct tt_xmit {

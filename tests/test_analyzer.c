@@ -894,6 +894,98 @@ cleanup:
 }
 
 /*
+ * ITL at the wire (issue 8 item 5): tokens emitted 2 ms apart. Bunched in
+ * one segment, every gap is 0 at the wire and 2 ms as emitted, and both
+ * gaps are counted as bunched; each on the wire 3 us after its send, the
+ * wire gaps are the emit ones.
+ */
+static void test_itl_at_the_wire(void)
+{
+	const __u64 *g, *e;
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	size_t n, ne, i;
+	int bunched;
+
+	for (bunched = 1; bunched >= 0; bunched--) {
+		reset();
+		conn_open(0, 0x9b00, "10.0.0.99", 9999);
+		request_in(1 * MS, 1 * MS, 0x9b00, 10);
+		send_cls(2 * MS, 2 * MS + 5, 0x9b00, 100, 50, TT_SEND_HEADERS,
+			 0, TT_SEND_F_HEADERS);
+		xmit(2 * MS + 4, 0x9b00, 100, 150);
+		for (i = 0; i < 3; i++) {
+			send_cls((10 + 2 * i) * MS, (10 + 2 * i) * MS + 5,
+				 0x9b00, 150 + 10 * i, 10, TT_SEND_TOKEN, 1,
+				 TT_SEND_F_SSE);
+			if (!bunched)
+				xmit((10 + 2 * i) * MS + 3 * US, 0x9b00,
+				     150 + 10 * i, 160 + 10 * i);
+		}
+		send_cls(15 * MS, 15 * MS + 5, 0x9b00, 180, 10, TT_SEND_DONE, 0,
+			 TT_SEND_F_SSE);
+		xmit(50 * MS, 0x9b00, bunched ? 150 : 180, 190);
+		a = run();
+		if (!ASSERT_EQ(tt_analyzer_nrequests(a), 1, "requests"))
+			goto next;
+		r = req(a, 0);
+		ASSERT_TRUE(r->complete, "complete");
+		ASSERT_TRUE(r->itl_at_wire, "itl_at_wire");
+		ASSERT_EQ(r->itl_bunched, bunched ? 2 : 0, "itl_bunched");
+		g = tt_analyzer_request_itl(a, 0, &n);
+		e = tt_analyzer_request_itl_emit(a, 0, &ne);
+		if (!ASSERT_EQ(n, 2, "gaps") || !ASSERT_EQ(ne, 2, "emit gaps"))
+			goto next;
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(g[i], bunched ? 0 : 2 * MS,
+				  "ITL at the wire");
+			ASSERT_EQ(e[i], 2 * MS, "ITL as emitted");
+		}
+		/* the percentiles' gaps are the wire's too */
+		g = tt_analyzer_itl(a, &n);
+		e = tt_analyzer_itl_emit(a, &ne);
+		ASSERT_TRUE(n == 2 && ne == 2 &&
+				    g[1] == (bunched ? 0 : 2 * MS) &&
+				    e[1] == 2 * MS,
+			    "tt_analyzer_itl, tt_analyzer_itl_emit");
+next:
+		tt_analyzer_free(a);
+	}
+}
+
+/* A token send whose XMIT was never seen: the request's gaps stay the
+ * emit ones, and it says so. */
+static void test_itl_emit_when_wire_unseen(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	const __u64 *g;
+	size_t n;
+
+	reset();
+	conn_open(0, 0x9c00, "10.0.0.97", 9997);
+	request_in(1 * MS, 1 * MS, 0x9c00, 10);
+	send_cls(2 * MS, 2 * MS + 5, 0x9c00, 100, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE | TT_SEND_F_HEADERS);
+	xmit(2 * MS + 4, 0x9c00, 100, 110);
+	send_cls(4 * MS, 4 * MS + 5, 0x9c00, 110, 10, TT_SEND_TOKEN, 1,
+		 TT_SEND_F_SSE);
+	send_cls(6 * MS, 6 * MS + 5, 0x9c00, 120, 10, TT_SEND_TOKEN_DONE, 1,
+		 TT_SEND_F_SSE);
+	xmit(6 * MS + 4, 0x9c00, 120, 130);
+	a = run();
+	if (!ASSERT_EQ(tt_analyzer_nrequests(a), 1, "requests"))
+		goto cleanup;
+	r = req(a, 0);
+	ASSERT_TRUE(!r->itl_at_wire, "!itl_at_wire");
+	ASSERT_EQ(r->itl_bunched, 0, "itl_bunched");
+	g = tt_analyzer_request_itl(a, 0, &n);
+	ASSERT_TRUE(n == 2 && g[0] == 2 * MS && g[1] == 2 * MS, "emit gaps");
+cleanup:
+	tt_analyzer_free(a);
+}
+
+/*
  * On loopback the client has the last bytes of a response, and sends its
  * next request, before the server's send returns: the next request's
  * DATA_READY carries an earlier time than the [DONE] send's record. Sends
@@ -1266,25 +1358,44 @@ static void test_ids_follow_arrival(void)
 	tt_analyzer_free(a);
 }
 
+/* A sized answer, its body in two sends after the headers (uvicorn): it
+ * ends at its last byte by the Content-Length (issue 8 item 3), before
+ * the close. An HTTP/1.0 stream with no length ends at the close:
+ * complete, not closed mid-stream. */
 static void test_non_streaming_response(void)
 {
+	struct tt_sse_carry carry = { 0 }, c10 = { 0 };
 	struct tt_analyzer *a;
 	const struct tt_request *r;
-	__u32 seq = 1;
+	__u32 seq = 1, s10 = 1;
+	__u64 t;
 
 	reset();
 	conn_open(0, 0xc000, "::1", 5555);
 	request_in(1 * MS, 1 * MS + 20 * US, 0xc000, 400);
-	seq = send_bytes(50 * MS, 0xc000, seq,
-			 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
-			 "content-length: 44\r\n\r\n",
-			 50 * MS + 2 * US);
-	seq = send_bytes(50 * MS + 40 * US, 0xc000, seq,
-			 "{\"choices\":[{\"text\":\"Hello world\"}]}",
-			 50 * MS + 44 * US);
+	seq = send_bytes_carry(50 * MS, 0xc000, seq,
+			       "HTTP/1.1 200 OK\r\ncontent-type: "
+			       "application/json\r\ncontent-length: 36\r\n\r\n",
+			       50 * MS + 2 * US, &carry);
+	seq = send_bytes_carry(50 * MS + 40 * US, 0xc000, seq,
+			       "{\"choices\":[{\"text\":", 50 * MS + 44 * US,
+			       &carry);
+	seq = send_bytes_carry(50 * MS + 60 * US, 0xc000, seq,
+			       "\"Hello world\"}]}", 50 * MS + 64 * US, &carry);
 	conn_close(60 * MS, 0xc000); /* Connection: close */
+	conn_open(0, 0xc100, "10.0.0.96", 5556);
+	request_in(70 * MS, 70 * MS + 20 * US, 0xc100, 400);
+	s10 = send_bytes_carry(75 * MS, 0xc100, s10,
+			       "HTTP/1.0 200 OK\r\ncontent-type: "
+			       "text/event-stream\r\n\r\n",
+			       75 * MS + 2 * US, &c10);
+	for (t = 76 * MS; t <= 77 * MS; t += MS)
+		s10 = send_bytes_carry(t, 0xc100, s10, "data: {}\n\n",
+				       t + 2 * US, &c10);
+	conn_close(80 * MS, 0xc100);
 	a = run();
-	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+	if (!ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests"))
+		goto cleanup;
 	r = req(a, 0);
 	ASSERT_EQ(r->family, AF_INET6, "r.family");
 	ASSERT_EQ(r->t_headers, 50 * MS, "r.t_headers");
@@ -1297,6 +1408,15 @@ static void test_non_streaming_response(void)
 	/* answered without a token: counted apart, not a TTFT */
 	ASSERT_TRUE(!r->complete, "!r.complete");
 	ASSERT_EQ(r->incomplete, TT_INC_NO_TOKEN, "r.incomplete");
+	ASSERT_EQ(r->end, TT_END_DONE, "r.end");
+	ASSERT_EQ(r->t_end, 50 * MS + 80 * US, "r.t_end: its last byte's send");
+	r = req(a, 1);
+	ASSERT_EQ(r->end, TT_END_CLOSE, "HTTP/1.0: end");
+	ASSERT_STREQ(tt_end_name(r->end), "close", "tt_end_name");
+	ASSERT_TRUE(!r->closed_mid_stream, "HTTP/1.0: !closed_mid_stream");
+	ASSERT_TRUE(r->complete, "HTTP/1.0: complete");
+	ASSERT_EQ(r->tokens, 2, "HTTP/1.0: tokens");
+cleanup:
 	tt_analyzer_free(a);
 }
 
@@ -2103,6 +2223,8 @@ int main(void)
 	TT_RUN(test_out_of_order_within_window);
 	TT_RUN(test_equal_timestamps_keep_arrival_order);
 	TT_RUN(test_tpot_at_the_wire_bunched);
+	TT_RUN(test_itl_at_the_wire);
+	TT_RUN(test_itl_emit_when_wire_unseen);
 	TT_RUN(test_next_request_before_done_returns);
 	TT_RUN(test_deterministic);
 	TT_RUN(test_preexisting_connection);

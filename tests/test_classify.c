@@ -11,6 +11,8 @@
 	"\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" content "\"},"     \
 	"\"logprobs\":null,\"finish_reason\":null}]}\n\n"
 
+#define DONE_CHUNK_BYTES "e\r\ndata: [DONE]\n\n\r\n"
+
 #define LONG_CONTENT \
 	"a token of sixty characters, more or less, to pass the capture"
 
@@ -315,7 +317,9 @@ static void test_split_keyword(void)
 	ASSERT_EQ(carry.n, 3, "carry.n");
 	tt_classify_send_carry("HTTP/1.1 429 Too Many Requests\r\n\r\n", 34, 34,
 			       &s, &carry);
-	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+	/* no length, not chunked: its body, if any, ends at the close */
+	CHECK_SEND(s, TT_SEND_HEADERS, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CLOSE_DELIM);
 	ASSERT_EQ(s.status, 429, "s.status");
 	ASSERT_EQ(carry.n, 0, "carry.n");
 	/* a send cut by the capture: its end is unseen, nothing carried */
@@ -324,16 +328,233 @@ static void test_split_keyword(void)
 	/* the collector's table: two connections interleaved, one closed */
 	s.sk = 0x100;
 	s.len = 2;
-	tt_classifier_send(cls, "da", 2, &s);
+	tt_classifier_send(cls, "da", 2, NULL, 0, &s);
 	s.sk = 0x200;
-	tt_classifier_send(cls, "da", 2, &s);
+	tt_classifier_send(cls, "da", 2, NULL, 0, &s);
 	s.len = 13;
-	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, &s);
+	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, NULL, 0, &s);
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 	tt_classifier_forget(cls, 0x100);
 	s.sk = 0x100;
-	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, &s);
+	tt_classifier_send(cls, "ta: {\"t\":2}\n\n", 13, NULL, 0, &s);
 	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	free(cls);
+}
+
+/* Classifies a send of len bytes whose first min(len, capture) are b, and
+ * whose last ntail are tail, with the connection's carry. */
+static struct tt_send conn_send(struct tt_sse_carry *carry, const char *b,
+				size_t len, const char *tail, size_t ntail)
+{
+	struct tt_send s = { .cls = 99, .tokens = 99, .flags = 0xffff };
+	size_t n = len < TT_SEND_CAPTURE ? len : TT_SEND_CAPTURE;
+	char *copy = malloc(n ? n : 1);
+
+	memcpy(copy, b, n);
+	tt_classify_send_tail(copy, n, tail, ntail, len, &s, carry);
+	free(copy);
+	return s;
+}
+
+#define SEND(carry, b) conn_send(carry, b, strlen(b), NULL, 0)
+
+/* uvicorn (h11) and aiohttp: the headers alone, then the body in a send of
+ * its own, or split in two; the end is where Content-Length says. */
+static void test_length_across_sends(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+
+	s = SEND(&c, "HTTP/1.1 200 OK\r\nserver: uvicorn\r\n"
+		     "content-length: 20\r\ncontent-type: application/json"
+		     "\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+	ASSERT_EQ(c.frame, TT_FRAME_LENGTH, "c.frame");
+	ASSERT_EQ(c.left, 20, "c.left");
+	s = SEND(&c, "{\"choices\":");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	ASSERT_EQ(c.left, 9, "c.left");
+	s = SEND(&c, "[\"hi\"]}\n\n");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_END);
+	ASSERT_EQ(c.frame, TT_FRAME_NONE, "c.frame");
+	/* the next response's headers, body in the same send (Go, Node) */
+	s = SEND(&c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+	/* Content-Length: 0, and a 204: the headers are the whole answer */
+	s = SEND(&c, "HTTP/1.1 200 OK\r\ncontent-length:0\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+	s = SEND(&c, "HTTP/1.1 204 No Content\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+}
+
+/* A sized body longer than the capture: its bytes are counted by the
+ * sends' lengths, its end past the capture still found. */
+static void test_length_past_capture(void)
+{
+	struct tt_sse_carry c = { 0 };
+	char big[1200];
+	struct tt_send s;
+	int h;
+
+	h = snprintf(big, sizeof(big),
+		     "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+	memset(big + h, 'x', sizeof(big) - h);
+	/* headers and the first 500 body bytes; the other 500 later */
+	s = conn_send(&c, big, h + 500, NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS);
+	ASSERT_EQ(c.left, 500, "c.left");
+	s = conn_send(&c, big + h, 499, NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* the last byte: nothing captured of it still counts */
+	tt_classify_send_tail(NULL, 0, NULL, 0, 1, &s, &c);
+	ASSERT_EQ(s.flags, TT_SEND_F_END, "s.flags");
+	/* all 1000 in one send with the headers */
+	s = conn_send(&c, big, h + 1000, NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+}
+
+#define NODE_HEAD                                                \
+	"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n" \
+	"Connection: keep-alive\r\nKeep-Alive: timeout=5\r\n"    \
+	"Transfer-Encoding: chunked\r\n\r\n"
+
+/* Chunked bodies as Go, Node and hyper write them: headers with the first
+ * chunk, one chunk per send, and the end in the last token's send (Node,
+ * hyper) or alone (Go, uvicorn, aiohttp). */
+static void test_chunked_ends(void)
+{
+	struct tt_sse_carry c = { 0 };
+	char buf[512], ev[64];
+	struct tt_send s;
+
+	chunk(ev, sizeof(ev), "data: {\"t\":1}\n\n");
+	snprintf(buf, sizeof(buf), "%s%s", NODE_HEAD, ev);
+	s = SEND(&c, buf);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	ASSERT_EQ(c.frame, TT_FRAME_CHUNKED, "c.frame");
+	/* Node: the last token, [DONE] and the terminator in one writev */
+	snprintf(buf, sizeof(buf), "%s" DONE_CHUNK_BYTES "0\r\n\r\n", ev);
+	s = SEND(&c, buf);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_END);
+	/* Go: the terminator alone, with no [DONE] before it */
+	s = SEND(&c, NODE_HEAD);
+	s = SEND(&c, ev);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	s = SEND(&c, "0\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_CHUNKED | TT_SEND_F_END);
+	/* hyper's uppercase size, a chunk extension */
+	s = SEND(&c, NODE_HEAD);
+	s = SEND(&c, "F;x=1\r\ndata: {\"t\":2}\n\n\r\n0\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_END);
+}
+
+/* A chunk split across sends (a partial write): the next send begins in
+ * its payload, and the terminator after it is found by the chunk's size. */
+static void test_chunk_split_across_sends(void)
+{
+	struct tt_sse_carry c = { 0 };
+	char payload[301], buf[400];
+	struct tt_send s;
+	int h;
+
+	SEND(&c, NODE_HEAD);
+	memset(payload, 'x', 300);
+	payload[300] = 0;
+	memcpy(payload, "data: ", 6);
+	payload[298] = '\n';
+	payload[299] = '\n';
+	h = snprintf(buf, sizeof(buf), "12C\r\n%s\r\n0\r\n\r\n", payload);
+	/* the first 200 bytes, then the rest */
+	s = conn_send(&c, buf, 200, NULL, 0);
+	ASSERT_EQ(s.cls, TT_SEND_TOKEN, "s.cls");
+	ASSERT_TRUE(!(s.flags & TT_SEND_F_END), "no end yet");
+	ASSERT_EQ(c.left, 300 + 2 - (200 - 5), "c.left");
+	s = conn_send(&c, buf + 200, h - 200, NULL, 0);
+	ASSERT_TRUE(s.flags & TT_SEND_F_END,
+		    "the terminator past a split chunk");
+	ASSERT_EQ(c.frame, TT_FRAME_NONE, "c.frame");
+}
+
+/* The end past the capture (events larger than it, no [DONE]): only the
+ * send's last bytes hold the terminator; a [DONE] there ends the stream. */
+static void test_end_in_tail(void)
+{
+	struct tt_sse_carry c = { 0 };
+	char payload[401], buf[512];
+	struct tt_send s;
+	int h;
+
+	memset(payload, 'x', 400);
+	payload[400] = 0;
+	memcpy(payload, "data: ", 6);
+	payload[398] = '\n';
+	payload[399] = '\n';
+	SEND(&c, NODE_HEAD);
+	h = snprintf(buf, sizeof(buf), "190\r\n%s\r\n0\r\n\r\n", payload);
+	/* without its tail: a token, the end unseen */
+	s = conn_send(&c, buf, h, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	/* with it (16 bytes of a write's end; a writev's last iovec alone) */
+	SEND(&c, NODE_HEAD);
+	s = conn_send(&c, buf, h, buf + h - 16, 16);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_END);
+	SEND(&c, NODE_HEAD);
+	s = conn_send(&c, buf, h, "0\r\n\r\n", 5);
+	ASSERT_TRUE(s.flags & TT_SEND_F_END, "last iovec 0 CRLF CRLF");
+	/* a body that is not chunked: those bytes are no terminator */
+	SEND(&c, "HTTP/1.0 200 OK\r\n\r\n");
+	s = conn_send(&c, buf, h, buf + h - 16, 16);
+	ASSERT_TRUE(!(s.flags & TT_SEND_F_END), "not chunked: no end");
+	/* [DONE] in the tail of an unframed SSE send */
+	h = snprintf(buf, sizeof(buf), "%sdata: [DONE]\n\n", payload);
+	s = conn_send(&c, buf, h, buf + h - 20, 20);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_SSE);
+	/* a token whose text is "data: [DONE]" is no end */
+	h = snprintf(buf, sizeof(buf), "%s", payload);
+	h = snprintf(buf + h - 2, sizeof(buf) - h, "\"data: [DONE]\"}\n\n") +
+	    h - 2;
+	s = conn_send(&c, buf, h, buf + h - TT_SEND_TAIL, TT_SEND_TAIL);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+}
+
+/* HTTP/1.0 or no length and no chunking: the body runs to the close. */
+static void test_close_delimited(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+
+	s = SEND(&c, "HTTP/1.0 200 OK\r\nContent-Type: text/event-stream"
+		     "\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CLOSE_DELIM);
+	ASSERT_EQ(c.frame, TT_FRAME_CLOSE, "c.frame");
+	s = SEND(&c, "data: {}\n\n");
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
+	/* HTTP/1.0 with a length is sized */
+	s = SEND(&c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+}
+
+/* The collector's table keeps each connection's framing between sends. */
+static void test_classifier_keeps_framing(void)
+{
+	struct tt_classifier *cls = calloc(1, sizeof(*cls));
+	static const char head[] =
+		"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\n";
+	struct tt_send s = { .sk = 0x300, .len = sizeof(head) - 1 };
+
+	tt_classifier_send(cls, head, s.len, NULL, 0, &s);
+	s.sk = 0x400;
+	s.len = 4;
+	tt_classifier_send(cls, "{}{}", 4, NULL, 0, &s);
+	ASSERT_EQ(s.flags, 0, "another connection: no end");
+	s.sk = 0x300;
+	tt_classifier_send(cls, "{}{}", 4, NULL, 0, &s);
+	ASSERT_EQ(s.flags, TT_SEND_F_END, "its own: the end");
 	free(cls);
 }
 
@@ -363,6 +584,13 @@ int main(void)
 	TT_RUN(test_degenerate);
 	TT_RUN(test_capture_limit);
 	TT_RUN(test_split_keyword);
+	TT_RUN(test_length_across_sends);
+	TT_RUN(test_length_past_capture);
+	TT_RUN(test_chunked_ends);
+	TT_RUN(test_chunk_split_across_sends);
+	TT_RUN(test_end_in_tail);
+	TT_RUN(test_close_delimited);
+	TT_RUN(test_classifier_keeps_framing);
 	TT_RUN(test_class_names);
 	TT_EXIT();
 }

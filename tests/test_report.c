@@ -801,6 +801,63 @@ static void test_json(void)
 	tt_analyzer_free(a);
 }
 
+/* Tokens emitted 2 ms apart that reach the device together (Nagle): ITL
+ * is the wire's, the summary and the request say the gaps were bunched,
+ * and JSON keeps the emit gaps (itl_emit_ns); the request ended by its
+ * [DONE] ("end":"done"). */
+static void test_itl_bunched(void)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	struct tt_report_opts o = {};
+	struct tt_event ev;
+	double v[4];
+	char *out;
+	int i;
+
+	ev = sw_in(0, 101); /* one thread runs throughout: a complete path */
+	add(a, &ev);
+	open_conn(a, 0x40, "10.0.0.4", 4000);
+	sock_ev(a, TT_EV_DATA_READY, 1 * MS, 0x40, 100);
+	sock_ev(a, TT_EV_RECV, 1 * MS + 10 * US, 0x40, 100);
+	for (i = 0; i < 3; i++) {
+		ev = mk(TT_EV_SEND, (10 + 2 * i) * MS + 10 * US);
+		ev.send.sk = 0x40;
+		ev.send.len = 50;
+		ev.send.ts_enter = (10 + 2 * i) * MS;
+		ev.send.seq = 1000 + 50 * i;
+		ev.send.cls = TT_SEND_TOKEN;
+		ev.send.tokens = 1;
+		ev.send.flags = TT_SEND_F_SSE;
+		add(a, &ev);
+	}
+	send_ev(a, 15 * MS, 0x40, 1150, TT_SEND_DONE, 0);
+	ev = mk(TT_EV_XMIT, 50 * MS);
+	ev.xmit.sk = 0x40;
+	ev.xmit.seq = 1000;
+	ev.xmit.end_seq = 1200;
+	add(a, &ev);
+	tt_analyzer_finish(a);
+	out = render(a, NULL, &o, false);
+	ASSERT_EQ(row(out, "ITL", v), 4, "row ITL");
+	ASSERT_TRUE(v[0] == 0 && v[3] == 0, "ITL at the wire: 0");
+	ASSERT_TRUE(strstr(out, "ITL (wire): 2 of 2 gap(s) emitted apart left "
+				"together"),
+		    "the text says the gaps were bunched");
+	free(out);
+	out = render(a, NULL, &o, true);
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(strstr(out, "\"itl_at_wire\":true,\"itl_bunched\":2,"),
+		    "the request's itl_at_wire, itl_bunched");
+	ASSERT_TRUE(strstr(out, "\"end\":\"done\""), "the request's end");
+	ASSERT_TRUE(strstr(out, "\"bunched\":1,\"itl_bunched\":2,"),
+		    "the summary's bunched counts");
+	ASSERT_TRUE(strstr(out, "\"itl_ns\":{\"p50\":0,"), "itl_ns");
+	ASSERT_TRUE(strstr(out, "\"itl_emit_ns\":{\"p50\":2000000,"),
+		    "itl_emit_ns");
+	free(out);
+	tt_analyzer_free(a);
+}
+
 static void test_empty(void)
 {
 	struct tt_analyzer *a = tt_analyzer_new();
@@ -1242,6 +1299,7 @@ int main(void)
 	TT_RUN(test_text_summary);
 	TT_RUN(test_text_requests_table);
 	TT_RUN(test_json);
+	TT_RUN(test_itl_bunched);
 	TT_RUN(test_empty);
 	TT_RUN(test_unknown_values_are_null);
 	TT_RUN(test_stage_breakdown);

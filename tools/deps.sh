@@ -5,7 +5,7 @@
 set -e
 pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
-      python3-uvicorn python3-starlette python3-zmq golang-go chromium"
+      python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium"
 # chromium: tests/test_html.sh renders the HTML pages headless.
 # tools/scenarios/ also needs Node; a node installed from elsewhere (for
 # example NodeSource's package) conflicts with Debian's, so only without one

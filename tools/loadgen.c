@@ -34,6 +34,7 @@ struct lg_opts {
 	uint64_t tokens;	/* max_tokens sent; 0 = server default */
 	uint64_t timeout_ns;
 	bool new_conn;
+	bool no_stream; /* "stream": false: one sized JSON answer */
 	bool quiet;
 };
 
@@ -368,7 +369,8 @@ static int build_request(struct loadgen *lg)
 			 (unsigned long long)o->tokens);
 	body_len = strlen("{\"prompt\": \"") + o->prompt_bytes +
 		   strlen("\"") + strlen(tokens) +
-		   strlen(", \"stream\": true}");
+		   strlen(o->no_stream ? ", \"stream\": false}" :
+					 ", \"stream\": true}");
 	cap = body_len + 512;
 	req = malloc(cap);
 	if (!req)
@@ -386,7 +388,8 @@ static int build_request(struct loadgen *lg)
 		     o->new_conn ? "Connection: close\r\n" : "");
 	for (i = 0; i < o->prompt_bytes; i++)
 		req[n++] = words[i % (sizeof(words) - 1)];
-	n += snprintf(req + n, cap - n, "\"%s, \"stream\": true}", tokens);
+	n += snprintf(req + n, cap - n, "\"%s, \"stream\": %s}", tokens,
+		      o->no_stream ? "false" : "true");
 	lg->request = req;
 	lg->request_len = n;
 	return 0;
@@ -623,6 +626,10 @@ static bool client_request(struct client *c, struct result *r)
 	result_take_times(r, &p);
 	if (p.code != 200)
 		snprintf(r->status, sizeof(r->status), "http_%d", p.code);
+	else if (c->lg->opts.no_stream)
+		/* the whole answer came: that is all a sized one has */
+		snprintf(r->status, sizeof(r->status), "%s",
+			 p.event_stream ? "not_sized" : "ok");
 	else if (!p.event_stream)
 		snprintf(r->status, sizeof(r->status), "not_sse");
 	else if (!p.tokens)
@@ -877,6 +884,7 @@ static void usage(FILE *f)
 "      --prompt-bytes N    prompt size in bytes (default 64)\n"
 "      --tokens N          max_tokens to ask for (default: the server's)\n"
 "      --new-conn          a new connection per request (Connection: close)\n"
+"      --no-stream         ask for stream=false: one JSON answer, no tokens\n"
 "      --timeout SEC       give up on a silent server after SEC (default 30)\n"
 "  -o, --csv FILE          one row per request: id,conn,local_port,t_send_ns,\n"
 "                          t_first_token_ns,t_last_token_ns,tokens,ttft_ns,\n"
@@ -903,6 +911,7 @@ enum {
 	OPT_PROMPT_BYTES,
 	OPT_TOKENS,
 	OPT_NEW_CONN,
+	OPT_NO_STREAM,
 	OPT_TIMEOUT,
 };
 
@@ -933,6 +942,7 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		{ "prompt-bytes", required_argument, NULL, OPT_PROMPT_BYTES },
 		{ "tokens", required_argument, NULL, OPT_TOKENS },
 		{ "new-conn", no_argument, NULL, OPT_NEW_CONN },
+		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -984,6 +994,9 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_TOKENS:
 			o->tokens = parse_num_opt("--tokens", optarg, 1,
 						  1000000);
+			break;
+		case OPT_NO_STREAM:
+			o->no_stream = true;
 			break;
 		case OPT_NEW_CONN:
 			o->new_conn = true;

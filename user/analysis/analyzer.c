@@ -105,14 +105,70 @@ static bool wire_waits(const struct live_req *q)
 	return q->tok.pending || q->last_tok.pending;
 }
 
-/* Clears q for a new request, keeping its gap buffer. */
+/* Clears q for a new request, keeping its buffers. */
 static void req_reset(struct live_req *q)
 {
 	struct tt_u64vec gaps = q->gaps;
+	struct wire_wait *tw = q->tw;
+	size_t tw_cap = q->tw_cap;
 
 	memset(q, 0, sizeof(*q));
 	gaps.n = 0;
 	q->gaps = gaps;
+	q->tw = tw;
+	q->tw_cap = tw_cap;
+}
+
+static void live_free(struct live_req *q)
+{
+	tt_u64vec_free(&q->gaps);
+	free(q->tw);
+	q->tw = NULL;
+	q->tw_cap = q->tw_n = 0;
+}
+
+/* An XMIT settles the token sends' first bytes it carries. */
+static void tw_check(struct live_req *q, const struct xmit_rec *x)
+{
+	size_t i;
+
+	for (i = q->tw_next; i < q->tw_n; i++)
+		wire_check(&q->tw[i], x);
+	while (q->tw_next < q->tw_n && !q->tw[q->tw_next].pending)
+		q->tw_next++;
+}
+
+/*
+ * ITL at the wire, as TTFT and TPOT are taken: the gaps between the token
+ * sends' first bytes on the device, when every one was seen there (else
+ * the emit gaps stand). Gaps emitted apart that left together are
+ * counted, as TPOT's bunched.
+ */
+static void wire_itl(struct tt_request *r, struct live_req *q, __u64 *out)
+{
+	__u64 prev, cur, emit;
+	size_t i;
+
+	r->itl_at_wire = false;
+	r->itl_bunched = 0;
+	if (!q->gaps.n)
+		return;
+	memcpy(out, q->gaps.v, q->gaps.n * sizeof(*out));
+	if (q->tw_n != q->gaps.n + 1)
+		return;
+	for (i = 0; i < q->tw_n; i++)
+		if (!q->tw[i].armed || q->tw[i].pending ||
+		    (i && q->tw[i].t_wire < q->tw[i - 1].t_wire))
+			return;
+	for (i = 1; i < q->tw_n; i++) {
+		prev = q->tw[i - 1].t_wire;
+		cur = q->tw[i].t_wire;
+		emit = q->gaps.v[i - 1];
+		out[i - 1] = cur - prev;
+		r->itl_bunched += cur - prev < emit / 2 &&
+				  emit - (cur - prev) > TT_BUNCH_NS;
+	}
+	r->itl_at_wire = true;
 }
 
 static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
@@ -187,7 +243,8 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 	struct req_rec *rec;
 	__u32 why = r->incomplete;
 
-	if (rec_reserve(a) || tt_u64vec_reserve(&a->gaps, q->gaps.n))
+	if (rec_reserve(a) || tt_u64vec_reserve(&a->gaps, q->gaps.n) ||
+	    tt_u64vec_reserve(&a->egaps, q->gaps.n))
 		return -ENOMEM;
 	if (!r->t_wire && q->tok.armed && !q->tok.pending)
 		r->t_wire = q->tok.t_wire;
@@ -235,9 +292,11 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 	rec->itl_off = a->gaps.n;
 	rec->itl_n = q->gaps.n;
 	if (q->gaps.n)
-		memcpy(a->gaps.v + a->gaps.n, q->gaps.v,
+		memcpy(a->egaps.v + a->egaps.n, q->gaps.v,
 		       q->gaps.n * sizeof(*q->gaps.v));
+	wire_itl(&rec->r, q, a->gaps.v + a->gaps.n);
 	a->gaps.n += q->gaps.n;
+	a->egaps.n += q->gaps.n;
 	a->nreqs++;
 	return 0;
 }
@@ -282,10 +341,15 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 		return 0;
 	}
 	c->state = CONN_IDLE;
-	/* a stream without its end, or headers without a body */
-	if (how == END_CLOSE && q->answered && !q->done &&
+	/* a stream without its end, or headers without a body; a body that
+	 * runs to the close ends there */
+	if (how == END_CLOSE && q->answered && !q->done && !q->close_delim &&
 	    (q->streaming || !q->other.armed))
 		r->closed_mid_stream = true;
+	r->end = how == END_DONE  ? TT_END_DONE :
+		 how == END_NEXT  ? TT_END_NEXT :
+		 how == END_CLOSE ? TT_END_CLOSE :
+				    TT_END_OPEN;
 	if (how == END_FINISH)
 		r->incomplete |= TT_INC_OPEN_AT_END;
 	else
@@ -316,8 +380,8 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 static void conn_free(struct tt_analyzer *a, struct conn *c)
 {
 	tt_hmap_del(&a->conns, c->sk, 0);
-	tt_u64vec_free(&c->cur.gaps);
-	tt_u64vec_free(&c->tail.gaps);
+	live_free(&c->cur);
+	live_free(&c->tail);
 	free(c);
 }
 
@@ -450,6 +514,36 @@ static void first_token(struct conn *c, const struct tt_event *ev)
 	c->cur.last_tok = c->cur.tok;
 }
 
+/* A token-carrying send: the first one is the request's first token; each
+ * one's first byte is waited for on the wire, for ITL there. */
+static int token_send(struct conn *c, const struct tt_event *ev)
+{
+	const struct tt_send *s = &ev->send;
+	struct live_req *q = &c->cur;
+	struct tt_request *r = &q->r;
+	struct wire_wait *w;
+
+	if (tt_grow((void **)&q->tw, &q->tw_cap, q->tw_n + 1, sizeof(*q->tw)))
+		return -ENOMEM;
+	if (!r->t_first_write) {
+		first_token(c, ev);
+	} else {
+		/* TPOT at the wire needs only the latest one's */
+		wire_arm(&q->last_tok, c, s->seq, s->ts_enter);
+		if (tt_u64vec_push(&q->gaps,
+				   s->ts_enter > q->last_tok_enter ?
+					   s->ts_enter - q->last_tok_enter :
+					   0))
+			return -ENOMEM;
+	}
+	w = &q->tw[q->tw_n++];
+	*w = q->last_tok;
+	r->tokens += s->tokens ? s->tokens : 1;
+	r->t_last_write = s->ts_enter;
+	q->last_tok_enter = s->ts_enter;
+	return 0;
+}
+
 static int send_body(struct tt_analyzer *a, struct conn *c,
 		     const struct tt_event *ev)
 {
@@ -457,7 +551,6 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	struct live_req *q = &c->cur;
 	struct tt_request *r = &q->r;
 	bool status_line;
-	unsigned int n;
 	int err;
 
 	if (s->len <= 0)
@@ -495,34 +588,18 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	}
 	if (s->flags & (TT_SEND_F_SSE | TT_SEND_F_CHUNKED))
 		q->streaming = true;
+	if (s->flags & TT_SEND_F_CLOSE_DELIM)
+		q->close_delim = true;
 	switch (s->cls) {
 	case TT_SEND_TOKEN:
 	case TT_SEND_TOKEN_DONE:
-		n = s->tokens ? s->tokens : 1;
-		if (!r->t_first_write) {
-			first_token(c, ev);
-		} else {
-			/* TPOT at the wire needs only the latest one's */
-			wire_arm(&q->last_tok, c, s->seq, s->ts_enter);
-			if (tt_u64vec_push(&q->gaps,
-					   s->ts_enter > q->last_tok_enter ?
-						   s->ts_enter -
-							   q->last_tok_enter :
-						   0))
-				return -ENOMEM;
-		}
-		r->tokens += n;
-		r->t_last_write = s->ts_enter;
-		q->last_tok_enter = s->ts_enter;
-		if (s->cls == TT_SEND_TOKEN)
-			return 0;
-		q->done = true;
-		return req_end(a, c, ev->h.ts, END_DONE);
+		err = token_send(c, ev);
+		if (err)
+			return err;
+		break;
 	case TT_SEND_DONE:
-		q->done = true;
-		return req_end(a, c, ev->h.ts, END_DONE);
 	case TT_SEND_HEADERS:
-		return 0;
+		break;
 	default:
 		/* a body with no token framing: the non-streaming case */
 		if (!q->other.armed) {
@@ -531,8 +608,14 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 			q->other_tid = ev->h.tid;
 			q->other_tgid = ev->h.tgid;
 		}
-		return 0;
+		break;
 	}
+	/* [DONE], the last chunk, or the Content-Length reached */
+	if (s->cls != TT_SEND_DONE && s->cls != TT_SEND_TOKEN_DONE &&
+	    !(s->flags & TT_SEND_F_END))
+		return 0;
+	q->done = true;
+	return req_end(a, c, ev->h.ts, END_DONE);
 }
 
 static int on_send(struct tt_analyzer *a, struct conn *c,
@@ -562,12 +645,14 @@ static int on_xmit(struct tt_analyzer *a, struct conn *c,
 			c->cur.r.t_wire = x->ts;
 		wire_check(&c->cur.last_tok, x);
 		wire_check(&c->cur.other, x);
+		tw_check(&c->cur, x);
 	}
 	if (!c->have_tail)
 		return 0;
 	if (wire_check(&c->tail.tok, x))
 		c->tail.r.t_wire = x->ts;
 	wire_check(&c->tail.last_tok, x);
+	tw_check(&c->tail, x);
 	if (wire_waits(&c->tail))
 		return 0;
 	err = tail_finalize(a, c);
@@ -804,8 +889,8 @@ int tt_analyzer_finish(struct tt_analyzer *a)
 			c->tail.r.incomplete |= TT_INC_NO_WIRE;
 			keep_err(&err, tail_finalize(a, c));
 		}
-		tt_u64vec_free(&c->cur.gaps);
-		tt_u64vec_free(&c->tail.gaps);
+		live_free(&c->cur);
+		live_free(&c->tail);
 		free(c);
 	}
 	tt_hmap_free(&a->conns);
@@ -831,8 +916,8 @@ void tt_analyzer_free(struct tt_analyzer *a)
 		if (!a->conns.e[i].used)
 			continue;
 		c = (struct conn *)(uintptr_t)a->conns.e[i].val;
-		tt_u64vec_free(&c->cur.gaps);
-		tt_u64vec_free(&c->tail.gaps);
+		live_free(&c->cur);
+		live_free(&c->tail);
 		free(c);
 	}
 	tt_hmap_free(&a->conns);
@@ -840,6 +925,7 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	an_golift_free(&a->golift);
 	free(a->reqs);
 	tt_u64vec_free(&a->gaps);
+	tt_u64vec_free(&a->egaps);
 	if (a->cp_res)
 		for (i = 0; i < a->nreqs; i++)
 			tt_cp_result_free(&a->cp_res[i]);

@@ -48,6 +48,11 @@ struct tt_request {
 	/* emitted apart, left together: the wire span is under half the
 	 * emit span, by more than TT_BUNCH_NS (Nagle, a delayed ACK) */
 	bool bunched;
+	/* ITL (tt_analyzer_request_itl) at the wire: every token send's
+	 * first byte was seen there; else the gaps are the emit ones */
+	bool itl_at_wire;
+	__u32 itl_bunched; /* gaps emitted apart that left together */
+	__u8 end; /* enum tt_end: how the response ended */
 	__u64 bytes_in, bytes_out;
 	__u16 status; /* HTTP status of its response, 0 when none was seen */
 	bool complete; /* every timestamp above backed by events, no loss */
@@ -71,6 +76,16 @@ struct tt_request {
 	bool token_marker; /* t_token is a token marker's */
 	bool attributed;
 };
+
+/* tt_request.end */
+enum tt_end {
+	TT_END_OPEN = 0, /* still going when the trace ended */
+	TT_END_DONE, /* as its bytes say: [DONE], the last chunk, the
+		      * Content-Length reached */
+	TT_END_NEXT, /* the next request on the connection began */
+	TT_END_CLOSE, /* the connection closed */
+};
+const char *tt_end_name(unsigned int end);
 
 /* tt_request.incomplete */
 #define TT_INC_NO_ARRIVE (1u << 0) /* first bytes not seen arriving */
@@ -155,11 +170,18 @@ size_t tt_analyzer_nrequests(const struct tt_analyzer *a);
 const struct tt_request *tt_analyzer_request(const struct tt_analyzer *a,
 					     size_t i);
 /* Every inter-token gap of complete requests, for ITL percentiles, in
- * request id order. Valid after tt_analyzer_finish (before: n = 0). */
+ * request id order. Valid after tt_analyzer_finish (before: n = 0). A gap
+ * is between two token sends' first bytes on the wire (the request's
+ * itl_at_wire), else between their syscall entries. */
 const __u64 *tt_analyzer_itl(const struct tt_analyzer *a, size_t *n);
-/* The inter-token gaps of request i (complete or not), in send order. */
+/* The same gaps as the server emitted them (between the sends' entries). */
+const __u64 *tt_analyzer_itl_emit(const struct tt_analyzer *a, size_t *n);
+/* The inter-token gaps of request i (complete or not), in send order; at
+ * the wire when its itl_at_wire. */
 const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
 				     size_t *n);
+const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a, size_t i,
+					  size_t *n);
 __u64 tt_analyzer_events(const struct tt_analyzer *a);
 __u64 tt_analyzer_lost(const struct tt_analyzer *a); /* records lost */
 void tt_analyzer_stats(const struct tt_analyzer *a,

@@ -42,9 +42,15 @@ struct live_req {
 	__u32 other_tid, other_tgid;
 	__u64 last_tok_enter;
 	bool streaming; /* SSE or chunked framing seen */
+	bool close_delim; /* its body ends at the connection's close */
 	bool done; /* end-of-stream send seen */
 	bool answered; /* a status line or body send seen */
-	struct tt_u64vec gaps; /* inter-token gaps; buffer kept across resets */
+	/* buffers kept across resets: */
+	struct tt_u64vec gaps; /* inter-token gaps between the sends' entries */
+	/* every token send's first byte on the wire, for ITL there; the ones
+	 * before tw_next are settled */
+	struct wire_wait *tw;
+	size_t tw_n, tw_cap, tw_next;
 };
 
 enum conn_state {
@@ -83,7 +89,7 @@ struct req_rec {
 	__u64 start, end;
 	__u64 end_max; /* max end of this and every earlier record */
 	__u64 seq;
-	size_t itl_off, itl_n; /* its gaps in tt_analyzer.gaps */
+	size_t itl_off, itl_n; /* its gaps in tt_analyzer.gaps and .egaps */
 };
 
 struct tt_analyzer {
@@ -99,7 +105,9 @@ struct tt_analyzer {
 
 	struct req_rec *reqs;
 	size_t nreqs, capreqs;
-	struct tt_u64vec gaps; /* every finished request's gaps */
+	/* every finished request's gaps: at the wire when its every token
+	 * send's XMIT was seen (else as emitted), and as emitted */
+	struct tt_u64vec gaps, egaps;
 	size_t itl_complete_n; /* after finish: complete ones come first */
 
 	struct tt_analyzer_stats st;

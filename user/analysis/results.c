@@ -14,15 +14,19 @@
 #include "analyzer_int.h"
 #include "util.h"
 
-/* Puts the gaps of complete requests first, in id order. */
+/* Puts the gaps of complete requests first, in id order: the ITL and the
+ * emit gaps alike (one itl_off for both). */
 int an_regroup_gaps(struct tt_analyzer *a)
 {
-	struct tt_u64vec out = {};
+	struct tt_u64vec out = {}, eout = {};
 	size_t i, off;
 	int pass;
 
-	if (tt_u64vec_reserve(&out, a->gaps.n))
+	if (tt_u64vec_reserve(&out, a->gaps.n) ||
+	    tt_u64vec_reserve(&eout, a->egaps.n)) {
+		tt_u64vec_free(&out);
 		return -ENOMEM;
+	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < a->nreqs; i++) {
 			struct req_rec *rec = &a->reqs[i];
@@ -30,17 +34,23 @@ int an_regroup_gaps(struct tt_analyzer *a)
 			if (rec->r.complete != !pass)
 				continue;
 			off = out.n;
-			if (rec->itl_n)
+			if (rec->itl_n) {
 				memcpy(out.v + off, a->gaps.v + rec->itl_off,
 				       rec->itl_n * sizeof(*out.v));
+				memcpy(eout.v + off, a->egaps.v + rec->itl_off,
+				       rec->itl_n * sizeof(*eout.v));
+			}
 			out.n += rec->itl_n;
+			eout.n += rec->itl_n;
 			rec->itl_off = off;
 		}
 		if (!pass)
 			a->itl_complete_n = out.n;
 	}
 	tt_u64vec_free(&a->gaps);
+	tt_u64vec_free(&a->egaps);
 	a->gaps = out;
+	a->egaps = eout;
 	return 0;
 }
 
@@ -134,11 +144,31 @@ const __u64 *tt_analyzer_itl(const struct tt_analyzer *a, size_t *n)
 	return *n ? a->gaps.v : NULL;
 }
 
+const __u64 *tt_analyzer_itl_emit(const struct tt_analyzer *a, size_t *n)
+{
+	*n = a->finished ? a->itl_complete_n : 0;
+	return *n ? a->egaps.v : NULL;
+}
+
 const __u64 *tt_analyzer_request_itl(const struct tt_analyzer *a, size_t i,
 				     size_t *n)
 {
 	*n = i < a->nreqs ? a->reqs[i].itl_n : 0;
 	return *n ? a->gaps.v + a->reqs[i].itl_off : NULL;
+}
+
+const __u64 *tt_analyzer_request_itl_emit(const struct tt_analyzer *a, size_t i,
+					  size_t *n)
+{
+	*n = i < a->nreqs ? a->reqs[i].itl_n : 0;
+	return *n ? a->egaps.v + a->reqs[i].itl_off : NULL;
+}
+
+const char *tt_end_name(unsigned int end)
+{
+	static const char *const names[] = { "open", "done", "next", "close" };
+
+	return end < sizeof(names) / sizeof(names[0]) ? names[end] : "unknown";
 }
 
 __u64 tt_analyzer_events(const struct tt_analyzer *a)

@@ -60,26 +60,151 @@ static bool contains_ci(const __u8 *p, size_t n, const char *needle)
 	return false;
 }
 
-/* A "Transfer-Encoding: ... chunked" line in the header block. */
-static bool header_says_chunked(const __u8 *p, size_t n)
-{
-	static const char name[] = "transfer-encoding:";
-	size_t i = 0, start, len;
+/* What the header block says of the body's framing. */
+struct hdr_info {
+	bool chunked; /* Transfer-Encoding: ... chunked */
+	bool has_length;
+	__u64 length; /* Content-Length */
+};
 
+/* The value of header line p[0..len) when it is name (lowercase, with the
+ * colon), else NULL; *vlen is its length. */
+static const __u8 *header_value(const __u8 *p, size_t len, const char *name,
+				size_t *vlen)
+{
+	size_t k = strlen(name);
+
+	if (len <= k || strncasecmp((const char *)p, name, k))
+		return NULL;
+	*vlen = len - k;
+	return p + k;
+}
+
+static void scan_headers(const __u8 *p, size_t n, struct hdr_info *h)
+{
+	size_t i = 0, start, len, vlen, j;
+	const __u8 *v;
+	__u64 x;
+
+	memset(h, 0, sizeof(*h));
 	while (i < n) {
 		start = i;
 		while (i < n && p[i] != '\n')
 			i++;
 		len = i - start;
 		i++;
-		if (len > sizeof(name) - 1 &&
-		    !strncasecmp((const char *)p + start, name,
-				 sizeof(name) - 1) &&
-		    contains_ci(p + start + sizeof(name) - 1,
-				len - (sizeof(name) - 1), "chunked"))
+		v = header_value(p + start, len, "transfer-encoding:", &vlen);
+		if (v && contains_ci(v, vlen, "chunked"))
+			h->chunked = true;
+		v = header_value(p + start, len, "content-length:", &vlen);
+		if (!v)
+			continue;
+		for (j = 0; j < vlen && (v[j] == ' ' || v[j] == '\t'); j++)
+			;
+		start = j;
+		for (x = 0; j < vlen && is_digit(v[j]) && x < (1ULL << 59); j++)
+			x = x * 10 + (v[j] - '0');
+		if (j > start && (j == vlen || v[j] == '\r' || v[j] == ' ')) {
+			h->has_length = true;
+			h->length = x;
+		}
+	}
+}
+
+/* One chunk-size line at p[0..n): its size and length, false when it is
+ * none or is cut by n. */
+static bool size_line(const __u8 *p, size_t n, __u64 *size, size_t *len)
+{
+	size_t h;
+
+	*size = 0;
+	for (h = 0; h < n && is_hex(p[h]) && h <= CHUNK_HEX_MAX; h++)
+		*size = *size * 16 + hex_value(p[h]);
+	if (!h || h > CHUNK_HEX_MAX)
+		return false;
+	if (h < n && p[h] == ';') /* chunk extension */
+		while (h < n && p[h] != '\r' && p[h] != '\n')
+			h++;
+	if (h + 1 >= n || p[h] != '\r' || p[h + 1] != '\n')
+		return false;
+	*len = h + 2;
+	return true;
+}
+
+/*
+ * Follows a chunked body over len bytes of a send, of which p[0..n) were
+ * captured: payloads are skipped by their sizes, so only the chunk-size
+ * lines need to lie in the capture. True at the last chunk ("0\r\n"; its
+ * trailers are not waited for). A size line past the capture loses the
+ * track (TT_FRAME_NONE).
+ */
+static bool chunks_follow(struct tt_sse_carry *c, const __u8 *p, size_t n,
+			  __u64 len)
+{
+	__u64 pos = 0, k, size;
+	size_t l;
+
+	while (pos < len) {
+		if (c->left) {
+			k = len - pos < c->left ? len - pos : c->left;
+			c->left -= k;
+			pos += k;
+			continue;
+		}
+		if (pos >= n || !size_line(p + pos, n - pos, &size, &l)) {
+			c->frame = TT_FRAME_NONE;
+			return false;
+		}
+		pos += l;
+		if (!size) {
+			c->frame = TT_FRAME_NONE;
 			return true;
+		}
+		c->left = size + 2;
 	}
 	return false;
+}
+
+/* Takes len body bytes (p[0..n) of them captured) into the framing; true
+ * when the body's last byte is among them. */
+static bool frame_body(struct tt_sse_carry *c, const __u8 *p, size_t n,
+		       __u64 len)
+{
+	switch (c->frame) {
+	case TT_FRAME_LENGTH:
+		if (len < c->left) {
+			c->left -= len;
+			return false;
+		}
+		c->frame = TT_FRAME_NONE;
+		c->left = 0;
+		return true;
+	case TT_FRAME_CHUNKED:
+		return chunks_follow(c, p, n, len);
+	}
+	return false;
+}
+
+/* A status line's headers set the framing of the body that follows. */
+static void frame_begin(struct tt_sse_carry *c, const struct hdr_info *h,
+			unsigned int code, struct tt_send *send)
+{
+	c->left = 0;
+	c->chunked = h->chunked ? 1 : 2;
+	if (code == 204 || code == 304) {
+		c->frame = TT_FRAME_NONE; /* no body */
+		send->flags |= TT_SEND_F_END;
+	} else if (h->chunked) {
+		c->frame = TT_FRAME_CHUNKED;
+	} else if (h->has_length) {
+		c->frame = TT_FRAME_LENGTH;
+		c->left = h->length;
+		if (!h->length)
+			send->flags |= TT_SEND_F_END;
+	} else {
+		c->frame = TT_FRAME_CLOSE;
+		send->flags |= TT_SEND_F_CLOSE_DELIM;
+	}
 }
 
 /*
@@ -264,14 +389,16 @@ static void classify_body(const __u8 *body, size_t n, bool declared, bool whole,
 		send->cls = TT_SEND_OTHER;
 }
 
-/* whole: p[0..n) is the send to its last byte (nothing cut by the capture) */
-static void classify(const __u8 *p, size_t n, bool whole, struct tt_send *send,
+/* whole: p[0..n) is the send to its last byte (nothing cut by the capture);
+ * len: the send's length */
+static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		     bool allow_interim, struct tt_sse_carry *carry)
 {
+	bool whole = len == n, declared = false;
+	struct hdr_info hi;
 	const __u8 *end;
 	unsigned int code;
 	size_t hdr_len;
-	bool declared = false;
 
 	code = status_code(p, n);
 	if (code) {
@@ -286,14 +413,16 @@ static void classify(const __u8 *p, size_t n, bool whole, struct tt_send *send,
 			send->cls = code < 200 ? TT_SEND_OTHER :
 						 TT_SEND_HEADERS;
 			send->status = code < 200 ? 0 : code;
+			if (carry && code >= 200)
+				carry->frame = TT_FRAME_NONE;
 			return;
 		}
 		hdr_len = end + 4 - p;
 		if (code < 200) {
 			/* "100 Continue": the real response may follow */
 			if (hdr_len < n && allow_interim) {
-				classify(p + hdr_len, n - hdr_len, whole, send,
-					 false, carry);
+				classify(p + hdr_len, n - hdr_len,
+					 len - hdr_len, send, false, carry);
 				return;
 			}
 			send->flags |= TT_SEND_F_INTERIM;
@@ -302,38 +431,113 @@ static void classify(const __u8 *p, size_t n, bool whole, struct tt_send *send,
 		}
 		send->flags |= TT_SEND_F_HEADERS;
 		send->status = code;
-		declared = header_says_chunked(p, hdr_len);
+		scan_headers(p, hdr_len, &hi);
+		declared = hi.chunked;
 		if (declared)
 			send->flags |= TT_SEND_F_CHUNKED;
-		if (hdr_len == n) {
-			/* a body past the capture is unseen: not a token */
-			send->cls = whole ? TT_SEND_HEADERS : TT_SEND_OTHER;
-			return;
-		}
+		if (carry)
+			frame_begin(carry, &hi, code, send);
 		p += hdr_len;
 		n -= hdr_len;
+		len -= hdr_len;
+		if (!n) {
+			/* a body past the capture is unseen: not a token */
+			send->cls = whole ? TT_SEND_HEADERS : TT_SEND_OTHER;
+			if (carry && len && frame_body(carry, p, 0, len))
+				send->flags |= TT_SEND_F_END;
+			return;
+		}
 	}
 	classify_body(p, n, declared, whole, send, carry);
+	if (carry && frame_body(carry, p, n, len))
+		send->flags |= TT_SEND_F_END;
 }
 
-void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
-			    struct tt_send *send, struct tt_sse_carry *carry)
+/*
+ * The send's last bytes, when the capture missed them: "data: [DONE]"
+ * there is the stream's end; so is the chunked terminator closing a chunked
+ * body ("\r\n0\r\n\r\n", or a last iovec of "0\r\n\r\n" alone).
+ */
+/* A "data: [DONE]" line in the tail t[0..k): at a line start (or the
+ * start of a tail shorter than TT_SEND_TAIL, a whole iovec), ending there
+ * or at the tail's end; never inside a token's JSON text. */
+static bool tail_done(const __u8 *t, size_t k)
+{
+	size_t i, e;
+
+	for (i = 0; i + 5 <= k; i++) {
+		if (memcmp(t + i, data_kw, 5) ||
+		    (i ? t[i - 1] != '\n' && t[i - 1] != '\r' :
+			 k >= TT_SEND_TAIL))
+			continue;
+		e = i + 5 + (i + 5 < k && t[i + 5] == ' ');
+		if (e + 6 <= k && !memcmp(t + e, "[DONE]", 6) &&
+		    (e + 6 == k || t[e + 6] == '\r' || t[e + 6] == '\n'))
+			return true;
+	}
+	return false;
+}
+
+static void classify_tail(const __u8 *t, size_t k, bool chunked,
+			  struct tt_send *send, struct tt_sse_carry *carry)
+{
+	static const char term[] = "\r\n0\r\n\r\n";
+	bool done = tail_done(t, k);
+	bool end = chunked && ((k >= 7 && !memcmp(t + k - 7, term, 7)) ||
+			       (k == 5 && !memcmp(t, term + 2, 5)));
+
+	if (done)
+		send->cls = send->cls == TT_SEND_TOKEN ||
+					    send->cls == TT_SEND_TOKEN_DONE ?
+				    TT_SEND_TOKEN_DONE :
+				    TT_SEND_DONE;
+	if (!end)
+		return;
+	send->flags |= TT_SEND_F_END;
+	if (carry) {
+		carry->frame = TT_FRAME_NONE;
+		carry->left = 0;
+	}
+}
+
+void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
+			   size_t ntail, __s64 send_len, struct tt_send *send,
+			   struct tt_sse_carry *carry)
 {
 	size_t n = nbytes;
+	bool chunked;
 
 	send->cls = TT_SEND_OTHER;
 	send->tokens = 0;
 	send->flags = 0;
 	send->status = 0;
-	if (!data || send_len <= 0)
+	if (send_len <= 0)
 		return;
-	if (n > TT_SEND_CAPTURE)
-		n = TT_SEND_CAPTURE;
+	if (!data || n > TT_SEND_CAPTURE)
+		n = data ? TT_SEND_CAPTURE : 0;
 	if ((__u64)send_len < n)
 		n = send_len;
-	if (!n)
-		return;
-	classify(data, n, (__u64)send_len == n, send, true, carry);
+	if (n)
+		classify(data, n, send_len, send, true, carry);
+	else if (carry && frame_body(carry, data, 0, send_len))
+		/* nothing captured: the bytes still count for the framing */
+		send->flags |= TT_SEND_F_END;
+	if (tail && ntail && (__u64)send_len > n &&
+	    !(send->flags & TT_SEND_F_END)) {
+		if (ntail > TT_SEND_TAIL)
+			ntail = TT_SEND_TAIL;
+		/* the headers' word when seen, else what the bytes looked like */
+		chunked = carry && carry->chunked ?
+				  carry->chunked == 1 :
+				  !!(send->flags & TT_SEND_F_CHUNKED);
+		classify_tail(tail, ntail, chunked, send, carry);
+	}
+}
+
+void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
+			    struct tt_send *send, struct tt_sse_carry *carry)
+{
+	tt_classify_send_tail(data, nbytes, NULL, 0, send_len, send, carry);
 }
 
 void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
@@ -347,16 +551,23 @@ static size_t carry_slot(__u64 sk)
 	return (size_t)((sk * 0x9E3779B97F4A7C15ULL) >> 54) % TT_CARRY_SLOTS;
 }
 
+/* Anything for the connection's next send to know. */
+static bool carry_live(const struct tt_sse_carry *carry)
+{
+	return carry->n || carry->frame != TT_FRAME_NONE;
+}
+
 void tt_classifier_send(struct tt_classifier *c, const void *data,
-			size_t nbytes, struct tt_send *send)
+			size_t nbytes, const void *tail, size_t ntail,
+			struct tt_send *send)
 {
 	struct tt_carry_slot *s = &c->slot[carry_slot(send->sk)];
 	struct tt_sse_carry none = { 0 };
 
 	/* another connection's carry in this slot is not ours */
-	tt_classify_send_carry(data, nbytes, send->len, send,
-			       s->sk == send->sk ? &s->carry : &none);
-	if (none.n) {
+	tt_classify_send_tail(data, nbytes, tail, ntail, send->len, send,
+			      s->sk == send->sk ? &s->carry : &none);
+	if (carry_live(&none)) {
 		s->sk = send->sk;
 		s->carry = none;
 	}

@@ -27,23 +27,52 @@
  * - chunked framing ("<hex>[;ext]\r\n" ... "\r\n") is removed before the
  *   SSE scan; the last chunk "0\r\n\r\n" ends the stream;
  * - anything else (plain JSON body, HTTP/2 frames): TT_SEND_OTHER.
+ *
+ * With the connection's carry (tt_classify_send_carry) the body's framing
+ * is followed across sends by their full lengths (docs/design.md §3.1):
+ * TT_SEND_F_END marks the send holding the body's last byte (Content-Length
+ * reached, the last chunk, even past the capture when the chunk-size lines
+ * on the way were captured), TT_SEND_F_CLOSE_DELIM a status line whose
+ * body runs to the connection's close.
  */
 void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
 		      struct tt_send *send);
 
+/* How the response's body ends (tt_sse_carry.frame). */
+enum tt_frame {
+	TT_FRAME_NONE = 0, /* unknown: no status line seen, or track lost */
+	TT_FRAME_LENGTH, /* Content-Length: left body bytes to come */
+	TT_FRAME_CHUNKED, /* left bytes of a chunk (payload and CRLF), then a
+			   * chunk-size line */
+	TT_FRAME_CLOSE, /* no length, not chunked: the body ends at close */
+};
+
 /* What a send of the connection left open: the start of a line that may
- * still become "data:" (a proper prefix of it, n bytes). */
+ * still become "data:" (a proper prefix of it, n bytes), and where the
+ * response's body stands in its framing. */
 #define TT_SSE_CARRY 4
 struct tt_sse_carry {
 	__u8 n;
 	__u8 bytes[TT_SSE_CARRY];
+	__u8 frame; /* enum tt_frame */
+	/* the latest status line said chunked (1) or not (2); 0: none seen.
+	 * Outlives a lost track: a terminator in a send's tail still ends */
+	__u8 chunked;
+	__u64 left;
 };
 
 /* tt_classify_send, continuing the line carry holds (when the send does
  * not begin a new response) and leaving in carry what this one leaves
- * open (only when the capture holds the whole send). carry may be NULL. */
+ * open (a line only when the capture holds the whole send; the framing
+ * always). carry may be NULL. */
 void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
 			    struct tt_send *send, struct tt_sse_carry *carry);
+/* The same with the send's last ntail bytes (tt_send_raw.tail) when the
+ * capture did not hold it whole: a chunked terminator or "data: [DONE]"
+ * there ends the response. */
+void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
+			   size_t ntail, __s64 send_len, struct tt_send *send,
+			   struct tt_sse_carry *carry);
 
 /*
  * The carries of the collector's connections, by socket: a direct-mapped
@@ -59,9 +88,11 @@ struct tt_classifier {
 	} slot[TT_CARRY_SLOTS];
 };
 
-/* Classifies send (send->sk, send->len set) with its connection's carry. */
+/* Classifies send (send->sk, send->len set) with its connection's carry
+ * and the send's last bytes (tail may be NULL). */
 void tt_classifier_send(struct tt_classifier *c, const void *data,
-			size_t nbytes, struct tt_send *send);
+			size_t nbytes, const void *tail, size_t ntail,
+			struct tt_send *send);
 /* The connection ended or its socket was reused: its carry goes. */
 void tt_classifier_forget(struct tt_classifier *c, __u64 sk);
 

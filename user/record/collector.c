@@ -308,7 +308,10 @@ static int handle_record(void *ctx, void *data, size_t size)
 							 TT_SEND_CAPTURE;
 		ev.h.type = TT_EV_SEND;
 		ev.send = raw->send;
-		tt_classifier_send(&c->cls, raw->data, nbytes, &ev.send);
+		tt_classifier_send(&c->cls, raw->data, nbytes, raw->tail,
+				   raw->ntail < TT_SEND_TAIL ? raw->ntail :
+							       TT_SEND_TAIL,
+				   &ev.send);
 	} else {
 		psize = tt_event_payload_size(h->type);
 		if (psize < 0 || size < sizeof(*h) + (size_t)psize)

@@ -84,12 +84,13 @@ static const char *dominant(const struct tt_analyzer *a, size_t i)
 
 /* What the percentiles are taken over. */
 struct report_data {
-	struct tt_u64vec ttft, tpot, itl;
-	struct tt_summary s_ttft, s_tpot, s_itl;
+	struct tt_u64vec ttft, tpot, itl, itl_emit;
+	struct tt_summary s_ttft, s_tpot, s_itl, s_itl_emit;
 	size_t complete, incomplete;
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
 	size_t errors, no_token; /* answered without tokens: counted apart */
 	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
+	size_t itl_bunched; /* of the ITL gaps, emitted apart, left together */
 	/* the requests of the TTFT percentiles whose stages are known */
 	struct tt_u64vec stage[NROWS];
 	struct tt_summary s_stage[NROWS];
@@ -106,6 +107,7 @@ static void data_free(struct report_data *d)
 	tt_u64vec_free(&d->ttft);
 	tt_u64vec_free(&d->tpot);
 	tt_u64vec_free(&d->itl);
+	tt_u64vec_free(&d->itl_emit);
 	for (k = 0; k < NROWS; k++)
 		tt_u64vec_free(&d->stage[k]);
 	tt_u64vec_free(&d->members);
@@ -188,14 +190,20 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 			d->bunched += r->bunched;
 		}
 		gaps = tt_analyzer_request_itl(a, i, &n);
-		if (n && tt_u64vec_reserve(&d->itl, n))
+		if (n && (tt_u64vec_reserve(&d->itl, n) ||
+			  tt_u64vec_reserve(&d->itl_emit, n)))
 			return -ENOMEM;
 		for (k = 0; k < n; k++)
 			d->itl.v[d->itl.n++] = gaps[k];
+		gaps = tt_analyzer_request_itl_emit(a, i, &n);
+		for (k = 0; k < n; k++)
+			d->itl_emit.v[d->itl_emit.n++] = gaps[k];
+		d->itl_bunched += r->itl_bunched;
 	}
 	tt_summarize(d->ttft.v, d->ttft.n, &d->s_ttft);
 	tt_summarize(d->tpot.v, d->tpot.n, &d->s_tpot);
 	tt_summarize(d->itl.v, d->itl.n, &d->s_itl);
+	tt_summarize(d->itl_emit.v, d->itl_emit.n, &d->s_itl_emit);
 	for (k = 0; k < NROWS; k++)
 		tt_summarize(d->stage[k].v, d->stage[k].n, &d->s_stage[k]);
 	pick_requests(a, d);
@@ -440,6 +448,10 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		fprintf(out,
 			"TPOT (wire): %zu request(s) emitted tokens apart that left together (Nagle, a delayed ACK): their TPOT is the wire's; the server's emit rate is tpot_emit_ns in --json.\n",
 			d.bunched);
+	if (d.itl_bunched)
+		fprintf(out,
+			"ITL (wire): %zu of %zu gap(s) emitted apart left together: ITL is the wire's; the server's emit gaps are itl_emit_ns in --json.\n",
+			d.itl_bunched, d.itl.n);
 	if (o->extra)
 		o->extra->text(out, o->extra->ctx);
 	text_stages(out, &d);
@@ -755,7 +767,10 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 	fprintf(out, ",\"tpot_at_wire\":%s,\"bunched\":%s",
 		r->tpot_at_wire ? "true" : "false",
 		r->bunched ? "true" : "false");
+	fprintf(out, ",\"itl_at_wire\":%s,\"itl_bunched\":%u",
+		r->itl_at_wire ? "true" : "false", r->itl_bunched);
 	json_opt(out, "t_end_ns", r->t_end);
+	fprintf(out, ",\"end\":\"%s\"", tt_end_name(r->end));
 	fprintf(out, ",\"bytes_in\":%llu,\"bytes_out\":%llu,\"lport\":%u",
 		(unsigned long long)r->bytes_in,
 		(unsigned long long)r->bytes_out, r->lport);
@@ -863,12 +878,14 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
 		"\"incomplete\":%zu,\"errors\":%zu,\"no_token\":%zu,"
-		"\"bunched\":%zu,\"include_incomplete\":%s",
+		"\"bunched\":%zu,\"itl_bunched\":%zu,\"include_incomplete\":%s",
 		d.complete + d.incomplete, d.complete, d.incomplete, d.errors,
-		d.no_token, d.bunched, o->include_incomplete ? "true" : "false");
+		d.no_token, d.bunched, d.itl_bunched,
+		o->include_incomplete ? "true" : "false");
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
+	json_summary(out, "itl_emit_ns", &d.s_itl_emit);
 	json_summary_stages(out, a, &d);
 	fprintf(out, ",\"drops\":%llu,\"drops_per_cpu\":{",
 		(unsigned long long)tt_analyzer_lost(a));

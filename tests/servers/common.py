@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""What every framing test server answers (tests/test_bpf_framing.sh).
+
+POST /v1/completions {"max_tokens": N, "stream": true|false}: a stream of N
+SSE events, each --pad bytes longer than a small one (so that the end of a
+send can lie past ttftrace's captured prefix), then "data: [DONE]" unless
+--no-done; or, not streamed, one JSON body with a Content-Length.
+"""
+import argparse
+import json
+
+
+def parse_args(desc):
+    ap = argparse.ArgumentParser(description=desc)
+    ap.add_argument("-p", "--port", type=int, required=True)
+    ap.add_argument("--pad", type=int, default=0,
+                    help="bytes of padding in each event")
+    ap.add_argument("--no-done", action="store_true",
+                    help="end the stream without data: [DONE]")
+    ap.add_argument("--gap-ms", type=float, default=1.0,
+                    help="time between tokens")
+    return ap.parse_args()
+
+
+def want(body):
+    """(tokens, stream) asked for by a request body."""
+    try:
+        req = json.loads(body or b"{}")
+    except ValueError:
+        req = {}
+    return int(req.get("max_tokens") or 8), bool(req.get("stream", True))
+
+
+def event(i, pad):
+    """One SSE event: a completion chunk carrying token i."""
+    chunk = {"id": "cmpl-1", "object": "text_completion",
+             "choices": [{"index": 0, "text": " tok%d" % i}],
+             "pad": "x" * pad}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+DONE = b"data: [DONE]\n\n"
+
+
+def completion(n):
+    """The whole answer of a request that did not ask for a stream."""
+    return json.dumps({"id": "cmpl-1", "object": "text_completion",
+                       "choices": [{"index": 0, "text": " tok" * n}]}).encode()
