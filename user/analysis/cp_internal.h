@@ -266,6 +266,11 @@ struct walk {
 	/* consumers whose burst with this request's own hand-off was passed */
 	__u32 *passed;
 	size_t npassed, cappassed;
+	/* a lock wake was followed before the dispatch was found; on the
+	 * second walk, lock waits of a thread woken by a hand-off are its own
+	 * (docs/design.md §4.4) */
+	bool lock_followed, detours;
+	bool resumes; /* third walk: the resume rule too (§4.4) */
 	int err;
 };
 
@@ -312,6 +317,10 @@ bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
 /* The runtime lock range of tgid that holds futex word, or NULL. */
 const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 					 __u64 word, __u32 tgid);
+/* Blocked record rec of th waits on a futex word that is a lock (§4.3's
+ * counts) or a runtime's. */
+bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
+		      const struct cp_rec *rec);
 /* Blocked record rec of th waits on a runtime's lock (CPython's GIL). */
 bool cp_block_is_runtime(const struct tt_critpath *cp,
 			 const struct cp_thread *th, const struct cp_rec *rec);

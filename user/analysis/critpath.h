@@ -79,6 +79,9 @@ enum tt_cp_dispatch {
 	TT_CP_DISP_GPU,
 	/* an application marker said so (record --mark dispatch=) */
 	TT_CP_DISP_MARKER,
+	/* the engine was preempted when the reader let the request go and
+	 * woken by nobody: it took the request up when it ran again */
+	TT_CP_DISP_RESUME,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */

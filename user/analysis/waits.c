@@ -70,6 +70,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "gpu";
 	case TT_CP_DISP_MARKER:
 		return "marker";
+	case TT_CP_DISP_RESUME:
+		return "resume";
 	}
 	return "?";
 }
@@ -452,6 +454,22 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 		tt_hmap_find(&cp->futex_words, word, tgid);
 
 	return ent && word_lock(&cp->words[ent->val], limit);
+}
+
+bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
+		      const struct cp_rec *rec)
+{
+	const struct cp_block *b;
+
+	if (rec->state != REC_BLOCKED || rec->info == NONE32)
+		return false;
+	b = &cp->blocks[rec->info];
+	if (b->syscall != TT_NR_futex)
+		return false;
+	return cp_runtime_word(cp, b->arg0, th->tgid) ||
+	       word_is_lock(cp, b->arg0, th->tgid,
+			    (__u64)LOCK_WAITS_PER_REQ *
+				    (cp->prep_nreq ? cp->prep_nreq : 1));
 }
 
 static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)

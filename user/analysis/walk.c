@@ -263,6 +263,62 @@ static __u64 queue_cut(struct walk *wk, __u64 t)
 }
 
 /*
+ * Runnable record k of th ends a wait on a lock word, and before that wait
+ * th was woken by a hand-off (not through a lock) after floor, blocked
+ * since on lock words only: the lock is a detour on th's way from the
+ * hand-off to the token. The walk stays on th (the wait is charged as a
+ * lock) to find that hand-off, rather than the lock holder's work: a
+ * worker woken for the request that then waits on its runtime's mutex, an
+ * output thread woken by the engine and then by the GIL (docs/design.md
+ * §4.4).
+ */
+static bool lock_detour(const struct tt_critpath *cp, const struct cp_thread *th,
+			long k, __u64 floor)
+{
+	const struct cp_wake *w = &cp->wakes[th->recs[k].info];
+	long j;
+
+	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+		return false;
+	for (j = k - 1; j >= 0 && th->recs[j].ts >= floor; j--) {
+		const struct cp_rec *r = &th->recs[j];
+
+		if (r->state == REC_BLOCKED &&
+		    !cp_block_on_lock(cp, th, r))
+			return false;
+		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
+		    !cp->wakes[r->info].lock &&
+		    cp->wakes[r->info].waker_tid != th->tid &&
+		    cp->wakes[r->info].ctx == CTX_PROCESS)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * docs/design.md §4.4's resume rule, on consumer c (not the reader) at
+ * running record k before any dispatch: c was runnable, preempted and
+ * woken by nothing the walk follows, when the reader let the request go.
+ * A busy engine on a crowded CPU takes the request up when it runs again.
+ */
+static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
+		    __u64 floor)
+{
+	const struct cp_rec *run = &c->recs[k], *prev;
+	__u64 tq;
+
+	if (k < 1 || run->state != REC_RUNNING || run->ts <= floor ||
+	    c->tid == wk->rq->reader_tid)
+		return false;
+	prev = &c->recs[k - 1];
+	if (prev->state != REC_RUNNABLE ||
+	    (prev->info != NONE32 && cp_wake_followed(wk->cp, c, k - 1)))
+		return false;
+	tq = cp_handoff_point(wk, run->ts);
+	return tq >= prev->ts && tq > floor && tq <= run->ts;
+}
+
+/*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
  * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
  * goes on down to t_read without looking for another: with a pick-up on
@@ -280,7 +336,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
 	const struct cp_rec *rec = NULL;
-	bool boundary, dispatched = false;
+	bool boundary, resume, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
 	__u64 marked = wk->mk.dispatch;
@@ -306,13 +362,20 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			else
 				boundary = !dispatched && cs.entered &&
 					   cs.has_tb && cs.tb >= s && cs.tb <= t;
-			if (boundary)
+			resume = !boundary && !marked && !dispatched &&
+				 wk->resumes && cs.entered &&
+				 resumed(wk, th, k, floor);
+			if (resume)
+				boundary = true;
+			else if (boundary)
 				s = marked ? marked : cs.tb;
 			charge_rec(wk, th, rec, s, t);
 		}
 		t = s;
 		if (boundary) {
-			*rule = marked ? TT_CP_DISP_MARKER : TT_CP_DISP_HANDOFF;
+			*rule = marked ? TT_CP_DISP_MARKER :
+			       resume	 ? TT_CP_DISP_RESUME :
+					   TT_CP_DISP_HANDOFF;
 			disp = t;
 			dispatched = true;
 			t = queue_cut(wk, t);
@@ -322,6 +385,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			continue;
 		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k) : NULL;
+		if (waker && !dispatched && !marked && wk->detours &&
+		    lock_detour(cp, th, k, floor))
+			waker = NULL;
 		if (!waker) {
 			k--;
 			continue;
@@ -353,6 +419,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			wk->t_enqueue = t;
 			wk->enqueue = TT_CP_ENQ_PICKUP;
 		}
+		if (!dispatched && (w->lock == CP_LOCK_WORD ||
+				    w->lock == CP_LOCK_RUNTIME))
+			wk->lock_followed = true;
 		from = w->lock ? 0 : th->tid;
 		th = waker;
 		tid = th->tid;
@@ -363,6 +432,37 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		cp_scan_consumer(wk, th, t, floor, from, &cs);
 	}
 	return disp;
+}
+
+/*
+ * The walk from start found no dispatch: walks again with the fallbacks
+ * (lock detours, lock_detour(); the resume rule, resumed()) and keeps that
+ * walk when it finds one. A lock holder's work stays on the path, and a
+ * hand-off boundary wins, wherever the first walk finds the dispatch.
+ */
+static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
+		    __u8 *rule, bool detours, bool resumes)
+{
+	struct walk alt = *start;
+	__u64 alt_disp;
+	__u8 alt_rule;
+
+	alt.path = (struct segvec){ 0 };
+	alt.detours = detours;
+	alt.resumes = resumes;
+	alt_disp = walk_path(&alt, &alt_rule);
+	if (alt.err || alt_rule == TT_CP_DISP_READ) {
+		if (alt.err)
+			wk->err = alt.err;
+		free(alt.path.v);
+		free(alt.passed);
+		return disp;
+	}
+	free(wk->path.v);
+	free(wk->passed);
+	*wk = alt;
+	*rule = alt_rule;
+	return alt_disp;
 }
 
 static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
@@ -463,9 +563,10 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		    const struct cp_rq_marks *mk, struct tt_cp_result *out)
 {
 	const struct tt_cp_request *rq = &rqs[ri];
-	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri };
+	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri }, start;
 	struct segvec segs = cp->walk_segs;
 	__u64 disp, j;
+	bool locks;
 	__u8 rule;
 	size_t i;
 	long l;
@@ -490,9 +591,16 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		wk.incomplete |= TT_CP_INC_LOST;
 	take_marks(&wk, mk);
 
+	start = wk;
 	disp = walk_path(&wk, &rule);
+	locks = wk.lock_followed;
+	if (!wk.err && rule == TT_CP_DISP_READ && locks)
+		disp = rewalk(&start, &wk, disp, &rule, true, false);
 	if (!wk.err && rule == TT_CP_DISP_READ)
 		disp = cp_gpu_dispatch(&wk, disp, &rule);
+	/* an interpreter lock passed around hides who runs: no resume then */
+	if (!wk.err && rule == TT_CP_DISP_READ && !locks)
+		disp = rewalk(&start, &wk, disp, &rule, false, true);
 	err = wk.err;
 	if (!err)
 		err = reader_phase(&wk, &segs);

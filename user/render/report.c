@@ -522,6 +522,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the first GPU launch of the iteration after the one running when the request was read";
 	case TT_CP_DISP_MARKER:
 		return "an application marker (record --mark dispatch=)";
+	case TT_CP_DISP_RESUME:
+		return "the engine, preempted when the request was handed on, ran again";
 	default:
 		return "nothing better: taken as t_read";
 	}
