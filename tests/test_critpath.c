@@ -1372,6 +1372,52 @@ static const struct scenario scenarios[] = {
 		}),
 		.stats = { STAT(lock_words, 0) },
 	},
+	/* The fallbacks when no rule finds the dispatch (docs/design.md
+	 * §4.4). A busy engine preempted when the reader let the request go
+	 * (no wake: it polls its queue) takes it up when it runs again. */
+	{
+		SC("test_fallbacks", "resume"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_PREEMPT(200, 102),
+			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(500, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1000 + 15,
+			       [TT_ST_QUEUE] = 200, [TT_ST_RUNQUEUE] = 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 500),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
+	/* A worker woken by the reader's hand-off, then blocked on the GIL
+	 * the reader holds: following the lock finds no dispatch, the worker's
+	 * own timeline does (a pick-up), the wait is the lock's. */
+	{
+		SC("test_fallbacks", "lock_detour"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x7100),
+			       E_WAKE(300, 101, 102, NR_FUTEX, 0x7100),
+			       E_IN(310, 102),
+			       E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),
+			       E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1005, 102),
+			       E_WAKE(2000, 102, 101, NR_WRITE, 9),
+			       E_IN(2005, 101)),
+		RQS(RQ(1, 50, 100, 2020, 2030, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 10 + 995 + 15,
+			       [TT_ST_RUNQUEUE] = 10 + 5 + 5, [TT_ST_LOCK] = 680,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 300),
+			  R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680) },
+		}),
+	},
 	/* On TCP loopback the receiver's wakeup runs in softirq with the
 	 * sender as current: followed when the sender is traced... */
 	{
@@ -2682,6 +2728,7 @@ int main(void)
 	TT_RUN_GROUP(test_busy_engine);
 	TT_RUN_GROUP(test_busy_engine_shared_loop);
 	TT_RUN_GROUP(test_gil_lock);
+	TT_RUN_GROUP(test_fallbacks);
 	TT_RUN_GROUP(test_loopback_softirq);
 	TT_RUN_GROUP(test_lost);
 	TT_RUN_GROUP(test_sleep_lock_unknown);
