@@ -28,40 +28,7 @@ for s in go go-lock; do
 	grep -qi "warning" "$OUTDIR/$s/record.log" &&
 		fail "scen_go: $s: record warned: $(grep -i warning "$OUTDIR/$s/record.log" | head -1)"
 done
-/usr/bin/python3 - "$OUTDIR/summary.jsonl" "$OUTDIR" <<'EOF'
-import json, os, sys
-# scenario: (max share of requests with t_dispatch off by > 1 ms,
-#            max share with the queue off by more than max(1 ms, 5%))
-limits = {"go": (0.25, 0.15), "go-lock": (0.35, 0.25)}
-seen = set()
-for line in open(sys.argv[1]):
-    s = json.loads(line)
-    name, n = s["name"], s["n"]
-    seen.add(name)
-    ok_ttft, all_ttft = (int(x) for x in s["ttft_ok"].split("/"))
-    disp, queue = limits[name]
-    rep = json.load(open(os.path.join(sys.argv[2], name, "report.json")))
-    why = [r["incomplete_reason"] for r in rep["requests"] if not r["complete"]]
-    # one XMIT the kernel never reported (docs/design.md §3.4) is no
-    # fault of the attribution; anything else is
-    checks = [
-        (n == 120 and (s["complete"] == n or why == ["no-wire"]),
-         "%d of %d requests matched and complete (incomplete: %s)"
-         % (s["complete"], n, why)),
-        (all_ttft > 0 and ok_ttft == all_ttft,
-         "TTFT within 0.2 ms + 1%% of the client's stamp: %s" % s["ttft_ok"]),
-        (s["dispatch_off"] <= disp * n,
-         "t_dispatch off by > 1 ms for %d of %d (at most %d%%)"
-         % (s["dispatch_off"], n, disp * 100)),
-        (s["scheduler.queue"][4] <= queue * n,
-         "queue off for %d of %d (at most %d%%)"
-         % (s["scheduler.queue"][4], n, queue * 100)),
-    ]
-    for ok, what in checks:
-        print("%s: scen_go: %s: %s" % ("PASS" if ok else "FAIL", name, what))
-for name in sorted(set(limits) - seen):
-    print("FAIL: scen_go: %s: no result" % name)
-EOF
+/usr/bin/python3 tests/scen_check.py scen_go "$OUTDIR" go:0.25:0.15:0.25 go-lock:0.35:0.25:0.35
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$((20000 + RANDOM % 20000))
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

@@ -270,6 +270,7 @@ struct walk {
 	 * second walk, lock waits of a thread woken by a hand-off are its own
 	 * (docs/design.md §4.4) */
 	bool lock_followed, detours;
+	bool gil_followed; /* the same through a runtime's lock (the GIL) */
 	bool resumes; /* third walk: the resume rule too (§4.4) */
 	int err;
 };

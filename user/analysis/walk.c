@@ -422,6 +422,8 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		if (!dispatched && (w->lock == CP_LOCK_WORD ||
 				    w->lock == CP_LOCK_RUNTIME))
 			wk->lock_followed = true;
+		if (!dispatched && w->lock == CP_LOCK_RUNTIME)
+			wk->gil_followed = true;
 		from = w->lock ? 0 : th->tid;
 		th = waker;
 		tid = th->tid;
@@ -566,7 +568,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri }, start;
 	struct segvec segs = cp->walk_segs;
 	__u64 disp, j;
-	bool locks;
+	bool gil;
 	__u8 rule;
 	size_t i;
 	long l;
@@ -593,13 +595,13 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 
 	start = wk;
 	disp = walk_path(&wk, &rule);
-	locks = wk.lock_followed;
-	if (!wk.err && rule == TT_CP_DISP_READ && locks)
+	gil = wk.gil_followed;
+	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed)
 		disp = rewalk(&start, &wk, disp, &rule, true, false);
 	if (!wk.err && rule == TT_CP_DISP_READ)
 		disp = cp_gpu_dispatch(&wk, disp, &rule);
 	/* an interpreter lock passed around hides who runs: no resume then */
-	if (!wk.err && rule == TT_CP_DISP_READ && !locks)
+	if (!wk.err && rule == TT_CP_DISP_READ && !gil)
 		disp = rewalk(&start, &wk, disp, &rule, false, true);
 	err = wk.err;
 	if (!err)

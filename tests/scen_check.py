@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
+
+  scen_check.py TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict] ...
+
+For each NAME (a scenario run in OUTDIR by tools/scenarios/run.sh, whose
+compare.py summary is OUTDIR/summary.jsonl): every request matched and
+complete (one `no-wire` is let through: docs/design.md §3.4), the TTFT of
+every request the client timed exactly within 0.2 ms + 1% of its kernel
+stamp, and at most DISPATCH, QUEUE and A2T (shares of the requests) with
+t_dispatch off by more than 1 ms, the queue off by more than max(1 ms, 5%),
+and the admission-to-token span off by as much. With "strict", the queue
+and the admission-to-token span are also within max(1 ms, 5%) of the
+server's own at p50 and p99 (issue 8's bound).
+"""
+import json
+import os
+import sys
+
+
+def within(truth, attr):
+    return abs(truth - attr) <= max(1_000_000, 0.05 * truth)
+
+
+def main():
+    tag, outdir = sys.argv[1], sys.argv[2]
+    runs = {}
+    for line in open(os.path.join(outdir, "summary.jsonl")):
+        s = json.loads(line)
+        runs[s["name"]] = s
+    for spec in sys.argv[3:]:
+        f = spec.split(":")
+        name, disp, queue, a2t = f[0], float(f[1]), float(f[2]), float(f[3])
+        strict = len(f) > 4 and f[4] == "strict"
+        s = runs.get(name)
+        if not s:
+            print(f"FAIL: {tag}: {name}: no result")
+            continue
+        n = s["n"]
+        rep = json.load(open(os.path.join(outdir, name, "report.json")))
+        why = [r["incomplete_reason"] for r in rep["requests"] if not r["complete"]]
+        ok_ttft, all_ttft = (int(x) for x in s["ttft_ok"].split("/"))
+        q, k = s["scheduler.queue"], s["admit to token"]
+        checks = [
+            (n == 120 and (s["complete"] == n or why == ["no-wire"]),
+             f"{s['complete']} of {n} requests matched and complete (incomplete: {why})"),
+            (all_ttft > 0 and ok_ttft == all_ttft,
+             f"TTFT within 0.2 ms + 1% of the client's stamp: {s['ttft_ok']}"),
+            (s["dispatch_off"] <= disp * n,
+             f"t_dispatch off by > 1 ms for {s['dispatch_off']} of {n} (at most {disp:.0%})"),
+            (q[4] <= queue * n, f"queue off for {q[4]} of {n} (at most {queue:.0%})"),
+            (k[4] <= a2t * n,
+             f"admission to token off for {k[4]} of {n} (at most {a2t:.0%})"),
+        ]
+        if strict:
+            for what, v in (("queue", q), ("admission to token", k)):
+                for p, (t, a) in (("p50", (v[0], v[1])), ("p99", (v[2], v[3]))):
+                    checks.append((within(t, a), f"{what} {p}: {a / 1e6:.2f} ms "
+                                   f"for the server's {t / 1e6:.2f} (max(1 ms, 5%))"))
+        for ok, what in checks:
+            print(f"{'PASS' if ok else 'FAIL'}: {tag}: {name}: {what}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
