@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
 
-  scen_check.py TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict] ...
+  scen_check.py TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50] ...
 
 For each NAME (a scenario run in OUTDIR by tools/scenarios/run.sh, whose
 compare.py summary is OUTDIR/summary.jsonl): every request matched and
@@ -12,7 +12,9 @@ stamp, and at most DISPATCH, QUEUE and A2T (shares of the requests) with
 t_dispatch off by more than 1 ms, the queue off by more than max(1 ms, 5%),
 and the admission-to-token span off by as much. With "strict", the queue
 and the admission-to-token span are also within max(1 ms, 5%) of the
-server's own at p50 and p99 (issue 8's bound).
+server's own at p50 and p99 (issue 8's bound); with "p50", at p50 only (a
+p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
+single one the kernel ran late moves it).
 """
 import json
 import os
@@ -32,7 +34,7 @@ def main():
     for spec in sys.argv[3:]:
         f = spec.split(":")
         name, disp, queue, a2t = f[0], float(f[1]), float(f[2]), float(f[3])
-        strict = len(f) > 4 and f[4] == "strict"
+        mode = f[4] if len(f) > 4 else ""
         s = runs.get(name)
         if not s:
             print(f"FAIL: {tag}: {name}: no result")
@@ -53,9 +55,10 @@ def main():
             (k[4] <= a2t * n,
              f"admission to token off for {k[4]} of {n} (at most {a2t:.0%})"),
         ]
-        if strict:
+        if mode in ("strict", "p50"):
             for what, v in (("queue", q), ("admission to token", k)):
-                for p, (t, a) in (("p50", (v[0], v[1])), ("p99", (v[2], v[3]))):
+                pts = (("p50", (v[0], v[1])), ("p99", (v[2], v[3])))
+                for p, (t, a) in pts[:2 if mode == "strict" else 1]:
                     checks.append((within(t, a), f"{what} {p}: {a / 1e6:.2f} ms "
                                    f"for the server's {t / 1e6:.2f} (max(1 ms, 5%))"))
         for ok, what in checks:
