@@ -38,9 +38,16 @@ run B 5000
 "$TTFTRACE" report --html "$TT_TMP/names.html" "$TT_TMP/names.ttft" \
 	>/dev/null 2>"$TT_TMP/err"
 check "html: report --html of the named server exits 0" [ $? = 0 ]
-"$TTFTRACE" report --html "$TT_TMP/report.html" "$TT_TMP/A.ttft" \
-	>/dev/null 2>>"$TT_TMP/err"
+"$TTFTRACE" report --html "$TT_TMP/report.html" --slo ttft=1s,tpot=1s \
+	--price-per-hour 2 "$TT_TMP/A.ttft" >"$TT_TMP/report.txt" 2>>"$TT_TMP/err"
 check "html: report --html exits 0" [ $? = 0 ]
+# the page's figures are the text report's: throughput, SLO, cost
+for key in throughput SLO cost; do
+	line=$(grep -m1 "^$key" "$TT_TMP/report.txt" | cut -d: -f1 |
+		sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g')
+	check "html: the page has the report's '$key' figure" \
+		grep -qF ">$line</td>" "$TT_TMP/report.html"
+done
 "$TTFTRACE" diff --html "$TT_TMP/diff.html" "$TT_TMP/A.ttft" "$TT_TMP/B.ttft" \
 	>"$TT_TMP/diff.txt" 2>>"$TT_TMP/err"
 check "html: diff --html exits 0" [ $? = 0 ]

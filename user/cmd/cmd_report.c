@@ -248,9 +248,36 @@ static int dump_one(const struct tt_event *ev, void *ctx)
 	return tt_dump_event(stdout, ev, *t0);
 }
 
-/* The HTML page of the analysis, into path. 0 or 1 (said why). */
-static int write_html(const struct tt_loaded *l, const struct report_args *a)
+/* The frame's text lines ("key: value") as the page's summary figures:
+ * one renderer of the figures, two outputs. */
+static int frame_figures(FILE *out, void *ctx)
 {
+	char *buf = NULL, *line, *save = NULL, *colon;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	int err;
+
+	if (!m)
+		return -ENOMEM;
+	err = tt_frame_text(m, &((struct frame_ctx *)ctx)->v);
+	if (fclose(m) && !err)
+		err = -EIO;
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; !err && line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		colon = strstr(line, ": ");
+		if (colon)
+			*colon = '\0';
+		tt_html_figure(out, line, colon ? colon + 2 : "");
+	}
+	free(buf);
+	return err;
+}
+
+/* The HTML page of the analysis, into path. 0 or 1 (said why). */
+static int write_html(const struct tt_loaded *l, const struct report_args *a,
+		      struct frame_ctx *fc)
+{
+	struct tt_html_figures more = { frame_figures, fc };
 	struct tt_html_run run = {
 		.path = a->path,
 		.a = l->an,
@@ -272,7 +299,7 @@ static int write_html(const struct tt_loaded *l, const struct report_args *a)
 	f = tt_output_fopen(a->html, "--html", &st);
 	if (!f)
 		goto cleanup;
-	ret = tt_output_close(f, a->html, &st, tt_html_report(f, &run, NULL));
+	ret = tt_output_close(f, a->html, &st, tt_html_report(f, &run, &more));
 cleanup:
 	tt_run_sample_free(&s);
 	return ret;
@@ -327,7 +354,7 @@ int tt_cmd_report(int argc, char **argv)
 	ret = ret ? 1 : 0;
 	if (a.perfetto && write_perfetto(l.an, a.perfetto))
 		ret = 1;
-	if (a.html && write_html(&l, &a))
+	if (a.html && write_html(&l, &a, &fc))
 		ret = 1;
 warnings:
 	tt_load_warnings(a.path, &l);
