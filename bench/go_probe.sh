@@ -62,7 +62,7 @@ trial() {
 		>>"$BENCH_TMP/results" <<'EOF'
 import csv, subprocess, sys
 mode, path, dur, rec, tt = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], sys.argv[5]
-rows = [r for r in csv.DictReader(open(path)) if r["status"] == "200"]
+rows = [r for r in csv.DictReader(open(path)) if r["status"] in ("200", "ok")]
 ttft = sorted(int(r["ttft_ns"]) for r in rows)
 gos = 0
 if rec:
