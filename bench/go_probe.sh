@@ -7,7 +7,9 @@
 # a closed-loop load, interleaved REPS times:
 #   untraced
 #   off   ttftrace record --goroutines=off
-#   on    ttftrace record (goroutines followed: the default)
+#   on    ttftrace record --goroutines=on (goroutines followed throughout)
+#   auto  ttftrace record (the default: the probe comes off when its traps
+#         would cost more than 5% of a CPU)
 # Prints per mode the median throughput (req/s) and client TTFT p50, and
 # the GO records per request; then on against off and untraced. Not a test.
 # Knobs: REPS (5), DURATION (4 s), CONNS (8), TOKENS (8), LOCK (0|1).
@@ -41,10 +43,9 @@ trial() {
 	case $mode in
 	untraced)
 		bash -c "$cmd" & pid=$! ;;
-	off | on)
+	off | on | auto)
 		rec=$out.ttft
-		local opt=--goroutines=on
-		[ "$mode" = off ] && opt=--goroutines=off
+		local opt=--goroutines=$mode
 		"$TTFTRACE" record -q $opt -o "$rec" -c "$cmd" 2>"$out.log" & pid=$! ;;
 	esac
 	BENCH_PIDS+=("$pid")
@@ -74,7 +75,7 @@ EOF
 }
 
 for rep in $(seq "$REPS"); do
-	for mode in untraced off on; do
+	for mode in untraced off on auto; do
 		trial "$mode" "$rep"
 	done
 done
@@ -85,7 +86,7 @@ for line in open(sys.argv[1]):
     m, rps, ttft, gos = line.split()
     by.setdefault(m, []).append((float(rps), float(ttft), float(gos)))
 med = {m: [statistics.median(x[i] for x in v) for i in range(3)] for m, v in by.items()}
-for m in ("untraced", "off", "on"):
+for m in ("untraced", "off", "on", "auto"):
     if m in med:
         rps, ttft, gos = med[m]
         print("%-9s %8.0f req/s  TTFT p50 %6.2f ms  GO records/request %5.1f  (median of %d)"
@@ -94,4 +95,6 @@ if all(m in med for m in ("untraced", "off", "on")):
     print("on / off:      %.3f of the throughput" % (med["on"][0] / med["off"][0]))
     print("on / untraced: %.3f of the throughput" % (med["on"][0] / med["untraced"][0]))
     print("off / untraced: %.3f of the throughput" % (med["off"][0] / med["untraced"][0]))
+if all(m in med for m in ("untraced", "auto")):
+    print("auto / untraced: %.3f of the throughput" % (med["auto"][0] / med["untraced"][0]))
 EOF

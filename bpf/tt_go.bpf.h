@@ -7,6 +7,15 @@
  * ttftrace.bpf.c.
  */
 
+/* The probe's hits, per CPU, traced or not: every hit costs a trap, which
+ * the recorder weighs against its budget (docs/design.md §4.10). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} go_hits SEC(".maps");
+
 SEC("uprobe")
 int tt_go_status(struct pt_regs *ctx)
 {
@@ -15,7 +24,11 @@ int tt_go_status(struct pt_regs *ctx)
 		struct tt_hdr h;
 		struct tt_go go;
 	} *e;
+	__u32 zero = 0;
+	__u64 *hits = bpf_map_lookup_elem(&go_hits, &zero);
 
+	if (hits)
+		*hits += 1;
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	/* a syscall or a stack copy keeps the goroutine on its thread */

@@ -157,8 +157,34 @@ static void test_handler_and_locked_engine(void)
 	an_golift_free(&gl);
 }
 
+/* The probe came off (record --goroutines=auto): M's events are its own
+ * again, and state changes still in flight are dropped. */
+static void test_probe_taken_off(void)
+{
+	struct an_golift gl = {};
+	struct sink s = {};
+	struct tt_event ev;
+
+	feed_go(&gl, &s, 100, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	ev = mk(TT_EV_RECV, 110, M1);
+	feed(&gl, &s, ev);
+	ASSERT_GE(s.ev[s.n - 1].h.tid, TT_GO_TID_BASE, "the goroutine's read");
+	ev = mk(TT_EV_RTLOCK, 120, TGID);
+	ev.rtlock.kind = TT_RT_GO;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.ev[s.n - 1].h.type, TT_EV_RTLOCK, "passed on");
+	s.n = 0;
+	feed_go(&gl, &s, 125, M1, G_HANDLER, TT_GO_RUNNING, TT_GO_WAITING);
+	ASSERT_EQ(s.n, 0, "a late state change dropped");
+	ev = mk(TT_EV_RECV, 130, M1);
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.ev[s.n - 1].h.tid, M1, "the read is the thread's again");
+	an_golift_free(&gl);
+}
+
 int main(void)
 {
+	TT_RUN(test_probe_taken_off);
 	TT_RUN(test_untouched_without_go);
 	TT_RUN(test_handler_and_locked_engine);
 	TT_EXIT();

@@ -148,17 +148,27 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 
 	switch (ev->h.type) {
 	case TT_EV_GO:
+		/* state changes still in flight when the probe came off */
+		if (gl->stopped.n && tt_hmap_find(&gl->stopped, ev->h.tgid, 0))
+			return 0;
 		if (!is_go(gl, ev->h.tgid) &&
 		    !tt_hmap_insert(&gl->go_tgids, ev->h.tgid, 0, 1))
 			return -ENOMEM;
 		return lift_status(gl, ev, fn, ctx);
+	case TT_EV_RTLOCK:
+		/* the probe came off (record --goroutines=auto): threads again */
+		if (ev->rtlock.kind == TT_RT_GO && !ev->rtlock.hi) {
+			tt_hmap_del(&gl->go_tgids, ev->h.tgid, 0);
+			if (tt_hmap_put(&gl->stopped, ev->h.tgid, 0, 1))
+				return -ENOMEM;
+		}
+		return fn(ctx, ev);
 	case TT_EV_EXIT:
 		if (is_go(gl, ev->h.tgid))
 			tt_hmap_del(&gl->cur, ev->h.tid, 0);
 		return fn(ctx, ev);
 	case TT_EV_FORK:
 	case TT_EV_COMM:
-	case TT_EV_RTLOCK:
 	case TT_EV_LOST:
 		return fn(ctx, ev);
 	}
@@ -186,5 +196,6 @@ void an_golift_free(struct an_golift *gl)
 	tt_hmap_free(&gl->go_tgids);
 	tt_hmap_free(&gl->gs);
 	tt_hmap_free(&gl->cur);
+	tt_hmap_free(&gl->stopped);
 	memset(gl, 0, sizeof(*gl));
 }

@@ -23,6 +23,7 @@ struct an_golift {
 	struct tt_hmap go_tgids; /* processes whose goroutines are seen */
 	struct tt_hmap gs; /* (struct g, tgid) -> goroutine tid */
 	struct tt_hmap cur; /* M's tid -> tid of the goroutine it runs */
+	struct tt_hmap stopped; /* processes whose probe came off */
 	__u32 ngs;
 	__u64 lifted; /* goroutine state changes turned into events */
 };

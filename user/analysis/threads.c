@@ -193,7 +193,18 @@ static void word_note(__u32 *tids, __u32 tid)
 static int add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_rtlock *rl = &ev->rtlock;
+	size_t i, j;
 
+	/* Go's goroutines no longer followed: its futexes judged as any */
+	if (rl->kind == TT_RT_GO && !rl->hi) {
+		for (i = j = 0; i < cp->nrtranges; i++)
+			if (cp->rtranges[i].tgid != ev->h.tgid ||
+			    cp->rtranges[i].kind != TT_RT_GO)
+				cp->rtranges[j++] = cp->rtranges[i];
+		cp->prepared = cp->prepared && j == cp->nrtranges;
+		cp->nrtranges = j;
+		return 0;
+	}
 	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
 		return 0;
 	if (tt_grow((void **)&cp->rtranges, &cp->caprtranges,

@@ -60,7 +60,7 @@ struct record_args {
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
 	int ncuda_libs;
-	bool no_goroutines;
+	enum go_mode { GO_AUTO, GO_ON, GO_OFF } goroutines;
 	const char *marks[MAX_MARKS]; /* --mark, checked after parsing */
 	int nmarks;
 	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
@@ -104,7 +104,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
-	{ "goroutines", OPT_GOROUTINES, "on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus; default on)", 0 },
+	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
@@ -165,10 +165,16 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		a->cuda_libs[a->ncuda_libs++] = arg;
 		break;
 	case OPT_GOROUTINES:
-		if (strcmp(arg, "on") && strcmp(arg, "off"))
-			argp_error(state, "invalid --goroutines '%s': on or off",
+		if (!strcmp(arg, "auto"))
+			a->goroutines = GO_AUTO;
+		else if (!strcmp(arg, "on"))
+			a->goroutines = GO_ON;
+		else if (!strcmp(arg, "off"))
+			a->goroutines = GO_OFF;
+		else
+			argp_error(state,
+				   "invalid --goroutines '%s': auto, on or off",
 				   arg);
-		a->no_goroutines = !strcmp(arg, "off");
 		break;
 	case 'M':
 		if (a->nmarks == MAX_MARKS)
@@ -205,7 +211,11 @@ struct record_state {
 	int write_err;
 	struct tt_rt_scanner *runtimes; /* which processes were looked at */
 	struct tt_collector *coll; /* puts probes on the runtimes found */
-	bool goroutines; /* probe Go programs' goroutines */
+	enum go_mode go_mode;
+	bool goroutines; /* probe Go programs' goroutines (until taken off) */
+	__u32 go_tgids[64]; /* the processes whose goroutines are followed */
+	int ngo_tgids;
+	__u64 go_hits, go_check_ts; /* the probe's hits at the last check */
 	bool quiet;
 	struct tt_sensors *sensors; /* energy sensors, read every second */
 };
@@ -425,28 +435,84 @@ static void print_collector_messages(struct tt_collector *c,
 			fprintf(stderr, "ttftrace: %s\n", msg);
 }
 
-/* A runtime found in a traced process: its goroutine probe for Go, its
- * lock range into the recording. */
+/* A runtime's record: CPython's lock range; for Go, that its goroutines
+ * are followed (the whole address space: every futex word is the
+ * runtime's), or no longer (an empty range, docs/design.md §4.10). */
+static int record_rtlock(struct record_state *rs, pid_t tgid, __u64 lo,
+			 __u64 hi, __u32 kind)
+{
+	struct tt_event ev = {
+		.h = { .ts = tt_clock_ns(CLOCK_MONOTONIC), .tgid = tgid,
+		       .tid = tgid, .type = TT_EV_RTLOCK },
+		.rtlock = { .lo = lo, .hi = hi, .kind = kind },
+	};
+
+	return record_event(rs, &ev);
+}
+
+/* A runtime found in a traced process: CPython's lock range into the
+ * recording; a Go program's goroutine probe, and its record once on. */
 static int record_runtime(void *ctx, pid_t tgid, const struct tt_rt_range *r)
 {
 	struct record_state *rs = ctx;
-	struct tt_event ev = {
-		.h = { .tgid = tgid, .tid = tgid, .type = TT_EV_RTLOCK },
-		.rtlock = { .lo = r->lo, .hi = r->hi, .kind = r->kind },
-	};
 	char err[320], name[32];
+	int ret;
 
-	if (r->kind == TT_RT_GO && r->fd >= 0 && rs->goroutines) {
-		snprintf(name, sizeof(name), "pid %d", (int)tgid);
-		if (tt_collector_probe_go_fd(rs->coll, r->fd, name, err,
-					     sizeof(err)) < 0 &&
-		    !rs->quiet)
+	if (r->kind != TT_RT_GO)
+		return record_rtlock(rs, tgid, r->lo, r->hi, r->kind);
+	if (r->fd < 0 || !rs->goroutines)
+		return 0;
+	snprintf(name, sizeof(name), "pid %d", (int)tgid);
+	ret = tt_collector_probe_go_fd(rs->coll, r->fd, name, err, sizeof(err));
+	if (ret < 0) {
+		if (!rs->quiet)
 			fprintf(stderr,
 				"ttftrace: warning: %s; its goroutines are not followed\n",
 				err);
+		return 0;
 	}
-	ev.h.ts = tt_clock_ns(CLOCK_MONOTONIC);
-	return record_event(ctx, &ev);
+	if (rs->ngo_tgids == (int)(sizeof(rs->go_tgids) / sizeof(rs->go_tgids[0])))
+		return 0; /* followed at the thread level: no record */
+	rs->go_tgids[rs->ngo_tgids++] = tgid;
+	return record_rtlock(rs, tgid, r->lo, r->hi, r->kind);
+}
+
+/* What one hit of the goroutine probe costs: the uprobe's trap, measured
+ * on this project's VM (bench/mark_cost.sh: 12.5 us a hit) */
+#define GO_TRAP_NS 12000ULL
+/* --goroutines=auto keeps the probe while its traps cost less than this
+ * share of one CPU (issue 9's 5%) */
+#define GO_BUDGET_PPM 50000ULL
+
+/* --goroutines=auto: the probe comes off when its traps, over the last
+ * second, cost more than the budget; the Go programs are then followed
+ * at the thread level, and the recording says from when. */
+static int check_go_budget(struct tt_collector *c, struct record_state *rs,
+			   __u64 now)
+{
+	__u64 hits, dt = now - rs->go_check_ts;
+	int err = 0;
+
+	if (!rs->goroutines || rs->go_mode != GO_AUTO || !rs->ngo_tgids ||
+	    dt < 1000000000ULL)
+		return 0;
+	hits = tt_collector_go_hits(c);
+	if ((hits - rs->go_hits) * GO_TRAP_NS * 1000000ULL >
+	    GO_BUDGET_PPM * dt) {
+		tt_collector_unprobe_go(c);
+		rs->goroutines = false;
+		for (int i = 0; i < rs->ngo_tgids && !err; i++)
+			err = record_rtlock(rs, rs->go_tgids[i], 0, 0,
+					    TT_RT_GO);
+		if (!rs->quiet)
+			fprintf(stderr,
+				"ttftrace: warning: goroutine probe taken off: %.0f goroutine state changes/s would cost about %.2f CPU in uprobe traps; Go programs are followed at the thread level from here (--goroutines=on keeps the probe)\n",
+				(hits - rs->go_hits) * 1e9 / dt,
+				(hits - rs->go_hits) * GO_TRAP_NS / (double)dt);
+	}
+	rs->go_hits = hits;
+	rs->go_check_ts = now;
+	return err;
 }
 
 /* Looks for language runtimes in the traced processes not looked at yet
@@ -508,6 +574,8 @@ static const char *record_loop(struct tt_collector *c,
 			last_scan = now;
 			if (scan_runtimes(c, rs) == -ENOMEM)
 				why = "out of memory";
+			else if (check_go_budget(c, rs, now))
+				why = "write error";
 		}
 	}
 	return why;
@@ -676,7 +744,9 @@ int tt_cmd_record(int argc, char **argv)
 	if (probe_cuda_libraries(c, &a, lib_fds))
 		goto cleanup;
 	rs.coll = c;
-	rs.goroutines = !a.no_goroutines;
+	rs.go_mode = a.goroutines;
+	rs.goroutines = a.goroutines != GO_OFF;
+	rs.go_check_ts = tt_clock_ns(CLOCK_MONOTONIC);
 	rs.quiet = a.quiet;
 	rs.runtimes = tt_rt_scanner_new();
 	if (!rs.runtimes) {

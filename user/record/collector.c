@@ -235,6 +235,28 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 	return 0;
 }
 
+__u64 tt_collector_go_hits(const struct tt_collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.go_hits);
+	__u64 values[MAX_CPUS], sum = 0;
+	__u32 zero = 0;
+
+	if (c->ncpus > MAX_CPUS || bpf_map_lookup_elem(fd, &zero, values))
+		return 0;
+	for (int i = 0; i < c->ncpus; i++)
+		sum += values[i];
+	return sum;
+}
+
+void tt_collector_unprobe_go(struct tt_collector *c)
+{
+	for (int i = 0; i < c->ngo_bins; i++) {
+		bpf_link__destroy(c->go_links[i]);
+		c->go_links[i] = NULL;
+	}
+	/* the files stay known: a later scan does not probe them again */
+}
+
 static int attach_candidate(void *ctx, int fd, const char *name, char *err,
 			    size_t errlen)
 {

@@ -57,6 +57,10 @@ struct tt_mark_spec;
  * -errno with a one-line reason in err. */
 int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 		      __u32 index, char *err, size_t errlen);
+/* Hits of the goroutine probe so far, all CPUs, traced or not. */
+__u64 tt_collector_go_hits(const struct tt_collector *c);
+/* Takes the goroutine probe off every Go program, for good. */
+void tt_collector_unprobe_go(struct tt_collector *c);
 /* Uprobe attach counts so far: libraries and functions. */
 void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
 /* Takes the oldest message of the library prober (a library opened by a
