@@ -263,13 +263,19 @@ enum tt_go_state {
 
 /*
  * Goroutine g changed state from -> to on the header's thread (an M), at
- * runtime.casgstatus's entry. Running <-> syscall changes are left out in
- * BPF: the goroutine keeps its thread through a syscall.
+ * the entry of the Go scheduler's function that makes the change (or of
+ * runtime.casgstatus). Running <-> syscall changes are left out: the
+ * goroutine keeps its thread through a syscall.
  */
 struct tt_go {
 	__u64 g; /* the goroutine's struct g: its identity while it lives */
 	__u32 from, to; /* enum tt_go_state */
 };
+
+/* The uprobe cookie of a scheduler function: the change it makes. */
+#define TT_GO_COOKIE(from, to) ((__u64)(from) | (__u64)(to) << 8)
+#define TT_GO_COOKIE_FROM(c) ((__u32)((c) & 0xff))
+#define TT_GO_COOKIE_TO(c) ((__u32)(((c) >> 8) & 0xff))
 
 /* What an application marker says of the request (docs/design.md §4.9). */
 enum tt_mark_kind {

@@ -45,11 +45,12 @@ struct tt_collector {
 	int ncuda_libs;
 	int ncuda_fns;
 	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
-	struct bpf_link *go_links[32]; /* runtime.casgstatus of Go programs */
+	struct bpf_link **go_links; /* goroutine probes of Go programs */
+	size_t ngo_links;
 	struct {
 		dev_t dev;
 		ino_t ino;
-	} go_bins[32]; /* files already probed, one link each */
+	} go_bins[32]; /* files already probed */
 	int ngo_bins;
 	struct tt_cudalib_prober *prober;
 	int verbose;
@@ -149,22 +150,57 @@ cleanup:
 	return probed;
 }
 
+/* The Go scheduler's functions that make one goroutine state change each,
+ * with their first argument the goroutine (Go 1.17+, register ABI). */
+static const struct {
+	const char *fn;
+	__u32 from, to;
+} go_sched_fns[] = {
+	{ "runtime.execute", TT_GO_RUNNABLE, TT_GO_RUNNING },
+	{ "runtime.ready", TT_GO_WAITING, TT_GO_RUNNABLE },
+	{ "runtime.park_m", TT_GO_RUNNING, TT_GO_WAITING },
+	{ "runtime.goschedImpl", TT_GO_RUNNING, TT_GO_RUNNABLE },
+	{ "runtime.goexit0", TT_GO_RUNNING, TT_GO_DEAD },
+	{ "runtime.exitsyscall0", TT_GO_SYSCALL, TT_GO_RUNNABLE },
+};
+
+#define GO_SCHED_NFNS (sizeof(go_sched_fns) / sizeof(go_sched_fns[0]))
+
+/* Attaches prog at func of path (cookie), into c->go_links; 0 or -errno. */
+static int go_attach(struct tt_collector *c, struct bpf_program *prog,
+		     const char *path, const char *func, __u64 cookie)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func,
+		    .bpf_cookie = cookie);
+	struct bpf_link *link, **grown;
+
+	grown = realloc(c->go_links, (c->ngo_links + 1) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	c->go_links = grown;
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &uopts);
+	if (!link)
+		return -errno;
+	c->go_links[c->ngo_links++] = link;
+	return 0;
+}
+
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			     const char *name, char *err, size_t errlen)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = "runtime.casgstatus");
-	struct bpf_link *link;
+	size_t first, i;
 	char path[64];
 	struct stat st;
+	int ret = 0;
 
 	if (fstat(fd, &st)) {
 		snprintf(err, errlen, "Go program %s: %s", name,
 			 strerror(errno));
 		return -errno;
 	}
-	for (int i = 0; i < c->ngo_bins; i++)
-		if (c->go_bins[i].dev == st.st_dev &&
-		    c->go_bins[i].ino == st.st_ino)
+	for (int b = 0; b < c->ngo_bins; b++)
+		if (c->go_bins[b].dev == st.st_dev &&
+		    c->go_bins[b].ino == st.st_ino)
 			return 0;
 	if (c->ngo_bins == (int)(sizeof(c->go_bins) / sizeof(c->go_bins[0]))) {
 		snprintf(err, errlen, "too many Go programs; %s not probed",
@@ -173,19 +209,29 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 	}
 	/* libbpf reads and the kernel resolves the very file fd holds */
 	tt_cudalib_fd_path(fd, path, sizeof(path));
-	link = bpf_program__attach_uprobe_opts(c->skel->progs.tt_go_status, -1,
-					       path, 0, &uopts);
-	if (!link) {
-		int err_nr = -errno;
-
+	first = c->ngo_links;
+	/* the scheduler's functions: no trap at every syscall */
+	for (i = 0; i < GO_SCHED_NFNS && !ret; i++)
+		ret = go_attach(c, c->skel->progs.tt_go_sched, path,
+				go_sched_fns[i].fn,
+				TT_GO_COOKIE(go_sched_fns[i].from,
+					     go_sched_fns[i].to));
+	if (ret) {
+		/* one is inlined or renamed in this Go: the one function
+		 * every change goes through, syscalls too */
+		while (c->ngo_links > first)
+			bpf_link__destroy(c->go_links[--c->ngo_links]);
+		ret = go_attach(c, c->skel->progs.tt_go_status, path,
+				"runtime.casgstatus", 0);
+	}
+	if (ret) {
 		snprintf(err, errlen,
-			 "Go program %s: cannot probe runtime.casgstatus: %s",
-			 name, strerror(-err_nr));
-		return err_nr;
+			 "Go program %s: cannot probe its scheduler: %s", name,
+			 strerror(-ret));
+		return ret;
 	}
 	c->go_bins[c->ngo_bins].dev = st.st_dev;
-	c->go_bins[c->ngo_bins].ino = st.st_ino;
-	c->go_links[c->ngo_bins++] = link;
+	c->go_bins[c->ngo_bins++].ino = st.st_ino;
 	return 1;
 }
 
@@ -250,10 +296,9 @@ __u64 tt_collector_go_hits(const struct tt_collector *c)
 
 void tt_collector_unprobe_go(struct tt_collector *c)
 {
-	for (int i = 0; i < c->ngo_bins; i++) {
+	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
-		c->go_links[i] = NULL;
-	}
+	c->ngo_links = 0;
 	/* the files stay known: a later scan does not probe them again */
 }
 
@@ -604,8 +649,9 @@ void tt_collector_close(struct tt_collector *c)
 	ring_buffer__free(c->rb);
 	for (size_t i = 0; i < c->ncuda_links; i++)
 		bpf_link__destroy(c->cuda_links[i]);
-	for (int i = 0; i < c->ngo_bins; i++)
+	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
+	free(c->go_links);
 	free(c->cuda_links);
 	for (size_t i = 0; i < c->nmark_links; i++)
 		bpf_link__destroy(c->mark_links[i]);

@@ -46,9 +46,10 @@ int tt_collector_poll(struct tt_collector *c, int timeout_ms);
  * functions probed, or -errno with a one-line reason in err. */
 int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 			       const char *name, char *err, size_t errlen);
-/* Puts the goroutine probe (runtime.casgstatus, entry only) on the Go
- * program fd holds (O_PATH); once per file. 1 when attached, 0 when it
- * was already, or -errno with a one-line reason in err. */
+/* Puts the goroutine probes (the Go scheduler's functions, else
+ * runtime.casgstatus; entry only) on the Go program fd holds (O_PATH);
+ * once per file. 1 when attached, 0 when it was already, or -errno with a
+ * one-line reason in err. */
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			     const char *name, char *err, size_t errlen);
 struct tt_mark_spec;
