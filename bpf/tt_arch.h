@@ -31,6 +31,9 @@
 /* struct pt_regs' field holding the syscall number at syscall entry */
 #define TT_REGS_SYSCALL_NR(regs) ((regs)->orig_ax)
 
+/* open(2)'s O_DIRECT, as a file's f_flags hold it */
+#define TT_O_DIRECT 040000
+
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define TT_NR_read 0
 #define TT_NR_write 1

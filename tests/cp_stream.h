@@ -36,6 +36,8 @@
 #define NR_IO_URING_ENTER 426
 
 #define GPU_RDEV ((195u << 20) | 0)
+/* open(2)'s O_DIRECT on x86-64 (TT_O_DIRECT) */
+#define O_DIRECT_X86 040000
 
 struct stream {
 	struct tt_event *ev;

@@ -151,5 +151,22 @@ int tt_critpath_calls(const struct tt_critpath *cp, __u32 tid, __u64 from,
 		if (ret)
 			return ret;
 	}
+	i = cp_fileios_before(th, from);
+	if (i && th->fileios[i - 1].end > from)
+		i--;
+	for (; i < th->nfileios && th->fileios[i].start < to; i++) {
+		const struct cp_fileio *fi = &th->fileios[i];
+
+		memset(&c, 0, sizeof(c));
+		c.start = fi->start;
+		c.end = fi->end;
+		c.kind = TT_CP_CALL_FILEIO;
+		c.cmd = fi->syscall;
+		c.ret = fi->ret;
+		cp_fileio_name(fi, c.name, sizeof(c.name));
+		ret = fn(&c, ctx);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }

@@ -30,6 +30,8 @@ static const struct {
 	[TT_EV_GPU_CALL] = { "gpu_call", true, sizeof(struct tt_gpu_call) },
 	[TT_EV_LIB_OPEN] = { "lib_open", false, 0 },
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
+	[21] = { "reserved", false, 0 }, /* TT_EV_MARK, not in this build */
+	[TT_EV_FILEIO] = { "fileio", true, sizeof(struct tt_fileio) },
 };
 
 int tt_event_payload_size(unsigned int type)

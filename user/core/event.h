@@ -25,6 +25,7 @@ struct tt_event {
 		struct tt_ioctl ioc;
 		struct tt_gpu_call call;
 		struct tt_rtlock rtlock;
+		struct tt_fileio fileio;
 	};
 };
 
