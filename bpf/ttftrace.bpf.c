@@ -948,10 +948,39 @@ struct {
 	__type(value, struct fileio_enter);
 } fileio_enter SEC(".maps");
 
+/* Filesystems whose regular files are the kernel's own state, not
+ * storage: /proc, sysfs and the other kernfs and pseudo mounts, and anon
+ * inodes (eventfd, timerfd, signalfd: S_IFREG on recent kernels). */
+static __always_inline bool pseudo_fs(unsigned long magic)
+{
+	switch (magic) {
+	case ANON_INODE_FS_MAGIC:
+	case 0x9fa0: /* proc */
+	case 0x62656572: /* sysfs */
+	case 0x27e0eb: /* cgroup */
+	case 0x63677270: /* cgroup2 */
+	case 0x64626720: /* debugfs */
+	case 0x74726163: /* tracefs */
+	case 0x73636673: /* securityfs */
+	case 0xcafe4a11: /* bpf */
+	case 0x50494446: /* pidfs */
+	case 0x6e736673: /* nsfs */
+	case 0x62656570: /* configfs */
+	case 0xf97cff8c: /* selinuxfs */
+	case 0x444d4142: /* dma-buf */
+	case 0xde5e81e4: /* efivarfs */
+	case 0x6165676c: /* pstore */
+		return true;
+	}
+	return false;
+}
+
 /*
  * A read syscall's entry: noted only for a traced thread and an fd on a
- * regular file or block device (docs/design.md §2.1). A read of a socket,
- * pipe or eventfd costs the tgid lookup and the walk to the inode's mode.
+ * regular file of a filesystem that stores data, or a block device
+ * (docs/design.md §2.1). A read of a socket or pipe costs the tgid
+ * lookup and the walk to the inode's mode; one of an eventfd or /proc a
+ * read of the superblock's magic more.
  */
 static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 {
@@ -971,7 +1000,9 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 	if (!inode)
 		return 0;
 	mode = BPF_CORE_READ(inode, i_mode);
-	if ((mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != S_IFBLK)
+	if ((mode & S_IFMT) != S_IFBLK &&
+	    ((mode & S_IFMT) != S_IFREG ||
+	     pseudo_fs(BPF_CORE_READ(inode, i_sb, s_magic))))
 		return 0;
 	fe = bpf_task_storage_get(&fileio_enter, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);

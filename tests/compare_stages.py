@@ -25,11 +25,13 @@ Ground truth per stage, per request (ns), from the logs:
                       The front-end's runqueue waits in earlier reads of an
                       upload are not on the critical path: the last bytes
                       come when they come
-  storage.io          io_wait_ns: the time blocked in the KV preads (their
-                      CPU time is on-CPU time: compute.cpu, docs/design.md §4.7)
+  storage.io          io_wait_ns + io_cpu_ns: the time blocked in the KV
+                      preads and the CPU time inside them (copying, pinning,
+                      submitting: storage, docs/design.md §4.3); their
+                      runqueue waits stay scheduler.runqueue
   compute.gpu         0 (no GPU in these scenarios)
-  compute.cpu         engine_cpu_ns (dispatch to first token, KV preads
-                      included) + tokenize_cpu_ns; the front-end's parsing
+  compute.cpu         engine_cpu_ns (dispatch to first token) less the KV
+                      preads' io_cpu_ns, + tokenize_cpu_ns; the front-end's parsing
                       and writing are not counted (tens of microseconds)
   other               engine_sleep_ns (blocked in the sleep-mode steps)
 
@@ -113,9 +115,9 @@ def ground_truth(client, fe, eng):
         "scheduler.queue": num(e, "queue_ns") - num(e, "engine_wake_delay_ns"),
         "scheduler.runqueue": (run_delay if run_delay else num(e, "engine_runnable_ns")) +
         fe_wait,
-        "storage.io": num(e, "io_wait_ns"),
+        "storage.io": num(e, "io_wait_ns") + num(e, "io_cpu_ns"),
         "compute.gpu": 0,
-        "compute.cpu": num(e, "engine_cpu_ns") + tok_cpu,
+        "compute.cpu": num(e, "engine_cpu_ns") - num(e, "io_cpu_ns") + tok_cpu,
         "other": num(e, "engine_sleep_ns"),
     }
     return {k: max(0, v) for k, v in gt.items()}
