@@ -134,7 +134,7 @@ void tt_critpath_free(struct tt_critpath *cp);
 
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
- * COMM, EXIT, LOST, IOCTL and GPU_CALL are used, the rest only count
+ * COMM, EXIT, LOST, IOCTL, GPU_CALL and FILEIO are used, the rest only count
  * (stats, time range; COMM records at time 0, a process table's, do not
  * count for it). The target of a wakeup is traced
  * (the recorder emits wakeups of traced threads only); a thread whose
