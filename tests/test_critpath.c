@@ -988,6 +988,31 @@ static void check_calls(struct tt_critpath *cp)
 	}
 }
 
+/* File reads come after a thread's CUDA calls and ioctls: one that ends
+ * at from is left out, one that ends after it is in. */
+static void check_fileio_calls(struct tt_critpath *cp)
+{
+	struct call_list l = { 0 };
+
+	ASSERT_OK(tt_critpath_calls(cp, 101, 1250 * US, 1500 * US,
+				    call_collect, &l),
+		  "calls");
+	if (ASSERT_EQ(l.n, 2, "calls")) {
+		ASSERT_EQ(l.v[0].kind, TT_CP_CALL_IOCTL, "call 0 kind");
+		ASSERT_EQ(l.v[1].kind, TT_CP_CALL_FILEIO, "call 1 kind");
+		ASSERT_EQ(l.v[1].start, 1300 * US, "call 1 start");
+		ASSERT_EQ(l.v[1].end, 1400 * US, "call 1 end");
+		ASSERT_EQ(l.v[1].cmd, NR_READ, "call 1 syscall");
+		ASSERT_EQ(l.v[1].ret, 4096, "call 1 ret");
+		ASSERT_STREQ(l.v[1].name, "read file", "call 1 name");
+	}
+	memset(&l, 0, sizeof(l));
+	ASSERT_OK(tt_critpath_calls(cp, 101, 1400 * US, UINT64_MAX,
+				    call_collect, &l),
+		  "calls from 1400 us");
+	ASSERT_EQ(l.n, 0, "calls from 1400 us");
+}
+
 /* X and A of build_busy_handoff, and Y read by the event loop at read */
 #define HANDOFF_X_A                                               \
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
@@ -1253,6 +1278,7 @@ static const struct scenario scenarios[] = {
 				       GPU_RDEV),
 			       E_FILEIO(1300, 1400, 101, NR_READ, S_IFREG, 0)),
 		.gpu = DEV_NVIDIA0,
+		.extra = check_fileio_calls,
 		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
 		.want = WANTS({
 			1,

@@ -152,11 +152,12 @@ size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t)
 _Static_assert(offsetof(struct cp_call, start) == 0 &&
 		       offsetof(struct cp_ioctl, start) == 0 &&
 		       offsetof(struct cp_fileio, start) == 0 &&
+		       offsetof(struct cp_call, end) == sizeof(__u64) &&
 		       offsetof(struct cp_ioctl, end) == sizeof(__u64) &&
 		       offsetof(struct cp_fileio, end) == sizeof(__u64) &&
 		       offsetof(struct cp_rec, ts) == 0 &&
 		       offsetof(struct cp_window, start) == 0,
-	       "cp_starts_before() reads the time at offset 0");
+	       "cp_starts_before() reads the time at offset 0, intervals' end after it");
 
 /* Largest k with recs[k].ts < t, or -1. */
 long cp_rec_before(const struct cp_thread *th, __u64 t)
