@@ -1059,16 +1059,16 @@ static __always_inline int fileio_exit_emit(long ret)
 	return 0;
 }
 
-#define FILEIO_HOOKS(name)                                                    \
-	SEC("tracepoint/syscalls/sys_enter_" #name)                           \
-	int tt_fileio_##name##_enter(struct trace_event_raw_sys_enter *ctx)   \
-	{                                                                     \
-		return fileio_enter_note(ctx->args[0], TT_NR_##name);         \
-	}                                                                     \
-	SEC("tracepoint/syscalls/sys_exit_" #name)                            \
-	int tt_fileio_##name##_exit(struct trace_event_raw_sys_exit *ctx)     \
-	{                                                                     \
-		return fileio_exit_emit(ctx->ret);                            \
+#define FILEIO_HOOKS(name)                                                  \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                         \
+	int tt_fileio_##name##_enter(struct trace_event_raw_sys_enter *ctx) \
+	{                                                                   \
+		return fileio_enter_note(ctx->args[0], TT_NR_##name);       \
+	}                                                                   \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                          \
+	int tt_fileio_##name##_exit(struct trace_event_raw_sys_exit *ctx)   \
+	{                                                                   \
+		return fileio_exit_emit(ctx->ret);                          \
 	}
 
 FILEIO_HOOKS(read)

@@ -994,8 +994,8 @@ static void check_fileio_calls(struct tt_critpath *cp)
 {
 	struct call_list l = { 0 };
 
-	ASSERT_OK(tt_critpath_calls(cp, 101, 1250 * US, 1500 * US,
-				    call_collect, &l),
+	ASSERT_OK(tt_critpath_calls(cp, 101, 1250 * US, 1500 * US, call_collect,
+				    &l),
 		  "calls");
 	if (ASSERT_EQ(l.n, 2, "calls")) {
 		ASSERT_EQ(l.v[0].kind, TT_CP_CALL_IOCTL, "call 0 kind");

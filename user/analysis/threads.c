@@ -152,12 +152,13 @@ size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t)
 _Static_assert(offsetof(struct cp_call, start) == 0 &&
 		       offsetof(struct cp_ioctl, start) == 0 &&
 		       offsetof(struct cp_fileio, start) == 0 &&
-		       offsetof(struct cp_call, end) == sizeof(__u64) &&
-		       offsetof(struct cp_ioctl, end) == sizeof(__u64) &&
-		       offsetof(struct cp_fileio, end) == sizeof(__u64) &&
 		       offsetof(struct cp_rec, ts) == 0 &&
 		       offsetof(struct cp_window, start) == 0,
-	       "cp_starts_before() reads the time at offset 0, intervals' end after it");
+	       "cp_starts_before() reads the time at offset 0");
+_Static_assert(offsetof(struct cp_call, end) == sizeof(__u64) &&
+		       offsetof(struct cp_ioctl, end) == sizeof(__u64) &&
+		       offsetof(struct cp_fileio, end) == sizeof(__u64),
+	       "an interval's end follows its start");
 
 /* Largest k with recs[k].ts < t, or -1. */
 long cp_rec_before(const struct cp_thread *th, __u64 t)
@@ -524,18 +525,18 @@ static struct cp_thread *sys_interval(struct tt_critpath *cp,
 	}
 	if (*start >= ev->h.ts)
 		return NULL;
-	if (tt_grow((void **)((char *)th + off_ptr), (size_t *)((char *)th + off_cap),
-		    n + 1, stride)) {
+	if (tt_grow((void **)((char *)th + off_ptr),
+		    (size_t *)((char *)th + off_cap), n + 1, stride)) {
 		*err = -ENOMEM;
 		return NULL;
 	}
 	return th;
 }
 
-#define SYS_INTERVAL(cp, ev, start, arr, err)                                 \
-	sys_interval(cp, ev, start, offsetof(struct cp_thread, arr),         \
-		     offsetof(struct cp_thread, n##arr),                     \
-		     offsetof(struct cp_thread, cap##arr),                   \
+#define SYS_INTERVAL(cp, ev, start, arr, err)                        \
+	sys_interval(cp, ev, start, offsetof(struct cp_thread, arr), \
+		     offsetof(struct cp_thread, n##arr),             \
+		     offsetof(struct cp_thread, cap##arr),           \
 		     sizeof(*((struct cp_thread *)0)->arr), err)
 
 static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)

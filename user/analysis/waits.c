@@ -124,8 +124,8 @@ size_t cp_ioctls_before(const struct cp_thread *th, __u64 t)
 
 size_t cp_fileios_before(const struct cp_thread *th, __u64 t)
 {
-	return cp_starts_before(th->fileios, th->nfileios,
-				sizeof(*th->fileios), t);
+	return cp_starts_before(th->fileios, th->nfileios, sizeof(*th->fileios),
+				t);
 }
 
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
@@ -138,7 +138,7 @@ void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
 	else
 		snprintf(sys, sizeof(sys), "sys_%d", f->syscall);
 	cp_label(buf, len, sys,
-		 f->f_flags & TT_O_DIRECT	    ? "direct" :
+		 f->f_flags & TT_O_DIRECT      ? "direct" :
 		 (f->mode & S_IFMT) == S_IFBLK ? "blkdev" :
 						 "file");
 }
