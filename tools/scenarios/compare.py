@@ -13,8 +13,7 @@ server's truth (ns):
   scheduler.queue   t_admit - t_enqueue (hand-off to engine admission)
   compute           t_first_token_emit - t_admit - io_ns (compared with
                     compute.cpu + compute.gpu)
-  storage.io        io_ns - io_rq_ns (the server's O_DIRECT read loop, less
-                    the engine thread's runqueue wait in it)
+  storage.io        io_ns (the server's O_DIRECT read loop)
   before enqueue    t_enqueue - t_arrive (tool's arrival: upload, parsing,
                     tokenizing, event-loop wait; compared with network.in +
                     scheduler.runqueue + other stages the walk put there)
@@ -60,7 +59,7 @@ def truth_stages(g, t):
     return {
         "scheduler.queue": n("t_admit") - n("t_enqueue"),
         "compute": n("t_first_token_emit") - n("t_admit") - n("io_ns"),
-        "storage.io": n("io_ns") - n("io_rq_ns"),
+        "storage.io": n("io_ns"),
         "before enqueue": n("t_enqueue") - t["t_arrive_ns"],
     }
 

@@ -16,15 +16,12 @@ per millisecond are calibrated at start.
 
 --nagle leaves Nagle on (http.server's default; scenario v). --odirect FILE
 reads --odirect-mb MiB of FILE with O_DIRECT before each prefill
-(scenario vi; its time is the log's io_ns, the engine thread's runqueue
-wait in it io_rq_ns).
+(scenario vi; its time is the log's io_ns).
 
 Ground truth, one CSV row per request (--log; CLOCK_MONOTONIC ns through
 time.monotonic_ns()): port, t_read (request read), t_enqueue (queue.put),
 t_admit (the engine took it), t_first_token_emit / t_last_token_emit (just
-before the handler's send of that token), tokens, io_ns, status, io_rq_ns
-(the kernel's run_delay of the engine thread over the read loop, from
-/proc/thread-self/schedstat: ttftrace's scheduler.runqueue, not storage).
+before the handler's send of that token), tokens, io_ns, status.
 """
 import argparse
 import hashlib
@@ -46,7 +43,7 @@ class Job:
         self.cond = threading.Condition()
         self.out = []           # token texts produced by the engine
         self.done = False
-        self.t_admit = self.io_ns = self.io_rq_ns = 0
+        self.t_admit = self.io_ns = 0
 
 
 class Engine:
@@ -78,21 +75,14 @@ class Engine:
             hashlib.sha256(memoryview(self.buf)[:n]).digest()
             left -= n
 
-    @staticmethod
-    def run_delay():
-        """This thread's runqueue wait so far (ns), as the kernel counts it."""
-        with open("/proc/thread-self/schedstat") as f:
-            return int(f.read().split()[1])
-
     def read_weights(self):
-        """(wall ns, runqueue ns) of one prefill's O_DIRECT reads."""
-        t0, rd0 = now(), self.run_delay()
+        t0 = now()
         for _ in range(self.args.odirect_mb):
             if self.off + (1 << 20) > self.size:
                 self.off = 0
             os.preadv(self.fd, [self.dbuf], self.off)
             self.off += 1 << 20
-        return now() - t0, self.run_delay() - rd0
+        return now() - t0
 
     def emit(self, job, last):
         with job.cond:
@@ -114,7 +104,7 @@ class Engine:
             for job in new:
                 job.t_admit = now()
                 if self.fd is not None:
-                    job.io_ns, job.io_rq_ns = self.read_weights()
+                    job.io_ns = self.read_weights()
                 self.compute(self.args.prefill_ms)
                 self.emit(job, job.want <= 1)
                 if job.want > 1:
@@ -167,7 +157,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 break
         self.wfile.write(b"e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n")
         srv.log(f"{job.port},{t_read},{t_enqueue},{job.t_admit},{t_first},{t_last},"
-                f"{sent},{job.io_ns},ok,{job.io_rq_ns}")
+                f"{sent},{job.io_ns},ok")
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -199,7 +189,7 @@ def main():
     srv.log_lock = threading.Lock()
     srv.log_file = open(args.log, "w")
     srv.log("port,t_read,t_enqueue,t_admit,t_first_token_emit,t_last_token_emit,"
-            "tokens,io_ns,status,io_rq_ns")
+            "tokens,io_ns,status")
     srv.engine = Engine(args)
     print(f"gil_server: listening on {args.port}", file=sys.stderr, flush=True)
     srv.serve_forever()
