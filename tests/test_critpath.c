@@ -220,13 +220,8 @@ static void add_step(struct stream *s, const struct step *st)
 		ev->rtlock.kind = TT_RT_CPYTHON;
 		break;
 	case OP_FILEIO:
-		ev = ev_new(s, TT_EV_FILEIO, st->t, st->tid);
-		ev->fileio.ts_enter = st->t0;
-		ev->fileio.syscall = st->sys;
-		ev->fileio.mode = st->b.mode | 0644;
-		ev->fileio.f_flags = st->flags;
-		ev->fileio.fd = 9;
-		ev->fileio.ret = 4096;
+		file_read(s, st->t0, st->t, st->tid, st->sys, st->b.mode,
+			  st->flags);
 		break;
 	case OP_END:
 		break;
