@@ -819,7 +819,9 @@ static void test_file_reads(void)
 	file_read(&s, 1200 * US, 1400 * US, 101, NR_PREAD64, S_IFREG,
 		  O_DIRECT_X86);
 	sw_out(&s, 1250 * US, 101,
-	       (struct blk){ .sys = NR_PREAD64, .arg0 = 9, .mode = S_IFREG,
+	       (struct blk){ .sys = NR_PREAD64,
+			     .arg0 = 9,
+			     .mode = S_IFREG,
 			     .iowait = true });
 	wake(&s, 1350 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
 	sw_in(&s, 1360 * US, 101);
