@@ -40,6 +40,9 @@
 /* the sixth (libbpf's PT_REGS_PARMn stop at five) */
 #define TT_REGS_PARM6(regs) ((regs)->r9)
 
+/* open(2)'s O_DIRECT, as a file's f_flags hold it */
+#define TT_O_DIRECT 040000
+
 /* x86-64 syscall numbers (arch/x86/entry/syscalls/syscall_64.tbl) */
 #define TT_NR_read 0
 #define TT_NR_write 1

@@ -767,18 +767,36 @@ static __always_inline bool fd_syscall(long nr)
 	return false;
 }
 
+/*
+ * The open file behind fd of task, or NULL: every fd hook reads it so.
+ * Direct loads through the task's BTF pointers (a faulting one reads 0)
+ * and one helper call for the array slot: every read(2) of a traced
+ * process comes here, sockets and pipes included (a helper call per
+ * field: 8 of them on this path).
+ */
+static __always_inline struct file *fd_file(struct task_struct *task, __u64 fd)
+{
+	struct files_struct *files = task->files;
+	struct fdtable *fdt;
+	struct file *file;
+
+	if (!files)
+		return NULL;
+	fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return NULL;
+	if (bpf_probe_read_kernel(&file, sizeof(file), fdt->fd + fd) || !file)
+		return NULL;
+	return file;
+}
+
 static __always_inline void describe_fd(struct task_struct *task, __u64 fd,
 					struct tt_switch *sw)
 {
-	struct files_struct *files = BPF_CORE_READ(task, files);
-	struct file **fds;
-	struct file *file;
+	struct file *file = fd_file(task, fd);
 	struct inode *inode;
 
-	if (!files || fd >= BPF_CORE_READ(files, fdt, max_fds))
-		return;
-	fds = BPF_CORE_READ(files, fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), fds + fd) || !file)
+	if (!file)
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
@@ -969,6 +987,148 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 	submit(e);
 	return 0;
 }
+
+/* ---- file I/O: reads on regular files and block devices ---- */
+
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+
+/* The file read a thread is in, from its syscall entry to its exit. */
+struct fileio_enter {
+	__u64 ts; /* 0: none in progress */
+	__u64 ino;
+	__u32 dev, rdev, fd, mode, f_flags;
+	__s32 syscall;
+};
+
+/* with the task, as send_enter_ts: cheaper than a hash by tid for the
+ * file reads (measured: 250 ns a read less), the same for the others */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fileio_enter);
+} fileio_enter SEC(".maps");
+
+/* Filesystems whose regular files are the kernel's own state, not
+ * storage: /proc, sysfs and the other kernfs and pseudo mounts, and anon
+ * inodes (eventfd, timerfd, signalfd: S_IFREG on recent kernels). */
+static __always_inline bool pseudo_fs(unsigned long magic)
+{
+	switch (magic) {
+	case ANON_INODE_FS_MAGIC:
+	case 0x9fa0: /* proc */
+	case 0x62656572: /* sysfs */
+	case 0x27e0eb: /* cgroup */
+	case 0x63677270: /* cgroup2 */
+	case 0x64626720: /* debugfs */
+	case 0x74726163: /* tracefs */
+	case 0x73636673: /* securityfs */
+	case 0xcafe4a11: /* bpf */
+	case 0x50494446: /* pidfs */
+	case 0x6e736673: /* nsfs */
+	case 0x62656570: /* configfs */
+	case 0xf97cff8c: /* selinuxfs */
+	case 0x444d4142: /* dma-buf */
+	case 0xde5e81e4: /* efivarfs */
+	case 0x6165676c: /* pstore */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A read syscall's entry: noted only for a traced thread and an fd on a
+ * regular file of a filesystem that stores data, or a block device
+ * (docs/design.md §2.1). A read of a socket or pipe costs the tgid
+ * lookup and the walk to the inode's mode; one of an eventfd or /proc a
+ * read of the superblock's magic more.
+ */
+static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
+{
+	struct task_struct *task;
+	struct fileio_enter *fe;
+	struct inode *inode;
+	struct file *file;
+	__u32 mode;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	task = bpf_get_current_task_btf();
+	file = fd_file(task, fd);
+	if (!file)
+		return 0;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return 0;
+	mode = BPF_CORE_READ(inode, i_mode);
+	if ((mode & S_IFMT) != S_IFBLK &&
+	    ((mode & S_IFMT) != S_IFREG ||
+	     pseudo_fs(BPF_CORE_READ(inode, i_sb, s_magic))))
+		return 0;
+	fe = bpf_task_storage_get(&fileio_enter, task, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!fe)
+		return 0;
+	fe->ino = BPF_CORE_READ(inode, i_ino);
+	fe->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	fe->rdev = BPF_CORE_READ(inode, i_rdev);
+	fe->fd = fd;
+	fe->mode = mode;
+	fe->f_flags = BPF_CORE_READ(file, f_flags);
+	fe->syscall = nr;
+	fe->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* Its exit: one TT_EV_FILEIO per file read, the interval and its bytes. */
+static __always_inline int fileio_exit_emit(long ret)
+{
+	struct tt_event_fileio {
+		struct tt_hdr h;
+		struct tt_fileio f;
+	} *e;
+	struct fileio_enter *fe;
+
+	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
+				  0);
+	if (!fe || !fe->ts)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_FILEIO);
+	if (e) {
+		e->f.ts_enter = fe->ts;
+		e->f.ret = ret;
+		e->f.ino = fe->ino;
+		e->f.dev = fe->dev;
+		e->f.rdev = fe->rdev;
+		e->f.fd = fe->fd;
+		e->f.mode = fe->mode;
+		e->f.f_flags = fe->f_flags;
+		e->f.syscall = fe->syscall;
+		submit(e);
+	}
+	fe->ts = 0;
+	return 0;
+}
+
+#define FILEIO_HOOKS(name)                                                  \
+	SEC("tracepoint/syscalls/sys_enter_" #name)                         \
+	int tt_fileio_##name##_enter(struct trace_event_raw_sys_enter *ctx) \
+	{                                                                   \
+		return fileio_enter_note(ctx->args[0], TT_NR_##name);       \
+	}                                                                   \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                          \
+	int tt_fileio_##name##_exit(struct trace_event_raw_sys_exit *ctx)   \
+	{                                                                   \
+		return fileio_exit_emit(ctx->ret);                          \
+	}
+
+FILEIO_HOOKS(read)
+FILEIO_HOOKS(pread64)
+FILEIO_HOOKS(readv)
+FILEIO_HOOKS(preadv)
+FILEIO_HOOKS(preadv2)
 
 /* ---- GPU: ioctls on device nodes, CUDA driver calls ---- */
 

@@ -41,8 +41,9 @@ enum tt_event_type {
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
 	TT_EV_MARK = 21, /* an application marker (record --mark) was hit */
+	TT_EV_FILEIO = 22, /* a read syscall on a file or block device, at exit */
 	TT_EV_ENERGY = 23, /* user space only: an energy or power sensor's reading */
-	TT_EV_GO = 24, /* a goroutine's state change (Go's runtime.casgstatus) */
+	TT_EV_GO = 24, /* a goroutine's state change (Go's scheduler) */
 	TT_EV_MAX
 };
 
@@ -214,6 +215,20 @@ struct tt_fault {
 	__u64 index; /* page index in the file */
 	__u32 dev;
 	__u32 pad;
+};
+
+/* A read syscall (read, pread64, readv, preadv, preadv2) on a regular file
+ * or a block device node, at its return: the interval [ts_enter, hdr.ts). */
+struct tt_fileio {
+	__u64 ts_enter;
+	__s64 ret; /* bytes read, or -errno */
+	__u64 ino; /* the file's inode ... */
+	__u32 dev; /* ... and filesystem device */
+	__u32 rdev; /* a block device node's device number, else 0 */
+	__u32 fd;
+	__u32 mode; /* i_mode: S_IFREG or S_IFBLK and permissions */
+	__u32 f_flags; /* the open file's flags (O_DIRECT ...) */
+	__s32 syscall; /* TT_NR_* of tt_arch.h */
 };
 
 struct tt_ioctl {

@@ -36,6 +36,8 @@
 #define NR_IO_URING_ENTER 426
 
 #define GPU_RDEV ((195u << 20) | 0)
+/* open(2)'s O_DIRECT on x86-64 (TT_O_DIRECT) */
+#define O_DIRECT_X86 040000
 
 struct stream {
 	struct tt_event *ev;
@@ -188,6 +190,21 @@ static inline void gpu_ioctl(struct stream *s, __u64 enter, __u64 ret,
 	ev->ioc.rdev = rdev;
 	ev->ioc.dev = 5;
 	ev->ioc.ino = 400 + (rdev & 0xfffff);
+}
+
+/* tid was in file read sys on a file of type mode (S_IFREG, S_IFBLK) with
+ * open flags f_flags over [enter, ret); it read 4096 bytes. */
+static inline void file_read(struct stream *s, __u64 enter, __u64 ret,
+			     __u32 tid, int sys, __u32 mode, __u32 f_flags)
+{
+	struct tt_event *ev = ev_new(s, TT_EV_FILEIO, ret, tid);
+
+	ev->fileio.ts_enter = enter;
+	ev->fileio.syscall = sys;
+	ev->fileio.mode = mode | 0644;
+	ev->fileio.f_flags = f_flags;
+	ev->fileio.fd = 9;
+	ev->fileio.ret = 4096;
 }
 
 /*

@@ -7,7 +7,10 @@
 # ground-truth log, request by request:
 #   queue        more requests than --batch: they wait in the engine's queue
 #   runqueue     the engine thread pinned to a CPU that cpuhog keeps busy
-#   storage      O_DIRECT KV reads from a file on a block device
+#   storage      O_DIRECT KV reads from a file on a block device: their CPU
+#                time is storage too (p50 and p99 within max(1 ms, 5%)),
+#                and the server's socket and pipe reads make no fileio
+#                record
 #   cpu          the front-end tokenizer burns CPU per prompt byte
 #   split        queueing across processes: engine process, unix sockets
 #   proxy        queueing behind a front-end that relays over TCP
@@ -28,6 +31,7 @@ KV_DIR=
 BG_PIDS=()
 LG_WRAP=()
 LG_HOST=127.0.0.1
+TIGHT=() # compare_stages.py --tight STAGE for the next measure
 
 stages_cleanup() {
 	local p
@@ -104,6 +108,7 @@ measure() {
 		return
 	fi
 	python3 "$HERE/compare_stages.py" --name "$name" --dominant "$dom" \
+		"${TIGHT[@]}" \
 		--report "$TT_TMP/$name.json" --server "$TT_TMP/$name.gt.csv" \
 		"${engine_args[@]}" --client "$TT_TMP/$name.lg.csv" \
 		--tgid "${TRACE_PIDS[0]}" --summary "$SUMMARY" \
@@ -152,6 +157,22 @@ kv_dir() { # a directory on a block-device file system, or nothing
 	done
 	return 1
 }
+# fileio_only_kv INO: the storage recording's file reads are all of the KV
+# file (inode INO), while the server read its client sockets and its wake
+# pipe with read(2) as well: sockets, pipes and /proc are not storage
+fileio_only_kv() {
+	local ev="$TT_TMP/storage.events" nfile nother nrecv
+	"$TTFTRACE" report --events "$TT_TMP/storage.ttft" >"$ev" 2>/dev/null
+	nfile=$(grep -c " fileio .* ino=$1 " "$ev")
+	nother=$(grep " fileio " "$ev" | grep -vc " ino=$1 ")
+	nrecv=$(grep -c " recv " "$ev")
+	check "storage: the KV preads are fileio records ($nfile)" \
+		[ "$nfile" -ge 16 ]
+	check "storage: no fileio record but the KV file's ($nother others, $nrecv socket reads)" \
+		[ "$nother" = 0 ] && [ "$nrecv" -gt 0 ]
+	[ "$nother" = 0 ] || grep " fileio " "$ev" | grep -v " ino=$1 " |
+		head -3 | sed 's/^/  /'
+}
 if wanted storage; then
 	if ! KV_DIR=$(kv_dir); then
 		KV_DIR=
@@ -164,7 +185,10 @@ if wanted storage; then
 			--kv-read-bytes 33554432 --prefill-us 1000 -i 1000 -t 2 \
 			-w 2
 		TRACE_PIDS=("$SERVER_PID")
+		TIGHT=(--tight storage.io)
 		measure storage storage.io -- -c 1 -n 16 --tokens 2
+		TIGHT=()
+		fileio_only_kv "$(stat -c %i "$KV_DIR/kv")"
 		rm -f "$KV_DIR/kv"
 	fi
 fi

@@ -115,6 +115,7 @@ enum step_op {
 	OP_EXIT, /* tid exits */
 	OP_RTLOCK, /* tid's process has a runtime lock range [arg0, t0) */
 	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags */
+	OP_FILEIO, /* tid was in file read sys (b.mode, flags) over [t0, t) */
 };
 
 struct step {
@@ -163,6 +164,9 @@ struct step {
 	  .flags = TT_MARK_F_KEY }
 #define E_MARK_NOKEY(t_, tid_, kind_)                                         \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_ }
+#define E_FILEIO(t0_, t_, tid_, sys_, mode_, flags_)                          \
+	{ OP_FILEIO, (t_) * US, tid_, .t0 = (t0_) * US, .sys = sys_,          \
+	  .b = { .mode = mode_ }, .flags = flags_ }
 /* a parenthesized list of designated initializers, unwrapped */
 #define UNPAREN(...) __VA_ARGS__
 /* clang-format on */
@@ -226,6 +230,10 @@ static void add_step(struct stream *s, const struct step *st)
 		ev->mark.kind = st->cmd;
 		ev->mark.key = st->arg0;
 		ev->mark.flags = st->flags;
+		break;
+	case OP_FILEIO:
+		file_read(s, st->t0, st->t, st->tid, st->sys, st->b.mode,
+			  st->flags);
 		break;
 	case OP_END:
 		break;
@@ -987,6 +995,31 @@ static void check_calls(struct tt_critpath *cp)
 	}
 }
 
+/* File reads come after a thread's CUDA calls and ioctls: one that ends
+ * at from is left out, one that ends after it is in. */
+static void check_fileio_calls(struct tt_critpath *cp)
+{
+	struct call_list l = { 0 };
+
+	ASSERT_OK(tt_critpath_calls(cp, 101, 1250 * US, 1500 * US, call_collect,
+				    &l),
+		  "calls");
+	if (ASSERT_EQ(l.n, 2, "calls")) {
+		ASSERT_EQ(l.v[0].kind, TT_CP_CALL_IOCTL, "call 0 kind");
+		ASSERT_EQ(l.v[1].kind, TT_CP_CALL_FILEIO, "call 1 kind");
+		ASSERT_EQ(l.v[1].start, 1300 * US, "call 1 start");
+		ASSERT_EQ(l.v[1].end, 1400 * US, "call 1 end");
+		ASSERT_EQ(l.v[1].cmd, NR_READ, "call 1 syscall");
+		ASSERT_EQ(l.v[1].ret, 4096, "call 1 ret");
+		ASSERT_STREQ(l.v[1].name, "read file", "call 1 name");
+	}
+	memset(&l, 0, sizeof(l));
+	ASSERT_OK(tt_critpath_calls(cp, 101, 1400 * US, UINT64_MAX,
+				    call_collect, &l),
+		  "calls from 1400 us");
+	ASSERT_EQ(l.n, 0, "calls from 1400 us");
+}
+
 /* X and A of build_busy_handoff, and Y read by the event loop at read */
 #define HANDOFF_X_A                                               \
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
@@ -1158,6 +1191,111 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true) },
 			{ SEG_AT(1300, "pread64 file 8:1 iowait"),
 			  SEG_AT(1600, "fault iowait") },
+		}),
+	},
+	/*
+	 * CPU inside a file read is storage (docs/design.md §4.3): an
+	 * O_DIRECT pread64 from 1150 to 1520 us copies and submits on CPU
+	 * (50 us), waits for the disk (300 us), waits to run (runqueue, 10 us)
+	 * and finishes on CPU (10 us); outside it the CPU is compute.
+	 */
+	{
+		SC("test_storage_cpu", "direct_read"),
+		.steps = STEPS(E_IN(900, 101),
+			       E_OUT(1200, 101, .sys = NR_PREAD64, .arg0 = 9,
+				     .mode = S_IFREG, .iowait = true),
+			       E_IRQ(1500, 0, 101), E_IN(1510, 101),
+			       E_FILEIO(1150, 1520, 101, NR_PREAD64, S_IFREG,
+					O_DIRECT_X86),
+			       E_OUT(1560, 101, .sys = -1, .iowait = true),
+			       E_IRQ(1750, UNTRACED, 101), E_IN(1760, 101)),
+		RQS(RQ(1, 1000, 1100, 1790, 1800, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 120,
+			       [TT_ST_STORAGE] = 550, [TT_ST_RUNQUEUE] = 20,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true) },
+			{ SEG(1120, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1100, 50),
+			  SEG(1175, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "pread64 direct", 1150, 50),
+			  SEG(1300, 101, TT_CP_BLOCKED, TT_ST_STORAGE,
+			      "pread64 file 8:1 iowait", 1200, 300),
+			  SEG(1505, 101, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+			      "runqueue", 1500, 10),
+			  SEG(1515, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "pread64 direct", 1510, 10),
+			  SEG(1530, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1520, 40) },
+		}),
+		.stats = { STAT(fileios, 1) },
+	},
+	/* A page-cache hit: the whole read on CPU, storage all the same;
+	 * one that began before t_read counts from t_read; another
+	 * thread's read, off the path, counts for nothing. */
+	{
+		SC("test_storage_cpu", "cached_read_clipped"),
+		.steps = STEPS(E_IN(900, 101), E_IN(900, 102),
+			       E_FILEIO(1050, 1150, 101, NR_READ, S_IFREG, 0),
+			       E_FILEIO(1300, 1400, 101, NR_READ, S_IFREG, 0),
+			       E_FILEIO(1200, 1500, 102, NR_READ, S_IFREG, 0)),
+		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 350,
+			       [TT_ST_STORAGE] = 150, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true) },
+			{ SEG(1120, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "read file", 1100, 50),
+			  SEG(1350, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "read file", 1300, 100) },
+		}),
+		.stats = { STAT(fileios, 3) },
+	},
+	/* A block device read (a raw weights partition) is named so; a
+	 * read that overlaps the previous one (a clock slip) starts at its
+	 * end, and one without an entry time is no interval. */
+	{
+		SC("test_storage_cpu", "blkdev_and_slip"),
+		.steps = STEPS(E_IN(900, 101),
+			       E_FILEIO(1200, 1300, 101, NR_PREAD64, S_IFBLK,
+					0),
+			       E_FILEIO(1250, 1350, 101, NR_READ, S_IFREG, 0),
+			       E_FILEIO(0, 1500, 101, NR_READ, S_IFREG, 0)),
+		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 350,
+			       [TT_ST_STORAGE] = 150, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true) },
+			{ SEG(1250, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "pread64 blkdev", 1200, 100),
+			  SEG(1320, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "read file", 1300, 50) },
+		}),
+		.stats = { STAT(fileios, 2) },
+	},
+	/* A file read beside a GPU ioctl on one thread: each names its own
+	 * on-CPU time, compute.cpu for the ioctl, storage.io for the read. */
+	{
+		SC("test_storage_cpu", "beside_ioctl"),
+		.steps = STEPS(E_IN(900, 101),
+			       E_IOCTL(1200, 1300, 101, NV_RM_CONTROL,
+				       GPU_RDEV),
+			       E_FILEIO(1300, 1400, 101, NR_READ, S_IFREG, 0)),
+		.gpu = DEV_NVIDIA0,
+		.extra = check_fileio_calls,
+		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 400,
+			       [TT_ST_STORAGE] = 100, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true) },
+			{ SEG(1250, 101, TT_CP_RUNNING, TT_ST_CPU,
+			      "ioctl NV_ESC_RM_CONTROL", 1200, 100),
+			  SEG(1350, 101, TT_CP_RUNNING, TT_ST_STORAGE,
+			      "read file", 1300, 100) },
 		}),
 	},
 	/* A preempted thread waits in the runqueue until it runs again. */
@@ -2721,6 +2859,7 @@ int main(void)
 	TT_RUN_GROUP(test_cross_thread);
 	TT_RUN_GROUP(test_gpu_wait);
 	TT_RUN_GROUP(test_storage_wait);
+	TT_RUN_GROUP(test_storage_cpu);
 	TT_RUN_GROUP(test_preempted);
 	TT_RUN_GROUP(test_add_after_walk);
 	TT_RUN_GROUP(test_chain);

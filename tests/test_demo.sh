@@ -254,7 +254,7 @@ t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,\
 status,io_ns,io_wait_ns,engine_cpu_ns,engine_runnable_ns,engine_sleep_ns,\
 engine_run_delay_ns,engine_wake_delay_ns,t_first_byte_read_ns,t_token_ns,\
 upstream_port,tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,kernel_ns,\
-launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns"
+launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns,io_cpu_ns"
 check "log header: old columns first, ground-truth columns after" \
 	"$(head -1 "$TMP/sse.gt")" [ "$(head -1 "$TMP/sse.gt")" = "$cols" ]
 # the columns --help does not name (a trailing _ns may go unsaid)
@@ -303,8 +303,9 @@ if [ -n "$KV_DIR" ] && dd if=/dev/urandom of="$KV_DIR/kv" bs=1M count=16 \
 	scenario kv -c 2 -n 8 --tokens 2 -- --kv-file "$KV_DIR/kv" \
 		--kv-read-bytes 1048576 --prefill-us 500
 	bad=$(tail -n +2 "$TMP/kv.gt" | awk -F, '!($16 > 0 && $17 <= $16 &&
-		$11 >= $16) { n++ } END { print n + 0 }')
-	check "kv: every prefill reads, io_wait_ns <= io_ns <= prefill_ns" \
+		$11 >= $16 && $35 > 0 && $17 + $35 <= $16) { n++ }
+		END { print n + 0 }')
+	check "kv: every prefill reads, io_wait_ns + io_cpu_ns <= io_ns <= prefill_ns" \
 		"$bad rows not" [ "$bad" -eq 0 ]
 	check "kv: --kv-read-bytes larger than the file is refused" "" \
 		bad_option "$SERVER" --kv-file "$KV_DIR/kv" \

@@ -121,13 +121,14 @@ static int cmp_slice(const void *a, const void *b)
 	return !strcmp(cat_of(y), "thread") - !strcmp(cat_of(x), "thread");
 }
 
-static bool is_gpu(const struct pf_slice *s)
+/* a call nested in a thread's state: a GPU call or a file read */
+static bool is_call(const struct pf_slice *s)
 {
-	return !strcmp(cat_of(s), "gpu");
+	return !strcmp(cat_of(s), "gpu") || !strcmp(cat_of(s), "storage");
 }
 
 /* Slices on a track nest (or follow each other); a thread's states only
- * follow each other, and hold its GPU calls (which may hold ioctls). */
+ * follow each other, and hold its calls (GPU calls may hold ioctls). */
 static void check_nesting(struct trace *t)
 {
 	const struct pf_slice *stack[16];
@@ -151,8 +152,8 @@ static void check_nesting(struct trace *t)
 				fprintf(stderr, "  \"%s\" crosses \"%s\"\n",
 					s->name, p->name);
 			ASSERT_LE(s->ts + s->dur, p->ts + p->dur, "ts + s.dur");
-			ASSERT_TRUE(s->pid == TT_PERFETTO_REQ_PID || is_gpu(s),
-				    "s->pid == TT_PERFETTO_REQ_PID || is_g...");
+			ASSERT_TRUE(s->pid == TT_PERFETTO_REQ_PID || is_call(s),
+				    "s->pid == TT_PERFETTO_REQ_PID || is_c...");
 		}
 		if (s->pid != TT_PERFETTO_REQ_PID && !depth)
 			ASSERT_TRUE(
@@ -797,6 +798,63 @@ static void test_gpu_calls(void)
 	tt_critpath_free(cp);
 }
 
+/*
+ * A file read nests in the thread's states like a GPU call, cut to them:
+ * its on-CPU piece says the walk made it storage.io (docs/design.md
+ * §4.3), and the request's path shows it.
+ */
+static void test_file_reads(void)
+{
+	struct tt_request rq =
+		mkreq(1, 1000 * US, 1100 * US, 1600 * US, 1650 * US, 101);
+	const struct pf_slice *sp, *sl;
+	struct stream s = { 0 };
+	struct tt_cp_request crq;
+	struct tt_critpath *cp;
+	struct tt_cp_result res;
+	const struct jc_val *args;
+	struct trace t;
+
+	sw_in(&s, 900 * US, 101);
+	file_read(&s, 1200 * US, 1400 * US, 101, NR_PREAD64, S_IFREG,
+		  O_DIRECT_X86);
+	sw_out(&s, 1250 * US, 101,
+	       (struct blk){ .sys = NR_PREAD64,
+			     .arg0 = 9,
+			     .mode = S_IFREG,
+			     .iowait = true });
+	wake(&s, 1350 * US, 0, 101, TT_F_HARDIRQ, -1, 0);
+	sw_in(&s, 1360 * US, 101);
+	cp = cp_feed(&s);
+	to_cp(&rq, 1, 101, &crq);
+	ASSERT_OK(tt_critpath_walk(cp, &crq, &res), "tt_critpath_walk");
+	ASSERT_EQ(res.stage_ns[TT_ST_STORAGE], 190 * US,
+		  "res.stage_ns[TT_ST_STORAGE]");
+	ASSERT_OK(export_trace(&t, cp, &rq, &res, 1), "export_trace");
+	check_trace(&t);
+
+	sl = slice_101(&t, "pread64 direct", 1200 * US);
+	ASSERT_TRUE(sl && sl->dur == 50 * US, "sl && sl->dur == 50 * US");
+	ASSERT_STREQ(sl ? jc_str(sl->ev, "cat") : NULL, "storage", "cat");
+	args = sl ? jc_get(sl->ev, "args") : NULL;
+	ASSERT_TRUE(args && jc_str(args, "stage") &&
+			    !strcmp(jc_str(args, "stage"), "storage.io"),
+		    "on-CPU piece: stage storage.io");
+	sl = slice_101(&t, "pread64 direct", 1250 * US);
+	ASSERT_TRUE(sl && sl->dur == 100 * US, "sl && sl->dur == 100 * US");
+	args = sl ? jc_get(sl->ev, "args") : NULL;
+	ASSERT_TRUE(args && !jc_get(args, "stage"), "blocked piece: no stage");
+	sl = slice_101(&t, "pread64 direct", 1360 * US);
+	ASSERT_TRUE(sl && sl->dur == 40 * US, "sl && sl->dur == 40 * US");
+	sp = find_span(&t, "request 1 10.0.0.1:5551");
+	ASSERT_TRUE(sp && find_slice(&t, "storage.io", sp->pid, sp->tid,
+				     (1200 - 900) * US),
+		    "the path's storage.io slice");
+	trace_free(&t);
+	tt_cp_result_free(&res);
+	tt_critpath_free(cp);
+}
+
 /* Nothing traced, nothing walked: still a valid, loadable file. */
 static void test_empty_and_partial(void)
 {
@@ -927,6 +985,7 @@ int main(void)
 	TT_RUN(test_queue_phases);
 	TT_RUN(test_reader_runqueue);
 	TT_RUN(test_gpu_calls);
+	TT_RUN(test_file_reads);
 	TT_RUN(test_empty_and_partial);
 	TT_RUN(test_write_error);
 	TT_EXIT();

@@ -33,7 +33,7 @@ static const unsigned int stored_types[] = {
 	TT_EV_CONN_CLOSE, TT_EV_DATA_READY, TT_EV_RECV,	  TT_EV_SEND,
 	TT_EV_XMIT,	  TT_EV_LOST,	    TT_EV_SWITCH, TT_EV_WAKING,
 	TT_EV_WAKEUP_NEW, TT_EV_BLOCK,	    TT_EV_FAULT,  TT_EV_IOCTL,
-	TT_EV_GPU_CALL,	  TT_EV_RTLOCK,	    TT_EV_MARK,	  TT_EV_ENERGY,	TT_EV_GO,
+	TT_EV_GPU_CALL,	  TT_EV_RTLOCK,	    TT_EV_MARK,	  TT_EV_FILEIO,	  TT_EV_ENERGY,	TT_EV_GO,
 };
 #define NSTORED (sizeof(stored_types) / sizeof(stored_types[0]))
 
@@ -152,6 +152,10 @@ static void test_type_table(void)
 		     "tt_event_type_name");
 	ASSERT_STREQ(tt_mark_kind_name(TT_MARK_DISPATCH), "dispatch",
 		     "tt_mark_kind_name");
+	ASSERT_EQ(tt_event_payload_size(TT_EV_FILEIO), sizeof(struct tt_fileio),
+		  "tt_event_payload_size");
+	ASSERT_STREQ(tt_event_type_name(TT_EV_FILEIO), "fileio",
+		     "tt_event_type_name");
 	ASSERT_EQ(tt_event_payload_size(TT_EV_NONE), -1,
 		  "tt_event_payload_size");
 	ASSERT_EQ(tt_event_payload_size(TT_EV_SEND_RAW), -1,

@@ -165,6 +165,9 @@ struct engine_truth {
 	 */
 	uint64_t io_ns, io_wait_ns, cpu_ns, runnable_ns, sleep_ns;
 	uint64_t run_delay_ns, wake_delay_ns;
+	/* the CPU time in those KV preads (ttftrace's storage.io with the
+	 * blocked part, docs/design.md §4.3) */
+	uint64_t io_cpu_ns;
 	/*
 	 * --gpu, over the same iteration: the simulated GPU time its sync
 	 * waited for (the kernels' time on the critical path: what the
@@ -324,7 +327,7 @@ extern const char *const prog;
 
 /* where the engine thread's time went in the steps of one iteration */
 struct step_cost {
-	uint64_t runnable_ns, sleep_ns, io_ns, io_wait_ns;
+	uint64_t runnable_ns, sleep_ns, io_ns, io_wait_ns, io_cpu_ns;
 	uint64_t gpu_ns, kernel_ns, launch_cpu_ns, sync_wait_ns, sync_cpu_ns;
 };
 

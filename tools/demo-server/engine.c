@@ -308,6 +308,7 @@ static void engine_kv_read(struct engine *e, int n, struct step_cost *cost)
 	rd = engine_run_delay(e) - rd0;
 	cost->io_ns += wall;
 	cost->io_wait_ns += wall > cpu + rd ? wall - cpu - rd : 0;
+	cost->io_cpu_ns += cpu;
 }
 
 /*
@@ -358,6 +359,7 @@ static void engine_account(struct engine *e, struct request **admitted, int n,
 
 		t->io_ns = cost->io_ns;
 		t->io_wait_ns = cost->io_wait_ns;
+		t->io_cpu_ns = cost->io_cpu_ns;
 		t->cpu_ns = cpu;
 		t->runnable_ns = cost->runnable_ns;
 		t->sleep_ns = cost->sleep_ns;

@@ -394,7 +394,7 @@ void log_request(struct server *srv, const struct request *req,
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu\n",
+		     "%llu,%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
 		     (unsigned long long)t->t_enqueue,
@@ -427,7 +427,8 @@ void log_request(struct server *srv, const struct request *req,
 		     (unsigned long long)t->launch_cpu_ns,
 		     (unsigned long long)t->sync_wait_ns,
 		     (unsigned long long)t->sync_cpu_ns,
-		     (unsigned long long)t->t_boundary);
+		     (unsigned long long)t->t_boundary,
+		     (unsigned long long)t->io_cpu_ns);
 	if (n < 0 || n >= (int)sizeof(row))
 		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */

@@ -76,6 +76,7 @@ static void usage(FILE *f)
 "  prompt_bytes, status (ok, client_gone, aborted, upstream_error)\n"
 "  io_ns                     wall time in the KV preads of its prefill step\n"
 "  io_wait_ns                the part of it blocked (less CPU and runqueue time)\n"
+"  io_cpu_ns                 the engine's CPU time in them (copying, submitting)\n"
 "  engine_cpu_ns             the engine thread's CPU time (CLOCK_THREAD_CPUTIME_ID)\n"
 "                            from the start of the iteration that admitted it\n"
 "                            (t_boundary_ns, else its dispatch) to its first\n"

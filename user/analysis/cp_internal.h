@@ -84,6 +84,15 @@ struct cp_ioctl {
 	__u32 cmd, rdev, dev;
 };
 
+/* A read syscall on a regular file or a block device (TT_EV_FILEIO). */
+struct cp_fileio {
+	__u64 start, end;
+	__s64 ret;
+	__s32 syscall;
+	__u32 mode;
+	__u32 f_flags;
+};
+
 /* A registered GPU device node. */
 struct cp_gpudev {
 	__u32 rdev; /* 0: not a char device, known by dev and ino */
@@ -155,6 +164,8 @@ struct cp_thread {
 	size_t nsync; /* sync calls among them */
 	struct cp_ioctl *ioctls; /* sorted, disjoint */
 	size_t nioctls, capioctls;
+	struct cp_fileio *fileios; /* sorted, disjoint */
+	size_t nfileios, capfileios;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
@@ -209,7 +220,7 @@ struct tt_critpath {
 	__u32 *gpu_majors;
 	size_t ngpu_majors, capgpu_majors;
 	__u64 events;
-	__u64 gpu_calls, ioctls; /* stored */
+	__u64 gpu_calls, ioctls, fileios; /* stored */
 	__u64 first_ts, last_ts; /* of the events fed ... */
 	bool timed; /* ... when any was in time */
 	__u64 intervals;
@@ -336,6 +347,9 @@ bool cp_gpu_wait_of(const struct tt_critpath *cp, const struct cp_thread *th,
 void cp_ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
 		   char *buf, size_t len);
 size_t cp_ioctls_before(const struct cp_thread *th, __u64 t);
+size_t cp_fileios_before(const struct cp_thread *th, __u64 t);
+/* "pread64 direct", "read file", "readv blkdev": what the thread read */
+void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len);
 bool cp_is_launch(const struct cp_call *c);
 void cp_label(char *buf, size_t len, const char *a, const char *b);
 long cp_lost_before(const struct tt_critpath *cp, __u64 t);

@@ -135,6 +135,7 @@ struct tt_critpath_stats {
 	__u64 lock_words; /* futex words judged locks by the last walk */
 	__u64 gpu_calls; /* TT_EV_GPU_CALL intervals stored */
 	__u64 ioctls; /* TT_EV_IOCTL intervals stored */
+	__u64 fileios; /* TT_EV_FILEIO intervals stored */
 	__u64 first_ts, last_ts; /* earliest and latest event fed (0: none) */
 	/* threads seen current (switching out, waking) while off CPU in their
 	 * timeline: a switch-in the recording lacks, inferred there */
@@ -152,7 +153,7 @@ void tt_critpath_free(struct tt_critpath *cp);
 
 /*
  * Feeds one event, in timestamp order: SWITCH, WAKING, WAKEUP_NEW, FORK,
- * COMM, EXIT, LOST, IOCTL and GPU_CALL are used, the rest only count
+ * COMM, EXIT, LOST, IOCTL, GPU_CALL and FILEIO are used, the rest only count
  * (stats, time range; COMM records at time 0, a process table's, do not
  * count for it). The target of a wakeup is traced
  * (the recorder emits wakeups of traced threads only); a thread whose
@@ -174,6 +175,13 @@ void tt_critpath_free(struct tt_critpath *cp);
  * blocking wait on a registered GPU device fd is compute.gpu whoever ends
  * it (the waker may be a thread simulating the device, or an interrupt);
  * a TT_EV_IOCTL covering it names it ("ioctl NV_ESC_RM_CONTROL").
+ *
+ * Storage (docs/design.md §4.3): a TT_EV_FILEIO is the interval [ts_enter,
+ * h.ts) of a read syscall on a regular file or block device. Inside it
+ * the thread's on-CPU time is storage.io ("pread64 direct": copying,
+ * pinning pages, submitting the I/O), a blocked wait is judged like any
+ * other (a file read's: storage.io) and runnable time stays
+ * scheduler.runqueue.
  */
 int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev);
 /* Names thread tid of process tgid (the recording's process table): the
@@ -299,6 +307,7 @@ int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid, __u64 until,
 enum tt_cp_call_kind {
 	TT_CP_CALL_CUDA = 1, /* a CUDA driver call (TT_EV_GPU_CALL) */
 	TT_CP_CALL_IOCTL = 2, /* an ioctl on a GPU device (TT_EV_IOCTL) */
+	TT_CP_CALL_FILEIO = 3, /* a file read syscall (TT_EV_FILEIO) */
 };
 
 /* A GPU call of a thread over [start, end). */
@@ -307,16 +316,17 @@ struct tt_cp_call {
 	__u8 kind; /* enum tt_cp_call_kind */
 	__u8 cls; /* CUDA: enum tt_cuda_class (gpu.h), 0 when unknown */
 	__u16 fn; /* CUDA: index in tt_cuda_fns() */
-	__u32 cmd; /* ioctl: the command */
-	__s64 ret; /* CUresult, or the ioctl's return */
-	/* "cuStreamSynchronize", "cuda#40"; "NV_ESC_RM_CONTROL" */
+	__u32 cmd; /* ioctl: the command; file read: the syscall number */
+	__s64 ret; /* CUresult, or the syscall's return */
+	/* "cuStreamSynchronize", "cuda#40"; "NV_ESC_RM_CONTROL";
+	 * "pread64 direct" */
 	char name[40];
 };
 
 typedef int (*tt_cp_call_fn)(const struct tt_cp_call *c, void *ctx);
 /*
- * Calls fn for thread tid's GPU calls that overlap [from, to): its CUDA
- * calls in time order, then its ioctls in time order. A call with calls
+ * Calls fn for thread tid's calls that overlap [from, to): its CUDA
+ * calls in time order, then its ioctls, then its file reads. A call with calls
  * nested in it comes as the pieces around them. Returns 0, -ENOENT for an
  * unknown tid, or what fn returned to stop.
  */

@@ -33,6 +33,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->cand);
 		free(cp->threads[i]->calls);
 		free(cp->threads[i]->ioctls);
+		free(cp->threads[i]->fileios);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -151,9 +152,14 @@ size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t)
 
 _Static_assert(offsetof(struct cp_call, start) == 0 &&
 		       offsetof(struct cp_ioctl, start) == 0 &&
+		       offsetof(struct cp_fileio, start) == 0 &&
 		       offsetof(struct cp_rec, ts) == 0 &&
 		       offsetof(struct cp_window, start) == 0,
 	       "cp_starts_before() reads the time at offset 0");
+_Static_assert(offsetof(struct cp_call, end) == sizeof(__u64) &&
+		       offsetof(struct cp_ioctl, end) == sizeof(__u64) &&
+		       offsetof(struct cp_fileio, end) == sizeof(__u64),
+	       "an interval's end follows its start");
 
 /* Largest k with recs[k].ts < t, or -1. */
 long cp_rec_before(const struct cp_thread *th, __u64 t)
@@ -496,24 +502,67 @@ static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
 			 });
 }
 
+/*
+ * A syscall interval [*start, ev's time) of ev's thread, after the last
+ * of its kind, which ended at the latest time *ends holds (n of them):
+ * its thread, or NULL with *err 0 when there is no interval (no entry
+ * time, the probe came mid-call) or -ENOMEM. One that began before the
+ * previous ended (a clock slip) starts at that end, so that a thread's
+ * intervals stay sorted and disjoint.
+ */
+static struct cp_thread *sys_interval(struct tt_critpath *cp,
+				      const struct tt_event *ev, __u64 *start,
+				      size_t off_ptr, size_t off_n,
+				      size_t off_cap, size_t stride, int *err)
+{
+	struct cp_thread *th;
+	char *base;
+	size_t n;
+	__u64 prev_end;
+
+	*err = 0;
+	if (!ev->h.tid || !*start || *start >= ev->h.ts)
+		return NULL;
+	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	memcpy(&base, (char *)th + off_ptr, sizeof(base));
+	memcpy(&n, (char *)th + off_n, sizeof(n));
+	if (n) {
+		/* every interval's end follows its start */
+		memcpy(&prev_end, base + (n - 1) * stride + sizeof(__u64),
+		       sizeof(prev_end));
+		if (*start < prev_end)
+			*start = prev_end;
+	}
+	if (*start >= ev->h.ts)
+		return NULL;
+	if (tt_grow((void **)((char *)th + off_ptr),
+		    (size_t *)((char *)th + off_cap), n + 1, stride)) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	return th;
+}
+
+#define SYS_INTERVAL(cp, ev, start, arr, err)                        \
+	sys_interval(cp, ev, start, offsetof(struct cp_thread, arr), \
+		     offsetof(struct cp_thread, n##arr),             \
+		     offsetof(struct cp_thread, cap##arr),           \
+		     sizeof(*((struct cp_thread *)0)->arr), err)
+
 static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_ioctl *io = &ev->ioc;
-	struct cp_thread *th;
 	__u64 start = io->ts_enter;
+	struct cp_thread *th;
+	int err;
 
-	if (!ev->h.tid || !start || start >= ev->h.ts)
-		return 0;
-	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	th = SYS_INTERVAL(cp, ev, &start, ioctls, &err);
 	if (!th)
-		return -ENOMEM;
-	if (th->nioctls && start < th->ioctls[th->nioctls - 1].end)
-		start = th->ioctls[th->nioctls - 1].end;
-	if (start >= ev->h.ts)
-		return 0;
-	if (tt_grow((void **)&th->ioctls, &th->capioctls, th->nioctls + 1,
-		    sizeof(*th->ioctls)))
-		return -ENOMEM;
+		return err;
 	th->ioctls[th->nioctls++] = (struct cp_ioctl){
 		.start = start,
 		.end = ev->h.ts,
@@ -524,6 +573,28 @@ static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 		.dev = io->dev,
 	};
 	cp->ioctls++;
+	return 0;
+}
+
+static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_fileio *fi = &ev->fileio;
+	__u64 start = fi->ts_enter;
+	struct cp_thread *th;
+	int err;
+
+	th = SYS_INTERVAL(cp, ev, &start, fileios, &err);
+	if (!th)
+		return err;
+	th->fileios[th->nfileios++] = (struct cp_fileio){
+		.start = start,
+		.end = ev->h.ts,
+		.ret = fi->ret,
+		.syscall = fi->syscall,
+		.mode = fi->mode,
+		.f_flags = fi->f_flags,
+	};
+	cp->fileios++;
 	return 0;
 }
 
@@ -571,6 +642,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:
 		return on_ioctl(cp, ev);
+	case TT_EV_FILEIO:
+		return on_fileio(cp, ev);
 	case TT_EV_FORK:
 		th = ev->h.tid ? thread_ensure(cp, ev->h.tid, ev->h.tgid) :
 				 NULL;
@@ -668,6 +741,7 @@ void tt_critpath_stats(const struct tt_critpath *cp,
 		.intervals = cp->intervals, .wakes = cp->nwakes,
 		.lost_windows = cp->nlost, .lock_words = cp->lock_words,
 		.gpu_calls = cp->gpu_calls, .ioctls = cp->ioctls,
+		.fileios = cp->fileios,
 		.first_ts = cp->first_ts, .last_ts = cp->last_ts,
 		.missed_ins = cp->missed_ins, .marks = cp->nmarks,
 		.marks_unbound = cp->marks_unbound,

@@ -105,51 +105,95 @@ int tt_critpath_intervals(const struct tt_critpath *cp, __u32 tid, __u64 until,
 	return 0;
 }
 
+/* Thread th's intervals of kind: sorted, disjoint, each starting with its
+ * __u64 start and end. */
+static const void *calls_of(const struct cp_thread *th,
+			    enum tt_cp_call_kind kind, size_t *n,
+			    size_t *stride)
+{
+	switch (kind) {
+	case TT_CP_CALL_CUDA:
+		*n = th->ncalls;
+		*stride = sizeof(*th->calls);
+		return th->calls;
+	case TT_CP_CALL_IOCTL:
+		*n = th->nioctls;
+		*stride = sizeof(*th->ioctls);
+		return th->ioctls;
+	case TT_CP_CALL_FILEIO:
+		*n = th->nfileios;
+		*stride = sizeof(*th->fileios);
+		return th->fileios;
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* The i-th interval of kind of th, as the read API gives it. */
+static void call_fill(const struct tt_critpath *cp, const struct cp_thread *th,
+		      enum tt_cp_call_kind kind, size_t i, struct tt_cp_call *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	if (kind == TT_CP_CALL_CUDA) {
+		const struct cp_call *k = &th->calls[i];
+
+		c->start = k->start;
+		c->end = k->end;
+		c->cls = k->cls;
+		c->fn = k->fn;
+		c->ret = k->ret;
+		cp_cuda_fn_name(k->fn, c->name, sizeof(c->name));
+	} else if (kind == TT_CP_CALL_IOCTL) {
+		const struct cp_ioctl *io = &th->ioctls[i];
+
+		c->start = io->start;
+		c->end = io->end;
+		c->cmd = io->cmd;
+		c->ret = io->ret;
+		cp_ioctl_name(cp, io, c->name, sizeof(c->name));
+	} else {
+		const struct cp_fileio *fi = &th->fileios[i];
+
+		c->start = fi->start;
+		c->end = fi->end;
+		c->cmd = fi->syscall;
+		c->ret = fi->ret;
+		cp_fileio_name(fi, c->name, sizeof(c->name));
+	}
+}
+
 int tt_critpath_calls(const struct tt_critpath *cp, __u32 tid, __u64 from,
 		      __u64 to, tt_cp_call_fn fn, void *ctx)
 {
 	const struct cp_thread *th = cp_thread_find(cp, tid);
+	enum tt_cp_call_kind kind;
 	struct tt_cp_call c;
-	size_t i;
+	size_t i, n, stride;
+	const char *v;
+	__u64 t[2];
 	int ret;
 
 	if (!th)
 		return -ENOENT;
-	/* the first that ends after from: the one before starts before it */
-	i = cp_calls_before(th, from);
-	if (i && th->calls[i - 1].end > from)
-		i--;
-	for (; i < th->ncalls && th->calls[i].start < to; i++) {
-		const struct cp_call *k = &th->calls[i];
-
-		memset(&c, 0, sizeof(c));
-		c.start = k->start;
-		c.end = k->end;
-		c.kind = TT_CP_CALL_CUDA;
-		c.cls = k->cls;
-		c.fn = k->fn;
-		c.ret = k->ret;
-		cp_cuda_fn_name(k->fn, c.name, sizeof(c.name));
-		ret = fn(&c, ctx);
-		if (ret)
-			return ret;
-	}
-	i = cp_ioctls_before(th, from);
-	if (i && th->ioctls[i - 1].end > from)
-		i--;
-	for (; i < th->nioctls && th->ioctls[i].start < to; i++) {
-		const struct cp_ioctl *io = &th->ioctls[i];
-
-		memset(&c, 0, sizeof(c));
-		c.start = io->start;
-		c.end = io->end;
-		c.kind = TT_CP_CALL_IOCTL;
-		c.cmd = io->cmd;
-		c.ret = io->ret;
-		cp_ioctl_name(cp, io, c.name, sizeof(c.name));
-		ret = fn(&c, ctx);
-		if (ret)
-			return ret;
+	for (kind = TT_CP_CALL_CUDA; kind <= TT_CP_CALL_FILEIO; kind++) {
+		v = calls_of(th, kind, &n, &stride);
+		/* the first that ends after from: the one before starts
+		 * before it */
+		i = cp_starts_before(v, n, stride, from);
+		if (i) {
+			memcpy(t, v + (i - 1) * stride, sizeof(t));
+			i -= t[1] > from;
+		}
+		for (; i < n; i++) {
+			memcpy(t, v + i * stride, sizeof(t));
+			if (t[0] >= to)
+				break;
+			call_fill(cp, th, kind, i, &c);
+			ret = fn(&c, ctx);
+			if (ret)
+				return ret;
+		}
 	}
 	return 0;
 }

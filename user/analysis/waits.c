@@ -126,6 +126,27 @@ size_t cp_ioctls_before(const struct cp_thread *th, __u64 t)
 				t);
 }
 
+size_t cp_fileios_before(const struct cp_thread *th, __u64 t)
+{
+	return cp_starts_before(th->fileios, th->nfileios, sizeof(*th->fileios),
+				t);
+}
+
+void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
+{
+	const char *name = syscall_name(f->syscall);
+	char sys[24];
+
+	if (name)
+		snprintf(sys, sizeof(sys), "%s", name);
+	else
+		snprintf(sys, sizeof(sys), "sys_%d", f->syscall);
+	cp_label(buf, len, sys,
+		 f->f_flags & TT_O_DIRECT      ? "direct" :
+		 (f->mode & S_IFMT) == S_IFBLK ? "blkdev" :
+						 "file");
+}
+
 /* The call of th around instant t, or NULL. */
 const struct cp_call *cp_call_at(const struct cp_thread *th, __u64 t)
 {

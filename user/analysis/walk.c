@@ -87,23 +87,45 @@ static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
 }
 
 /* On-CPU time [s, t) of th outside CUDA calls, latest first: inside a GPU
- * ioctl it is the driver's work, named by the ioctl. */
+ * ioctl it is the driver's work, named by the ioctl; inside a file read it
+ * is storage.io (docs/design.md §4.3: copying, pinning, submitting). */
 static void charge_plain(struct walk *wk, const struct cp_thread *th, __u64 s,
 			 __u64 t)
 {
+	size_t i = cp_ioctls_before(th, t), j = cp_fileios_before(th, t);
+	const struct cp_ioctl *io;
+	const struct cp_fileio *fi;
 	char name[40], reason[32];
-	size_t i = cp_ioctls_before(th, t);
 	__u64 a, b;
+	__u8 stage;
 
-	for (; i > 0 && th->ioctls[i - 1].end > s && !wk->err; i--) {
-		const struct cp_ioctl *io = &th->ioctls[i - 1];
-
-		a = io->start > s ? io->start : s;
-		b = io->end < t ? io->end : t;
+	while (!wk->err) {
+		io = i && th->ioctls[i - 1].end > s ? &th->ioctls[i - 1] : NULL;
+		fi = j && th->fileios[j - 1].end > s ? &th->fileios[j - 1] :
+						       NULL;
+		/* a thread's syscalls are disjoint: the later one first */
+		if (io && (!fi || io->start > fi->start)) {
+			a = io->start;
+			b = io->end;
+			cp_ioctl_name(wk->cp, io, name, sizeof(name));
+			cp_label(reason, sizeof(reason), "ioctl", name);
+			stage = TT_ST_CPU;
+			i--;
+		} else if (fi) {
+			a = fi->start;
+			b = fi->end;
+			cp_fileio_name(fi, reason, sizeof(reason));
+			stage = TT_ST_STORAGE;
+			j--;
+		} else {
+			break;
+		}
+		a = a > s ? a : s;
+		b = b < t ? b : t;
+		if (a >= b)
+			continue;
 		charge(wk, b, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
-		cp_ioctl_name(wk->cp, io, name, sizeof(name));
-		cp_label(reason, sizeof(reason), "ioctl", name);
-		charge(wk, a, b, th->tid, TT_CP_RUNNING, TT_ST_CPU, reason);
+		charge(wk, a, b, th->tid, TT_CP_RUNNING, stage, reason);
 		t = a;
 	}
 	charge(wk, s, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");

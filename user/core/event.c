@@ -32,8 +32,7 @@ static const struct {
 	[TT_EV_RTLOCK] = { "rtlock", true, sizeof(struct tt_rtlock) },
 	[TT_EV_GO] = { "go", true, sizeof(struct tt_go) },
 	[TT_EV_MARK] = { "mark", true, sizeof(struct tt_mark) },
-	/* 22 is reserved for a record type being added elsewhere */
-	[22] = { "reserved", false, 0 },
+	[TT_EV_FILEIO] = { "fileio", true, sizeof(struct tt_fileio) },
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 };
 

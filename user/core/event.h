@@ -28,6 +28,7 @@ struct tt_event {
 		struct tt_go go;
 		struct tt_mark mark;
 		struct tt_energy energy;
+		struct tt_fileio fileio;
 	};
 };
 

@@ -170,6 +170,18 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_energy, pad, UINT),
 			FLD(tt_energy, name, BYTES),
 		} },
+	[TT_EV_FILEIO] = {
+		9, {
+			FLD(tt_fileio, ts_enter, TS),
+			FLD(tt_fileio, ret, SINT),
+			FLD(tt_fileio, ino, UINT),
+			FLD(tt_fileio, dev, UINT),
+			FLD(tt_fileio, rdev, UINT),
+			FLD(tt_fileio, fd, UINT),
+			FLD(tt_fileio, mode, UINT),
+			FLD(tt_fileio, f_flags, UINT),
+			FLD(tt_fileio, syscall, SINT),
+		} },
 	};
 /* clang-format on */
 

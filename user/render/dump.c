@@ -77,6 +77,15 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)ev->fault.ino,
 			(unsigned long long)ev->fault.index);
 		break;
+	case TT_EV_FILEIO:
+		fprintf(out,
+			"syscall=%d fd=%u ret=%lld enter=-%lluns mode=%o dev=%#x rdev=%#x ino=%llu flags=%#o",
+			ev->fileio.syscall, ev->fileio.fd,
+			(long long)ev->fileio.ret,
+			(unsigned long long)(ev->h.ts - ev->fileio.ts_enter),
+			ev->fileio.mode, ev->fileio.dev, ev->fileio.rdev,
+			(unsigned long long)ev->fileio.ino, ev->fileio.f_flags);
+		break;
 	case TT_EV_RTLOCK:
 		fprintf(out, "runtime=%s lo=%#llx hi=%#llx",
 			tt_rt_kind_name(ev->rtlock.kind),

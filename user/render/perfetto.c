@@ -251,9 +251,17 @@ static void call_slice(struct pf *w, const struct tt_cp_interval *iv,
 		snprintf(name, sizeof(name), "ioctl %.40s", c->name);
 	else
 		snprintf(name, sizeof(name), "%.40s", c->name);
-	ev_slice(w, w->tgid, w->tid, name, "gpu", s, e);
+	ev_slice(w, w->tgid, w->tid, name,
+		 c->kind == TT_CP_CALL_FILEIO ? "storage" : "gpu", s, e);
 	args_open(w);
-	if (c->kind == TT_CP_CALL_IOCTL) {
+	if (c->kind == TT_CP_CALL_FILEIO) {
+		arg_key(w, "ret");
+		fprintf(w->out, "%lld", (long long)c->ret);
+		/* on-CPU time inside a file read is storage (§4.3) */
+		if (iv->state == TT_CP_RUNNING)
+			arg_str(w, "stage", tt_stage_name(TT_ST_STORAGE),
+				SIZE_MAX);
+	} else if (c->kind == TT_CP_CALL_IOCTL) {
 		snprintf(cmd, sizeof(cmd), "%#x", c->cmd);
 		arg_str(w, "cmd", cmd, sizeof(cmd));
 		arg_key(w, "ret");
@@ -276,9 +284,9 @@ static void call_slice(struct pf *w, const struct tt_cp_interval *iv,
 }
 
 /*
- * The GPU calls inside state iv, cut to it: CUDA calls (disjoint), then
- * ioctls nested in them or beside them; an ioctl that would cross a CUDA
- * call (a clock slip) is cut where it meets it.
+ * The calls inside state iv, cut to it: CUDA calls (disjoint), then
+ * ioctls and file reads nested in them or beside them; one that would
+ * cross a CUDA call (a clock slip) is cut where it meets it.
  */
 static void thread_calls(struct pf *w, const struct tt_cp_interval *iv)
 {
@@ -299,7 +307,7 @@ static void thread_calls(struct pf *w, const struct tt_cp_interval *iv)
 
 		s = c->start > iv->start ? c->start : iv->start;
 		e = c->end < iv->end ? c->end : iv->end;
-		for (j = 0; c->kind == TT_CP_CALL_IOCTL && j < w->ncalls; j++) {
+		for (j = 0; c->kind != TT_CP_CALL_CUDA && j < w->ncalls; j++) {
 			const struct tt_cp_call *k = &w->calls[j];
 
 			if (k->kind != TT_CP_CALL_CUDA || k->end <= s ||
