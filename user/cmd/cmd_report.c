@@ -299,7 +299,7 @@ int tt_cmd_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
 	/* paths are printed for -R and drawn for -P and --html */
-	if (tt_load(a.path, a.request || a.perfetto || a.html,
+	if (tt_load(a.path, a.request || a.perfetto || a.html || a.otlp,
 		    a.events ? dump_one : NULL, &t0, &fc.acc, &l))
 		goto cleanup;
 	gpu_part.ctx = l.gpu;

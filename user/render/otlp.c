@@ -269,7 +269,7 @@ static void request_attrs(struct tt_pbuf *b, const struct tt_analyzer *a,
 	for (int s = 0; s < TT_ST_MAX; s++) {
 		if (!r->stage_ns[s])
 			continue;
-		snprintf(key, sizeof(key), "ttftrace.stage.%s",
+		snprintf(key, sizeof(key), "ttftrace.stage_ns.%s",
 			 tt_stage_name(s));
 		kv_int(b, 9, key, r->stage_ns[s]);
 	}
