@@ -2,7 +2,7 @@
 /*
  * record's live side: the ring of recent events, analysed again every
  * EVAL_NS with the analyzer, for the flight recorder's triggers and dumps
- * and for OTLP export (docs/design.md §5.4, §6.6).
+ * and for OTLP export (docs/design.md §11).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,11 @@
 #include "ttfile.h"
 #include "util.h"
 
-/* how often the ring is analysed again */
+/* how often the ring is analysed again: every EVAL_NS, or, when an
+ * analysis takes longer than EVAL_NS / EVAL_SHARE, that many times its
+ * duration, so that analysing stays under 1 / EVAL_SHARE of a CPU */
 #define EVAL_NS 500000000ULL
+#define EVAL_SHARE 3
 /* a request counts as finished once its end is this far in the past
  * (events are stamped on CLOCK_MONOTONIC, as record's clock): past the
  * analyzer's reorder window, its last XMITs in */
@@ -158,6 +161,8 @@ struct tt_flight {
 	struct tt_ring *ring;
 	__u64 added_since_eval, last_eval;
 	bool unsettled; /* the last analysis left a request to settle */
+	__u64 evals, eval_max_ns, eval_max_events; /* what analysis costs */
+	__u64 eval_gap; /* EVAL_NS, or more after a long analysis */
 	/* (t_arrive, hash of sk) of the requests done with: exported,
 	 * judged; forgotten once their arrival leaves the window */
 	struct tt_hmap seen;
@@ -441,6 +446,7 @@ static int evaluate(struct tt_flight *f, __u64 now, bool final)
 	struct tt_analyzer *an = tt_analyzer_new();
 	struct tt_ring_stats rs;
 	int err = -ENOMEM;
+	__u64 took;
 
 	f->last_eval = now;
 	f->added_since_eval = 0;
@@ -460,6 +466,13 @@ static int evaluate(struct tt_flight *f, __u64 now, bool final)
 		err = visit(f, an, &rs, now, final);
 	if (!err)
 		err = prune_seen(f, rs.first_ts);
+	took = tt_clock_ns(CLOCK_MONOTONIC) - now;
+	f->eval_gap = took * EVAL_SHARE > EVAL_NS ? took * EVAL_SHARE : EVAL_NS;
+	f->evals++;
+	if (took > f->eval_max_ns) {
+		f->eval_max_ns = took;
+		f->eval_max_events = rs.events;
+	}
 cleanup:
 	tt_analyzer_free(an);
 	return err;
@@ -476,7 +489,7 @@ int tt_flight_tick(struct tt_flight *f, __u64 now)
 		want_dump(f, now, false, "SIGUSR1");
 	}
 	if ((f->added_since_eval || f->unsettled) &&
-	    now - f->last_eval >= EVAL_NS &&
+	    now - f->last_eval >= f->eval_gap &&
 	    (f->otlp || f->o.ntriggers))
 		err = evaluate(f, now, false);
 	if (!err && f->dump_at && now >= f->dump_at)
@@ -506,6 +519,11 @@ void tt_flight_close(struct tt_flight *f)
 			(unsigned long long)rs.events, rs.bytes / 1048576.0,
 			rs.cut_chunks ? "; --ring-size cut it short of --ring" :
 					"");
+	if (f->evals && !f->quiet)
+		fprintf(stderr,
+			"ttftrace: live analysis: %llu run(s) of the ring, the longest %.1f ms over %llu events\n",
+			(unsigned long long)f->evals, f->eval_max_ns / 1e6,
+			(unsigned long long)f->eval_max_events);
 	if (f->otlp) {
 		tt_otlp_sender_close(f->otlp, OTLP_DRAIN_NS, &st);
 		if (!f->quiet || st.spans_dropped)

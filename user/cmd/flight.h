@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * record's live side (docs/design.md §5.4, §6.6): the events of the last
+ * record's live side (docs/design.md §11): the events of the last
  * window kept in a ring (user/record/ring.h) and analysed again every
  * half second, for the flight recorder (--ring, --trigger, --slo, SIGUSR1:
  * the ring written out as a .ttft when a trigger fires) and for OTLP

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * OTLP/HTTP export (docs/design.md §6.6): encoded span batches POSTed to
+ * OTLP/HTTP export (docs/design.md §11.3): encoded span batches POSTed to
  * URL/v1/traces by a thread of their own, from a bounded queue, so that a
  * slow or absent receiver never holds up recording: a batch that finds the
  * queue full is dropped and counted.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The flight recorder's ring (docs/design.md §5.4): the events of the last
+ * The flight recorder's ring (docs/design.md §11.1): the events of the last
  * window, packed (header and payload, as stored) in chunks that are freed
  * whole once they are older than the window, under a cap on bytes. What an
  * evicted event leaves behind that the analyzer needs to read what

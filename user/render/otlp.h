@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Requests as OpenTelemetry spans (docs/design.md §6.6): an OTLP
+ * Requests as OpenTelemetry spans (docs/design.md §11.3): an OTLP
  * ExportTraceServiceRequest in the protobuf encoding, one span per request
  * with a child span per stretch of its critical path in one stage, and
  * attributes after OpenTelemetry's GenAI semantic conventions.
