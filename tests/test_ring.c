@@ -15,8 +15,9 @@
 
 static struct tt_event recv_ev(__u64 ts, __u64 sk)
 {
-	struct tt_event ev = { .h = { .ts = ts, .tgid = 10, .tid = 11,
-				      .type = TT_EV_RECV } };
+	struct tt_event ev = {
+		.h = { .ts = ts, .tgid = 10, .tid = 11, .type = TT_EV_RECV }
+	};
 
 	ev.sock.sk = sk;
 	ev.sock.len = (__s64)ts;
@@ -106,8 +107,9 @@ static void test_kept_state(void)
 	ev.sock.len = TT_TCP_CLOSE_WAIT; /* a peer's FIN: a stays open */
 	ASSERT_OK(tt_ring_add(r, &ev), "fin a");
 	/* a thread that exits takes its name with it */
-	ev = (struct tt_event){ .h = { .ts = 6, .tgid = 10, .tid = 12,
-				       .type = TT_EV_COMM } };
+	ev = (struct tt_event){
+		.h = { .ts = 6, .tgid = 10, .tid = 12, .type = TT_EV_COMM }
+	};
 	ASSERT_OK(tt_ring_add(r, &ev), "comm 12");
 	ev.h.type = TT_EV_EXIT;
 	ev.h.ts = 7;

@@ -55,12 +55,24 @@ enum {
 
 static const struct argp_option flight_options[] = {
 	{ NULL, 0, NULL, 0, "Flight recorder and export:", 1 },
-	{ "ring", OPT_RING, "DURATION", 0, "Flight recorder: keep only the last DURATION of events in memory (no file written as it goes) and write them to OUT-TIME.ttft when a trigger fires", 1 },
-	{ "trigger", OPT_TRIGGER, "SPEC", 0, "With --ring: dump when a finished request has ttft>D, tpot>D or e2e>D, or (slo) misses --slo (repeatable); SIGUSR1 always dumps", 1 },
-	{ "slo", OPT_SLO, "SPEC", 0, "The SLO of --trigger slo: ttft=450ms,tpot=40ms[,e2e=2s] or mlperf:NAME", 1 },
-	{ "dump-interval", OPT_DUMP_GAP, "DURATION", 0, "At most one triggered dump per DURATION (default 10s): later triggers wait and share the next dump", 1 },
-	{ "ring-size", OPT_RING_SIZE, "SIZE", 0, "Cap on the ring's memory (default 256M): a busier server keeps less than --ring, said at the end", 1 },
-	{ "otlp", OPT_OTLP, "URL", 0, "Send each finished request as OpenTelemetry spans, OTLP/HTTP protobuf, to URL/v1/traces (http:// only)", 1 },
+	{ "ring", OPT_RING, "DURATION", 0,
+	  "Flight recorder: keep only the last DURATION of events in memory (no file written as it goes) and write them to OUT-TIME.ttft when a trigger fires",
+	  1 },
+	{ "trigger", OPT_TRIGGER, "SPEC", 0,
+	  "With --ring: dump when a finished request has ttft>D, tpot>D or e2e>D, or (slo) misses --slo (repeatable); SIGUSR1 always dumps",
+	  1 },
+	{ "slo", OPT_SLO, "SPEC", 0,
+	  "The SLO of --trigger slo: ttft=450ms,tpot=40ms[,e2e=2s] or mlperf:NAME",
+	  1 },
+	{ "dump-interval", OPT_DUMP_GAP, "DURATION", 0,
+	  "At most one triggered dump per DURATION (default 10s): later triggers wait and share the next dump",
+	  1 },
+	{ "ring-size", OPT_RING_SIZE, "SIZE", 0,
+	  "Cap on the ring's memory (default 256M): a busier server keeps less than --ring, said at the end",
+	  1 },
+	{ "otlp", OPT_OTLP, "URL", 0,
+	  "Send each finished request as OpenTelemetry spans, OTLP/HTTP protobuf, to URL/v1/traces (http:// only)",
+	  1 },
 	{},
 };
 
@@ -82,9 +94,10 @@ static int parse_trigger(const char *spec, struct tt_flight_trigger *t,
 		t->kind = k;
 		return 0;
 	}
-	snprintf(err, errlen,
-		 "invalid --trigger '%s': ttft>DURATION, tpot>DURATION, e2e>DURATION or slo",
-		 spec);
+	snprintf(
+		err, errlen,
+		"invalid --trigger '%s': ttft>DURATION, tpot>DURATION, e2e>DURATION or slo",
+		spec);
 	return -EINVAL;
 }
 
@@ -96,14 +109,16 @@ static error_t flight_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_RING:
 		if (tt_parse_duration(arg, &o->ring_ns))
-			argp_error(state, "invalid --ring '%s': a duration such as 30s",
-				   arg);
+			argp_error(
+				state,
+				"invalid --ring '%s': a duration such as 30s",
+				arg);
 		break;
 	case OPT_RING_SIZE:
 		if (tt_parse_size(arg, &o->ring_bytes) ||
 		    o->ring_bytes < (1u << 20))
-			argp_error(state, "invalid --ring-size '%s': 1M or more",
-				   arg);
+			argp_error(state,
+				   "invalid --ring-size '%s': 1M or more", arg);
 		break;
 	case OPT_TRIGGER:
 		if (o->ntriggers == TT_FLIGHT_MAX_TRIGGERS)
@@ -129,13 +144,16 @@ static error_t flight_parse(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		for (int i = 0; i < o->ntriggers; i++)
 			if (o->triggers[i].kind == TRIG_SLO && !o->has_slo)
-				argp_error(state, "--trigger slo needs --slo SPEC");
+				argp_error(state,
+					   "--trigger slo needs --slo SPEC");
 		if (!o->ring_ns && (o->ntriggers || o->ring_bytes))
-			argp_error(state, "--trigger and --ring-size need --ring");
+			argp_error(state,
+				   "--trigger and --ring-size need --ring");
 		if (!o->ring_ns && o->dump_gap_ns)
 			argp_error(state, "--dump-interval needs --ring");
 		if (o->has_slo && !o->ntriggers)
-			argp_error(state, "--slo of record is for --trigger slo");
+			argp_error(state,
+				   "--slo of record is for --trigger slo");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -144,7 +162,7 @@ static error_t flight_parse(int key, char *arg, struct argp_state *state)
 }
 
 const struct argp tt_flight_argp = { flight_options, flight_parse, NULL, NULL,
-				     NULL, NULL, NULL };
+				     NULL,	     NULL,	   NULL };
 
 static volatile sig_atomic_t dump_asked;
 
@@ -267,13 +285,14 @@ static int dump_create(const struct tt_flight *f, char *path, size_t len)
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	for (int n = 1; n < 100 && fd < 0; n++) {
 		if (n == 1)
-			snprintf(path, len, "%.*s-%s.ttft", (int)base, f->output,
-				 stamp);
+			snprintf(path, len, "%.*s-%s.ttft", (int)base,
+				 f->output, stamp);
 		else
 			snprintf(path, len, "%.*s-%s-%d.ttft", (int)base,
 				 f->output, stamp, n);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-					O_CLOEXEC, 0600);
+		fd = open(path,
+			  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			  0600);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
@@ -322,7 +341,8 @@ static int dump(struct tt_flight *f, __u64 now)
 static void want_dump(struct tt_flight *f, __u64 at, bool rate_limited,
 		      const char *why)
 {
-	if (rate_limited && f->last_dump && at < f->last_dump + f->o.dump_gap_ns)
+	if (rate_limited && f->last_dump &&
+	    at < f->last_dump + f->o.dump_gap_ns)
 		at = f->last_dump + f->o.dump_gap_ns;
 	if (f->dump_at) {
 		f->coalesced++;
@@ -349,13 +369,15 @@ static bool fires(const struct tt_flight *f, const struct tt_request *r,
 		if (k == TRIG_SLO && ((s->ttft_ns && v[0] > s->ttft_ns) ||
 				      (s->tpot_ns && v[1] > s->tpot_ns) ||
 				      (s->e2e_ns && v[2] > s->e2e_ns))) {
-			snprintf(why, len,
-				 "request on port %u missed the SLO: ttft %.3f s, tpot %.3f s, e2e %.3f s",
-				 r->rport, v[0] / 1e9, v[1] / 1e9, v[2] / 1e9);
+			snprintf(
+				why, len,
+				"request on port %u missed the SLO: ttft %.3f s, tpot %.3f s, e2e %.3f s",
+				r->rport, v[0] / 1e9, v[1] / 1e9, v[2] / 1e9);
 			return true;
 		}
 		if (k != TRIG_SLO && v[k] > t->limit_ns) {
-			snprintf(why, len, "request on port %u: %s %.3f s > %.3f s",
+			snprintf(why, len,
+				 "request on port %u: %s %.3f s > %.3f s",
 				 r->rport, trig_names[k], v[k] / 1e9,
 				 t->limit_ns / 1e9);
 			return true;
@@ -489,8 +511,7 @@ int tt_flight_tick(struct tt_flight *f, __u64 now)
 		want_dump(f, now, false, "SIGUSR1");
 	}
 	if ((f->added_since_eval || f->unsettled) &&
-	    now - f->last_eval >= f->eval_gap &&
-	    (f->otlp || f->o.ntriggers))
+	    now - f->last_eval >= f->eval_gap && (f->otlp || f->o.ntriggers))
 		err = evaluate(f, now, false);
 	if (!err && f->dump_at && now >= f->dump_at)
 		err = dump(f, now);
@@ -515,7 +536,8 @@ void tt_flight_close(struct tt_flight *f)
 			"ttftrace: flight recorder: %u dump(s), %u trigger(s) fired (%u shared a dump); ring held %.1f s, %llu events, %.1f MiB at the end%s\n",
 			f->dumps, f->fired, f->coalesced,
 			rs.last_ts > rs.first_ts ?
-				(rs.last_ts - rs.first_ts) / 1e9 : 0.0,
+				(rs.last_ts - rs.first_ts) / 1e9 :
+				0.0,
 			(unsigned long long)rs.events, rs.bytes / 1048576.0,
 			rs.cut_chunks ? "; --ring-size cut it short of --ring" :
 					"");
@@ -533,7 +555,8 @@ void tt_flight_close(struct tt_flight *f)
 				(unsigned long long)st.spans_sent,
 				(unsigned long long)st.batches_sent,
 				(unsigned long long)st.spans_dropped,
-				st.spans_dropped && st.last_error[0] ? ": " : "",
+				st.spans_dropped && st.last_error[0] ? ": " :
+								       "",
 				st.spans_dropped ? st.last_error : "");
 	}
 	tt_pbuf_free(&f->batch);

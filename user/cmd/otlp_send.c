@@ -47,9 +47,10 @@ static int parse_url(struct tt_otlp_sender *s, const char *url, char *err,
 	size_t hlen;
 
 	if (!strncasecmp(p, "https://", 8)) {
-		snprintf(err, errlen,
-			 "%s: https:// is not supported (ttftrace speaks plain OTLP/HTTP): give an http:// URL, e.g. a collector on loopback",
-			 url);
+		snprintf(
+			err, errlen,
+			"%s: https:// is not supported (ttftrace speaks plain OTLP/HTTP): give an http:// URL, e.g. a collector on loopback",
+			url);
 		return -1;
 	}
 	if (strncasecmp(p, "http://", 7)) {
@@ -105,8 +106,8 @@ static int parse_url(struct tt_otlp_sender *s, const char *url, char *err,
 		hlen--;
 	if (hlen >= 10 && !strncmp(path + hlen - 10, "/v1/traces", 10))
 		snprintf(s->path, sizeof(s->path), "%.*s", (int)hlen, path);
-	else if (snprintf(s->path, sizeof(s->path), "%.*s/v1/traces",
-			  (int)hlen, path) >= (int)sizeof(s->path)) {
+	else if (snprintf(s->path, sizeof(s->path), "%.*s/v1/traces", (int)hlen,
+			  path) >= (int)sizeof(s->path)) {
 		snprintf(err, errlen, "%s: path too long", url);
 		return -1;
 	}
@@ -116,13 +117,14 @@ static int parse_url(struct tt_otlp_sender *s, const char *url, char *err,
 static int connect_timeout(const struct tt_otlp_sender *s, char *err,
 			   size_t errlen)
 {
-	struct timeval tv = { IO_TIMEOUT_MS / 1000, IO_TIMEOUT_MS % 1000 * 1000 };
+	struct timeval tv = { IO_TIMEOUT_MS / 1000,
+			      IO_TIMEOUT_MS % 1000 * 1000 };
 	struct pollfd pfd;
 	int fd, soerr = 0;
 	socklen_t len = sizeof(soerr);
 
-	fd = socket(s->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		    0);
+	fd = socket(s->addr.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		goto fail;
 	if (connect(fd, (const struct sockaddr *)&s->addr, s->addrlen) &&
@@ -180,8 +182,8 @@ static int post(const struct tt_otlp_sender *s, const struct tt_pbuf *msg,
 		     "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 		     s->path, s->host, s->port, msg->len);
 	if (write_all(fd, head, n) || write_all(fd, msg->p, msg->len)) {
-		snprintf(err, errlen, "sending to %.64s:%s: %s", s->host, s->port,
-			 strerror(errno));
+		snprintf(err, errlen, "sending to %.64s:%s: %s", s->host,
+			 s->port, strerror(errno));
 		goto cleanup;
 	}
 	/* the status line is all that matters: the body is not read */
@@ -194,12 +196,12 @@ static int post(const struct tt_otlp_sender *s, const struct tt_pbuf *msg,
 	}
 	resp[got] = '\0';
 	if (sscanf(resp, "HTTP/1.%*d %d", &status) != 1) {
-		snprintf(err, errlen, "no HTTP answer from %.64s:%s%.40s", s->host,
-			 s->port, s->path);
+		snprintf(err, errlen, "no HTTP answer from %.64s:%s%.40s",
+			 s->host, s->port, s->path);
 		status = -1;
 	} else if (status / 100 != 2) {
-		snprintf(err, errlen, "%.64s:%s%.40s answered %d", s->host, s->port,
-			 s->path, status);
+		snprintf(err, errlen, "%.64s:%s%.40s answered %d", s->host,
+			 s->port, s->path, status);
 	}
 cleanup:
 	close(fd);
@@ -310,8 +312,8 @@ int tt_otlp_sender_push(struct tt_otlp_sender *s, struct tt_pbuf *msg,
 	int err = 0;
 
 	pthread_mutex_lock(&s->lock);
-	while (block && it && (s->nqueued >= QUEUE_MAX ||
-			       s->bytes + msg->len > QUEUE_BYTES))
+	while (block && it &&
+	       (s->nqueued >= QUEUE_MAX || s->bytes + msg->len > QUEUE_BYTES))
 		pthread_cond_wait(&s->cond, &s->lock);
 	if (!it || s->nqueued >= QUEUE_MAX ||
 	    s->bytes + msg->len > QUEUE_BYTES) {

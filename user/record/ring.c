@@ -37,7 +37,8 @@ struct tt_ring *tt_ring_new(__u64 window_ns, __u64 max_bytes)
 	if (!r)
 		return NULL;
 	r->window_ns = window_ns;
-	r->max_bytes = max_bytes < 2 * CHUNK_BYTES ? 2 * CHUNK_BYTES : max_bytes;
+	r->max_bytes = max_bytes < 2 * CHUNK_BYTES ? 2 * CHUNK_BYTES :
+						     max_bytes;
 	return r;
 }
 
@@ -108,8 +109,7 @@ static bool chunk_next(const struct chunk *c, size_t *off, struct tt_event *ev)
 		return false;
 	memcpy(&ev->h, c->data + *off, sizeof(ev->h));
 	psz = tt_event_payload_size(ev->h.type);
-	memcpy((char *)ev + sizeof(ev->h), c->data + *off + sizeof(ev->h),
-	       psz);
+	memcpy((char *)ev + sizeof(ev->h), c->data + *off + sizeof(ev->h), psz);
 	*off += sizeof(ev->h) + psz;
 	return true;
 }
@@ -154,8 +154,8 @@ int tt_ring_add(struct tt_ring *r, const struct tt_event *ev)
 		r->nchunks++;
 	}
 	memcpy(c->data + c->used, &ev->h, sizeof(ev->h));
-	memcpy(c->data + c->used + sizeof(ev->h), (const char *)ev + sizeof(ev->h),
-	       need - sizeof(ev->h));
+	memcpy(c->data + c->used + sizeof(ev->h),
+	       (const char *)ev + sizeof(ev->h), need - sizeof(ev->h));
 	c->used += need;
 	c->events++;
 	r->events++;

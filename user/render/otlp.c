@@ -104,55 +104,59 @@ static void pb_end(struct tt_pbuf *b, size_t start)
 	memcpy(b->p + start, tmp, n);
 }
 
-/* KeyValue{key, AnyValue{...}} as field of its parent */
-static size_t kv_begin(struct tt_pbuf *b, unsigned int field, const char *key)
+/* KeyValue{key, AnyValue{...}} as field of its parent: the value's field
+ * goes between kv_begin and kv_end */
+struct kv {
+	size_t kv, any;
+};
+
+static struct kv kv_begin(struct tt_pbuf *b, unsigned int field,
+			  const char *key)
 {
-	size_t kv = pb_begin(b, field);
+	struct kv k = { .kv = pb_begin(b, field) };
 
 	pb_str(b, 1, key);
-	return kv;
+	k.any = pb_begin(b, 2);
+	return k;
+}
+
+static void kv_end(struct tt_pbuf *b, struct kv k)
+{
+	pb_end(b, k.any);
+	pb_end(b, k.kv);
 }
 
 static void kv_str(struct tt_pbuf *b, unsigned int field, const char *key,
 		   const char *v)
 {
-	size_t kv = kv_begin(b, field, key), any = pb_begin(b, 2);
+	struct kv k = kv_begin(b, field, key);
 
 	pb_str(b, 1, v);
-	pb_end(b, any);
-	pb_end(b, kv);
+	kv_end(b, k);
 }
 
-static void kv_int(struct tt_pbuf *b, unsigned int field, const char *key,
-		   __s64 v)
+/* an AnyValue of int_value (3) or bool_value (2): varints both */
+static void kv_varint(struct tt_pbuf *b, unsigned int field, const char *key,
+		      unsigned int any_field, __u64 v)
 {
-	size_t kv = kv_begin(b, field, key), any = pb_begin(b, 2);
+	struct kv k = kv_begin(b, field, key);
 
-	pb_uint(b, 3, (__u64)v);
-	pb_end(b, any);
-	pb_end(b, kv);
+	pb_uint(b, any_field, v);
+	kv_end(b, k);
 }
 
-static void kv_bool(struct tt_pbuf *b, unsigned int field, const char *key,
-		    bool v)
-{
-	size_t kv = kv_begin(b, field, key), any = pb_begin(b, 2);
-
-	pb_uint(b, 2, v);
-	pb_end(b, any);
-	pb_end(b, kv);
-}
+#define kv_int(b, field, key, v) kv_varint(b, field, key, 3, (__u64)(v))
+#define kv_bool(b, field, key, v) kv_varint(b, field, key, 2, !!(v))
 
 static void kv_double(struct tt_pbuf *b, unsigned int field, const char *key,
 		      double v)
 {
-	size_t kv = kv_begin(b, field, key), any = pb_begin(b, 2);
+	struct kv k = kv_begin(b, field, key);
 	__u64 bits;
 
 	memcpy(&bits, &v, sizeof(bits));
 	pb_fixed64(b, 4, bits);
-	pb_end(b, any);
-	pb_end(b, kv);
+	kv_end(b, k);
 }
 
 static __u64 mix64(__u64 x)
@@ -264,7 +268,8 @@ static void request_attrs(struct tt_pbuf *b, const struct tt_analyzer *a,
 		kv_double(b, 9, "ttftrace.e2e", secs(e2e));
 	kv_int(b, 9, "ttftrace.bytes_in", r->bytes_in);
 	kv_int(b, 9, "ttftrace.bytes_out", r->bytes_out);
-	if (!r->attributed && !r->stage_ns[TT_ST_CPU] && !r->stage_ns[TT_ST_NET_IN])
+	if (!r->attributed && !r->stage_ns[TT_ST_CPU] &&
+	    !r->stage_ns[TT_ST_NET_IN])
 		goto out;
 	for (int s = 0; s < TT_ST_MAX; s++) {
 		if (!r->stage_ns[s])
@@ -324,9 +329,9 @@ static int add_children(struct tt_pbuf *b, const struct tt_otlp_src *src,
 		}
 		put_be64(id, mix64(seed ^ mix64(j + 4)) | 1);
 		span = pb_begin(b, 2);
-		span_head(b, trace_id, id, parent,
-			  tt_stage_name(s->stage), 1 /* INTERNAL */,
-			  unix_ns(src, s->start), unix_ns(src, end));
+		span_head(b, trace_id, id, parent, tt_stage_name(s->stage),
+			  1 /* INTERNAL */, unix_ns(src, s->start),
+			  unix_ns(src, end));
 		kv_str(b, 9, "ttftrace.stage", tt_stage_name(s->stage));
 		kv_int(b, 9, "ttftrace.segments", k - j);
 		if (cp->segs[longest].tid)
