@@ -23,6 +23,7 @@ load -c 2 -n 20
 load -c 1 -n 1 --prompt-bytes 60000
 load -c 2 -n 10
 check "no recording file is written while the ring records" [ ! -e "$OUT" ]
+# shellcheck disable=SC2016 # wait_for evaluates it
 wait_for '[ "$(dumps)" -ge 1 ]' 10 || cat "$LOG"
 DUMP1=$(sed -n 's/.*flight dump 1: \([^ ]*\) (.*/\1/p' "$LOG")
 check "a request over --trigger writes a dump beside -o (OUT-TIME.ttft)" \
@@ -56,6 +57,7 @@ check "the triggering request is in the dump complete, its critical path whole" 
 	slow_ok "$TT_TMP/d1.json"
 
 kill -USR1 "$RECORD_PID"
+# shellcheck disable=SC2016
 wait_for '[ "$(dumps)" -ge 2 ]' 10
 check "SIGUSR1 writes a dump, recording goes on" \
 	grep -q 'flight dump 2: .*(SIGUSR1;' "$LOG"
@@ -63,6 +65,7 @@ check "SIGUSR1 writes a dump, recording goes on" \
 sleep 2
 load -c 1 -n 1 --prompt-bytes 60000
 load -c 1 -n 4
+# shellcheck disable=SC2016
 wait_for '[ "$(dumps)" -ge 3 ]' 10
 check "a second trigger makes a second triggered dump" \
 	grep -q 'flight dump 3: .*ttft 0\.[0-9]* s > 0\.300 s' "$LOG"
@@ -79,6 +82,25 @@ check "record exits 0" [ "$RECORD_STATUS" -eq 0 ]
 check "the summary counts the dumps" \
 	grep -q 'flight recorder: 3 dump(s), 2 trigger(s) fired' "$LOG"
 check "still no recording file at the end" [ ! -e "$OUT" ]
+stop_pid "$SERVER_PID" TERM
+
+# --- --trigger slo: the slow request misses --slo's TTFT, the others
+# meet it, and a tpot limit no request reaches fires nothing
+start_server "$TT_TMP/gt3.csv" --tokenize-ns-per-byte 10000 -t 8
+OUT3=$TT_TMP/slo.ttft
+start_record "$OUT3" -p "$SERVER_PID" --ring 10 --trigger 'tpot>1s' \
+	--trigger slo --slo ttft=300ms,tpot=1s
+load -c 2 -n 10
+load -c 1 -n 1 --prompt-bytes 60000
+load -c 1 -n 4
+# shellcheck disable=SC2016
+wait_for '[ "$(grep -c "flight dump 1:" "$OUT3.log")" -ge 1 ]' 10
+stop_record
+tt_forget "$RECORD_PID"
+check "--trigger slo: a request missing the SLO writes a dump" \
+	grep -q 'flight dump 1: .*missed the SLO: ttft 0\.[0-9]* s' "$OUT3.log"
+check "--trigger slo: only that request fired" \
+	grep -q 'flight recorder: 1 dump(s), 1 trigger(s) fired' "$OUT3.log"
 stop_pid "$SERVER_PID" TERM
 
 # --- bounded memory: a 2 s ring under steady load for 14 s; what record
