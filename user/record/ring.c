@@ -204,7 +204,8 @@ int tt_ring_each(const struct tt_ring *r,
 	for (size_t i = 0; i < r->keep.cap; i++)
 		if (r->keep.e[i].used)
 			kept[n++] = (const void *)(uintptr_t)r->keep.e[i].val;
-	qsort(kept, n, sizeof(*kept), by_ts);
+	if (n)
+		qsort(kept, n, sizeof(*kept), by_ts);
 	for (size_t i = 0; i < n && !err; i++)
 		err = fn(ctx, kept[i]);
 	for (const struct chunk *c = r->head; c && !err; c = c->next) {
