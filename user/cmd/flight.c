@@ -229,20 +229,20 @@ struct tt_flight *tt_flight_open(const struct tt_flight_opts *o,
 			      f->o.ring_bytes);
 	if (!f->ring) {
 		fprintf(stderr, "ttftrace: out of memory\n");
-		goto fail;
+		goto cleanup;
 	}
 	if (o->otlp) {
 		f->otlp = tt_otlp_sender_open(o->otlp, msg, sizeof(msg));
 		if (!f->otlp) {
 			fprintf(stderr, "ttftrace: --otlp %s\n", msg);
-			goto fail;
+			goto cleanup;
 		}
 	}
 	if (o->ring_ns)
 		sigaction(SIGUSR1, &sa, NULL);
 	*err = 0;
 	return f;
-fail:
+cleanup:
 	tt_ring_free(f->ring);
 	free(f);
 	return NULL;

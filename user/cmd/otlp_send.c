@@ -126,24 +126,24 @@ static int connect_timeout(const struct tt_otlp_sender *s, char *err,
 	fd = socket(s->addr.ss_family,
 		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		goto fail;
+		goto cleanup;
 	if (connect(fd, (const struct sockaddr *)&s->addr, s->addrlen) &&
 	    errno != EINPROGRESS)
-		goto fail;
+		goto cleanup;
 	pfd = (struct pollfd){ .fd = fd, .events = POLLOUT };
 	if (poll(&pfd, 1, IO_TIMEOUT_MS) != 1) {
 		errno = ETIMEDOUT;
-		goto fail;
+		goto cleanup;
 	}
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) || soerr) {
 		errno = soerr ? soerr : errno;
-		goto fail;
+		goto cleanup;
 	}
 	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	return fd;
-fail:
+cleanup:
 	snprintf(err, errlen, "connect to %.64s:%s: %s", s->host, s->port,
 		 strerror(errno));
 	if (fd >= 0)
@@ -281,12 +281,12 @@ struct tt_otlp_sender *tt_otlp_sender_open(const char *url, char *err,
 		return NULL;
 	}
 	if (parse_url(s, url, err, errlen))
-		goto fail;
+		goto cleanup;
 	rc = getaddrinfo(s->host, s->port, &hints, &ai);
 	if (rc) {
 		snprintf(err, errlen, "%s: cannot resolve %s: %s", url, s->host,
 			 gai_strerror(rc));
-		goto fail;
+		goto cleanup;
 	}
 	memcpy(&s->addr, ai->ai_addr, ai->ai_addrlen);
 	s->addrlen = ai->ai_addrlen;
@@ -297,10 +297,10 @@ struct tt_otlp_sender *tt_otlp_sender_open(const char *url, char *err,
 	if (rc) {
 		snprintf(err, errlen, "cannot start the OTLP thread: %s",
 			 strerror(rc));
-		goto fail;
+		goto cleanup;
 	}
 	return s;
-fail:
+cleanup:
 	free(s);
 	return NULL;
 }

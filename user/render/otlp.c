@@ -268,9 +268,7 @@ static void request_attrs(struct tt_pbuf *b, const struct tt_analyzer *a,
 		kv_double(b, 9, "ttftrace.e2e", secs(e2e));
 	kv_int(b, 9, "ttftrace.bytes_in", r->bytes_in);
 	kv_int(b, 9, "ttftrace.bytes_out", r->bytes_out);
-	if (!r->attributed && !r->stage_ns[TT_ST_CPU] &&
-	    !r->stage_ns[TT_ST_NET_IN])
-		goto out;
+	/* all 0 when the path was not walked: none then */
 	for (int s = 0; s < TT_ST_MAX; s++) {
 		if (!r->stage_ns[s])
 			continue;
@@ -278,7 +276,6 @@ static void request_attrs(struct tt_pbuf *b, const struct tt_analyzer *a,
 			 tt_stage_name(s));
 		kv_int(b, 9, key, r->stage_ns[s]);
 	}
-out:
 	if (cut)
 		kv_int(b, 9, "ttftrace.children_dropped", cut);
 }
