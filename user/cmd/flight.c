@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "analyzer.h"
 #include "containers.h"
@@ -40,6 +41,8 @@
 #define BATCH_BYTES (512u << 10)
 /* how long record waits at its end for the last spans to go out */
 #define OTLP_DRAIN_NS 5000000000ULL
+/* dumps being written at once, each by a child process */
+#define MAX_WRITERS 4
 
 enum { TRIG_TTFT, TRIG_TPOT, TRIG_E2E, TRIG_SLO };
 static const char *const trig_names[] = { "ttft", "tpot", "e2e", "slo" };
@@ -189,6 +192,9 @@ struct tt_flight {
 	__u64 last_dump; /* when the last one was written */
 	char why[160]; /* what fired the pending dump */
 	unsigned int dumps, fired, coalesced;
+	unsigned int failed; /* dumps not written */
+	pid_t writers[MAX_WRITERS]; /* the children writing dumps */
+	int nwriters;
 	/* export */
 	struct tt_otlp_sender *otlp;
 	struct tt_otlp_src src;
@@ -302,38 +308,88 @@ static int dump_create(const struct tt_flight *f, char *path, size_t len)
 	return fd;
 }
 
-/* The ring, whole, into a new recording. 0, or -errno (said why). */
-static int dump(struct tt_flight *f, __u64 now)
+/* The ring, whole, into fd (path, dump number nr, asked at t0): 0, or 1
+ * (said why). */
+static int write_dump(const struct tt_flight *f, int fd, const char *path,
+		      unsigned int nr, __u64 t0)
 {
 	struct tt_write_stats ws = {};
 	struct tt_writer *w;
-	char path[4096];
-	int fd, err;
+	int err;
 
-	f->dump_at = 0;
-	f->last_dump = now;
-	fd = dump_create(f, path, sizeof(path));
-	if (fd < 0)
-		return 0; /* recording goes on: the next trigger may do better */
 	w = tt_writer_open_fd(fd, f->meta);
 	if (!w) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", path,
 			strerror(errno));
 		unlink(path);
-		return 0;
+		return 1;
 	}
 	err = tt_ring_each(f->ring, write_one, w);
 	if (tt_writer_close(w, &ws) && !err)
 		err = -EIO;
-	f->dumps++;
-	if (err)
+	if (err) {
 		fprintf(stderr, "ttftrace: writing flight dump %s failed: %s\n",
 			path, strerror(-err));
-	else if (!f->quiet)
+		return 1;
+	}
+	if (!f->quiet)
 		fprintf(stderr,
 			"ttftrace: flight dump %u: %s (%s; %llu events, %.1f ms to write)\n",
-			f->dumps, path, f->why, (unsigned long long)ws.events,
-			(tt_clock_ns(CLOCK_MONOTONIC) - now) / 1e6);
+			nr, path, f->why, (unsigned long long)ws.events,
+			(tt_clock_ns(CLOCK_MONOTONIC) - t0) / 1e6);
+	return 0;
+}
+
+/* Collects the dump writers that are done (all of them when wait). */
+static void reap(struct tt_flight *f, bool wait)
+{
+	for (int i = 0; i < f->nwriters;) {
+		int st = 0;
+		pid_t p = waitpid(f->writers[i], &st, wait ? 0 : WNOHANG);
+
+		if (!p) {
+			i++;
+			continue;
+		}
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p > 0 && (!WIFEXITED(st) || WEXITSTATUS(st)))
+			f->failed++;
+		f->writers[i] = f->writers[--f->nwriters];
+	}
+}
+
+/*
+ * Writes the ring to a new dump. A child process writes it from its
+ * copy-on-write image of the ring, so that record's loop goes on draining
+ * the ring buffer; without one (fork failed, MAX_WRITERS busy) it is
+ * written here. Recording goes on whatever happens: always 0.
+ */
+static int dump(struct tt_flight *f, __u64 now)
+{
+	char path[4096];
+	pid_t pid = -1;
+	int fd;
+
+	f->dump_at = 0;
+	f->last_dump = now;
+	fd = dump_create(f, path, sizeof(path));
+	if (fd < 0) {
+		f->failed++;
+		return 0;
+	}
+	f->dumps++;
+	reap(f, false);
+	if (f->nwriters < MAX_WRITERS)
+		pid = fork();
+	if (!pid)
+		_exit(write_dump(f, fd, path, f->dumps, now));
+	if (pid < 0) {
+		f->failed += write_dump(f, fd, path, f->dumps, now);
+		return 0;
+	}
+	close(fd);
+	f->writers[f->nwriters++] = pid;
 	return 0;
 }
 
@@ -506,6 +562,8 @@ int tt_flight_tick(struct tt_flight *f, __u64 now)
 
 	if (!f)
 		return 0;
+	if (f->nwriters)
+		reap(f, false);
 	if (dump_asked && f->o.ring_ns) {
 		dump_asked = 0;
 		want_dump(f, now, false, "SIGUSR1");
@@ -530,11 +588,13 @@ void tt_flight_close(struct tt_flight *f)
 		evaluate(f, now, true);
 	if (f->dump_at)
 		dump(f, now);
+	reap(f, true);
 	tt_ring_stats(f->ring, &rs);
 	if (f->o.ring_ns && !f->quiet)
 		fprintf(stderr,
-			"ttftrace: flight recorder: %u dump(s), %u trigger(s) fired (%u shared a dump); ring held %.1f s, %llu events, %.1f MiB at the end%s\n",
-			f->dumps, f->fired, f->coalesced,
+			"ttftrace: flight recorder: %u dump(s)%s, %u trigger(s) fired (%u shared a dump); ring held %.1f s, %llu events, %.1f MiB at the end%s\n",
+			f->dumps, f->failed ? " (some failed)" : "", f->fired,
+			f->coalesced,
 			rs.last_ts > rs.first_ts ?
 				(rs.last_ts - rs.first_ts) / 1e9 :
 				0.0,
