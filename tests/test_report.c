@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include "analyzer.h"
+#include "otlp.h"
 #include "report.h"
 #include "stats.h"
 #include "tt_arch.h"
@@ -1290,6 +1291,177 @@ static void test_write_error(void)
 	tt_analyzer_free(a);
 }
 
+/* ---- OTLP spans (render/otlp.c, docs/design.md §11.3), read back by a
+ * minimal protobuf walker: tools/otlp-receiver checks them with
+ * OpenTelemetry's own decoder in tests/test_bpf_otlp.sh ---- */
+
+struct pbf {
+	unsigned int field, wt;
+	__u64 v; /* a varint's or fixed64's value */
+	const unsigned char *sub; /* a LEN field's bytes */
+	size_t len;
+};
+
+static bool pb_varint(const unsigned char **p, const unsigned char *end,
+		      __u64 *v)
+{
+	*v = 0;
+	for (int shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char c = *(*p)++;
+
+		*v |= (__u64)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The next field of [*p, end): false at the end or on a malformed one
+ * (*bad set). */
+static bool pb_next(const unsigned char **p, const unsigned char *end,
+		    struct pbf *f, bool *bad)
+{
+	__u64 key;
+
+	if (*p == end)
+		return false;
+	if (!pb_varint(p, end, &key))
+		goto cleanup;
+	f->field = key >> 3;
+	f->wt = key & 7;
+	if (f->wt == 0)
+		return pb_varint(p, end, &f->v) || (*bad = true, false);
+	if (f->wt == 1 && end - *p >= 8) {
+		memcpy(&f->v, *p, 8);
+		*p += 8;
+		return true;
+	}
+	if (f->wt == 2 && pb_varint(p, end, &f->v) &&
+	    f->v <= (__u64)(end - *p)) {
+		f->sub = *p;
+		f->len = f->v;
+		*p += f->len;
+		return true;
+	}
+cleanup:
+	*bad = true;
+	return false;
+}
+
+/* The first field number n of a message, or false. */
+static bool pb_find(const unsigned char *p, size_t len, unsigned int n,
+		    struct pbf *out)
+{
+	const unsigned char *end = p + len;
+	bool bad = false;
+
+	while (pb_next(&p, end, out, &bad))
+		if (out->field == n)
+			return true;
+	return false;
+}
+
+/* An attribute (KeyValue, field 9 of a span) with an int or string value */
+static bool span_attr(const struct pbf *span, const char *key, struct pbf *val)
+{
+	const unsigned char *p = span->sub, *end = span->sub + span->len;
+	struct pbf f, k;
+	bool bad = false;
+
+	while (pb_next(&p, end, &f, &bad)) {
+		if (f.field != 9 || !pb_find(f.sub, f.len, 1, &k) ||
+		    k.len != strlen(key) || memcmp(k.sub, key, k.len))
+			continue;
+		return pb_find(f.sub, f.len, 2, &k) &&
+		       pb_next(&(const unsigned char *){ k.sub }, k.sub + k.len,
+			       val, &bad);
+	}
+	return false;
+}
+
+static bool span_named(const struct pbf *span, const char *name)
+{
+	struct pbf n;
+
+	return pb_find(span->sub, span->len, 5, &n) && n.len == strlen(name) &&
+	       !memcmp(n.sub, name, n.len);
+}
+
+static void test_otlp_spans(void)
+{
+	struct tt_analyzer *a = sample();
+	struct tt_otlp_src src = { "host", 0, 1000 * 1000000000ULL };
+	unsigned char t1[16], s1[8], t2[16], s2[8];
+	const unsigned char *p, *end;
+	struct tt_pbuf b = {};
+	size_t nrs = 0, spans = 0, want = 0;
+	bool bad = false;
+	struct pbf rs, f;
+	int n;
+
+	for (size_t i = 0; i < tt_analyzer_nrequests(a); i++) {
+		n = tt_otlp_add_request(&b, &src, a, i);
+		ASSERT_GT(n, 1, "a request span and its children");
+		want += n;
+	}
+	ASSERT_OK(b.err, "encoded");
+	p = b.p;
+	end = b.p + b.len;
+	while (pb_next(&p, end, &rs, &bad)) {
+		struct pbf ss, sp, v;
+		const unsigned char *q;
+		const struct tt_request *r = tt_analyzer_request(a, nrs);
+		char peer[64];
+
+		ASSERT_EQ(rs.field, 1, "resource_spans");
+		ASSERT_TRUE(pb_find(rs.sub, rs.len, 2, &ss), "scope_spans");
+		q = ss.sub;
+		while (pb_next(&q, ss.sub + ss.len, &sp, &bad)) {
+			if (sp.field != 2)
+				continue;
+			spans++;
+			if (!span_named(&sp, "ttftrace.request"))
+				continue;
+			ASSERT_TRUE(span_attr(&sp, "ttftrace.ttft_ns", &v),
+				    "ttft");
+			ASSERT_EQ(v.v, r->ttft, "its TTFT");
+			ASSERT_TRUE(span_attr(&sp, "client.port", &v), "port");
+			ASSERT_EQ(v.v, r->rport, "its client port");
+			ASSERT_TRUE(span_attr(&sp, "client.address", &v),
+				    "addr");
+			/* [::1]:5555 is "::1", 10.0.0.1:1000 "10.0.0.1" */
+			tt_request_peer(r, peer, sizeof(peer));
+			*strrchr(peer, ':') = '\0';
+			if (peer[0] == '[')
+				peer[strlen(peer) - 1] = '\0';
+			ASSERT_EQ(v.len, strlen(peer + (peer[0] == '[')),
+				  "address length");
+			ASSERT_TRUE(!memcmp(v.sub, peer + (peer[0] == '['),
+					    v.len),
+				    "its address, no brackets");
+			ASSERT_TRUE(pb_find(sp.sub, sp.len, 7, &v), "start");
+			ASSERT_EQ(v.v, r->t_arrive + src.real_ns, "Unix ns");
+		}
+		nrs++;
+	}
+	ASSERT_FALSE(bad, "well formed throughout");
+	ASSERT_EQ(nrs, tt_analyzer_nrequests(a), "a ResourceSpans a request");
+	ASSERT_EQ(spans, want, "every span counted");
+	/* ids: the same request the same ids, another request others */
+	tt_otlp_ids(&src, tt_analyzer_request(a, 0), t1, s1);
+	tt_otlp_ids(&src, tt_analyzer_request(a, 0), t2, s2);
+	ASSERT_TRUE(!memcmp(t1, t2, 16) && !memcmp(s1, s2, 8), "deterministic");
+	tt_otlp_ids(&src, tt_analyzer_request(a, 1), t2, s2);
+	ASSERT_TRUE(memcmp(t1, t2, 16) && memcmp(s1, s2, 8), "per request");
+	/* the resource names the host */
+	ASSERT_TRUE(pb_find(b.p, b.len, 1, &rs) &&
+			    pb_find(rs.sub, rs.len, 1, &f),
+		    "a resource");
+	ASSERT_TRUE(memmem(f.sub, f.len, "host.name", 9) != NULL, "host.name");
+	tt_pbuf_free(&b);
+	tt_analyzer_free(a);
+}
+
 int main(void)
 {
 	TT_RUN(test_percentiles);
@@ -1307,5 +1479,6 @@ int main(void)
 	TT_RUN(test_request_drilldown);
 	TT_RUN(test_marker_rules);
 	TT_RUN(test_write_error);
+	TT_RUN(test_otlp_spans);
 	TT_EXIT();
 }

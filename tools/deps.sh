@@ -1,8 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# Installs the Debian packages ttftrace needs to build and test; does
+# Installs the Debian packages ttftrace needs to build and test, and the
+# npm package of the OTLP receiver of the tests (tools/otlp-receiver); does
 # nothing when they are all there.
 set -e
+# otlp_receiver: OpenTelemetry's generated protobuf code, pinned by
+# tools/otlp-receiver/package-lock.json, into its node_modules
+otlp_receiver() {
+	local dir
+	dir=$(dirname "$0")/otlp-receiver
+	[ -d "$dir/node_modules/@opentelemetry/otlp-transformer" ] && return 0
+	echo "deps.sh: npm ci in $dir"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
 pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium"
@@ -10,12 +20,16 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 # tools/scenarios/ also needs Node; a node installed from elsewhere (for
 # example NodeSource's package) conflicts with Debian's, so only without one
 command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	otlp_receiver
+	exit 0
+fi
 if [ "$(id -u)" != 0 ]; then
 	echo "deps.sh: missing packages:$missing (run as root to install)" >&2
 	exit 1
@@ -25,3 +39,4 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+otlp_receiver

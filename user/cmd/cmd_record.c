@@ -18,6 +18,7 @@
 #include "output.h"
 #include "collector.h"
 #include "cudalib.h"
+#include "flight.h"
 #include "gpu.h"
 #include "gpudev.h"
 #include "marks.h"
@@ -64,6 +65,7 @@ struct record_args {
 	const char *marks[MAX_MARKS]; /* --mark, checked after parsing */
 	int nmarks;
 	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
+	struct tt_flight_opts flight; /* --ring, --trigger, --otlp (flight.h) */
 };
 
 enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES };
@@ -118,6 +120,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	long pid;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->flight;
+		break;
 	case 'p':
 		if (tt_parse_long(arg, 1, 4194304, &pid))
 			argp_error(state, "invalid PID: '%s'", arg);
@@ -218,13 +223,17 @@ struct record_state {
 	__u64 go_hits, go_check_ts; /* the probe's hits at the last check */
 	bool quiet;
 	struct tt_sensors *sensors; /* energy sensors, read every second */
+	struct tt_flight *flight; /* the ring and OTLP export, if asked */
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
 {
 	struct record_state *rs = ctx;
-	int err = tt_writer_add(rs->writer, ev);
+	int err = rs->flight ? tt_flight_add(rs->flight, ev) : 0;
 
+	/* --ring writes only what a trigger asks for */
+	if (!err && !tt_flight_ring_only(rs->flight))
+		err = tt_writer_add(rs->writer, ev);
 	if (err) {
 		rs->write_err = err;
 		return err;
@@ -555,6 +564,8 @@ static const char *record_loop(struct tt_collector *c,
 			rs->write_err = tt_writer_flush(rs->writer);
 			last_flush = now;
 		}
+		if (!rs->write_err)
+			rs->write_err = tt_flight_tick(rs->flight, now);
 		if (rs->write_err || n < 0) {
 			why = "write error";
 			if (!rs->write_err)
@@ -631,7 +642,8 @@ static int gather_devices(const struct record_args *a,
 /* The one line record ends with, and what the run showed. */
 static void print_summary(struct tt_collector *c, const struct record_args *a,
 			  const struct tt_file_meta *meta,
-			  const struct tt_write_stats *ws, const char *why)
+			  const struct tt_write_stats *ws, const char *why,
+			  const char *dest)
 {
 	int cuda_libs, cuda_fns;
 	__u16 port;
@@ -646,7 +658,7 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 		"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
 		why, (unsigned long long)ws->events,
 		(unsigned long long)ws->bytes,
-		ws->events ? (double)ws->bytes / ws->events : 0.0, a->output,
+		ws->events ? (double)ws->bytes / ws->events : 0.0, dest,
 		(unsigned long long)tt_collector_lost_total(c));
 	if (!tt_collector_listen_ports(c, &port, 1))
 		fprintf(stderr,
@@ -656,7 +668,11 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 int tt_cmd_record(int argc, char **argv)
 {
 	struct record_args a = { .output = "ttftrace.ttft" };
-	struct argp argp = { record_options, record_parse, NULL, record_doc };
+	static const struct argp_child children[] = {
+		{ &tt_flight_argp, 0, NULL, 0 }, {}
+	};
+	struct argp argp = { record_options, record_parse, NULL, record_doc,
+			     children, NULL, NULL };
 	struct tt_collector_opts copts = {};
 	struct record_state rs = {};
 	struct tt_collector *c = NULL;
@@ -693,7 +709,14 @@ int tt_cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	out_fd = tt_output_create(a.output, "-o", &out_st);
+	rs.flight = tt_flight_open(&a.flight, a.output, &meta, a.quiet, &n);
+	if (n)
+		goto cleanup;
+	/* --ring: the writer's header goes nowhere, the dumps are its files */
+	if (tt_flight_ring_only(rs.flight))
+		out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	else
+		out_fd = tt_output_create(a.output, "-o", &out_st);
 	if (out_fd < 0)
 		goto cleanup;
 	copts.gpu_probes = a.gpu_probes;
@@ -784,8 +807,9 @@ int tt_cmd_record(int argc, char **argv)
 		release_fd = -1;
 	}
 	if (!a.quiet)
-		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
-			a.duration_ns ? "" : " (Ctrl-C to stop)");
+		fprintf(stderr, "ttftrace: recording to %s%s%s\n",
+			tt_flight_ring_only(rs.flight) ? "memory, dumps beside " : "",
+			a.output, a.duration_ns ? "" : " (Ctrl-C to stop)");
 	if (!why)
 		why = record_loop(c, &rs, &a, &cmd);
 	/* what is still in the ring buffer belongs to the recording */
@@ -794,6 +818,8 @@ int tt_cmd_record(int argc, char **argv)
 		rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	tt_collector_check_lost(c);
 	print_collector_messages(c, &a);
+	tt_flight_close(rs.flight);
+	rs.flight = NULL;
 	if (rs.write_err) {
 		fprintf(stderr, "ttftrace: writing %s failed: %s; the blocks written so far are readable\n",
 			a.output, strerror(-rs.write_err));
@@ -809,7 +835,8 @@ int tt_cmd_record(int argc, char **argv)
 		goto cleanup;
 	}
 	if (!a.quiet)
-		print_summary(c, &a, &meta, &ws, why);
+		print_summary(c, &a, &meta, &ws, why,
+			      a.flight.ring_ns ? "no file" : a.output);
 	err = 0;
 	command_stop(&cmd, a.quiet);
 	/* the recording stands; the status says the command failed by itself */
@@ -833,6 +860,7 @@ cleanup:
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
 	command_stop(&cmd, a.quiet);
+	tt_flight_close(rs.flight);
 	tt_collector_close(c);
 	tt_rt_scanner_free(rs.runtimes);
 	tt_sensors_close(rs.sensors);

@@ -9,6 +9,7 @@
 #include "analyzer.h"
 #include "cmds.h"
 #include "diff.h"
+#include "flight.h"
 #include "dump.h"
 #include "energy.h"
 #include "frame.h"
@@ -31,6 +32,7 @@ struct report_args {
 	struct tt_slo slo; /* --slo */
 	bool has_slo;
 	double price_per_hour; /* --price-per-hour, 0 when not given */
+	const char *otlp; /* --otlp URL */
 };
 
 /* The frame of the analysis (docs/design.md §9) and what it came from. */
@@ -41,7 +43,7 @@ struct frame_ctx {
 	struct tt_frame_view v;
 };
 
-enum { OPT_SLO = 256, OPT_PRICE };
+enum { OPT_SLO = 256, OPT_PRICE, OPT_OTLP };
 
 static const char report_doc[] =
 	"Analyse a recording: per-request TTFT, TPOT and inter-token latency.\n"
@@ -58,6 +60,7 @@ static const char report_doc[] =
 
 static const struct argp_option report_options[] = {
 	{ "json", 'j', NULL, 0, "Print one JSON object", 0 },
+	{ "otlp", OPT_OTLP, "URL", 0, "Also send every request as OpenTelemetry spans, OTLP/HTTP protobuf, to URL/v1/traces (http:// only)", 0 },
 	{ "requests", 'r', NULL, 0, "Print a table of every request", 0 },
 	{ "all", 'a', NULL, 0, "Count incomplete requests in percentiles too", 0 },
 	{ "events", 'e', NULL, 0, "Print every recorded event, one per line (ms from the first)", 0 },
@@ -75,6 +78,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	char *end, msg[256];
 
 	switch (key) {
+	case OPT_OTLP:
+		a->otlp = arg;
+		break;
 	case 'j':
 		a->opts.json = true;
 		break;
@@ -320,7 +326,7 @@ int tt_cmd_report(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
 	/* paths are printed for -R and drawn for -P and --html */
-	if (tt_load(a.path, a.request || a.perfetto || a.html,
+	if (tt_load(a.path, a.request || a.perfetto || a.html || a.otlp,
 		    a.events ? dump_one : NULL, &t0, &fc.acc, &l))
 		goto cleanup;
 	gpu_part.ctx = l.gpu;
@@ -355,6 +361,8 @@ int tt_cmd_report(int argc, char **argv)
 	if (a.perfetto && write_perfetto(l.an, a.perfetto))
 		ret = 1;
 	if (a.html && write_html(&l, &a, &fc))
+		ret = 1;
+	if (a.otlp && tt_otlp_export_all(a.otlp, l.an, l.meta))
 		ret = 1;
 warnings:
 	tt_load_warnings(a.path, &l);
