@@ -5,6 +5,7 @@
  * (less a guard) at every refresh; settled requests are counted once.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "containers.h"
@@ -18,6 +19,13 @@ struct chunk {
 	__u64 max_ts;
 	size_t n;
 	struct tt_event ev[CHUNK_EVENTS];
+};
+
+/* A connection's CONN_OPEN, kept until it closed before every analysis
+ * to come (a socket reused by a new connection keeps both). */
+struct open_conn {
+	struct tt_event open;
+	__u64 closed; /* 0 while open */
 };
 
 struct seen {
@@ -34,9 +42,11 @@ struct tt_window {
 	/* the store, oldest chunk first */
 	struct chunk **chunks;
 	size_t nchunks, capchunks, nevents;
-	/* what analyses starting later still need: open connections (sk ->
-	 * their CONN_OPEN, malloc'd) and runtime lock ranges */
-	struct tt_hmap conns;
+	/* what analyses starting later still need: connections (sk -> the
+	 * latest of them in conns) and runtime lock ranges */
+	struct open_conn *conns;
+	size_t nconns, capconns;
+	struct tt_hmap conn_map;
 	struct tt_event *rtlocks;
 	size_t nrtlocks, caprtlocks;
 	__u64 first_ts, next_start;
@@ -137,26 +147,22 @@ cleanup:
 /* Keeps what an analysis starting after ev still needs to know. */
 static int keep_state(struct tt_window *w, const struct tt_event *ev)
 {
-	struct tt_event *copy;
+	struct tt_hmap_ent *e;
 
 	switch (ev->h.type) {
 	case TT_EV_CONN_OPEN:
-		copy = tt_hmap_ptr(&w->conns, ev->conn.sk);
-		if (!copy) {
-			copy = malloc(sizeof(*copy));
-			if (!copy || tt_hmap_put_ptr(&w->conns, ev->conn.sk, copy)) {
-				free(copy);
-				return -ENOMEM;
-			}
-		}
-		*copy = *ev;
+		if (tt_grow((void **)&w->conns, &w->capconns, w->nconns + 1,
+			    sizeof(*w->conns)) ||
+		    tt_hmap_put(&w->conn_map, ev->conn.sk, 0, w->nconns))
+			return -ENOMEM;
+		w->conns[w->nconns++] = (struct open_conn){ *ev, 0 };
 		return 0;
 	case TT_EV_CONN_CLOSE:
 		/* the peer's FIN is no end: the server may still answer */
-		if (ev->sock.len == TT_TCP_CLOSE_WAIT)
-			return 0;
-		free(tt_hmap_ptr(&w->conns, ev->sock.sk));
-		tt_hmap_del(&w->conns, ev->sock.sk, 0);
+		e = tt_hmap_find(&w->conn_map, ev->sock.sk, 0);
+		if (ev->sock.len != TT_TCP_CLOSE_WAIT && e &&
+		    !w->conns[e->val].closed)
+			w->conns[e->val].closed = ev->h.ts;
 		return 0;
 	case TT_EV_RTLOCK:
 		if (w->nrtlocks == MAX_RTLOCKS)
@@ -204,6 +210,24 @@ int tt_window_add(struct tt_window *w, const struct tt_event *ev)
 	return 0;
 }
 
+/* Forgets the connections closed before ts. */
+static int trim_conns(struct tt_window *w, __u64 ts)
+{
+	size_t i, k = 0;
+
+	tt_hmap_free(&w->conn_map);
+	for (i = 0; i < w->nconns; i++) {
+		if (w->conns[i].closed && w->conns[i].closed < ts)
+			continue;
+		w->conns[k] = w->conns[i];
+		if (tt_hmap_put(&w->conn_map, w->conns[k].open.conn.sk, 0, k))
+			return -ENOMEM;
+		k++;
+	}
+	w->nconns = k;
+	return 0;
+}
+
 /* Drops the chunks wholly before ts, and the oldest past the cap. */
 static void trim_store(struct tt_window *w, __u64 ts)
 {
@@ -240,18 +264,13 @@ static int feed(struct tt_window *w, struct tt_analyzer *an, __u64 start)
 	size_t nold = 0, i, k;
 	int err = -ENOMEM;
 
-	old = malloc((w->conns.n + w->nrtlocks + 1) * sizeof(*old));
+	old = malloc((w->nconns + w->nrtlocks + 1) * sizeof(*old));
 	if (!old)
 		return -ENOMEM;
-	for (i = 0; i < w->conns.cap; i++) {
-		const struct tt_event *ev;
-
-		if (!w->conns.e[i].used)
-			continue;
-		ev = (const struct tt_event *)(uintptr_t)w->conns.e[i].val;
-		if (ev->h.ts < start)
-			old[nold++] = ev;
-	}
+	for (i = 0; i < w->nconns; i++)
+		if (w->conns[i].open.h.ts < start &&
+		    (!w->conns[i].closed || w->conns[i].closed >= start))
+			old[nold++] = &w->conns[i].open;
 	for (i = 0; i < w->nrtlocks; i++)
 		if (w->rtlocks[i].h.ts < start)
 			old[nold++] = &w->rtlocks[i];
@@ -457,7 +476,9 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 	}
 	w->next_start = oldest > TT_LIVE_GUARD_NS ? oldest - TT_LIVE_GUARD_NS : 0;
 	trim_store(w, w->next_start);
-	err = forget_old(w, w->next_start > w->first_ts ?
+	err = trim_conns(w, w->next_start);
+	if (!err)
+		err = forget_old(w, w->next_start > w->first_ts ?
 				    w->next_start + TT_LIVE_GUARD_NS : 0);
 cleanup:
 	tt_analyzer_free(an);
@@ -609,10 +630,8 @@ void tt_window_free(struct tt_window *w)
 	for (i = 0; i < w->nchunks; i++)
 		free(w->chunks[i]);
 	free(w->chunks);
-	for (i = 0; i < w->conns.cap; i++)
-		if (w->conns.e[i].used)
-			free((void *)(uintptr_t)w->conns.e[i].val);
-	tt_hmap_free(&w->conns);
+	free(w->conns);
+	tt_hmap_free(&w->conn_map);
 	tt_hmap_free(&w->seen_map);
 	free(w->rtlocks);
 	free(w->seen);

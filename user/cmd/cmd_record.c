@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "live.h"
+#include "metrics.h"
+#include "record.h"
 #include "output.h"
 #include "collector.h"
 #include "cudalib.h"
@@ -27,6 +30,7 @@
 #include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
+#include "version.h"
 
 #define MAX_TARGETS 64
 #define MAX_CUDA_LIBS 16
@@ -64,9 +68,10 @@ struct record_args {
 	const char *marks[MAX_MARKS]; /* --mark, checked after parsing */
 	int nmarks;
 	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
+	const char *metrics; /* --metrics ADDR:PORT */
 };
 
-enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES };
+enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
@@ -107,6 +112,7 @@ static const struct argp_option record_options[] = {
 	{ "goroutines", OPT_GOROUTINES, "on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus; default on)", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
+	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: 127.0.0.1 when only a port is given)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -181,6 +187,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
+	case OPT_METRICS:
+		a->metrics = arg;
+		break;
 	case OPT_ENERGY_ROOT:
 		if (!*arg)
 			argp_error(state, "empty --energy-root");
@@ -208,13 +217,17 @@ struct record_state {
 	bool goroutines; /* probe Go programs' goroutines */
 	bool quiet;
 	struct tt_sensors *sensors; /* energy sensors, read every second */
+	struct tt_live *live; /* the live core, when a view needs it */
+	const struct tt_record_hooks *hooks;
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
 {
 	struct record_state *rs = ctx;
-	int err = tt_writer_add(rs->writer, ev);
+	int err = rs->writer ? tt_writer_add(rs->writer, ev) : 0;
 
+	if (!err && rs->live)
+		err = tt_live_add(rs->live, ev);
 	if (err) {
 		rs->write_err = err;
 		return err;
@@ -264,6 +277,7 @@ static void fill_meta(struct tt_file_meta *meta, int argc, char **argv)
 	if (!uname(&u))
 		snprintf(meta->kernel, sizeof(meta->kernel), "%.40s %.64s %.16s",
 			 u.release, u.version, u.machine);
+	snprintf(meta->recorder, sizeof(meta->recorder), "%s", TT_VERSION);
 	meta->mono_ns = tt_clock_ns(CLOCK_MONOTONIC);
 	meta->real_ns = tt_clock_ns(CLOCK_REALTIME);
 	for (int i = 0; i < argc && off < sizeof(meta->options) - 1; i++)
@@ -485,7 +499,12 @@ static const char *record_loop(struct tt_collector *c,
 							  record_event, rs);
 			last_energy = now;
 		}
-		if (!rs->write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
+		if (rs->live)
+			tt_live_publish(rs->live);
+		if (rs->hooks->tick && !why)
+			why = rs->hooks->tick(rs->hooks->ctx, now);
+		if (!rs->write_err && rs->writer &&
+		    now - last_flush >= FLUSH_INTERVAL_NS) {
 			rs->write_err = tt_writer_flush(rs->writer);
 			last_flush = now;
 		}
@@ -495,6 +514,8 @@ static const char *record_loop(struct tt_collector *c,
 				rs->write_err = n;
 			break;
 		}
+		if (why)
+			break;
 		if (stop_signal)
 			why = "interrupted";
 		else if (a->duration_ns && now - start >= a->duration_ns)
@@ -587,10 +608,54 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 
 int tt_cmd_record(int argc, char **argv)
 {
+	static const struct tt_record_hooks none;
+
+	return tt_record_with(argc, argv, &none);
+}
+
+/* The live core and the metrics server, when --metrics or a view asks. */
+static int start_live(struct record_state *rs, const struct record_args *a,
+		      const struct tt_file_meta *meta,
+		      struct tt_metrics **server)
+{
+	struct tt_window_opts wo = {
+		.procs = meta->procs, .nprocs = meta->nprocs,
+		.devs = meta->devs, .ndevs = meta->ndevs,
+		.span_ns = rs->hooks->span_ns,
+	};
+	char msg[MSG_LEN];
+
+	if (!rs->hooks->want_live && !a->metrics)
+		return 0;
+	rs->live = tt_live_start(&wo, rs->hooks->interval_ns ?
+					      rs->hooks->interval_ns :
+					      1000000000ULL);
+	if (!rs->live) {
+		fprintf(stderr, "ttftrace: cannot start the live analysis: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (rs->hooks->live_out)
+		*rs->hooks->live_out = rs->live;
+	if (!a->metrics)
+		return 0;
+	*server = tt_metrics_start(a->metrics, rs->live, msg, sizeof(msg));
+	if (!*server) {
+		fprintf(stderr, "ttftrace: --metrics %s: %s\n", a->metrics, msg);
+		return 1;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "ttftrace: serving metrics at %s\n", msg);
+	return 0;
+}
+
+int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
+{
 	struct record_args a = { .output = "ttftrace.ttft" };
+	struct tt_metrics *server = NULL;
 	struct argp argp = { record_options, record_parse, NULL, record_doc };
 	struct tt_collector_opts copts = {};
-	struct record_state rs = {};
+	struct record_state rs = { .hooks = hooks };
 	struct tt_collector *c = NULL;
 	struct tt_write_stats ws = {};
 	struct tt_file_meta meta;
@@ -625,9 +690,11 @@ int tt_cmd_record(int argc, char **argv)
 			goto cleanup;
 		}
 	}
-	out_fd = tt_output_create(a.output, "-o", &out_st);
-	if (out_fd < 0)
-		goto cleanup;
+	if (!hooks->no_file) {
+		out_fd = tt_output_create(a.output, "-o", &out_st);
+		if (out_fd < 0)
+			goto cleanup;
+	}
 	copts.gpu_probes = a.gpu_probes;
 	copts.devs = meta.devs;
 	copts.ndevs = meta.ndevs;
@@ -694,9 +761,11 @@ int tt_cmd_record(int argc, char **argv)
 		tt_sensors_describe(rs.sensors, msg, sizeof(msg));
 		fprintf(stderr, "ttftrace: %s\n", msg);
 	}
-	rs.writer = tt_writer_open_fd(out_fd, &meta);
+	if (start_live(&rs, &a, &meta, &server))
+		goto cleanup;
+	rs.writer = hooks->no_file ? NULL : tt_writer_open_fd(out_fd, &meta);
 	out_fd = -1;
-	if (!rs.writer) {
+	if (!rs.writer && !hooks->no_file) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
 			strerror(errno));
 		tt_output_discard(a.output, &out_st);
@@ -713,7 +782,7 @@ int tt_cmd_record(int argc, char **argv)
 		close(release_fd);
 		release_fd = -1;
 	}
-	if (!a.quiet)
+	if (!a.quiet && !hooks->no_file)
 		fprintf(stderr, "ttftrace: recording to %s%s\n", a.output,
 			a.duration_ns ? "" : " (Ctrl-C to stop)");
 	if (!why)
@@ -724,6 +793,20 @@ int tt_cmd_record(int argc, char **argv)
 		rs.write_err = tt_sensors_sample(rs.sensors, record_event, &rs);
 	tt_collector_check_lost(c);
 	print_collector_messages(c, &a);
+	/* the last scrape sees every request; then the last frame */
+	tt_metrics_stop(server);
+	server = NULL;
+	if (rs.live)
+		tt_live_publish(rs.live);
+	if (hooks->done)
+		hooks->done(hooks->ctx, why);
+	if (hooks->no_file) {
+		if (rs.write_err)
+			fprintf(stderr, "ttftrace: live analysis failed: %s\n",
+				strerror(-rs.write_err));
+		err = !!rs.write_err;
+		goto stop_command;
+	}
 	if (rs.write_err) {
 		fprintf(stderr, "ttftrace: writing %s failed: %s; the blocks written so far are readable\n",
 			a.output, strerror(-rs.write_err));
@@ -741,6 +824,7 @@ int tt_cmd_record(int argc, char **argv)
 	if (!a.quiet)
 		print_summary(c, &a, &meta, &ws, why);
 	err = 0;
+stop_command:
 	command_stop(&cmd, a.quiet);
 	/* the recording stands; the status says the command failed by itself */
 	if (cmd.reaped && !cmd.stopped_by_us &&
@@ -762,6 +846,10 @@ cleanup:
 	}
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
+	tt_metrics_stop(server);
+	if (hooks->live_out)
+		*hooks->live_out = NULL;
+	tt_live_stop(rs.live);
 	command_stop(&cmd, a.quiet);
 	tt_collector_close(c);
 	tt_rt_scanner_free(rs.runtimes);
