@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# ttftrace top (docs/design.md §10): the batch frames of a replayed
+# recording of known content (bench/gen_recording: every request
+# complete) against report on the same file, each request counted once,
+# every frame within 80x24; then one live top -b -p on the demo server.
+set -u
+. "$(dirname "$0")/lib.sh"
+GEN=$OUTPUT/bench/gen_recording
+tt_setup
+
+if [ ! -x "$GEN" ]; then
+	fail "gen_recording built ($GEN missing: make unit-tests)"
+	exit 1
+fi
+REC=$TT_TMP/g.ttft
+line=$("$GEN" -n 150000 -c 20 -r 60 -t 16 -s 3 "$REC")
+generated=$(echo "$line" | awk '{ print $4 }')
+"$TTFTRACE" report --json "$REC" >"$TT_TMP/g.json" || fail "report reads the recording"
+"$TTFTRACE" top -b --replay "$REC" --fast >"$TT_TMP/frames" 2>"$TT_TMP/err"
+check "top -b --replay --fast exits 0" [ $? = 0 ]
+"$TTFTRACE" top -b --replay "$REC" --fast >"$TT_TMP/frames2" 2>&1
+check "a replay gives the same frames every time" cmp -s "$TT_TMP/frames" "$TT_TMP/frames2"
+"$TTFTRACE" top -b --replay "$REC" --fast -w 5s -d 500ms -s age >"$TT_TMP/frames5" 2>&1
+"$TTFTRACE" top -b --replay "$REC" --fast -n 3 >"$TT_TMP/frames3" 2>&1
+check "-n 3: three frames" [ "$(grep -c '^ttftrace top' "$TT_TMP/frames3")" = 3 ]
+
+python3 - "$TT_TMP/g.json" "$generated" "$TT_TMP/frames" "$TT_TMP/frames5" <<'PY'
+import json, os, re, sys
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
+rep = json.load(open(sys.argv[1]))
+generated = int(sys.argv[2])
+checks = Checks("top replay")
+
+
+
+def parse(path):
+    out, cur = [], None
+    for line in open(path).read().split("\n"):
+        if line.startswith("ttftrace top"):
+            cur = [line]
+            out.append(cur)
+        elif cur is not None:
+            cur.append(line)
+    # the blank line between frames belongs to neither
+    return [f[:-1] if f and f[-1] == "" else f for f in out]
+
+
+def ms(ns):
+    return "%.3f" % (round(ns / 1000) / 1000)
+
+
+fr = parse(sys.argv[3])
+sizes = [(len(f), max(len(l) for l in f)) for f in fr]
+checks.check("every frame fits 80x24",
+             all(n <= 24 and w <= 80 for n, w in sizes), str(sizes[:3]))
+totals = [int(re.match(r"requests (\d+)", f[1]).group(1)) for f in fr]
+fresh = [int(re.search(r"(\d+) new", f[1]).group(1)) for f in fr]
+checks.check("totals never go back", totals == sorted(totals), str(totals))
+checks.check("each request counted once: the new ones add up to the total",
+             sum(fresh) == totals[-1], f"{sum(fresh)} vs {totals[-1]}")
+s = rep["summary"]
+checks.check("the last frame counts every request of the recording",
+             totals[-1] == generated == s["requests"],
+             f"top {totals[-1]}, generated {generated}, report {s['requests']}")
+last = fr[-1]
+checks.check("the last frame's requests are all complete",
+             re.match(r"requests (\d+) \((\d+) complete\)", last[1]).groups()
+             == (str(generated), str(generated)), last[1])
+rows = {l.split()[0]: l.split()[1:] for l in last if re.match(r"(TTFT|TPOT|ITL) ", l)}
+for name, key in (("TTFT", "ttft_ns"), ("TPOT", "tpot_ns"), ("ITL", "itl_ns")):
+    want = [ms(s[key][p]) for p in ("p50", "p90", "p99", "max")]
+    checks.check(f"{name} p50/p90/p99/max as report's", rows[name][:4] == want,
+                 f"top {rows[name][:4]}, report {want}")
+shares = dict(re.findall(r"([a-z.]+)\s+(\d+)%", " ".join(
+    l for l in last if l.startswith("stages") or l.startswith(" " * 17))))
+names = {"net.in": "network.in", "net.out": "network.out",
+         "queue": "scheduler.queue", "runq": "scheduler.runqueue",
+         "storage": "storage.io", "gpu": "compute.gpu", "cpu": "compute.cpu",
+         "other": "other"}
+bad = [(k, v, s["stages"][names[k]]["share"]) for k, v in shares.items()
+       if abs(int(v) - 100 * s["stages"][names[k]]["share"]) > 0.51]
+checks.check("stage shares as report's", len(shares) == 8 and not bad, str(bad))
+slow = [l for l in last[last.index(next(l for l in last if l.startswith(" age s"))) + 1:]]
+ttfts = [float(l.split()[2]) for l in slow if l.strip()]
+checks.check("the slowest requests, slowest first, the worst is the max",
+             ttfts == sorted(ttfts, reverse=True) and ttfts
+             and "%.3f" % ttfts[0] == rows["TTFT"][3], str(ttfts[:3]))
+checks.check("each slow request has its dominant stage",
+             all(l.split()[-1] in names.values() for l in slow if l.strip()),
+             slow[0] if slow else "none")
+
+f5 = parse(sys.argv[4])
+t5 = [int(re.match(r"requests (\d+)", f[1]).group(1)) for f in f5]
+n5 = [int(re.search(r"last 5s: (\d+)", f[1]).group(1)) for f in f5]
+checks.check("-w 5s: the rolling span holds fewer than the total",
+             t5[-1] == generated and n5[-1] < t5[-1], f"{n5[-1]} of {t5[-1]}")
+checks.check("-d 500ms: about twice the frames", len(f5) >= 2 * len(fr) - 3,
+             f"{len(f5)} vs {len(fr)}")
+ages = [float(l.split()[0]) for l in f5[-2][14:] if l.strip()]
+checks.check("-s age: newest first", "by age" in f5[-2][12] and
+             ages == sorted(ages), str(ages[:4]))
+sys.exit(0 if checks.ok else 1)
+PY
+[ $? = 0 ] || TT_FAILED=1
+
+# bad input: one line, non-zero
+out=$("$TTFTRACE" top -b --replay "$TT_TMP/none.ttft" 2>&1)
+check "a missing recording: one line, exit 1" [ $? = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ]
+"$TTFTRACE" top -b 2>/dev/null
+check "nothing to show: exit 2" [ $? = 2 ]
+"$TTFTRACE" top -b --fast -p 1 2>/dev/null
+check "--fast without --replay: exit 2" [ $? = 2 ]
+
+# live, on the demo server under load
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: top -b -p: needs root to load BPF programs"
+	exit ${TT_FAILED:-0}
+fi
+start_server "$TT_TMP/server.log"
+"$TTFTRACE" top -b -n 4 -p "$SERVER_PID" >"$TT_TMP/live" 2>"$TT_TMP/live.err" &
+TOP_PID=$!
+TT_PIDS+=("$TOP_PID")
+sleep 1
+"$LOADGEN" -q -p "$PORT" -c 4 -n 120 --timeout 20 >/dev/null 2>&1
+check "loadgen completes its requests" [ $? = 0 ]
+wait "$TOP_PID"
+check "top -b -n 4 -p exits 0 after 4 frames" [ $? = 0 ] && [ "$(grep -c '^ttftrace top' "$TT_TMP/live")" = 4 ]
+tt_forget "$TOP_PID"
+last=$(grep '^requests' "$TT_TMP/live" | tail -1)
+n=$(echo "$last" | awk '{ print $2 }')
+check "live frames count the demo's requests ($last)" [ "${n:-0}" -gt 0 ]
+check "live frames show TTFT percentiles" grep -qE '^TTFT +[0-9]+\.[0-9]{3}' "$TT_TMP/live"
+check "live frames name the slowest requests' dominant stage" \
+	grep -qE '127\.0\.0\.1:[0-9]+ .* (scheduler|compute|network|storage|other)' "$TT_TMP/live"
+exit ${TT_FAILED:-0}
