@@ -187,9 +187,15 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
-	case OPT_METRICS:
+	case OPT_METRICS: {
+		struct sockaddr_storage ss;
+		char why[MSG_LEN];
+
+		if (tt_metrics_parse(arg, &ss, why, sizeof(why)))
+			argp_error(state, "--metrics '%s': %s", arg, why);
 		a->metrics = arg;
 		break;
+	}
 	case OPT_ENERGY_ROOT:
 		if (!*arg)
 			argp_error(state, "empty --energy-root");
