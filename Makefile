@@ -188,6 +188,13 @@ install: $(OUTPUT)/ttftrace
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/ttftrace)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/bin
 	$(Q)install -m 0755 $(OUTPUT)/ttftrace $(DESTDIR)$(PREFIX)/bin/ttftrace
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man/man1/ttftrace.1)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	$(Q)install -m 0644 docs/ttftrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/ttftrace.1
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ttftrace)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	$(Q)install -m 0644 completions/ttftrace \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ttftrace
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

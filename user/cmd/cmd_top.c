@@ -44,7 +44,7 @@ static const char top_doc[] =
 	"EXAMPLES:\n"
 	"  ttftrace top -p 1234                  # a live view, every second\n"
 	"  ttftrace top -b -n 5 -p 1234          # five frames as text\n"
-	"  ttftrace top -b --replay --fast a.ttft  # a recording's frames";
+	"  ttftrace top -b --fast --replay a.ttft  # a recording's frames";
 
 static const struct argp_option top_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
