@@ -105,4 +105,7 @@ check "record exits 0" [ "$RECORD_STATUS" = 0 ]
 tt_forget "$RECORD_PID"
 n=$("$TTFTRACE" report --json "$TT_TMP/m.ttft" | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["requests"])')
 check "the recording made beside the metrics has the same $done_rows requests ($n)" [ "$n" = "$done_rows" ]
+v=$("$TTFTRACE" --version | sed 's/^ttftrace //')
+check "the recording's header says which ttftrace wrote it ($v)" \
+	bash -c "'$TTFTRACE' report '$TT_TMP/m.ttft' | grep -qxF 'recorder: ttftrace $v'"
 exit ${TT_FAILED:-0}
