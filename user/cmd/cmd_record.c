@@ -802,8 +802,18 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 	/* the last scrape sees every request; then the last frame */
 	tt_metrics_stop(server);
 	server = NULL;
-	if (rs.live)
+	if (rs.live) {
+		__u64 cpu, nref, max;
+
 		tt_live_publish(rs.live);
+		tt_live_cost(rs.live, &cpu, &nref, &max);
+		if (a.verbose)
+			fprintf(stderr,
+				"ttftrace: live analysis: %llu refreshes, %.1f ms of CPU each on average, %.1f ms at most\n",
+				(unsigned long long)nref,
+				nref ? (double)cpu / nref / 1e6 : 0.0,
+				(double)max / 1e6);
+	}
 	if (hooks->done)
 		hooks->done(hooks->ctx, why);
 	if (hooks->no_file) {
