@@ -6,13 +6,8 @@
 # every frame within 80x24; then one live top -b -p on the demo server.
 set -u
 . "$(dirname "$0")/lib.sh"
-GEN=$OUTPUT/bench/gen_recording
 tt_setup
-
-if [ ! -x "$GEN" ]; then
-	fail "gen_recording built ($GEN missing: make unit-tests)"
-	exit 1
-fi
+need_gen
 REC=$TT_TMP/g.ttft
 line=$("$GEN" -n 150000 -c 20 -r 60 -t 16 -s 3 "$REC")
 generated=$(echo "$line" | awk '{ print $4 }')

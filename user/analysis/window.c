@@ -84,13 +84,13 @@ const char *tt_live_sort_name(enum tt_live_sort s)
 
 #define MS 1000000ULL
 static const __u64 ttft_bounds[] = {
-	1 * MS,	  2500000,  5 * MS,    10 * MS,	   25 * MS,    50 * MS,
-	100 * MS, 250 * MS, 500 * MS,  1000 * MS,  2500 * MS,  5000 * MS,
-	10000 * MS, 30000 * MS, 60000 * MS,
+	1 * MS,	   2500000,   5 * MS,	  10 * MS,    25 * MS,
+	50 * MS,   100 * MS,  250 * MS,	  500 * MS,   1000 * MS,
+	2500 * MS, 5000 * MS, 10000 * MS, 30000 * MS, 60000 * MS,
 };
 static const __u64 tpot_bounds[] = {
-	500000,	  1 * MS,   2500000,  5 * MS,	 10 * MS,   20 * MS,  30 * MS,
-	50 * MS,  75 * MS,  100 * MS, 250 * MS,	 500 * MS,  1000 * MS,
+	500000,	 1 * MS,  2500000,  5 * MS,   10 * MS,	20 * MS,   30 * MS,
+	50 * MS, 75 * MS, 100 * MS, 250 * MS, 500 * MS, 1000 * MS,
 };
 
 const __u64 *tt_live_buckets(enum tt_live_hist_kind kind, size_t *n)
@@ -244,7 +244,8 @@ static void trim_store(struct tt_window *w, __u64 ts)
 			w->next_start = w->chunks[k]->max_ts + 1;
 		free(w->chunks[k++]);
 	}
-	memmove(w->chunks, w->chunks + k, (w->nchunks - k) * sizeof(*w->chunks));
+	memmove(w->chunks, w->chunks + k,
+		(w->nchunks - k) * sizeof(*w->chunks));
 	w->nchunks -= k;
 }
 
@@ -416,7 +417,8 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 		;
 	if (k) {
 		off = k < w->nreqs ? w->reqs[k].itl_off : w->itl.n;
-		memmove(w->reqs, w->reqs + k, (w->nreqs - k) * sizeof(*w->reqs));
+		memmove(w->reqs, w->reqs + k,
+			(w->nreqs - k) * sizeof(*w->reqs));
 		w->nreqs -= k;
 		for (i = 0; i < w->nreqs; i++)
 			w->reqs[i].itl_off -= off;
@@ -455,7 +457,10 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 	err = feed(w, an, start);
 	if (err)
 		goto cleanup;
-	w->analysed_ns = now > start ? now - (start > w->first_ts ? start : w->first_ts) : 0;
+	w->analysed_ns =
+		now > start ?
+			now - (start > w->first_ts ? start : w->first_ts) :
+			0;
 	oldest = now;
 	for (i = 0; i < tt_analyzer_nrequests(an); i++) {
 		r = tt_analyzer_request(an, i);
@@ -474,12 +479,14 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 		if (err)
 			goto cleanup;
 	}
-	w->next_start = oldest > TT_LIVE_GUARD_NS ? oldest - TT_LIVE_GUARD_NS : 0;
+	w->next_start = oldest > TT_LIVE_GUARD_NS ? oldest - TT_LIVE_GUARD_NS :
+						    0;
 	trim_store(w, w->next_start);
 	err = trim_conns(w, w->next_start);
 	if (!err)
 		err = forget_old(w, w->next_start > w->first_ts ?
-				    w->next_start + TT_LIVE_GUARD_NS : 0);
+					    w->next_start + TT_LIVE_GUARD_NS :
+					    0);
 cleanup:
 	tt_analyzer_free(an);
 	return err;
@@ -536,9 +543,8 @@ static const char *dominant(const struct tt_live_req *r)
 /* The slowest requests of the span by f->sort. */
 static int pick_slow(const struct tt_window *w, struct tt_live_frame *f)
 {
-	static int (*const cmp[TT_LIVE_NSORT])(const void *, const void *) = {
-		by_ttft, by_tpot, by_age
-	};
+	static int (*const cmp[TT_LIVE_NSORT])(
+		const void *, const void *) = { by_ttft, by_tpot, by_age };
 	const struct tt_live_req **v = malloc((w->nreqs + 1) * sizeof(*v));
 	size_t i;
 
@@ -580,7 +586,8 @@ int tt_window_frame(const struct tt_window *w, enum tt_live_sort sort,
 		r = &w->reqs[i];
 		if (!r->complete) {
 			for (k = 0; k < TT_INC_NBITS; k++)
-				f->incomplete[k] += !!(r->incomplete & (1u << k));
+				f->incomplete[k] +=
+					!!(r->incomplete & (1u << k));
 			continue;
 		}
 		f->complete++;

@@ -86,8 +86,12 @@ struct tt_live_totals {
 	struct tt_live_hist ttft, tpot, itl, stage[TT_LIVE_ROWS];
 };
 
-enum tt_live_sort { TT_LIVE_BY_TTFT, TT_LIVE_BY_TPOT, TT_LIVE_BY_AGE,
-		    TT_LIVE_NSORT };
+enum tt_live_sort {
+	TT_LIVE_BY_TTFT,
+	TT_LIVE_BY_TPOT,
+	TT_LIVE_BY_AGE,
+	TT_LIVE_NSORT
+};
 const char *tt_live_sort_name(enum tt_live_sort s);
 
 #define TT_LIVE_TOP 10

@@ -47,15 +47,27 @@ static const char top_doc[] =
 	"  ttftrace top -b --fast --replay a.ttft  # a recording's frames";
 
 static const struct argp_option top_options[] = {
-	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
-	{ "command", 'c', "CMD", 0, "Start CMD (with /bin/sh -c) and trace it", 0 },
-	{ "batch", 'b', NULL, 0, "Print frames as text, one after the other (no terminal control)", 0 },
+	{ "pid", 'p', "PID", 0,
+	  "Trace this process and its children (repeatable)", 0 },
+	{ "command", 'c', "CMD", 0, "Start CMD (with /bin/sh -c) and trace it",
+	  0 },
+	{ "batch", 'b', NULL, 0,
+	  "Print frames as text, one after the other (no terminal control)",
+	  0 },
 	{ "iterations", 'n', "N", 0, "Stop after N frames", 0 },
-	{ "delay", 'd', "INTERVAL", 0, "Refresh every INTERVAL (default 1s; e.g. 500ms, 2s)", 0 },
-	{ "window", 'w', "SPAN", 0, "Rolling span of the figures, and the longest request followed (default 30s)", 0 },
-	{ "sort", 's', "KEY", 0, "Sort the slowest requests by ttft (default), tpot or age", 0 },
-	{ "replay", OPT_REPLAY, "FILE", 0, "Replay recording FILE through the live analysis instead of tracing, paced at its own speed", 0 },
-	{ "fast", OPT_FAST, NULL, 0, "With --replay: as fast as it reads, a frame per INTERVAL of trace time", 0 },
+	{ "delay", 'd', "INTERVAL", 0,
+	  "Refresh every INTERVAL (default 1s; e.g. 500ms, 2s)", 0 },
+	{ "window", 'w', "SPAN", 0,
+	  "Rolling span of the figures, and the longest request followed (default 30s)",
+	  0 },
+	{ "sort", 's', "KEY", 0,
+	  "Sort the slowest requests by ttft (default), tpot or age", 0 },
+	{ "replay", OPT_REPLAY, "FILE", 0,
+	  "Replay recording FILE through the live analysis instead of tracing, paced at its own speed",
+	  0 },
+	{ "fast", OPT_FAST, NULL, 0,
+	  "With --replay: as fast as it reads, a frame per INTERVAL of trace time",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "The recorder's messages too", 0 },
 	{},
 };
@@ -86,13 +98,15 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 	case 'd':
 		if (tt_parse_duration(arg, &a->interval_ns) ||
 		    a->interval_ns < 10000000ULL)
-			argp_error(state, "invalid interval: '%s' (10ms or more)",
+			argp_error(state,
+				   "invalid interval: '%s' (10ms or more)",
 				   arg);
 		break;
 	case 'w':
 		if (tt_parse_duration(arg, &a->span_ns) ||
 		    a->span_ns < 5000000000ULL)
-			argp_error(state, "invalid span: '%s' (5s or more)", arg);
+			argp_error(state, "invalid span: '%s' (5s or more)",
+				   arg);
 		break;
 	case 's':
 		if (!strcmp(arg, "ttft"))
@@ -102,8 +116,8 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "age"))
 			a->sort = TT_LIVE_BY_AGE;
 		else
-			argp_error(state, "invalid sort '%s': ttft, tpot or age",
-				   arg);
+			argp_error(state,
+				   "invalid sort '%s': ttft, tpot or age", arg);
 		break;
 	case OPT_REPLAY:
 		a->replay = arg;
@@ -119,10 +133,13 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!a->replay && !a->npids && !a->command)
-			argp_error(state,
-				   "nothing to show: give -p PID, -c CMD or --replay FILE");
+			argp_error(
+				state,
+				"nothing to show: give -p PID, -c CMD or --replay FILE");
 		if (a->replay && (a->npids || a->command))
-			argp_error(state, "--replay traces nothing: no -p or -c with it");
+			argp_error(
+				state,
+				"--replay traces nothing: no -p or -c with it");
 		if (a->fast && !a->replay)
 			argp_error(state, "--fast goes with --replay");
 		break;

@@ -81,7 +81,8 @@ static void refresh(struct tt_live *l, struct batch *b, bool last)
 		err = tt_window_add(l->w, &b->ev[i]);
 	b->n = 0;
 	if (!err)
-		err = tt_window_refresh(l->w, tt_clock_ns(CLOCK_MONOTONIC), last);
+		err = tt_window_refresh(l->w, tt_clock_ns(CLOCK_MONOTONIC),
+					last);
 	pthread_mutex_lock(&l->lock);
 	sort = l->sort;
 	pthread_mutex_unlock(&l->lock);
@@ -116,7 +117,8 @@ static void *live_thread(void *arg)
 		ts.tv_sec = next / 1000000000ULL;
 		ts.tv_nsec = next % 1000000000ULL;
 		while (!l->stop && !l->kick &&
-		       pthread_cond_timedwait(&l->cond, &l->lock, &ts) != ETIMEDOUT)
+		       pthread_cond_timedwait(&l->cond, &l->lock, &ts) !=
+			       ETIMEDOUT)
 			;
 		stop = l->stop;
 		l->kick = false;
@@ -133,8 +135,7 @@ static void *live_thread(void *arg)
 	return NULL;
 }
 
-struct tt_live *tt_live_start(const struct tt_window_opts *o,
-			      __u64 interval_ns)
+struct tt_live *tt_live_start(const struct tt_window_opts *o, __u64 interval_ns)
 {
 	struct tt_live *l = calloc(1, sizeof(*l));
 	pthread_condattr_t ca;

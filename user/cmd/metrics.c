@@ -58,8 +58,9 @@ int tt_metrics_parse(const char *spec, struct sockaddr_storage *ss, char *err,
 	if (inet_pton(AF_INET, host, &in->sin_addr) == 1)
 		return 0;
 bad:
-	snprintf(err, errlen,
-		 "not an address: give PORT, ADDR:PORT or [ADDR6]:PORT (a numeric address, a port from 0 to 65535)");
+	snprintf(
+		err, errlen,
+		"not an address: give PORT, ADDR:PORT or [ADDR6]:PORT (a numeric address, a port from 0 to 65535)");
 	return -EINVAL;
 }
 
@@ -139,7 +140,9 @@ struct tt_metrics *tt_metrics_start(const char *spec, struct tt_live *live,
 				MHD_OPTION_CONNECTION_TIMEOUT, 10u,
 				MHD_OPTION_END);
 	if (!m->d) {
-		snprintf(msg, len, "cannot listen there (in use, or not an address of this host)");
+		snprintf(
+			msg, len,
+			"cannot listen there (in use, or not an address of this host)");
 		free(m);
 		return NULL;
 	}

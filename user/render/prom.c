@@ -24,9 +24,9 @@ static void hist_lines(FILE *out, const char *name, const char *label,
 	/* a bare name when there is no label */
 	if (*label)
 		fprintf(out, "%s_sum{%.*s} %.9f\n%s_count{%.*s} %llu\n", name,
-			(int)(strlen(label) - 1), label, (double)h->sum_ns / 1e9,
-			name, (int)(strlen(label) - 1), label,
-			(unsigned long long)h->count);
+			(int)(strlen(label) - 1), label,
+			(double)h->sum_ns / 1e9, name, (int)(strlen(label) - 1),
+			label, (unsigned long long)h->count);
 	else
 		fprintf(out, "%s_sum %.9f\n%s_count %llu\n", name,
 			(double)h->sum_ns / 1e9, name,
@@ -37,6 +37,13 @@ static void family(FILE *out, const char *name, const char *type,
 		   const char *help)
 {
 	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A counter without labels: its family and its one sample. */
+static void counter(FILE *out, const char *name, const char *help, __u64 v)
+{
+	family(out, name, "counter", help);
+	fprintf(out, "%s %llu\n", name, (unsigned long long)v);
 }
 
 int tt_prom_text(FILE *out, const struct tt_live_totals *t)
@@ -61,27 +68,21 @@ int tt_prom_text(FILE *out, const struct tt_live_totals *t)
 		hist_lines(out, "ttftrace_stage_seconds", label, &t->stage[k],
 			   TT_LIVE_H_TTFT);
 	}
-	family(out, "ttftrace_requests_total", "counter",
-	       "Requests seen to their end, complete or not.");
-	fprintf(out, "ttftrace_requests_total %llu\n",
-		(unsigned long long)t->requests);
-	family(out, "ttftrace_complete_requests_total", "counter",
-	       "Requests whose every timestamp is backed by events.");
-	fprintf(out, "ttftrace_complete_requests_total %llu\n",
-		(unsigned long long)t->complete);
+	counter(out, "ttftrace_requests_total",
+		"Requests seen to their end, complete or not.", t->requests);
+	counter(out, "ttftrace_complete_requests_total",
+		"Requests whose every timestamp is backed by events.",
+		t->complete);
 	family(out, "ttftrace_incomplete_requests_total", "counter",
 	       "Incomplete requests by reason (a request may have several).");
 	for (k = 0; k < TT_INC_NBITS; k++)
-		fprintf(out, "ttftrace_incomplete_requests_total{reason=\"%s\"} %llu\n",
+		fprintf(out,
+			"ttftrace_incomplete_requests_total{reason=\"%s\"} %llu\n",
 			tt_incomplete_str(1u << k, reason, sizeof(reason)),
 			(unsigned long long)t->incomplete[k]);
-	family(out, "ttftrace_dropped_records_total", "counter",
-	       "Records the ring buffer could not take.");
-	fprintf(out, "ttftrace_dropped_records_total %llu\n",
-		(unsigned long long)t->lost);
-	family(out, "ttftrace_events_total", "counter",
-	       "Events received from the kernel.");
-	fprintf(out, "ttftrace_events_total %llu\n",
-		(unsigned long long)t->events);
+	counter(out, "ttftrace_dropped_records_total",
+		"Records the ring buffer could not take.", t->lost);
+	counter(out, "ttftrace_events_total",
+		"Events received from the kernel.", t->events);
 	return ferror(out) ? -EIO : 0;
 }

@@ -64,7 +64,8 @@ int tt_top_text(FILE *out, const struct tt_live_frame *f, const char *what)
 	char esc[TT_TEXT_ROOM(40)], ttft[24], tpot[24], age[24];
 	const struct tt_live_req *r;
 	double span = (double)f->span_ns / 1e9;
-	__u64 t = f->first_ts && f->now > f->first_ts ? f->now - f->first_ts : 0;
+	__u64 t = f->first_ts && f->now > f->first_ts ? f->now - f->first_ts :
+							0;
 	size_t k;
 
 	tt_text_escape(esc, sizeof(esc), what, 40);
@@ -96,21 +97,22 @@ int tt_top_text(FILE *out, const struct tt_live_frame *f, const char *what)
 	}
 	fprintf(out, "\nslowest by %s (s: sort, q: quit)\n",
 		tt_live_sort_name(f->sort));
-	fprintf(out, "%6s  %-21s %9s %8s %6s %-19s\n", "age s", "peer", "TTFT ms",
-		"TPOT ms", "tokens", "dominant");
+	fprintf(out, "%6s  %-21s %9s %8s %6s %-19s\n", "age s", "peer",
+		"TTFT ms", "TPOT ms", "tokens", "dominant");
 	for (k = 0; k < f->nslow; k++) {
 		r = &f->slow[k];
 		ms(ttft, sizeof(ttft), r->ttft);
 		ms(tpot, sizeof(tpot), r->tpot);
 		snprintf(age, sizeof(age), "%.1f",
-			 f->now > r->anchor ? (double)(f->now - r->anchor) / 1e9 :
-					      0.0);
+			 f->now > r->anchor ?
+				 (double)(f->now - r->anchor) / 1e9 :
+				 0.0);
 		fprintf(out, "%6s  %-21.21s %9s %8s %6u %-19s\n", age, r->peer,
 			ttft, tpot, r->tokens,
-			r->complete ? (f->slow_dominant[k] ?
-					       f->slow_dominant[k] :
-					       "-") :
-				      "incomplete");
+			r->complete ?
+				(f->slow_dominant[k] ? f->slow_dominant[k] :
+						       "-") :
+				"incomplete");
 	}
 	return ferror(out) ? -EIO : 0;
 }
