@@ -174,7 +174,15 @@ $(OUTPUT)/tools/loadgen-static: tools/loadgen.c $(wildcard tools/*.h) | $(OUTPUT
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -lpthread -lm -o $@
 
-$(OUTPUT)/ttftrace-static: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
+# Debian has no static libraries of all that libmicrohttpd needs (p11-kit,
+# libunistring): the static binary says that --metrics is not in it.
+$(OUTPUT)/cmd/metrics-nomhd.o: user/cmd/metrics.c $(HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DTT_NO_MHD -c $< -o $@
+
+$(OUTPUT)/ttftrace-static: $(filter-out %/metrics.o,$(USER_BPF_OBJS)) $(USER_LIB_OBJS) \
+		$(OUTPUT)/cmd/metrics-nomhd.o
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -o $@
 

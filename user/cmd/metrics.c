@@ -3,7 +3,9 @@
  * each scrape from a copy of the live totals. */
 #include <arpa/inet.h>
 #include <errno.h>
+#ifndef TT_NO_MHD
 #include <microhttpd.h>
+#endif
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +66,20 @@ bad:
 	return -EINVAL;
 }
 
+#ifdef TT_NO_MHD
+/* the static build (make static): no libmicrohttpd to link */
+struct tt_metrics *tt_metrics_start(const char *spec, struct tt_live *live,
+				    char *msg, size_t len)
+{
+	snprintf(msg, len,
+		 "this ttftrace was built without libmicrohttpd (a static build): no metrics");
+	return NULL;
+}
+
+void tt_metrics_stop(struct tt_metrics *m)
+{
+}
+#else
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn,
 			      const char *url, const char *method,
 			      const char *version, const char *upload,
@@ -168,3 +184,4 @@ void tt_metrics_stop(struct tt_metrics *m)
 	MHD_stop_daemon(m->d);
 	free(m);
 }
+#endif /* TT_NO_MHD */
