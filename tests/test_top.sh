@@ -101,6 +101,71 @@ sys.exit(0 if checks.ok else 1)
 PY
 [ $? = 0 ] || TT_FAILED=1
 
+# interactive, on a terminal: raw while it runs, keys s and q, the
+# terminal as it was afterwards
+python3 - "$TTFTRACE" "$REC" <<'PY'
+import os, select, subprocess, sys, termios, time
+sys.path.insert(0, os.environ["TT_TESTS_DIR"])
+from rel_check import Checks  # noqa: E402
+
+checks = Checks("top on a terminal")
+master, slave = os.openpty()
+before = termios.tcgetattr(slave)
+p = subprocess.Popen([sys.argv[1], "top", "--replay", sys.argv[2], "-d", "200ms"],
+                     stdin=slave, stdout=slave, stderr=slave)
+out = b""
+
+
+def read_until(pat, secs):
+    global out
+    end = time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([master], [], [], 0.1)
+        if r:
+            out += os.read(master, 65536)
+        if pat in out:
+            return True
+    return False
+
+
+checks.check("a frame on the alternate screen", read_until(b"slowest by TTFT", 10)
+             and b"\x1b[?1049h" in out)
+raw = termios.tcgetattr(slave)
+checks.check("no echo, no line editing while it runs",
+             not raw[3] & (termios.ECHO | termios.ICANON))
+os.write(master, b"s")
+checks.check("s sorts by TPOT", read_until(b"slowest by TPOT", 5))
+os.write(master, b"q")
+try:
+    rc = p.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = None
+read_until(b"\x1b[?1049l", 1)
+checks.check("q quits, status 0", rc == 0, str(rc))
+checks.check("the terminal restored: modes, main screen, cursor",
+             termios.tcgetattr(slave)[3] == before[3]
+             and out.rstrip().endswith(b"\x1b[?25h\x1b[?1049l"), repr(out[-20:]))
+
+# SIGTERM in the middle: the terminal restored all the same
+p = subprocess.Popen([sys.argv[1], "top", "--replay", sys.argv[2], "-d", "200ms"],
+                     stdin=slave, stdout=slave, stderr=slave)
+out = b""
+read_until(b"slowest by TTFT", 10)
+p.terminate()
+try:
+    rc = p.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = None
+read_until(b"\x1b[?1049l", 1)
+checks.check("SIGTERM: ends, the terminal restored",
+             rc is not None and termios.tcgetattr(slave)[3] == before[3]
+             and b"\x1b[?1049l" in out, str(rc))
+sys.exit(0 if checks.ok else 1)
+PY
+[ $? = 0 ] || TT_FAILED=1
+
 # bad input: one line, non-zero
 out=$("$TTFTRACE" top -b --replay "$TT_TMP/none.ttft" 2>&1)
 check "a missing recording: one line, exit 1" [ $? = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ]

@@ -7,6 +7,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,15 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* A replay's Ctrl-C or SIGTERM: stop, the terminal restored (tracing has
+ * the recorder's own handler). */
+static volatile sig_atomic_t replay_stop;
+
+static void on_replay_signal(int sig)
+{
+	replay_stop = sig;
+}
+
 /* The terminal of the interactive view, restored however top ends. */
 static struct termios saved_tio;
 static bool tio_saved;
@@ -287,7 +297,8 @@ static const char *pace(struct top_view *v, __u64 until, bool *resort)
 	__u64 now;
 
 	*resort = false;
-	while (!why && (now = tt_clock_ns(CLOCK_MONOTONIC)) < until) {
+	while (!why && !replay_stop &&
+	       (now = tt_clock_ns(CLOCK_MONOTONIC)) < until) {
 		bool r;
 
 		if (!tio_saved) {
@@ -320,6 +331,7 @@ static int replay_frame(struct tt_window *w, struct top_view *v, __u64 t,
 static int top_replay(const struct top_args *a, struct top_view *v)
 {
 	struct tt_window_opts wo = { .span_ns = a->span_ns };
+	struct sigaction sa = {};
 	const struct tt_file_meta *meta;
 	struct tt_window *w = NULL;
 	struct tt_reader *r;
@@ -345,14 +357,19 @@ static int top_replay(const struct top_args *a, struct top_view *v)
 		fprintf(stderr, "ttftrace: out of memory\n");
 		goto cleanup;
 	}
+	sa.sa_handler = on_replay_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (!a->batch)
 		term_raw();
-	while (!done && !why && (n = tt_reader_next(r, &ev)) == 1) {
+	while (!done && !why && !replay_stop &&
+	       (n = tt_reader_next(r, &ev)) == 1) {
 		if (!next) {
 			next = ev.h.ts + a->interval_ns;
 			wall = tt_clock_ns(CLOCK_MONOTONIC) + a->interval_ns;
 		}
-		while (!done && !why && ev.h.ts >= next) {
+		while (!done && !why && !replay_stop && ev.h.ts >= next) {
 			if (!a->fast) {
 				/* a new sort shows in the next frame */
 				why = pace(v, wall, &resort);
@@ -371,7 +388,7 @@ static int top_replay(const struct top_args *a, struct top_view *v)
 			last_ts = ev.h.ts;
 	}
 	/* the end of the recording: every request left is counted */
-	if (!done && !why)
+	if (!done && !why && !replay_stop)
 		done = replay_frame(w, v, last_ts, true);
 	if (done < 0) {
 		fprintf(stderr, "ttftrace: replaying %s: %s\n", a->replay,
