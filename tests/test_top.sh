@@ -166,6 +166,13 @@ sys.exit(0 if checks.ok else 1)
 PY
 [ $? = 0 ] || TT_FAILED=1
 
+# a name from outside is escaped, the title stays one line of 80 columns
+evil=$TT_TMP/$'\e[2J\nTTFT 1.0ms ok'$(printf 'x%.0s' $(seq 60)).ttft
+cp "$REC" "$evil"
+"$TTFTRACE" top -b --fast -n 1 --replay "$evil" >"$TT_TMP/evil.out" 2>&1
+check "a file name's control bytes are escaped in the title" \
+	bash -c "! grep -q \$'\\e' '$TT_TMP/evil.out' && [ \$(head -1 '$TT_TMP/evil.out' | wc -c) -le 81 ] && grep -q '^requests' '$TT_TMP/evil.out'"
+
 # bad input: one line, non-zero
 out=$("$TTFTRACE" top -b --replay "$TT_TMP/none.ttft" 2>&1)
 check "a missing recording: one line, exit 1" [ $? = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ]

@@ -69,7 +69,8 @@ int tt_top_text(FILE *out, const struct tt_live_frame *f, const char *what)
 	size_t k;
 
 	tt_text_escape(esc, sizeof(esc), what, 40);
-	fprintf(out, "ttftrace top - %s - t+%.1fs, last %.0fs\n", esc,
+	/* escaped, then cut: the line stays within 80 columns */
+	fprintf(out, "ttftrace top - %.40s - t+%.1fs, last %.0fs\n", esc,
 		(double)t / 1e9, span);
 	fprintf(out,
 		"requests %llu (%llu complete), %.1f/s; last %.0fs: %zu, %zu new\n",
@@ -78,7 +79,7 @@ int tt_top_text(FILE *out, const struct tt_live_frame *f, const char *what)
 		f->fresh);
 	incomplete_line(out, f);
 	fprintf(out,
-		"drops %llu records (%llu in the last %.0fs); events %llu, %zu kept\n",
+		"drops %llu records (%llu in %.0fs); events %llu, %zu kept\n",
 		(unsigned long long)f->totals.lost, (unsigned long long)f->lost,
 		span, (unsigned long long)f->totals.events, f->kept_events);
 	fprintf(out, "\n%-5s %10s %10s %10s %10s %7s\n", "ms", "p50", "p90",
