@@ -101,6 +101,18 @@ sys.exit(0 if checks.ok else 1)
 PY
 [ $? = 0 ] || TT_FAILED=1
 
+# requests of 6.4 s: followed whole within the default span; with -w 5s
+# (less two guards of 1 s) each is counted once, as it stands
+"$GEN" -n 40000 -c 8 -r 4 -t 16 -i 400000 -s 5 "$TT_TMP/long.ttft" >/dev/null
+"$TTFTRACE" top -b --fast --replay "$TT_TMP/long.ttft" >"$TT_TMP/long30" 2>&1
+"$TTFTRACE" top -b --fast -w 5s --replay "$TT_TMP/long.ttft" >"$TT_TMP/long5" 2>&1
+long=$("$TTFTRACE" report --json "$TT_TMP/long.ttft" | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["complete"])')
+check "6.4 s requests, 30 s span: all $long complete" \
+	grep -q "^requests $long ($long complete)" "$TT_TMP/long30"
+new=$(grep -oE '[0-9]+ new' "$TT_TMP/long5" | awk '{ s += $1 } END { print s }')
+check "6.4 s requests, 5 s span: each counted once ($new of $long), as it stands (open-at-end)" \
+	bash -c "[ '$new' = '$long' ] && grep -q '^requests $long (0 complete)' '$TT_TMP/long5' && grep -q 'open-at-end' '$TT_TMP/long5'"
+
 # interactive, on a terminal: raw while it runs, keys s and q, the
 # terminal as it was afterwards
 python3 - "$TTFTRACE" "$REC" <<'PY'
