@@ -33,7 +33,10 @@ check "ttftrace --version says VERSION ($("$TTFTRACE" --version))" \
 check "ttftrace top --version says the same" \
 	[ "$("$TTFTRACE" top --version)" = "$("$TTFTRACE" --version)" ]
 
-make -s -C "$TT_TESTS_DIR/.." OUTPUT="$(realpath "$OUTPUT")" install \
+# the build under test, with its flags (make SANITIZE=1 test builds in build-san)
+san=
+case $OUTPUT in *san*) san=1 ;; esac
+make -s -C "$TT_TESTS_DIR/.." OUTPUT="$(realpath "$OUTPUT")" SANITIZE=$san install \
 	DESTDIR="$TT_TMP/root" PREFIX=/usr >/dev/null 2>&1
 for f in bin/ttftrace share/man/man1/ttftrace.1 share/bash-completion/completions/ttftrace; do
 	check "make install DESTDIR PREFIX=/usr puts $f" [ -s "$TT_TMP/root/usr/$f" ]

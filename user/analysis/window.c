@@ -244,6 +244,8 @@ static void trim_store(struct tt_window *w, __u64 ts)
 			w->next_start = w->chunks[k]->max_ts + 1;
 		free(w->chunks[k++]);
 	}
+	if (!k)
+		return;
 	memmove(w->chunks, w->chunks + k,
 		(w->nchunks - k) * sizeof(*w->chunks));
 	w->nchunks -= k;
@@ -351,8 +353,10 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 	}
 	lr->itl_off = w->itl.n;
 	lr->itl_n = ngaps;
-	memcpy(w->itl.v + w->itl.n, gaps, ngaps * sizeof(*gaps));
-	w->itl.n += ngaps;
+	if (ngaps) {
+		memcpy(w->itl.v + w->itl.n, gaps, ngaps * sizeof(*gaps));
+		w->itl.n += ngaps;
+	}
 	w->fresh++;
 	t->requests++;
 	if (!r->complete) {
@@ -422,14 +426,19 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 		w->nreqs -= k;
 		for (i = 0; i < w->nreqs; i++)
 			w->reqs[i].itl_off -= off;
-		memmove(w->itl.v, w->itl.v + off,
-			(w->itl.n - off) * sizeof(*w->itl.v));
-		w->itl.n -= off;
+		if (off) {
+			memmove(w->itl.v, w->itl.v + off,
+				(w->itl.n - off) * sizeof(*w->itl.v));
+			w->itl.n -= off;
+		}
 	}
 	for (k = 0; k < w->lost.n && w->lost.v[k] + w->span < w->now; k += 2)
 		;
-	memmove(w->lost.v, w->lost.v + k, (w->lost.n - k) * sizeof(__u64));
-	w->lost.n -= k;
+	if (k) {
+		memmove(w->lost.v, w->lost.v + k,
+			(w->lost.n - k) * sizeof(__u64));
+		w->lost.n -= k;
+	}
 	return 0;
 }
 
