@@ -34,7 +34,7 @@ struct seen {
 };
 
 struct tt_window {
-	__u64 span, max_events;
+	__u64 span, max_events, keep;
 	struct tt_proc_info *procs;
 	size_t nprocs;
 	struct tt_dev_info *devs;
@@ -124,6 +124,7 @@ struct tt_window *tt_window_new(const struct tt_window_opts *o)
 		return NULL;
 	w->span = o->span_ns ? o->span_ns : TT_LIVE_SPAN_NS;
 	w->max_events = o->max_events ? o->max_events : TT_LIVE_MAX_EVENTS;
+	w->keep = o->keep_ns;
 	if (o->nprocs) {
 		w->procs = malloc(o->nprocs * sizeof(*w->procs));
 		if (!w->procs)
@@ -259,9 +260,8 @@ static int cmp_ts(const void *x, const void *y)
 	return p->h.ts < q->h.ts ? -1 : p->h.ts > q->h.ts;
 }
 
-/* The state kept from before start (connections, lock ranges), oldest
- * first, then every stored event from start on. */
-static int feed(struct tt_window *w, struct tt_analyzer *an, __u64 start)
+int tt_window_each(const struct tt_window *w, __u64 from, tt_window_fn fn,
+		   void *ctx)
 {
 	const struct tt_event **old = NULL;
 	size_t nold = 0, i, k;
@@ -271,34 +271,58 @@ static int feed(struct tt_window *w, struct tt_analyzer *an, __u64 start)
 	if (!old)
 		return -ENOMEM;
 	for (i = 0; i < w->nconns; i++)
-		if (w->conns[i].open.h.ts < start &&
-		    (!w->conns[i].closed || w->conns[i].closed >= start))
+		if (w->conns[i].open.h.ts < from &&
+		    (!w->conns[i].closed || w->conns[i].closed >= from))
 			old[nold++] = &w->conns[i].open;
 	for (i = 0; i < w->nrtlocks; i++)
-		if (w->rtlocks[i].h.ts < start)
+		if (w->rtlocks[i].h.ts < from)
 			old[nold++] = &w->rtlocks[i];
 	qsort(old, nold, sizeof(*old), cmp_ts);
-	for (i = 0; i < nold; i++)
-		if (tt_analyzer_add(an, old[i]))
+	for (i = 0; i < nold; i++) {
+		err = fn(ctx, old[i]);
+		if (err)
 			goto cleanup;
-	w->analysed_events = nold;
+	}
 	for (k = 0; k < w->nchunks; k++) {
 		const struct chunk *c = w->chunks[k];
 
-		if (c->max_ts < start)
+		if (c->max_ts < from)
 			continue;
 		for (i = 0; i < c->n; i++) {
-			if (c->ev[i].h.ts < start)
+			if (c->ev[i].h.ts < from)
 				continue;
-			if (tt_analyzer_add(an, &c->ev[i]))
+			err = fn(ctx, &c->ev[i]);
+			if (err)
 				goto cleanup;
-			w->analysed_events++;
 		}
 	}
-	err = tt_analyzer_finish(an);
+	err = 0;
 cleanup:
 	free(old);
 	return err;
+}
+
+struct feeding {
+	struct tt_analyzer *an;
+	__u64 n;
+};
+
+static int feed_one(void *ctx, const struct tt_event *ev)
+{
+	struct feeding *f = ctx;
+
+	f->n++;
+	return tt_analyzer_add(f->an, ev);
+}
+
+/* The analysis from start on: what tt_window_each hands over, finished. */
+static int feed(struct tt_window *w, struct tt_analyzer *an, __u64 start)
+{
+	struct feeding f = { an, 0 };
+	int err = tt_window_each(w, start, feed_one, &f);
+
+	w->analysed_events = f.n;
+	return err ? err : tt_analyzer_finish(an);
 }
 
 static __u32 sk_key(__u64 sk)
@@ -445,7 +469,7 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 {
 	struct tt_analyzer *an = tt_analyzer_new();
-	__u64 start = w->next_start, guard_until, oldest, anchor;
+	__u64 start = w->next_start, guard_until, oldest, anchor, keep_from;
 	const struct tt_request *r;
 	size_t i;
 	int err = -ENOMEM;
@@ -490,8 +514,14 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 	}
 	w->next_start = oldest > TT_LIVE_GUARD_NS ? oldest - TT_LIVE_GUARD_NS :
 						    0;
-	trim_store(w, w->next_start);
-	err = trim_conns(w, w->next_start);
+	/* a ring (a flight recorder's) keeps more than the analysis needs */
+	keep_from = w->next_start;
+	if (w->keep && now > w->keep && now - w->keep < keep_from)
+		keep_from = now - w->keep;
+	else if (w->keep && now <= w->keep)
+		keep_from = 0;
+	trim_store(w, keep_from);
+	err = trim_conns(w, keep_from);
 	if (!err)
 		err = forget_old(w, w->next_start > w->first_ts ?
 					    w->next_start + TT_LIVE_GUARD_NS :

@@ -122,6 +122,9 @@ struct tt_live_frame {
 struct tt_window_opts {
 	__u64 span_ns; /* 0: TT_LIVE_SPAN_NS */
 	size_t max_events; /* 0: TT_LIVE_MAX_EVENTS */
+	/* keep at least the events of the last keep_ns too (a flight
+	 * recorder's ring; the analysis needs only its window) */
+	__u64 keep_ns;
 	const struct tt_proc_info *procs; /* copied */
 	size_t nprocs;
 	const struct tt_dev_info *devs; /* copied */
@@ -140,6 +143,13 @@ int tt_window_add(struct tt_window *w, const struct tt_event *ev);
  * (open ones as open-at-end, as report does). 0 or -ENOMEM.
  */
 int tt_window_refresh(struct tt_window *w, __u64 now, bool last);
+/* Each event kept that an analysis from time from on needs: the state kept
+ * from before it (connections open then, runtime lock ranges), in time
+ * order, then the stored events from from on, in arrival order. 0, or what
+ * fn returned (nonzero stops), or -ENOMEM. */
+typedef int (*tt_window_fn)(void *ctx, const struct tt_event *ev);
+int tt_window_each(const struct tt_window *w, __u64 from, tt_window_fn fn,
+		   void *ctx);
 void tt_window_totals(const struct tt_window *w, struct tt_live_totals *t);
 /* The rolling figures of the last refresh, the slowest requests by sort.
  * 0 or -ENOMEM. */
