@@ -123,9 +123,28 @@ from rel_check import Checks  # noqa: E402
 checks = Checks("top on a terminal")
 master, slave = os.openpty()
 before = termios.tcgetattr(slave)
-p = subprocess.Popen([sys.argv[1], "top", "--replay", sys.argv[2], "-d", "200ms"],
-                     stdin=slave, stdout=slave, stderr=slave)
 out = b""
+
+
+def start():
+    """top on the terminal, paced, a frame every 200 ms"""
+    global out
+    out = b""
+    return subprocess.Popen([sys.argv[1], "top", "--replay", sys.argv[2],
+                             "-d", "200ms"], stdin=slave, stdout=slave,
+                            stderr=slave)
+
+
+def ended(p):
+    """its status once it ended (None: killed after 5 s), what it wrote
+    up to the main screen's return"""
+    try:
+        rc = p.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = None
+    read_until(b"\x1b[?1049l", 1)
+    return rc
 
 
 def read_until(pat, secs):
@@ -140,6 +159,7 @@ def read_until(pat, secs):
     return False
 
 
+p = start()
 checks.check("a frame on the alternate screen", read_until(b"slowest by TTFT", 10)
              and b"\x1b[?1049h" in out)
 raw = termios.tcgetattr(slave)
@@ -148,29 +168,17 @@ checks.check("no echo, no line editing while it runs",
 os.write(master, b"s")
 checks.check("s sorts by TPOT", read_until(b"slowest by TPOT", 5))
 os.write(master, b"q")
-try:
-    rc = p.wait(timeout=5)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rc = None
-read_until(b"\x1b[?1049l", 1)
+rc = ended(p)
 checks.check("q quits, status 0", rc == 0, str(rc))
 checks.check("the terminal restored: modes, main screen, cursor",
              termios.tcgetattr(slave)[3] == before[3]
              and out.rstrip().endswith(b"\x1b[?25h\x1b[?1049l"), repr(out[-20:]))
 
 # SIGTERM in the middle: the terminal restored all the same
-p = subprocess.Popen([sys.argv[1], "top", "--replay", sys.argv[2], "-d", "200ms"],
-                     stdin=slave, stdout=slave, stderr=slave)
-out = b""
+p = start()
 read_until(b"slowest by TTFT", 10)
 p.terminate()
-try:
-    rc = p.wait(timeout=5)
-except subprocess.TimeoutExpired:
-    p.kill()
-    rc = None
-read_until(b"\x1b[?1049l", 1)
+rc = ended(p)
 checks.check("SIGTERM: ends, the terminal restored",
              rc is not None and termios.tcgetattr(slave)[3] == before[3]
              and b"\x1b[?1049l" in out, str(rc))
