@@ -14,6 +14,8 @@ CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	  -std=gnu11 -D_GNU_SOURCE -I$(OUTPUT) $(USER_INC) -Ibpf
 LDLIBS += -lbpf -lelf -lz -lpthread -lm
+# record --metrics: Debian's libmicrohttpd-dev
+BIN_LDLIBS := -lmicrohttpd
 # the multiarch include directory: libbpf's usdt.bpf.h includes <linux/errno.h>
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
 	      -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Wno-unused-function
@@ -68,7 +70,7 @@ FUZZ_SRCS := tests/fuzz/fuzz_reader.c tests/fuzz/replay_main.c \
 FUZZ_CFLAGS := $(filter-out -O%,$(CFLAGS)) -O1 -fsanitize=address,undefined \
 	       -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 
-.PHONY: all clean test demo install tools unit-tests static
+.PHONY: all clean test demo install tools unit-tests static FORCE
 .DELETE_ON_ERROR:
 
 all: $(OUTPUT)/ttftrace tools $(BENCH_GEN) $(BENCH_PROGS)
@@ -96,6 +98,15 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o | $(OUTPUT)
 
 $(USER_BPF_OBJS): $(SKELS)
 
+# The version (ttftrace --version, the recording's header): VERSION, and
+# the commit when built from git; version.h changes only with it.
+TT_VERSION := $(shell cat VERSION)$(shell git rev-parse --short HEAD 2>/dev/null | sed 's/^/+g/')
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)echo '#define TT_VERSION "$(TT_VERSION)"' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(OUTPUT)/cmd/main.o $(OUTPUT)/cmd/cmd_record.o: $(OUTPUT)/version.h
+FORCE:
+
 $(OUTPUT)/%.o: user/%.c $(HDRS) | $(OUTPUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -103,7 +114,7 @@ $(OUTPUT)/%.o: user/%.c $(HDRS) | $(OUTPUT)
 
 $(OUTPUT)/ttftrace: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) $(BIN_LDLIBS) -o $@
 
 $(OUTPUT)/tests/%: tests/%.c $(wildcard tests/*.h) $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
@@ -163,7 +174,15 @@ $(OUTPUT)/tools/loadgen-static: tools/loadgen.c $(wildcard tools/*.h) | $(OUTPUT
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $< -lpthread -lm -o $@
 
-$(OUTPUT)/ttftrace-static: $(USER_BPF_OBJS) $(USER_LIB_OBJS)
+# Debian has no static libraries of all that libmicrohttpd needs (p11-kit,
+# libunistring): the static binary says that --metrics is not in it.
+$(OUTPUT)/cmd/metrics-nomhd.o: user/cmd/metrics.c $(HDRS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -DTT_NO_MHD -c $< -o $@
+
+$(OUTPUT)/ttftrace-static: $(filter-out %/metrics.o,$(USER_BPF_OBJS)) $(USER_LIB_OBJS) \
+		$(OUTPUT)/cmd/metrics-nomhd.o
 	$(call msg,STATIC,$@)
 	$(Q)$(CC) $(CFLAGS) -static $(LDFLAGS) $^ -lbpf -lelf -lz -lpthread -lm -o $@
 
@@ -177,6 +196,13 @@ install: $(OUTPUT)/ttftrace
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/ttftrace)
 	$(Q)install -d $(DESTDIR)$(PREFIX)/bin
 	$(Q)install -m 0755 $(OUTPUT)/ttftrace $(DESTDIR)$(PREFIX)/bin/ttftrace
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/man/man1/ttftrace.1)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	$(Q)install -m 0644 docs/ttftrace.1 $(DESTDIR)$(PREFIX)/share/man/man1/ttftrace.1
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ttftrace)
+	$(Q)install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	$(Q)install -m 0644 completions/ttftrace \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/ttftrace
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

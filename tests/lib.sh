@@ -17,6 +17,16 @@ check() { # check NAME CMD...: PASS or FAIL by the command's status
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
+# need_gen: the synthetic recordings' generator (bench/gen_recording), in
+# GEN, or a failure
+need_gen() {
+	GEN=$OUTPUT/bench/gen_recording
+	if [ ! -x "$GEN" ]; then
+		fail "gen_recording built ($GEN missing: make unit-tests)"
+		exit 1
+	fi
+}
+
 # BPF tests need root; outside CI they skip, under CI the runner fails them.
 require_root() {
 	if [ "$(id -u)" != 0 ]; then

@@ -5,13 +5,8 @@
 # attributed, or its figures would time a report of broken requests.
 set -u
 . "$(dirname "$0")/lib.sh"
-GEN=$OUTPUT/bench/gen_recording
 tt_setup
-
-if [ ! -x "$GEN" ]; then
-	fail "gen_recording built ($GEN missing: make unit-tests)"
-	exit 1
-fi
+need_gen
 for seed in 1 2; do
 	line=$("$GEN" -n 200000 -c 50 -r 100 -t 16 -s $seed "$TT_TMP/g$seed.ttft")
 	check "seed $seed: gen_recording writes a recording" [ -s "$TT_TMP/g$seed.ttft" ]

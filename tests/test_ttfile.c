@@ -188,6 +188,8 @@ static void fill_meta(struct tt_file_meta *m, struct tt_proc_info *procs,
 	m->mono_ns = UINT64_MAX;
 	m->real_ns = 1700000000123456789ull;
 	snprintf(m->options, sizeof(m->options), "record -p 42 -o x.ttft");
+	/* the recorder's version (2.1), at its longest */
+	memset(m->recorder, 'v', sizeof(m->recorder) - 1);
 	memset(&procs[0], 0, sizeof(procs[0]) * 2);
 	procs[0].tgid = 42;
 	procs[0].tid = 43;
@@ -263,6 +265,7 @@ static void test_round_trip_extremes(void)
 	ASSERT_STREQ(rm->hostname, m.hostname, "rm.hostname");
 	ASSERT_STREQ(rm->kernel, m.kernel, "rm.kernel");
 	ASSERT_STREQ(rm->options, m.options, "rm.options");
+	ASSERT_STREQ(rm->recorder, m.recorder, "rm.recorder");
 	ASSERT_EQ(rm->mono_ns, m.mono_ns, "rm.mono_ns");
 	ASSERT_EQ(rm->real_ns, m.real_ns, "rm.real_ns");
 	ASSERT_EQ(rm->nprocs, 2, "rm.nprocs");
@@ -961,6 +964,8 @@ static void test_corpus_seeds(void)
 			fprintf(stderr, "  %s\n", err);
 			continue;
 		}
+		/* written before the recorder's version was: none, and read */
+		ASSERT_STREQ(tt_reader_meta(r)->recorder, "", "recorder");
 		while (tt_reader_next(r, &ev) == 1)
 			;
 		tt_reader_stats(r, &st);

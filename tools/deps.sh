@@ -15,8 +15,11 @@ otlp_receiver() {
 }
 pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
-      python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium"
+      python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
+      libmicrohttpd-dev prometheus"
 # chromium: tests/test_html.sh renders the HTML pages headless.
+# libmicrohttpd-dev: record --metrics; prometheus (and its promtool):
+# tests/test_bpf_metrics.sh scrapes it.
 # tools/scenarios/ also needs Node; a node installed from elsewhere (for
 # example NodeSource's package) conflicts with Debian's, so only without one
 command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"

@@ -15,6 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "live.h"
+#include "metrics.h"
+#include "record.h"
 #include "output.h"
 #include "collector.h"
 #include "cudalib.h"
@@ -28,6 +31,7 @@
 #include "tt_arch.h"
 #include "ttfile.h"
 #include "util.h"
+#include "version.h"
 
 #define MAX_TARGETS 64
 #define MAX_CUDA_LIBS 16
@@ -66,9 +70,10 @@ struct record_args {
 	int nmarks;
 	const char *energy_root; /* --energy-root, else $TTFTRACE_SYSFS */
 	struct tt_flight_opts flight; /* --ring, --trigger, --otlp (flight.h) */
+	const char *metrics; /* --metrics ADDR:PORT */
 };
 
-enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES };
+enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
@@ -109,6 +114,7 @@ static const struct argp_option record_options[] = {
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
+	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: 127.0.0.1 when only a port is given)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
@@ -192,6 +198,15 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'q':
 		a->quiet = true;
 		break;
+	case OPT_METRICS: {
+		struct sockaddr_storage ss;
+		char why[MSG_LEN];
+
+		if (tt_metrics_parse(arg, &ss, why, sizeof(why)))
+			argp_error(state, "--metrics '%s': %s", arg, why);
+		a->metrics = arg;
+		break;
+	}
 	case OPT_ENERGY_ROOT:
 		if (!*arg)
 			argp_error(state, "empty --energy-root");
@@ -224,6 +239,8 @@ struct record_state {
 	bool quiet;
 	struct tt_sensors *sensors; /* energy sensors, read every second */
 	struct tt_flight *flight; /* the ring and OTLP export, if asked */
+	struct tt_live *live; /* the live core, when a view needs it */
+	const struct tt_record_hooks *hooks;
 };
 
 static int record_event(void *ctx, const struct tt_event *ev)
@@ -232,8 +249,10 @@ static int record_event(void *ctx, const struct tt_event *ev)
 	int err = rs->flight ? tt_flight_add(rs->flight, ev) : 0;
 
 	/* --ring writes only what a trigger asks for */
-	if (!err && !tt_flight_ring_only(rs->flight))
+	if (!err && rs->writer && !tt_flight_ring_only(rs->flight))
 		err = tt_writer_add(rs->writer, ev);
+	if (!err && rs->live)
+		err = tt_live_add(rs->live, ev);
 	if (err) {
 		rs->write_err = err;
 		return err;
@@ -283,6 +302,7 @@ static void fill_meta(struct tt_file_meta *meta, int argc, char **argv)
 	if (!uname(&u))
 		snprintf(meta->kernel, sizeof(meta->kernel), "%.40s %.64s %.16s",
 			 u.release, u.version, u.machine);
+	snprintf(meta->recorder, sizeof(meta->recorder), "%s", TT_VERSION);
 	meta->mono_ns = tt_clock_ns(CLOCK_MONOTONIC);
 	meta->real_ns = tt_clock_ns(CLOCK_REALTIME);
 	for (int i = 0; i < argc && off < sizeof(meta->options) - 1; i++)
@@ -560,7 +580,12 @@ static const char *record_loop(struct tt_collector *c,
 							  record_event, rs);
 			last_energy = now;
 		}
-		if (!rs->write_err && now - last_flush >= FLUSH_INTERVAL_NS) {
+		if (rs->live)
+			tt_live_publish(rs->live);
+		if (rs->hooks->tick && !why)
+			why = rs->hooks->tick(rs->hooks->ctx, now);
+		if (!rs->write_err && rs->writer &&
+		    now - last_flush >= FLUSH_INTERVAL_NS) {
 			rs->write_err = tt_writer_flush(rs->writer);
 			last_flush = now;
 		}
@@ -572,6 +597,8 @@ static const char *record_loop(struct tt_collector *c,
 				rs->write_err = n;
 			break;
 		}
+		if (why)
+			break;
 		if (stop_signal)
 			why = "interrupted";
 		else if (a->duration_ns && now - start >= a->duration_ns)
@@ -667,14 +694,58 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 
 int tt_cmd_record(int argc, char **argv)
 {
+	static const struct tt_record_hooks none;
+
+	return tt_record_with(argc, argv, &none);
+}
+
+/* The live core and the metrics server, when --metrics or a view asks. */
+static int start_live(struct record_state *rs, const struct record_args *a,
+		      const struct tt_file_meta *meta,
+		      struct tt_metrics **server)
+{
+	struct tt_window_opts wo = {
+		.procs = meta->procs, .nprocs = meta->nprocs,
+		.devs = meta->devs, .ndevs = meta->ndevs,
+		.span_ns = rs->hooks->span_ns,
+	};
+	char msg[MSG_LEN];
+
+	if (!rs->hooks->want_live && !a->metrics)
+		return 0;
+	rs->live = tt_live_start(&wo, rs->hooks->interval_ns ?
+					      rs->hooks->interval_ns :
+					      1000000000ULL);
+	if (!rs->live) {
+		fprintf(stderr, "ttftrace: cannot start the live analysis: %s\n",
+			strerror(errno));
+		return 1;
+	}
+	if (rs->hooks->live_out)
+		*rs->hooks->live_out = rs->live;
+	if (!a->metrics)
+		return 0;
+	*server = tt_metrics_start(a->metrics, rs->live, msg, sizeof(msg));
+	if (!*server) {
+		fprintf(stderr, "ttftrace: --metrics %s: %s\n", a->metrics, msg);
+		return 1;
+	}
+	if (!a->quiet)
+		fprintf(stderr, "ttftrace: serving metrics at %s\n", msg);
+	return 0;
+}
+
+int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
+{
 	struct record_args a = { .output = "ttftrace.ttft" };
 	static const struct argp_child children[] = {
 		{ &tt_flight_argp, 0, NULL, 0 }, {}
 	};
+	struct tt_metrics *server = NULL;
 	struct argp argp = { record_options, record_parse, NULL, record_doc,
 			     children, NULL, NULL };
 	struct tt_collector_opts copts = {};
-	struct record_state rs = {};
+	struct record_state rs = { .hooks = hooks };
 	struct tt_collector *c = NULL;
 	struct tt_write_stats ws = {};
 	struct tt_file_meta meta;
@@ -712,13 +783,16 @@ int tt_cmd_record(int argc, char **argv)
 	rs.flight = tt_flight_open(&a.flight, a.output, &meta, a.quiet, &n);
 	if (n)
 		goto cleanup;
-	/* --ring: the writer's header goes nowhere, the dumps are its files */
-	if (tt_flight_ring_only(rs.flight))
-		out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	else
-		out_fd = tt_output_create(a.output, "-o", &out_st);
-	if (out_fd < 0)
-		goto cleanup;
+	if (!hooks->no_file) {
+		/* --ring: the writer's header goes nowhere, the dumps are its
+		 * files */
+		if (tt_flight_ring_only(rs.flight))
+			out_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		else
+			out_fd = tt_output_create(a.output, "-o", &out_st);
+		if (out_fd < 0)
+			goto cleanup;
+	}
 	copts.gpu_probes = a.gpu_probes;
 	copts.devs = meta.devs;
 	copts.ndevs = meta.ndevs;
@@ -787,9 +861,11 @@ int tt_cmd_record(int argc, char **argv)
 		tt_sensors_describe(rs.sensors, msg, sizeof(msg));
 		fprintf(stderr, "ttftrace: %s\n", msg);
 	}
-	rs.writer = tt_writer_open_fd(out_fd, &meta);
+	if (start_live(&rs, &a, &meta, &server))
+		goto cleanup;
+	rs.writer = hooks->no_file ? NULL : tt_writer_open_fd(out_fd, &meta);
 	out_fd = -1;
-	if (!rs.writer) {
+	if (!rs.writer && !hooks->no_file) {
 		fprintf(stderr, "ttftrace: cannot write %s: %s\n", a.output,
 			strerror(errno));
 		tt_output_discard(a.output, &out_st);
@@ -806,7 +882,7 @@ int tt_cmd_record(int argc, char **argv)
 		close(release_fd);
 		release_fd = -1;
 	}
-	if (!a.quiet)
+	if (!a.quiet && !hooks->no_file)
 		fprintf(stderr, "ttftrace: recording to %s%s%s\n",
 			tt_flight_ring_only(rs.flight) ? "memory, dumps beside " : "",
 			a.output, a.duration_ns ? "" : " (Ctrl-C to stop)");
@@ -820,6 +896,30 @@ int tt_cmd_record(int argc, char **argv)
 	print_collector_messages(c, &a);
 	tt_flight_close(rs.flight);
 	rs.flight = NULL;
+	/* the last scrape sees every request; then the last frame */
+	tt_metrics_stop(server);
+	server = NULL;
+	if (rs.live) {
+		__u64 cpu, nref, max;
+
+		tt_live_publish(rs.live);
+		tt_live_cost(rs.live, &cpu, &nref, &max);
+		if (a.verbose)
+			fprintf(stderr,
+				"ttftrace: live analysis: %llu refreshes, %.1f ms of CPU each on average, %.1f ms at most\n",
+				(unsigned long long)nref,
+				nref ? (double)cpu / nref / 1e6 : 0.0,
+				(double)max / 1e6);
+	}
+	if (hooks->done)
+		hooks->done(hooks->ctx, why);
+	if (hooks->no_file) {
+		if (rs.write_err)
+			fprintf(stderr, "ttftrace: live analysis failed: %s\n",
+				strerror(-rs.write_err));
+		err = !!rs.write_err;
+		goto stop_command;
+	}
 	if (rs.write_err) {
 		fprintf(stderr, "ttftrace: writing %s failed: %s; the blocks written so far are readable\n",
 			a.output, strerror(-rs.write_err));
@@ -838,6 +938,7 @@ int tt_cmd_record(int argc, char **argv)
 		print_summary(c, &a, &meta, &ws, why,
 			      a.flight.ring_ns ? "no file" : a.output);
 	err = 0;
+stop_command:
 	command_stop(&cmd, a.quiet);
 	/* the recording stands; the status says the command failed by itself */
 	if (cmd.reaped && !cmd.stopped_by_us &&
@@ -859,6 +960,10 @@ cleanup:
 	}
 	if (rs.writer)
 		tt_writer_close(rs.writer, NULL);
+	tt_metrics_stop(server);
+	if (hooks->live_out)
+		*hooks->live_out = NULL;
+	tt_live_stop(rs.live);
 	command_stop(&cmd, a.quiet);
 	tt_flight_close(rs.flight);
 	tt_collector_close(c);

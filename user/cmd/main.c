@@ -7,8 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmds.h"
+#include "version.h"
 
-const char *argp_program_version = "ttftrace 0.1";
+const char *argp_program_version = "ttftrace " TT_VERSION;
 
 static const struct {
 	const char *name;
@@ -19,6 +20,8 @@ static const struct {
 	{ "record", "ttftrace record", "trace processes into a .ttft recording",
 	  tt_cmd_record },
 	{ "report", "ttftrace report", "analyse a recording", tt_cmd_report },
+	{ "top", "ttftrace top", "show a server's requests live, or replay a recording",
+	  tt_cmd_top },
 	{ "diff", "ttftrace diff", "compare two recordings: what changed",
 	  tt_cmd_diff },
 	{ "check", "ttftrace check", "tell what this kernel supports",
@@ -61,7 +64,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fprintf(stderr,
-		"ttftrace: unknown command '%s' (record, report, diff, check)\n",
+		"ttftrace: unknown command '%s' (record, report, top, diff, check)\n",
 		argv[1]);
 	return 2;
 }

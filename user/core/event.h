@@ -63,6 +63,9 @@ struct tt_file_meta {
 	 * writer stores this build's when 0, the reader gives 0 for files
 	 * from before the field (all x86-64) */
 	__u32 arch;
+	/* the ttftrace that wrote it ("0.2+g1234abc"), "" in files from
+	 * before the field (format 2.1, docs/design.md §5.4) */
+	char recorder[64];
 };
 
 /* Size of the payload that follows the header for a stored type, or -1 when

@@ -9,6 +9,7 @@
  *         u32 ndevs, ndevs x (str path, u32 rdev, u32 kind)
  *         [u32 ndevs, ndevs x (u32 dev, u64 ino)]  (appended in 1.1)
  *         [u32 arch]  (appended in version 2: TT_ARCH_*, tt_arch.h)
+ *         [str recorder]  (appended in 2.1: the writing ttftrace's version)
  *   str: u16 length, bytes (no NUL). Bytes after the known fields are
  *   ignored, so a later minor revision may append fields.
  * Then blocks, each a 24-byte frame and zlib data:
@@ -142,7 +143,8 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 	cap = TTF_HDR_FIXED + 4 + 3 * 2 + sizeof(m->hostname) +
 	      sizeof(m->kernel) + sizeof(m->options) + 16 + 8 +
 	      m->nprocs * (8 + 2 + sizeof(pi->comm)) +
-	      m->ndevs * (2 + sizeof(di->path) + 8) + 4 + m->ndevs * 12 + 4;
+	      m->ndevs * (2 + sizeof(di->path) + 8) + 4 + m->ndevs * 12 + 4 +
+	      2 + sizeof(m->recorder);
 	buf = malloc(cap);
 	if (!buf)
 		return 0;
@@ -181,6 +183,7 @@ static size_t build_header(const struct tt_file_meta *m, uint8_t **bufp)
 	/* whose syscall numbers the records hold: this build's by default */
 	ttfile_put_le32(p, m->arch ? m->arch : TT_ARCH);
 	p += 4;
+	p = put_str(p, m->recorder, sizeof(m->recorder));
 	ttfile_put_le32(buf + 12, p - buf - TTF_HDR_FIXED);
 	ttfile_put_le32(p,
 			crc32_of(buf + TTF_MAGIC_LEN, p - buf - TTF_MAGIC_LEN));
@@ -574,6 +577,12 @@ static const char *parse_meta(struct tt_file_meta *m, const uint8_t *body,
 			m->arch = cur_u32(&c);
 			if (c.bad)
 				return "architecture";
+		}
+		/* the recorder's version, appended in 2.1 */
+		if (c.p < c.end) {
+			cur_str(&c, m->recorder, sizeof(m->recorder));
+			if (c.bad)
+				return "recorder version";
 		}
 	}
 	return NULL;

@@ -374,6 +374,10 @@ static void meta_text(FILE *out, const struct tt_file_meta *m)
 			       sizeof(m->hostname)),
 		tt_text_escape(kernel, sizeof(kernel), m->kernel,
 			       sizeof(m->kernel)));
+	if (m->recorder[0])
+		fprintf(out, "recorder: ttftrace %s\n",
+			tt_text_escape(opts, sizeof(opts), m->recorder,
+				       sizeof(m->recorder)));
 	if (m->options[0])
 		fprintf(out, "recorded with: %s\n",
 			tt_text_escape(opts, sizeof(opts), m->options,
@@ -918,6 +922,8 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		tt_json_str(out, meta->kernel, sizeof(meta->kernel));
 		fprintf(out, ",\"options\":");
 		tt_json_str(out, meta->options, sizeof(meta->options));
+		fprintf(out, ",\"recorder\":");
+		tt_json_str(out, meta->recorder, sizeof(meta->recorder));
 		fputc('}', out);
 	}
 	fprintf(out, "}\n");
