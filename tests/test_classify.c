@@ -537,6 +537,16 @@ static void test_close_delimited(void)
 	/* HTTP/1.0 with a length is sized */
 	s = SEND(&c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}");
 	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_HEADERS | TT_SEND_F_END);
+	/* an HTTP/1.1 event stream without length (the demo's plain SSE)
+	 * ends at its [DONE]: a close before it is a cut */
+	s = SEND(&c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"
+		     "\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_HEADERS);
+	/* unless the server says it closes */
+	s = SEND(&c, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream"
+		     "\r\nConnection: close\r\n\r\n");
+	CHECK_SEND(s, TT_SEND_HEADERS, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CLOSE_DELIM);
 }
 
 /* The collector's table keeps each connection's framing between sends. */

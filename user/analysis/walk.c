@@ -618,10 +618,11 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	start = wk;
 	disp = walk_path(&wk, &rule);
 	gil = wk.gil_followed;
-	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed)
-		disp = rewalk(&start, &wk, disp, &rule, true, false);
+	/* the GPU rule first: an engine's iterations bound its queue */
 	if (!wk.err && rule == TT_CP_DISP_READ)
 		disp = cp_gpu_dispatch(&wk, disp, &rule);
+	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed)
+		disp = rewalk(&start, &wk, disp, &rule, true, false);
 	/* an interpreter lock passed around hides who runs: no resume then */
 	if (!wk.err && rule == TT_CP_DISP_READ && !gil)
 		disp = rewalk(&start, &wk, disp, &rule, false, true);

@@ -63,6 +63,8 @@ static bool contains_ci(const __u8 *p, size_t n, const char *needle)
 /* What the header block says of the body's framing. */
 struct hdr_info {
 	bool chunked; /* Transfer-Encoding: ... chunked */
+	bool closes; /* HTTP/1.0, or Connection: close: the close may end it */
+	bool event_stream; /* Content-Type: text/event-stream */
 	bool has_length;
 	__u64 length; /* Content-Length */
 };
@@ -87,6 +89,7 @@ static void scan_headers(const __u8 *p, size_t n, struct hdr_info *h)
 	__u64 x;
 
 	memset(h, 0, sizeof(*h));
+	h->closes = n >= 8 && !memcmp(p, "HTTP/1.0", 8);
 	while (i < n) {
 		start = i;
 		while (i < n && p[i] != '\n')
@@ -96,6 +99,12 @@ static void scan_headers(const __u8 *p, size_t n, struct hdr_info *h)
 		v = header_value(p + start, len, "transfer-encoding:", &vlen);
 		if (v && contains_ci(v, vlen, "chunked"))
 			h->chunked = true;
+		v = header_value(p + start, len, "connection:", &vlen);
+		if (v && contains_ci(v, vlen, "close"))
+			h->closes = true;
+		v = header_value(p + start, len, "content-type:", &vlen);
+		if (v && contains_ci(v, vlen, "event-stream"))
+			h->event_stream = true;
 		v = header_value(p + start, len, "content-length:", &vlen);
 		if (!v)
 			continue;
@@ -202,8 +211,12 @@ static void frame_begin(struct tt_sse_carry *c, const struct hdr_info *h,
 		if (!h->length)
 			send->flags |= TT_SEND_F_END;
 	} else {
+		/* a body the close ends (RFC 9112 §6.3), but an event stream
+		 * the server did not say it closes (HTTP/1.1, no Connection:
+		 * close) ends at its [DONE]: a close before it cuts it */
 		c->frame = TT_FRAME_CLOSE;
-		send->flags |= TT_SEND_F_CLOSE_DELIM;
+		if (h->closes || !h->event_stream)
+			send->flags |= TT_SEND_F_CLOSE_DELIM;
 	}
 }
 
