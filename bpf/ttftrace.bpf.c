@@ -47,20 +47,30 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Traced tgids, one byte each (PID_MAX_LIMIT of them): an array lookup is
+ * inlined by the verifier where a hash lookup is a helper call, and the
+ * hottest programs (sched_switch, the sends) filter on it. A byte per tgid,
+ * not a bit, so that BPF and user space (mmap) set and clear them with plain
+ * stores and no read-modify-write races. */
+#define TT_TGID_WORDS (TT_PID_MAX_LIMIT / 8)
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TT_TGID_WORDS);
+	__type(key, __u32); /* tgid / 8 */
+	__type(value, struct tt_tgid_word);
 } traced_tgids SEC(".maps");
 
 /* Listening TCP ports of traced processes: their accepted sockets are the
- * server-side connections, even before accept() returns. */
+ * server-side connections, even before accept() returns. An array by port
+ * (non-zero: traced), inlined as traced_tgids is: server_sock() runs for
+ * every transmit and data_ready of the machine. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u16); /* local port, host order */
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* local port, host order */
+	__type(value, __u64);
 } traced_ports SEC(".maps");
 
 /* Connections already announced with TT_EV_CONN_OPEN. */
@@ -89,14 +99,39 @@ struct {
 	__type(value, __u64);
 } send_enter_ts SEC(".maps");
 
+static __always_inline __u8 *tgid_slot(__u32 tgid)
+{
+	__u32 idx = tgid / 8;
+	struct tt_tgid_word *w = bpf_map_lookup_elem(&traced_tgids, &idx);
+
+	return w ? &w->b[tgid & 7] : NULL;
+}
+
 static __always_inline bool tgid_traced(__u32 tgid)
 {
-	bool traced = bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+	__u8 *b = tgid_slot(tgid);
+	bool traced = b && *b;
 
 	/* keeps clang from OR-ing two lookups' pointers, which the verifier
 	 * refuses */
 	asm volatile("" : "+r"(traced));
 	return traced;
+}
+
+static __always_inline void tgid_set(__u32 tgid, __u8 v)
+{
+	__u8 *b = tgid_slot(tgid);
+
+	if (b)
+		*b = v;
+}
+
+static __always_inline bool port_traced(__u16 port)
+{
+	__u32 key = port;
+	__u64 *v = bpf_map_lookup_elem(&traced_ports, &key);
+
+	return v && *v;
 }
 
 static __always_inline void count_lost(void)
@@ -118,16 +153,16 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline void *reserve(__u32 size, __u16 type)
+/* A record stamped now, as thread id (tgid << 32 | tid): a program that
+ * already has the ids passes them, a helper call less per record. */
+static __always_inline void *reserve_as(__u32 size, __u16 type, __u64 id)
 {
 	struct tt_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
-	__u64 id;
 
 	if (!h) {
 		count_lost();
 		return NULL;
 	}
-	id = bpf_get_current_pid_tgid();
 	h->ts = bpf_ktime_get_ns();
 	h->tgid = id >> 32;
 	h->tid = (__u32)id;
@@ -135,6 +170,11 @@ static __always_inline void *reserve(__u32 size, __u16 type)
 	h->cpu = bpf_get_smp_processor_id();
 	h->flags = 0;
 	return h;
+}
+
+static __always_inline void *reserve(__u32 size, __u16 type)
+{
+	return reserve_as(size, type, bpf_get_current_pid_tgid());
 }
 
 /* A TCP socket whose local port is a traced listener's, and not the
@@ -146,7 +186,7 @@ static __always_inline bool server_sock(const struct sock *sk)
 	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return false;
 	port = sk->__sk_common.skc_num;
-	if (!bpf_map_lookup_elem(&traced_ports, &port))
+	if (!port_traced(port))
 		return false;
 	return sk->__sk_common.skc_state != TCP_LISTEN;
 }
@@ -194,13 +234,13 @@ static __always_inline void ensure_conn(const struct sock *sk)
 	submit(e);
 }
 
-static __always_inline void emit_sock(__u16 type, const struct sock *sk,
-				      __s64 len, __u32 flags)
+static __always_inline void emit_sock_as(__u16 type, const struct sock *sk,
+					 __s64 len, __u32 flags, __u64 id)
 {
 	struct tt_event_sock {
 		struct tt_hdr h;
 		struct tt_sock s;
-	} *e = reserve(sizeof(*e), type);
+	} *e = reserve_as(sizeof(*e), type, id);
 
 	if (!e)
 		return;
@@ -208,6 +248,12 @@ static __always_inline void emit_sock(__u16 type, const struct sock *sk,
 	e->s.sk = (__u64)sk;
 	e->s.len = len;
 	submit(e);
+}
+
+static __always_inline void emit_sock(__u16 type, const struct sock *sk,
+				      __s64 len, __u32 flags)
+{
+	emit_sock_as(type, sk, len, flags, bpf_get_current_pid_tgid());
 }
 
 /* ---- interrupt context ---- */
@@ -322,12 +368,11 @@ int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 		struct tt_hdr h;
 		struct tt_fork f;
 	} *e;
-	__u8 one = 1;
 
 	if (!tgid_traced(ptgid))
 		return 0;
 	if (ctgid != ptgid)
-		bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY);
+		tgid_set(ctgid, 1);
 	e = reserve(sizeof(*e), TT_EV_FORK);
 	if (!e)
 		return 0;
@@ -351,7 +396,7 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 		submit(e);
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
 	if (group_dead)
-		bpf_map_delete_elem(&traced_tgids, &tgid);
+		tgid_set(tgid, 0);
 	return 0;
 }
 
@@ -406,8 +451,8 @@ int BPF_PROG(tt_rename, struct task_struct *task, const char *comm)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk;
-	__u16 port;
+	__u64 key = (__u64)sk, yes = 1;
+	__u32 port;
 	__u8 one = 1;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
@@ -415,7 +460,7 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	port = BPF_CORE_READ(sk, __sk_common.skc_num);
 	if (newstate == TCP_LISTEN) {
 		if (tgid_traced(bpf_get_current_pid_tgid() >> 32))
-			bpf_map_update_elem(&traced_ports, &port, &one,
+			bpf_map_update_elem(&traced_ports, &port, &yes,
 					    BPF_ANY);
 		return 0;
 	}
@@ -434,7 +479,7 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_LISTEN &&
-	    bpf_map_lookup_elem(&traced_ports, &port))
+	    port_traced(port))
 		ensure_conn(sk);
 	return 0;
 }
@@ -458,12 +503,14 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 {
-	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!tgid_traced(id >> 32))
 		return 0;
 	if ((flags & MSG_PEEK) || !server_sock(sk))
 		return 0;
 	ensure_conn(sk);
-	emit_sock(TT_EV_RECV, sk, ret, 0);
+	emit_sock_as(TT_EV_RECV, sk, ret, 0, id);
 	return 0;
 }
 
@@ -659,14 +706,14 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	else if (sk->sk_protocol != IPPROTO_TCP ||
 		 !bpf_map_lookup_elem(&closed_conns, &skey))
 		return 0;
-	h = reserve(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW);
+	h = reserve_as(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW, id);
 	if (!h)
 		return 0;
 	s = (void *)(h + 1);
 	s->send.sk = (__u64)sk;
 	s->send.len = ret;
-	enter = bpf_task_storage_get(&send_enter_ts,
-				     bpf_get_current_task_btf(), 0, 0);
+	task = bpf_get_current_task_btf();
+	enter = bpf_task_storage_get(&send_enter_ts, task, 0, 0);
 	s->send.ts_enter = enter ? *enter : h->ts;
 	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
@@ -675,7 +722,6 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.status = 0;
 	s->nbytes = 0;
 	s->ntail = 0;
-	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
 	if (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
@@ -810,11 +856,11 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 
 	if (!prev_traced && !next_traced)
 		return 0;
-	e = reserve(sizeof(*e), TT_EV_SWITCH);
+	/* current is prev */
+	e = reserve_as(sizeof(*e), TT_EV_SWITCH,
+		       (__u64)prev_tgid << 32 | (__u32)prev->pid);
 	if (!e)
 		return 0;
-	e->h.tgid = prev_tgid;
-	e->h.tid = prev->pid;
 	__builtin_memset(&e->sw, 0, sizeof(e->sw));
 	e->sw.next_tid = next->pid;
 	e->sw.next_tgid = next_tgid;
