@@ -137,6 +137,19 @@ start_server() {
 	PORT=$(cat "$BENCH_TMP/port")
 }
 
+# start_py_server ARGS...: bench/py_sse_server.py (SERVER=python of
+# overhead.sh) with ARGS; sets SERVER_PID and PORT as start_server does
+start_py_server() {
+	rm -f "$BENCH_TMP/port"
+	/usr/bin/python3 "$BENCH_DIR/py_sse_server.py" \
+		--port-file "$BENCH_TMP/port" "$@" &
+	SERVER_PID=$!
+	BENCH_PIDS+=("$SERVER_PID")
+	wait_for "[ -s $BENCH_TMP/port ]" 20 ||
+		die "py_sse_server.py did not start (python3-uvicorn installed?)"
+	PORT=$(cat "$BENCH_TMP/port")
+}
+
 stop_server() {
 	kill -TERM "$SERVER_PID" 2>/dev/null
 	wait "$SERVER_PID" 2>/dev/null
