@@ -7,7 +7,8 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH_CALLER_PWD=$PWD
 cd "$BENCH_DIR/.." || exit 1
 OUTPUT=${OUTPUT:-build}
-TTFTRACE=$OUTPUT/ttftrace
+# TTFTRACE_BIN: another ttftrace build to measure (an A/B of two builds)
+TTFTRACE=${TTFTRACE_BIN:-$OUTPUT/ttftrace}
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen
 BENCH_PIDS=()

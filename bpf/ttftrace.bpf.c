@@ -90,14 +90,39 @@ struct {
 	__type(value, __u8);
 } closed_conns SEC(".maps");
 
-/* Syscall entry time of each thread's latest write/send syscall, kept
- * with the task: no hash lookup, no LRU lock. */
+/* Syscall entry time of the latest write/send syscall on this CPU, and its
+ * thread: an inline per-CPU access at entry and at the send, where task
+ * storage cost two helper calls per send. A thread leaves a CPU only
+ * through sched_switch, which moves its entry to send_enter_moved: at the
+ * send, an entry of another thread (or none) here means that one. */
+struct send_enter {
+	__u32 tid; /* 0: none (tid 0 is the idle task, never traced) */
+	__u32 pad;
+	__u64 ts;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct send_enter);
+} send_enter SEC(".maps");
+
+/* Entries of threads switched out after a write/send syscall's entry (a
+ * blocked send, or a preemption), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
 	__type(value, __u64);
-} send_enter_ts SEC(".maps");
+} send_enter_moved SEC(".maps");
+
+static __always_inline struct send_enter *this_send_enter(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&send_enter, &zero);
+}
 
 static __always_inline __u8 *tgid_slot(__u32 tgid)
 {
@@ -519,15 +544,46 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 static __always_inline int note_send_enter(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 *ts;
+	struct send_enter *se;
 
 	if (!tgid_traced(id >> 32))
 		return 0;
-	ts = bpf_task_storage_get(&send_enter_ts, bpf_get_current_task_btf(),
-				  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ts)
-		*ts = bpf_ktime_get_ns();
+	se = this_send_enter();
+	if (se) {
+		se->ts = bpf_ktime_get_ns();
+		se->tid = (__u32)id;
+	}
 	return 0;
+}
+
+/* The entry time of the current thread's write/send syscall, consumed; 0
+ * when unknown (the syscall began before tracing did). */
+static __always_inline __u64 take_send_enter(__u32 tid)
+{
+	struct send_enter *se = this_send_enter();
+	__u64 *moved, ts = 0;
+
+	if (se && se->tid == tid) {
+		se->tid = 0;
+		return se->ts;
+	}
+	moved = bpf_map_lookup_elem(&send_enter_moved, &tid);
+	if (moved) {
+		ts = *moved;
+		bpf_map_delete_elem(&send_enter_moved, &tid);
+	}
+	return ts;
+}
+
+/* prev leaves this CPU: an entry of its own here goes with it. */
+static __always_inline void move_send_enter(__u32 prev_tid)
+{
+	struct send_enter *se = this_send_enter();
+
+	if (!se || se->tid != prev_tid)
+		return;
+	bpf_map_update_elem(&send_enter_moved, &prev_tid, &se->ts, BPF_ANY);
+	se->tid = 0;
 }
 
 SEC("tracepoint/syscalls/sys_enter_write")
@@ -695,8 +751,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
 	struct tt_hdr *h;
-	__u64 n;
-	__u64 *enter;
+	__u64 n, enter;
 	long nr;
 
 	if (!tgid_traced(id >> 32))
@@ -712,9 +767,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s = (void *)(h + 1);
 	s->send.sk = (__u64)sk;
 	s->send.len = ret;
-	task = bpf_get_current_task_btf();
-	enter = bpf_task_storage_get(&send_enter_ts, task, 0, 0);
-	s->send.ts_enter = enter ? *enter : h->ts;
+	enter = take_send_enter((__u32)id);
+	s->send.ts_enter = enter ? enter : h->ts;
 	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
 	s->send.tokens = 0;
@@ -722,6 +776,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.status = 0;
 	s->nbytes = 0;
 	s->ntail = 0;
+	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
 	if (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
@@ -856,6 +911,8 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 
 	if (!prev_traced && !next_traced)
 		return 0;
+	if (prev_traced)
+		move_send_enter(prev->pid);
 	/* current is prev */
 	e = reserve_as(sizeof(*e), TT_EV_SWITCH,
 		       (__u64)prev_tgid << 32 | (__u32)prev->pid);
