@@ -124,6 +124,17 @@ static __always_inline struct send_enter *this_send_enter(void)
 	return bpf_map_lookup_elem(&send_enter, &zero);
 }
 
+/* A thread exits (on its CPU): no entry of its survives for a thread
+ * that reuses its tid. */
+static __always_inline void forget_send_enter(__u32 tid)
+{
+	struct send_enter *se = this_send_enter();
+
+	if (se && se->tid == tid)
+		se->tid = 0;
+	bpf_map_delete_elem(&send_enter_moved, &tid);
+}
+
 static __always_inline __u8 *tgid_slot(__u32 tgid)
 {
 	__u32 idx = tgid / 8;
@@ -419,6 +430,7 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 	e = reserve(sizeof(*e), TT_EV_EXIT);
 	if (e)
 		submit(e);
+	forget_send_enter(BPF_CORE_READ(p, pid));
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
 	if (group_dead)
 		tgid_set(tgid, 0);
