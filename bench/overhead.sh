@@ -181,6 +181,21 @@ for load in ("realistic", "saturation"):
         print(f"  {m} vs untraced, per rep: p99 TTFT {med(i):+.1%} "
               f"(reps {min(i):+.1%} .. {max(i):+.1%}), throughput "
               f"{-med(l):+.1%} (reps {-max(l):+.1%} .. {-min(l):+.1%})")
+    # TTFTRACE_B: the two builds against each other, rep by rep (the
+    # untraced runs of a shared machine move more than they differ)
+    if "ttftrace" in modes and "ttftrace_b" in modes:
+        A = {r["rep"]: r for r in R if r["mode"] == "ttftrace"}
+        pairs = [(A[r["rep"]], r) for r in R
+                 if r["mode"] == "ttftrace_b" and r["rep"] in A]
+        t = [a["toks"] / b["toks"] for a, b in pairs]
+        c = [(a["cpu_ns"] + a["bpf_ns"]) / a["wall_ns"] /
+             ((b["cpu_ns"] + b["bpf_ns"]) / b["wall_ns"])
+             for a, b in pairs if b["cpu_ns"] + b["bpf_ns"]]
+        if t and c:
+            print(f"  ttftrace / ttftrace_b, per rep: throughput "
+                  f"x{med(t):.3f} ({min(t):.3f} .. {max(t):.3f}), "
+                  f"tracer cores x{med(c):.3f} ({min(c):.3f} .. "
+                  f"{max(c):.3f})")
     if "ttftrace" not in modes:
         continue
     lost = sum(r["lost"] for r in R if r["mode"] == "ttftrace")
