@@ -575,7 +575,8 @@ static void test_sort_large(void)
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;
-			v[i] = w[i] = (x & masks[m]) + (m == 1 ? 5000000000ull : 0);
+			v[i] = w[i] =
+				(x & masks[m]) + (m == 1 ? 5000000000ull : 0);
 		}
 		tt_sort_u64(v, n);
 		qsort(w, n, sizeof(*w), cmp_u64_test);
