@@ -7,7 +7,8 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BENCH_CALLER_PWD=$PWD
 cd "$BENCH_DIR/.." || exit 1
 OUTPUT=${OUTPUT:-build}
-TTFTRACE=$OUTPUT/ttftrace
+# TTFTRACE_BIN: another ttftrace build to measure (an A/B of two builds)
+TTFTRACE=${TTFTRACE_BIN:-$OUTPUT/ttftrace}
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen
 BENCH_PIDS=()
@@ -134,6 +135,19 @@ start_server() {
 	SERVER_PID=$!
 	BENCH_PIDS+=("$SERVER_PID")
 	wait_for "[ -s $BENCH_TMP/port ]" 10 || die "demo server did not start"
+	PORT=$(cat "$BENCH_TMP/port")
+}
+
+# start_py_server ARGS...: bench/py_sse_server.py (SERVER=python of
+# overhead.sh) with ARGS; sets SERVER_PID and PORT as start_server does
+start_py_server() {
+	rm -f "$BENCH_TMP/port"
+	/usr/bin/python3 "$BENCH_DIR/py_sse_server.py" \
+		--port-file "$BENCH_TMP/port" "$@" &
+	SERVER_PID=$!
+	BENCH_PIDS+=("$SERVER_PID")
+	wait_for "[ -s $BENCH_TMP/port ]" 20 ||
+		die "py_sse_server.py did not start (python3-uvicorn installed?)"
 	PORT=$(cat "$BENCH_TMP/port")
 }
 

@@ -25,6 +25,15 @@ TOKEN_US=${TOKEN_US:-20000}
 # request lasts (TOKENS x TOKEN_US), so the rate is met
 CONNS=${CONNS:-$((RATE * 2))}
 SAT_CONNS=${SAT_CONNS:-8}
+# SERVER=python: bench/py_sse_server.py (uvicorn, PY_WORK_US of pure Python
+# per token, PY_TOKENS tokens) instead of the demo
+SERVER=${SERVER:-demo}
+PY_WORK_US=${PY_WORK_US:-20}
+PY_TOKENS=${PY_TOKENS:-16}
+if [ "$SERVER" = python ]; then
+	TOKENS=$PY_TOKENS
+	LOADS=${LOADS:-saturation}
+fi
 LOADS=${LOADS:-realistic saturation}
 MODES=${MODES:-untraced ttftrace bpftrace}
 if [ -n "${TTFTRACE_B:-}" ]; then
@@ -48,7 +57,14 @@ RESULTS=$BENCH_TMP/results
 trial() {
 	local load=$1 mode=$2 rep=$3 lg=$BENCH_TMP/loadgen.out
 	local c0=0 c1=0 b0=0 b1=0 t0 t1 counts="0 0" lgargs
-	if [ "$load" = realistic ]; then
+	if [ "$SERVER" = python ]; then
+		start_py_server --tokens "$TOKENS" --work-us "$PY_WORK_US"
+		if [ "$load" = realistic ]; then
+			lgargs=(-c "$CONNS" --rate "$RATE" -d "$DURATION")
+		else
+			lgargs=(-c "$SAT_CONNS" -d "$SAT_DURATION")
+		fi
+	elif [ "$load" = realistic ]; then
 		start_server --prefill-us 0 -t "$TOKENS" -i "$TOKEN_US" \
 			-w $((CONNS + 8)) --batch $((CONNS + 8))
 		lgargs=(-c "$CONNS" --rate "$RATE" -d "$DURATION")
@@ -92,6 +108,8 @@ trial() {
 }
 
 echo "ttftrace overhead benchmark: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$SERVER" = python ] &&
+	echo "  server: bench/py_sse_server.py (uvicorn), $TOKENS tokens of ${PY_WORK_US} us of Python each"
 echo "  realistic:  $RATE req/s paced over $CONNS connections, $TOKENS tokens at $((TOKEN_US / 1000)) ms/token, no prefill, ${DURATION} s"
 echo "  saturation: closed loop, $SAT_CONNS connections, $TOKENS tokens, no prefill or decode delay, ${SAT_DURATION} s"
 echo "  interleaved: $MODES; $REPS reps; medians; ratios against untraced of the same rep"
@@ -163,6 +181,21 @@ for load in ("realistic", "saturation"):
         print(f"  {m} vs untraced, per rep: p99 TTFT {med(i):+.1%} "
               f"(reps {min(i):+.1%} .. {max(i):+.1%}), throughput "
               f"{-med(l):+.1%} (reps {-max(l):+.1%} .. {-min(l):+.1%})")
+    # TTFTRACE_B: the two builds against each other, rep by rep (the
+    # untraced runs of a shared machine move more than they differ)
+    if "ttftrace" in modes and "ttftrace_b" in modes:
+        A = {r["rep"]: r for r in R if r["mode"] == "ttftrace"}
+        pairs = [(A[r["rep"]], r) for r in R
+                 if r["mode"] == "ttftrace_b" and r["rep"] in A]
+        t = [a["toks"] / b["toks"] for a, b in pairs]
+        c = [(a["cpu_ns"] + a["bpf_ns"]) / a["wall_ns"] /
+             ((b["cpu_ns"] + b["bpf_ns"]) / b["wall_ns"])
+             for a, b in pairs if b["cpu_ns"] + b["bpf_ns"]]
+        if t and c:
+            print(f"  ttftrace / ttftrace_b, per rep: throughput "
+                  f"x{med(t):.3f} ({min(t):.3f} .. {max(t):.3f}), "
+                  f"tracer cores x{med(c):.3f} ({min(c):.3f} .. "
+                  f"{max(c):.3f})")
     if "ttftrace" not in modes:
         continue
     lost = sum(r["lost"] for r in R if r["mode"] == "ttftrace")

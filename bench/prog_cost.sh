@@ -32,6 +32,11 @@ FLOOR_OBJ=$(bench_prog prog_floor.bpf.o) || exit 1
 "$FLOOR" "$FLOOR_OBJ" >"$BENCH_TMP/floor" ||
 	die "calibration failed"
 floor=$(awk '$1 == "empty" { printf "%.0f", $2 / $3 }' "$BENCH_TMP/floor")
+# the least a program writing a timestamped record can cost: the empty
+# program, a bpf_ktime_get_ns() and a ring buffer reservation
+rec_floor=$(awk '{ n[$1] = $2 / $3 }
+	END { printf "%.0f", n["ktime_get_ns"] + n["ringbuf_64"] - n["empty"] }' \
+	"$BENCH_TMP/floor")
 
 if [ "$LOAD" = realistic ]; then
 	start_server --prefill-us 0 -t "$TOKENS" -i "$TOKEN_US" \
@@ -44,7 +49,9 @@ else
 	lgargs=(-c "$SAT_CONNS")
 	what="closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays"
 fi
-start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID"
+# RECORD_ARGS: more options of ttftrace record (e.g. -b 1M)
+# shellcheck disable=SC2086
+start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID" ${RECORD_ARGS:-}
 bpf_progs "$TRACER_PID" | LC_ALL=C sort -k1,1 >"$BENCH_TMP/before"
 t0=$(now_ns)
 "$LOADGEN" -p "$PORT" "${lgargs[@]}" -d "$DURATION" -n 1000000000 \
@@ -70,7 +77,8 @@ echo "  $what, ${DURATION} s;" \
 	"ttftrace wrote ${events:-?} records, ${lost:-?} lost"
 LC_ALL=C join "$BENCH_TMP/names" "$BENCH_TMP/before" |
 	LC_ALL=C join - "$BENCH_TMP/after" |
-	awk -v wall=$((t1 - t0)) -v events="${events:-0}" -v floor="$floor" '
+	awk -v wall=$((t1 - t0)) -v events="${events:-0}" -v floor="$floor" \
+	-v rec_floor="$rec_floor" '
 	{
 		name[NR] = $2; dt[NR] = $5 - $3; dn[NR] = $6 - $4
 		T += dt[NR]; N += dn[NR]
@@ -96,5 +104,16 @@ LC_ALL=C join "$BENCH_TMP/names" "$BENCH_TMP/before" |
 		       floor, N ? T / N - floor : 0
 		printf "  BPF time: %.3f cores; %.0f ns per record written\n",
 		       T / wall, events ? T / events : 0
+		# issue 9: each hot program (>= 1% of the BPF time) within
+		# twice the empty program of the same run
+		printf "\n  hot programs against 2 x the empty program (%.0f ns; a timestamped record costs at least %.0f here):\n",
+		       2 * floor, rec_floor
+		for (i = 1; i <= NR; i++) {
+			if (!dn[i] || !T || dt[i] < T / 100)
+				continue
+			n = dt[i] / dn[i]
+			printf "    %-18s %5.0f ns = %4.1f x floor: %s\n", name[i],
+			       n, n / floor, n <= 2 * floor ? "MET" : "MISSED"
+		}
 	}'
 bpf_stats_report

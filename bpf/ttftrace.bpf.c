@@ -47,20 +47,30 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Traced tgids, one byte each (PID_MAX_LIMIT of them): an array lookup is
+ * inlined by the verifier where a hash lookup is a helper call, and the
+ * hottest programs (sched_switch, the sends) filter on it. A byte per tgid,
+ * not a bit, so that BPF and user space (mmap) set and clear them with plain
+ * stores and no read-modify-write races. */
+#define TT_TGID_WORDS (TT_PID_MAX_LIMIT / 8)
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tgid */
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TT_TGID_WORDS);
+	__type(key, __u32); /* tgid / 8 */
+	__type(value, struct tt_tgid_word);
 } traced_tgids SEC(".maps");
 
 /* Listening TCP ports of traced processes: their accepted sockets are the
- * server-side connections, even before accept() returns. */
+ * server-side connections, even before accept() returns. An array by port
+ * (non-zero: traced), inlined as traced_tgids is: server_sock() runs for
+ * every transmit and data_ready of the machine. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u16); /* local port, host order */
-	__type(value, __u8);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* local port, host order */
+	__type(value, __u64);
 } traced_ports SEC(".maps");
 
 /* Connections already announced with TT_EV_CONN_OPEN. */
@@ -80,23 +90,84 @@ struct {
 	__type(value, __u8);
 } closed_conns SEC(".maps");
 
-/* Syscall entry time of each thread's latest write/send syscall, kept
- * with the task: no hash lookup, no LRU lock. */
+/* Syscall entry time of the latest write/send syscall on this CPU, and its
+ * thread: an inline per-CPU access at entry and at the send, where task
+ * storage cost two helper calls per send. A thread leaves a CPU only
+ * through sched_switch, which moves its entry to send_enter_moved: at the
+ * send, an entry of another thread (or none) here means that one. */
+struct send_enter {
+	__u32 tid; /* 0: none (tid 0 is the idle task, never traced) */
+	__u32 pad;
+	__u64 ts;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct send_enter);
+} send_enter SEC(".maps");
+
+/* Entries of threads switched out after a write/send syscall's entry (a
+ * blocked send, or a preemption), by tid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
 	__type(value, __u64);
-} send_enter_ts SEC(".maps");
+} send_enter_moved SEC(".maps");
+
+static __always_inline struct send_enter *this_send_enter(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&send_enter, &zero);
+}
+
+/* A thread exits (on its CPU): no entry of its survives for a thread
+ * that reuses its tid. */
+static __always_inline void forget_send_enter(__u32 tid)
+{
+	struct send_enter *se = this_send_enter();
+
+	if (se && se->tid == tid)
+		se->tid = 0;
+	bpf_map_delete_elem(&send_enter_moved, &tid);
+}
+
+static __always_inline __u8 *tgid_slot(__u32 tgid)
+{
+	__u32 idx = tgid / 8;
+	struct tt_tgid_word *w = bpf_map_lookup_elem(&traced_tgids, &idx);
+
+	return w ? &w->b[tgid & 7] : NULL;
+}
 
 static __always_inline bool tgid_traced(__u32 tgid)
 {
-	bool traced = bpf_map_lookup_elem(&traced_tgids, &tgid) != NULL;
+	__u8 *b = tgid_slot(tgid);
+	bool traced = b && *b;
 
 	/* keeps clang from OR-ing two lookups' pointers, which the verifier
 	 * refuses */
 	asm volatile("" : "+r"(traced));
 	return traced;
+}
+
+static __always_inline void tgid_set(__u32 tgid, __u8 v)
+{
+	__u8 *b = tgid_slot(tgid);
+
+	if (b)
+		*b = v;
+}
+
+static __always_inline bool port_traced(__u16 port)
+{
+	__u32 key = port;
+	__u64 *v = bpf_map_lookup_elem(&traced_ports, &key);
+
+	return v && *v;
 }
 
 static __always_inline void count_lost(void)
@@ -118,16 +189,16 @@ static __always_inline void submit(void *rec)
 	bpf_ringbuf_submit(rec, flags);
 }
 
-static __always_inline void *reserve(__u32 size, __u16 type)
+/* A record stamped now, as thread id (tgid << 32 | tid): a program that
+ * already has the ids passes them, a helper call less per record. */
+static __always_inline void *reserve_as(__u32 size, __u16 type, __u64 id)
 {
 	struct tt_hdr *h = bpf_ringbuf_reserve(&events, size, 0);
-	__u64 id;
 
 	if (!h) {
 		count_lost();
 		return NULL;
 	}
-	id = bpf_get_current_pid_tgid();
 	h->ts = bpf_ktime_get_ns();
 	h->tgid = id >> 32;
 	h->tid = (__u32)id;
@@ -135,6 +206,11 @@ static __always_inline void *reserve(__u32 size, __u16 type)
 	h->cpu = bpf_get_smp_processor_id();
 	h->flags = 0;
 	return h;
+}
+
+static __always_inline void *reserve(__u32 size, __u16 type)
+{
+	return reserve_as(size, type, bpf_get_current_pid_tgid());
 }
 
 /* A TCP socket whose local port is a traced listener's, and not the
@@ -146,7 +222,7 @@ static __always_inline bool server_sock(const struct sock *sk)
 	if (!sk || sk->sk_protocol != IPPROTO_TCP)
 		return false;
 	port = sk->__sk_common.skc_num;
-	if (!bpf_map_lookup_elem(&traced_ports, &port))
+	if (!port_traced(port))
 		return false;
 	return sk->__sk_common.skc_state != TCP_LISTEN;
 }
@@ -194,13 +270,13 @@ static __always_inline void ensure_conn(const struct sock *sk)
 	submit(e);
 }
 
-static __always_inline void emit_sock(__u16 type, const struct sock *sk,
-				      __s64 len, __u32 flags)
+static __always_inline void emit_sock_as(__u16 type, const struct sock *sk,
+					 __s64 len, __u32 flags, __u64 id)
 {
 	struct tt_event_sock {
 		struct tt_hdr h;
 		struct tt_sock s;
-	} *e = reserve(sizeof(*e), type);
+	} *e = reserve_as(sizeof(*e), type, id);
 
 	if (!e)
 		return;
@@ -208,6 +284,12 @@ static __always_inline void emit_sock(__u16 type, const struct sock *sk,
 	e->s.sk = (__u64)sk;
 	e->s.len = len;
 	submit(e);
+}
+
+static __always_inline void emit_sock(__u16 type, const struct sock *sk,
+				      __s64 len, __u32 flags)
+{
+	emit_sock_as(type, sk, len, flags, bpf_get_current_pid_tgid());
 }
 
 /* ---- interrupt context ---- */
@@ -322,12 +404,11 @@ int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 		struct tt_hdr h;
 		struct tt_fork f;
 	} *e;
-	__u8 one = 1;
 
 	if (!tgid_traced(ptgid))
 		return 0;
 	if (ctgid != ptgid)
-		bpf_map_update_elem(&traced_tgids, &ctgid, &one, BPF_ANY);
+		tgid_set(ctgid, 1);
 	e = reserve(sizeof(*e), TT_EV_FORK);
 	if (!e)
 		return 0;
@@ -349,9 +430,10 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 	e = reserve(sizeof(*e), TT_EV_EXIT);
 	if (e)
 		submit(e);
+	forget_send_enter(BPF_CORE_READ(p, pid));
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
 	if (group_dead)
-		bpf_map_delete_elem(&traced_tgids, &tgid);
+		tgid_set(tgid, 0);
 	return 0;
 }
 
@@ -406,8 +488,8 @@ int BPF_PROG(tt_rename, struct task_struct *task, const char *comm)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk;
-	__u16 port;
+	__u64 key = (__u64)sk, yes = 1;
+	__u32 port;
 	__u8 one = 1;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
@@ -415,7 +497,7 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	port = BPF_CORE_READ(sk, __sk_common.skc_num);
 	if (newstate == TCP_LISTEN) {
 		if (tgid_traced(bpf_get_current_pid_tgid() >> 32))
-			bpf_map_update_elem(&traced_ports, &port, &one,
+			bpf_map_update_elem(&traced_ports, &port, &yes,
 					    BPF_ANY);
 		return 0;
 	}
@@ -434,7 +516,7 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate != TCP_LISTEN &&
-	    bpf_map_lookup_elem(&traced_ports, &port))
+	    port_traced(port))
 		ensure_conn(sk);
 	return 0;
 }
@@ -458,12 +540,14 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 {
-	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!tgid_traced(id >> 32))
 		return 0;
 	if ((flags & MSG_PEEK) || !server_sock(sk))
 		return 0;
 	ensure_conn(sk);
-	emit_sock(TT_EV_RECV, sk, ret, 0);
+	emit_sock_as(TT_EV_RECV, sk, ret, 0, id);
 	return 0;
 }
 
@@ -472,15 +556,46 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 static __always_inline int note_send_enter(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u64 *ts;
+	struct send_enter *se;
 
 	if (!tgid_traced(id >> 32))
 		return 0;
-	ts = bpf_task_storage_get(&send_enter_ts, bpf_get_current_task_btf(),
-				  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (ts)
-		*ts = bpf_ktime_get_ns();
+	se = this_send_enter();
+	if (se) {
+		se->ts = bpf_ktime_get_ns();
+		se->tid = (__u32)id;
+	}
 	return 0;
+}
+
+/* The entry time of the current thread's write/send syscall, consumed; 0
+ * when unknown (the syscall began before tracing did). */
+static __always_inline __u64 take_send_enter(__u32 tid)
+{
+	struct send_enter *se = this_send_enter();
+	__u64 *moved, ts = 0;
+
+	if (se && se->tid == tid) {
+		se->tid = 0;
+		return se->ts;
+	}
+	moved = bpf_map_lookup_elem(&send_enter_moved, &tid);
+	if (moved) {
+		ts = *moved;
+		bpf_map_delete_elem(&send_enter_moved, &tid);
+	}
+	return ts;
+}
+
+/* prev leaves this CPU: an entry of its own here goes with it. */
+static __always_inline void move_send_enter(__u32 prev_tid)
+{
+	struct send_enter *se = this_send_enter();
+
+	if (!se || se->tid != prev_tid)
+		return;
+	bpf_map_update_elem(&send_enter_moved, &prev_tid, &se->ts, BPF_ANY);
+	se->tid = 0;
 }
 
 SEC("tracepoint/syscalls/sys_enter_write")
@@ -648,8 +763,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
 	struct tt_hdr *h;
-	__u64 n;
-	__u64 *enter;
+	__u64 n, enter;
 	long nr;
 
 	if (!tgid_traced(id >> 32))
@@ -659,15 +773,14 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	else if (sk->sk_protocol != IPPROTO_TCP ||
 		 !bpf_map_lookup_elem(&closed_conns, &skey))
 		return 0;
-	h = reserve(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW);
+	h = reserve_as(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW, id);
 	if (!h)
 		return 0;
 	s = (void *)(h + 1);
 	s->send.sk = (__u64)sk;
 	s->send.len = ret;
-	enter = bpf_task_storage_get(&send_enter_ts,
-				     bpf_get_current_task_btf(), 0, 0);
-	s->send.ts_enter = enter ? *enter : h->ts;
+	enter = take_send_enter((__u32)id);
+	s->send.ts_enter = enter ? enter : h->ts;
 	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
 	s->send.tokens = 0;
@@ -828,11 +941,13 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 
 	if (!prev_traced && !next_traced)
 		return 0;
-	e = reserve(sizeof(*e), TT_EV_SWITCH);
+	if (prev_traced)
+		move_send_enter(prev->pid);
+	/* current is prev */
+	e = reserve_as(sizeof(*e), TT_EV_SWITCH,
+		       (__u64)prev_tgid << 32 | (__u32)prev->pid);
 	if (!e)
 		return 0;
-	e->h.tgid = prev_tgid;
-	e->h.tid = prev->pid;
 	__builtin_memset(&e->sw, 0, sizeof(e->sw));
 	e->sw.next_tid = next->pid;
 	e->sw.next_tgid = next_tgid;

@@ -17,6 +17,14 @@
 #define TT_SEND_TAIL 32
 /* iovecs of a writev/sendmsg looked through for its last byte */
 #define TT_SEND_TAIL_IOVECS 64
+/* tgids the traced_tgids map holds, a byte each: the kernel's PID_MAX_LIMIT
+ * on 64-bit, the most kernel.pid_max can be raised to */
+#define TT_PID_MAX_LIMIT (4 * 1024 * 1024)
+
+/* One value of traced_tgids: tgids 8n to 8n+7, non-zero when traced. */
+struct tt_tgid_word {
+	__u8 b[8];
+};
 
 enum tt_event_type {
 	TT_EV_NONE = 0,

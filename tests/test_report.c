@@ -553,6 +553,42 @@ static void test_percentiles(void)
 	ASSERT_EQ(tt_percentile_sorted(NULL, 0, 50), 0, "tt_percentile_sorted");
 }
 
+static int cmp_u64_test(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* tt_sort_u64 sorts large arrays by radix: the same order as qsort, for
+ * values spread over 64 bits, values sharing their high digits (latencies)
+ * and many equal ones. */
+static void test_sort_large(void)
+{
+	static const __u64 masks[] = { ~0ull, 0xffffffull, 0x7ull };
+	size_t n = 50000, i, bad;
+	__u64 *v = malloc(n * sizeof(*v)), *w = malloc(n * sizeof(*w));
+	__u64 x = 88172645463325252ull;
+
+	ASSERT_TRUE(v && w, "allocated");
+	for (size_t m = 0; v && w && m < sizeof(masks) / sizeof(*masks); m++) {
+		for (i = 0; i < n; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v[i] = w[i] =
+				(x & masks[m]) + (m == 1 ? 5000000000ull : 0);
+		}
+		tt_sort_u64(v, n);
+		qsort(w, n, sizeof(*w), cmp_u64_test);
+		for (i = 0, bad = 0; i < n; i++)
+			bad += v[i] != w[i];
+		ASSERT_EQ(bad, 0, "values out of qsort's order");
+	}
+	free(v);
+	free(w);
+}
+
 static void test_fmt_and_vec(void)
 {
 	struct tt_u64vec vec = {};
@@ -1465,6 +1501,7 @@ static void test_otlp_spans(void)
 int main(void)
 {
 	TT_RUN(test_percentiles);
+	TT_RUN(test_sort_large);
 	TT_RUN(test_errors_apart);
 	TT_RUN(test_fmt_and_vec);
 	TT_RUN(test_peer);

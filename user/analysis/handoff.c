@@ -130,20 +130,19 @@ static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
 static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 			   __u32 req)
 {
-	size_t lo, hi, a, b, mid;
+	size_t a = 0, b = ix->n, mid;
 	const struct rq_ent *e;
 
-	rq_range(ix, tid, &lo, &hi);
-	a = lo;
-	b = hi;
+	/* one search for the last entry of tid starting at or before ts */
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (ix->e[mid].start <= ts)
+		if (ix->e[mid].tid < tid ||
+		    (ix->e[mid].tid == tid && ix->e[mid].start <= ts))
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	if (a == lo)
+	if (a == 0 || ix->e[a - 1].tid != tid)
 		return false;
 	e = &ix->e[a - 1];
 	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "stats.h"
 
 int tt_u64vec_reserve(struct tt_u64vec *vec, size_t n)
@@ -48,8 +49,54 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* LSD radix sort by 16-bit digits, skipping the digits every value shares
+ * (latencies in ns use three of the four): report sorts millions of ITL
+ * samples, where qsort's comparator calls were a tenth of its time. */
+static int radix_sort_u64(__u64 *v, size_t n)
+{
+	__u64 *tmp = malloc(n * sizeof(*v)), *src = v, *dst = tmp, *t,
+	      all_or = 0, all_and = ~0ull;
+	size_t *count = calloc(1 << 16, sizeof(*count)), i, sum;
+	int err = -ENOMEM;
+
+	if (!tmp || !count)
+		goto cleanup;
+	for (i = 0; i < n; i++) {
+		all_or |= v[i];
+		all_and &= v[i];
+	}
+	for (int shift = 0; shift < 64; shift += 16) {
+		if (!(((all_or ^ all_and) >> shift) & 0xffff))
+			continue; /* every value has this digit */
+		memset(count, 0, (1 << 16) * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xffff]++;
+		sum = 0;
+		for (i = 0; i < 1 << 16; i++) {
+			size_t c = count[i];
+
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xffff]++] = src[i];
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	err = 0;
+cleanup:
+	free(tmp);
+	free(count);
+	return err;
+}
+
 void tt_sort_u64(__u64 *v, size_t n)
 {
+	if (n > 1024 && !radix_sort_u64(v, n))
+		return;
 	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_u64);
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@
 
 struct tt_collector {
 	struct ttftrace_bpf *skel;
+	struct tt_tgid_word *tgids; /* traced_tgids, mapped */
+	__u64 *ports; /* traced_ports, mapped: non-zero for a traced port */
 	struct ring_buffer *rb;
 	tt_event_fn fn;
 	void *ctx;
@@ -436,6 +439,29 @@ static int attach_programs(struct ttftrace_bpf *skel, char *err,
 	return 0;
 }
 
+#define TGIDS_BYTES (TT_PID_MAX_LIMIT / 8 * sizeof(struct tt_tgid_word))
+#define PORTS_BYTES (65536 * sizeof(__u64))
+
+/* The tgid and port filters are arrays the BPF programs read inline: user
+ * space sets their bytes through a shared mapping, with plain stores, as
+ * the programs do. */
+static int map_filters(struct tt_collector *c)
+{
+	void *p;
+
+	p = mmap(NULL, TGIDS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.traced_tgids), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->tgids = p;
+	p = mmap(NULL, PORTS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 bpf_map__fd(c->skel->maps.traced_ports), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	c->ports = p;
+	return 0;
+}
+
 struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 				       char *err, size_t errlen)
 {
@@ -493,6 +519,12 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 			 strerror(-e));
 		goto cleanup;
 	}
+	e = map_filters(c);
+	if (e) {
+		snprintf(err, errlen, "cannot map the filter maps: %s",
+			 strerror(-e));
+		goto cleanup;
+	}
 	e = load_gpu_devices(c, o->devs, o->ndevs);
 	if (e) {
 		snprintf(err, errlen, "cannot register GPU devices: %s",
@@ -527,12 +559,9 @@ cleanup:
 int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 			   size_t errlen)
 {
-	int tgids_fd = bpf_map__fd(c->skel->maps.traced_tgids);
-	int ports_fd = bpf_map__fd(c->skel->maps.traced_ports);
 	pid_t tree[1024];
 	__u16 ports[256];
 	int n, nports;
-	__u8 one = 1;
 
 	if (pid <= 0 || !tt_proc_alive(pid)) {
 		snprintf(err, errlen, "no such process: %d", pid);
@@ -544,17 +573,17 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 	for (int i = 0; i < n; i++) {
 		__u32 tgid = tree[i];
 
-		if (bpf_map_update_elem(tgids_fd, &tgid, &one, BPF_ANY)) {
-			int e = -errno;
-
-			snprintf(err, errlen, "cannot trace %d: %s", tgid,
-				 strerror(-e));
-			return e;
+		if (tgid >= TT_PID_MAX_LIMIT) {
+			snprintf(err, errlen, "cannot trace %u: pid too large",
+				 tgid);
+			return -EINVAL;
 		}
+		__atomic_store_n(&c->tgids[tgid / 8].b[tgid % 8], 1,
+				 __ATOMIC_RELAXED);
 		nports = tt_proc_listen_ports(tree[i], ports, 256);
 		for (int j = 0; j < nports; j++)
-			bpf_map_update_elem(ports_fd, &ports[j], &one,
-					    BPF_ANY);
+			__atomic_store_n(&c->ports[ports[j]], 1,
+					 __ATOMIC_RELAXED);
 	}
 	return 0;
 }
@@ -611,33 +640,46 @@ __u64 tt_collector_lost_total(const struct tt_collector *c)
 	return c->lost_total;
 }
 
-/* Up to max keys of a hash map, into keys (key_size bytes each). */
-static int map_keys(int fd, void *keys, size_t key_size, int max)
+/* The indexes of the first max non-zero bytes of n bytes at p, with how
+ * many bytes each index stands for (stride): a scan by words, the maps
+ * being mostly zeroes. */
+static int set_indexes(const void *p, size_t n, size_t stride, void *out,
+		       size_t out_size, int max)
 {
-	char *out = keys;
-	void *prev = NULL;
-	int n = 0;
+	const __u64 *w = p;
+	int k = 0;
 
-	while (n < max &&
-	       !bpf_map_get_next_key(fd, prev, out + (size_t)n * key_size)) {
-		prev = out + (size_t)n * key_size;
-		n++;
+	for (size_t i = 0; i < n / 8 && k < max; i++) {
+		__u64 v = __atomic_load_n(&w[i], __ATOMIC_RELAXED);
+
+		for (int j = 0; v && j < 8 && k < max; j++) {
+			size_t idx = (i * 8 + j) / stride;
+
+			if (!((v >> (8 * j)) & 0xff))
+				continue;
+			if (out_size == sizeof(__u32))
+				((__u32 *)out)[k++] = idx;
+			else
+				((__u16 *)out)[k++] = idx;
+			if (stride > 1)
+				break; /* the word is one entry */
+		}
 	}
-	return n;
+	return k;
 }
 
 int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
 			      int max)
 {
-	return map_keys(bpf_map__fd(c->skel->maps.traced_tgids), tgids,
-			sizeof(*tgids), max);
+	return set_indexes(c->tgids, TGIDS_BYTES, 1, tgids, sizeof(*tgids),
+			   max);
 }
 
 int tt_collector_listen_ports(const struct tt_collector *c, __u16 *ports,
 			      int max)
 {
-	return map_keys(bpf_map__fd(c->skel->maps.traced_ports), ports,
-			sizeof(*ports), max);
+	return set_indexes(c->ports, PORTS_BYTES, sizeof(__u64), ports,
+			   sizeof(*ports), max);
 }
 
 void tt_collector_close(struct tt_collector *c)
@@ -656,6 +698,10 @@ void tt_collector_close(struct tt_collector *c)
 	for (size_t i = 0; i < c->nmark_links; i++)
 		bpf_link__destroy(c->mark_links[i]);
 	free(c->mark_links);
+	if (c->tgids)
+		munmap(c->tgids, TGIDS_BYTES);
+	if (c->ports)
+		munmap(c->ports, PORTS_BYTES);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);
 	pthread_mutex_destroy(&c->cuda_lock);
