@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "containers.h"
+#include "slo.h"
 #include "window.h"
 
 #define CHUNK_EVENTS 4096
@@ -339,7 +340,7 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 	struct tt_live_req *lr;
 	const __u64 *gaps;
 	size_t ngaps = 0, k;
-	__u64 last;
+	bool at_wire;
 
 	if (tt_grow((void **)&w->seen, &w->capseen, w->nseen + 1,
 		    sizeof(*w->seen)) ||
@@ -359,9 +360,8 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 	lr->counted = w->now;
 	lr->ttft = r->ttft;
 	lr->tpot = r->tokens >= 2 ? r->tpot : 0;
-	last = r->t_last_wire ? r->t_last_wire : r->t_last_write;
-	if (r->t_arrive && last > r->t_arrive)
-		lr->e2e = last - r->t_arrive;
+	/* the one definition of E2E (docs/design.md §9.1) */
+	lr->e2e = tt_request_e2e(r, &at_wire);
 	lr->tokens = r->tokens;
 	lr->incomplete = r->incomplete;
 	lr->status = r->status;
