@@ -140,6 +140,34 @@ cleanup:
 	tt_run_sample_free(&b);
 }
 
+/* +20 ms of storage and +1.5 ms of runqueue with it: the side effect,
+ * material on its own, is under a tenth of TTFT's change: not flagged. */
+static void test_side_effect(void)
+{
+	__u64 shift[TT_DIFF_NSTAGES] = { [TT_ST_STORAGE] = 20 * MS,
+					 [TT_ST_RUNQUEUE] = 3 * MS / 2 };
+	struct tt_run_sample a, b;
+	struct tt_diff d;
+
+	make_sample(&a, 200, 13, NULL);
+	make_sample(&b, 200, 13, shift);
+	if (!ASSERT_OK(tt_diff_compute(&a, &b, NULL, &d), "compute"))
+		goto cleanup;
+	ASSERT_TRUE(d.stage_changed[TT_ST_STORAGE], "storage.io changed");
+	ASSERT_FALSE(d.stage_changed[TT_ST_RUNQUEUE],
+		     "runqueue: a side effect, not flagged");
+	/* alone, the same shift is flagged */
+	shift[TT_ST_STORAGE] = 0;
+	tt_run_sample_free(&b);
+	make_sample(&b, 200, 13, shift);
+	if (!ASSERT_OK(tt_diff_compute(&a, &b, NULL, &d), "compute alone"))
+		goto cleanup;
+	ASSERT_TRUE(d.stage_changed[TT_ST_RUNQUEUE], "runqueue alone: flagged");
+cleanup:
+	tt_run_sample_free(&a);
+	tt_run_sample_free(&b);
+}
+
 /* B faster: a negative verdict names the stage that fell. */
 static void test_faster(void)
 {
@@ -255,6 +283,7 @@ int main(void)
 	TT_RUN(test_shifted_stage);
 	TT_RUN(test_unchanged);
 	TT_RUN(test_small_shift);
+	TT_RUN(test_side_effect);
 	TT_RUN(test_faster);
 	TT_RUN(test_deterministic);
 	TT_RUN(test_no_ttft);

@@ -451,6 +451,14 @@ static int fill_cells(struct tt_diff *d, const struct tt_run_sample *a,
 			c->significant = k != TT_S_SHARE &&
 					 (c->lo > 0 || c->hi < 0) &&
 					 material(d, c, k, ma[m].n, mb[m].n);
+			/* a stage that moved less than a tenth of what TTFT
+			 * moved at that statistic explains none of it: a side
+			 * effect (more I/O, a little more runqueue) */
+			if (c->significant && m >= TT_M_STAGE0 &&
+			    d->cell[TT_M_TTFT][k].valid &&
+			    fabs(c->delta) < TT_DIFF_SIDE_SHARE *
+						  fabs(d->cell[TT_M_TTFT][k].delta))
+				c->significant = false;
 			if (c->significant && m >= TT_M_STAGE0)
 				d->stage_changed[m - TT_M_STAGE0] = true;
 		}

@@ -11,6 +11,10 @@
 #ifndef TT_DIFF_H
 #define TT_DIFF_H
 
+/* A stage's change under this share of TTFT's at the same statistic is
+ * not flagged (docs/design.md §6.4). */
+#define TT_DIFF_SIDE_SHARE 0.1
+
 #include <stdbool.h>
 #include <stddef.h>
 #include "analyzer.h"
