@@ -43,8 +43,8 @@ Checks (the issue's criteria):
     Every stage has some ground truth here, so there is no case without one;
     a stage the scenario does not touch has a ground truth near 0 and must
     itself stay under that bound.
-  --tight STAGE: that stage's attributed p50 and p99 within max(1 ms, 5%)
-    of the injected ones;
+  --tight STAGE[:PCT]: that stage's attributed p50 and p99 within max(1 ms,
+    PCT%, 5 by default) of the injected ones;
   closure: for every complete request, the stages sum to ttft_ns exactly;
   every client request is matched to a complete, attributed ttftrace request.
 Percentiles are nearest-rank over the matched requests; each stage's are its
@@ -328,8 +328,9 @@ def main():
     ap.add_argument("--min-requests", type=int, default=4)
     ap.add_argument("--ttftrace")
     ap.add_argument("--recording")
-    ap.add_argument("--tight", choices=STAGES, action="append", default=[],
-                    help="p50 and p99 within max(1 ms, 5%%) of the truth")
+    ap.add_argument("--tight", action="append", default=[],
+                    help="STAGE[:PCT]: p50 and p99 within max(1 ms, PCT%%, "
+                         "default 5) of the truth")
     ap.add_argument("--summary")
     ap.add_argument("--table")
     args = ap.parse_args()
@@ -409,11 +410,13 @@ def main():
         if not ok:
             drill_down(args, nearest(s, pct(attr[s], 50)))
 
-    for s in args.tight:
+    for spec in args.tight:
+        s, _, rel = spec.partition(":")
+        rel = float(rel) / 100 if rel else TIGHT_REL
         for q in (50, 99):
             i, a = pct(inj[s], q), pct(attr[s], q)
-            tol = max(TIGHT_ABS, TIGHT_REL * i)
-            ok = check(f"{s} p{q} within max(1 ms, 5%)", abs(a - i) <= tol,
+            tol = max(TIGHT_ABS, rel * i)
+            ok = check(f"{s} p{q} within max(1 ms, {rel:.1%})", abs(a - i) <= tol,
                        f"injected {i / MS:.3f} ms, attributed {a / MS:.3f} ms, "
                        f"tolerance {tol / MS:.3f} ms")
             if not ok:

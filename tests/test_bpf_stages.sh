@@ -8,7 +8,7 @@
 #   queue        more requests than --batch: they wait in the engine's queue
 #   runqueue     the engine thread pinned to a CPU that cpuhog keeps busy
 #   storage      O_DIRECT KV reads from a file on a block device: their CPU
-#                time is storage too (p50 and p99 within max(1 ms, 5%)),
+#                time is storage too (p50 and p99 within max(1 ms, 7.5%)),
 #                and the server's socket and pipe reads make no fileio
 #                record
 #   cpu          the front-end tokenizer burns CPU per prompt byte
@@ -185,7 +185,11 @@ if wanted storage; then
 			--kv-read-bytes 33554432 --prefill-us 1000 -i 1000 -t 2 \
 			-w 2
 		TRACE_PIDS=("$SERVER_PID")
-		TIGHT=(--tight storage.io)
+		# 7.5%: ttftrace attributes 3-4% less than the server's read
+		# loop measures (0.8-1.0 ms of 22-32 ms at p50 in quiet runs,
+		# 1.3 under load): CPU of the loop outside the read syscalls,
+		# which is compute to ttftrace (docs/design.md §4.3)
+		TIGHT=(--tight storage.io:7.5)
 		measure storage storage.io -- -c 1 -n 16 --tokens 2
 		TIGHT=()
 		fileio_only_kv "$(stat -c %i "$KV_DIR/kv")"
