@@ -187,8 +187,8 @@ if wanted storage; then
 		TRACE_PIDS=("$SERVER_PID")
 		# 7.5%: ttftrace attributes 3-4% less than the server's read
 		# loop measures (0.8-1.0 ms of 22-32 ms at p50 in quiet runs,
-		# 1.3 under load): CPU of the loop outside the read syscalls,
-		# which is compute to ttftrace (docs/design.md §4.3)
+		# 1.3 under load), not explained yet; the loop's CPU outside
+		# the read syscalls (compute to ttftrace) is a likely part
 		TIGHT=(--tight storage.io:7.5)
 		measure storage storage.io -- -c 1 -n 16 --tokens 2
 		TIGHT=()
