@@ -67,6 +67,11 @@ def main():
                                    f"for the server's {t / 1e6:.2f} (max(1 ms, 5%))"))
         for ok, what in checks:
             print(f"{'PASS' if ok else 'FAIL'}: {tag}: {name}: {what}")
+        # the figures, for the reader of the log
+        print(f"  {name}: queue p50 {q[1] / 1e6:.2f}/{q[0] / 1e6:.2f} ms, p99 "
+              f"{q[3] / 1e6:.2f}/{q[2] / 1e6:.2f}; admission to token p50 "
+              f"{k[1] / 1e6:.2f}/{k[0] / 1e6:.2f}, p99 {k[3] / 1e6:.2f}/"
+              f"{k[2] / 1e6:.2f} (ttftrace/server)")
     return 0
 
 
