@@ -20,11 +20,40 @@
 #include "env.h"
 #include "marks.h"
 #include "procfs.h"
+#include "rtlocks.h"
 #include "util.h"
 #include "ttftrace.skel.h"
 
 #define DEFAULT_RINGBUF (16u << 20)
 #define MAX_CPUS 1024
+
+/* Files already probed, by device and inode: each is probed once. */
+struct probed_files {
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} f[32];
+	int n;
+};
+
+static bool files_have(const struct probed_files *pf, const struct stat *st)
+{
+	for (int i = 0; i < pf->n; i++)
+		if (pf->f[i].dev == st->st_dev && pf->f[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+static bool files_full(const struct probed_files *pf)
+{
+	return pf->n == (int)(sizeof(pf->f) / sizeof(pf->f[0]));
+}
+
+static void files_add(struct probed_files *pf, const struct stat *st)
+{
+	pf->f[pf->n].dev = st->st_dev;
+	pf->f[pf->n++].ino = st->st_ino;
+}
 
 struct tt_collector {
 	struct ttftrace_bpf *skel;
@@ -41,20 +70,12 @@ struct tt_collector {
 	const char *gpu_probes;
 	struct bpf_link **cuda_links; /* uprobes on CUDA driver libraries */
 	size_t ncuda_links;
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} cuda_libs[32]; /* files already probed */
-	int ncuda_libs;
+	struct probed_files cuda_libs;
 	int ncuda_fns;
 	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
 	struct bpf_link **go_links; /* goroutine probes of Go programs */
 	size_t ngo_links;
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} go_bins[32]; /* files already probed */
-	int ngo_bins;
+	struct probed_files go_bins;
 	struct tt_cudalib_prober *prober;
 	int verbose;
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
@@ -102,11 +123,9 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 	/* libbpf reads and the kernel resolves the very file fd holds */
 	tt_cudalib_fd_path(fd, path, sizeof(path));
 	pthread_mutex_lock(&c->cuda_lock);
-	for (int i = 0; i < c->ncuda_libs; i++)
-		if (c->cuda_libs[i].dev == st.st_dev &&
-		    c->cuda_libs[i].ino == st.st_ino)
-			goto cleanup;
-	if (c->ncuda_libs == (int)(sizeof(c->cuda_libs) / sizeof(c->cuda_libs[0]))) {
+	if (files_have(&c->cuda_libs, &st))
+		goto cleanup;
+	if (files_full(&c->cuda_libs)) {
 		snprintf(err, errlen, "too many CUDA libraries; %s not probed",
 			 name);
 		probed = -ENOSPC;
@@ -121,8 +140,7 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 		goto cleanup;
 	}
 	c->cuda_links = grown;
-	c->cuda_libs[c->ncuda_libs].dev = st.st_dev;
-	c->cuda_libs[c->ncuda_libs++].ino = st.st_ino;
+	files_add(&c->cuda_libs, &st);
 	for (size_t i = 0; i < nfns; i++) {
 		struct bpf_link *entry, *ret;
 
@@ -201,11 +219,9 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			 strerror(errno));
 		return -errno;
 	}
-	for (int b = 0; b < c->ngo_bins; b++)
-		if (c->go_bins[b].dev == st.st_dev &&
-		    c->go_bins[b].ino == st.st_ino)
-			return 0;
-	if (c->ngo_bins == (int)(sizeof(c->go_bins) / sizeof(c->go_bins[0]))) {
+	if (files_have(&c->go_bins, &st))
+		return 0;
+	if (files_full(&c->go_bins)) {
 		snprintf(err, errlen, "too many Go programs; %s not probed",
 			 name);
 		return -ENOSPC;
@@ -225,7 +241,7 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 		while (c->ngo_links > first)
 			bpf_link__destroy(c->go_links[--c->ngo_links]);
 		ret = go_attach(c, c->skel->progs.tt_go_status, path,
-				"runtime.casgstatus", 0);
+				TT_GO_PROBE_SYMBOL, 0);
 	}
 	if (ret) {
 		snprintf(err, errlen,
@@ -233,8 +249,7 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			 strerror(-ret));
 		return ret;
 	}
-	c->go_bins[c->ngo_bins].dev = st.st_dev;
-	c->go_bins[c->ngo_bins++].ino = st.st_ino;
+	files_add(&c->go_bins, &st);
 	return 1;
 }
 
@@ -319,7 +334,7 @@ int tt_collector_message(struct tt_collector *c, char *buf, size_t len)
 void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns)
 {
 	pthread_mutex_lock(&c->cuda_lock);
-	*libs = c->ncuda_libs;
+	*libs = c->cuda_libs.n;
 	*fns = c->ncuda_fns;
 	pthread_mutex_unlock(&c->cuda_lock);
 }
