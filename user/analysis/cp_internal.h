@@ -228,6 +228,7 @@ struct tt_critpath {
 	/* cp_prepare() ran for this many requests and events */
 	size_t prep_nreq;
 	__u64 prep_events;
+	__u64 lock_limit; /* the waits that make a word a lock, for them */
 	bool prepared;
 	__u64 lock_words;
 	/* the walk's buffers, reused from request to request: growing new

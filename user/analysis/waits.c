@@ -488,9 +488,7 @@ bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
 	if (b->syscall != TT_NR_futex)
 		return false;
 	return cp_runtime_word(cp, b->arg0, th->tgid) ||
-	       word_is_lock(cp, b->arg0, th->tgid,
-			    (__u64)LOCK_WAITS_PER_REQ *
-				    (cp->prep_nreq ? cp->prep_nreq : 1));
+	       word_is_lock(cp, b->arg0, th->tgid, cp->lock_limit);
 }
 
 static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)
@@ -591,6 +589,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 	cp->lost_merged = m;
 	cp->nlost_merged = j;
 	cp->prep_nreq = nreq;
+	cp->lock_limit = limit;
 	cp->prep_events = cp->events;
 	cp->prepared = true;
 	return 0;
