@@ -56,6 +56,36 @@ int tt_go_sched(struct pt_regs *ctx)
 	return 0;
 }
 
+/* runtime.chansend(c, ...) or runtime.chanrecv(c, ...), the op in the
+ * cookie: with the buffered count read at the entry (docs/design.md §4.10) */
+SEC("uprobe")
+int tt_go_chan(struct pt_regs *ctx)
+{
+	__u32 op = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 ch = TT_GO_ARG1(ctx), qcount = 0;
+	struct tt_event_go_chan {
+		struct tt_hdr h;
+		struct tt_go_chan c;
+	} *e;
+
+	if (!go_hit_traced() || !ch)
+		return 0;
+	/* hchan.qcount is the struct's first word in every Go */
+	if (bpf_probe_read_user(&qcount, sizeof(qcount), (void *)ch))
+		return 0;
+	/* a receive from an empty buffer blocks: the sender's ready says it */
+	if (op == TT_GO_CHAN_RECV && !qcount)
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_GO_CHAN);
+	if (!e)
+		return 0;
+	e->c.ch = ch;
+	e->c.op = op;
+	e->c.qcount = qcount > 0xffffffffULL ? 0xffffffffU : (__u32)qcount;
+	submit(e);
+	return 0;
+}
+
 SEC("uprobe")
 int tt_go_status(struct pt_regs *ctx)
 {

@@ -449,7 +449,9 @@ static __always_inline void emit_comm(struct task_struct *task)
 	e->h.tgid = BPF_CORE_READ(task, tgid);
 	e->h.tid = BPF_CORE_READ(task, pid);
 	BPF_CORE_READ_STR_INTO(&e->c.comm, task, comm);
-	submit(e);
+	/* the recorder looks at a new program at once (its runtime's probes
+	 * must be on before its first request); execs are rare */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 SEC("tp_btf/sched_process_exec")

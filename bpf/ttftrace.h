@@ -52,6 +52,7 @@ enum tt_event_type {
 	TT_EV_FILEIO = 22, /* a read syscall on a file or block device, at exit */
 	TT_EV_ENERGY = 23, /* user space only: an energy or power sensor's reading */
 	TT_EV_GO = 24, /* a goroutine's state change (Go's scheduler) */
+	TT_EV_GO_CHAN = 25, /* a Go channel send, or a receive from its buffer */
 	TT_EV_MAX
 };
 
@@ -293,6 +294,26 @@ enum tt_go_state {
 struct tt_go {
 	__u64 g; /* the goroutine's struct g: its identity while it lives */
 	__u32 from, to; /* enum tt_go_state */
+};
+
+/* tt_go_chan.op, also the uprobe cookie of the channel functions */
+enum tt_go_chan_op {
+	TT_GO_CHAN_SEND = 1, /* runtime.chansend: the element queued or handed */
+	TT_GO_CHAN_RECV = 2, /* runtime.chanrecv with elements in the buffer */
+};
+
+/*
+ * A channel operation on the header's thread (an M), at the entry of
+ * runtime.chansend or runtime.chanrecv, with the channel's buffered count
+ * then: a receive that finds qcount elements takes the one the qcount-th
+ * latest send queued, a hand-off that wakes nobody (docs/design.md §4.10).
+ * Receives from an empty buffer are left out: they block, and the sender's
+ * readying of the receiver is the hand-off.
+ */
+struct tt_go_chan {
+	__u64 ch; /* the channel's struct hchan */
+	__u32 op; /* enum tt_go_chan_op */
+	__u32 qcount; /* hchan.qcount (its first word) at the entry */
 };
 
 /* The uprobe cookie of a scheduler function: the change it makes. */

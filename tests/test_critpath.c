@@ -116,6 +116,7 @@ enum step_op {
 	OP_RTLOCK, /* tid's process has a runtime lock range [arg0, t0) */
 	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags */
 	OP_FILEIO, /* tid was in file read sys (b.mode, flags) over [t0, t) */
+	OP_CHAN, /* tid does Go channel op cmd on channel arg0, qcount flags */
 };
 
 struct step {
@@ -167,6 +168,9 @@ struct step {
 #define E_FILEIO(t0_, t_, tid_, sys_, mode_, flags_)                          \
 	{ OP_FILEIO, (t_) * US, tid_, .t0 = (t0_) * US, .sys = sys_,          \
 	  .b = { .mode = mode_ }, .flags = flags_ }
+#define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
+	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
+	  .flags = qcount_ }
 /* a parenthesized list of designated initializers, unwrapped */
 #define UNPAREN(...) __VA_ARGS__
 /* clang-format on */
@@ -234,6 +238,12 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_FILEIO:
 		file_read(s, st->t0, st->t, st->tid, st->sys, st->b.mode,
 			  st->flags);
+		break;
+	case OP_CHAN:
+		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
+		ev->go_chan.ch = st->arg0;
+		ev->go_chan.op = st->cmd;
+		ev->go_chan.qcount = st->flags;
 		break;
 	case OP_END:
 		break;
@@ -1528,6 +1538,89 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R_T(t_dispatch, 500),
 			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
+	/* Go channels (docs/design.md §4.10): a busy engine takes the
+	 * reader's element from the channel's buffer at a step's end, no wake
+	 * anywhere: the receive is the dispatch, the send the enqueue. */
+	{
+		SC("test_go_channel", "take"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       E_CHAN(300, 101, SEND, 0xc0, 0),
+			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
+			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 700 + 15,
+			       [TT_ST_QUEUE] = 500, [TT_ST_RUNQUEUE] = 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 800),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
+		}),
+	},
+	/* Two requests' elements in the buffer: the first receive takes the
+	 * older (another reader's), the second this request's. */
+	{
+		SC("test_go_channel", "fifo"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       E_CHAN(250, 103, SEND, 0xc0, 0),
+			       E_CHAN(300, 101, SEND, 0xc0, 1),
+			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       E_CHAN(800, 102, RECV, 0xc0, 2),
+			       E_CHAN(820, 102, RECV, 0xc0, 1),
+			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 820),
+			  R_T(t_enqueue, 300), R_STAGE(TT_ST_QUEUE, 520),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
+		}),
+	},
+	/* The engine took only another reader's element: not this request's
+	 * dispatch (a later send of this reader's is never matched to it). */
+	{
+		SC("test_go_channel", "other_request"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       E_CHAN(250, 103, SEND, 0xc0, 0),
+			       E_CHAN(300, 101, SEND, 0xc1, 0),
+			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
+			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R_T(t_enqueue, 100),
+			  R(dispatch, TT_CP_DISP_READ) },
+		}),
+	},
+	/* Woken for another request just before this one was let go, and
+	 * still runnable then: it takes this one up too when it runs. */
+	{
+		SC("test_fallbacks", "resume_after_other_wake"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 103),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x20),
+			       E_WAKE(250, 103, 102, NR_FUTEX, 0x20),
+			       E_OUT(260, 103, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(400, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 400),
+			  R_T(t_enqueue, 300), R_STAGE(TT_ST_QUEUE, 100),
 			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
@@ -2868,6 +2961,7 @@ int main(void)
 	TT_RUN_GROUP(test_busy_engine_shared_loop);
 	TT_RUN_GROUP(test_gil_lock);
 	TT_RUN_GROUP(test_fallbacks);
+	TT_RUN_GROUP(test_go_channel);
 	TT_RUN_GROUP(test_loopback_softirq);
 	TT_RUN_GROUP(test_lost);
 	TT_RUN_GROUP(test_sleep_lock_unknown);

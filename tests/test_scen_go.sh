@@ -25,6 +25,9 @@ check "scen_go: tools/scenarios/run.sh go go-lock" [ $? = 0 ]
 for s in go go-lock; do
 	"$TTFTRACE" report -R 120 "$OUTDIR/$s/rec.ttft" 2>&1 | grep -q "read by goroutine" ||
 		fail "scen_go: $s: the drill-down reads no goroutine"
+	# the engine's takes from the jobs channel's buffer (no wake)
+	grep -q '"dispatch_rule": *"channel"' "$OUTDIR/$s/report.json" ||
+		fail "scen_go: $s: no request dispatched by the channel rule"
 	grep -qi "warning" "$OUTDIR/$s/record.log" &&
 		fail "scen_go: $s: record warned: $(grep -i warning "$OUTDIR/$s/record.log" | head -1)"
 done

@@ -151,6 +151,23 @@ struct cp_wake {
 	__u8 lock; /* enum cp_lock: followed, never a hand-off */
 };
 
+/* An element this thread took from a Go channel's buffer, and the send
+ * that queued it: a hand-off that woke nobody (gochan.c). */
+struct cp_take {
+	__u64 ts; /* the receive */
+	__u64 t_send;
+	__u32 sender;
+	__u32 pad;
+};
+
+/* A Go channel's sends, the latest CHAN_SENDS_KEPT at least (gochan.c). */
+struct cp_chan {
+	__u64 *ts;
+	__u32 *tid;
+	size_t n, cap;
+	__u64 base; /* sends before ts[0] */
+};
+
 struct cp_thread {
 	__u32 tid, tgid;
 	struct cp_rec *recs;
@@ -166,6 +183,8 @@ struct cp_thread {
 	size_t nioctls, capioctls;
 	struct cp_fileio *fileios; /* sorted, disjoint */
 	size_t nfileios, capfileios;
+	struct cp_take *takes; /* sorted */
+	size_t ntakes, captakes;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
@@ -173,6 +192,20 @@ struct cp_thread {
 	bool has_comm;
 	char comm[TT_COMM_LEN];
 };
+
+/* A receive needs this many of its channel's latest sends kept: a
+ * buffer larger than that ties nobody (its qcount is past them). */
+#define CHAN_SENDS_KEPT 4096
+
+/* gochan.c */
+struct walk;
+int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev);
+void cp_chans_free(struct tt_critpath *cp);
+/* th's latest take in (s, t] that pred accepts, or NULL */
+const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
+				 bool (*pred)(const struct walk *wk,
+					      const struct cp_take *tk),
+				 const struct walk *wk);
 
 /* A futex word's use: how often it is waited on, and by whom both sides. */
 struct cp_word {
@@ -208,6 +241,9 @@ struct tt_critpath {
 	size_t nrtranges, caprtranges;
 	struct cp_mark *marks;
 	size_t nmarks, capmarks;
+	struct tt_hmap chan_ix; /* (hchan, tgid) -> index in chans */
+	struct cp_chan *chans;
+	size_t nchans, capchans;
 	/* of the last walk: markers bound to no request, and bound ones
 	 * outside their request's [t_read, t_first_write] */
 	__u64 marks_unbound, marks_outside;
@@ -271,6 +307,7 @@ struct walk {
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
 	__u64 t_enqueue; /* pick-up and hand-off: the queue starts here */
+	__u64 t_chan_send; /* the channel rule: the send that queued it */
 	struct cp_rq_marks mk; /* this request's markers, inside [r, f] */
 	__u8 enqueue; /* enum tt_cp_enqueue */
 	/* waits on a runtime's lock on the path, counted down to gil_low */
@@ -319,6 +356,8 @@ struct gpu_wait {
 };
 
 /* threads.c */
+struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
+				   __u32 tgid);
 long cp_rec_before(const struct cp_thread *th, __u64 t);
 /* How many of the n elements of v (stride bytes apart, sorted by the u64
  * time at their offset 0) start before t. */

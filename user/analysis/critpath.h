@@ -82,6 +82,9 @@ enum tt_cp_dispatch {
 	/* the engine was preempted when the reader let the request go and
 	 * woken by nobody: it took the request up when it ran again */
 	TT_CP_DISP_RESUME,
+	/* the engine took the request from a Go channel's buffer: the
+	 * receive of the element the reader sent (docs/design.md §4.10) */
+	TT_CP_DISP_CHANNEL,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */
@@ -90,6 +93,7 @@ enum tt_cp_enqueue {
 	TT_CP_ENQ_PICKUP, /* the producer's wake of the consumer */
 	TT_CP_ENQ_HANDOFF, /* where the reader let the request go */
 	TT_CP_ENQ_MARKER, /* an application marker (record --mark enqueue=) */
+	TT_CP_ENQ_CHANNEL, /* the reader's send on a Go channel */
 };
 
 /* tt_cp_result.incomplete */

@@ -35,6 +35,7 @@ const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 		[TT_CP_ENQ_PICKUP] = "pickup",
 		[TT_CP_ENQ_HANDOFF] = "handoff",
 		[TT_CP_ENQ_MARKER] = "marker",
+		[TT_CP_ENQ_CHANNEL] = "channel",
 	};
 
 	return (unsigned int)e < sizeof(names) / sizeof(names[0]) ? names[e] :

@@ -34,6 +34,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->calls);
 		free(cp->threads[i]->ioctls);
 		free(cp->threads[i]->fileios);
+		free(cp->threads[i]->takes);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -47,6 +48,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 	free(cp->wakes);
 	free(cp->lost);
 	free(cp->lost_merged);
+	cp_chans_free(cp);
 	free(cp->gpu_devs);
 	free(cp->gpu_threads);
 	free(cp->gpu_majors);
@@ -83,8 +85,8 @@ int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
 }
 
 /* The thread tid, created (and its process marked traced) when new. */
-static struct cp_thread *thread_ensure(struct tt_critpath *cp, __u32 tid,
-				       __u32 tgid)
+struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
+				   __u32 tgid)
 {
 	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
 	struct cp_thread *th;
@@ -299,7 +301,7 @@ static int on_switch(struct tt_critpath *cp, const struct tt_event *ev)
 	int err;
 
 	if ((sw->sw_flags & TT_SW_PREV_TRACED) && ev->h.tid) {
-		th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 		if (!th)
 			return -ENOMEM;
 		err = switch_out(cp, th, ev->h.ts, sw);
@@ -307,7 +309,7 @@ static int on_switch(struct tt_critpath *cp, const struct tt_event *ev)
 			return err;
 	}
 	if ((sw->sw_flags & TT_SW_NEXT_TRACED) && sw->next_tid) {
-		th = thread_ensure(cp, sw->next_tid, sw->next_tgid);
+		th = cp_thread_ensure(cp, sw->next_tid, sw->next_tgid);
 		if (!th)
 			return -ENOMEM;
 		th->pending = NONE32;
@@ -353,7 +355,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	else
 		ctx = CTX_PROCESS;
 	if (ctx != CTX_HARDIRQ && is_traced(cp, ev->h.tid, ev->h.tgid)) {
-		waker = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		waker = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 		if (!waker)
 			return -ENOMEM;
 	}
@@ -400,7 +402,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	}
 	if (!target_traced)
 		return 0;
-	th = thread_ensure(cp, w->target_tid, w->target_tgid);
+	th = cp_thread_ensure(cp, w->target_tid, w->target_tgid);
 	if (!th)
 		return -ENOMEM;
 	if (!th->nrecs && !new_thread) {
@@ -484,7 +486,7 @@ static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
 	/* no entry time (the probe came mid-call): no interval */
 	if (!ev->h.tid || !gc->ts_enter || gc->ts_enter >= ev->h.ts)
 		return 0;
-	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 	if (!th)
 		return -ENOMEM;
 	fns = tt_cuda_fns(&nfns);
@@ -523,7 +525,7 @@ static struct cp_thread *sys_interval(struct tt_critpath *cp,
 	*err = 0;
 	if (!ev->h.tid || !*start || *start >= ev->h.ts)
 		return NULL;
-	th = thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 	if (!th) {
 		*err = -ENOMEM;
 		return NULL;
@@ -601,7 +603,7 @@ static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
 static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
 		    const char *comm)
 {
-	struct cp_thread *th = tid ? thread_ensure(cp, tid, tgid) : NULL;
+	struct cp_thread *th = tid ? cp_thread_ensure(cp, tid, tgid) : NULL;
 
 	if (!tid)
 		return 0;
@@ -645,7 +647,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_FILEIO:
 		return on_fileio(cp, ev);
 	case TT_EV_FORK:
-		th = ev->h.tid ? thread_ensure(cp, ev->h.tid, ev->h.tgid) :
+		th = ev->h.tid ? cp_thread_ensure(cp, ev->h.tid, ev->h.tgid) :
 				 NULL;
 		if (ev->h.tid && !th)
 			return -ENOMEM;
@@ -662,6 +664,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return add_rtrange(cp, ev);
 	case TT_EV_MARK:
 		return cp_mark_add(cp, ev);
+	case TT_EV_GO_CHAN:
+		return cp_chan_add(cp, ev);
 	case TT_EV_LOST:
 		if (tt_grow((void **)&cp->lost, &cp->caplost, cp->nlost + 1,
 			    sizeof(*cp->lost)))

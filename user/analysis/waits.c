@@ -72,6 +72,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "marker";
 	case TT_CP_DISP_RESUME:
 		return "resume";
+	case TT_CP_DISP_CHANNEL:
+		return "channel";
 	}
 	return "?";
 }

@@ -274,6 +274,9 @@ static __u64 queue_cut(struct walk *wk, __u64 t)
 	if (wk->mk.enqueue) {
 		s = wk->mk.enqueue < t ? wk->mk.enqueue : t;
 		wk->enqueue = TT_CP_ENQ_MARKER;
+	} else if (wk->t_chan_send) {
+		s = wk->t_chan_send < t ? wk->t_chan_send : t;
+		wk->enqueue = TT_CP_ENQ_CHANNEL;
 	} else {
 		s = cp_handoff_point(wk, t);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
@@ -320,9 +323,10 @@ static bool lock_detour(const struct tt_critpath *cp, const struct cp_thread *th
 
 /*
  * docs/design.md §4.4's resume rule, on consumer c (not the reader) at
- * running record k before any dispatch: c was runnable, preempted and
- * woken by nothing the walk follows, when the reader let the request go.
- * A busy engine on a crowded CPU takes the request up when it runs again.
+ * running record k before any dispatch: c was runnable when the reader let
+ * the request go, preempted or woken before that by another request's
+ * producer. A busy engine on a crowded CPU, or one woken for a request
+ * queued just before this one, takes the request up when it runs again.
  */
 static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 		    __u64 floor)
@@ -334,11 +338,19 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	    c->tid == wk->rq->reader_tid)
 		return false;
 	prev = &c->recs[k - 1];
-	if (prev->state != REC_RUNNABLE ||
-	    (prev->info != NONE32 && cp_wake_followed(wk->cp, c, k - 1)))
+	if (prev->state != REC_RUNNABLE)
 		return false;
 	tq = cp_handoff_point(wk, run->ts);
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
+}
+
+/* A take of this request's element: sent after t_read by its reader, or
+ * by a thread serving this request only. */
+static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
+{
+	return tk->t_send >= wk->r && tk->t_send <= tk->ts &&
+	       (tk->sender == wk->rq->reader_tid ||
+		cp_rq_only(wk->ix, tk->sender, wk->ri));
 }
 
 /*
@@ -359,13 +371,16 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
 	const struct cp_rec *rec = NULL;
+	const struct cp_take *take;
 	bool boundary, resume, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
 	__u64 marked = wk->mk.dispatch;
 
 	*rule = TT_CP_DISP_READ;
+	wk->t_chan_send = 0;
 	while (t > floor && !wk->err) {
+		take = NULL;
 		if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
 			boundary = marked && !dispatched && marked <= t;
@@ -385,6 +400,18 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			else
 				boundary = !dispatched && cs.entered &&
 					   cs.has_tb && cs.tb >= s && cs.tb <= t;
+			/* a take later than the hand-off in this record wins */
+			take = !marked && !dispatched &&
+					       rec->state == REC_RUNNING &&
+					       th->tid != rq->reader_tid ?
+				       cp_take_in(th, boundary ? cs.tb : s, t,
+						  take_of_request, wk) :
+				       NULL;
+			if (take) {
+				boundary = true;
+				cs.tb = take->ts;
+				wk->t_chan_send = take->t_send;
+			}
 			resume = !boundary && !marked && !dispatched &&
 				 wk->resumes && cs.entered &&
 				 resumed(wk, th, k, floor);
@@ -398,11 +425,12 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		if (boundary) {
 			*rule = marked ? TT_CP_DISP_MARKER :
 			       resume	 ? TT_CP_DISP_RESUME :
+			       take	 ? TT_CP_DISP_CHANNEL :
 					   TT_CP_DISP_HANDOFF;
 			disp = t;
 			dispatched = true;
 			t = queue_cut(wk, t);
-			tid = rq->reader_tid;
+			tid = take ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
 			continue;

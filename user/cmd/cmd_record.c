@@ -230,6 +230,7 @@ struct record_state {
 	__u64 events;
 	int write_err;
 	struct tt_rt_scanner *runtimes; /* which processes were looked at */
+	bool exec_seen; /* a traced process exec'd: look at it now */
 	struct tt_collector *coll; /* puts probes on the runtimes found */
 	enum go_mode go_mode;
 	bool goroutines; /* probe Go programs' goroutines (until taken off) */
@@ -258,6 +259,10 @@ static int record_event(void *ctx, const struct tt_event *ev)
 		return err;
 	}
 	rs->events++;
+	/* an exec (or a rename) of a process's main thread: a Go server is
+	 * probed before its first request, not up to a scan period later */
+	if (ev->h.type == TT_EV_COMM && ev->h.tid == ev->h.tgid)
+		rs->exec_seen = true;
 	return 0;
 }
 
@@ -546,12 +551,14 @@ static int check_go_budget(struct tt_collector *c, struct record_state *rs,
 
 /* Looks for language runtimes in the traced processes not looked at yet
  * (new ones, or exec'd since): CPython's lock range. */
-static int scan_runtimes(struct tt_collector *c, struct record_state *rs)
+static int scan_runtimes(struct tt_collector *c, struct record_state *rs,
+			 bool just_exec)
 {
 	__u32 tgids[MAX_TRACED_TGIDS];
 	int n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
 
-	return tt_rt_scan(rs->runtimes, tgids, n, record_runtime, rs);
+	return tt_rt_scan(rs->runtimes, tgids, n, just_exec, record_runtime,
+			  rs);
 }
 
 /* Drains the collector into the writer until a reason to stop, which it
@@ -565,8 +572,9 @@ static const char *record_loop(struct tt_collector *c,
 	const char *why = NULL;
 	int n;
 
-	start = last_flush = last_alive = last_scan = last_energy =
+	start = last_flush = last_alive = last_energy =
 		tt_clock_ns(CLOCK_MONOTONIC);
+	last_scan = start - RUNTIME_SCAN_NS; /* -p's processes: at once */
 	while (!why) {
 		__u64 now;
 
@@ -608,9 +616,13 @@ static const char *record_loop(struct tt_collector *c,
 			why = "traced processes exited";
 		if (now - last_alive >= ALIVE_INTERVAL_NS)
 			last_alive = now;
-		if (!why && now - last_scan >= RUNTIME_SCAN_NS) {
-			last_scan = now;
-			if (scan_runtimes(c, rs) == -ENOMEM)
+		if (!why && (rs->exec_seen || now - last_scan >= RUNTIME_SCAN_NS)) {
+			bool just_exec = now - last_scan < RUNTIME_SCAN_NS;
+
+			rs->exec_seen = false;
+			if (!just_exec)
+				last_scan = now;
+			if (scan_runtimes(c, rs, just_exec) == -ENOMEM)
 				why = "out of memory";
 			else if (check_go_budget(c, rs, now))
 				why = "write error";

@@ -153,6 +153,12 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_go, from, UINT),
 			FLD(tt_go, to, UINT),
 		} },
+	[TT_EV_GO_CHAN] = {
+		3, {
+			FLD(tt_go_chan, ch, UINT),
+			FLD(tt_go_chan, op, UINT),
+			FLD(tt_go_chan, qcount, UINT),
+		} },
 	[TT_EV_MARK] = {
 		4, {
 			FLD(tt_mark, key, UINT),

@@ -187,6 +187,19 @@ static const struct {
 
 #define GO_SCHED_NFNS (sizeof(go_sched_fns) / sizeof(go_sched_fns[0]))
 
+/* The channel functions every send and receive goes through (chansend1,
+ * selectnbsend, chanrecv1/2, selectnbrecv; not a select of several cases),
+ * their first argument the channel. */
+static const struct {
+	const char *fn;
+	__u32 op;
+} go_chan_fns[] = {
+	{ "runtime.chansend", TT_GO_CHAN_SEND },
+	{ "runtime.chanrecv", TT_GO_CHAN_RECV },
+};
+
+#define GO_CHAN_NFNS (sizeof(go_chan_fns) / sizeof(go_chan_fns[0]))
+
 /* Attaches prog at func of path (cookie), into c->go_links; 0 or -errno. */
 static int go_attach(struct tt_collector *c, struct bpf_program *prog,
 		     const char *path, const char *func, __u64 cookie)
@@ -249,6 +262,14 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			 strerror(-ret));
 		return ret;
 	}
+	/* channels: hand-offs that wake nobody; optional (an inlined or
+	 * renamed function leaves those to the rules on threads) */
+	for (i = 0; i < GO_CHAN_NFNS; i++)
+		if (go_attach(c, c->skel->progs.tt_go_chan, path,
+			      go_chan_fns[i].fn, go_chan_fns[i].op) == -ENOMEM) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
 	files_add(&c->go_bins, &st);
 	return 1;
 }

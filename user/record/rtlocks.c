@@ -23,6 +23,7 @@ struct rt_search {
 	pid_t pid;
 	struct tt_rt_range *out;
 	int max, n;
+	bool exe_only; /* the executable alone: the loader has not run yet */
 };
 
 /* The executable or shared library of a CPython interpreter. */
@@ -113,7 +114,8 @@ static int add_range(void *ctx, const struct tt_mapping *m)
 	struct rt_search *rs = ctx;
 	bool exe = !strcmp(m->path, rs->exe);
 
-	if (m->offset || rs->n == rs->max || (!exe && !is_cpython(m->path)))
+	if (m->offset || rs->n == rs->max ||
+	    (!exe && (rs->exe_only || !is_cpython(m->path))))
 		return 0;
 	if (!runtime_in(rs->pid, m, exe, &rs->out[rs->n]))
 		rs->n++;
@@ -123,9 +125,10 @@ static int add_range(void *ctx, const struct tt_mapping *m)
 	return 0;
 }
 
-int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
+static int rt_find(pid_t pid, struct tt_rt_range *out, int max, bool exe_only)
 {
-	struct rt_search rs = { .pid = pid, .out = out, .max = max };
+	struct rt_search rs = { .pid = pid, .out = out, .max = max,
+				.exe_only = exe_only };
 	char link[64];
 	ssize_t len;
 	int err;
@@ -137,6 +140,11 @@ int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
 	rs.exe[len > 0 ? len : 0] = '\0';
 	err = tt_proc_mappings(pid, add_range, &rs);
 	return err ? err : rs.n;
+}
+
+int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
+{
+	return rt_find(pid, out, max, false);
 }
 
 struct tt_rt_scanner {
@@ -158,7 +166,7 @@ void tt_rt_scanner_free(struct tt_rt_scanner *s)
 }
 
 int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
-	       tt_rt_emit_fn emit, void *ctx)
+	       bool just_exec, tt_rt_emit_fn emit, void *ctx)
 {
 	struct tt_rt_range r[4];
 	const struct tt_hmap_ent *e;
@@ -176,9 +184,16 @@ int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 		e = tt_hmap_find(&s->seen, st.st_ino, tgids[i]);
 		if (e && e->val == st.st_dev)
 			continue;
-		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev))
+		found = rt_find(tgids[i], r, 4, just_exec);
+		/* found nothing yet: its libraries are looked at later */
+		if (just_exec && found <= 0)
+			continue;
+		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev)) {
+			for (int j = 0; j < found; j++)
+				if (r[j].fd >= 0)
+					close(r[j].fd);
 			return -ENOMEM;
-		found = tt_rt_find(tgids[i], r, 4);
+		}
 		for (int j = 0; j < found; j++) {
 			if (!err)
 				err = emit(ctx, tgids[i], &r[j]);

@@ -10,6 +10,7 @@
 #ifndef TT_RTLOCKS_H
 #define TT_RTLOCKS_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 #include "event.h"
 
@@ -37,9 +38,12 @@ typedef int (*tt_rt_emit_fn)(void *ctx, pid_t tgid,
 
 struct tt_rt_scanner *tt_rt_scanner_new(void);
 /* Looks at the tgids not looked at yet; emit gets each range found.
- * 0, or the first error emit returned, or -ENOMEM. */
+ * just_exec: some of them have just exec'd, before their dynamic loader
+ * ran: only executables are looked at, and a process whose executable
+ * holds no runtime is looked at again by the next scan. 0, or the first
+ * error emit returned, or -ENOMEM. */
 int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
-	       tt_rt_emit_fn emit, void *ctx);
+	       bool just_exec, tt_rt_emit_fn emit, void *ctx);
 void tt_rt_scanner_free(struct tt_rt_scanner *s);
 
 #endif /* TT_RTLOCKS_H */

@@ -96,6 +96,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		fprintf(out, "g=%#llx %u->%u", (unsigned long long)ev->go.g,
 			ev->go.from, ev->go.to);
 		break;
+	case TT_EV_GO_CHAN:
+		fprintf(out, "chan=%#llx %s qcount=%u",
+			(unsigned long long)ev->go_chan.ch,
+			ev->go_chan.op == TT_GO_CHAN_SEND ? "send" : "recv",
+			ev->go_chan.qcount);
+		break;
 	case TT_EV_MARK:
 		fprintf(out, "marker=%s spec=%u", tt_mark_kind_name(ev->mark.kind),
 			ev->mark.spec);

@@ -528,6 +528,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "an application marker (record --mark dispatch=)";
 	case TT_CP_DISP_RESUME:
 		return "the engine, preempted when the request was handed on, ran again";
+	case TT_CP_DISP_CHANNEL:
+		return "the engine took what the reader sent on a Go channel";
 	default:
 		return "nothing better: taken as t_read";
 	}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Go channels' hand-offs that wake nobody (docs/design.md §4.10): a send
+ * into a buffer that a busy goroutine drains later. Each receive that found
+ * qcount elements took the one queued by the qcount-th latest send (a FIFO
+ * buffer holds exactly the latest qcount sends that were not handed
+ * straight to a waiting receiver, and those only happen when it is empty);
+ * the receiver's thread keeps (receive, send, sender) as a take.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+
+static struct cp_chan *chan_of(struct tt_critpath *cp, __u64 ch, __u32 tgid)
+{
+	struct tt_hmap_ent *ent;
+
+	if (tt_grow((void **)&cp->chans, &cp->capchans, cp->nchans + 1,
+		    sizeof(*cp->chans)))
+		return NULL;
+	ent = tt_hmap_insert(&cp->chan_ix, ch, tgid, cp->nchans);
+	if (!ent)
+		return NULL;
+	if (ent->val == cp->nchans)
+		memset(&cp->chans[cp->nchans++], 0, sizeof(*cp->chans));
+	return &cp->chans[ent->val];
+}
+
+static int chan_send(struct cp_chan *c, __u64 ts, __u32 tid)
+{
+	size_t drop;
+
+	/* the oldest half goes: no receive can name it any more */
+	if (c->n == 2 * CHAN_SENDS_KEPT) {
+		drop = c->n - CHAN_SENDS_KEPT;
+		memmove(c->ts, c->ts + drop, CHAN_SENDS_KEPT * sizeof(*c->ts));
+		memmove(c->tid, c->tid + drop,
+			CHAN_SENDS_KEPT * sizeof(*c->tid));
+		c->n = CHAN_SENDS_KEPT;
+		c->base += drop;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		__u64 *ts = realloc(c->ts, cap * sizeof(*ts));
+		__u32 *tids;
+
+		if (!ts)
+			return -ENOMEM;
+		c->ts = ts;
+		tids = realloc(c->tid, cap * sizeof(*tids));
+		if (!tids)
+			return -ENOMEM;
+		c->tid = tids;
+		c->cap = cap;
+	}
+	c->ts[c->n] = ts;
+	c->tid[c->n++] = tid;
+	return 0;
+}
+
+int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_go_chan *op = &ev->go_chan;
+	struct cp_chan *c = chan_of(cp, op->ch, ev->h.tgid);
+	struct cp_thread *th;
+	size_t i;
+
+	if (!c)
+		return -ENOMEM;
+	if (op->op == TT_GO_CHAN_SEND)
+		return chan_send(c, ev->h.ts, ev->h.tid);
+	if (op->op != TT_GO_CHAN_RECV || !op->qcount ||
+	    op->qcount > c->n)
+		return 0;
+	i = c->n - op->qcount;
+	if (c->tid[i] == ev->h.tid)
+		return 0; /* a goroutine's own element: no hand-off */
+	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!th || tt_grow((void **)&th->takes, &th->captakes, th->ntakes + 1,
+			   sizeof(*th->takes)))
+		return -ENOMEM;
+	th->takes[th->ntakes++] = (struct cp_take){
+		.ts = ev->h.ts, .t_send = c->ts[i], .sender = c->tid[i],
+	};
+	return 0;
+}
+
+void cp_chans_free(struct tt_critpath *cp)
+{
+	for (size_t i = 0; i < cp->nchans; i++) {
+		free(cp->chans[i].ts);
+		free(cp->chans[i].tid);
+	}
+	free(cp->chans);
+	tt_hmap_free(&cp->chan_ix);
+}
+
+const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
+				 bool (*pred)(const struct walk *wk,
+					      const struct cp_take *tk),
+				 const struct walk *wk)
+{
+	size_t k = cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
+				    t + 1);
+
+	while (k-- > 0 && th->takes[k].ts > s)
+		if (pred(wk, &th->takes[k]))
+			return &th->takes[k];
+	return NULL;
+}
