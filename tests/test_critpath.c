@@ -1584,6 +1584,31 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_CHANNEL) },
 		}),
 	},
+	/* The drain loop is preempted between this request's take and the
+	 * next: the batch is admitted at its last take, the wait queued. */
+	{
+		SC("test_go_channel", "batch_end"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       E_CHAN(300, 101, SEND, 0xc0, 0),
+			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
+			       E_PREEMPT(810, 102),
+			       E_CHAN(900, 103, SEND, 0xc0, 0),
+			       E_IN(1200, 102),
+			       E_CHAN(1210, 102, RECV, 0xc0, 1),
+			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 290 + 15,
+			       [TT_ST_QUEUE] = 910, [TT_ST_RUNQUEUE] = 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 1210),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
+		}),
+	},
 	/* The engine took only another reader's element: not this request's
 	 * dispatch (a later send of this reader's is never matched to it). */
 	{

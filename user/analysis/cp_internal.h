@@ -201,11 +201,13 @@ struct cp_thread {
 struct walk;
 int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev);
 void cp_chans_free(struct tt_critpath *cp);
-/* th's latest take in (s, t] that pred accepts, or NULL */
+/* The last take of th's latest batch admission that ends in (s, t] and
+ * holds a take pred accepts (in *own), or NULL. */
 const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
 				 bool (*pred)(const struct walk *wk,
 					      const struct cp_take *tk),
-				 const struct walk *wk);
+				 const struct walk *wk,
+				 const struct cp_take **own);
 
 /* A futex word's use: how often it is waited on, and by whom both sides. */
 struct cp_word {

@@ -5,7 +5,8 @@
  * qcount elements took the one queued by the qcount-th latest send (a FIFO
  * buffer holds exactly the latest qcount sends that were not handed
  * straight to a waiting receiver, and those only happen when it is empty);
- * the receiver's thread keeps (receive, send, sender) as a take.
+ * the receiver's thread keeps (receive, send, sender) as a take. Takes in
+ * one drain loop are one batch admission, which ends at the last.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -96,16 +97,53 @@ void cp_chans_free(struct tt_critpath *cp)
 	tt_hmap_free(&cp->chan_ix);
 }
 
+/* Takes a before b of th are one batch admission: th did not block
+ * between them and ran less than a hand-off burst's gap (a drain loop,
+ * whatever preempted it). */
+static bool same_batch(const struct cp_thread *th, __u64 a, __u64 b)
+{
+	long k = cp_rec_before(th, a + 1);
+	__u64 ran = 0, from, to;
+
+	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < b;
+	     k++) {
+		const struct cp_rec *r = &th->recs[k];
+
+		if (r->state == REC_BLOCKED)
+			return false;
+		from = r->ts > a ? r->ts : a;
+		to = (size_t)k + 1 < th->nrecs && th->recs[k + 1].ts < b ?
+			     th->recs[k + 1].ts :
+			     b;
+		if (r->state == REC_RUNNING)
+			ran += to - from;
+	}
+	return ran < BURST_GAP_NS;
+}
+
 const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
 				 bool (*pred)(const struct walk *wk,
 					      const struct cp_take *tk),
-				 const struct walk *wk)
+				 const struct walk *wk,
+				 const struct cp_take **own)
 {
 	size_t k = cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
 				    t + 1);
 
-	while (k-- > 0 && th->takes[k].ts > s)
-		if (pred(wk, &th->takes[k]))
-			return &th->takes[k];
+	for (; k-- > 0 && th->takes[k].ts > s;) {
+		/* a batch's last take, its own takes before it */
+		if (k + 1 < th->ntakes &&
+		    same_batch(th, th->takes[k].ts, th->takes[k + 1].ts))
+			continue;
+		for (size_t j = k + 1; j-- > 0;) {
+			if (pred(wk, &th->takes[j])) {
+				*own = &th->takes[j];
+				return &th->takes[k];
+			}
+			if (!j || !same_batch(th, th->takes[j - 1].ts,
+					      th->takes[j].ts))
+				break;
+		}
+	}
 	return NULL;
 }

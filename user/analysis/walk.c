@@ -371,7 +371,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
 	const struct cp_rec *rec = NULL;
-	const struct cp_take *take;
+	const struct cp_take *take, *batch;
 	bool boundary, resume, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
@@ -380,7 +380,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	*rule = TT_CP_DISP_READ;
 	wk->t_chan_send = 0;
 	while (t > floor && !wk->err) {
-		take = NULL;
+		take = batch = NULL;
 		if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
 			boundary = marked && !dispatched && marked <= t;
@@ -401,15 +401,15 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				boundary = !dispatched && cs.entered &&
 					   cs.has_tb && cs.tb >= s && cs.tb <= t;
 			/* a take later than the hand-off in this record wins */
-			take = !marked && !dispatched &&
-					       rec->state == REC_RUNNING &&
-					       th->tid != rq->reader_tid ?
-				       cp_take_in(th, boundary ? cs.tb : s, t,
-						  take_of_request, wk) :
-				       NULL;
-			if (take) {
+			batch = !marked && !dispatched &&
+						rec->state == REC_RUNNING &&
+						th->tid != rq->reader_tid ?
+					cp_take_in(th, boundary ? cs.tb : s, t,
+						   take_of_request, wk, &take) :
+					NULL;
+			if (batch) {
 				boundary = true;
-				cs.tb = take->ts;
+				cs.tb = batch->ts;
 				wk->t_chan_send = take->t_send;
 			}
 			resume = !boundary && !marked && !dispatched &&
@@ -425,12 +425,12 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		if (boundary) {
 			*rule = marked ? TT_CP_DISP_MARKER :
 			       resume	 ? TT_CP_DISP_RESUME :
-			       take	 ? TT_CP_DISP_CHANNEL :
+			       batch	 ? TT_CP_DISP_CHANNEL :
 					   TT_CP_DISP_HANDOFF;
 			disp = t;
 			dispatched = true;
 			t = queue_cut(wk, t);
-			tid = take ? take->sender : rq->reader_tid;
+			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
 			continue;
