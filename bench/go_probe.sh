@@ -11,7 +11,8 @@
 #   auto  ttftrace record (the default: the probe comes off when its traps
 #         would cost more than 5% of a CPU)
 # Prints per mode the median throughput (req/s) and client TTFT p50, and
-# the GO records per request; then on against off and untraced. Not a test.
+# the GO and GO_CHAN records per request; then on against off and
+# untraced. Not a test.
 # Knobs: REPS (5), DURATION (4 s), CONNS (8), TOKENS (8), LOCK (0|1).
 set -u
 # shellcheck source=bench/lib.sh
@@ -68,7 +69,7 @@ ttft = sorted(int(r["ttft_ns"]) for r in rows)
 gos = 0
 if rec:
     ev = subprocess.run([tt, "report", "--events", rec], capture_output=True, text=True).stdout
-    gos = sum(1 for l in ev.splitlines() if " go " in l)
+    gos = sum(1 for l in ev.splitlines() if " go " in l or " go_chan " in l)
 print(mode, len(rows) / dur, ttft[len(ttft) // 2] / 1e6 if ttft else 0,
       gos / len(rows) if rows else 0)
 EOF
