@@ -1649,6 +1649,36 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
+	/* An event loop reads two requests, then runs their handlers in
+	 * turn, each ending with a wake of an I/O thread: the second
+	 * request's hand-off is the second wake, not the first after its
+	 * read (loopfifo.c); the engine, preempted then, takes it up when it
+	 * runs again. */
+	{
+		SC("test_fallbacks", "loop_turns"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_PREEMPT(200, 102),
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
+			       E_IN(305, 103),
+			       E_OUT(310, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_WAKE(500, 101, 103, NR_WRITE, 6),
+			       E_IN(505, 103),
+			       E_OUT(510, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(600, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 600),
+			  R_T(t_enqueue, 500), R_STAGE(TT_ST_QUEUE, 100),
+			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
 	/* A worker woken by the reader's hand-off, then blocked on the GIL
 	 * the reader holds: following the lock finds no dispatch, the worker's
 	 * own timeline does (a pick-up), the wait is the lock's. */

@@ -290,6 +290,7 @@ struct rq_act {
 	__u32 tid;
 	__u32 req;
 	__u64 t;
+	bool write; /* its first write, not its read */
 };
 
 struct rq_index {
@@ -297,6 +298,9 @@ struct rq_index {
 	size_t n;
 	struct rq_act *act; /* sorted by tid, then t */
 	size_t nact;
+	/* per act, a read's own hand-off on a reader that serves several
+	 * requests in turn (loopfifo.c), 0 if none */
+	__u64 *fifo;
 };
 
 struct walk {
@@ -348,6 +352,11 @@ void cp_rq_index_free(struct rq_index *ix);
 bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
+
+/* loopfifo.c */
+int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix);
+__u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
+		      __u32 req);
 
 /* Why a blocked record is a wait for the GPU, if it is one. */
 struct gpu_wait {

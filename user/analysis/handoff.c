@@ -42,6 +42,7 @@ void cp_rq_index_free(struct rq_index *ix)
 {
 	free(ix->e);
 	free(ix->act);
+	free(ix->fifo);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -67,7 +68,8 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 			ix->act[ix->nact++] =
 				(struct rq_act){ .tid = rq->writer_tid,
 						 .req = i,
-						 .t = rq->t_first_write };
+						 .t = rq->t_first_write,
+						 .write = true };
 
 		if (rq->reader_tid)
 			ix->e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
@@ -352,7 +354,9 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
  * its first block, or its next read or first write of another request
  * after t_read, whichever comes first; tb when none comes before. The
  * enqueue makes no wakeup when the consumer is busy: the end of the
- * reader's own work on the request is the best evidence of it.
+ * reader's own work on the request is the best evidence of it. A reader
+ * that read several requests before handing any on (an event loop) hands
+ * them on in turn: the wake its turn gives (loopfifo.c) comes first.
  */
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
@@ -379,6 +383,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		else
 			b = mid;
 	}
+	/* an event loop's own turn: earlier requests took the wakes before */
+	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
+	if (next && next < t)
+		return next;
 	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
 		/* the reader's own hand-off: nothing later can be its end */
 		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid)

@@ -730,6 +730,8 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 	if (!err)
 		err = cp_rq_index_build(&ix, rqs, n);
 	if (!err)
+		err = cp_loop_fifo(cp, &ix);
+	if (!err)
 		err = cp_marks_bind(cp, rqs, n, mk);
 	for (i = 0; i < n && !err; i++)
 		err = walk_one(cp, &ix, rqs, i, &mk[i], &out[i]);

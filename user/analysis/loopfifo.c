@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Hand-offs in turn (docs/design.md §4.4): a single-threaded event loop
+ * (asyncio, Node) reads several requests, then runs their handlers one
+ * after the other, each handing its request on with one wake (a ZMQ send's
+ * signal to its I/O thread, a worker's notify). The first wake after a
+ * request's read is then an earlier request's. In each busy stretch of a
+ * reader (until it blocks), its wakes go to the requests it read, in the
+ * order it read them; a request that writes its first token first, or is
+ * still waiting when the reader blocks, gets none.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cp_internal.h"
+
+/* fifo[] while computing: a pending request that wrote first */
+#define FIFO_GONE 1ULL
+
+/* The acts [lo, hi) of thread th, its wakes and blocks merged in time. */
+static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
+		       size_t lo, size_t hi, size_t *queue)
+{
+	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
+	size_t head = 0, tail = 0, a = lo, w = 0, k = 0;
+
+	if (!th)
+		return 0;
+	for (;;) {
+		__u64 ta = a < hi ? ix->act[a].t : UINT64_MAX;
+		__u64 tw = w < th->ncand ? cp->wakes[th->cand[w]].ts :
+					   UINT64_MAX;
+		__u64 tb = UINT64_MAX;
+
+		while (k < th->nrecs && th->recs[k].state != REC_BLOCKED)
+			k++;
+		if (k < th->nrecs)
+			tb = th->recs[k].ts;
+		if (ta == UINT64_MAX && tw == UINT64_MAX)
+			break;
+		if (tb < ta && tb < tw) {
+			head = tail; /* blocked: the rest never handed on here */
+			k++;
+		} else if (ta <= tw) {
+			if (!ix->act[a].write)
+				queue[tail++] = a;
+			else
+				for (size_t q = head; q < tail; q++)
+					if (ix->act[queue[q]].req ==
+					    ix->act[a].req)
+						ix->fifo[queue[q]] = FIFO_GONE;
+			a++;
+		} else {
+			const struct cp_wake *wk = &cp->wakes[th->cand[w++]];
+
+			if (wk->target_tid == th->tid)
+				continue;
+			while (head < tail && ix->fifo[queue[head]] == FIFO_GONE)
+				head++;
+			if (head < tail)
+				ix->fifo[queue[head++]] = wk->ts;
+		}
+	}
+	for (size_t i = lo; i < hi; i++)
+		if (ix->fifo[i] == FIFO_GONE)
+			ix->fifo[i] = 0;
+	return 0;
+}
+
+int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
+{
+	size_t lo, hi, reads, *queue;
+	int err = 0;
+
+	ix->fifo = calloc(ix->nact ? ix->nact : 1, sizeof(*ix->fifo));
+	queue = malloc((ix->nact ? ix->nact : 1) * sizeof(*queue));
+	if (!ix->fifo || !queue) {
+		free(queue);
+		return -ENOMEM;
+	}
+	for (lo = 0; lo < ix->nact && !err; lo = hi) {
+		for (hi = lo, reads = 0;
+		     hi < ix->nact && ix->act[hi].tid == ix->act[lo].tid; hi++)
+			reads += !ix->act[hi].write;
+		/* a reader of one request has nothing to take turns with */
+		if (reads > 1)
+			err = fifo_thread(cp, ix, lo, hi, queue);
+	}
+	free(queue);
+	return err;
+}
+
+__u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
+		      __u32 req)
+{
+	const struct rq_act key = { .tid = tid, .req = req, .t = t_read };
+	size_t a = 0, b = ix->nact, mid;
+
+	if (!ix->fifo)
+		return 0;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (cp_rq_act_cmp(&ix->act[mid], &key) < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < ix->nact && ix->act[a].tid == tid && ix->act[a].t == t_read;
+	     a++)
+		if (ix->act[a].req == req && !ix->act[a].write)
+			return ix->fifo[a];
+	return 0;
+}
