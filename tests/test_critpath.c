@@ -1679,6 +1679,33 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
+	/* A pick-up through a relay (the reader's send wakes an I/O thread
+	 * that wakes the engine): queued until the engine's wake, the relay's
+	 * time in it. */
+	{
+		SC("test_fallbacks", "pickup_via_relay"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 103),
+			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
+			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_IN(330, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
+			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 320),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_PICKUP) },
+		}),
+	},
 	/* A worker woken by the reader's hand-off, then blocked on the GIL
 	 * the reader holds: following the lock finds no dispatch, the worker's
 	 * own timeline does (a pick-up), the wait is the lock's. */

@@ -19,6 +19,10 @@
 /* A goroutine's (docs/design.md §4.10): each ready may start an M by a futex
  * syscall, tens of µs on a VM, under the uprobe of every state change. */
 #define GO_BURST_GAP_NS 500000ULL
+/* A thread the path crossed running less than this passed the request on
+ * (an I/O thread, a queue's feeder): a pick-up through such relays is the
+ * wake of the thread that computed (docs/design.md §4.4). */
+#define RELAY_CPU_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
 /* A condvar signal and its mutex's unlock wake one target this close. */

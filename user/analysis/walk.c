@@ -370,6 +370,10 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *w;
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
+	/* on-CPU on this thread of the path; the latest wake of a thread
+	 * that computed, and the path's length then */
+	__u64 ran = 0, worker_wake = 0;
+	size_t worker_seg = 0;
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	bool boundary, resume, dispatched = false;
@@ -420,6 +424,8 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			else if (boundary)
 				s = marked ? marked : cs.tb;
 			charge_rec(wk, th, rec, s, t);
+			if (rec->state == REC_RUNNING)
+				ran += t - s;
 		}
 		t = s;
 		if (boundary) {
@@ -461,6 +467,11 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			}
 			wk->passed[wk->npassed++] = th->tid;
 		}
+		if (!dispatched && !w->lock && ran >= RELAY_CPU_NS) {
+			worker_wake = t;
+			worker_seg = wk->path.n;
+		}
+		ran = 0;
 		if (!dispatched && !marked && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri))) {
@@ -469,6 +480,17 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			dispatched = true;
 			wk->t_enqueue = t;
 			wk->enqueue = TT_CP_ENQ_PICKUP;
+			/* through relays: queued until the worker's wake */
+			if (worker_wake > t) {
+				wk->path.n = worker_seg;
+				if (!wk->err)
+					wk->err = seg_add(&wk->path, true, t,
+							  worker_wake, 0,
+							  TT_CP_PHASE,
+							  TT_ST_QUEUE,
+							  "queued");
+				disp = worker_wake;
+			}
 		}
 		if (!dispatched && (w->lock == CP_LOCK_WORD ||
 				    w->lock == CP_LOCK_RUNTIME))
