@@ -51,8 +51,10 @@ def main():
          why.count("no-wire") <= 3 and why.count("no-path") <= 1 and
          all(w in ("no-wire", "no-path") for w in why),
              f"{s['complete']} of {n} requests matched and complete (incomplete: {why})"),
-            (all_ttft > 0 and ok_ttft == all_ttft,
-             f"TTFT within 0.2 ms + 1% of the client's stamp: {s['ttft_ok']}"),
+            # issue 8's bound: for at least 99% of the requests timed
+            (all_ttft > 0 and ok_ttft >= 0.99 * all_ttft,
+             f"TTFT within 0.2 ms + 1% of the client's stamp: {s['ttft_ok']} "
+             "(at least 99%)"),
             (s["dispatch_off"] <= disp * n,
              f"t_dispatch off by > 1 ms for {s['dispatch_off']} of {n} (at most {disp:.0%})"),
             (q[4] <= queue * n, f"queue off for {q[4]} of {n} (at most {queue:.0%})"),
