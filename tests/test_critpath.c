@@ -1609,6 +1609,30 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_CHANNEL) },
 		}),
 	},
+	/* After the take, the engine's hand-off to another request (the
+	 * step's tokens, a burst split by a preemption) is not a boundary:
+	 * the take was the admission. */
+	{
+		SC("test_go_channel", "take_before_handoff"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       E_OUT(40, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_CHAN(300, 101, SEND, 0xc0, 0),
+			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
+			       E_WAKE(1400, 102, 103, NR_FUTEX, 0x50),
+			       E_IN(1405, 103),
+			       E_WAKE(1700, 102, 101, NR_FUTEX, 0x10),
+			       E_IN(1705, 101)),
+		RQS(RQ(1, 50, 100, 1720, 1730, 101, 101),
+		    RQ(2, 20, 30, 1410, 1420, 103, 103, .t_end = 3000 * US)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 800),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
+		}),
+	},
 	/* The engine took only another reader's element: not this request's
 	 * dispatch (a later send of this reader's is never matched to it). */
 	{

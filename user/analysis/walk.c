@@ -404,6 +404,15 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			else
 				boundary = !dispatched && cs.entered &&
 					   cs.has_tb && cs.tb >= s && cs.tb <= t;
+			/* a take of this request's element is its admission,
+			 * whatever hand-off of the engine follows it (the
+			 * burst that hands out this step's tokens, split) */
+			if (boundary && !marked && th->ntakes &&
+			    th->tid != rq->reader_tid &&
+			    cp_take_in(th, floor, cs.tb, take_of_request, wk,
+				       &take))
+				boundary = false;
+			take = NULL;
 			/* a take later than the hand-off in this record wins */
 			batch = !marked && !dispatched &&
 						rec->state == REC_RUNNING &&
