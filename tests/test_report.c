@@ -1039,11 +1039,12 @@ static void test_stage_json(void)
 	char *out = render(a, NULL, &o, true);
 
 	ASSERT_TRUE(json_valid(out), "json_valid");
-	/* #3: arrived at 50 ms, taken up by the engine at +20 us, its
-	 * first token handed to the writer at +4.020 ms */
+	/* #3: arrived at 50 ms, handed to the engine at +20 us, taken up
+	 * when it first ran, at +3.020 ms (3 ms runnable); its first token
+	 * handed to the writer at +4.020 ms */
 	ASSERT_TRUE(strstr(out,
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
-			   "\"t_dispatch_ns\":50020000,"
+			   "\"t_dispatch_ns\":53020000,"
 			   "\"t_token_ns\":54020000,\"gil_ns\":0,\"attributed\":true,"
 			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
 			   "\"token_rule\":\"inferred\","

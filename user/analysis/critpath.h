@@ -69,7 +69,8 @@ struct tt_cp_segment {
 enum tt_cp_dispatch {
 	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
 	/* the consumer was woken by the reader (or a thread serving only this
-	 * request): t_enqueue = t_dispatch = that wake, no queue */
+	 * request): t_enqueue = that wake, no queue; t_dispatch = its first
+	 * run after it (the wait for a CPU is scheduler.runqueue) */
 	TT_CP_DISP_PICKUP,
 	/* the consumer's last hand-off to another request; t_enqueue is where
 	 * the reader let the request go (see tt_critpath_walk_all) */

@@ -344,6 +344,16 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
 }
 
+/* When th, woken at its record k, first ran after the wake: a pick-up is
+ * taken up then; its wait for a CPU stays scheduler.runqueue. */
+static __u64 ran_after(const struct cp_thread *th, long k, __u64 t)
+{
+	if (k + 1 < (long)th->nrecs && th->recs[k + 1].state == REC_RUNNING &&
+	    th->recs[k + 1].ts > t)
+		return th->recs[k + 1].ts;
+	return t;
+}
+
 /* A take of this request's element: sent after t_read by its reader, or
  * by a thread serving this request only. */
 static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
@@ -372,7 +382,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
 	/* on-CPU on this thread of the path; the latest wake of a thread
 	 * that computed, and the path's length then */
-	__u64 ran = 0, worker_wake = 0;
+	__u64 ran = 0, worker_wake = 0, worker_ran = 0;
 	size_t worker_seg = 0;
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
@@ -478,6 +488,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		if (!dispatched && !w->lock && ran >= RELAY_CPU_NS) {
 			worker_wake = t;
+			worker_ran = ran_after(th, k, t);
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
@@ -485,7 +496,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri))) {
 			*rule = TT_CP_DISP_PICKUP;
-			disp = t;
+			disp = ran_after(th, k, t);
 			dispatched = true;
 			wk->t_enqueue = t;
 			wk->enqueue = TT_CP_ENQ_PICKUP;
@@ -498,7 +509,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 							  TT_CP_PHASE,
 							  TT_ST_QUEUE,
 							  "queued");
-				disp = worker_wake;
+				disp = worker_ran;
 			}
 		}
 		if (!dispatched && (w->lock == CP_LOCK_WORD ||

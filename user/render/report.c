@@ -519,7 +519,7 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 {
 	switch (d) {
 	case TT_CP_DISP_PICKUP:
-		return "the engine was woken by the reader";
+		return "the engine woken by the reader ran";
 	case TT_CP_DISP_HANDOFF:
 		return "the engine's last hand-off to another request";
 	case TT_CP_DISP_GPU:
