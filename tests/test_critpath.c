@@ -1080,6 +1080,26 @@ static const struct rq_want sync_calls_want[] = {
 	E_OUT(2200, 103, .sys = NR_FUTEX, .arg0 = 0x8000)
 /* clang-format on */
 
+/* Reader 101 wakes worker 104 (a pipe) at 1150 us; 104 wakes engine 103
+ * (futex 0x7000) at 1200, which wakes 104 back (0x8000) at 1800 for the
+ * token: 104 writes request 1, and serves no other request near it. */
+/* clang-format off */
+#define WORKER_PICKUP_STEPS                                                   \
+	E_IN(0, 101), E_IN(0, 103), E_IN(0, 104),                             \
+	E_OUT(50, 103, .sys = NR_FUTEX, .arg0 = 0x7000),                      \
+	E_OUT(60, 104, .sys = NR_READ, .arg0 = 8, .mode = S_IFIFO),           \
+	E_WAKE(1150, 101, 104, NR_WRITE, 9), E_IN(1160, 104),                 \
+	E_WAKE(1200, 104, 103, NR_FUTEX, 0x7000), E_IN(1210, 103),            \
+	E_OUT(1250, 104, .sys = NR_FUTEX, .arg0 = 0x8000),                    \
+	E_WAKE(1800, 103, 104, NR_FUTEX, 0x8000),                             \
+	E_OUT(1820, 103, .sys = NR_FUTEX, .arg0 = 0x7000), E_IN(1805, 104)
+/* request 1, ended at 2.1 ms, and request 2 of worker 104 at start us */
+#define WORKER_RQS(start)                                                     \
+	RQS(RQ(1, 1000, 1100, 1900, 2000, 101, 104, .t_end = 2100 * US),      \
+	    RQ(2, start, (start) + 100, (start) + 900, (start) + 1000, 101,   \
+	       104, .t_end = ((start) + 1100) * US))
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -1357,6 +1377,27 @@ static const struct scenario scenarios[] = {
 			  SEG_NTH(7, NULL, G(tid, 104)),
 			  SEG_NTH(8, NULL, G(tid, 104)) },
 		}),
+	},
+	/* The writer's wake of the engine is request 1's pick-up: the
+	 * writer's next request began more than CP_LOOKAHEAD_NS (5 s) after
+	 * 1's end, which a walk does not look (docs/design.md §3.5). */
+	{
+		SC("test_lookahead", "next_request_past_it"),
+		.steps = STEPS(WORKER_PICKUP_STEPS),
+		WORKER_RQS(5100000),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1200) } }),
+	},
+	/* Within it the writer serves two requests: its wake is no
+	 * pick-up, the reader's wake of it is. */
+	{
+		SC("test_lookahead", "next_request_within_it"),
+		.steps = STEPS(WORKER_PICKUP_STEPS),
+		WORKER_RQS(4900000),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1150) } }),
 	},
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{
@@ -2863,6 +2904,7 @@ int main(void)
 	TT_RUN_GROUP(test_preempted);
 	TT_RUN_GROUP(test_add_after_walk);
 	TT_RUN_GROUP(test_chain);
+	TT_RUN_GROUP(test_lookahead);
 	TT_RUN_GROUP(test_cross_process);
 	TT_RUN_GROUP(test_busy_engine);
 	TT_RUN_GROUP(test_busy_engine_shared_loop);
