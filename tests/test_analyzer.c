@@ -2030,8 +2030,7 @@ static void test_stream_memory_bounded(void)
 		tt_critpath_stats(tt_analyzer_critpath(a), &st);
 		/* the requests of 10 s (33) and a step's growth, up to as
 		 * many again: never all of them */
-		ASSERT_LT(held[k], st.intervals / (300 << k) * 80,
-			  "held_max");
+		ASSERT_LT(held[k], st.intervals / (300 << k) * 80, "held_max");
 		ASSERT_LT(held[k] * 5, st.intervals, "held_max * 5");
 		tt_analyzer_free(a);
 	}

@@ -16,8 +16,7 @@
 
 /* v's gaps of the complete requests first, in id order, then the others'
  * (each request's itl_off moves with the second): a new vector for v. */
-static int regroup_one(struct tt_analyzer *a, struct tt_u64vec *v,
-		       bool set_off)
+static int regroup_one(struct tt_analyzer *a, struct tt_u64vec *v, bool set_off)
 {
 	struct tt_u64vec out = {};
 	size_t i, off;
@@ -188,8 +187,8 @@ int an_stream_step(struct tt_analyzer *a)
 	if (!rqs || !sel)
 		goto cleanup;
 	for (i = 0; i < a->nreqs; i++) {
-		rqs[n++] = cp_request_of(&a->reqs[i].r,
-					 a->reqs[i].t_last_arrive);
+		rqs[n++] =
+			cp_request_of(&a->reqs[i].r, a->reqs[i].t_last_arrive);
 		if (!a->reqs[i].walked && tt_critpath_ready(&rqs[i], a->now))
 			sel[nsel++] = i;
 	}
@@ -198,7 +197,8 @@ int an_stream_step(struct tt_analyzer *a)
 			continue;
 		c = (const struct conn *)(uintptr_t)a->conns.e[i].val;
 		if (c->state == CONN_RECEIVING || c->state == CONN_RESPONDING)
-			rqs[n++] = cp_request_of(&c->cur.r, c->cur.t_last_arrive);
+			rqs[n++] =
+				cp_request_of(&c->cur.r, c->cur.t_last_arrive);
 		if (c->have_tail)
 			rqs[n++] = cp_request_of(&c->tail.r,
 						 c->tail.t_last_arrive);
@@ -216,8 +216,9 @@ int an_stream_step(struct tt_analyzer *a)
 	tt_critpath_trim(a->cp, stream_floor(a));
 	/* the next step once as many events came as the timelines hold */
 	tt_critpath_stats(a->cp, &st);
-	a->stream_next = a->handled +
-			 (st.held > a->stream_every ? st.held : a->stream_every);
+	a->stream_next =
+		a->handled +
+		(st.held > a->stream_every ? st.held : a->stream_every);
 cleanup:
 	free(rqs);
 	free(sel);

@@ -820,8 +820,8 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 				t0),
 		   sizeof(*th->ioctls));
 	drop_front((void **)&th->fileios, &th->nfileios, &th->capfileios,
-		   ended_before(th->fileios, th->nfileios,
-				sizeof(*th->fileios), t0),
+		   ended_before(th->fileios, th->nfileios, sizeof(*th->fileios),
+				t0),
 		   sizeof(*th->fileios));
 }
 
