@@ -1936,11 +1936,16 @@ static void test_critical_path_handoff(void)
 	}
 }
 
+/* A mutex the engine both waits on and wakes: a lock (§4.3's shared rule) */
+#define MUTEX_WORD 0x7f00003000ULL
+
 /*
  * n requests in handoff_stream()'s shape, one after the other on one
  * keep-alive connection, gap apart, a pause of 11 s after every 37th (past
- * the streaming walk's wait), the engine preempted and woken twice on its
- * way; the connection closes at the end.
+ * the streaming walk's wait); on its way the engine waits on a pipe the
+ * reader writes to, then on a mutex the reader's write (not a futex call)
+ * releases: that wake is a lock's by the engine's block alone. The
+ * connection closes at the end.
  */
 static void handoff_requests(size_t n, __u64 gap)
 {
@@ -1953,6 +1958,7 @@ static void handoff_requests(size_t n, __u64 gap)
 	sw_in(0, READER_TID);
 	sw_in(0, ENGINE_TID);
 	sw_in(0, WRITER_TID);
+	wake(500 * US, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, MUTEX_WORD);
 	sw_out(1 * MS, ENGINE_TID, futex_on(HANDOFF_WORD));
 	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
 	sw_out(2 * MS, READER_TID, (struct blk){ .sys = NR_EPOLL_WAIT });
@@ -1972,6 +1978,9 @@ static void handoff_requests(size_t n, __u64 gap)
 		       (struct blk){ .sys = 0, .arg0 = 5, .mode = S_IFIFO });
 		wake(t0 + 1900 * US, READER_TID, ENGINE_TID, 0, 1, 5);
 		sw_in(t0 + 1950 * US, ENGINE_TID);
+		sw_out(t0 + 2000 * US, ENGINE_TID, futex_on(MUTEX_WORD));
+		wake(t0 + 2100 * US, READER_TID, ENGINE_TID, 0, 1, 6);
+		sw_in(t0 + 2150 * US, ENGINE_TID);
 		wake(t0 + 5150 * US, ENGINE_TID, WRITER_TID, 0, NR_FUTEX,
 		     TOKEN_WORD);
 		sw_out(t0 + 5200 * US, ENGINE_TID, futex_on(HANDOFF_WORD));
