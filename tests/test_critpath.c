@@ -508,6 +508,64 @@ static void feed_more(struct tt_critpath *cp, struct stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The scenario's stream: its steps, then its builder's events. */
+static void scenario_stream(const struct scenario *sc, struct stream *s)
+{
+	const struct step *step;
+
+	for (step = sc->steps; step && step->op != OP_END; step++)
+		add_step(s, step);
+	if (sc->build)
+		sc->build(s, sc->arg);
+}
+
+static bool same_result(const struct tt_cp_result *x,
+			const struct tt_cp_result *y)
+{
+	return x->complete == y->complete && x->incomplete == y->incomplete &&
+	       !memcmp(x->stage_ns, y->stage_ns, sizeof(x->stage_ns)) &&
+	       x->t_dispatch == y->t_dispatch &&
+	       x->t_enqueue == y->t_enqueue && x->t_token == y->t_token &&
+	       x->gil_ns == y->gil_ns && x->dispatch == y->dispatch &&
+	       x->enqueue == y->enqueue &&
+	       x->token_marker == y->token_marker && x->nsegs == y->nsegs &&
+	       (!x->nsegs || !memcmp(x->segs, y->segs,
+				     x->nsegs * sizeof(*x->segs)));
+}
+
+/*
+ * The scenario's timelines trimmed at its earliest arrival, what no walk
+ * of its requests can reach dropped (docs/design.md §3.5), give every
+ * request the walk r holds: stages, times, rules, segments.
+ */
+static void check_trimmed(const struct scenario *sc, const char *name,
+			  const struct tt_cp_result *r)
+{
+	struct tt_cp_result t[MAX_RQ];
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	__u64 floor = UINT64_MAX;
+	char what[160];
+	size_t i;
+
+	for (i = 0; i < sc->nrq; i++)
+		if (sc->rqs[i].t_arrive && sc->rqs[i].t_arrive < floor)
+			floor = sc->rqs[i].t_arrive;
+	scenario_stream(sc, &s);
+	cp = cp_feed(&s);
+	add_gpu(cp, sc->gpu);
+	if (sc->extra)
+		sc->extra(cp);
+	tt_critpath_trim(cp, floor);
+	snprintf(what, sizeof(what), "%s trimmed", name);
+	if (ASSERT_OK(tt_critpath_walk_all(cp, sc->rqs, sc->nrq, t), what)) {
+		for (i = 0; i < sc->nrq; i++)
+			ASSERT_TRUE(same_result(&r[i], &t[i]), what);
+		free_results(t, sc->nrq);
+	}
+	tt_critpath_free(cp);
+}
+
 static void run_scenario(const struct scenario *sc, const char *name,
 			 struct tt_critpath **cpp)
 {
@@ -515,12 +573,8 @@ static void run_scenario(const struct scenario *sc, const char *name,
 	struct tt_critpath_stats st;
 	struct stream s = { 0 };
 	const struct rq_want *w;
-	const struct step *step;
 
-	for (step = sc->steps; step && step->op != OP_END; step++)
-		add_step(&s, step);
-	if (sc->build)
-		sc->build(&s, sc->arg);
+	scenario_stream(sc, &s);
 	if (sc->reuse && *cpp) {
 		feed_more(*cpp, &s);
 	} else {
@@ -542,6 +596,9 @@ static void run_scenario(const struct scenario *sc, const char *name,
 	if (sc->comm)
 		ASSERT_STREQ(tt_critpath_comm(*cpp, sc->comm_tid), sc->comm,
 			     name);
+	/* a scenario fed onto the last one's timelines has no stream alone */
+	if (!sc->reuse)
+		check_trimmed(sc, name, r);
 	free_results(r, sc->nrq);
 }
 
