@@ -209,7 +209,9 @@ int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
 /*
  * Walks every request of rqs[0..n) into out[0..n) (zeroed first). All the
  * requests of the recording should be given together: other requests'
- * hand-offs mark t_dispatch, and a futex word waited on more than 4 times
+ * hand-offs mark t_dispatch (a thread serves a request and no other when
+ * none that began up to 5 s after its end names it: docs/design.md §3.5),
+ * and a futex word waited on more than 4 times
  * per request, or passed back and forth (a thread both waits on it and
  * wakes it), is a lock: followed, never a hand-off. 0 or -ENOMEM (then out
  * holds nothing to free).

@@ -134,11 +134,7 @@ int an_attribute(struct tt_analyzer *a)
 	}
 	for (i = 0, j = 0; a->cp_res && i < a->nreqs; i++) {
 		/* each result moves where the renderers look for it */
-		if (a->reqs[i].walked) {
-			a->cp_res[i] = a->reqs[i].res;
-		} else {
-			a->cp_res[i] = res[j++];
-		}
+		a->cp_res[i] = a->reqs[i].walked ? a->reqs[i].res : res[j++];
 		memset(&a->reqs[i].res, 0, sizeof(a->reqs[i].res));
 	}
 	for (i = 0; i < a->nreqs; i++)
