@@ -1937,6 +1937,166 @@ static void test_critical_path_handoff(void)
 	}
 }
 
+/* A mutex the engine both waits on and wakes: a lock (§4.3's shared rule) */
+#define MUTEX_WORD 0x7f00003000ULL
+
+/*
+ * n requests in handoff_stream()'s shape, one after the other on one
+ * keep-alive connection, gap apart, a pause of 11 s after every 37th (past
+ * the streaming walk's wait); on its way the engine waits on a pipe the
+ * reader writes to, then on a mutex the reader's write (not a futex call)
+ * releases: that wake is a lock's by the engine's block alone. The
+ * connection closes at the end.
+ */
+static void handoff_requests(size_t n, __u64 gap)
+{
+	const __u64 sk = 0xc200;
+	__u64 t0 = 10 * MS;
+	__u32 seq = 1;
+	size_t i;
+
+	reset_bare();
+	sw_in(0, READER_TID);
+	sw_in(0, ENGINE_TID);
+	sw_in(0, WRITER_TID);
+	wake(500 * US, ENGINE_TID, WRITER_TID, 0, NR_FUTEX, MUTEX_WORD);
+	sw_out(1 * MS, ENGINE_TID, futex_on(HANDOFF_WORD));
+	sw_out(1 * MS, WRITER_TID, futex_on(TOKEN_WORD));
+	sw_out(2 * MS, READER_TID, (struct blk){ .sys = NR_EPOLL_WAIT });
+	conn_open(0, sk, "10.0.0.51", 50001);
+	for (i = 0; i < n; i++, t0 += gap + (i % 37 ? 0 : 11000 * MS)) {
+		data_ready(t0, sk);
+		wake(t0 + 20 * US, CLIENT_TID, READER_TID, TT_F_SOFTIRQ, -1, 0);
+		sw_in(t0 + 50 * US, READER_TID);
+		recv_(t0 + 100 * US, sk, 300);
+		wake(t0 + 120 * US, READER_TID, ENGINE_TID, 0, NR_FUTEX,
+		     HANDOFF_WORD);
+		sw_in(t0 + 150 * US, ENGINE_TID);
+		sw_out(t0 + 200 * US, READER_TID,
+		       (struct blk){ .sys = NR_EPOLL_WAIT });
+		/* waits on a pipe the reader wakes, then preempted */
+		sw_out(t0 + (1000 + i % 7 * 100) * US, ENGINE_TID,
+		       (struct blk){ .sys = 0, .arg0 = 5, .mode = S_IFIFO });
+		wake(t0 + 1900 * US, READER_TID, ENGINE_TID, 0, 1, 5);
+		sw_in(t0 + 1950 * US, ENGINE_TID);
+		sw_out(t0 + 2000 * US, ENGINE_TID, futex_on(MUTEX_WORD));
+		wake(t0 + 2100 * US, READER_TID, ENGINE_TID, 0, 1, 6);
+		sw_in(t0 + 2150 * US, ENGINE_TID);
+		wake(t0 + 5150 * US, ENGINE_TID, WRITER_TID, 0, NR_FUTEX,
+		     TOKEN_WORD);
+		sw_out(t0 + 5200 * US, ENGINE_TID, futex_on(HANDOFF_WORD));
+		sw_in(t0 + 5180 * US, WRITER_TID);
+		seq = send_bytes(t0 + 5200 * US, sk, seq, ONE_SEND_ANSWER,
+				 t0 + 5205 * US);
+		sw_out(t0 + 5300 * US, WRITER_TID, futex_on(TOKEN_WORD));
+	}
+	conn_close(t0 + 6 * MS, sk);
+}
+
+/* Feeds L in timestamp order to a streaming analyzer (a step every
+ * `every` events or more) and finishes. */
+static struct tt_analyzer *run_streamed(size_t every)
+{
+	struct tt_analyzer *a = tt_analyzer_new();
+	size_t i;
+	int bad = 0;
+
+	tt_analyzer_stream(a, every);
+	for (i = 0; i < L.n; i++)
+		bad |= tt_analyzer_add(a, &L.v[i]);
+	ASSERT_FALSE(bad, "bad");
+	tt_analyzer_finish(a);
+	check_paths(a);
+	return a;
+}
+
+static __u64 held_max(const struct tt_analyzer *a)
+{
+	struct tt_critpath_stats st;
+
+	tt_critpath_stats(tt_analyzer_critpath(a), &st);
+	return st.held_max;
+}
+
+/* Streaming walks each request 10 s after its end and keeps of the
+ * timelines only what the requests left can reach: as many requests again
+ * hold no more records, far fewer than the whole recording's. */
+static void test_stream_memory_bounded(void)
+{
+	struct tt_analyzer *a;
+	struct tt_critpath_stats st;
+	__u64 held[2];
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		handoff_requests(300 << k, 300 * MS);
+		a = run_streamed(64);
+		ASSERT_EQ(tt_analyzer_nrequests(a), 300u << k,
+			  "tt_analyzer_nrequests");
+		ASSERT_TRUE(req(a, 0)->complete &&
+				    req(a, (300 << k) - 1)->complete,
+			    "first and last complete");
+		held[k] = held_max(a);
+		tt_critpath_stats(tt_analyzer_critpath(a), &st);
+		/* the requests of 10 s (33) and a step's growth, up to as
+		 * many again: never all of them */
+		ASSERT_LT(held[k], st.intervals / (300 << k) * 80, "held_max");
+		ASSERT_LT(held[k] * 5, st.intervals, "held_max * 5");
+		tt_analyzer_free(a);
+	}
+	ASSERT_LE(held[1], held[0] + 30, "held_max(600) <= held_max(300)");
+	/* without streaming every record stays to the end */
+	a = run();
+	tt_critpath_stats(tt_analyzer_critpath(a), &st);
+	ASSERT_EQ(st.held, st.intervals, "st.held");
+	ASSERT_EQ(st.held_max, st.intervals, "st.held_max");
+	tt_analyzer_free(a);
+}
+
+/* Every request's walk, streamed, is the whole recording's: stages,
+ * segments, dispatch and enqueue, whatever the step's size. */
+static void test_stream_same_results(void)
+{
+	static const size_t every[] = { 1, 64, 5000 };
+	const struct tt_cp_result *x, *y;
+	const struct tt_request *p, *q;
+	struct tt_analyzer *whole, *a;
+	size_t i, k, same;
+
+	handoff_requests(120, 150 * MS);
+	whole = run();
+	for (k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
+		a = run_streamed(every[k]);
+		ASSERT_EQ(tt_analyzer_nrequests(a),
+			  tt_analyzer_nrequests(whole),
+			  "tt_analyzer_nrequests");
+		same = 0;
+		for (i = 0; i < tt_analyzer_nrequests(a) &&
+			    i < tt_analyzer_nrequests(whole);
+		     i++) {
+			p = req(a, i);
+			q = req(whole, i);
+			x = tt_analyzer_cp_result(a, i);
+			y = tt_analyzer_cp_result(whole, i);
+			same += req_equal(p, q) && p->attributed &&
+				q->attributed &&
+				!memcmp(p->stage_ns, q->stage_ns,
+					sizeof(p->stage_ns)) &&
+				p->t_dispatch == q->t_dispatch &&
+				p->t_enqueue == q->t_enqueue &&
+				p->t_token == q->t_token &&
+				p->dispatch_rule == q->dispatch_rule &&
+				p->enqueue_rule == q->enqueue_rule &&
+				x->nsegs == y->nsegs && x->nsegs &&
+				!memcmp(x->segs, y->segs,
+					x->nsegs * sizeof(*x->segs));
+		}
+		ASSERT_EQ(same, 120, "requests the same streamed");
+		tt_analyzer_free(a);
+	}
+	tt_analyzer_free(whole);
+}
+
 static void test_gpu_device_table(void)
 {
 	const struct tt_dev_info gpu = { .path = "/dev/nvidia0",
@@ -2245,6 +2405,8 @@ int main(void)
 	TT_RUN(test_socket_reuse_and_orphans);
 	TT_RUN(test_open_at_end_and_comm);
 	TT_RUN(test_critical_path_handoff);
+	TT_RUN(test_stream_memory_bounded);
+	TT_RUN(test_stream_same_results);
 	TT_RUN(test_gpu_device_table);
 	TT_RUN(test_no_scheduler_events);
 	TT_RUN(test_path_meets_unknown_thread);

@@ -518,6 +518,64 @@ static void feed_more(struct tt_critpath *cp, struct stream *s)
 	memset(s, 0, sizeof(*s));
 }
 
+/* The scenario's stream: its steps, then its builder's events. */
+static void scenario_stream(const struct scenario *sc, struct stream *s)
+{
+	const struct step *step;
+
+	for (step = sc->steps; step && step->op != OP_END; step++)
+		add_step(s, step);
+	if (sc->build)
+		sc->build(s, sc->arg);
+}
+
+static bool same_result(const struct tt_cp_result *x,
+			const struct tt_cp_result *y)
+{
+	return x->complete == y->complete && x->incomplete == y->incomplete &&
+	       !memcmp(x->stage_ns, y->stage_ns, sizeof(x->stage_ns)) &&
+	       x->t_dispatch == y->t_dispatch &&
+	       x->t_enqueue == y->t_enqueue && x->t_token == y->t_token &&
+	       x->gil_ns == y->gil_ns && x->dispatch == y->dispatch &&
+	       x->enqueue == y->enqueue &&
+	       x->token_marker == y->token_marker && x->nsegs == y->nsegs &&
+	       (!x->nsegs || !memcmp(x->segs, y->segs,
+				     x->nsegs * sizeof(*x->segs)));
+}
+
+/*
+ * The scenario's timelines trimmed at its earliest arrival, what no walk
+ * of its requests can reach dropped (docs/design.md §3.5), give every
+ * request the walk r holds: stages, times, rules, segments.
+ */
+static void check_trimmed(const struct scenario *sc, const char *name,
+			  const struct tt_cp_result *r)
+{
+	struct tt_cp_result t[MAX_RQ];
+	struct stream s = { 0 };
+	struct tt_critpath *cp;
+	__u64 floor = UINT64_MAX;
+	char what[160];
+	size_t i;
+
+	for (i = 0; i < sc->nrq; i++)
+		if (sc->rqs[i].t_arrive && sc->rqs[i].t_arrive < floor)
+			floor = sc->rqs[i].t_arrive;
+	scenario_stream(sc, &s);
+	cp = cp_feed(&s);
+	add_gpu(cp, sc->gpu);
+	if (sc->extra)
+		sc->extra(cp);
+	tt_critpath_trim(cp, floor);
+	snprintf(what, sizeof(what), "%s trimmed", name);
+	if (ASSERT_OK(tt_critpath_walk_all(cp, sc->rqs, sc->nrq, t), what)) {
+		for (i = 0; i < sc->nrq; i++)
+			ASSERT_TRUE(same_result(&r[i], &t[i]), what);
+		free_results(t, sc->nrq);
+	}
+	tt_critpath_free(cp);
+}
+
 static void run_scenario(const struct scenario *sc, const char *name,
 			 struct tt_critpath **cpp)
 {
@@ -525,12 +583,8 @@ static void run_scenario(const struct scenario *sc, const char *name,
 	struct tt_critpath_stats st;
 	struct stream s = { 0 };
 	const struct rq_want *w;
-	const struct step *step;
 
-	for (step = sc->steps; step && step->op != OP_END; step++)
-		add_step(&s, step);
-	if (sc->build)
-		sc->build(&s, sc->arg);
+	scenario_stream(sc, &s);
 	if (sc->reuse && *cpp) {
 		feed_more(*cpp, &s);
 	} else {
@@ -552,6 +606,9 @@ static void run_scenario(const struct scenario *sc, const char *name,
 	if (sc->comm)
 		ASSERT_STREQ(tt_critpath_comm(*cpp, sc->comm_tid), sc->comm,
 			     name);
+	/* a scenario fed onto the last one's timelines has no stream alone */
+	if (!sc->reuse)
+		check_trimmed(sc, name, r);
 	free_results(r, sc->nrq);
 }
 
@@ -1090,6 +1147,26 @@ static const struct rq_want sync_calls_want[] = {
 	E_OUT(2200, 103, .sys = NR_FUTEX, .arg0 = 0x8000)
 /* clang-format on */
 
+/* Reader 101 wakes worker 104 (a pipe) at 1150 us; 104 wakes engine 103
+ * (futex 0x7000) at 1200, which wakes 104 back (0x8000) at 1800 for the
+ * token: 104 writes request 1, and serves no other request near it. */
+/* clang-format off */
+#define WORKER_PICKUP_STEPS                                                   \
+	E_IN(0, 101), E_IN(0, 103), E_IN(0, 104),                             \
+	E_OUT(50, 103, .sys = NR_FUTEX, .arg0 = 0x7000),                      \
+	E_OUT(60, 104, .sys = NR_READ, .arg0 = 8, .mode = S_IFIFO),           \
+	E_WAKE(1150, 101, 104, NR_WRITE, 9), E_IN(1160, 104),                 \
+	E_WAKE(1200, 104, 103, NR_FUTEX, 0x7000), E_IN(1210, 103),            \
+	E_OUT(1250, 104, .sys = NR_FUTEX, .arg0 = 0x8000),                    \
+	E_WAKE(1800, 103, 104, NR_FUTEX, 0x8000),                             \
+	E_OUT(1820, 103, .sys = NR_FUTEX, .arg0 = 0x7000), E_IN(1805, 104)
+/* request 1, ended at 2.1 ms, and request 2 of worker 104 at start us */
+#define WORKER_RQS(start)                                                     \
+	RQS(RQ(1, 1000, 1100, 1900, 2000, 101, 104, .t_end = 2100 * US),      \
+	    RQ(2, start, (start) + 100, (start) + 900, (start) + 1000, 101,   \
+	       104, .t_end = ((start) + 1100) * US))
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -1367,6 +1444,27 @@ static const struct scenario scenarios[] = {
 			  SEG_NTH(7, NULL, G(tid, 104)),
 			  SEG_NTH(8, NULL, G(tid, 104)) },
 		}),
+	},
+	/* The writer's wake of the engine is request 1's pick-up: the
+	 * writer's next request began more than CP_LOOKAHEAD_NS (5 s) after
+	 * 1's end, which a walk does not look (docs/design.md §3.5). */
+	{
+		SC("test_lookahead", "next_request_past_it"),
+		.steps = STEPS(WORKER_PICKUP_STEPS),
+		WORKER_RQS(5100000),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1200) } }),
+	},
+	/* Within it the writer serves two requests: its wake is no
+	 * pick-up, the reader's wake of it is. */
+	{
+		SC("test_lookahead", "next_request_within_it"),
+		.steps = STEPS(WORKER_PICKUP_STEPS),
+		WORKER_RQS(4900000),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1150) } }),
 	},
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{
@@ -3062,6 +3160,7 @@ int main(void)
 	TT_RUN_GROUP(test_preempted);
 	TT_RUN_GROUP(test_add_after_walk);
 	TT_RUN_GROUP(test_chain);
+	TT_RUN_GROUP(test_lookahead);
 	TT_RUN_GROUP(test_cross_process);
 	TT_RUN_GROUP(test_busy_engine);
 	TT_RUN_GROUP(test_busy_engine_shared_loop);

@@ -50,6 +50,12 @@ void tt_analyzer_keep_paths(struct tt_analyzer *a, bool keep)
 	tt_critpath_set_drop_segments(a->cp, !keep);
 }
 
+void tt_analyzer_stream(struct tt_analyzer *a, size_t every)
+{
+	a->stream_every = every;
+	a->stream_next = a->handled + every;
+}
+
 /* ---- requests ---- */
 
 static bool seq_in(__u32 seq, __u32 lo, __u32 hi)
@@ -289,6 +295,8 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 			       a->reqs[a->nreqs - 1].end_max :
 			       end;
 	rec->seq = q->seq;
+	rec->walked = false;
+	memset(&rec->res, 0, sizeof(rec->res));
 	rec->itl_off = a->gaps.n;
 	rec->itl_n = q->gaps.n;
 	if (q->gaps.n)
@@ -831,9 +839,19 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 	return err;
 }
 
+/* Every event released in order; now and then a streaming step. */
+static int handle_stream(struct tt_analyzer *a, const struct tt_event *ev)
+{
+	int err = handle(a, ev);
+
+	if (!err && a->stream_every && ++a->handled >= a->stream_next)
+		err = an_stream_step(a);
+	return err;
+}
+
 static int handle_lifted(void *ctx, const struct tt_event *ev)
 {
-	return handle(ctx, ev);
+	return handle_stream(ctx, ev);
 }
 
 static int handle_released(void *ctx, const struct tt_event *ev)
@@ -899,6 +917,9 @@ int tt_analyzer_finish(struct tt_analyzer *a)
 	for (i = 0; i < a->nreqs; i++)
 		a->reqs[i].r.id = i + 1;
 	keep_err(&err, an_attribute(a));
+	/* streaming: what is left of the timelines serves no walk now */
+	if (a->stream_every)
+		tt_critpath_trim(a->cp, UINT64_MAX);
 	keep_err(&err, an_regroup_gaps(a));
 	tt_reorder_free(&a->win);
 	a->finished = true;
@@ -923,6 +944,8 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	tt_hmap_free(&a->conns);
 	tt_reorder_free(&a->win);
 	an_golift_free(&a->golift);
+	for (i = 0; i < a->nreqs; i++)
+		tt_cp_result_free(&a->reqs[i].res);
 	free(a->reqs);
 	tt_u64vec_free(&a->gaps);
 	tt_u64vec_free(&a->egaps);

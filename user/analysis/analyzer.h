@@ -142,6 +142,17 @@ struct tt_analyzer *tt_analyzer_new(void);
  * not kept (tt_analyzer_cp_result's segs NULL). Default true. */
 void tt_analyzer_keep_paths(struct tt_analyzer *a, bool keep);
 /*
+ * Streaming (docs/design.md §3.5): every `every` events or more (more as
+ * the timelines left grow), walk each finished request that is ready
+ * (tt_critpath_ready: its end 10 s behind the newest event) and drop the
+ * timelines' records no request left to walk can reach. Results are the
+ * whole-recording walk's; memory is bounded by the open requests, the
+ * lookahead and `every`. The timelines left at the end are not whole:
+ * leave it off (0, the default) for renderers that draw them (Perfetto).
+ */
+#define TT_STREAM_EVERY (1u << 18)
+void tt_analyzer_stream(struct tt_analyzer *a, size_t every);
+/*
  * The recording's process table (one entry per thread): marks the
  * processes traced for the critical path and names their threads. Call
  * before the first tt_analyzer_add. 0 or -ENOMEM.

@@ -90,6 +90,8 @@ struct req_rec {
 	__u64 end_max; /* max end of this and every earlier record */
 	__u64 seq;
 	size_t itl_off, itl_n; /* its gaps in tt_analyzer.gaps and .egaps */
+	bool walked; /* res holds its walk (streaming: docs/design.md §3.5) */
+	struct tt_cp_result res;
 };
 
 struct tt_analyzer {
@@ -114,6 +116,12 @@ struct tt_analyzer {
 	__u64 lost_cpu[TT_LOST_CPUS];
 	bool finished;
 
+	/* streaming (tt_analyzer_stream): walk the ready requests and trim
+	 * the timelines after every this many events or more (0: never),
+	 * next after handled reaches stream_next */
+	size_t stream_every;
+	__u64 handled, stream_next;
+
 	struct tt_critpath *cp;
 	__u32 last_tgid; /* the latest tgid marked traced: most repeat it */
 	/* after finish: the walk's input and output, one entry per request */
@@ -126,5 +134,7 @@ int an_mark_traced(struct tt_analyzer *a, __u32 tgid);
 /* results.c: each request's walk taken into it; gaps grouped */
 int an_attribute(struct tt_analyzer *a);
 int an_regroup_gaps(struct tt_analyzer *a);
+/* results.c: the ready requests walked, what they alone reached dropped */
+int an_stream_step(struct tt_analyzer *a);
 
 #endif /* TT_ANALYZER_INT_H */

@@ -35,6 +35,12 @@
 #define LAUNCH_GAP_NS 50000ULL
 /* ... are charged as one segment from this many. */
 #define LAUNCH_RUN 8
+/* cp_rq_only() sees the requests that began up to this long after the one
+ * walked ended, not the recording's end: a streaming walk cannot wait. */
+#define CP_LOOKAHEAD_NS 5000000000ULL
+/* A timeline trimmed at t keeps this many records before t: a walk reads
+ * the record before the one it stands on, the resume rule one more. */
+#define CP_TRIM_KEEP 2
 
 enum rec_state {
 	REC_RUNNING = 1,
@@ -273,6 +279,9 @@ struct tt_critpath {
 	__u64 lock_limit; /* the waits that make a word a lock, for them */
 	bool prepared;
 	__u64 lock_words;
+	/* dropped by tt_critpath_trim(): state records, wakes; the most state
+	 * records held at once (at a trim, or now) */
+	__u64 recs_dropped, wakes_dropped, held_max;
 	/* the walk's buffers, reused from request to request: growing new
 	 * ones for each of thousands of requests was a tenth of report */
 	struct segvec walk_path, walk_segs;
@@ -313,6 +322,7 @@ struct walk {
 	const struct tt_cp_request *rq;
 	__u32 ri;
 	__u64 a, r, f, w; /* t_arrive, t_read, t_first_write, t_wire clamped */
+	__u64 lookahead; /* requests beginning later serve no other for it */
 	struct segvec path; /* walk segments, latest first */
 	__u32 incomplete;
 	__u64 nodata_end; /* the path has no data before it */
@@ -353,7 +363,8 @@ int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n);
 void cp_rq_index_free(struct rq_index *ix);
-bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req);
+/* tid serves request req and no other that began by limit. */
+bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
 

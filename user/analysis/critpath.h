@@ -149,6 +149,9 @@ struct tt_critpath_stats {
 	 * request (an unknown key, a thread serving none), or bound outside
 	 * their request's [t_read, t_first_write] (docs/design.md §4.9) */
 	__u64 marks, marks_unbound, marks_outside;
+	/* state records held now, and the most held at once: trimming
+	 * (tt_critpath_trim) keeps these bounded on a long stream */
+	__u64 held, held_max;
 };
 
 struct tt_critpath;
@@ -211,7 +214,9 @@ int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
 /*
  * Walks every request of rqs[0..n) into out[0..n) (zeroed first). All the
  * requests of the recording should be given together: other requests'
- * hand-offs mark t_dispatch, and a futex word waited on more than 4 times
+ * hand-offs mark t_dispatch (a thread serves a request and no other when
+ * none that began up to 5 s after its end names it: docs/design.md §3.5),
+ * and a futex word waited on more than 4 times
  * per request, or passed back and forth (a thread both waits on it and
  * wakes it), is a lock: followed, never a hand-off. 0 or -ENOMEM (then out
  * holds nothing to free).
@@ -246,6 +251,26 @@ int tt_critpath_add_gpu_major(struct tt_critpath *cp, __u32 major);
 int tt_critpath_walk_all(struct tt_critpath *cp,
 			 const struct tt_cp_request *rqs, size_t n,
 			 struct tt_cp_result *out);
+/*
+ * Walks requests sel[0..nsel) of rqs[0..n) into out[0..nsel) (zeroed
+ * first), the others seen as tt_critpath_walk_all() sees them: walking
+ * them all in several calls gives what one call gives, as long as each
+ * request is walked once it is ready (tt_critpath_ready) and rqs holds
+ * then every request begun so far, the open ones as they stand. 0 or
+ * -ENOMEM (then out holds nothing to free).
+ */
+int tt_critpath_walk_sel(struct tt_critpath *cp,
+			 const struct tt_cp_request *rqs, size_t n,
+			 const size_t *sel, size_t nsel,
+			 struct tt_cp_result *out);
+/* rq, ended, can be walked at time now (the last event fed) as it would be
+ * at the recording's end: the requests that began within the lookahead
+ * past its end (docs/design.md §3.5) have shown their threads. */
+bool tt_critpath_ready(const struct tt_cp_request *rq, __u64 now);
+/* Drops what no walk of a request that began at t or later can reach: per
+ * thread, the state records older than t but the last few, the wakes,
+ * blocks and calls they no longer refer to. */
+void tt_critpath_trim(struct tt_critpath *cp, __u64 t);
 /* One request alone: tt_critpath_walk_all(cp, rq, 1, out). */
 int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,
 		     struct tt_cp_result *out);

@@ -171,16 +171,16 @@ static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
 	return UINT64_MAX;
 }
 
-/* tid serves request req and no other. */
-bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req)
+bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit)
 {
 	size_t lo, hi, i;
 
 	rq_range(ix, tid, &lo, &hi);
-	for (i = lo; i < hi; i++)
+	/* the entries of tid are in order of their start */
+	for (i = lo; i < hi && ix->e[i].start <= limit; i++)
 		if (ix->e[i].req != req)
 			return false;
-	return hi > lo;
+	return i > lo;
 }
 
 /* This request's reader or writer. */

@@ -14,19 +14,16 @@
 #include "analyzer_int.h"
 #include "util.h"
 
-/* Puts the gaps of complete requests first, in id order: the ITL and the
- * emit gaps alike (one itl_off for both). */
-int an_regroup_gaps(struct tt_analyzer *a)
+/* v's gaps of the complete requests first, in id order, then the others'
+ * (each request's itl_off moves with the second): a new vector for v. */
+static int regroup_one(struct tt_analyzer *a, struct tt_u64vec *v, bool set_off)
 {
-	struct tt_u64vec out = {}, eout = {};
+	struct tt_u64vec out = {};
 	size_t i, off;
 	int pass;
 
-	if (tt_u64vec_reserve(&out, a->gaps.n) ||
-	    tt_u64vec_reserve(&eout, a->egaps.n)) {
-		tt_u64vec_free(&out);
+	if (tt_u64vec_reserve(&out, v->n))
 		return -ENOMEM;
-	}
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < a->nreqs; i++) {
 			struct req_rec *rec = &a->reqs[i];
@@ -34,24 +31,29 @@ int an_regroup_gaps(struct tt_analyzer *a)
 			if (rec->r.complete != !pass)
 				continue;
 			off = out.n;
-			if (rec->itl_n) {
-				memcpy(out.v + off, a->gaps.v + rec->itl_off,
+			if (rec->itl_n)
+				memcpy(out.v + off, v->v + rec->itl_off,
 				       rec->itl_n * sizeof(*out.v));
-				memcpy(eout.v + off, a->egaps.v + rec->itl_off,
-				       rec->itl_n * sizeof(*eout.v));
-			}
 			out.n += rec->itl_n;
-			eout.n += rec->itl_n;
-			rec->itl_off = off;
+			if (set_off)
+				rec->itl_off = off;
 		}
 		if (!pass)
 			a->itl_complete_n = out.n;
 	}
-	tt_u64vec_free(&a->gaps);
-	tt_u64vec_free(&a->egaps);
-	a->gaps = out;
-	a->egaps = eout;
+	tt_u64vec_free(v);
+	*v = out;
 	return 0;
+}
+
+/* Puts the gaps of complete requests first, in id order: the ITL and the
+ * emit gaps alike (one itl_off for both), one vector at a time (each is
+ * tens of MB at 10 M events). */
+int an_regroup_gaps(struct tt_analyzer *a)
+{
+	int err = regroup_one(a, &a->egaps, false);
+
+	return err ? err : regroup_one(a, &a->gaps, true);
 }
 
 /* Takes the walk's verdict on r; the request stays complete only if the
@@ -78,50 +80,145 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 	r->complete = !r->incomplete;
 }
 
-/* Walks every request's critical path (after the sort: index = id - 1).
- * Without memory for it every request is left unattributed. */
+/* What the walk needs of request r, whose last bytes before its read came
+ * at t_last_arrive. */
+static struct tt_cp_request cp_request_of(const struct tt_request *r,
+					  __u64 t_last_arrive)
+{
+	return (struct tt_cp_request){
+		.id = r->id,
+		.t_arrive = r->t_arrive,
+		.t_read = r->t_read,
+		.t_first_write = r->t_first_write,
+		.t_wire = r->t_wire,
+		.t_end = r->t_end,
+		.t_last_arrive = t_last_arrive,
+		.reader_tid = r->reader_tid,
+		.writer_tid = r->writer_tid,
+	};
+}
+
+/* Walks every request's critical path not walked yet (after the sort:
+ * index = id - 1), and takes the streamed walks' results. Without memory
+ * for it every request is left unattributed. */
 int an_attribute(struct tt_analyzer *a)
 {
-	int err = 0;
-
 	static const struct tt_cp_result none = {
 		.incomplete = TT_CP_INC_NOT_WALKED
 	};
-	struct tt_request *r;
-	size_t i;
+	struct tt_cp_result *res = NULL;
+	size_t i, j, nsel = 0, *sel;
+	int err = 0;
 
 	if (!a->nreqs)
 		return 0;
 	a->cp_reqs = calloc(a->nreqs, sizeof(*a->cp_reqs));
 	a->cp_res = calloc(a->nreqs, sizeof(*a->cp_res));
-	if (!a->cp_reqs || !a->cp_res) {
+	sel = malloc(a->nreqs * sizeof(*sel));
+	if (a->cp_reqs && sel)
+		for (i = 0; i < a->nreqs; i++) {
+			a->cp_reqs[i] = cp_request_of(&a->reqs[i].r,
+						      a->reqs[i].t_last_arrive);
+			if (!a->reqs[i].walked)
+				sel[nsel++] = i;
+		}
+	res = calloc(nsel ? nsel : 1, sizeof(*res));
+	if (!a->cp_reqs || !a->cp_res || !sel || !res)
+		err = -ENOMEM;
+	else
+		err = tt_critpath_walk_sel(a->cp, a->cp_reqs, a->nreqs, sel,
+					   nsel, res);
+	if (err) {
 		free(a->cp_res);
 		a->cp_res = NULL;
-		err = -ENOMEM;
-	} else {
-		for (i = 0; i < a->nreqs; i++) {
-			r = &a->reqs[i].r;
-			a->cp_reqs[i] = (struct tt_cp_request){
-				.id = r->id,
-				.t_arrive = r->t_arrive,
-				.t_read = r->t_read,
-				.t_first_write = r->t_first_write,
-				.t_wire = r->t_wire,
-				.t_end = r->t_end,
-				.t_last_arrive = a->reqs[i].t_last_arrive,
-				.reader_tid = r->reader_tid,
-				.writer_tid = r->writer_tid,
-			};
-		}
-		err = tt_critpath_walk_all(a->cp, a->cp_reqs, a->nreqs,
-					   a->cp_res);
-		if (err) {
-			free(a->cp_res);
-			a->cp_res = NULL;
-		}
+	}
+	for (i = 0, j = 0; a->cp_res && i < a->nreqs; i++) {
+		/* each result moves where the renderers look for it */
+		a->cp_res[i] = a->reqs[i].walked ? a->reqs[i].res : res[j++];
+		memset(&a->reqs[i].res, 0, sizeof(a->reqs[i].res));
 	}
 	for (i = 0; i < a->nreqs; i++)
 		attribute_one(&a->reqs[i].r, a->cp_res ? &a->cp_res[i] : &none);
+	free(res);
+	free(sel);
+	return err;
+}
+
+/* The earliest time a walk still to come may look at: the start of the
+ * first request not walked, finished or open, else now. */
+static __u64 stream_floor(const struct tt_analyzer *a)
+{
+	const struct conn *c;
+	__u64 t = a->now;
+	size_t i;
+
+	for (i = 0; i < a->nreqs; i++)
+		if (!a->reqs[i].walked && a->reqs[i].start < t)
+			t = a->reqs[i].start;
+	for (i = 0; i < a->conns.cap; i++) {
+		if (!a->conns.e[i].used)
+			continue;
+		c = (const struct conn *)(uintptr_t)a->conns.e[i].val;
+		if (c->state != CONN_IDLE && c->cur.start < t)
+			t = c->cur.start;
+		if (c->have_tail && c->tail.start < t)
+			t = c->tail.start;
+	}
+	return t;
+}
+
+int an_stream_step(struct tt_analyzer *a)
+{
+	size_t n = 0, nsel = 0, i, *sel;
+	struct tt_cp_request *rqs;
+	struct tt_cp_result *res = NULL;
+	struct tt_critpath_stats st;
+	const struct conn *c;
+	int err = -ENOMEM;
+
+	/* every request begun so far: the finished ones, then the open ones
+	 * as they stand (a request still ARRIVED has no thread yet) */
+	rqs = malloc((a->nreqs + 2 * a->conns.n + 1) * sizeof(*rqs));
+	sel = malloc((a->nreqs + 1) * sizeof(*sel));
+	if (!rqs || !sel)
+		goto cleanup;
+	for (i = 0; i < a->nreqs; i++) {
+		rqs[n++] =
+			cp_request_of(&a->reqs[i].r, a->reqs[i].t_last_arrive);
+		if (!a->reqs[i].walked && tt_critpath_ready(&rqs[i], a->now))
+			sel[nsel++] = i;
+	}
+	for (i = 0; i < a->conns.cap; i++) {
+		if (!a->conns.e[i].used)
+			continue;
+		c = (const struct conn *)(uintptr_t)a->conns.e[i].val;
+		if (c->state == CONN_RECEIVING || c->state == CONN_RESPONDING)
+			rqs[n++] =
+				cp_request_of(&c->cur.r, c->cur.t_last_arrive);
+		if (c->have_tail)
+			rqs[n++] = cp_request_of(&c->tail.r,
+						 c->tail.t_last_arrive);
+	}
+	res = calloc(nsel ? nsel : 1, sizeof(*res));
+	if (!res)
+		goto cleanup;
+	err = nsel ? tt_critpath_walk_sel(a->cp, rqs, n, sel, nsel, res) : 0;
+	if (err)
+		goto cleanup;
+	for (i = 0; i < nsel; i++) {
+		a->reqs[sel[i]].res = res[i];
+		a->reqs[sel[i]].walked = true;
+	}
+	tt_critpath_trim(a->cp, stream_floor(a));
+	/* the next step once as many events came as the timelines hold */
+	tt_critpath_stats(a->cp, &st);
+	a->stream_next =
+		a->handled +
+		(st.held > a->stream_every ? st.held : a->stream_every);
+cleanup:
+	free(rqs);
+	free(sel);
+	free(res);
 	return err;
 }
 

@@ -494,7 +494,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		ran = 0;
 		if (!dispatched && !marked && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
-		     cp_rq_only(wk->ix, waker->tid, wk->ri))) {
+		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead))) {
 			*rule = TT_CP_DISP_PICKUP;
 			disp = ran_after(th, k, t);
 			dispatched = true;
@@ -681,6 +681,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		wk.incomplete |= TT_CP_INC_NO_READ;
 	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
 	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
+	wk.lookahead = rq->t_end ? rq->t_end + CP_LOOKAHEAD_NS : UINT64_MAX;
 	l = cp_lost_before(cp, wk.w + 1);
 	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
 		wk.incomplete |= TT_CP_INC_LOST;
@@ -755,8 +756,9 @@ void tt_cp_result_free(struct tt_cp_result *r)
 	r->nsegs = 0;
 }
 
-int tt_critpath_walk_all(struct tt_critpath *cp,
+int tt_critpath_walk_sel(struct tt_critpath *cp,
 			 const struct tt_cp_request *rqs, size_t n,
+			 const size_t *sel, size_t nsel,
 			 struct tt_cp_result *out)
 {
 	struct rq_index ix = { 0 };
@@ -764,9 +766,11 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 	size_t i;
 	int err;
 
+	/* with none selected still: the last call's lock and marker counts
+	 * are the stats' */
 	if (!n)
 		return 0;
-	memset(out, 0, n * sizeof(*out));
+	memset(out, 0, nsel * sizeof(*out));
 	mk = malloc(n * sizeof(*mk));
 	err = mk ? cp_prepare(cp, n) : -ENOMEM;
 	if (!err)
@@ -775,15 +779,37 @@ int tt_critpath_walk_all(struct tt_critpath *cp,
 		err = cp_loop_fifo(cp, &ix);
 	if (!err)
 		err = cp_marks_bind(cp, rqs, n, mk);
-	for (i = 0; i < n && !err; i++)
-		err = walk_one(cp, &ix, rqs, i, &mk[i], &out[i]);
+	for (i = 0; i < nsel && !err; i++)
+		err = walk_one(cp, &ix, rqs, sel[i], &mk[sel[i]], &out[i]);
 	cp_rq_index_free(&ix);
 	free(mk);
 	if (err) {
-		for (i = 0; i < n; i++)
+		for (i = 0; i < nsel; i++)
 			tt_cp_result_free(&out[i]);
 	}
 	return err;
+}
+
+int tt_critpath_walk_all(struct tt_critpath *cp,
+			 const struct tt_cp_request *rqs, size_t n,
+			 struct tt_cp_result *out)
+{
+	size_t *sel = malloc((n ? n : 1) * sizeof(*sel)), i;
+	int err;
+
+	if (!sel)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		sel[i] = i;
+	err = tt_critpath_walk_sel(cp, rqs, n, sel, n, out);
+	free(sel);
+	return err;
+}
+
+bool tt_critpath_ready(const struct tt_cp_request *rq, __u64 now)
+{
+	return rq->t_end && rq->t_end <= now &&
+	       now - rq->t_end >= 2 * CP_LOOKAHEAD_NS;
 }
 
 int tt_critpath_walk(struct tt_critpath *cp, const struct tt_cp_request *rq,

@@ -151,7 +151,8 @@ int tt_cmd_diff(int argc, char **argv)
 		return 2;
 	for (i = 0; i < 2; i++) {
 		/* the HTML page draws the p99 requests' paths */
-		if (tt_load(a.path[i], a.html, NULL, NULL, NULL, &l[i]))
+		if (tt_load(a.path[i], a.html ? TT_LOAD_PATHS : 0, NULL, NULL,
+			    NULL, &l[i]))
 			goto cleanup;
 		tt_load_warnings(a.path[i], &l[i]);
 		if (tt_run_sample_build(&s[i], l[i].an, a.include_incomplete)) {

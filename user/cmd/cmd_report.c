@@ -325,8 +325,13 @@ int tt_cmd_report(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
-	/* paths are printed for -R and drawn for -P and --html */
-	if (tt_load(a.path, a.request || a.perfetto || a.html || a.otlp,
+	/* paths are printed for -R and drawn for -P and --html; -P draws
+	 * the timelines too */
+	if (tt_load(a.path,
+		    (a.request || a.perfetto || a.html || a.otlp ?
+			     TT_LOAD_PATHS :
+			     0) |
+			    (a.perfetto ? TT_LOAD_TIMELINES : 0),
 		    a.events ? dump_one : NULL, &t0, &fc.acc, &l))
 		goto cleanup;
 	gpu_part.ctx = l.gpu;

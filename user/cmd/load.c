@@ -28,7 +28,7 @@ static bool arch_readable(const char *path, __u32 arch, bool events_only)
 	return events_only;
 }
 
-int tt_load(const char *path, bool keep_paths,
+int tt_load(const char *path, unsigned int flags,
 	    int (*each)(const struct tt_event *ev, void *ctx), void *ctx,
 	    struct tt_energy_acc *energy, struct tt_loaded *l)
 {
@@ -47,9 +47,12 @@ int tt_load(const char *path, bool keep_paths,
 	if (!arch_readable(path, meta->arch, each))
 		return 1;
 	l->an = tt_analyzer_new();
-	/* without keep_paths a walk's stages stay, its segments do not */
-	if (l->an)
-		tt_analyzer_keep_paths(l->an, keep_paths);
+	/* without paths a walk's stages stay, its segments do not */
+	if (l->an) {
+		tt_analyzer_keep_paths(l->an, flags & TT_LOAD_PATHS);
+		if (!(flags & TT_LOAD_TIMELINES))
+			tt_analyzer_stream(l->an, TT_STREAM_EVERY);
+	}
 	l->gpu = tt_gpustats_new(meta->devs, meta->ndevs);
 	if (!l->an || !l->gpu ||
 	    tt_analyzer_add_procs(l->an, meta->procs, meta->nprocs) ||

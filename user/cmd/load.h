@@ -18,16 +18,22 @@ struct tt_loaded {
 	struct tt_read_stats st;
 };
 
+/* tt_load()'s flags */
+#define TT_LOAD_PATHS (1u << 0) /* keep the critical paths' segments */
+/* keep the thread timelines whole (Perfetto draws them): the analyzer does
+ * not stream (docs/design.md §3.5) */
+#define TT_LOAD_TIMELINES (1u << 1)
+
 /*
  * Reads path whole: each event to each(ev, ctx) when given (the analyzer
- * then sees none), else to the analyzer (which keeps its critical paths'
- * segments when keep_paths), the GPU tables and the energy readings (into
+ * then sees none), else to the analyzer (TT_LOAD_* flags), the GPU tables
+ * and the energy readings (into
  * energy, when not NULL), finished. A recording of
  * another architecture is refused unless each is given (its events are
  * still shown, with a warning). 0, or 1 with the reason on stderr, in one
  * line; l is to be freed either way.
  */
-int tt_load(const char *path, bool keep_paths,
+int tt_load(const char *path, unsigned int flags,
 	    int (*each)(const struct tt_event *ev, void *ctx), void *ctx,
 	    struct tt_energy_acc *energy, struct tt_loaded *l);
 /* Warnings on stderr about what the reader met (corrupt blocks, a file
