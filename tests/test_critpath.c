@@ -1454,17 +1454,18 @@ static const struct scenario scenarios[] = {
 		WORKER_RQS(5100000),
 		.want = WANTS({ 1, NULL,
 				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_dispatch, 1200) } }),
+				  R_T(t_dispatch, 1210) } }),
 	},
 	/* Within it the writer serves two requests: its wake is no
-	 * pick-up, the reader's wake of it is. */
+	 * pick-up, the reader's wake of it is, the writer a relay to the
+	 * worker (queued until the worker's wake, taken up when it ran). */
 	{
 		SC("test_lookahead", "next_request_within_it"),
 		.steps = STEPS(WORKER_PICKUP_STEPS),
 		WORKER_RQS(4900000),
 		.want = WANTS({ 1, NULL,
 				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_dispatch, 1150) } }),
+				  R_T(t_enqueue, 1150), R_T(t_dispatch, 1210) } }),
 	},
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{

@@ -211,6 +211,9 @@ struct cp_thread {
 struct walk;
 int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev);
 void cp_chans_free(struct tt_critpath *cp);
+/* Forgets the sends before t: a receive of one names no request still to
+ * be walked (the base keeps the count). */
+void cp_chans_trim(struct tt_critpath *cp, __u64 t);
 /* The last take of th's latest batch admission that ends in (s, t] and
  * holds a take pred accepts (in *own), or NULL. */
 const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,

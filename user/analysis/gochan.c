@@ -87,6 +87,29 @@ int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev)
 	return 0;
 }
 
+void cp_chans_trim(struct tt_critpath *cp, __u64 t)
+{
+	for (size_t i = 0; i < cp->nchans; i++) {
+		struct cp_chan *c = &cp->chans[i];
+		size_t k = cp_starts_before(c->ts, c->n, sizeof(*c->ts), t);
+
+		if (!k)
+			continue;
+		c->n -= k;
+		c->base += k;
+		memmove(c->ts, c->ts + k, c->n * sizeof(*c->ts));
+		memmove(c->tid, c->tid + k, c->n * sizeof(*c->tid));
+		if (!c->n) {
+			/* a request's own channel, done with: its arrays go */
+			free(c->ts);
+			free(c->tid);
+			c->ts = NULL;
+			c->tid = NULL;
+			c->cap = 0;
+		}
+	}
+}
+
 void cp_chans_free(struct tt_critpath *cp)
 {
 	for (size_t i = 0; i < cp->nchans; i++) {

@@ -23,9 +23,13 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, a = lo, w = 0, k = 0;
+	__u64 t_held;
 
 	if (!th)
 		return 0;
+	/* reads before what the timeline still holds (report's streaming
+	 * walk trimmed it) were walked already: no turn to take */
+	t_held = th->nrecs ? th->recs[0].ts : 0;
 	for (;;) {
 		__u64 ta = a < hi ? ix->act[a].t : UINT64_MAX;
 		__u64 tw = w < th->ncand ? cp->wakes[th->cand[w]].ts :
@@ -42,7 +46,7 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			head = tail; /* blocked: the rest never handed on here */
 			k++;
 		} else if (ta <= tw) {
-			if (!ix->act[a].write)
+			if (!ix->act[a].write && ix->act[a].t >= t_held)
 				queue[tail++] = a;
 			else
 				for (size_t q = head; q < tail; q++)

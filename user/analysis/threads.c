@@ -827,6 +827,11 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 		   ended_before(th->fileios, th->nfileios, sizeof(*th->fileios),
 				t0),
 		   sizeof(*th->fileios));
+	/* a take names a request by a send after its read: none now */
+	drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
+		   cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
+				    t0),
+		   sizeof(*th->takes));
 }
 
 /* The wakes and blocks before the first one still referred to go, and
@@ -889,6 +894,7 @@ void tt_critpath_trim(struct tt_critpath *cp, __u64 t)
 	for (i = 0; i < cp->nthreads; i++)
 		trim_thread(cp, cp->threads[i], t);
 	trim_shared(cp);
+	cp_chans_trim(cp, t);
 }
 
 void tt_critpath_stats(const struct tt_critpath *cp,

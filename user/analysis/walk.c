@@ -360,7 +360,7 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
 {
 	return tk->t_send >= wk->r && tk->t_send <= tk->ts &&
 	       (tk->sender == wk->rq->reader_tid ||
-		cp_rq_only(wk->ix, tk->sender, wk->ri));
+		cp_rq_only(wk->ix, tk->sender, wk->ri, wk->lookahead));
 }
 
 /*
