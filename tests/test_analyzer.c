@@ -409,13 +409,16 @@ static struct tt_analyzer *run(void)
 	return run_jittered(0, 0);
 }
 
-/* Feeds L in list order, reordering left to the analyzer. */
-static struct tt_analyzer *run_as_listed(void)
+/* Feeds L in list order, reordering left to the analyzer; streaming (a
+ * step every `every` events or more) unless every is 0. */
+static struct tt_analyzer *run_listed(size_t every)
 {
 	struct tt_analyzer *a = tt_analyzer_new();
 	size_t i;
 	int bad = 0;
 
+	if (every)
+		tt_analyzer_stream(a, every);
 	for (i = 0; i < L.n; i++)
 		bad |= tt_analyzer_add(a, &L.v[i]);
 	ASSERT_FALSE(bad, "bad");
@@ -804,7 +807,7 @@ static void test_out_of_order_within_window(void)
 	}
 	/* in list order (connection by connection, far out of order) the
 	 * window cannot help: late events are counted */
-	shuffled = run_as_listed();
+	shuffled = run_listed(0);
 	tt_analyzer_stats(shuffled, &st);
 	ASSERT_GT(st.late, 0, "st.late");
 	tt_analyzer_free(shuffled);
@@ -835,7 +838,7 @@ static void test_equal_timestamps_keep_arrival_order(void)
 		}
 		send_cls(t + 800, end, 0x9900, 210, 10, TT_SEND_DONE, 0,
 			 TT_SEND_F_SSE);
-		a = run_as_listed();
+		a = run_listed(0);
 		ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
 		ASSERT_TRUE(req(a, 0)->complete, "req.complete");
 		ASSERT_EQ(req(a, 0)->tokens, 6, "req.tokens");
@@ -1017,7 +1020,7 @@ static void test_next_request_before_done_returns(void)
 	xmit(7 * MS + 20, 0x7700, 230, 240);
 	send_cls(7 * MS, 7 * MS + 50, 0x7700, 230, 10, TT_SEND_DONE, 0,
 		 TT_SEND_F_SSE);
-	a = run_as_listed();
+	a = run_listed(0);
 	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
 	ASSERT_TRUE(req(a, 0)->complete && req(a, 1)->complete,
 		    "req(a, 0)->complete && req(a, 1)->com...");
@@ -1993,22 +1996,6 @@ static void handoff_requests(size_t n, __u64 gap)
 	conn_close(t0 + 6 * MS, sk);
 }
 
-/* Feeds L in timestamp order to a streaming analyzer (a step every
- * `every` events or more) and finishes. */
-static struct tt_analyzer *run_streamed(size_t every)
-{
-	struct tt_analyzer *a = tt_analyzer_new();
-	size_t i;
-	int bad = 0;
-
-	tt_analyzer_stream(a, every);
-	for (i = 0; i < L.n; i++)
-		bad |= tt_analyzer_add(a, &L.v[i]);
-	ASSERT_FALSE(bad, "bad");
-	tt_analyzer_finish(a);
-	check_paths(a);
-	return a;
-}
 
 static __u64 held_max(const struct tt_analyzer *a)
 {
@@ -2030,7 +2017,7 @@ static void test_stream_memory_bounded(void)
 
 	for (k = 0; k < 2; k++) {
 		handoff_requests(300 << k, 300 * MS);
-		a = run_streamed(64);
+		a = run_listed(64);
 		ASSERT_EQ(tt_analyzer_nrequests(a), 300u << k,
 			  "tt_analyzer_nrequests");
 		ASSERT_TRUE(req(a, 0)->complete &&
@@ -2066,7 +2053,7 @@ static void test_stream_same_results(void)
 	handoff_requests(120, 150 * MS);
 	whole = run();
 	for (k = 0; k < sizeof(every) / sizeof(every[0]); k++) {
-		a = run_streamed(every[k]);
+		a = run_listed(every[k]);
 		ASSERT_EQ(tt_analyzer_nrequests(a),
 			  tt_analyzer_nrequests(whole),
 			  "tt_analyzer_nrequests");

@@ -171,6 +171,12 @@ struct step {
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
+/* the Go channel scenarios: reader 101 sends its element and waits for
+ * its token, which engine 102 hands it at 1500 (docs/design.md §4.10) */
+#define CHAN_SEND(q_) E_CHAN(300, 101, SEND, 0xc0, q_),                         \
+	E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10)
+#define CHAN_TOKEN(t_) E_WAKE(t_, 102, 101, NR_FUTEX, 0x10), E_IN((t_) + 5, 101)
+#define CHAN_RQ(t_) RQ(1, 50, 100, (t_) + 20, (t_) + 30, 101, 101)
 /* a parenthesized list of designated initializers, unwrapped */
 #define UNPAREN(...) __VA_ARGS__
 /* clang-format on */
@@ -1646,12 +1652,10 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_go_channel", "take"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
-			       E_CHAN(300, 101, SEND, 0xc0, 0),
-			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       CHAN_SEND(0),
 			       E_CHAN(800, 102, RECV, 0xc0, 1),
-			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+			       CHAN_TOKEN(1500)),
+		RQS(CHAN_RQ(1500)),
 		.want = WANTS({
 			1,
 			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 700 + 15,
@@ -1668,13 +1672,11 @@ static const struct scenario scenarios[] = {
 		SC("test_go_channel", "fifo"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
 			       E_CHAN(250, 103, SEND, 0xc0, 0),
-			       E_CHAN(300, 101, SEND, 0xc0, 1),
-			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       CHAN_SEND(1),
 			       E_CHAN(800, 102, RECV, 0xc0, 2),
 			       E_CHAN(820, 102, RECV, 0xc0, 1),
-			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+			       CHAN_TOKEN(1500)),
+		RQS(CHAN_RQ(1500)),
 		.want = WANTS({
 			1,
 			NULL,
@@ -1688,16 +1690,14 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_go_channel", "batch_end"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
-			       E_CHAN(300, 101, SEND, 0xc0, 0),
-			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       CHAN_SEND(0),
 			       E_CHAN(800, 102, RECV, 0xc0, 1),
 			       E_PREEMPT(810, 102),
 			       E_CHAN(900, 103, SEND, 0xc0, 0),
 			       E_IN(1200, 102),
 			       E_CHAN(1210, 102, RECV, 0xc0, 1),
-			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+			       CHAN_TOKEN(1500)),
+		RQS(CHAN_RQ(1500)),
 		.want = WANTS({
 			1,
 			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 290 + 15,
@@ -1715,14 +1715,12 @@ static const struct scenario scenarios[] = {
 		SC("test_go_channel", "take_before_handoff"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
 			       E_OUT(40, 103, .sys = NR_FUTEX, .arg0 = 0x50),
-			       E_CHAN(300, 101, SEND, 0xc0, 0),
-			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
+			       CHAN_SEND(0),
 			       E_CHAN(800, 102, RECV, 0xc0, 1),
 			       E_WAKE(1400, 102, 103, NR_FUTEX, 0x50),
 			       E_IN(1405, 103),
-			       E_WAKE(1700, 102, 101, NR_FUTEX, 0x10),
-			       E_IN(1705, 101)),
-		RQS(RQ(1, 50, 100, 1720, 1730, 101, 101),
+			       CHAN_TOKEN(1700)),
+		RQS(CHAN_RQ(1700),
 		    RQ(2, 20, 30, 1410, 1420, 103, 103, .t_end = 3000 * US)),
 		.want = WANTS({
 			1,
@@ -1741,9 +1739,8 @@ static const struct scenario scenarios[] = {
 			       E_CHAN(300, 101, SEND, 0xc1, 0),
 			       E_OUT(310, 101, .sys = NR_FUTEX, .arg0 = 0x10),
 			       E_CHAN(800, 102, RECV, 0xc0, 1),
-			       E_WAKE(1500, 102, 101, NR_FUTEX, 0x10),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+			       CHAN_TOKEN(1500)),
+		RQS(CHAN_RQ(1500)),
 		.want = WANTS({
 			1,
 			NULL,

@@ -385,6 +385,10 @@ struct gpu_wait {
 };
 
 /* threads.c */
+/* The element of v keyed (k1, k2) in ix, zeroed and appended when new;
+ * NULL when out of memory. */
+void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,
+		   size_t *cap, size_t size);
 struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 				   __u32 tgid);
 long cp_rec_before(const struct cp_thread *th, __u64 t);

@@ -15,17 +15,8 @@
 
 static struct cp_chan *chan_of(struct tt_critpath *cp, __u64 ch, __u32 tgid)
 {
-	struct tt_hmap_ent *ent;
-
-	if (tt_grow((void **)&cp->chans, &cp->capchans, cp->nchans + 1,
-		    sizeof(*cp->chans)))
-		return NULL;
-	ent = tt_hmap_insert(&cp->chan_ix, ch, tgid, cp->nchans);
-	if (!ent)
-		return NULL;
-	if (ent->val == cp->nchans)
-		memset(&cp->chans[cp->nchans++], 0, sizeof(*cp->chans));
-	return &cp->chans[ent->val];
+	return cp_keyed_get(&cp->chan_ix, ch, tgid, (void **)&cp->chans,
+			    &cp->nchans, &cp->capchans, sizeof(*cp->chans));
 }
 
 static int chan_send(struct cp_chan *c, __u64 ts, __u32 tid)

@@ -173,20 +173,26 @@ long cp_rec_before(const struct cp_thread *th, __u64 t)
 
 /* ---- feeding ---- */
 
-/* The use of futex word (word, tgid), created when new. */
-static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
+void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,
+		   size_t *cap, size_t size)
 {
 	struct tt_hmap_ent *ent;
 
-	if (tt_grow((void **)&cp->words, &cp->capwords, cp->nwords + 1,
-		    sizeof(*cp->words)))
+	if (tt_grow(v, cap, *n + 1, size))
 		return NULL;
-	ent = tt_hmap_insert(&cp->futex_words, word, tgid, cp->nwords);
+	ent = tt_hmap_insert(ix, k1, k2, *n);
 	if (!ent)
 		return NULL;
-	if (ent->val == cp->nwords)
-		memset(&cp->words[cp->nwords++], 0, sizeof(*cp->words));
-	return &cp->words[ent->val];
+	if (ent->val == *n)
+		memset((char *)*v + (*n)++ * size, 0, size);
+	return (char *)*v + ent->val * size;
+}
+
+/* The use of futex word (word, tgid), created when new. */
+static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
+{
+	return cp_keyed_get(&cp->futex_words, word, tgid, (void **)&cp->words,
+			    &cp->nwords, &cp->capwords, sizeof(*cp->words));
 }
 
 static void word_note(__u32 *tids, __u32 tid)
