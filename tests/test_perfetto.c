@@ -485,7 +485,8 @@ static void test_export(void)
 	to_cp(rq, 4, 101, crq);
 	ASSERT_OK(tt_critpath_walk_all(cp, crq, 4, res),
 		  "tt_critpath_walk_all");
-	ASSERT_EQ(res[0].t_dispatch, 1200 * US, "res[0].t_dispatch");
+	/* the pick-up's engine ran at 1220 us */
+	ASSERT_EQ(res[0].t_dispatch, 1220 * US, "res[0].t_dispatch");
 	ASSERT_OK(export_trace(&t, cp, rq, res, 4), "export_trace");
 	save(&t, getenv("TT_PERFETTO_OUT"));
 	check_trace(&t);

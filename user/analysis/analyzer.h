@@ -61,7 +61,7 @@ struct tt_request {
 	__u32 incomplete; /* TT_INC_* bits saying why; 0 when complete */
 	/*
 	 * The critical path (after tt_analyzer_finish): t_read <= t_enqueue
-	 * <= t_dispatch <= t_token <= t_first_write (scheduler.queue is
+	 * <= t_dispatch <= t_token <= t_first_write (scheduler.queue lies in
 	 * [t_enqueue, t_dispatch)) and stage_ns summing exactly to ttft
 	 * whenever the path was walked (TT_CP_INC_NOT_WALKED clear in its
 	 * tt_analyzer_cp_result), 0 otherwise.

@@ -109,9 +109,11 @@ struct tt_cp_result {
 	__u64 stage_ns[TT_ST_MAX];
 	/*
 	 * t_read <= t_enqueue <= t_dispatch <= t_token <= t_first_write.
-	 * scheduler.queue is [t_enqueue, t_dispatch): the request waits after
-	 * it was handed on; the producer's own work on it between t_read and
-	 * t_enqueue (parsing, tokenizing) is walked like any path.
+	 * scheduler.queue lies in [t_enqueue, t_dispatch): the request waits
+	 * after it was handed on (all of it, but for a pick-up's engine
+	 * waiting for a CPU, which is scheduler.runqueue); the producer's own
+	 * work on it between t_read and t_enqueue (parsing, tokenizing) is
+	 * walked like any path.
 	 */
 	__u64 t_enqueue, t_dispatch, t_token;
 	/* of the path, the time its threads waited on a runtime's own lock

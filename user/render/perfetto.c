@@ -500,6 +500,8 @@ static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 			   const struct tt_cp_result *res,
 			   const struct pf_phases *p)
 {
+	bool unqueued = p->t[2] == p->t[3] ||
+			(res && !res->stage_ns[TT_ST_QUEUE]);
 	__u64 s, e, lo, hi;
 	size_t i;
 	int ph;
@@ -507,10 +509,11 @@ static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 	for (ph = 0; ph < 5; ph++) {
 		lo = p->t[ph];
 		hi = p->t[ph + 1];
-		/* nothing queued: one processing slice, not two */
-		if (ph == 1 && p->t[2] == p->t[3])
+		/* nothing queued: one processing slice, not two (a
+		 * pick-up's engine may wait for a CPU between the two) */
+		if (ph == 1 && unqueued)
 			hi = p->t[4];
-		else if (ph == 3 && p->t[2] == p->t[3])
+		else if (ph == 3 && unqueued)
 			continue;
 		if (hi <= lo)
 			continue;
