@@ -259,6 +259,7 @@ int tt_energy_compute(const struct tt_energy_acc *e,
 {
 	const struct tt_energy_domain *d;
 	__u64 util_sum = 0, util_n = 0, ns;
+	double j;
 	size_t i;
 	int err;
 
@@ -276,15 +277,18 @@ int tt_energy_compute(const struct tt_energy_acc *e,
 		if (d->ts.n < 2)
 			continue;
 		out->ndomains++;
-		out->joules += tt_energy_joules(d, &ns);
+		j = tt_energy_joules(d, &ns);
+		out->joules += j;
+		/* each sensor's own span: sampled one after the other, their
+		 * spans differ by microseconds */
+		if (ns)
+			out->mean_w += j / (ns / 1e9);
 		if (ns > out->span_ns)
 			out->span_ns = ns;
 		err = apportion(d, reqs, e2e, n, out);
 		if (err)
 			return err;
 	}
-	if (out->span_ns)
-		out->mean_w = out->joules / (out->span_ns / 1e9);
 	if (out->joules > 0 && out->tokens) {
 		out->j_per_token = out->joules / out->tokens;
 		out->tokens_per_j = out->tokens / out->joules;

@@ -6,8 +6,9 @@
  * signal to its I/O thread, a worker's notify). The first wake after a
  * request's read is then an earlier request's. In each busy stretch of a
  * reader (until it blocks), its wakes go to the requests it read, in the
- * order it read them; a request that writes its first token first, or is
- * still waiting when the reader blocks, gets none.
+ * order it read them; a request that writes its first token first gets
+ * none, and a stretch in which a request got none keeps no turn at all
+ * (a handler that handed on without a wake shifts the rest).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,12 +18,30 @@
 /* fifo[] while computing: a pending request that wrote first */
 #define FIFO_GONE 1ULL
 
+/*
+ * A busy stretch of the reader ends (it blocks, or its events do): when a
+ * request it read in the stretch got no wake, its handler handed on
+ * without one (a busy consumer), and the turns of the stretch are not to
+ * be trusted: none is kept. queue[start, tail) are the stretch's reads.
+ */
+static void stretch_end(struct rq_index *ix, const size_t *queue,
+			size_t *head, size_t *start, size_t tail)
+{
+	while (*head < tail && ix->fifo[queue[*head]] == FIFO_GONE)
+		(*head)++;
+	if (*head < tail)
+		for (size_t q = *start; q < tail; q++)
+			if (ix->fifo[queue[q]] != FIFO_GONE)
+				ix->fifo[queue[q]] = 0;
+	*head = *start = tail;
+}
+
 /* The acts [lo, hi) of thread th, its wakes and blocks merged in time. */
 static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		       size_t lo, size_t hi, size_t *queue)
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
-	size_t head = 0, tail = 0, a = lo, w = 0, k = 0;
+	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0;
 	__u64 t_held;
 
 	if (!th)
@@ -35,6 +54,7 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		__u64 tw = w < th->ncand ? cp->wakes[th->cand[w]].ts :
 					   UINT64_MAX;
 		__u64 tb = UINT64_MAX;
+		const struct rq_act *act;
 
 		while (k < th->nrecs && th->recs[k].state != REC_BLOCKED)
 			k++;
@@ -43,17 +63,16 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		if (ta == UINT64_MAX && tw == UINT64_MAX)
 			break;
 		if (tb < ta && tb < tw) {
-			head = tail; /* blocked: the rest never handed on here */
+			stretch_end(ix, queue, &head, &start, tail);
 			k++;
 		} else if (ta <= tw) {
-			if (!ix->act[a].write && ix->act[a].t >= t_held)
-				queue[tail++] = a;
-			else
+			act = &ix->act[a++];
+			if (!act->write && act->t >= t_held)
+				queue[tail++] = (size_t)(act - ix->act);
+			else if (act->write)
 				for (size_t q = head; q < tail; q++)
-					if (ix->act[queue[q]].req ==
-					    ix->act[a].req)
+					if (ix->act[queue[q]].req == act->req)
 						ix->fifo[queue[q]] = FIFO_GONE;
-			a++;
 		} else {
 			const struct cp_wake *wk = &cp->wakes[th->cand[w++]];
 
@@ -65,6 +84,7 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 				ix->fifo[queue[head++]] = wk->ts;
 		}
 	}
+	stretch_end(ix, queue, &head, &start, tail);
 	for (size_t i = lo; i < hi; i++)
 		if (ix->fifo[i] == FIFO_GONE)
 			ix->fifo[i] = 0;
