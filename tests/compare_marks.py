@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks a marker recording (report --json) against the demo server's
 ground-truth log: the requests' t_enqueue and t_dispatch within --tol-us of
-the server's own stamps (all but 3%: the server's clock read and the probe's
-trap are two instants, and a preemption between them on this VM moves one
-by tens of microseconds; none more than --max-us), their rules "marker",
+the server's own stamps (all but 3%, or one: the server's clock read and
+the probe's trap are two instants, and a preemption between them on this VM,
+or a process's first trap, which sets up the uprobe's slot, moves one by
+tens to hundreds of microseconds; none more than --max-us), their rules
+"marker",
 and nothing left unbound.
 Requests are matched by the client's port and, on a keep-alive connection,
 by order (compare_ttft.by_port).
@@ -68,8 +70,8 @@ def main():
           (not a.expect or n == a.expect),
           f"{n} complete requests matched of {logged} logged")
     check(f"t_dispatch and t_enqueue within {a.tol_us:g} us of the server's "
-          f"for 97% of the requests, none past {a.max_us:g} us",
-          n > 0 and len(bad) <= 0.03 * n and not far,
+          f"for 97% of the requests (or all but one), none past {a.max_us:g} us",
+          n > 0 and len(bad) <= max(1, 0.03 * n) and not far,
           f"{n - len(bad)} of {n}; worst {worst_d / 1e3:.1f} us and "
           f"{worst_e / 1e3:.1f} us" + ("; " + "; ".join(bad[:5]) if bad else ""))
     check("rules say marker", rules == {("marker", "marker")},
