@@ -172,10 +172,13 @@ struct cp_take {
 
 /* A Go channel's sends, the latest CHAN_SENDS_KEPT at least (gochan.c). */
 struct cp_chan {
-	__u64 *ts;
-	__u32 *tid;
+	struct cp_send {
+		__u64 ts;
+		__u32 tid;
+		__u32 pad;
+	} *sends; /* in time order */
 	size_t n, cap;
-	__u64 base; /* sends before ts[0] */
+	__u64 base; /* sends before sends[0] */
 };
 
 struct cp_thread {
@@ -385,6 +388,9 @@ struct gpu_wait {
 };
 
 /* threads.c */
+/* Drops the first k of the n elements of size size at *v, and gives back
+ * the memory of a buffer mostly empty then (cap NULL: never). */
+void cp_drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size);
 /* The element of v keyed (k1, k2) in ix, zeroed and appended when new;
  * NULL when out of memory. */
 void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,

@@ -21,33 +21,15 @@ static struct cp_chan *chan_of(struct tt_critpath *cp, __u64 ch, __u32 tgid)
 
 static int chan_send(struct cp_chan *c, __u64 ts, __u32 tid)
 {
-	size_t drop;
-
 	/* the oldest half goes: no receive can name it any more */
 	if (c->n == 2 * CHAN_SENDS_KEPT) {
-		drop = c->n - CHAN_SENDS_KEPT;
-		memmove(c->ts, c->ts + drop, CHAN_SENDS_KEPT * sizeof(*c->ts));
-		memmove(c->tid, c->tid + drop,
-			CHAN_SENDS_KEPT * sizeof(*c->tid));
-		c->n = CHAN_SENDS_KEPT;
-		c->base += drop;
+		cp_drop_front((void **)&c->sends, &c->n, &c->cap,
+			      CHAN_SENDS_KEPT, sizeof(*c->sends));
+		c->base += CHAN_SENDS_KEPT;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		__u64 *ts = realloc(c->ts, cap * sizeof(*ts));
-		__u32 *tids;
-
-		if (!ts)
-			return -ENOMEM;
-		c->ts = ts;
-		tids = realloc(c->tid, cap * sizeof(*tids));
-		if (!tids)
-			return -ENOMEM;
-		c->tid = tids;
-		c->cap = cap;
-	}
-	c->ts[c->n] = ts;
-	c->tid[c->n++] = tid;
+	if (tt_grow((void **)&c->sends, &c->cap, c->n + 1, sizeof(*c->sends)))
+		return -ENOMEM;
+	c->sends[c->n++] = (struct cp_send){ .ts = ts, .tid = tid };
 	return 0;
 }
 
@@ -55,8 +37,8 @@ int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_go_chan *op = &ev->go_chan;
 	struct cp_chan *c = chan_of(cp, op->ch, ev->h.tgid);
+	const struct cp_send *sent;
 	struct cp_thread *th;
-	size_t i;
 
 	if (!c)
 		return -ENOMEM;
@@ -65,15 +47,15 @@ int cp_chan_add(struct tt_critpath *cp, const struct tt_event *ev)
 	if (op->op != TT_GO_CHAN_RECV || !op->qcount ||
 	    op->qcount > c->n)
 		return 0;
-	i = c->n - op->qcount;
-	if (c->tid[i] == ev->h.tid)
+	sent = &c->sends[c->n - op->qcount];
+	if (sent->tid == ev->h.tid)
 		return 0; /* a goroutine's own element: no hand-off */
 	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 	if (!th || tt_grow((void **)&th->takes, &th->captakes, th->ntakes + 1,
 			   sizeof(*th->takes)))
 		return -ENOMEM;
 	th->takes[th->ntakes++] = (struct cp_take){
-		.ts = ev->h.ts, .t_send = c->ts[i], .sender = c->tid[i],
+		.ts = ev->h.ts, .t_send = sent->ts, .sender = sent->tid,
 	};
 	return 0;
 }
@@ -82,20 +64,15 @@ void cp_chans_trim(struct tt_critpath *cp, __u64 t)
 {
 	for (size_t i = 0; i < cp->nchans; i++) {
 		struct cp_chan *c = &cp->chans[i];
-		size_t k = cp_starts_before(c->ts, c->n, sizeof(*c->ts), t);
+		size_t k = cp_starts_before(c->sends, c->n, sizeof(*c->sends), t);
 
-		if (!k)
-			continue;
-		c->n -= k;
+		cp_drop_front((void **)&c->sends, &c->n, &c->cap, k,
+			      sizeof(*c->sends));
 		c->base += k;
-		memmove(c->ts, c->ts + k, c->n * sizeof(*c->ts));
-		memmove(c->tid, c->tid + k, c->n * sizeof(*c->tid));
-		if (!c->n) {
-			/* a request's own channel, done with: its arrays go */
-			free(c->ts);
-			free(c->tid);
-			c->ts = NULL;
-			c->tid = NULL;
+		if (!c->n && c->cap) {
+			/* a request's own channel, done with: its array goes */
+			free(c->sends);
+			c->sends = NULL;
 			c->cap = 0;
 		}
 	}
@@ -103,10 +80,8 @@ void cp_chans_trim(struct tt_critpath *cp, __u64 t)
 
 void cp_chans_free(struct tt_critpath *cp)
 {
-	for (size_t i = 0; i < cp->nchans; i++) {
-		free(cp->chans[i].ts);
-		free(cp->chans[i].tid);
-	}
+	for (size_t i = 0; i < cp->nchans; i++)
+		free(cp->chans[i].sends);
 	free(cp->chans);
 	tt_hmap_free(&cp->chan_ix);
 }

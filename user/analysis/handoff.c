@@ -375,6 +375,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 			break;
 		}
 	}
+	/* an event loop's own turn: earlier requests took the wakes before */
+	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
+	if (next && next < t)
+		return next;
 	b = th->ncand;
 	while (a < b) {
 		mid = a + (b - a) / 2;
@@ -383,10 +387,6 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		else
 			b = mid;
 	}
-	/* an event loop's own turn: earlier requests took the wakes before */
-	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
-	if (next && next < t)
-		return next;
 	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
 		/* the reader's own hand-off: nothing later can be its end */
 		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid)

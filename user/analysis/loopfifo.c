@@ -37,15 +37,15 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 }
 
 /* The acts [lo, hi) of thread th, its wakes and blocks merged in time. */
-static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
-		       size_t lo, size_t hi, size_t *queue)
+static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
+			size_t lo, size_t hi, size_t *queue)
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0;
 	__u64 t_held;
 
 	if (!th)
-		return 0;
+		return;
 	/* reads before what the timeline still holds (report's streaming
 	 * walk trimmed it) were walked already: no turn to take */
 	t_held = th->nrecs ? th->recs[0].ts : 0;
@@ -88,13 +88,11 @@ static int fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 	for (size_t i = lo; i < hi; i++)
 		if (ix->fifo[i] == FIFO_GONE)
 			ix->fifo[i] = 0;
-	return 0;
 }
 
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 {
 	size_t lo, hi, reads, *queue;
-	int err = 0;
 
 	ix->fifo = calloc(ix->nact ? ix->nact : 1, sizeof(*ix->fifo));
 	queue = malloc((ix->nact ? ix->nact : 1) * sizeof(*queue));
@@ -102,16 +100,16 @@ int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 		free(queue);
 		return -ENOMEM;
 	}
-	for (lo = 0; lo < ix->nact && !err; lo = hi) {
+	for (lo = 0; lo < ix->nact; lo = hi) {
 		for (hi = lo, reads = 0;
 		     hi < ix->nact && ix->act[hi].tid == ix->act[lo].tid; hi++)
 			reads += !ix->act[hi].write;
 		/* a reader of one request has nothing to take turns with */
 		if (reads > 1)
-			err = fifo_thread(cp, ix, lo, hi, queue);
+			fifo_thread(cp, ix, lo, hi, queue);
 	}
 	free(queue);
-	return err;
+	return 0;
 }
 
 __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,

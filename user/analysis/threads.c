@@ -753,9 +753,7 @@ static __u64 held_max(const struct tt_critpath *cp)
 	return held > cp->held_max ? held : cp->held_max;
 }
 
-/* Drops the first k of the n elements of size size at *v, and gives back
- * the memory of a buffer mostly empty then. */
-static void drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size)
+void cp_drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size)
 {
 	void *p;
 
@@ -814,27 +812,27 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	__u64 t0;
 
 	k = k > CP_TRIM_KEEP ? k - CP_TRIM_KEEP : 0;
-	drop_front((void **)&th->recs, &th->nrecs, &th->caprecs, k,
+	cp_drop_front((void **)&th->recs, &th->nrecs, &th->caprecs, k,
 		   sizeof(*th->recs));
 	cp->recs_dropped += k;
 	t0 = th->nrecs && th->recs[0].ts < t ? th->recs[0].ts : t;
-	drop_front((void **)&th->wout, &th->nwout, &th->capwout,
+	cp_drop_front((void **)&th->wout, &th->nwout, &th->capwout,
 		   wakes_before(cp, th->wout, th->nwout, t), sizeof(*th->wout));
-	drop_front((void **)&th->cand, &th->ncand, NULL,
+	cp_drop_front((void **)&th->cand, &th->ncand, NULL,
 		   wakes_before(cp, th->cand, th->ncand, t), sizeof(*th->cand));
-	drop_front((void **)&th->calls, &th->ncalls, &th->capcalls,
+	cp_drop_front((void **)&th->calls, &th->ncalls, &th->capcalls,
 		   ended_before(th->calls, th->ncalls, sizeof(*th->calls), t0),
 		   sizeof(*th->calls));
-	drop_front((void **)&th->ioctls, &th->nioctls, &th->capioctls,
+	cp_drop_front((void **)&th->ioctls, &th->nioctls, &th->capioctls,
 		   ended_before(th->ioctls, th->nioctls, sizeof(*th->ioctls),
 				t0),
 		   sizeof(*th->ioctls));
-	drop_front((void **)&th->fileios, &th->nfileios, &th->capfileios,
+	cp_drop_front((void **)&th->fileios, &th->nfileios, &th->capfileios,
 		   ended_before(th->fileios, th->nfileios, sizeof(*th->fileios),
 				t0),
 		   sizeof(*th->fileios));
 	/* a take names a request by a send after its read: none now */
-	drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
+	cp_drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
 		   cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
 				    t0),
 		   sizeof(*th->takes));
@@ -882,13 +880,13 @@ static void trim_shared(struct tt_critpath *cp)
 				th->recs[k].info -= wmin;
 		}
 	}
-	drop_front((void **)&cp->wakes, &cp->nwakes, &cp->capwakes, wmin,
+	cp_drop_front((void **)&cp->wakes, &cp->nwakes, &cp->capwakes, wmin,
 		   sizeof(*cp->wakes));
 	cp->wakes_dropped += wmin;
 	for (k = 0; k < cp->nwakes; k++)
 		if (cp->wakes[k].block != NONE32)
 			cp->wakes[k].block -= bmin;
-	drop_front((void **)&cp->blocks, &cp->nblocks, &cp->capblocks, bmin,
+	cp_drop_front((void **)&cp->blocks, &cp->nblocks, &cp->capblocks, bmin,
 		   sizeof(*cp->blocks));
 }
 
