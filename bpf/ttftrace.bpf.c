@@ -13,6 +13,7 @@
 #include "ttftrace.h"
 #include "tt_arch.h"
 
+#define AF_UNIX 1
 #define AF_INET 2
 #define AF_INET6 10
 #define IPPROTO_TCP 6
@@ -523,6 +524,74 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 
+/* ---- data hand-offs between threads: eventfds and unix sockets ---- */
+
+/* The thread that last read an eventfd (by its file) or a unix socket (by
+ * its sock), traced threads only: whom a write to it hands data to. */
+struct ipc_reader {
+	__u32 tid;
+	__u32 tgid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct ipc_reader);
+} ipc_readers SEC(".maps");
+
+static __always_inline struct file *fd_file(struct task_struct *task,
+					    __u64 fd);
+
+/* Current, a traced thread, reads obj: its reader from now on. */
+static __always_inline void ipc_reader_note(__u64 obj, __u64 id)
+{
+	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
+	struct ipc_reader nr = { .tid = (__u32)id, .tgid = id >> 32 };
+
+	if (r && r->tid == nr.tid)
+		return;
+	bpf_map_update_elem(&ipc_readers, &obj, &nr, BPF_ANY);
+}
+
+/*
+ * Current writes to obj, kind tt_ipc_kind: a TT_EV_DATA_WAKE of its last
+ * reader, another traced thread. The kernel's wakeup shows only when that
+ * reader sleeps on obj; a preempted or busy reader gets none, and the data
+ * hand-off would be lost (docs/design.md §4.4).
+ */
+static __always_inline void ipc_wake_emit(__u64 obj, __u32 kind)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct ipc_reader *r;
+	struct pt_regs *regs;
+	struct tt_event_wake {
+		struct tt_hdr h;
+		struct tt_wake w;
+	} *e;
+
+	if (!tgid_traced(id >> 32))
+		return;
+	r = bpf_map_lookup_elem(&ipc_readers, &obj);
+	if (!r || r->tid == (__u32)id)
+		return;
+	e = reserve_as(sizeof(*e), TT_EV_DATA_WAKE, id);
+	if (!e)
+		return;
+	e->w.target_tid = r->tid;
+	e->w.target_tgid = r->tgid;
+	e->w.target_cpu = kind;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	e->w.waker_syscall = TT_REGS_SYSCALL_NR(regs);
+	e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
+	submit(e);
+}
+
+static __always_inline bool unix_sock(const struct sock *sk)
+{
+	return sk && BPF_CORE_READ(sk, __sk_common.skc_family) == AF_UNIX;
+}
+
 /* ---- receives ---- */
 
 SEC("tp_btf/sk_data_ready")
@@ -531,8 +600,12 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 queued;
 
-	if (!server_sock(sk))
+	if (!server_sock(sk)) {
+		/* a unix socket's sender, in process context */
+		if (unix_sock(sk) && !irq_flags())
+			ipc_wake_emit((__u64)sk, TT_IPC_UNIX);
 		return 0;
+	}
 	ensure_conn(sk);
 	queued = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
 	emit_sock(TT_EV_DATA_READY, sk, queued, irq_flags());
@@ -544,10 +617,13 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	if (!tgid_traced(id >> 32))
+	if (!tgid_traced(id >> 32) || (flags & MSG_PEEK))
 		return 0;
-	if ((flags & MSG_PEEK) || !server_sock(sk))
+	if (!server_sock(sk)) {
+		if (ret > 0 && unix_sock(sk))
+			ipc_reader_note((__u64)sk, id);
 		return 0;
+	}
 	ensure_conn(sk);
 	emit_sock_as(TT_EV_RECV, sk, ret, 0, id);
 	return 0;
@@ -600,9 +676,26 @@ static __always_inline void move_send_enter(__u32 prev_tid)
 	se->tid = 0;
 }
 
-SEC("tracepoint/syscalls/sys_enter_write")
-int tt_enter_write(void *ctx)
+/* An 8-byte write is how an eventfd is signalled: to a known reader's
+ * eventfd, a data hand-off. */
+static __always_inline void eventfd_write_note(__u64 fd)
 {
+	struct file *file;
+	__u64 obj;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return;
+	file = fd_file(bpf_get_current_task_btf(), fd);
+	obj = (__u64)file;
+	if (file && bpf_map_lookup_elem(&ipc_readers, &obj))
+		ipc_wake_emit(obj, TT_IPC_EVENTFD);
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int tt_enter_write(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ctx->args[2] == 8)
+		eventfd_write_note(ctx->args[0]);
 	return note_send_enter();
 }
 
@@ -1168,6 +1261,7 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 	struct fileio_enter *fe;
 	struct inode *inode;
 	struct file *file;
+	unsigned long magic;
 	__u32 mode;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
@@ -1180,10 +1274,18 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 	if (!inode)
 		return 0;
 	mode = BPF_CORE_READ(inode, i_mode);
-	if ((mode & S_IFMT) != S_IFBLK &&
-	    ((mode & S_IFMT) != S_IFREG ||
-	     pseudo_fs(BPF_CORE_READ(inode, i_sb, s_magic))))
+	/* anon inodes have no type (S_IFREG on some kernels) */
+	if ((mode & S_IFMT) == S_IFREG || !(mode & S_IFMT)) {
+		magic = BPF_CORE_READ(inode, i_sb, s_magic);
+		/* an eventfd's reader (timerfds and signalfds: no writer) */
+		if (magic == ANON_INODE_FS_MAGIC && nr == TT_NR_read)
+			ipc_reader_note((__u64)file,
+					bpf_get_current_pid_tgid());
+		if (!(mode & S_IFMT) || pseudo_fs(magic))
+			return 0;
+	} else if ((mode & S_IFMT) != S_IFBLK) {
 		return 0;
+	}
 	fe = bpf_task_storage_get(&fileio_enter, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fe)

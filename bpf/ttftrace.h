@@ -53,6 +53,8 @@ enum tt_event_type {
 	TT_EV_ENERGY = 23, /* user space only: an energy or power sensor's reading */
 	TT_EV_GO = 24, /* a goroutine's state change (Go's scheduler) */
 	TT_EV_GO_CHAN = 25, /* a Go channel send, or a receive from its buffer */
+	TT_EV_DATA_WAKE = 26, /* hdr: a writer; payload (tt_wake): the last
+			       * reader of the eventfd or unix socket written */
 	TT_EV_MAX
 };
 
@@ -199,8 +201,14 @@ struct tt_wake {
 	__u32 target_tid;
 	__u32 target_tgid;
 	__s32 waker_syscall; /* current's syscall, -1 in irq context or none */
-	__u32 target_cpu;
+	__u32 target_cpu; /* TT_EV_DATA_WAKE: enum tt_ipc_kind */
 	__u64 waker_arg0; /* its first argument: FUTEX_WAKE's word */
+};
+
+/* What a TT_EV_DATA_WAKE's writer wrote to (docs/design.md §4.4). */
+enum tt_ipc_kind {
+	TT_IPC_UNIX = 1, /* an AF_UNIX socket (sk_data_ready) */
+	TT_IPC_EVENTFD = 2, /* an eventfd (an 8-byte write(2)) */
 };
 
 enum tt_block_phase {

@@ -117,6 +117,7 @@ enum step_op {
 	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags */
 	OP_FILEIO, /* tid was in file read sys (b.mode, flags) over [t0, t) */
 	OP_CHAN, /* tid does Go channel op cmd on channel arg0, qcount flags */
+	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
 };
 
 struct step {
@@ -168,6 +169,8 @@ struct step {
 #define E_FILEIO(t0_, t_, tid_, sys_, mode_, flags_)                          \
 	{ OP_FILEIO, (t_) * US, tid_, .t0 = (t0_) * US, .sys = sys_,          \
 	  .b = { .mode = mode_ }, .flags = flags_ }
+#define E_DATA(t_, cur, tgt, sys_, arg)                                       \
+	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
@@ -244,6 +247,10 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_FILEIO:
 		file_read(s, st->t0, st->t, st->tid, st->sys, st->b.mode,
 			  st->flags);
+		break;
+	case OP_DATA_WAKE:
+		wake(s, st->t, st->tid, st->target, 0, st->sys, st->arg0);
+		s->ev[s->n - 1].h.type = TT_EV_DATA_WAKE;
 		break;
 	case OP_CHAN:
 		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
@@ -1826,6 +1833,102 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_PICKUP) },
 		}),
 	},
+	/* The same, the relay preempted before the reader's write to its
+	 * eventfd: no wakeup, the data wake ends its wait for the request
+	 * (without it: the resume rule, t_dispatch at the relay's run) */
+	{
+		SC("test_data_wake", "relay_preempted"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 103),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_PREEMPT(200, 103),
+			       E_DATA(300, 101, 103, NR_WRITE, 6),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 103),
+			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
+			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_IN(330, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
+			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 330),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_PICKUP) },
+		}),
+	},
+	/* A relay asleep on the eventfd: the kernel's wakeup follows the data
+	 * wake, which adds nothing (the same path as a plain wakeup) */
+	{
+		SC("test_data_wake", "relay_asleep"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_READ, .arg0 = 6,
+				     .mode = S_IFREG, .anon = true),
+			       E_DATA(300, 101, 103, NR_WRITE, 6),
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 103),
+			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
+			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_IN(330, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
+			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R_T(t_dispatch, 330),
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_PICKUP) },
+		}),
+	},
+	/* A busy engine 102 (CPython, GIL 0x7200) puts each step's tokens on
+	 * output thread 103's queue (0x50), then drops the GIL, which wakes
+	 * 103 again: the walk enters the engine through the GIL, yet 103 is
+	 * still the thread it handed off to, and the step before B's is the
+	 * boundary (B, read before A was handed on, queued from that hand-off:
+	 * the reader's first after B's read; the engine's wake by it is A's) */
+	{
+		SC("test_gil_lock", "engine_put_then_gil"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_WAKE(200, 101, 102, NR_FUTEX, 0x40),
+			       E_IN(210, 102),
+			       E_OUT(400, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1200, 102, 103, NR_FUTEX, 0x50),
+			       E_IN(1210, 103),
+			       E_OUT(1215, 103, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(1220, 102, 103, NR_FUTEX, 0x7200),
+			       E_IN(1225, 103),
+			       E_WAKE(1230, 103, 101, NR_FUTEX, 0x60),
+			       E_OUT(1235, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_IN(1235, 101),
+			       E_OUT(1300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(2200, 102, 103, NR_FUTEX, 0x50),
+			       E_IN(2210, 103),
+			       E_OUT(2215, 103, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(2220, 102, 103, NR_FUTEX, 0x7200),
+			       E_IN(2225, 103),
+			       E_WAKE(2230, 103, 101, NR_FUTEX, 0x60),
+			       E_OUT(2235, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_IN(2235, 101)),
+		RQS(RQ(1, 50, 100, 1240, 1250, 101, 101),
+		    RQ(2, 120, 150, 2240, 2250, 101, 101)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 1200),
+			  R_T(t_enqueue, 200),
+			  R(dispatch, TT_CP_DISP_HANDOFF) },
+		}),
+	},
 	/* A worker woken by the reader's hand-off, then blocked on the GIL
 	 * the reader holds: following the lock finds no dispatch, the worker's
 	 * own timeline does (a pick-up), the wait is the lock's. */
@@ -3165,6 +3268,7 @@ int main(void)
 	TT_RUN_GROUP(test_gil_lock);
 	TT_RUN_GROUP(test_fallbacks);
 	TT_RUN_GROUP(test_go_channel);
+	TT_RUN_GROUP(test_data_wake);
 	TT_RUN_GROUP(test_loopback_softirq);
 	TT_RUN_GROUP(test_lost);
 	TT_RUN_GROUP(test_sleep_lock_unknown);

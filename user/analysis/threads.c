@@ -342,40 +342,20 @@ static int pretrace_block(struct tt_critpath *cp, struct cp_thread *th,
 			REC_F_PRETRACE);
 }
 
-static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
+/* Appends ev's wake, by waker when it is a traced thread in process
+ * context (its hand-off), as *widx. */
+static int wake_add(struct tt_critpath *cp, const struct tt_event *ev,
+		    enum wake_ctx ctx, struct cp_thread *waker, __u32 *widx)
 {
 	const struct tt_wake *w = &ev->wake;
-	bool new_thread = ev->h.type == TT_EV_WAKEUP_NEW;
-	struct cp_thread *waker = NULL, *th;
-	struct cp_rec *last;
 	struct cp_wake *wk;
-	enum wake_ctx ctx;
-	bool target_traced;
-	__u32 widx;
 	__s32 nr;
 
-	if (ev->h.flags & TT_F_HARDIRQ)
-		ctx = CTX_HARDIRQ;
-	else if (ev->h.flags & TT_F_SOFTIRQ)
-		ctx = CTX_SOFTIRQ;
-	else
-		ctx = CTX_PROCESS;
-	if (ctx != CTX_HARDIRQ && is_traced(cp, ev->h.tid, ev->h.tgid)) {
-		waker = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
-		if (!waker)
-			return -ENOMEM;
-	}
-	/* the recorder emits the wakeups of traced threads only */
-	target_traced = w->target_tid != 0;
-	if (!target_traced && !(waker && ctx == CTX_PROCESS))
-		return 0;
-	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
-		return 0;
 	if (tt_grow((void **)&cp->wakes, &cp->capwakes, cp->nwakes + 1,
 		    sizeof(*cp->wakes)))
 		return -ENOMEM;
-	widx = cp->nwakes++;
-	wk = &cp->wakes[widx];
+	*widx = cp->nwakes++;
+	wk = &cp->wakes[*widx];
 	nr = ctx == CTX_PROCESS ? (w->waker_syscall & ~0x40000000) : -1;
 	if (ev->h.flags & TT_F_RUNTIME)
 		nr = CP_SYSCALL_SCHED;
@@ -396,7 +376,7 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		if (tt_grow((void **)&waker->wout, &waker->capwout,
 			    waker->nwout + 1, sizeof(*waker->wout)))
 			return -ENOMEM;
-		waker->wout[waker->nwout++] = widx;
+		waker->wout[waker->nwout++] = *widx;
 		if (nr == TT_NR_futex) {
 			struct cp_word *fw =
 				word_get(cp, w->waker_arg0, waker->tgid);
@@ -406,15 +386,46 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 			word_note(fw->waker, waker->tid);
 		}
 	}
-	if (!target_traced)
+	return 0;
+}
+
+static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_wake *w = &ev->wake;
+	bool new_thread = ev->h.type == TT_EV_WAKEUP_NEW;
+	struct cp_thread *waker = NULL, *th;
+	struct cp_rec *last;
+	enum wake_ctx ctx;
+	bool target_traced;
+	__u32 widx;
+	int err;
+
+	if (ev->h.flags & TT_F_HARDIRQ)
+		ctx = CTX_HARDIRQ;
+	else if (ev->h.flags & TT_F_SOFTIRQ)
+		ctx = CTX_SOFTIRQ;
+	else
+		ctx = CTX_PROCESS;
+	if (ctx != CTX_HARDIRQ && is_traced(cp, ev->h.tid, ev->h.tgid)) {
+		waker = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
+		if (!waker)
+			return -ENOMEM;
+	}
+	/* the recorder emits the wakeups of traced threads only */
+	target_traced = w->target_tid != 0;
+	if (!target_traced && !(waker && ctx == CTX_PROCESS))
 		return 0;
+	if (w->target_tid == ev->h.tid && ctx == CTX_PROCESS)
+		return 0;
+	err = wake_add(cp, ev, ctx, waker, &widx);
+	if (err || !target_traced)
+		return err;
 	th = cp_thread_ensure(cp, w->target_tid, w->target_tgid);
 	if (!th)
 		return -ENOMEM;
 	if (!th->nrecs && !new_thread) {
 		/* asleep when the trace began: blocked since its first event */
-		int err = pretrace_block(cp, th, ev->h.ts);
-
+		err = pretrace_block(cp, th, ev->h.ts);
 		if (err)
 			return err;
 	}
@@ -428,7 +439,37 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	if (last && last->state != REC_BLOCKED)
 		return 0;
 	if (last)
-		wk->block = last->info;
+		cp->wakes[widx].block = last->info;
+	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
+}
+
+/*
+ * A write to an eventfd or unix socket that th read last: a data hand-off
+ * (docs/design.md §4.4). A reader asleep gets the kernel's wakeup, which
+ * follows; one the kernel preempted gets none, though its wait for the
+ * data ends here, as a wakeup's would: a runnable record with this wake.
+ * A busy reader's is a hand-off of the writer only.
+ */
+static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	struct cp_thread *waker, *th;
+	const struct cp_rec *last;
+	__u32 widx;
+	int err;
+
+	if (ev->h.flags || !is_traced(cp, ev->h.tid, ev->h.tgid) ||
+	    ev->wake.target_tid == ev->h.tid)
+		return 0;
+	th = cp_thread_find(cp, ev->wake.target_tid);
+	last = th && th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
+	if (!last || last->state == REC_BLOCKED)
+		return 0;
+	waker = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
+	if (!waker)
+		return -ENOMEM;
+	err = wake_add(cp, ev, CTX_PROCESS, waker, &widx);
+	if (err || last->state != REC_RUNNABLE)
+		return err;
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
 }
 
@@ -646,6 +687,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_WAKING:
 	case TT_EV_WAKEUP_NEW:
 		return on_wake(cp, ev);
+	case TT_EV_DATA_WAKE:
+		return on_data_wake(cp, ev);
 	case TT_EV_GPU_CALL:
 		return on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:

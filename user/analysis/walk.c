@@ -292,33 +292,34 @@ static __u64 queue_cut(struct walk *wk, __u64 t)
  * Runnable record k of th ends a wait on a lock word, and before that wait
  * th was woken by a hand-off (not through a lock) after floor, blocked
  * since on lock words only: the lock is a detour on th's way from the
- * hand-off to the token. The walk stays on th (the wait is charged as a
- * lock) to find that hand-off, rather than the lock holder's work: a
+ * hand-off to the token; returns that hand-off. The walk stays on th (the
+ * wait is charged as a lock) to find it, rather than the lock holder's work: a
  * worker woken for the request that then waits on its runtime's mutex, an
  * output thread woken by the engine and then by the GIL (docs/design.md
  * §4.4).
  */
-static bool lock_detour(const struct tt_critpath *cp, const struct cp_thread *th,
-			long k, __u64 floor)
+static const struct cp_wake *lock_detour(const struct tt_critpath *cp,
+					 const struct cp_thread *th, long k,
+					 __u64 floor)
 {
 	const struct cp_wake *w = &cp->wakes[th->recs[k].info];
 	long j;
 
 	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
-		return false;
+		return NULL;
 	for (j = k - 1; j >= 0 && th->recs[j].ts >= floor; j--) {
 		const struct cp_rec *r = &th->recs[j];
 
 		if (r->state == REC_BLOCKED &&
 		    !cp_block_on_lock(cp, th, r))
-			return false;
+			return NULL;
 		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
 		    !cp->wakes[r->info].lock &&
 		    cp->wakes[r->info].waker_tid != th->tid &&
 		    cp->wakes[r->info].ctx == CTX_PROCESS)
-			return true;
+			return &cp->wakes[r->info];
 	}
-	return false;
+	return NULL;
 }
 
 /*
@@ -386,6 +387,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	size_t worker_seg = 0;
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
+	const struct cp_wake *handed;
 	bool boundary, resume, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
@@ -517,7 +519,13 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			wk->lock_followed = true;
 		if (!dispatched && w->lock == CP_LOCK_RUNTIME)
 			wk->gil_followed = true;
-		from = w->lock ? 0 : th->tid;
+		/* a lock wake by the thread that handed th its work: th is
+		 * still the one it handed off to (an engine's put to its
+		 * output thread, then its release of the GIL) */
+		from = !w->lock ? th->tid : 0;
+		if (w->lock && (handed = lock_detour(cp, th, k, floor)) &&
+		    handed->waker_tid == waker->tid)
+			from = th->tid;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);

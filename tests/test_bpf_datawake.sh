@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck source-path=SCRIPTDIR
+# Data hand-offs the kernel's wakeups miss (docs/design.md §4.4): a thread
+# writes to an eventfd and to a unix socket that another traced thread
+# reads (tests/servers/ipc_pair.py, Debian's /usr/bin/python3). Checks that
+# BPF records one TT_EV_DATA_WAKE per write once the reader is known, from
+# the writer to the reader, through each kind, and none the other way.
+set -u
+. "$(dirname "$0")/lib.sh"
+require_root bpf_datawake
+tt_setup
+N=50
+/usr/bin/python3 tests/servers/ipc_pair.py "$TT_TMP" "$N" &
+PAIR_PID=$!
+TT_PIDS+=("$PAIR_PID")
+wait_for "[ -s $TT_TMP/tids ]" 10 || { fail "bpf_datawake: ipc_pair.py did not start"; exit 1; }
+read -r READER WRITER <"$TT_TMP/tids"
+start_record "$TT_TMP/dw.ttft" -p "$PAIR_PID"
+touch "$TT_TMP/go"
+wait_for "[ -e $TT_TMP/done ]" 20
+check "bpf_datawake: the pair ran its $N hand-offs" [ -e "$TT_TMP/done" ]
+stop_record
+check "bpf_datawake: record exits 0" [ "$RECORD_STATUS" = 0 ]
+"$TTFTRACE" report --events "$TT_TMP/dw.ttft" >"$TT_TMP/ev.txt" 2>&1
+grep data_wake "$TT_TMP/ev.txt" >"$TT_TMP/dw.txt"
+# one per write but the first of each kind (its reader not yet known)
+for via in eventfd unix; do
+	n=$(grep -c " $PAIR_PID/$WRITER .*target=$PAIR_PID/$READER via=$via " "$TT_TMP/dw.txt")
+	check "bpf_datawake: $via writes seen as data wakes of the reader: $n of $N" \
+		[ "$n" -ge $((N - 2)) -a "$n" -le "$N" ]
+done
+n=$(grep -vc " $PAIR_PID/$WRITER .*target=$PAIR_PID/$READER " "$TT_TMP/dw.txt")
+check "bpf_datawake: no data wake of another thread, or by the reader: $n" [ "$n" = 0 ]
+"$TTFTRACE" report "$TT_TMP/dw.ttft" >"$TT_TMP/report.txt" 2>&1
+check "bpf_datawake: report reads the recording" [ $? = 0 ]
+[ -z "${TT_FAILED:-}" ]
