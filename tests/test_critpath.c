@@ -1777,10 +1777,11 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/* An event loop reads two requests, then runs their handlers in
-	 * turn, each ending with a wake of an I/O thread: the second
-	 * request's hand-off is the second wake, not the first after its
-	 * read (loopfifo.c); the engine, preempted then, takes it up when it
-	 * runs again. */
+	 * turn, each ending with a wake of an I/O thread (which answers: it
+	 * hands the loop what comes back, at 2500 us): the second request's
+	 * hand-off is the second wake, not the first after its read
+	 * (loopfifo.c); the engine, preempted then, takes it up when it runs
+	 * again. */
 	{
 		SC("test_fallbacks", "loop_turns"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
@@ -1795,7 +1796,8 @@ static const struct scenario scenarios[] = {
 			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			       E_IN(600, 102),
 			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
+			       E_IN(1505, 101), E_IN(2490, 103),
+			       E_WAKE(2500, 103, 101, NR_WRITE, 6)),
 		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
 		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
 		.want = WANTS({
@@ -1892,8 +1894,9 @@ static const struct scenario scenarios[] = {
 	 * output thread 103's queue (0x50), then drops the GIL, which wakes
 	 * 103 again: the walk enters the engine through the GIL, yet 103 is
 	 * still the thread it handed off to, and the step before B's is the
-	 * boundary (B, read before A was handed on, queued from that hand-off:
-	 * the reader's first after B's read; the engine's wake by it is A's) */
+	 * boundary (B, read before A was handed on: the reader's wake of the
+	 * engine is A's turn, B's made none, B queued from the reader's
+	 * block) */
 	{
 		SC("test_gil_lock", "engine_put_then_gil"),
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
@@ -1925,7 +1928,7 @@ static const struct scenario scenarios[] = {
 			2,
 			NULL,
 			{ R(complete, true), R_T(t_dispatch, 1200),
-			  R_T(t_enqueue, 200),
+			  R_T(t_enqueue, 400),
 			  R(dispatch, TT_CP_DISP_HANDOFF) },
 		}),
 	},
@@ -2607,11 +2610,14 @@ static const struct scenario scenarios[] = {
 	/* the same loop, A's handler run after Y's read (asyncio runs a
 	 * request's task after the reads of its epoll batch): A goes when
 	 * the loop wakes its sender thread for it at 1420 us, not at Y's
-	 * read (vLLM's API process: tokenize, then a ZMQ send) */
+	 * read (vLLM's API process: tokenize, then a ZMQ send; the sender
+	 * answers, handing the loop what comes back at 3000 us) */
 	{
 		SC("test_handoff_enqueue", "event_loop_handler_after_y"),
 		.reuse = true,
-		.steps = STEPS(E_WAKE(1420, 101, 120, NR_FUTEX, 0x5000)),
+		.steps = STEPS(E_WAKE(1420, 101, 120, NR_FUTEX, 0x5000),
+			       E_IN(2990, 120),
+			       E_WAKE(3000, 120, 101, NR_FUTEX, 0x5001)),
 		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
 		.want = WANTS({
 			2,

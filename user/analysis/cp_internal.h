@@ -23,6 +23,12 @@
  * (an I/O thread, a queue's feeder): a pick-up through such relays is the
  * wake of the thread that computed (docs/design.md §4.4). */
 #define RELAY_CPU_NS 500000ULL
+/* Distinct wake targets cp_answers() looks at per thread: an engine wakes
+ * a writer among its first few. */
+#define ANSWER_TARGETS 16
+/* An event loop's reads of one epoll batch come back to back (a recv and
+ * a parse each, 100-200 us): a longer gap is a new batch (loopfifo.c). */
+#define LOOP_BATCH_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
 /* A condvar signal and its mutex's unlock wake one target this close. */
@@ -318,9 +324,12 @@ struct rq_index {
 	struct rq_act *act; /* sorted by tid, then t */
 	size_t nact;
 	/* per act, a read's own hand-off on a reader that serves several
-	 * requests in turn (loopfifo.c), 0 if none */
+	 * requests in turn (loopfifo.c), 0 if none; CP_TURN_AFTER | t: after
+	 * the turn at t, its own made no wake */
 	__u64 *fifo;
 };
+
+#define CP_TURN_AFTER (1ULL << 63)
 
 struct walk {
 	struct tt_critpath *cp;
@@ -364,6 +373,8 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
+bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
+		__u32 tid);
 /* qsort order of rq_act: by tid, then time, then request */
 int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,

@@ -128,6 +128,46 @@ static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
 	*hi = rq_bound(ix, tid, true);
 }
 
+/* tid wakes, not through a lock, a thread that reads or writes requests;
+ * else, with depth, one that does: the targets looked at, up to a bound. */
+static bool answers_in(const struct tt_critpath *cp, const struct rq_index *ix,
+		       __u32 tid, int depth)
+{
+	const struct cp_thread *th = cp_thread_find(cp, tid);
+	__u32 seen[ANSWER_TARGETS], target;
+	size_t i, j, n = 0, lo, hi;
+
+	for (i = 0; th && i < th->ncand; i++) {
+		target = cp->wakes[th->cand[i]].target_tid;
+		for (j = 0; j < n && seen[j] != target; j++)
+			;
+		if (j < n || target == tid)
+			continue;
+		rq_range(ix, target, &lo, &hi);
+		if (lo < hi)
+			return true;
+		if (n == ANSWER_TARGETS)
+			break;
+		seen[n++] = target;
+	}
+	for (j = 0; depth && j < n; j++)
+		if (answers_in(cp, ix, seen[j], depth - 1))
+			return true;
+	return false;
+}
+
+/*
+ * tid answers: it wakes a thread that reads or writes requests, directly or
+ * through one other (not through a lock): a hand-off to it can be a
+ * request's (an engine, a relay, a worker), where a runtime's own thread
+ * (V8's platform workers) answers nobody.
+ */
+bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
+		__u32 tid)
+{
+	return answers_in(cp, ix, tid, 1);
+}
+
 /* tid serves a request other than req that is alive at ts. */
 static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 			   __u32 req)
@@ -356,12 +396,13 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
  * enqueue makes no wakeup when the consumer is busy: the end of the
  * reader's own work on the request is the best evidence of it. A reader
  * that read several requests before handing any on (an event loop) hands
- * them on in turn: the wake its turn gives (loopfifo.c) comes first.
+ * them on in turn: the wake its turn gives (loopfifo.c) comes first, and
+ * one whose turn made no wake looks from the turn before it on.
  */
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
 	const struct cp_thread *th = cp_thread_find(wk->cp, wk->rq->reader_tid);
-	__u64 t = tb, next;
+	__u64 t = tb, next, from = wk->r;
 	size_t a = 0, b, mid;
 	long k;
 
@@ -377,22 +418,31 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	}
 	/* an event loop's own turn: earlier requests took the wakes before */
 	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
-	if (next && next < t)
+	if (next & CP_TURN_AFTER) {
+		/* handed on after the turn before it, without a wake */
+		next &= ~CP_TURN_AFTER;
+		if (next > from && next < t)
+			from = next + 1;
+	} else if (next && next < t) {
 		return next;
+	}
 	b = th->ncand;
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (wk->cp->wakes[th->cand[mid]].ts < wk->r)
+		if (wk->cp->wakes[th->cand[mid]].ts < from)
 			a = mid + 1;
 		else
 			b = mid;
 	}
 	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
+		const struct cp_wake *w = &wk->cp->wakes[th->cand[a]];
+
 		/* the reader's own hand-off: nothing later can be its end */
-		if (wk->cp->wakes[th->cand[a]].target_tid != th->tid)
-			return wk->cp->wakes[th->cand[a]].ts;
+		if (w->target_tid != th->tid &&
+		    cp_answers(wk->cp, wk->ix, w->target_tid))
+			return w->ts;
 	}
-	next = rq_next_act(wk->ix, th->tid, wk->r, wk->ri);
+	next = rq_next_act(wk->ix, th->tid, from, wk->ri);
 	return next < t ? next : t;
 }
 

@@ -7,8 +7,14 @@
  * request's read is then an earlier request's. In each busy stretch of a
  * reader (until it blocks), its wakes go to the requests it read, in the
  * order it read them; a request that writes its first token first gets
- * none, and a stretch in which a request got none keeps no turn at all
- * (a handler that handed on without a wake shifts the rest).
+ * none. A handler that hands on without a wake (ZMQ signals its I/O thread
+ * only when it is idle) leaves the stretch's last requests without one:
+ * they are handed on after the stretch's last turn (CP_TURN_AFTER). Reads
+ * more than LOOP_BATCH_NS apart are not one batch: the handlers of the
+ * earlier ran before the later read (Node runs each at its read), and one
+ * that got no wake by then takes none. Only
+ * wakes of threads that answer (cp_answers) are turns: a runtime's own
+ * threads (V8's platform workers) are no handler's hand-off.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,20 +25,24 @@
 #define FIFO_GONE 1ULL
 
 /*
- * A busy stretch of the reader ends (it blocks, or its events do): when a
- * request it read in the stretch got no wake, its handler handed on
- * without one (a busy consumer), and the turns of the stretch are not to
- * be trusted: none is kept. queue[start, tail) are the stretch's reads.
+ * A busy stretch of the reader ends (it blocks, or its events do): a
+ * request it read in the stretch that got no wake was handed on without
+ * one, after the stretch's last turn (none: no turn). queue[start, tail)
+ * are the stretch's reads.
  */
 static void stretch_end(struct rq_index *ix, const size_t *queue,
 			size_t *head, size_t *start, size_t tail)
 {
-	while (*head < tail && ix->fifo[queue[*head]] == FIFO_GONE)
-		(*head)++;
-	if (*head < tail)
-		for (size_t q = *start; q < tail; q++)
-			if (ix->fifo[queue[q]] != FIFO_GONE)
-				ix->fifo[queue[q]] = 0;
+	__u64 last = 0;
+	size_t q;
+
+	for (q = *start; q < *head; q++)
+		if (ix->fifo[queue[q]] != FIFO_GONE &&
+		    ix->fifo[queue[q]] > last)
+			last = ix->fifo[queue[q]];
+	for (; last && *head < tail; (*head)++)
+		if (ix->fifo[queue[*head]] != FIFO_GONE)
+			ix->fifo[queue[*head]] = CP_TURN_AFTER | last;
 	*head = *start = tail;
 }
 
@@ -42,7 +52,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0;
-	__u64 t_held;
+	__u64 t_held, last_read = 0;
 
 	if (!th)
 		return;
@@ -67,6 +77,12 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			k++;
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
+			/* a new batch of reads: the last one's handlers ran,
+			 * those without a wake take no turn */
+			if (!act->write && act->t > last_read + LOOP_BATCH_NS)
+				head = tail;
+			if (!act->write)
+				last_read = act->t;
 			if (!act->write && act->t >= t_held)
 				queue[tail++] = (size_t)(act - ix->act);
 			else if (act->write)
@@ -76,7 +92,8 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		} else {
 			const struct cp_wake *wk = &cp->wakes[th->cand[w++]];
 
-			if (wk->target_tid == th->tid)
+			if (wk->target_tid == th->tid ||
+			    !cp_answers(cp, ix, wk->target_tid))
 				continue;
 			while (head < tail && ix->fifo[queue[head]] == FIFO_GONE)
 				head++;
