@@ -81,6 +81,8 @@ def engine_main(args):
 
     threading.Thread(target=input_thread, name="enginecore_in", daemon=True).start()
     threading.Thread(target=output_thread, name="enginecore_out", daemon=True).start()
+    # calibrated and connected: the API starts serving (vLLM's READY)
+    outq.put("ready")
     running = []        # [rid, wanted, produced, t_admit]
     while True:
         new = []
@@ -163,6 +165,10 @@ def api_main(args):
         return StreamingResponse(gen(), media_type="text/event-stream")
 
     async def startup():
+        # uvicorn listens once this returns: not before the engine is up
+        ready = pickle.loads(await from_engine.recv())
+        if ready != "ready":
+            sys.exit(f"vllm_server: the engine said {ready!r}, not ready")
         asyncio.get_running_loop().create_task(output_handler())
 
     engine = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--engine",

@@ -12,7 +12,7 @@
  * they are handed on after the stretch's last turn (CP_TURN_AFTER). Reads
  * more than LOOP_BATCH_NS apart are not one batch: the handlers of the
  * earlier ran before the later read (Node runs each at its read), and one
- * that got no wake by then takes none. Only
+ * that got no wake by then takes none later. Only
  * wakes of threads that answer (cp_answers) are turns: a runtime's own
  * threads (V8's platform workers) are no handler's hand-off.
  */
@@ -25,10 +25,10 @@
 #define FIFO_GONE 1ULL
 
 /*
- * A busy stretch of the reader ends (it blocks, or its events do): a
- * request it read in the stretch that got no wake was handed on without
- * one, after the stretch's last turn (none: no turn). queue[start, tail)
- * are the stretch's reads.
+ * A busy stretch of the reader ends (it blocks, or its events do), or a
+ * batch of its reads: a request it read in it that got no wake was handed
+ * on without one, after the last turn (none: no turn). queue[start, tail)
+ * are its reads.
  */
 static void stretch_end(struct rq_index *ix, const size_t *queue,
 			size_t *head, size_t *start, size_t tail)
@@ -78,9 +78,9 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
 			/* a new batch of reads: the last one's handlers ran,
-			 * those without a wake take no turn */
+			 * those without a wake after its last turn */
 			if (!act->write && act->t > last_read + LOOP_BATCH_NS)
-				head = tail;
+				stretch_end(ix, queue, &head, &start, tail);
 			if (!act->write)
 				last_read = act->t;
 			if (!act->write && act->t >= t_held)
