@@ -1180,6 +1180,40 @@ static const struct rq_want sync_calls_want[] = {
 	       104, .t_end = ((start) + 1100) * US))
 /* clang-format on */
 
+/* The reader 101 hands request 1 on at 300 us to I/O thread 103, which
+ * wakes engine 102 (futex 0x40) at 320; the engine hands the token back at
+ * 1500: a pick-up through a relay, queued until the engine's wake. */
+/* clang-format off */
+#define RELAY_TAIL                                                            \
+	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 103),     \
+	E_WAKE(320, 103, 102, NR_FUTEX, 0x40),                                \
+	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41), E_IN(330, 102),       \
+	E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
+#define RELAY_RQ_WANT                                                         \
+	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),                            \
+	.want = WANTS({                                                       \
+		1,                                                            \
+		STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,    \
+		       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,         \
+		       [TT_ST_NET_OUT] = 10),                                 \
+		{ R(complete, true), R_T(t_dispatch, 330),                    \
+		  R_T(t_enqueue, 300), R(dispatch, TT_CP_DISP_PICKUP) },      \
+	})
+/* clang-format on */
+
+/* Engine 102 puts a step's token on output thread 103's queue (0x50) at
+ * t_ us, then drops the GIL (0x7200), waking 103 again; 103 hands the
+ * token to reader 101 (0x60). */
+/* clang-format off */
+#define PUT_THEN_GIL(t_)                                                      \
+	E_WAKE(t_, 102, 103, NR_FUTEX, 0x50), E_IN((t_) + 10, 103),           \
+	E_OUT((t_) + 15, 103, .sys = NR_FUTEX, .arg0 = 0x7200),               \
+	E_WAKE((t_) + 20, 102, 103, NR_FUTEX, 0x7200), E_IN((t_) + 25, 103),  \
+	E_WAKE((t_) + 30, 103, 101, NR_FUTEX, 0x60),                          \
+	E_OUT((t_) + 35, 103, .sys = NR_FUTEX, .arg0 = 0x50),                 \
+	E_IN((t_) + 35, 101)
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -1817,23 +1851,8 @@ static const struct scenario scenarios[] = {
 			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41),
 			       E_WAKE(300, 101, 103, NR_WRITE, 6),
-			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(305, 103),
-			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
-			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
-			       E_IN(330, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
-			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
-			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R_T(t_dispatch, 330),
-			  R_T(t_enqueue, 300),
-			  R(dispatch, TT_CP_DISP_PICKUP) },
-		}),
+			       RELAY_TAIL),
+		RELAY_RQ_WANT,
 	},
 	/* The same, the relay preempted before the reader's write to its
 	 * eventfd: no wakeup, the data wake ends its wait for the request
@@ -1844,23 +1863,8 @@ static const struct scenario scenarios[] = {
 			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_PREEMPT(200, 103),
 			       E_DATA(300, 101, 103, NR_WRITE, 6),
-			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(305, 103),
-			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
-			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
-			       E_IN(330, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
-			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
-			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R_T(t_dispatch, 330),
-			  R_T(t_enqueue, 300),
-			  R(dispatch, TT_CP_DISP_PICKUP) },
-		}),
+			       RELAY_TAIL),
+		RELAY_RQ_WANT,
 	},
 	/* A relay asleep on the eventfd: the kernel's wakeup follows the data
 	 * wake, which adds nothing (the same path as a plain wakeup) */
@@ -1872,23 +1876,8 @@ static const struct scenario scenarios[] = {
 				     .mode = S_IFREG, .anon = true),
 			       E_DATA(300, 101, 103, NR_WRITE, 6),
 			       E_WAKE(300, 101, 103, NR_WRITE, 6),
-			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(305, 103),
-			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
-			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x41),
-			       E_IN(330, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 1170 + 15,
-			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 10 + 5,
-			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R_T(t_dispatch, 330),
-			  R_T(t_enqueue, 300),
-			  R(dispatch, TT_CP_DISP_PICKUP) },
-		}),
+			       RELAY_TAIL),
+		RELAY_RQ_WANT,
 	},
 	/* A busy engine 102 (CPython, GIL 0x7200) puts each step's tokens on
 	 * output thread 103's queue (0x50), then drops the GIL, which wakes
@@ -1905,23 +1894,9 @@ static const struct scenario scenarios[] = {
 			       E_WAKE(200, 101, 102, NR_FUTEX, 0x40),
 			       E_IN(210, 102),
 			       E_OUT(400, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_WAKE(1200, 102, 103, NR_FUTEX, 0x50),
-			       E_IN(1210, 103),
-			       E_OUT(1215, 103, .sys = NR_FUTEX, .arg0 = 0x7200),
-			       E_WAKE(1220, 102, 103, NR_FUTEX, 0x7200),
-			       E_IN(1225, 103),
-			       E_WAKE(1230, 103, 101, NR_FUTEX, 0x60),
-			       E_OUT(1235, 103, .sys = NR_FUTEX, .arg0 = 0x50),
-			       E_IN(1235, 101),
+			       PUT_THEN_GIL(1200),
 			       E_OUT(1300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_WAKE(2200, 102, 103, NR_FUTEX, 0x50),
-			       E_IN(2210, 103),
-			       E_OUT(2215, 103, .sys = NR_FUTEX, .arg0 = 0x7200),
-			       E_WAKE(2220, 102, 103, NR_FUTEX, 0x7200),
-			       E_IN(2225, 103),
-			       E_WAKE(2230, 103, 101, NR_FUTEX, 0x60),
-			       E_OUT(2235, 103, .sys = NR_FUTEX, .arg0 = 0x50),
-			       E_IN(2235, 101)),
+			       PUT_THEN_GIL(2200)),
 		RQS(RQ(1, 50, 100, 1240, 1250, 101, 101),
 		    RQ(2, 120, 150, 2240, 2250, 101, 101)),
 		.want = WANTS({
