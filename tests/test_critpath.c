@@ -2601,6 +2601,24 @@ static const struct scenario scenarios[] = {
 			  R_STAGE(TT_ST_QUEUE, 80) },
 		}),
 	},
+	/* the same loop waking a runtime's own thread at 1420 us (V8's
+	 * platform workers: it wakes only another of them, nobody that
+	 * serves a request): no hand-off, A still goes at Y's read */
+	{
+		SC("test_handoff_enqueue", "event_loop_runtime_wake"),
+		.build = build_busy_handoff,
+		.arg = { true },
+		.steps = STEPS(E_WAKE(1420, 101, 121, NR_FUTEX, 0x5002),
+			       E_IN(2990, 121),
+			       E_WAKE(3000, 121, 122, NR_FUTEX, 0x5003)),
+		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R_T(t_enqueue, 1350), R_T(t_dispatch, 1500),
+			  R_STAGE(TT_ST_QUEUE, 150) },
+		}),
+	},
 	/* without Y it never let A go before the boundary: no queue */
 	{
 		SC("test_handoff_enqueue", "event_loop_alone"),
