@@ -142,11 +142,13 @@ def main():
           f"p50 {fmt(cs.pct([int(c['ttft_ns']) for c, g, t in done], 50))} ms; vs the client's "
           f"kernel stamp ({len(terr)} requests): error p50 {cs.pct(terr, 50) / 1e3:.1f} us, "
           f"p99 {cs.pct(terr, 99) / 1e3:.1f} us; {ttft_ok}/{len(terr)} within 0.2 ms + 1%")
+    tpot_ok = sum(1 for a, b in tpot if abs(a - b) <= 200_000 + 0.05 * b)
     if tpot:
         rel = [abs(a - b) / b for a, b in tpot]
         print(f"TPOT: tool p50 {fmt(cs.pct([a for a, b in tpot], 50))} ms, client (kernel "
               f"stamps) p50 {fmt(cs.pct([b for a, b in tpot], 50))} ms; error p50 "
-              f"{100 * cs.pct(rel, 50):.1f}%, p99 {100 * cs.pct(rel, 99):.1f}%")
+              f"{100 * cs.pct(rel, 50):.1f}%, p99 {100 * cs.pct(rel, 99):.1f}%; "
+              f"{tpot_ok}/{len(tpot)} within 0.2 ms + 5%")
     else:
         print("TPOT: no request with exact client stamps (tokens bunched into one read?)")
     # Nagle and delayed ACKs: the client got the first token with later ones
@@ -195,6 +197,7 @@ def main():
     summary = {"name": args.name, "n": len(pairs), "complete": len(done),
                "rules": dict(rules.most_common()),
                "ttft_ok": f"{ttft_ok}/{len(terr)}",
+               "tpot_ok": f"{tpot_ok}/{len(tpot)}",
                "enqueue_off": sum(1 for x in enq if abs(x) > 1_000_000),
                "dispatch_off": sum(1 for x in disp if abs(x) > 1_000_000)}
     for s in ("scheduler.queue", "compute", "admit to token", "storage.io"):
