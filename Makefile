@@ -56,8 +56,9 @@ HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
 BENCH_GEN := $(OUTPUT)/bench/gen_recording
 # the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh,
-# bench/mark_cost.sh)
+# bench/mark_cost.sh, bench/ipc_cost.sh)
 BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/mark_loop $(OUTPUT)/bench/prog_floor \
+	       $(OUTPUT)/bench/ipc_loop \
 	       $(OUTPUT)/bench/prog_floor.bpf.o
 # programs the shell tests run (tests/test_rel_memory.sh)
 TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
@@ -134,6 +135,10 @@ $(OUTPUT)/fuzz/fuzz_replay_%: $(FUZZ_SRCS) $(HDRS) | $(OUTPUT)/fuzz
 		$(FUZZ_SRCS) -lz -o $@
 
 $(OUTPUT)/bench/storm: bench/storm.c | $(OUTPUT)/bench
+	$(call msg,BENCH,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
+
+$(OUTPUT)/bench/ipc_loop: bench/ipc_loop.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
 
