@@ -531,6 +531,8 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 struct ipc_reader {
 	__u32 tid;
 	__u32 tgid;
+	__u32 pending; /* a data wake since its last read (tt_ipc_kind) */
+	__u32 pad;
 };
 
 struct {
@@ -543,15 +545,34 @@ struct {
 static __always_inline struct file *fd_file(struct task_struct *task,
 					    __u64 fd);
 
-/* Current, a traced thread, reads obj: its reader from now on. */
+/* Current, a traced thread, reads obj: its reader from now on. A read of
+ * what a data wake announced is recorded: the analysis follows that wake
+ * only to a reader that read after it (docs/design.md §4.4). */
 static __always_inline void ipc_reader_note(__u64 obj, __u64 id)
 {
 	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
 	struct ipc_reader nr = { .tid = (__u32)id, .tgid = id >> 32 };
+	struct tt_event_wake {
+		struct tt_hdr h;
+		struct tt_wake w;
+	} *e;
 
-	if (r && r->tid == nr.tid)
+	if (!r || r->tid != nr.tid) {
+		bpf_map_update_elem(&ipc_readers, &obj, &nr, BPF_ANY);
 		return;
-	bpf_map_update_elem(&ipc_readers, &obj, &nr, BPF_ANY);
+	}
+	if (!r->pending)
+		return;
+	e = reserve_as(sizeof(*e), TT_EV_DATA_READ, id);
+	if (!e)
+		return;
+	e->w.target_tid = nr.tid;
+	e->w.target_tgid = nr.tgid;
+	e->w.target_cpu = r->pending;
+	e->w.waker_syscall = -1;
+	e->w.waker_arg0 = 0;
+	r->pending = 0;
+	submit(e);
 }
 
 /*
@@ -584,6 +605,7 @@ static __always_inline void ipc_wake_emit(__u64 obj, __u32 kind)
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	e->w.waker_syscall = TT_REGS_SYSCALL_NR(regs);
 	e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
+	r->pending = kind;
 	submit(e);
 }
 

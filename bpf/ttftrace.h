@@ -55,6 +55,8 @@ enum tt_event_type {
 	TT_EV_GO_CHAN = 25, /* a Go channel send, or a receive from its buffer */
 	TT_EV_DATA_WAKE = 26, /* hdr: a writer; payload (tt_wake): the last
 			       * reader of the eventfd or unix socket written */
+	TT_EV_DATA_READ = 27, /* hdr: that reader reads it again (payload
+			       * tt_wake: itself), a data wake before it */
 	TT_EV_MAX
 };
 

@@ -5,7 +5,9 @@
 # writes to an eventfd and to a unix socket that another traced thread
 # reads (tests/servers/ipc_pair.py, Debian's /usr/bin/python3). Checks that
 # BPF records one TT_EV_DATA_WAKE per write once the reader is known, from
-# the writer to the reader, through each kind, and none the other way.
+# the writer to the reader, through each kind, and none the other way; and
+# one TT_EV_DATA_READ per read of what a data wake announced, by the reader
+# (an eventfd's read is seen at its entry: the one after the write).
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root bpf_datawake
@@ -24,6 +26,7 @@ stop_record
 check "bpf_datawake: record exits 0" [ "$RECORD_STATUS" = 0 ]
 "$TTFTRACE" report --events "$TT_TMP/dw.ttft" >"$TT_TMP/ev.txt" 2>&1
 grep data_wake "$TT_TMP/ev.txt" >"$TT_TMP/dw.txt"
+grep data_read "$TT_TMP/ev.txt" >"$TT_TMP/dr.txt"
 # one per write but the first of each kind (its reader not yet known)
 for via in eventfd unix; do
 	n=$(grep -c " $PAIR_PID/$WRITER .*target=$PAIR_PID/$READER via=$via " "$TT_TMP/dw.txt")
@@ -32,6 +35,13 @@ for via in eventfd unix; do
 done
 n=$(grep -vc " $PAIR_PID/$WRITER .*target=$PAIR_PID/$READER " "$TT_TMP/dw.txt")
 check "bpf_datawake: no data wake of another thread, or by the reader: $n" [ "$n" = 0 ]
+for via in eventfd unix; do
+	n=$(grep -c " $PAIR_PID/$READER .*data_read .*via=$via" "$TT_TMP/dr.txt")
+	check "bpf_datawake: the reader's reads after $via data wakes: $n of $N" \
+		[ "$n" -ge $((N - 3)) -a "$n" -le "$N" ]
+done
+n=$(grep -vc " $PAIR_PID/$READER " "$TT_TMP/dr.txt")
+check "bpf_datawake: no data read by another thread: $n" [ "$n" = 0 ]
 "$TTFTRACE" report "$TT_TMP/dw.ttft" >"$TT_TMP/report.txt" 2>&1
 check "bpf_datawake: report reads the recording" [ $? = 0 ]
 [ -z "${TT_FAILED:-}" ]

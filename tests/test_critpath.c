@@ -118,6 +118,7 @@ enum step_op {
 	OP_FILEIO, /* tid was in file read sys (b.mode, flags) over [t0, t) */
 	OP_CHAN, /* tid does Go channel op cmd on channel arg0, qcount flags */
 	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
+	OP_DATA_READ, /* tid reads what a data wake announced */
 };
 
 struct step {
@@ -171,6 +172,7 @@ struct step {
 	  .b = { .mode = mode_ }, .flags = flags_ }
 #define E_DATA(t_, cur, tgt, sys_, arg)                                       \
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
+#define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
@@ -251,6 +253,11 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_DATA_WAKE:
 		wake(s, st->t, st->tid, st->target, 0, st->sys, st->arg0);
 		s->ev[s->n - 1].h.type = TT_EV_DATA_WAKE;
+		break;
+	case OP_DATA_READ:
+		ev = ev_new(s, TT_EV_DATA_READ, st->t, st->tid);
+		ev->wake.target_tid = st->tid;
+		ev->wake.target_tgid = TGID(st->tid);
 		break;
 	case OP_CHAN:
 		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
@@ -1855,16 +1862,38 @@ static const struct scenario scenarios[] = {
 		RELAY_RQ_WANT,
 	},
 	/* The same, the relay preempted before the reader's write to its
-	 * eventfd: no wakeup, the data wake ends its wait for the request
-	 * (without it: the resume rule, t_dispatch at the relay's run) */
+	 * eventfd: no wakeup, the data wake ends its wait for the request,
+	 * which it reads at 306 us (without it: the resume rule, t_dispatch
+	 * at the relay's run) */
 	{
 		SC("test_data_wake", "relay_preempted"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 103),
 			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_PREEMPT(200, 103),
 			       E_DATA(300, 101, 103, NR_WRITE, 6),
-			       RELAY_TAIL),
+			       E_DREAD(306, 103), RELAY_TAIL),
 		RELAY_RQ_WANT,
+	},
+	/* An event loop 101 woken by its worker 102's first step at 1000 us
+	 * writes A's token at 1100 and, preempted at 1150, B's at 1350; the
+	 * worker's next step written at 1200 is read only at 1400: B's token
+	 * came with the first step, the data wake is not its path (with it:
+	 * t_token 1200, t_dispatch the step before) */
+	{
+		SC("test_data_wake", "read_after_handing_on"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_OUT(50, 101,
+			       .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1000, 102, 101, NR_WRITE, 6),
+			       E_IN(1005, 101), E_PREEMPT(1150, 101),
+			       E_DATA(1200, 102, 101, NR_WRITE, 6),
+			       E_IN(1300, 101), E_DREAD(1400, 101)),
+		RQS(RQ(1, 10, 20, 1100, 1110, 101, 101),
+		    RQ(2, 15, 25, 1350, 1360, 101, 101)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R_T(t_token, 1000) },
+		}),
 	},
 	/* A relay asleep on the eventfd: the kernel's wakeup follows the data
 	 * wake, which adds nothing (the same path as a plain wakeup) */

@@ -60,6 +60,7 @@ enum rec_state {
 #define REC_F_PREEMPT (1u << 2) /* runnable because preempted */
 #define REC_F_ANON (1u << 3) /* the fd is an anon inode (eventfd, timerfd...) */
 #define REC_F_PRETRACE (1u << 4) /* blocked since before the first event */
+#define REC_F_DATA (1u << 5) /* runnable since a data wake, not a wakeup */
 
 /* One state change of a thread: state holds from ts to the next record. */
 struct cp_rec {
@@ -204,6 +205,8 @@ struct cp_thread {
 	size_t nfileios, capfileios;
 	struct cp_take *takes; /* sorted */
 	size_t ntakes, captakes;
+	__u64 *dreads; /* its reads of what a data wake announced, sorted */
+	size_t ndreads, capdreads;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
@@ -211,6 +214,9 @@ struct cp_thread {
 	bool has_comm;
 	char comm[TT_COMM_LEN];
 };
+
+/* th read what a data wake announced in (s, t]. */
+bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
 
 /* A receive needs this many of its channel's latest sends kept: a
  * buffer larger than that ties nobody (its qcount is past them). */
@@ -454,6 +460,7 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 
 /* walk.c */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
-				   const struct cp_thread *th, long k);
+				   const struct cp_thread *th, long k,
+				   __u64 t_out);
 
 #endif /* TT_CP_INTERNAL_H */

@@ -188,6 +188,7 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 		remap(gl, out.wake.target_tgid, &out.wake.target_tid);
 		break;
 	case TT_EV_DATA_WAKE:
+	case TT_EV_DATA_READ:
 		/* an M read it, not a goroutine: channels hand Go's data on */
 		if (is_go(gl, ev->h.tgid) || is_go(gl, ev->wake.target_tgid))
 			return 0;

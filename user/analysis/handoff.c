@@ -585,7 +585,7 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		return to;
 	for (k = cp_rec_before(th, to + 1); k >= 0 && th->recs[k].ts >= from;
 	     k--) {
-		if (cp_wake_followed(cp, th, k) &&
+		if (cp_wake_followed(cp, th, k, to) &&
 		    !cp->wakes[th->recs[k].info].lock)
 			return th->recs[k].ts;
 	}

@@ -35,6 +35,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->ioctls);
 		free(cp->threads[i]->fileios);
 		free(cp->threads[i]->takes);
+		free(cp->threads[i]->dreads);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -470,7 +471,30 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	err = wake_add(cp, ev, CTX_PROCESS, waker, &widx);
 	if (err || last->state != REC_RUNNABLE)
 		return err;
-	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
+	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, REC_F_DATA);
+}
+
+/* th reads what a data wake announced: the walk follows that wake only to
+ * a reader that read before it handed on (walk.c). */
+static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
+
+	if (!th)
+		return 0;
+	if (tt_grow((void **)&th->dreads, &th->capdreads, th->ndreads + 1,
+		    sizeof(*th->dreads)))
+		return -ENOMEM;
+	th->dreads[th->ndreads++] = ev->h.ts;
+	return 0;
+}
+
+bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	size_t i = cp_starts_before(th->dreads, th->ndreads,
+				    sizeof(*th->dreads), s + 1);
+
+	return i < th->ndreads && th->dreads[i] <= t;
 }
 
 /*
@@ -689,6 +713,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return on_wake(cp, ev);
 	case TT_EV_DATA_WAKE:
 		return on_data_wake(cp, ev);
+	case TT_EV_DATA_READ:
+		return on_data_read(cp, ev);
 	case TT_EV_GPU_CALL:
 		return on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:
@@ -879,6 +905,10 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 		   cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
 				    t0),
 		   sizeof(*th->takes));
+	cp_drop_front((void **)&th->dreads, &th->ndreads, &th->capdreads,
+		   cp_starts_before(th->dreads, th->ndreads,
+				    sizeof(*th->dreads), t0),
+		   sizeof(*th->dreads));
 }
 
 /* The wakes and blocks before the first one still referred to go, and

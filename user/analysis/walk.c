@@ -212,10 +212,14 @@ static void count_gil(struct walk *wk, __u64 lo, __u64 hi)
 /*
  * The waker the walk moves to when it reaches the start of runnable
  * record k, or NULL: wakes by a traced thread in process context, and in
- * softirq by a traced current when the wait was one a loopback send ends.
+ * softirq by a traced current when the wait was one a loopback send ends;
+ * a data wake only when th read what it announced before the path left th
+ * at t_out (else th was still at work on earlier data: Node's loop writing
+ * out one step's tokens when the engine writes the next).
  */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
-				   const struct cp_thread *th, long k)
+				   const struct cp_thread *th, long k,
+				   __u64 t_out)
 {
 	const struct cp_rec *rec = &th->recs[k];
 	const struct cp_wake *w;
@@ -225,6 +229,8 @@ struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
 		return NULL;
 	w = &cp->wakes[rec->info];
 	if (w->waker_tid == th->tid || w->ctx == CTX_HARDIRQ)
+		return NULL;
+	if ((rec->flags & REC_F_DATA) && !cp_dread_in(th, rec->ts, t_out))
 		return NULL;
 	/* whoever ends a wait for the GPU, the time is the GPU's */
 	if (k > 0 && th->recs[k - 1].state == REC_BLOCKED &&
@@ -381,6 +387,8 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *w;
 	struct consumer cs = { 0 };
 	__u64 t = wk->f, floor = wk->r, s, disp = floor;
+	/* where the path left the thread it is on (toward the token) */
+	__u64 t_out = wk->f;
 	/* on-CPU on this thread of the path; the latest wake of a thread
 	 * that computed, and the path's length then */
 	__u64 ran = 0, worker_wake = 0, worker_ran = 0;
@@ -460,9 +468,11 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
+			t_out = t;
 			continue;
 		}
-		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k) : NULL;
+		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
+					   NULL;
 		if (waker && !dispatched && !marked && wk->detours &&
 		    lock_detour(cp, th, k, floor))
 			waker = NULL;
@@ -529,6 +539,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);
+		t_out = t;
 		if (dispatched || marked)
 			continue;
 		cs.entered = true;

@@ -107,6 +107,8 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			       { WAKE_FIELDS } },
 	[TT_EV_DATA_WAKE] = { 5,
 			      { WAKE_FIELDS } },
+	[TT_EV_DATA_READ] = { 5,
+			      { WAKE_FIELDS } },
 	[TT_EV_BLOCK] = {
 		7, {
 			FLD(tt_block, rq, UINT),

@@ -59,6 +59,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			ev->sw.fd_mode, ev->sw.fd_rdev,
 			(unsigned long long)ev->sw.fd_ino);
 		break;
+	case TT_EV_DATA_READ:
+		fprintf(out, "via=%s",
+			ev->wake.target_cpu == TT_IPC_UNIX    ? "unix" :
+			ev->wake.target_cpu == TT_IPC_EVENTFD ? "eventfd" :
+								"?");
+		break;
 	case TT_EV_DATA_WAKE:
 		fprintf(out, "target=%u/%u via=%s waker_syscall=%d arg0=%#llx",
 			ev->wake.target_tgid, ev->wake.target_tid,
