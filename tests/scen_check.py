@@ -11,8 +11,11 @@ complete (up to three `no-wire`, an XMIT the kernel did not report, and one
 attached, are let through: docs/design.md §3.4, §4.10), the TTFT of
 every request the client timed exactly within 0.2 ms + 1% of its kernel
 stamp, TPOT within 0.2 ms + 5% likewise, and at most DISPATCH, QUEUE and A2T (shares of the requests) with
-t_dispatch off by more than 1 ms, the queue off by more than max(1 ms, 5%),
-and the admission-to-token span off by as much. With "strict", the queue
+t_dispatch off by more than 1 ms, the queue (from the hand-off to the
+engine's admission: t_enqueue to t_dispatch, the server's own span, which
+holds the relays' and the engine's waits for a CPU that the stages call
+scheduler.runqueue) off by more than max(1 ms, 5%), and the
+admission-to-token span off by as much. With "strict", the queue
 and the admission-to-token span are also within max(1 ms, 5%) of the
 server's own at p50 and p99 (issue 8's bound); with "p50", at p50 only (a
 p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
@@ -46,7 +49,11 @@ def main():
         why = [r["incomplete_reason"] for r in rep["requests"] if not r["complete"]]
         ok_ttft, all_ttft = (int(x) for x in s["ttft_ok"].split("/"))
         ok_tpot, all_tpot = (int(x) for x in s.get("tpot_ok", "0/0").split("/"))
-        q, k = s["scheduler.queue"], s["admit to token"]
+        # the queue as the issue and the server define it: hand-off to
+        # admission (t_enqueue to t_dispatch), the relays' and the engine's
+        # waits for a CPU in it (scheduler.runqueue in the stages)
+        q, k = s.get("queue span", s["scheduler.queue"]), s["admit to token"]
+        qs = s["scheduler.queue"]
         checks = [
             (n == 120 and s["complete"] + len(why) == n and
          why.count("no-wire") <= 3 and why.count("no-path") <= 1 and
@@ -80,7 +87,8 @@ def main():
         for ok, what in checks:
             print(f"{'PASS' if ok else 'FAIL'}: {tag}: {name}: {what}")
         # the figures, for the reader of the log
-        print(f"  {name}: queue p50 {q[1] / 1e6:.2f}/{q[0] / 1e6:.2f} ms, p99 "
+        print(f"  {name}: scheduler.queue stage p50 {qs[1] / 1e6:.2f}, p99 {qs[3] / 1e6:.2f}; "
+              f"queue p50 {q[1] / 1e6:.2f}/{q[0] / 1e6:.2f} ms, p99 "
               f"{q[3] / 1e6:.2f}/{q[2] / 1e6:.2f}; admission to token p50 "
               f"{k[1] / 1e6:.2f}/{k[0] / 1e6:.2f}, p99 {k[3] / 1e6:.2f}/"
               f"{k[2] / 1e6:.2f} (ttftrace/server)")

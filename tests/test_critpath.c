@@ -2597,6 +2597,23 @@ static const struct scenario scenarios[] = {
 		RQS(HANDOFF_X_A, HANDOFF_Y(1300)),
 		.want = handoff_blocking_want,
 	},
+	/* the engine, preempted by the writer it woke at its boundary, takes
+	 * A up when it runs again at 1600 us: t_dispatch there, its wait for
+	 * a CPU scheduler.runqueue, the queue still ending at the boundary */
+	{
+		SC("test_handoff_enqueue", "preempted_at_boundary"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_PREEMPT(1502, 102), E_IN(1600, 102)),
+		RQS(HANDOFF_X_A),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_enqueue, 1300), R_T(t_dispatch, 1600),
+			  R_STAGE(TT_ST_QUEUE, 200) },
+		}),
+	},
 	/* an event loop that never blocks lets A go when it reads Y */
 	{
 		SC("test_handoff_enqueue", "event_loop_reads_y"),

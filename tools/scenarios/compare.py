@@ -58,6 +58,7 @@ def truth_stages(g, t):
     n = lambda k: cs.num(g, k)  # noqa: E731
     return {
         "scheduler.queue": n("t_admit") - n("t_enqueue"),
+        "queue span": n("t_admit") - n("t_enqueue"),
         "compute": n("t_first_token_emit") - n("t_admit") - n("io_ns"),
         "admit to token": n("t_first_token_emit") - n("t_admit") - n("io_ns"),
         "storage.io": n("io_ns"),
@@ -69,6 +70,11 @@ def tool_stages(t):
     s = cs.tool_stages(t)
     return {
         "scheduler.queue": s["scheduler.queue"],
+        # the server's own span: hand-off to admission, whatever waited
+        # in it (the relays' and the engine's waits for a CPU, which the
+        # stages call scheduler.runqueue)
+        "queue span": max(0, (t.get("t_dispatch_ns") or t["t_read_ns"]) -
+                          (t.get("t_enqueue_ns") or t["t_read_ns"])),
         "compute": s["compute.cpu"] + s["compute.gpu"],
         # the truth's own span: the server's clock cannot tell compute from
         # the engine's and the writer's runqueue waits after admission
@@ -159,7 +165,8 @@ def main():
               f"{fmt(cs.pct([t.get('tpot_ns') or 0 for t, c in bunched], 50))} ms, client "
               f"(user-space reads) p50 "
               f"{fmt(cs.pct([int(c['tpot_ns']) for t, c in bunched], 50))} ms")
-    stages = ["scheduler.queue", "compute", "admit to token", "storage.io", "before enqueue"]
+    stages = ["scheduler.queue", "queue span", "compute", "admit to token", "storage.io",
+              "before enqueue"]
     tr = {s: [truth_stages(g, t)[s] for c, g, t in done] for s in stages}
     at = {s: [tool_stages(t)[s] for c, g, t in done] for s in stages}
     sep = "|" if args.markdown else " "
@@ -200,7 +207,7 @@ def main():
                "tpot_ok": f"{tpot_ok}/{len(tpot)}",
                "enqueue_off": sum(1 for x in enq if abs(x) > 1_000_000),
                "dispatch_off": sum(1 for x in disp if abs(x) > 1_000_000)}
-    for s in ("scheduler.queue", "compute", "admit to token", "storage.io"):
+    for s in ("scheduler.queue", "queue span", "compute", "admit to token", "storage.io"):
         summary[s] = [cs.pct(tr[s], 50), cs.pct(at[s], 50), cs.pct(tr[s], 99),
                       cs.pct(at[s], 99),
                       sum(1 for a, b in zip(tr[s], at[s]) if abs(a - b) > max(1_000_000, 0.05 * a))]
