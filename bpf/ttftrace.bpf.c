@@ -154,12 +154,19 @@ static __always_inline bool tgid_traced(__u32 tgid)
 	return traced;
 }
 
+/* Bumped after every change BPF makes to traced_tgids (a fork of a new
+ * process, the last thread's exit): user space scans the 4 MiB map again
+ * only when it moved, not at every look (user/record/collector.c). */
+__u64 tgids_gen = 0;
+
 static __always_inline void tgid_set(__u32 tgid, __u8 v)
 {
 	__u8 *b = tgid_slot(tgid);
 
-	if (b)
-		*b = v;
+	if (!b)
+		return;
+	*b = v;
+	__sync_fetch_and_add(&tgids_gen, 1);
 }
 
 static __always_inline bool port_traced(__u16 port)
@@ -179,13 +186,34 @@ static __always_inline void count_lost(void)
 		__sync_fetch_and_add(n, 1);
 }
 
+/* The last forced wakeup of the collector from this CPU (its record's
+ * time). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_wakeup SEC(".maps");
+
+/* A CPU wakes the collector at most this often while the buffer stays
+ * above wakeup_bytes: a wakeup is an irq_work, a self-IPI (a VM exit on
+ * a guest), and until the collector gets a CPU every record saw the
+ * buffer full enough and sent one more (docs/design.md §2.4). */
+#define WAKEUP_GAP_NS 1000000
+
 static __always_inline void submit(void *rec)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-				      wakeup_bytes ?
-			      BPF_RB_FORCE_WAKEUP :
-			      BPF_RB_NO_WAKEUP;
+	__u64 ts = ((struct tt_hdr *)rec)->ts, flags = BPF_RB_NO_WAKEUP;
+	__u32 zero = 0;
+	__u64 *last;
 
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+		last = bpf_map_lookup_elem(&last_wakeup, &zero);
+		if (last && ts - *last >= WAKEUP_GAP_NS) {
+			*last = ts;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(rec, flags);
 }
 
@@ -759,7 +787,7 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp;
 	__u64 skey = (__u64)sk;
 	struct task_struct *task;
 	struct tt_send_raw *s;
@@ -783,7 +811,9 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.len = ret;
 	enter = take_send_enter((__u32)id);
 	s->send.ts_enter = enter ? enter : h->ts;
-	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
+	/* a BTF pointer: a direct load, where BPF_CORE_READ is a helper call */
+	tp = bpf_skc_to_tcp_sock(sk);
+	s->send.seq = (tp ? tp->write_seq : 0) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
 	s->send.tokens = 0;
 	s->send.flags = 0;
@@ -1208,6 +1238,10 @@ static __always_inline int fileio_exit_emit(long ret)
 	} *e;
 	struct fileio_enter *fe;
 
+	/* every read of the machine comes here: an untraced process's costs
+	 * the inline filter, not the storage lookup's helper call */
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
 				  0);
 	if (!fe || !fe->ts)
