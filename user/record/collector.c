@@ -89,6 +89,7 @@ struct tt_collector {
 	int ntgids_seen; /* -1: no scan kept */
 	__u64 tgids_seen_gen;
 	__u64 tgids_user_gen;
+	__u64 xmits_held; /* XMITs that came inside their send's record */
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -420,6 +421,20 @@ static int handle_record(void *ctx, void *data, size_t size)
 			return 0;
 		nbytes = raw->nbytes < TT_SEND_CAPTURE ? raw->nbytes :
 							 TT_SEND_CAPTURE;
+		if (raw->xmit_held) {
+			/* the XMIT made inside this send, as its own record
+			 * would have said it (docs/design.md §2.4) */
+			ev.h.type = TT_EV_XMIT;
+			ev.h.ts = raw->xmit_ts;
+			ev.h.flags = 0;
+			ev.xmit = raw->xmit;
+			c->xmits_held++;
+			c->cb_err = c->fn(c->ctx, &ev);
+			if (c->cb_err)
+				return c->cb_err;
+			memset(&ev, 0, sizeof(ev));
+			ev.h = *h;
+		}
 		ev.h.type = TT_EV_SEND;
 		ev.send = raw->send;
 		tt_classifier_send(&c->cls, raw->data, nbytes, raw->tail,
@@ -511,6 +526,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 {
 	struct tt_collector *c;
 	__u32 rb_bytes = o->ringbuf_bytes ? o->ringbuf_bytes : DEFAULT_RINGBUF;
+	const char *hold;
 	int e;
 
 	libbpf_verbosity = o->verbose >= 2 ? LIBBPF_DEBUG :
@@ -557,6 +573,10 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	}
 	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
+	/* TTFTRACE_XMIT_HOLD=0: every XMIT in a record of its own (tests
+	 * compare the two) */
+	hold = getenv("TTFTRACE_XMIT_HOLD");
+	c->skel->rodata->xmit_hold = !hold || strcmp(hold, "0");
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,
@@ -684,6 +704,11 @@ int tt_collector_check_lost(struct tt_collector *c)
 __u64 tt_collector_lost_total(const struct tt_collector *c)
 {
 	return c->lost_total;
+}
+
+__u64 tt_collector_xmits_held(const struct tt_collector *c)
+{
+	return c->xmits_held;
 }
 
 /* The indexes of the first max non-zero bytes of n bytes at p, with how
