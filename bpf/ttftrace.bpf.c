@@ -155,12 +155,19 @@ static __always_inline bool tgid_traced(__u32 tgid)
 	return traced;
 }
 
+/* Bumped after every change BPF makes to traced_tgids (a fork of a new
+ * process, the last thread's exit): user space scans the 4 MiB map again
+ * only when it moved, not at every look (user/record/collector.c). */
+__u64 tgids_gen = 0;
+
 static __always_inline void tgid_set(__u32 tgid, __u8 v)
 {
 	__u8 *b = tgid_slot(tgid);
 
-	if (b)
-		*b = v;
+	if (!b)
+		return;
+	*b = v;
+	__sync_fetch_and_add(&tgids_gen, 1);
 }
 
 static __always_inline bool port_traced(__u16 port)
@@ -180,13 +187,34 @@ static __always_inline void count_lost(void)
 		__sync_fetch_and_add(n, 1);
 }
 
+/* The last forced wakeup of the collector from this CPU (its record's
+ * time). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} last_wakeup SEC(".maps");
+
+/* A CPU wakes the collector at most this often while the buffer stays
+ * above wakeup_bytes: a wakeup is an irq_work, a self-IPI (a VM exit on
+ * a guest), and until the collector gets a CPU every record saw the
+ * buffer full enough and sent one more (docs/design.md §2.4). */
+#define WAKEUP_GAP_NS 1000000
+
 static __always_inline void submit(void *rec)
 {
-	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >=
-				      wakeup_bytes ?
-			      BPF_RB_FORCE_WAKEUP :
-			      BPF_RB_NO_WAKEUP;
+	__u64 ts = ((struct tt_hdr *)rec)->ts, flags = BPF_RB_NO_WAKEUP;
+	__u32 zero = 0;
+	__u64 *last;
 
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes) {
+		last = bpf_map_lookup_elem(&last_wakeup, &zero);
+		if (last && ts - *last >= WAKEUP_GAP_NS) {
+			*last = ts;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	bpf_ringbuf_submit(rec, flags);
 }
 
@@ -698,6 +726,82 @@ static __always_inline void move_send_enter(__u32 prev_tid)
 	se->tid = 0;
 }
 
+/*
+ * An XMIT made inside a send, held until that send's record: on loopback,
+ * and on a device whose queue is free, tcp_sendmsg transmits before
+ * sock_send_length fires, and the two then cost one reservation. Per CPU:
+ * only a traced thread's XMIT in process context inside a write, writev,
+ * sendto or sendmsg whose entry this CPU saw is held, so its send follows
+ * on this CPU unless the thread switches out, and tt_switch writes it out
+ * then; so does a send of another socket, and a second XMIT of the same
+ * send goes out on its own.
+ */
+struct xmit_stash {
+	__u32 tid; /* 0: none held */
+	__u32 tgid;
+	__u64 ts;
+	struct tt_xmit x;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xmit_stash);
+} xmit_stash SEC(".maps");
+
+/* Set by user space before load (TTFTRACE_XMIT_HOLD=0 turns it off). */
+const volatile bool xmit_hold = true;
+
+struct tt_event_xmit {
+	struct tt_hdr h;
+	struct tt_xmit x;
+};
+
+static __always_inline struct xmit_stash *this_xmit_stash(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&xmit_stash, &zero);
+}
+
+/* Writes a held XMIT as a record of its own, stamped when it was made. */
+static __always_inline void flush_xmit(struct xmit_stash *st)
+{
+	struct tt_event_xmit *e;
+	__u32 tid = st->tid;
+
+	st->tid = 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost();
+		return;
+	}
+	e->h.ts = st->ts;
+	e->h.tgid = st->tgid;
+	e->h.tid = tid;
+	e->h.type = TT_EV_XMIT;
+	e->h.cpu = bpf_get_smp_processor_id();
+	e->h.flags = 0;
+	e->x = st->x;
+	submit(e);
+}
+
+/* Whether current is inside a send syscall whose entry this CPU saw. */
+static __always_inline bool in_send_syscall(__u32 tid)
+{
+	struct send_enter *se = this_send_enter();
+	struct pt_regs *regs;
+	long nr;
+
+	if (!se || se->tid != tid)
+		return false;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	nr = TT_REGS_SYSCALL_NR(regs);
+	return nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	       nr == TT_NR_sendmsg;
+}
+
 /* An 8-byte write is how an eventfd is signalled: to a known reader's
  * eventfd, a data hand-off. */
 static __always_inline void eventfd_write_note(__u64 fd)
@@ -874,31 +978,58 @@ SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tcp_sock *tp;
 	__u64 skey = (__u64)sk;
 	struct task_struct *task;
+	struct xmit_stash *st = NULL;
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
+	bool hold = false;
 	struct tt_hdr *h;
 	__u64 n, enter;
 	long nr;
 
 	if (!tgid_traced(id >> 32))
 		return 0;
-	if (server_sock(sk))
+	/* an XMIT this thread made is this send's, of this socket, or out */
+	st = this_xmit_stash();
+	if (st && st->tid == (__u32)id) {
+		hold = st->x.sk == skey;
+		if (!hold)
+			flush_xmit(st);
+	}
+	if (server_sock(sk)) {
 		ensure_conn(sk);
-	else if (sk->sk_protocol != IPPROTO_TCP ||
-		 !bpf_map_lookup_elem(&closed_conns, &skey))
+	} else if (sk->sk_protocol != IPPROTO_TCP ||
+		   !bpf_map_lookup_elem(&closed_conns, &skey)) {
+		if (hold)
+			flush_xmit(st);
 		return 0;
+	}
 	h = reserve_as(sizeof(*h) + sizeof(*s), TT_EV_SEND_RAW, id);
-	if (!h)
+	if (!h) {
+		if (hold) {
+			st->tid = 0;
+			count_lost(); /* the XMIT it carried */
+		}
 		return 0;
+	}
 	s = (void *)(h + 1);
+	s->xmit_held = 0;
+	s->pad = 0;
+	if (hold) {
+		st->tid = 0;
+		s->xmit_held = 1;
+		s->xmit_ts = st->ts;
+		s->xmit = st->x;
+	}
 	s->send.sk = (__u64)sk;
 	s->send.len = ret;
 	enter = take_send_enter((__u32)id);
 	s->send.ts_enter = enter ? enter : h->ts;
-	s->send.seq = BPF_CORE_READ(tp, write_seq) - (ret > 0 ? ret : 0);
+	/* a BTF pointer: a direct load, where BPF_CORE_READ is a helper call */
+	tp = bpf_skc_to_tcp_sock(sk);
+	s->send.seq = (tp ? tp->write_seq : 0) - (ret > 0 ? ret : 0);
 	s->send.cls = 0;
 	s->send.tokens = 0;
 	s->send.flags = 0;
@@ -931,16 +1062,15 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 {
-	struct tt_event_xmit {
-		struct tt_hdr h;
-		struct tt_xmit x;
-	} *e;
+	struct tt_event_xmit *e;
 	unsigned char *head;
 	__u16 thoff, dataoff;
+	struct xmit_stash *st;
 	struct sock *sk;
+	__u32 seq, flags;
 	__u8 th[13];
 	__s32 payload;
-	__u32 seq;
+	__u64 id;
 
 	sk = skb->sk;
 	if (!server_sock(sk))
@@ -955,13 +1085,28 @@ int BPF_PROG(tt_xmit, const struct sk_buff *skb, const struct net_device *dev)
 	if (payload <= 0)
 		return 0; /* pure ACKs carry no response bytes */
 	__builtin_memcpy(&seq, &th[4], sizeof(seq));
-	e = reserve(sizeof(*e), TT_EV_XMIT);
+	seq = bpf_ntohl(seq);
+	flags = irq_flags();
+	id = bpf_get_current_pid_tgid();
+	st = xmit_hold && !flags ? this_xmit_stash() : NULL;
+	if (st && !st->tid && in_send_syscall((__u32)id)) {
+		st->ts = bpf_ktime_get_ns();
+		st->tgid = id >> 32;
+		st->x.sk = (__u64)sk;
+		st->x.seq = seq;
+		st->x.end_seq = seq + payload;
+		st->x.len = skb->len;
+		st->x.pad = 0;
+		st->tid = (__u32)id; /* last: it says the rest is there */
+		return 0;
+	}
+	e = reserve_as(sizeof(*e), TT_EV_XMIT, id);
 	if (!e)
 		return 0;
-	e->h.flags = irq_flags();
+	e->h.flags = flags;
 	e->x.sk = (__u64)sk;
-	e->x.seq = bpf_ntohl(seq);
-	e->x.end_seq = e->x.seq + payload;
+	e->x.seq = seq;
+	e->x.end_seq = seq + payload;
 	e->x.len = skb->len;
 	e->x.pad = 0;
 	submit(e);
@@ -1052,14 +1197,20 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 		struct tt_hdr h;
 		struct tt_switch sw;
 	} *e;
+	struct xmit_stash *st;
 	struct pt_regs *regs;
 	struct pollfd pfd;
 	long nr;
 
 	if (!prev_traced && !next_traced)
 		return 0;
-	if (prev_traced)
+	if (prev_traced) {
 		move_send_enter(prev->pid);
+		/* its send goes on elsewhere, or later: the XMIT goes now */
+		st = this_xmit_stash();
+		if (st && st->tid == prev->pid)
+			flush_xmit(st);
+	}
 	/* current is prev */
 	e = reserve_as(sizeof(*e), TT_EV_SWITCH,
 		       (__u64)prev_tgid << 32 | (__u32)prev->pid);
@@ -1332,6 +1483,10 @@ static __always_inline int fileio_exit_emit(long ret)
 	} *e;
 	struct fileio_enter *fe;
 
+	/* every read of the machine comes here: an untraced process's costs
+	 * the inline filter, not the storage lookup's helper call */
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
 	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
 				  0);
 	if (!fe || !fe->ts)

@@ -141,23 +141,30 @@ struct tt_send {
 	__u32 status; /* HTTP status of a status line it begins with, or 0 */
 };
 
-struct tt_send_raw {
-	struct tt_send send;
-	__u16 nbytes; /* valid bytes in data */
-	/* valid bytes in tail: the send's last ones (of its last iovec only),
-	 * 0 when data holds the whole send */
-	__u16 ntail;
-	__u16 pad[2];
-	__u8 data[TT_SEND_CAPTURE];
-	__u8 tail[TT_SEND_TAIL];
-};
-
 struct tt_xmit {
 	__u64 sk;
 	__u32 seq; /* TCP sequence of the first payload byte */
 	__u32 end_seq; /* one past the last payload byte */
 	__u32 len; /* skb length */
 	__u32 pad;
+};
+
+struct tt_send_raw {
+	struct tt_send send;
+	__u16 nbytes; /* valid bytes in data */
+	/* valid bytes in tail: the send's last ones (of its last iovec only),
+	 * 0 when data holds the whole send */
+	__u16 ntail;
+	/* non-zero: xmit and xmit_ts are an XMIT of this send's socket made
+	 * by this thread inside this send, on this CPU in process context,
+	 * carried here instead of in a record of its own; the collector
+	 * hands it on as the XMIT event it stands for (docs/design.md §2.4) */
+	__u16 xmit_held;
+	__u16 pad;
+	__u64 xmit_ts;
+	struct tt_xmit xmit;
+	__u8 data[TT_SEND_CAPTURE];
+	__u8 tail[TT_SEND_TAIL];
 };
 
 struct tt_lost {

@@ -2,6 +2,7 @@
 /* The .ttft recording format: round trips, block damage, truncation,
  * errors, file mode, size per event and reader speed. */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -351,6 +352,55 @@ static void test_many_blocks(void)
 	ASSERT_FALSE(st.truncated, "st.truncated");
 
 cleanup:
+	free(evs);
+}
+
+/* The writer's two compressors (libdeflate where the system has it, zlib's
+ * deflate with TTFTRACE_ZLIB=1) write blocks any reader inflates to the
+ * same events; libdeflate's are no bigger. */
+static void test_compressors(void)
+{
+	void *lib = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+	size_t n = 300000, i;
+	struct tt_event *evs = random_events(n, 7);
+	struct tt_write_stats wst[2];
+	struct tt_read_stats st;
+	struct tt_writer *w;
+
+	ASSERT_OK_PTR(evs, "evs");
+	if (!evs)
+		goto cleanup;
+	for (i = 0; i < 2; i++) {
+		if (i)
+			setenv("TTFTRACE_ZLIB", "1", 1);
+		w = tt_writer_open(tmp_path(i ? "zlib.ttft" : "ldef.ttft"),
+				   NULL);
+		unsetenv("TTFTRACE_ZLIB");
+		ASSERT_OK_PTR(w, "w");
+		if (!w)
+			goto cleanup;
+		for (size_t k = 0; k < n; k++)
+			ASSERT_OK(tt_writer_add(w, &evs[k]), "tt_writer_add");
+		ASSERT_OK(tt_writer_close(w, &wst[i]), "tt_writer_close");
+		ASSERT_EQ(read_events(tmp_path(i ? "zlib.ttft" : "ldef.ttft"),
+				      evs, n, &st),
+			  n, "read_events");
+		ASSERT_EQ(st.blocks_bad, 0, "st.blocks_bad");
+		ASSERT_EQ(st.blocks_ok, wst[i].blocks, "st.blocks_ok");
+	}
+	ASSERT_EQ(wst[0].libdeflate, lib != NULL, "libdeflate used");
+	ASSERT_FALSE(wst[1].libdeflate, "TTFTRACE_ZLIB=1: zlib");
+	ASSERT_EQ(wst[0].blocks, wst[1].blocks, "blocks");
+	if (lib)
+		ASSERT_LE(wst[0].bytes, wst[1].bytes, "libdeflate's bytes");
+	printf("  ttfile: %s %llu bytes, zlib %llu\n",
+	       lib ? "libdeflate" : "(no libdeflate) zlib",
+	       (unsigned long long)wst[0].bytes,
+	       (unsigned long long)wst[1].bytes);
+
+cleanup:
+	if (lib)
+		dlclose(lib);
 	free(evs);
 }
 
@@ -1007,6 +1057,7 @@ int main(void)
 	TT_RUN(test_round_trip_extremes);
 	TT_RUN(test_rejects_unstored_types);
 	TT_RUN(test_many_blocks);
+	TT_RUN(test_compressors);
 	TT_RUN(test_truncated_every_offset);
 	TT_RUN(test_corrupt_block);
 	TT_RUN(test_bad_files);

@@ -688,6 +688,10 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 	__u16 port;
 
 	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	if (a->verbose)
+		fprintf(stderr,
+			"ttftrace: %llu transmits came inside their sends' records\n",
+			(unsigned long long)tt_collector_xmits_held(c));
 	if (cuda_libs)
 		fprintf(stderr,
 			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",

@@ -16,6 +16,7 @@ struct tt_write_stats {
 	__u64 events;
 	__u64 blocks;
 	__u64 bytes; /* file size */
+	bool libdeflate; /* blocks compressed by libdeflate, not zlib */
 };
 
 struct tt_read_stats {

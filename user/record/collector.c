@@ -26,6 +26,8 @@
 
 #define DEFAULT_RINGBUF (16u << 20)
 #define MAX_CPUS 1024
+/* traced tgids kept between scans of the map; more are scanned for */
+#define TGIDS_CACHED 1024
 
 /* Files already probed, by device and inode: each is probed once. */
 struct probed_files {
@@ -81,6 +83,13 @@ struct tt_collector {
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
 	struct bpf_link **mark_links; /* application markers (--mark) */
 	size_t nmark_links;
+	/* the traced tgids as last scanned, while neither BPF (tgids_gen)
+	 * nor user space (tgids_user_gen) changed the map since */
+	__u32 tgids_seen[TGIDS_CACHED];
+	int ntgids_seen; /* -1: no scan kept */
+	__u64 tgids_seen_gen;
+	__u64 tgids_user_gen;
+	__u64 xmits_held; /* XMITs that came inside their send's record */
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -412,6 +421,20 @@ static int handle_record(void *ctx, void *data, size_t size)
 			return 0;
 		nbytes = raw->nbytes < TT_SEND_CAPTURE ? raw->nbytes :
 							 TT_SEND_CAPTURE;
+		if (raw->xmit_held) {
+			/* the XMIT made inside this send, as its own record
+			 * would have said it (docs/design.md §2.4) */
+			ev.h.type = TT_EV_XMIT;
+			ev.h.ts = raw->xmit_ts;
+			ev.h.flags = 0;
+			ev.xmit = raw->xmit;
+			c->xmits_held++;
+			c->cb_err = c->fn(c->ctx, &ev);
+			if (c->cb_err)
+				return c->cb_err;
+			memset(&ev, 0, sizeof(ev));
+			ev.h = *h;
+		}
 		ev.h.type = TT_EV_SEND;
 		ev.send = raw->send;
 		tt_classifier_send(&c->cls, raw->data, nbytes, raw->tail,
@@ -503,6 +526,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 {
 	struct tt_collector *c;
 	__u32 rb_bytes = o->ringbuf_bytes ? o->ringbuf_bytes : DEFAULT_RINGBUF;
+	const char *hold;
 	int e;
 
 	libbpf_verbosity = o->verbose >= 2 ? LIBBPF_DEBUG :
@@ -530,6 +554,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		return NULL;
 	}
 	pthread_mutex_init(&c->cuda_lock, NULL);
+	c->ntgids_seen = -1;
 	c->fn = o->fn;
 	c->ctx = o->ctx;
 	c->verbose = o->verbose;
@@ -548,6 +573,10 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	}
 	bpf_map__set_max_entries(c->skel->maps.events, rb_bytes);
 	c->skel->rodata->wakeup_bytes = rb_bytes / 4;
+	/* TTFTRACE_XMIT_HOLD=0: every XMIT in a record of its own (tests
+	 * compare the two) */
+	hold = getenv("TTFTRACE_XMIT_HOLD");
+	c->skel->rodata->xmit_hold = !hold || strcmp(hold, "0");
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,
@@ -616,6 +645,7 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 		}
 		__atomic_store_n(&c->tgids[tgid / 8].b[tgid % 8], 1,
 				 __ATOMIC_RELAXED);
+		c->tgids_user_gen++;
 		nports = tt_proc_listen_ports(tree[i], ports, 256);
 		for (int j = 0; j < nports; j++)
 			__atomic_store_n(&c->ports[ports[j]], 1,
@@ -676,6 +706,11 @@ __u64 tt_collector_lost_total(const struct tt_collector *c)
 	return c->lost_total;
 }
 
+__u64 tt_collector_xmits_held(const struct tt_collector *c)
+{
+	return c->xmits_held;
+}
+
 /* The indexes of the first max non-zero bytes of n bytes at p, with how
  * many bytes each index stands for (stride): a scan by words, the maps
  * being mostly zeroes. */
@@ -704,11 +739,37 @@ static int set_indexes(const void *p, size_t n, size_t stride, void *out,
 	return k;
 }
 
-int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
-			      int max)
+/* Both generations of the tgid map: BPF's count of its changes, and
+ * user space's own in the high bits. */
+static __u64 tgids_gen(const struct tt_collector *c)
 {
-	return set_indexes(c->tgids, TGIDS_BYTES, 1, tgids, sizeof(*tgids),
-			   max);
+	return __atomic_load_n(&c->skel->bss->tgids_gen, __ATOMIC_ACQUIRE) +
+	       (c->tgids_user_gen << 40);
+}
+
+int tt_collector_traced_tgids(struct tt_collector *c, __u32 *tgids, int max)
+{
+	__u64 gen = tgids_gen(c);
+	int n;
+
+	/* a scan reads 4 MiB: the recorder looks every 20 ms, processes
+	 * come and go far more rarely */
+	if (c->ntgids_seen < 0 || gen != c->tgids_seen_gen) {
+		n = set_indexes(c->tgids, TGIDS_BYTES, 1, c->tgids_seen,
+				sizeof(*c->tgids_seen), TGIDS_CACHED);
+		/* a change during the scan moved the generation past gen:
+		 * the next look scans again */
+		c->ntgids_seen = n < TGIDS_CACHED ? n : -1;
+		c->tgids_seen_gen = gen;
+		if (n >= TGIDS_CACHED && max > TGIDS_CACHED)
+			return set_indexes(c->tgids, TGIDS_BYTES, 1, tgids,
+					   sizeof(*tgids), max);
+	} else {
+		n = c->ntgids_seen;
+	}
+	n = n < max ? n : max;
+	memcpy(tgids, c->tgids_seen, n * sizeof(*tgids));
+	return n;
 }
 
 int tt_collector_listen_ports(const struct tt_collector *c, __u16 *ports,

@@ -70,10 +70,12 @@ int tt_collector_message(struct tt_collector *c, char *buf, size_t len);
 /* Emits a TT_EV_LOST event per CPU whose refused-record count grew. */
 int tt_collector_check_lost(struct tt_collector *c);
 __u64 tt_collector_lost_total(const struct tt_collector *c);
+/* XMITs that came inside their send's record (docs/design.md §2.4). */
+__u64 tt_collector_xmits_held(const struct tt_collector *c);
 /* The tgids still traced (in the kernel map: a process leaves it when its
- * last thread exits), for the process table and to know when to stop. */
-int tt_collector_traced_tgids(const struct tt_collector *c, __u32 *tgids,
-			      int max);
+ * last thread exits), for the process table and to know when to stop.
+ * The map is scanned again only after it changed (docs/design.md §2.4). */
+int tt_collector_traced_tgids(struct tt_collector *c, __u32 *tgids, int max);
 /* The TCP ports the traced processes listen on (or listened on). */
 int tt_collector_listen_ports(const struct tt_collector *c, __u16 *ports,
 			      int max);
