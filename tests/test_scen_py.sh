@@ -10,11 +10,15 @@
 #   vllm   vLLM V1-shaped: asyncio API (uvicorn, starlette) -> ZMQ ipc ->
 #          EngineCore (input thread, busy loop, output thread)
 #   node   Node http SSE, a worker_threads engine fed by a MessagePort
-# vllm and node are not within issue 8's bound yet (docs/design.md §4.4
-# says what stays ambiguous); their limits are what holds now, and what
-# the rules before the lock detours and the resume rule did not (t_dispatch
-# off for 44% and 36% of the requests), nor before the event loop's turns
-# and the pick-up through relays (vllm's queue off for 38-44%, now 12-23%).
+# vllm and node are held to issue 8's bound at p50 and p99 ("strict": the
+# queue from the hand-off to the admission, and admission to token, within
+# max(1 ms, 5%) of the server's own), gil and nagle at p50 (their p99 is
+# one or two requests of a GIL-bound engine that a loaded machine moves by
+# a millisecond now and then). The shares of requests off by more
+# than that are what holds in 5 runs on a shared 2-CPU machine, two of
+# them with a CPU hog (docs/design.md §4.4 says what stays ambiguous: an
+# event loop's hand-off that wakes nobody); before data wakes, turns and
+# the hand-off rule's next run, vllm allowed 35% and node 25%.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_py
@@ -34,6 +38,6 @@ keep_runs() {
 }
 /usr/bin/python3 tests/scen_check.py scen_py "$OUTDIR" \
 	gil:0.05:0.10:0.05:p50 nagle:0.08:0.10:0.10:p50 \
-	vllm:0.35:0.35:0.35 node:0.25:0.20:0.25 | tee "$TT_TMP/check.txt"
+	vllm:0.15:0.20:0.15:strict node:0.10:0.15:0.10:strict | tee "$TT_TMP/check.txt"
 grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs
 true
