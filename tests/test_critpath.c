@@ -1112,6 +1112,16 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
 		RQ(2, 1000, 1100, 2050, 2100, 101, 112, .t_end = 5000 * US)
 #define HANDOFF_Y(read) RQ(3, 1340, read, 0, 0, 101, 0)
+/* the loop 101 wakes thread tgt at 1420 us, which wakes then at 3000 */
+#define LOOP_WAKE(tgt, then)                                                  \
+	E_WAKE(1420, 101, tgt, NR_FUTEX, 0x5000 + (tgt)), E_IN(2990, tgt),    \
+	E_WAKE(3000, tgt, then, NR_FUTEX, 0x5100 + (tgt))
+/* A (request 2) handed on at enq us, queued q us until 1500 */
+#define LOOP_A_WANT(enq, q)                                                   \
+	WANTS({ 2,                                                            \
+		NULL,                                                         \
+		{ R_T(t_enqueue, enq), R_T(t_dispatch, 1500),                 \
+		  R_STAGE(TT_ST_QUEUE, q) } })
 /* A behind the blocking reader: queued from its block at 1300 us */
 static const struct rq_want handoff_blocking_want[] = {
 	{
@@ -2636,16 +2646,9 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_handoff_enqueue", "event_loop_handler_after_y"),
 		.reuse = true,
-		.steps = STEPS(E_WAKE(1420, 101, 120, NR_FUTEX, 0x5000),
-			       E_IN(2990, 120),
-			       E_WAKE(3000, 120, 101, NR_FUTEX, 0x5001)),
+		.steps = STEPS(LOOP_WAKE(120, 101)),
 		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R_T(t_enqueue, 1420), R_T(t_dispatch, 1500),
-			  R_STAGE(TT_ST_QUEUE, 80) },
-		}),
+		.want = LOOP_A_WANT(1420, 80),
 	},
 	/* the same loop waking a runtime's own thread at 1420 us (V8's
 	 * platform workers: it wakes only another of them, nobody that
@@ -2654,16 +2657,9 @@ static const struct scenario scenarios[] = {
 		SC("test_handoff_enqueue", "event_loop_runtime_wake"),
 		.build = build_busy_handoff,
 		.arg = { true },
-		.steps = STEPS(E_WAKE(1420, 101, 121, NR_FUTEX, 0x5002),
-			       E_IN(2990, 121),
-			       E_WAKE(3000, 121, 122, NR_FUTEX, 0x5003)),
+		.steps = STEPS(LOOP_WAKE(121, 122)),
 		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R_T(t_enqueue, 1350), R_T(t_dispatch, 1500),
-			  R_STAGE(TT_ST_QUEUE, 150) },
-		}),
+		.want = LOOP_A_WANT(1350, 150),
 	},
 	/* without Y it never let A go before the boundary: no queue */
 	{
