@@ -16,7 +16,12 @@ ROUNDTRIPS=${ROUNDTRIPS:-50000}
 ROUNDS=${ROUNDS:-3}
 REPS=${REPS:-5}
 MODES=${MODES:-eventfd unix}
+# both threads on one CPU (CPU=all: wherever the scheduler puts them; a
+# wakeup across CPUs of this VM costs tens of us, far more than a record)
+CPU=${CPU:-0}
 LOOP=$OUTPUT/bench/ipc_loop
+PIN=(taskset -c "$CPU")
+[ "$CPU" = all ] && PIN=()
 
 bench_setup ipc_cost
 need_root
@@ -31,12 +36,12 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 run() {
 	local kind=$1 mode=$2 bin out=$BENCH_TMP/$1-$2
 	case $kind in
-	untraced) "$LOOP" "$mode" "$ROUNDTRIPS" "$ROUNDS" >>"$out" ;;
+	untraced) "${PIN[@]}" "$LOOP" "$mode" "$ROUNDTRIPS" "$ROUNDS" >>"$out" ;;
 	*)
 		bin=$TTFTRACE
 		[ "$kind" = traced_b ] && bin=$TTFTRACE_B
 		"$bin" record -o "$BENCH_TMP/$kind.ttft" \
-			-c "$LOOP $mode $ROUNDTRIPS $ROUNDS >>$out" \
+			-c "${PIN[*]} $LOOP $mode $ROUNDTRIPS $ROUNDS >>$out" \
 			2>"$BENCH_TMP/$kind.log" ||
 			die "$kind record failed: $(tail -1 "$BENCH_TMP/$kind.log")"
 		"$bin" report --events "$BENCH_TMP/$kind.ttft" 2>/dev/null |
@@ -48,7 +53,7 @@ run() {
 kinds="untraced traced"
 [ -n "${TTFTRACE_B:-}" ] && kinds="$kinds traced_b"
 echo "ipc_cost: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "  $ROUNDTRIPS round trips x $ROUNDS rounds, $REPS reps, interleaved: $kinds"
+echo "  $ROUNDTRIPS round trips x $ROUNDS rounds, $REPS reps, CPU $CPU, interleaved: $kinds"
 for rep in $(seq "$REPS"); do
 	for mode in $MODES; do
 		for kind in $kinds; do
