@@ -1704,6 +1704,36 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
+	/* The same engine, the loop running on: it reads request 2 at
+	 * 650 us, more than LOOP_BATCH_NS after request 1 (Node runs each
+	 * handler at its read), and wakes I/O thread 103, which answers, at
+	 * 700: request 1 went before request 2's read, not at that wake */
+	{
+		SC("test_fallbacks", "handler_at_its_read"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_PREEMPT(200, 102),
+			       E_WAKE(700, 101, 103, NR_WRITE, 6),
+			       E_IN(705, 103),
+			       E_OUT(710, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(900, 102),
+			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
+			       E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(1110, 101),
+			       E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(2, 600, 650, 0, 0, 101, 0)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 900),
+			  R_T(t_enqueue, 650),
+			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
 	 * anywhere: the receive is the dispatch, the send the enqueue. */

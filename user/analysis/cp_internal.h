@@ -331,11 +331,13 @@ struct rq_index {
 	size_t nact;
 	/* per act, a read's own hand-off on a reader that serves several
 	 * requests in turn (loopfifo.c), 0 if none; CP_TURN_AFTER | t: after
-	 * the turn at t, its own made no wake */
+	 * the turn at t, its own made no wake; CP_TURN_BEFORE | t: before the
+	 * read at t of the reader's next batch, its batch making no wake */
 	__u64 *fifo;
 };
 
 #define CP_TURN_AFTER (1ULL << 63)
+#define CP_TURN_BEFORE (1ULL << 62)
 
 struct walk {
 	struct tt_critpath *cp;

@@ -418,7 +418,12 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	}
 	/* an event loop's own turn: earlier requests took the wakes before */
 	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
-	if (next & CP_TURN_AFTER) {
+	if (next & CP_TURN_BEFORE) {
+		/* a handler run at its read: done before the next batch */
+		next &= ~CP_TURN_BEFORE;
+		if (next > wk->r && next < t)
+			t = next;
+	} else if (next & CP_TURN_AFTER) {
 		/* handed on after the turn before it, without a wake */
 		next &= ~CP_TURN_AFTER;
 		if (next > from && next < t)

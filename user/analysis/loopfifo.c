@@ -12,7 +12,8 @@
  * they are handed on after the stretch's last turn (CP_TURN_AFTER). Reads
  * more than LOOP_BATCH_NS apart are not one batch: the handlers of the
  * earlier ran before the later read (Node runs each at its read), and one
- * that got no wake by then takes none later. Only
+ * that got no wake by then takes none later: handed on after the batch's
+ * last turn, or with none before that read (CP_TURN_BEFORE). Only
  * wakes of threads that answer (cp_answers) are turns: a runtime's own
  * threads (V8's platform workers) are no handler's hand-off.
  */
@@ -31,18 +32,20 @@
  * are its reads.
  */
 static void stretch_end(struct rq_index *ix, const size_t *queue,
-			size_t *head, size_t *start, size_t tail)
+			size_t *head, size_t *start, size_t tail, __u64 t_next)
 {
-	__u64 last = 0;
+	__u64 last = 0, mark;
 	size_t q;
 
 	for (q = *start; q < *head; q++)
 		if (ix->fifo[queue[q]] != FIFO_GONE &&
 		    ix->fifo[queue[q]] > last)
 			last = ix->fifo[queue[q]];
-	for (; last && *head < tail; (*head)++)
+	/* after the last turn; with none, before the next batch's read */
+	mark = last ? CP_TURN_AFTER | last : t_next ? CP_TURN_BEFORE | t_next : 0;
+	for (; mark && *head < tail; (*head)++)
 		if (ix->fifo[queue[*head]] != FIFO_GONE)
-			ix->fifo[queue[*head]] = CP_TURN_AFTER | last;
+			ix->fifo[queue[*head]] = mark;
 	*head = *start = tail;
 }
 
@@ -73,14 +76,15 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		if (ta == UINT64_MAX && tw == UINT64_MAX)
 			break;
 		if (tb < ta && tb < tw) {
-			stretch_end(ix, queue, &head, &start, tail);
+			stretch_end(ix, queue, &head, &start, tail, 0);
 			k++;
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
 			/* a new batch of reads: the last one's handlers ran,
 			 * those without a wake after its last turn */
 			if (!act->write && act->t > last_read + LOOP_BATCH_NS)
-				stretch_end(ix, queue, &head, &start, tail);
+				stretch_end(ix, queue, &head, &start, tail,
+					    act->t);
 			if (!act->write)
 				last_read = act->t;
 			if (!act->write && act->t >= t_held)
@@ -101,7 +105,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 				ix->fifo[queue[head++]] = wk->ts;
 		}
 	}
-	stretch_end(ix, queue, &head, &start, tail);
+	stretch_end(ix, queue, &head, &start, tail, 0);
 	for (size_t i = lo; i < hi; i++)
 		if (ix->fifo[i] == FIFO_GONE)
 			ix->fifo[i] = 0;
