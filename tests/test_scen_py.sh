@@ -14,8 +14,8 @@
 # to the admission, and admission to token, within max(1 ms, 5%) of the
 # server's own). Their p99 is one or two requests of 120, which a loaded
 # machine moves by a millisecond now and then (node's once in a sanitizer
-# suite before CP_TURN_BEFORE): tools/scenarios/README.md has the p99s of
-# five runs, 19 of 20 within the bound. The shares of requests off by more
+# suite before CP_TURN_BEFORE): tools/scenarios/README.md has five runs,
+# whose vllm and node p99s were all within the bound. The shares off by more
 # than that are what holds in 5 runs on a shared 2-CPU machine, two of
 # them with a CPU hog (docs/design.md §4.4 says what stays ambiguous: an
 # event loop's hand-off that wakes nobody); before data wakes, turns and
