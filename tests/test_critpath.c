@@ -1112,6 +1112,20 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
 		RQ(2, 1000, 1100, 2050, 2100, 101, 112, .t_end = 5000 * US)
 #define HANDOFF_Y(read) RQ(3, 1340, read, 0, 0, 101, 0)
+/* An event loop 101, a busy engine 102 preempted at 200 us, an I/O thread
+ * 103 asleep; IO_HOP: the loop wakes it at t_, it runs and sleeps again. */
+#define LOOP_ENGINE_PREEMPTED                                                 \
+	E_IN(0, 101), E_IN(0, 102),                                           \
+	E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30), E_PREEMPT(200, 102)
+#define IO_HOP(t_)                                                            \
+	E_WAKE(t_, 101, 103, NR_WRITE, 6), E_IN((t_) + 5, 103),               \
+	E_OUT((t_) + 10, 103, .sys = NR_FUTEX, .arg0 = 0x30)
+/* request rq_ complete, dispatched at disp us by rule, queued from enq */
+#define WANT_DISPATCH(rq_, disp, enq, rule)                                   \
+	WANTS({ rq_,                                                          \
+		NULL,                                                         \
+		{ R(complete, true), R_T(t_dispatch, disp),                   \
+		  R_T(t_enqueue, enq), R(dispatch, TT_CP_DISP_##rule) } })
 /* the loop 101 wakes thread tgt at 1420 us, which wakes then at 3000 */
 #define LOOP_WAKE(tgt, then)                                                  \
 	E_WAKE(1420, 101, tgt, NR_FUTEX, 0x5000 + (tgt)), E_IN(2990, tgt),    \
@@ -1710,12 +1724,7 @@ static const struct scenario scenarios[] = {
 	 * 700: request 1 went before request 2's read, not at that wake */
 	{
 		SC("test_fallbacks", "handler_at_its_read"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
-			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			       E_PREEMPT(200, 102),
-			       E_WAKE(700, 101, 103, NR_WRITE, 6),
-			       E_IN(705, 103),
-			       E_OUT(710, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(700),
 			       E_IN(900, 102),
 			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
@@ -1726,13 +1735,7 @@ static const struct scenario scenarios[] = {
 			       E_IN(1505, 101)),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
 		    RQ(2, 600, 650, 0, 0, 101, 0)),
-		.want = WANTS({
-			1,
-			NULL,
-			{ R(complete, true), R_T(t_dispatch, 900),
-			  R_T(t_enqueue, 650),
-			  R(dispatch, TT_CP_DISP_RESUME) },
-		}),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
@@ -1865,15 +1868,7 @@ static const struct scenario scenarios[] = {
 	 * again. */
 	{
 		SC("test_fallbacks", "loop_turns"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
-			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			       E_PREEMPT(200, 102),
-			       E_WAKE(300, 101, 103, NR_WRITE, 6),
-			       E_IN(305, 103),
-			       E_OUT(310, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			       E_WAKE(500, 101, 103, NR_WRITE, 6),
-			       E_IN(505, 103),
-			       E_OUT(510, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
 			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			       E_IN(600, 102),
 			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
@@ -1968,13 +1963,7 @@ static const struct scenario scenarios[] = {
 			       PUT_THEN_GIL(2200)),
 		RQS(RQ(1, 50, 100, 1240, 1250, 101, 101),
 		    RQ(2, 120, 150, 2240, 2250, 101, 101)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R_T(t_dispatch, 1200),
-			  R_T(t_enqueue, 400),
-			  R(dispatch, TT_CP_DISP_HANDOFF) },
-		}),
+		.want = WANT_DISPATCH(2, 1200, 400, HANDOFF),
 	},
 	/* A worker woken by the reader's hand-off, then blocked on the GIL
 	 * the reader holds: following the lock finds no dispatch, the worker's
