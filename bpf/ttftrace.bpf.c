@@ -554,6 +554,23 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 
 /* ---- data hand-offs between threads: eventfds and unix sockets ---- */
 
+/* WAKING, WAKEUP_NEW, DATA_WAKE and DATA_READ records */
+struct tt_event_wake {
+	struct tt_hdr h;
+	struct tt_wake w;
+};
+
+/* The syscall current is in and its first argument, for a wake it makes:
+ * FUTEX_WAKE's word, the fd written. */
+static __always_inline void waker_regs(struct tt_wake *w,
+				       struct task_struct *cur)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+
+	w->waker_syscall = TT_REGS_SYSCALL_NR(regs);
+	w->waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
+}
+
 /* The thread that last read an eventfd (by its file) or a unix socket (by
  * its sock), traced threads only: whom a write to it hands data to. */
 struct ipc_reader {
@@ -580,10 +597,7 @@ static __always_inline void ipc_reader_note(__u64 obj, __u64 id)
 {
 	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
 	struct ipc_reader nr = { .tid = (__u32)id, .tgid = id >> 32 };
-	struct tt_event_wake {
-		struct tt_hdr h;
-		struct tt_wake w;
-	} *e;
+	struct tt_event_wake *e;
 
 	if (!r || r->tid != nr.tid) {
 		bpf_map_update_elem(&ipc_readers, &obj, &nr, BPF_ANY);
@@ -604,24 +618,17 @@ static __always_inline void ipc_reader_note(__u64 obj, __u64 id)
 }
 
 /*
- * Current writes to obj, kind tt_ipc_kind: a TT_EV_DATA_WAKE of its last
- * reader, another traced thread. The kernel's wakeup shows only when that
- * reader sleeps on obj; a preempted or busy reader gets none, and the data
- * hand-off would be lost (docs/design.md §4.4).
+ * Current (id), a traced thread, writes to obj, kind tt_ipc_kind: a
+ * TT_EV_DATA_WAKE of its last reader, another traced thread. The kernel's
+ * wakeup shows only when that reader sleeps on obj; a preempted or busy
+ * reader gets none, and the data hand-off would be lost (docs/design.md
+ * §4.4).
  */
-static __always_inline void ipc_wake_emit(__u64 obj, __u32 kind)
+static __always_inline void ipc_written(__u64 obj, __u32 kind, __u64 id)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct ipc_reader *r;
-	struct pt_regs *regs;
-	struct tt_event_wake {
-		struct tt_hdr h;
-		struct tt_wake w;
-	} *e;
+	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
+	struct tt_event_wake *e;
 
-	if (!tgid_traced(id >> 32))
-		return;
-	r = bpf_map_lookup_elem(&ipc_readers, &obj);
 	if (!r || r->tid == (__u32)id)
 		return;
 	e = reserve_as(sizeof(*e), TT_EV_DATA_WAKE, id);
@@ -630,9 +637,7 @@ static __always_inline void ipc_wake_emit(__u64 obj, __u32 kind)
 	e->w.target_tid = r->tid;
 	e->w.target_tgid = r->tgid;
 	e->w.target_cpu = kind;
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	e->w.waker_syscall = TT_REGS_SYSCALL_NR(regs);
-	e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
+	waker_regs(&e->w, bpf_get_current_task_btf());
 	r->pending = kind;
 	submit(e);
 }
@@ -649,11 +654,15 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
 	__u32 queued;
+	__u64 id;
 
 	if (!server_sock(sk)) {
 		/* a unix socket's sender, in process context */
-		if (unix_sock(sk) && !irq_flags())
-			ipc_wake_emit((__u64)sk, TT_IPC_UNIX);
+		if (!unix_sock(sk) || irq_flags())
+			return 0;
+		id = bpf_get_current_pid_tgid();
+		if (tgid_traced(id >> 32))
+			ipc_written((__u64)sk, TT_IPC_UNIX, id);
 		return 0;
 	}
 	ensure_conn(sk);
@@ -806,15 +815,14 @@ static __always_inline bool in_send_syscall(__u32 tid)
  * eventfd, a data hand-off. */
 static __always_inline void eventfd_write_note(__u64 fd)
 {
+	__u64 id = bpf_get_current_pid_tgid();
 	struct file *file;
-	__u64 obj;
 
-	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!tgid_traced(id >> 32))
 		return;
 	file = fd_file(bpf_get_current_task_btf(), fd);
-	obj = (__u64)file;
-	if (file && bpf_map_lookup_elem(&ipc_readers, &obj))
-		ipc_wake_emit(obj, TT_IPC_EVENTFD);
+	if (file)
+		ipc_written((__u64)file, TT_IPC_EVENTFD, id);
 }
 
 SEC("tracepoint/syscalls/sys_enter_write")
@@ -1246,12 +1254,8 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 {
 	__u32 tgid = p->tgid;
-	struct tt_event_wake {
-		struct tt_hdr h;
-		struct tt_wake w;
-	} *e;
+	struct tt_event_wake *e;
 	struct task_struct *cur;
-	struct pt_regs *regs;
 
 	if (!tgid_traced(tgid))
 		return;
@@ -1265,11 +1269,8 @@ static __always_inline void emit_wake(__u16 type, struct task_struct *p)
 	e->w.waker_syscall = -1;
 	e->w.waker_arg0 = 0;
 	cur = bpf_get_current_task_btf();
-	if (!e->h.flags && !(cur->flags & 0x00200000 /* PF_KTHREAD */)) {
-		regs = (struct pt_regs *)bpf_task_pt_regs(cur);
-		e->w.waker_syscall = TT_REGS_SYSCALL_NR(regs);
-		e->w.waker_arg0 = PT_REGS_PARM1_SYSCALL(regs);
-	}
+	if (!e->h.flags && !(cur->flags & 0x00200000 /* PF_KTHREAD */))
+		waker_regs(&e->w, cur);
 	submit(e);
 }
 
@@ -1434,10 +1435,11 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 	struct fileio_enter *fe;
 	struct inode *inode;
 	struct file *file;
+	__u64 id = bpf_get_current_pid_tgid();
 	unsigned long magic;
 	__u32 mode;
 
-	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+	if (!tgid_traced(id >> 32))
 		return 0;
 	task = bpf_get_current_task_btf();
 	file = fd_file(task, fd);
@@ -1452,8 +1454,7 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 		magic = BPF_CORE_READ(inode, i_sb, s_magic);
 		/* an eventfd's reader (timerfds and signalfds: no writer) */
 		if (magic == ANON_INODE_FS_MAGIC && nr == TT_NR_read)
-			ipc_reader_note((__u64)file,
-					bpf_get_current_pid_tgid());
+			ipc_reader_note((__u64)file, id);
 		if (!(mode & S_IFMT) || pseudo_fs(magic))
 			return 0;
 	} else if ((mode & S_IFMT) != S_IFBLK) {

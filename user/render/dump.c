@@ -4,6 +4,14 @@
 #include "dump.h"
 #include "text.h"
 
+/* What a data wake's writer wrote to (enum tt_ipc_kind). */
+static const char *ipc_kind_name(__u32 kind)
+{
+	return kind == TT_IPC_UNIX    ? "unix" :
+	       kind == TT_IPC_EVENTFD ? "eventfd" :
+					"?";
+}
+
 static void dump_payload(FILE *out, const struct tt_event *ev)
 {
 	char comm[TT_TEXT_ROOM(TT_COMM_LEN)];
@@ -60,17 +68,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)ev->sw.fd_ino);
 		break;
 	case TT_EV_DATA_READ:
-		fprintf(out, "via=%s",
-			ev->wake.target_cpu == TT_IPC_UNIX    ? "unix" :
-			ev->wake.target_cpu == TT_IPC_EVENTFD ? "eventfd" :
-								"?");
+		fprintf(out, "via=%s", ipc_kind_name(ev->wake.target_cpu));
 		break;
 	case TT_EV_DATA_WAKE:
 		fprintf(out, "target=%u/%u via=%s waker_syscall=%d arg0=%#llx",
 			ev->wake.target_tgid, ev->wake.target_tid,
-			ev->wake.target_cpu == TT_IPC_UNIX    ? "unix" :
-			ev->wake.target_cpu == TT_IPC_EVENTFD ? "eventfd" :
-								"?",
+			ipc_kind_name(ev->wake.target_cpu),
 			ev->wake.waker_syscall,
 			(unsigned long long)ev->wake.waker_arg0);
 		break;
