@@ -492,8 +492,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
-		if (waker && !dispatched && !marked && wk->detours &&
-		    lock_detour(cp, th, k, floor))
+		/* a lock wake after a hand-off to th: that hand-off */
+		handed = waker ? lock_detour(cp, th, k, floor) : NULL;
+		if (handed && !dispatched && !marked && wk->detours)
 			waker = NULL;
 		if (!waker) {
 			k--;
@@ -551,10 +552,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		/* a lock wake by the thread that handed th its work: th is
 		 * still the one it handed off to (an engine's put to its
 		 * output thread, then its release of the GIL) */
-		from = !w->lock ? th->tid : 0;
-		if (w->lock && (handed = lock_detour(cp, th, k, floor)) &&
-		    handed->waker_tid == waker->tid)
-			from = th->tid;
+		from = !w->lock || (handed && handed->waker_tid == waker->tid) ?
+			       th->tid :
+			       0;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);
