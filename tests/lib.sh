@@ -4,6 +4,8 @@ OUTPUT=${OUTPUT:-build}
 # for the tests' Python parts (rel_check.py)
 TT_TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export TT_TESTS_DIR
+# free_port
+. "$TT_TESTS_DIR/../tools/free_port.sh"
 TTFTRACE=$OUTPUT/ttftrace
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen

@@ -40,7 +40,7 @@ done
 run_case() {
 	local name=$1 end=$2 json=$3 port
 	shift 3
-	port=$((20000 + RANDOM % 20000))
+	port=$(free_port)
 	start_record "$TT_TMP/$name.ttft" -c "exec $* -p $port"
 	wait_for "(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null" 20 ||
 		{ fail "bpf_framing: $name: the server did not listen on $port"; stop_record; return; }

@@ -17,7 +17,7 @@ if [ -z "$NODE" ]; then
 	fail "bpf_node: no node on PATH (tools/deps.sh installs Debian's nodejs)"
 	exit 1
 fi
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(free_port)
 start_record "$TT_TMP/node.ttft" -c "exec $NODE tools/scenarios/node_server.js -p $PORT --log $TT_TMP/truth.csv --tokens 8"
 wait_for "nc -z 127.0.0.1 $PORT 2>/dev/null || (exec 3<>/dev/tcp/127.0.0.1/$PORT) 2>/dev/null" 20 ||
 	{ fail "bpf_node: the Node server did not listen on $PORT"; exit 1; }

@@ -38,10 +38,10 @@ for s in go go-lock; do
 done
 /usr/bin/python3 tests/scen_check.py scen_go "$OUTDIR" go:0.08:0.08:0.08:p50 go-lock:0.1:0.1:0.1:p50
 # the same server with goroutines left alone: thread-level, no goroutine
-PORT=$((20000 + RANDOM % 20000))
+PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"
 wait_for "ss -Hltn 'sport = :$PORT' | grep -q ." 20 ||
-	{ fail "scen_go: the Go server did not listen on $PORT"; exit 1; }
+	{ fail "scen_go: the Go server did not listen on $PORT: $(tail -2 "$TT_TMP/off.ttft.log")"; exit 1; }
 "$LOADGEN" -q -p "$PORT" -c 2 -n 8 --tokens 8 --timeout 20 -o "$TT_TMP/off-client.csv"
 stop_record
 "$TTFTRACE" report -R 1 "$TT_TMP/off.ttft" >"$TT_TMP/off.txt" 2>&1

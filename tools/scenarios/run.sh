@@ -90,14 +90,8 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm node go go-lock nagle odirect
-# a port nobody listens on (other runs may be going on)
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 20000))
-		ss -Htan "sport = :$p" | grep -q . || { echo "$p"; return; }
-	done
-}
+# free_port: other runs may be going on
+. tools/free_port.sh
 for s in "$@"; do
 	run_one "$s" "$(free_port)"
 done
