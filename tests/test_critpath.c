@@ -557,6 +557,8 @@ static bool same_result(const struct tt_cp_result *x,
 	       x->t_dispatch == y->t_dispatch &&
 	       x->t_enqueue == y->t_enqueue && x->t_token == y->t_token &&
 	       x->gil_ns == y->gil_ns && x->dispatch == y->dispatch &&
+	       x->t_storage_start == y->t_storage_start &&
+	       x->t_storage_end == y->t_storage_end &&
 	       x->enqueue == y->enqueue &&
 	       x->token_marker == y->token_marker && x->nsegs == y->nsegs &&
 	       (!x->nsegs || !memcmp(x->segs, y->segs,
@@ -1380,7 +1382,9 @@ static const struct scenario scenarios[] = {
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 120,
 			       [TT_ST_STORAGE] = 550, [TT_ST_RUNQUEUE] = 20,
 			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true) },
+			/* the span holds the wait to run inside the read */
+			{ R(complete, true), R_T(t_storage_start, 1150),
+			  R_T(t_storage_end, 1750) },
 			{ SEG(1120, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
 			      1100, 50),
 			  SEG(1175, 101, TT_CP_RUNNING, TT_ST_STORAGE,
@@ -2926,6 +2930,50 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true), R_T(gil_ns, 300) },
 			{ SEG(1600, 101, TT_CP_BLOCKED, TT_ST_LOCK, "GIL", 1500,
 			      300) },
+		}),
+	},
+	/*
+	 * The GIL's holder busy with another request (odirect under a CPU
+	 * hog): engine 102 hands X's last token to X's handler 111 at 2000 us
+	 * (A's boundary), admits A and reads its weights (2010-2500 us), then
+	 * waits for the GIL (2520 us) that 111, runnable since 2000 us, took
+	 * at 2550 us and releases at 2600 us. 111's path counts while the
+	 * engine waited; below that the path is the engine's own, its read
+	 * and its hand-off at 2000 us, not 111's wait since then.
+	 */
+	{
+		SC("test_runtime_lock", "holder_busy_with_another"),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
+			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 0x111),
+			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x101),
+			E_WAKE(2000, 102, 111, NR_FUTEX, 0x111),
+			E_OUT(2010, 102, .sys = NR_PREAD64, .arg0 = 9,
+			      .mode = S_IFREG, .iowait = true),
+			E_IRQ(2500, 0, 102), E_IN(2505, 102),
+			E_OUT(2520, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
+			E_IN(2550, 111),
+			E_WAKE(2600, 111, 102, NR_FUTEX, 0x7000),
+			E_IN(2605, 102),
+			E_WAKE(3000, 102, 101, NR_FUTEX, 0x101),
+			E_IN(3010, 101)),
+		RQS(RQ(1, 50, 100, 900, 950, 111, 111, .t_end = 5000 * US),
+		    RQ(2, 1000, 1100, 3050, 3100, 101, 101,
+		       .t_end = 5000 * US)),
+		.want = WANTS({
+			2,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 710,
+			       [TT_ST_QUEUE] = 700, [TT_ST_STORAGE] = 490,
+			       [TT_ST_RUNQUEUE] = 50, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_dispatch, 2000), R_T(t_enqueue, 1300),
+			  R_T(gil_ns, 80), R_T(t_storage_start, 2010),
+			  R_T(t_storage_end, 2500) },
+			{ SEG(2535, 111, TT_CP_RUNNABLE, TT_ST_RUNQUEUE,
+			      "runqueue", 2520, 30),
+			  SEG(2575, 111, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      2550, 50) },
 		}),
 	},
 	/* The futex pick-up above, marked (docs/design.md §4.9): the reader

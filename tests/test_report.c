@@ -1045,7 +1045,8 @@ static void test_stage_json(void)
 	ASSERT_TRUE(strstr(out,
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
 			   "\"t_dispatch_ns\":53020000,"
-			   "\"t_token_ns\":54020000,\"gil_ns\":0,\"attributed\":true,"
+			   "\"t_token_ns\":54020000,\"gil_ns\":0,"
+			   "\"storage_span_ns\":null,\"attributed\":true,"
 			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
 			   "\"token_rule\":\"inferred\","
 			   "\"dominant\":\"scheduler.runqueue\","
@@ -1088,6 +1089,7 @@ static void test_stage_json(void)
 	ASSERT_TRUE(json_valid(out), "json_valid");
 	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
 				"\"t_token_ns\":null,\"gil_ns\":null,"
+			   "\"storage_span_ns\":null,"
 				"\"attributed\":false,\"dispatch_rule\":null,"
 				"\"enqueue_rule\":null,\"token_rule\":null,"
 				"\"dominant\":null,\"stages\":null,"

@@ -390,6 +390,9 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 void cp_rq_index_free(struct rq_index *ix);
 /* tid serves request req and no other that began by limit. */
 bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
+/* tid serves a request other than req that is alive at ts. */
+bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+		       __u32 req);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
 

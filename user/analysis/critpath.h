@@ -119,6 +119,10 @@ struct tt_cp_result {
 	/* of the path, the time its threads waited on a runtime's own lock
 	 * (CPython's GIL): inside the stages, never a stage of its own */
 	__u64 gil_ns;
+	/* the first storage segment's start and the last one's end on the
+	 * path (0, 0 when none): the span the reads took, waits for a CPU
+	 * between them included, as a server's own clock around its reads */
+	__u64 t_storage_start, t_storage_end;
 	__u8 dispatch; /* enum tt_cp_dispatch */
 	__u8 enqueue; /* enum tt_cp_enqueue */
 	bool token_marker; /* t_token is a token marker's (record --mark) */

@@ -168,9 +168,8 @@ bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
 	return answers_in(cp, ix, tid, 1);
 }
 
-/* tid serves a request other than req that is alive at ts. */
-static bool rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
-			   __u32 req)
+bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+		       __u32 req)
 {
 	size_t a = 0, b = ix->n, mid;
 	const struct rq_ent *e;
@@ -365,7 +364,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 			break;
 		if (w->target_tid == c->tid)
 			continue;
-		alive = rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri);
+		alive = cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri);
 		mine = own_target(wk, w->target_tid, from);
 		if (!alive && !mine)
 			continue;

@@ -69,6 +69,8 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->t_dispatch = res->t_dispatch;
 		r->t_token = res->t_token;
 		r->gil_ns = res->gil_ns;
+		r->t_storage_start = res->t_storage_start;
+		r->t_storage_end = res->t_storage_end;
 		r->dispatch_rule = res->dispatch;
 		r->enqueue_rule = res->enqueue;
 		r->token_marker = res->token_marker;

@@ -388,6 +388,23 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
 }
 
 /*
+ * A lock wait followed to a holder busy with another request (its handler
+ * thread holding the GIL): the holder's path counts while the waiter
+ * waited, and below the wait's start the path is the waiter's own again,
+ * which it was busy with then, not the other request's (docs/design.md
+ * §4.4). A holder serving no request (an engine) is followed all the way:
+ * its history is this request's.
+ */
+struct lock_return {
+	__u32 tid;
+	__u64 t; /* the waiter blocked on the lock here */
+	struct consumer cs; /* the walk's view of the waiter */
+	__u64 ran;
+};
+
+#define LOCK_RETURNS 8 /* nested lock waits followed; deeper ones stay */
+
+/*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
  * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
  * goes on down to t_read without looking for another: with a pick-up on
@@ -417,24 +434,33 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1;
 	__u64 marked = wk->mk.dispatch;
+	struct lock_return rets[LOCK_RETURNS];
+	int nret = 0;
+	/* the walk's floor on this thread: t_read, or where a lock wait it
+	 * follows began */
+	__u64 lo;
 
 	*rule = TT_CP_DISP_READ;
 	wk->t_chan_send = 0;
 	while (t > floor && !wk->err) {
 		take = batch = NULL;
+		if (dispatched)
+			nret = 0;
+		lo = nret && rets[nret - 1].t > floor ? rets[nret - 1].t :
+							floor;
 		if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
 			boundary = marked && !dispatched && marked <= t;
-			s = boundary ? marked : floor;
+			s = boundary ? marked : lo;
 			charge(wk, s, t, tid, TT_CP_NODATA, TT_ST_UNKNOWN,
 			       "no data");
 			wk->incomplete |= TT_CP_INC_NO_DATA;
 			wk->nodata_end = t;
-			if (!boundary)
+			if (!boundary && lo == floor)
 				break;
 		} else {
 			rec = &th->recs[k];
-			s = rec->ts > floor ? rec->ts : floor;
+			s = rec->ts > lo ? rec->ts : lo;
 			if (marked)
 				boundary = !dispatched && marked >= s &&
 					   marked <= t;
@@ -490,6 +516,17 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			t_out = t;
 			continue;
 		}
+		if (t == lo && lo > floor) {
+			/* down to where the waiter began to wait: its own path */
+			nret--;
+			tid = rets[nret].tid;
+			th = cp_thread_find(cp, tid);
+			k = th ? cp_rec_before(th, t) : -1;
+			cs = rets[nret].cs;
+			ran = rets[nret].ran;
+			t_out = t;
+			continue;
+		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
 		/* a lock wake after a hand-off to th: that hand-off */
@@ -509,6 +546,21 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 					      th->recs[k - 1].ts :
 					      floor,
 				  t);
+		/* a holder busy with another request: its path counts only
+		 * while the waiter waited (struct lock_return) */
+		if ((w->lock == CP_LOCK_WORD || w->lock == CP_LOCK_RUNTIME) &&
+		    !dispatched && k > 0 &&
+		    th->recs[k - 1].state == REC_BLOCKED &&
+		    th->recs[k - 1].ts > lo && nret < LOCK_RETURNS &&
+		    waker->tid != rq->reader_tid &&
+		    waker->tid != rq->writer_tid &&
+		    cp_rq_other_alive(wk->ix, waker->tid, t, wk->ri))
+			rets[nret++] = (struct lock_return){
+				.tid = th->tid,
+				.t = th->recs[k - 1].ts,
+				.cs = cs,
+				.ran = ran,
+			};
 		if (!dispatched && cs.entered && cs.own_low &&
 		    t <= cs.own_low && !cp_own_passed(wk, th->tid)) {
 			if (tt_grow((void **)&wk->passed, &wk->cappassed,
@@ -762,6 +814,11 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	for (i = 0, j = wk.a; i < segs.n; i++) {
 		out->stage_ns[segs.v[i].stage] += segs.v[i].dur;
 		j += segs.v[i].dur;
+		if (segs.v[i].stage != TT_ST_STORAGE || !segs.v[i].dur)
+			continue;
+		if (!out->t_storage_end)
+			out->t_storage_start = segs.v[i].start;
+		out->t_storage_end = segs.v[i].start + segs.v[i].dur;
 	}
 	if (!cp->drop_segments && segs.n) {
 		out->segs = malloc(segs.n * sizeof(*segs.v));

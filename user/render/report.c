@@ -567,7 +567,8 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 {
 	const struct tt_request *r = tt_analyzer_request(a, i);
 	bool walked = has_stages(a, i);
-	char peer[64], why[128], b[32], t1[TT_TEXT_ROOM(TT_COMM_LEN) + 16], t2[sizeof(t1)];
+	char peer[64], why[128], b[32], b2[32];
+	char t1[TT_TEXT_ROOM(TT_COMM_LEN) + 16], t2[sizeof(t1)];
 
 	fprintf(out, "request %llu  peer %s  %s\n", (unsigned long long)r->id,
 		tt_request_peer(r, peer, sizeof(peer)),
@@ -610,6 +611,11 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 	if (walked && r->gil_ns)
 		fprintf(out, "%-16s %10s  of the path spent waiting for the GIL (CPython's interpreter lock)\n",
 			"GIL", tt_fmt_ms(b, sizeof(b), r->gil_ns));
+	if (walked && r->t_storage_end)
+		fprintf(out, "%-16s %10s  from its first storage wait to its last one's end (%s storage.io)\n",
+			"storage span",
+			tt_fmt_ms(b, sizeof(b), r->t_storage_end - r->t_storage_start),
+			tt_fmt_ms(b2, sizeof(b2), r->stage_ns[TT_ST_STORAGE]));
 }
 
 static void request_stages(FILE *out, const struct tt_request *r)
@@ -827,6 +833,9 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, ",\"gil_ns\":%llu", (unsigned long long)r->gil_ns);
 	else
 		fprintf(out, ",\"gil_ns\":null");
+	/* null: no storage on the path (or not walked) */
+	json_opt(out, "storage_span_ns",
+		 has_stages(a, i) ? r->t_storage_end - r->t_storage_start : 0);
 	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
 	json_request_stages(out, a, i);
 	if (x)
