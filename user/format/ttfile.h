@@ -27,6 +27,7 @@ struct tt_read_stats {
 	bool trailer_expected; /* its version ends a whole file with one */
 	bool closed; /* the trailer was read: the recorder closed it */
 	__u64 trailer_events; /* what the trailer says was written */
+	bool libdeflate; /* blocks inflated by libdeflate, not zlib */
 };
 
 struct tt_writer;
