@@ -189,6 +189,48 @@ bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
 }
 
+/* cp_rq_other_alive for a scan that asks about times going down: each
+ * target's place in the index is kept and moves back, not searched again
+ * (a busy engine's scan asks about thousands of its wakes). */
+#define ALIVE_CURSORS 8
+
+struct alive_cursor {
+	__u32 tid;
+	size_t lo, pos; /* tid's entries from lo; those from pos start later */
+};
+
+struct alive_scan {
+	struct alive_cursor c[ALIVE_CURSORS];
+	unsigned int n, next;
+};
+
+static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
+			   __u32 tid, __u64 ts, __u32 req)
+{
+	struct alive_cursor *c = NULL;
+	const struct rq_ent *e;
+	unsigned int i;
+
+	for (i = 0; i < sc->n && !c; i++)
+		if (sc->c[i].tid == tid)
+			c = &sc->c[i];
+	if (!c) {
+		if (sc->n < ALIVE_CURSORS)
+			c = &sc->c[sc->n++];
+		else
+			c = &sc->c[sc->next++ % ALIVE_CURSORS];
+		c->tid = tid;
+		c->lo = rq_bound(ix, tid, false);
+		c->pos = rq_bound(ix, tid, true);
+	}
+	while (c->pos > c->lo && ix->e[c->pos - 1].start > ts)
+		c->pos--;
+	if (c->pos == c->lo)
+		return false;
+	e = &ix->e[c->pos - 1];
+	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+}
+
 /* tid's first read or first write of a request other than req after t, or
  * UINT64_MAX. */
 static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
@@ -345,6 +387,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	const struct tt_critpath *cp = wk->cp;
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
 	struct burst b = { 0 };
+	struct alive_scan sc = { 0 };
 	size_t lo = 0, hi = c->ncand, mid;
 	long i;
 
@@ -364,7 +407,8 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 			break;
 		if (w->target_tid == c->tid)
 			continue;
-		alive = cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri);
+		alive = alive_scan_ask(&sc, wk->ix, w->target_tid, w->ts,
+				       wk->ri);
 		mine = own_target(wk, w->target_tid, from);
 		if (!alive && !mine)
 			continue;

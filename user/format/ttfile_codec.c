@@ -518,12 +518,15 @@ static int decode_fields(struct ttfile_codec *c,
 int ttfile_decode(struct ttfile_codec *c, const uint8_t **pp,
 		  const uint8_t *end, struct tt_event *ev)
 {
+	/* copied, not memset: gcc's rep stos for 96 bytes was an eighth of
+	 * the decode */
+	static const struct tt_event zero_event;
 	const struct ttfile_type_desc *d;
 	const uint8_t *p = *pp;
 	uint64_t v, tgid;
 	unsigned int slot;
 
-	memset(ev, 0, sizeof(*ev));
+	*ev = zero_event;
 	if (p == end)
 		return -EBADMSG;
 	d = ttfile_type_desc(*p);
