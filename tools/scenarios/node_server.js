@@ -8,7 +8,10 @@
 // busy loop of prefill-ms per newly admitted job plus decode-ms for the
 // running ones; each token goes back with parentPort.postMessage (libuv's
 // async wake of the main loop), which res.write()s it (chunked, keep-alive)
-// and ends the response with res.end("data: [DONE]\n\n").
+// and ends the response with res.end("data: [DONE]\n\n"). The server listens
+// once the worker says it is ready, as vLLM's API serves only once its engine
+// is up: a worker still starting (a V8 isolate of its own) left the first
+// request queued for tens of milliseconds on a loaded machine.
 //
 // Ground truth (--log; CLOCK_MONOTONIC ns: process.hrtime.bigint() is libuv's
 // uv_hrtime(), clock_gettime(CLOCK_MONOTONIC) on Linux): port, t_read,
@@ -34,6 +37,7 @@ function engine() {
 	const { port, flag, opts } = workerData;
 	let running = [];	// {rid, want, n, t_admit}
 	let seen = 0;
+	parentPort.postMessage({ ready: true });
 	for (;;) {
 		const fresh = [];
 		for (;;) {
@@ -94,6 +98,11 @@ function main() {
 	const streams = new Map();
 	let nextId = 0;
 	worker.on('message', (m) => {
+		if (m.ready) {
+			server.listen(opts.port, '127.0.0.1', () =>
+				console.error(`node_server: listening on ${opts.port}`));
+			return;
+		}
 		const s = streams.get(m.rid);
 		if (!s)
 			return;
@@ -127,8 +136,6 @@ function main() {
 		});
 	});
 	server.keepAliveTimeout = 60000;
-	server.listen(opts.port, '127.0.0.1', () =>
-		console.error(`node_server: listening on ${opts.port}`));
 	process.on('SIGTERM', () => process.exit(0));
 }
 
