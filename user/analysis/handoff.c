@@ -41,6 +41,7 @@ int cp_rq_act_cmp(const void *a, const void *b)
 void cp_rq_index_free(struct rq_index *ix)
 {
 	free(ix->e);
+	free(ix->tids);
 	free(ix->act);
 	free(ix->fifo);
 	memset(ix, 0, sizeof(*ix));
@@ -102,30 +103,38 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		}
 	}
 	ix->n = k;
+	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
+	if (!ix->tids)
+		return -ENOMEM;
+	for (i = 0; i < k; i++) {
+		if (!i || ix->e[i - 1].tid != ix->e[i].tid)
+			ix->tids[ix->ntids++] = (struct rq_tid){
+				.tid = ix->e[i].tid, .lo = i
+			};
+		ix->tids[ix->ntids - 1].hi = i + 1;
+	}
 	return 0;
 }
 
-/* First entry whose tid is >= tid, or > tid when above. */
-static size_t rq_bound(const struct rq_index *ix, __u32 tid, bool above)
+/* The entries of tid: [*lo, *hi), empty when it has none. */
+static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
+		     size_t *hi)
 {
-	size_t a = 0, b = ix->n, mid;
+	size_t a = 0, b = ix->ntids, mid;
 
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (ix->e[mid].tid < tid || (above && ix->e[mid].tid == tid))
+		if (ix->tids[mid].tid < tid)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	return a;
-}
-
-/* The entries of tid: [*lo, *hi). */
-static void rq_range(const struct rq_index *ix, __u32 tid, size_t *lo,
-		     size_t *hi)
-{
-	*lo = rq_bound(ix, tid, false);
-	*hi = rq_bound(ix, tid, true);
+	if (a < ix->ntids && ix->tids[a].tid == tid) {
+		*lo = ix->tids[a].lo;
+		*hi = ix->tids[a].hi;
+	} else {
+		*lo = *hi = 0;
+	}
 }
 
 /* tid wakes, not through a lock, a thread that reads or writes requests;
@@ -220,8 +229,7 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 		else
 			c = &sc->c[sc->next++ % ALIVE_CURSORS];
 		c->tid = tid;
-		c->lo = rq_bound(ix, tid, false);
-		c->pos = rq_bound(ix, tid, true);
+		rq_range(ix, tid, &c->lo, &c->pos);
 	}
 	while (c->pos > c->lo && ix->e[c->pos - 1].start > ts)
 		c->pos--;
