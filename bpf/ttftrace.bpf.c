@@ -1660,6 +1660,39 @@ int tt_openat(struct trace_event_raw_sys_enter *ctx)
 	return 0;
 }
 
+/* A whole message handed to ZMQ by a traced thread (its last part: the
+ * parts before carry ZMQ_SNDMORE); the cookie says which function, so
+ * where its socket and flags are (enum tt_msg_fn). */
+SEC("uprobe")
+int BPF_KPROBE(tt_msg_send)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u64 fn = bpf_get_attach_cookie(ctx), sock, flags;
+	/* all read first: a register picked by a branch would be a load from
+	 * a moved ctx pointer, which the verifier refuses */
+	__u64 p1 = PT_REGS_PARM1(ctx), p2 = PT_REGS_PARM2(ctx);
+	__u64 p3 = PT_REGS_PARM3(ctx), p4 = PT_REGS_PARM4(ctx);
+	struct tt_event_msg {
+		struct tt_hdr h;
+		struct tt_msg_send m;
+	} *e;
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	sock = fn == TT_MSG_ZMQ_MSG_SEND ? p2 : p1;
+	flags = fn == TT_MSG_ZMQ_SEND ? p4 : p3;
+	if (flags & TT_ZMQ_SNDMORE)
+		return 0;
+	e = reserve_as(sizeof(*e), TT_EV_MSG_SEND, id);
+	if (!e)
+		return 0;
+	e->m.sock = sock;
+	e->m.fn = fn;
+	e->m.flags = flags;
+	submit(e);
+	return 0;
+}
+
 /* Entry and return of the probed CUDA driver functions; the attach cookie
  * is the function's index in the collector's table. */
 SEC("uprobe")

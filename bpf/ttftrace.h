@@ -57,6 +57,8 @@ enum tt_event_type {
 			       * reader of the eventfd or unix socket written */
 	TT_EV_DATA_READ = 27, /* hdr: that reader reads it again (payload
 			       * tt_wake: itself), a data wake before it */
+	TT_EV_MSG_SEND = 28, /* hdr: a thread handing a whole message to a
+			      * messaging library (ZMQ), at the call */
 	TT_EV_MAX
 };
 
@@ -213,6 +215,26 @@ struct tt_wake {
 	__u32 target_cpu; /* TT_EV_DATA_WAKE: enum tt_ipc_kind */
 	__u64 waker_arg0; /* its first argument: FUTEX_WAKE's word */
 };
+
+/* TT_EV_MSG_SEND: a message handed to a messaging library. ZMQ queues it
+ * for its I/O thread and signals that thread only when it sleeps: several
+ * sends in a row make one wakeup, or none (docs/design.md §4.4). */
+struct tt_msg_send {
+	__u64 sock; /* the library's socket (ZMQ: its void *) */
+	__u32 fn; /* enum tt_msg_fn: the function called */
+	__u32 flags; /* its flags argument */
+};
+
+/* The probed functions; the uprobe cookie. Where their socket and flags
+ * are: zmq_msg_send(msg, s, flags), zmq_send(s, buf, len, flags),
+ * zmq_sendmsg(s, msg, flags). */
+enum tt_msg_fn {
+	TT_MSG_ZMQ_MSG_SEND = 1,
+	TT_MSG_ZMQ_SEND = 2,
+	TT_MSG_ZMQ_SENDMSG = 3,
+};
+
+#define TT_ZMQ_SNDMORE 2 /* ZMQ_SNDMORE: more parts of the message follow */
 
 /* What a TT_EV_DATA_WAKE's writer wrote to (docs/design.md §4.4). */
 enum tt_ipc_kind {

@@ -207,6 +207,10 @@ struct cp_thread {
 	size_t ntakes, captakes;
 	__u64 *dreads; /* its reads of what a data wake announced, sorted */
 	size_t ndreads, capdreads;
+	/* its messages handed to a messaging library (ZMQ), sorted: each a
+	 * hand-off, whether or not it woke anyone */
+	__u64 *msends;
+	size_t nmsends, capmsends;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;
@@ -217,6 +221,8 @@ struct cp_thread {
 
 /* th read what a data wake announced in (s, t]. */
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* th's first message send in [s, t), or 0 */
+__u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 
 /* A receive needs this many of its channel's latest sends kept: a
  * buffer larger than that ties nobody (its qcount is past them). */
@@ -374,6 +380,7 @@ struct walk {
 	 * (docs/design.md §4.4) */
 	bool lock_followed, detours;
 	bool gil_followed; /* the same through a runtime's lock (the GIL) */
+	__u32 reader_tgid; /* the reader's process, 0 if unknown */
 	bool resumes; /* third walk: the resume rule too (§4.4) */
 	int err;
 };

@@ -448,7 +448,8 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
  * reader's own work on the request is the best evidence of it. A reader
  * that read several requests before handing any on (an event loop) hands
  * them on in turn: the wake its turn gives (loopfifo.c) comes first, and
- * one whose turn made no wake looks from the turn before it on.
+ * one whose turn made no wake looks from the turn before it on. A message
+ * the reader hands to ZMQ is a hand-off too: no later than that.
  */
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
@@ -482,6 +483,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	} else if (next && next < t) {
 		return next;
 	}
+	/* a message handed to ZMQ is a hand-off, waking no one or later */
+	next = cp_msend_in(th, from, t);
+	if (next)
+		t = next;
 	b = th->ncand;
 	while (a < b) {
 		mid = a + (b - a) / 2;

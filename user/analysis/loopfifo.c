@@ -15,7 +15,10 @@
  * that got no wake by then takes none later: handed on after the batch's
  * last turn, or with none before that read (CP_TURN_BEFORE). Only
  * wakes of threads that answer (cp_answers) are turns: a runtime's own
- * threads (V8's platform workers) are no handler's hand-off.
+ * threads (V8's platform workers) are no handler's hand-off. A loop that
+ * hands messages to ZMQ (record's message probes) has its turns in those
+ * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
+ * its wakes are not turns (the I/O thread's wake follows a send).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -54,17 +57,21 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			size_t lo, size_t hi, size_t *queue)
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
-	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0;
-	__u64 t_held, last_read = 0;
+	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
+	__u64 t_held, last_read = 0, turn;
+	bool sends;
 
 	if (!th)
 		return;
 	/* reads before what the timeline still holds (report's streaming
 	 * walk trimmed it) were walked already: no turn to take */
 	t_held = th->nrecs ? th->recs[0].ts : 0;
+	sends = th->nmsends > 0;
 	for (;;) {
 		__u64 ta = a < hi ? ix->act[a].t : UINT64_MAX;
-		__u64 tw = w < th->ncand ? cp->wakes[th->cand[w]].ts :
+		__u64 tw = sends ? (m < th->nmsends ? th->msends[m] :
+						      UINT64_MAX) :
+			   w < th->ncand ? cp->wakes[th->cand[w]].ts :
 					   UINT64_MAX;
 		__u64 tb = UINT64_MAX;
 		const struct rq_act *act;
@@ -94,15 +101,21 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 					if (ix->act[queue[q]].req == act->req)
 						ix->fifo[queue[q]] = FIFO_GONE;
 		} else {
-			const struct cp_wake *wk = &cp->wakes[th->cand[w++]];
+			if (sends) {
+				turn = th->msends[m++];
+			} else {
+				const struct cp_wake *wk =
+					&cp->wakes[th->cand[w++]];
 
-			if (wk->target_tid == th->tid ||
-			    !cp_answers(cp, ix, wk->target_tid))
-				continue;
+				if (wk->target_tid == th->tid ||
+				    !cp_answers(cp, ix, wk->target_tid))
+					continue;
+				turn = wk->ts;
+			}
 			while (head < tail && ix->fifo[queue[head]] == FIFO_GONE)
 				head++;
 			if (head < tail)
-				ix->fifo[queue[head++]] = wk->ts;
+				ix->fifo[queue[head++]] = turn;
 		}
 	}
 	stretch_end(ix, queue, &head, &start, tail, 0);

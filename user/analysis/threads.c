@@ -36,6 +36,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->fileios);
 		free(cp->threads[i]->takes);
 		free(cp->threads[i]->dreads);
+		free(cp->threads[i]->msends);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -476,25 +477,63 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 
 /* th reads what a data wake announced: the walk follows that wake only to
  * a reader that read before it handed on (walk.c). */
+/* Appends ts to a thread's sorted times (events come in time order). */
+static int times_push(__u64 **v, size_t *n, size_t *cap, __u64 ts)
+{
+	if (tt_grow((void **)v, cap, *n + 1, sizeof(**v)))
+		return -ENOMEM;
+	(*v)[(*n)++] = ts;
+	return 0;
+}
+
+/* The first of sorted times v[0, n) after s, or 0. */
+static __u64 time_after(const __u64 *v, size_t n, __u64 s)
+{
+	size_t i = cp_starts_before(v, n, sizeof(*v), s + 1);
+
+	return i < n ? v[i] : 0;
+}
+
+/* Drops the times before t0 (trimming: nothing earlier is walked). */
+static void times_trim(__u64 **v, size_t *n, size_t *cap, __u64 t0)
+{
+	cp_drop_front((void **)v, n, cap,
+		      cp_starts_before(*v, *n, sizeof(**v), t0), sizeof(**v));
+}
+
 static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
 
-	if (!th)
-		return 0;
-	if (tt_grow((void **)&th->dreads, &th->capdreads, th->ndreads + 1,
-		    sizeof(*th->dreads)))
-		return -ENOMEM;
-	th->dreads[th->ndreads++] = ev->h.ts;
-	return 0;
+	return th ? times_push(&th->dreads, &th->ndreads, &th->capdreads,
+			       ev->h.ts) :
+		    0;
 }
 
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	size_t i = cp_starts_before(th->dreads, th->ndreads,
-				    sizeof(*th->dreads), s + 1);
+	__u64 r = time_after(th->dreads, th->ndreads, s);
 
-	return i < th->ndreads && th->dreads[i] <= t;
+	return r && r <= t;
+}
+
+/* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).
+ * Its thread may not have run in the trace yet: it is made. */
+static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	struct cp_thread *th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
+
+	return th ? times_push(&th->msends, &th->nmsends, &th->capmsends,
+			       ev->h.ts) :
+		    -ENOMEM;
+}
+
+__u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	__u64 m = s ? time_after(th->msends, th->nmsends, s - 1) :
+		      (th->nmsends ? th->msends[0] : 0);
+
+	return m && m < t ? m : 0;
 }
 
 /*
@@ -715,6 +754,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return on_data_wake(cp, ev);
 	case TT_EV_DATA_READ:
 		return on_data_read(cp, ev);
+	case TT_EV_MSG_SEND:
+		return on_msg_send(cp, ev);
 	case TT_EV_GPU_CALL:
 		return on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:
@@ -905,10 +946,8 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 		   cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
 				    t0),
 		   sizeof(*th->takes));
-	cp_drop_front((void **)&th->dreads, &th->ndreads, &th->capdreads,
-		   cp_starts_before(th->dreads, th->ndreads,
-				    sizeof(*th->dreads), t0),
-		   sizeof(*th->dreads));
+	times_trim(&th->dreads, &th->ndreads, &th->capdreads, t0);
+	times_trim(&th->msends, &th->nmsends, &th->capmsends, t0);
 }
 
 /* The wakes and blocks before the first one still referred to go, and

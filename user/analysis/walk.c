@@ -344,6 +344,10 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	if (k < 1 || run->state != REC_RUNNING || run->ts <= floor ||
 	    c->tid == wk->rq->reader_tid)
 		return false;
+	/* past an interpreter lock, a consumer of the reader's own process
+	 * runs when the lock lets it: its run says nothing of a take-up */
+	if (wk->gil_followed && c->tgid == wk->reader_tgid)
+		return false;
 	prev = &c->recs[k - 1];
 	if (prev->state != REC_RUNNABLE)
 		return false;
@@ -750,6 +754,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	const struct tt_cp_request *rq = &rqs[ri];
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri }, start;
 	struct segvec segs = cp->walk_segs;
+	const struct cp_thread *reader;
 	__u64 disp, j;
 	bool gil;
 	__u8 rule;
@@ -772,6 +777,8 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
 	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
 	wk.lookahead = rq->t_end ? rq->t_end + CP_LOOKAHEAD_NS : UINT64_MAX;
+	reader = cp_thread_find(cp, rq->reader_tid);
+	wk.reader_tgid = reader ? reader->tgid : 0;
 	l = cp_lost_before(cp, wk.w + 1);
 	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
 		wk.incomplete |= TT_CP_INC_LOST;
@@ -785,9 +792,13 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		disp = cp_gpu_dispatch(&wk, disp, &rule);
 	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed)
 		disp = rewalk(&start, &wk, disp, &rule, true, false);
-	/* an interpreter lock passed around hides who runs: no resume then */
-	if (!wk.err && rule == TT_CP_DISP_READ && !gil)
+	/* an interpreter lock passed around hides who runs: no resume then,
+	 * but for a consumer in another process (vLLM's engine behind its
+	 * API's loop) */
+	if (!wk.err && rule == TT_CP_DISP_READ) {
+		start.gil_followed = gil;
 		disp = rewalk(&start, &wk, disp, &rule, false, true);
+	}
 	err = wk.err;
 	if (!err)
 		err = reader_phase(&wk, &segs);

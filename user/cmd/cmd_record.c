@@ -61,6 +61,7 @@ struct record_args {
 	int verbose;
 	bool quiet;
 	const char *gpu_probes;
+	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
 	const char *gpu_devices[MAX_GPU_DEVICES];
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
@@ -73,7 +74,7 @@ struct record_args {
 	const char *metrics; /* --metrics ADDR:PORT */
 };
 
-enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS };
+enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS, OPT_MSG_PROBES };
 
 /* Where CUDA driver libraries usually live: probed at start, so that a
  * process that loads one later is traced from its first call. */
@@ -111,6 +112,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
+	{ "msg-probes", OPT_MSG_PROBES, "MODE", 0, "Messaging library uprobes: zmq (default: ZMQ's sends in the system's libzmq, how Python servers hand requests between processes) or none", 0 },
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
@@ -168,6 +170,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --gpu-probes '%s': none, sync or all",
 				   arg);
 		a->gpu_probes = arg;
+		break;
+	case OPT_MSG_PROBES:
+		if (strcmp(arg, "zmq") && strcmp(arg, "none"))
+			argp_error(state, "invalid --msg-probes '%s': zmq or none",
+				   arg);
+		a->msg_probes = arg;
 		break;
 	case 'L':
 		if (a->ncuda_libs == MAX_CUDA_LIBS)
@@ -684,7 +692,7 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 			  const struct tt_write_stats *ws, const char *why,
 			  const char *dest)
 {
-	int cuda_libs, cuda_fns;
+	int cuda_libs, cuda_fns, zmq_libs, zmq_fns;
 	__u16 port;
 
 	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
@@ -692,6 +700,11 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 		fprintf(stderr,
 			"ttftrace: %llu transmits came inside their sends' records\n",
 			(unsigned long long)tt_collector_xmits_held(c));
+	zmq_fns = tt_collector_msg_stats(c, &zmq_libs);
+	if (zmq_fns && a->verbose)
+		fprintf(stderr,
+			"ttftrace: %d ZMQ send function(s) probed in %d librar%s (--msg-probes=zmq)\n",
+			zmq_fns, zmq_libs, zmq_libs == 1 ? "y" : "ies");
 	if (cuda_libs)
 		fprintf(stderr,
 			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
@@ -810,6 +823,7 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 			goto cleanup;
 	}
 	copts.gpu_probes = a.gpu_probes;
+	copts.msg_probes = a.msg_probes;
 	copts.devs = meta.devs;
 	copts.ndevs = meta.ndevs;
 	copts.ringbuf_bytes = a.ringbuf_bytes;

@@ -34,6 +34,7 @@ static const struct {
 	[TT_EV_GO_CHAN] = { "go_chan", true, sizeof(struct tt_go_chan) },
 	[TT_EV_DATA_WAKE] = { "data_wake", true, sizeof(struct tt_wake) },
 	[TT_EV_DATA_READ] = { "data_read", true, sizeof(struct tt_wake) },
+	[TT_EV_MSG_SEND] = { "msg_send", true, sizeof(struct tt_msg_send) },
 	[TT_EV_MARK] = { "mark", true, sizeof(struct tt_mark) },
 	[TT_EV_FILEIO] = { "fileio", true, sizeof(struct tt_fileio) },
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },

@@ -27,6 +27,7 @@ struct tt_event {
 		struct tt_rtlock rtlock;
 		struct tt_go go;
 		struct tt_go_chan go_chan;
+		struct tt_msg_send msg;
 		struct tt_mark mark;
 		struct tt_energy energy;
 		struct tt_fileio fileio;

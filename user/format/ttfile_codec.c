@@ -109,6 +109,12 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			      { WAKE_FIELDS } },
 	[TT_EV_DATA_READ] = { 5,
 			      { WAKE_FIELDS } },
+	[TT_EV_MSG_SEND] = {
+		3, {
+			FLD(tt_msg_send, sock, UINT),
+			FLD(tt_msg_send, fn, UINT),
+			FLD(tt_msg_send, flags, UINT),
+		} },
 	[TT_EV_BLOCK] = {
 		7, {
 			FLD(tt_block, rq, UINT),

@@ -29,6 +29,34 @@
 /* traced tgids kept between scans of the map; more are scanned for */
 #define TGIDS_CACHED 1024
 
+/* ZMQ's send functions: where each is, the uprobe cookie (enum
+ * tt_msg_fn); pyzmq sends with zmq_msg_send. */
+static const struct {
+	const char *fn;
+	__u64 cookie;
+} zmq_send_fns[] = {
+	{ "zmq_msg_send", TT_MSG_ZMQ_MSG_SEND },
+	{ "zmq_send", TT_MSG_ZMQ_SEND },
+	{ "zmq_sendmsg", TT_MSG_ZMQ_SENDMSG },
+};
+
+#define ZMQ_NFNS (sizeof(zmq_send_fns) / sizeof(zmq_send_fns[0]))
+
+/* Where Debian and others keep libzmq (merged /usr: one file, probed
+ * once). A copy a wheel bundles is not among them (docs/design.md §4.4). */
+static const char *const zmq_lib_paths[] = {
+	"/usr/lib/x86_64-linux-gnu/libzmq.so.5",
+	"/lib/x86_64-linux-gnu/libzmq.so.5",
+	"/usr/lib/aarch64-linux-gnu/libzmq.so.5",
+	"/lib/aarch64-linux-gnu/libzmq.so.5",
+	"/usr/lib64/libzmq.so.5",
+	"/usr/lib/libzmq.so.5",
+	"/usr/local/lib/libzmq.so.5",
+};
+
+#define ZMQ_NPATHS (sizeof(zmq_lib_paths) / sizeof(zmq_lib_paths[0]))
+#define ZMQ_LINKS (ZMQ_NFNS * ZMQ_NPATHS)
+
 /* Files already probed, by device and inode: each is probed once. */
 struct probed_files {
 	struct {
@@ -81,6 +109,10 @@ struct tt_collector {
 	struct tt_cudalib_prober *prober;
 	int verbose;
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
+	/* ZMQ's send functions in the system's libzmq (--msg-probes) */
+	struct bpf_link *zmq_links[ZMQ_LINKS];
+	size_t nzmq_links;
+	struct probed_files zmq_libs;
 	struct bpf_link **mark_links; /* application markers (--mark) */
 	size_t nmark_links;
 	/* the traced tgids as last scanned, while neither BPF (tgids_gen)
@@ -178,6 +210,46 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 cleanup:
 	pthread_mutex_unlock(&c->cuda_lock);
 	return probed;
+}
+
+/*
+ * Puts the message-send probe on ZMQ's send functions in the system's
+ * libzmq, for every process that maps it (the BPF side keeps the traced
+ * ones): a send hands a request on whether or not it wakes ZMQ's I/O
+ * thread (docs/design.md §4.4). The functions probed; 0 without libzmq.
+ */
+static int probe_zmq(struct tt_collector *c)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
+	struct bpf_link *link;
+	struct stat st;
+	int probed = 0;
+
+	for (size_t i = 0; i < ZMQ_NPATHS; i++) {
+		if (stat(zmq_lib_paths[i], &st) || !S_ISREG(st.st_mode) ||
+		    st.st_uid != 0 || (st.st_mode & 0022) ||
+		    files_have(&c->zmq_libs, &st))
+			continue;
+		files_add(&c->zmq_libs, &st);
+		for (size_t j = 0; j < ZMQ_NFNS; j++) {
+			uopts.func_name = zmq_send_fns[j].fn;
+			uopts.bpf_cookie = zmq_send_fns[j].cookie;
+			link = bpf_program__attach_uprobe_opts(
+				c->skel->progs.tt_msg_send, -1,
+				zmq_lib_paths[i], 0, &uopts);
+			if (!link)
+				continue;
+			c->zmq_links[c->nzmq_links++] = link;
+			probed++;
+		}
+	}
+	return probed;
+}
+
+int tt_collector_msg_stats(const struct tt_collector *c, int *libs)
+{
+	*libs = c->zmq_libs.n;
+	return (int)c->nzmq_links;
 }
 
 /* The Go scheduler's functions that make one goroutine state change each,
@@ -346,6 +418,8 @@ void tt_collector_unprobe_go(struct tt_collector *c)
 {
 	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
+	for (size_t i = 0; i < c->nzmq_links; i++)
+		bpf_link__destroy(c->zmq_links[i]);
 	c->ngo_links = 0;
 	/* the files stay known: a later scan does not probe them again */
 }
@@ -599,6 +673,8 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	e = attach_programs(c->skel, err, errlen);
 	if (e)
 		goto cleanup;
+	if (!o->msg_probes || strcmp(o->msg_probes, "none"))
+		probe_zmq(c);
 	if (strcmp(c->gpu_probes, "none")) {
 		c->prober = tt_cudalib_prober_start(attach_candidate, c);
 		if (!c->prober) {

@@ -28,6 +28,7 @@ struct tt_collector_opts {
 	 * nowhere. The collector itself never prints. */
 	tt_collector_log_fn log;
 	const char *gpu_probes; /* "none", "sync" (NULL: sync) or "all" */
+	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
 	const struct tt_dev_info *devs; /* GPU device nodes to trace */
 	size_t ndevs;
 };
@@ -62,6 +63,9 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 __u64 tt_collector_go_hits(const struct tt_collector *c);
 /* Takes the goroutine probe off every Go program, for good. */
 void tt_collector_unprobe_go(struct tt_collector *c);
+/* The ZMQ send functions probed (--msg-probes), and in *libs the
+ * libraries they are in. */
+int tt_collector_msg_stats(const struct tt_collector *c, int *libs);
 /* Uprobe attach counts so far: libraries and functions. */
 void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
 /* Takes the oldest message of the library prober (a library opened by a

@@ -70,6 +70,14 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 	case TT_EV_DATA_READ:
 		fprintf(out, "via=%s", ipc_kind_name(ev->wake.target_cpu));
 		break;
+	case TT_EV_MSG_SEND:
+		fprintf(out, "zmq sock=%#llx fn=%s flags=%#x",
+			(unsigned long long)ev->msg.sock,
+			ev->msg.fn == TT_MSG_ZMQ_MSG_SEND ? "zmq_msg_send" :
+			ev->msg.fn == TT_MSG_ZMQ_SEND	  ? "zmq_send" :
+							    "zmq_sendmsg",
+			ev->msg.flags);
+		break;
 	case TT_EV_DATA_WAKE:
 		fprintf(out, "target=%u/%u via=%s waker_syscall=%d arg0=%#llx",
 			ev->wake.target_tgid, ev->wake.target_tid,
