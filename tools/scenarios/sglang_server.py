@@ -10,7 +10,7 @@ socket (ipc://) to the Scheduler and streams SSE from the request's state
 detokenized text from the Detokenizer (ZMQ PULL), appends it to each
 request's state and sets its event.
 
-Scheduler (this file, --scheduler): one thread. Its event loop drains its
+Scheduler (this file, --role scheduler): one thread. Its event loop drains its
 ZMQ PULL socket with recv(zmq.NOBLOCK) between steps (SGLang's
 recv_requests), so a request that comes while a batch runs wakes nobody;
 idle, it waits in a zmq.Poller (SGLang's --sleep-on-idle; --spin-idle
@@ -21,7 +21,7 @@ as hashlib over a large buffer with the GIL released (as a GPU forward
 releases it); each step's token ids go straight to the Detokenizer over
 ZMQ PUSH (no output thread).
 
-Detokenizer (--detokenizer): receives token ids (blocking recv),
+Detokenizer (--role detokenizer): receives token ids (blocking recv),
 "detokenizes" in pure Python (--detok-ms per token) and sends the text to
 the TokenizerManager over ZMQ PUSH.
 
@@ -35,7 +35,6 @@ token's ids), t_detok_first (Detokenizer: before the send of its text).
 """
 import argparse
 import asyncio
-import hashlib
 import os
 import pickle
 import subprocess
@@ -45,40 +44,29 @@ from collections import deque
 
 import zmq
 
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_server import (busy_python, calibrated_compute, server_args,  # noqa: E402
+                         tokenize, truth_log)
+
 now = time.monotonic_ns
 
 
-def busy_python(ms):
-    """Pure-Python CPU work, holding the GIL."""
-    end = now() + int(ms * 1e6)
-    x = 0
-    while now() < end:
-        x = hash((x, 1))
-    return x
+def pull_push(pull, bind, push):
+    """A ZMQ PULL socket on pull (bound or connected) and a PUSH to push."""
+    ctx = zmq.Context()
+    recv = ctx.socket(zmq.PULL)
+    (recv.bind if bind else recv.connect)(pull)
+    send = ctx.socket(zmq.PUSH)
+    send.connect(push)
+    return recv, send
 
 
 # -------------------------------------------------------------- scheduler
 
 def scheduler_main(args):
-    ctx = zmq.Context()
-    recv = ctx.socket(zmq.PULL)
-    recv.connect(args.sched_in)
-    to_detok = ctx.socket(zmq.PUSH)
-    to_detok.connect(args.detok_in)
-    buf = bytes(64 << 20)
-    t0, n = now(), 0
-    while now() - t0 < 100_000_000:
-        hashlib.sha256(memoryview(buf)[:1 << 20]).digest()
-        n += 1 << 20
-    rate = n * 1_000_000 // (now() - t0)
-
-    def forward(ms):
-        left = int(rate * ms)
-        while left > 0:
-            k = min(left, len(buf), rate * 10)
-            hashlib.sha256(memoryview(buf)[:k]).digest()
-            left -= k
-
+    recv, to_detok = pull_push(args.sched_in, False, args.detok_in)
+    forward = calibrated_compute()
     poller = zmq.Poller()
     poller.register(recv, zmq.POLLIN)
     # calibrated and connected: through the Detokenizer to the API
@@ -121,11 +109,7 @@ def scheduler_main(args):
 # ------------------------------------------------------------ detokenizer
 
 def detokenizer_main(args):
-    ctx = zmq.Context()
-    recv = ctx.socket(zmq.PULL)
-    recv.bind(args.detok_in)
-    to_api = ctx.socket(zmq.PUSH)
-    to_api.connect(args.api_in)
+    recv, to_api = pull_push(args.detok_in, True, args.api_in)
     while True:
         obj = pickle.loads(recv.recv())
         if obj == "ready":
@@ -152,10 +136,7 @@ def api_main(args):
 
     base = f"ipc:///tmp/ttft-sglang-{os.getpid()}"
     states = {}
-    log = open(args.log, "w")
-    log.write("port,t_read,t_enqueue,t_admit,t_first_token_emit,t_last_token_emit,"
-              "tokens,io_ns,status,t_engine_first,t_detok_first\n")
-    log.flush()
+    log = truth_log(args.log, "t_engine_first,t_detok_first")
     next_id = [0]
     socks = {}
     procs = []
@@ -170,10 +151,7 @@ def api_main(args):
                     st.event.set()
 
     async def generate(request):
-        body = await request.json()
-        t_read = now()
-        busy_python(args.tokenize_ms)
-        want = int(body.get("max_tokens") or args.tokens)
+        t_read, want = tokenize(await request.json(), args)
         rid = next_id[0] = next_id[0] + 1
         st = states[rid] = ReqState()
         t_enqueue = now()
@@ -216,9 +194,9 @@ def api_main(args):
         me = [sys.executable, os.path.abspath(__file__)]
         common = ["--sched-in", base + "-sched", "--detok-in", base + "-detok",
                   "--api-in", base + "-api"]
-        procs.append(subprocess.Popen(me + ["--detokenizer", "--detok-ms", str(args.detok_ms)]
-                                      + common))
-        procs.append(subprocess.Popen(me + ["--scheduler", "--batch", str(args.batch),
+        procs.append(subprocess.Popen(me + ["--role", "detokenizer",
+                                            "--detok-ms", str(args.detok_ms)] + common))
+        procs.append(subprocess.Popen(me + ["--role", "scheduler", "--batch", str(args.batch),
                                             "--prefill-ms", str(args.prefill_ms),
                                             "--decode-ms", str(args.decode_ms)] +
                                       (["--spin-idle"] if args.spin_idle else []) + common))
@@ -238,33 +216,21 @@ def api_main(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("-p", "--port", type=int, default=8000)
-    ap.add_argument("--log")
-    ap.add_argument("--tokens", type=int, default=8)
-    ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--prefill-ms", type=float, default=10)
-    ap.add_argument("--decode-ms", type=float, default=2)
-    ap.add_argument("--tokenize-ms", type=float, default=1)
+    ap = server_args(__doc__)
     ap.add_argument("--detok-ms", type=float, default=0.05,
                     help="Detokenizer's pure-Python work per token")
     ap.add_argument("--spin-idle", action="store_true",
                     help="the Scheduler polls when idle (SGLang's default) instead of "
                     "waiting in zmq.Poller (--sleep-on-idle)")
-    ap.add_argument("--scheduler", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--detokenizer", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--role", choices=("scheduler", "detokenizer"), help=argparse.SUPPRESS)
     ap.add_argument("--sched-in", help=argparse.SUPPRESS)
     ap.add_argument("--detok-in", help=argparse.SUPPRESS)
     ap.add_argument("--api-in", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.scheduler:
-        scheduler_main(args)
-    elif args.detokenizer:
-        detokenizer_main(args)
-    elif not args.log:
+    if not args.role and not args.log:
         ap.error("--log is needed")
-    else:
-        api_main(args)
+    {"scheduler": scheduler_main, "detokenizer": detokenizer_main,
+     None: api_main}[args.role](args)
 
 
 if __name__ == "__main__":
