@@ -5,7 +5,7 @@
 # truth vs attributed (compare.py). A measurement tool, like bench/: it
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
-# Scenarios: gil vllm node go go-lock nagle odirect (see README.md).
+# Scenarios: gil vllm sglang node go go-lock nagle odirect (see README.md).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -17,7 +17,7 @@ SCEN=tools/scenarios
 CONC=${CONC:-1 4 8}
 N=${N:-40}
 OUTDIR=${OUTDIR:-$OUTPUT/scenarios/runs/$(date +%Y%m%d-%H%M%S)}
-PY=/usr/bin/python3	# Debian's: uvicorn, starlette, zmq are its packages
+PY=/usr/bin/python3	# Debian's: uvicorn, starlette, aiohttp, zmq are its packages
 RECORD_PID=
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -53,6 +53,9 @@ server_cmd() {
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
 	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
+	# listens once its Scheduler and Detokenizer said ready, as vllm does
+	# once its EngineCore did: the listen wait below is the readiness wait
+	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
@@ -89,7 +92,7 @@ run_one() {
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm node go go-lock nagle odirect
+[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

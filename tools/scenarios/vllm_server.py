@@ -50,9 +50,9 @@ def busy_python(ms):
 
 # ----------------------------------------------------------------- engine
 
-def engine_main(args):
-    ctx = zmq.Context()
-    inq, outq = queue.Queue(), queue.Queue()
+def calibrated_compute():
+    """compute(ms): hashlib over a 64 MiB buffer with the GIL released (as a
+    GPU forward releases it), its rate measured over 100 ms first."""
     buf = bytes(64 << 20)
     t0, n = now(), 0
     while now() - t0 < 100_000_000:
@@ -66,6 +66,13 @@ def engine_main(args):
             k = min(left, len(buf), rate * 10)
             hashlib.sha256(memoryview(buf)[:k]).digest()
             left -= k
+    return compute
+
+
+def engine_main(args):
+    ctx = zmq.Context()
+    inq, outq = queue.Queue(), queue.Queue()
+    compute = calibrated_compute()
 
     def input_thread():
         sock = ctx.socket(zmq.PULL)
@@ -106,6 +113,23 @@ def engine_main(args):
 
 # -------------------------------------------------------------------- API
 
+def tokenize(body, args):
+    """t_read (the body is read), then ~--tokenize-ms of Python; and the
+    tokens wanted."""
+    t_read = now()
+    busy_python(args.tokenize_ms)
+    return t_read, int(body.get("max_tokens") or args.tokens)
+
+
+def truth_log(path, extra):
+    """The ground-truth log (README.md's columns, then extra), header written."""
+    log = open(path, "w")
+    log.write("port,t_read,t_enqueue,t_admit,t_first_token_emit,t_last_token_emit,"
+              f"tokens,io_ns,status,{extra}\n")
+    log.flush()
+    return log
+
+
 def api_main(args):
     import uvicorn
     import zmq.asyncio
@@ -120,10 +144,7 @@ def api_main(args):
     from_engine = ctx.socket(zmq.PULL)
     from_engine.bind(base + "-out")
     streams = {}
-    log = open(args.log, "w")
-    log.write("port,t_read,t_enqueue,t_admit,t_first_token_emit,t_last_token_emit,"
-              "tokens,io_ns,status,t_engine_first\n")
-    log.flush()
+    log = truth_log(args.log, "t_engine_first")
     next_id = [0]
 
     async def output_handler():
@@ -134,10 +155,7 @@ def api_main(args):
                     q.put_nowait((idx, t_admit, t_emit, last))
 
     async def completions(request):
-        body = await request.json()
-        t_read = now()
-        busy_python(args.tokenize_ms)
-        want = int(body.get("max_tokens") or args.tokens)
+        t_read, want = tokenize(await request.json(), args)
         rid = next_id[0] = next_id[0] + 1
         q = streams[rid] = asyncio.Queue()
         t_enqueue = now()
@@ -185,8 +203,9 @@ def api_main(args):
         engine.terminate()
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def server_args(doc):
+    """The options of the ZMQ-split servers (this one, sglang_server.py)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("-p", "--port", type=int, default=8000)
     ap.add_argument("--log")
     ap.add_argument("--tokens", type=int, default=8)
@@ -194,6 +213,11 @@ def main():
     ap.add_argument("--prefill-ms", type=float, default=10)
     ap.add_argument("--decode-ms", type=float, default=2)
     ap.add_argument("--tokenize-ms", type=float, default=1)
+    return ap
+
+
+def main():
+    ap = server_args(__doc__)
     ap.add_argument("--engine", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--engine-in", help=argparse.SUPPRESS)
     ap.add_argument("--engine-out", help=argparse.SUPPRESS)
