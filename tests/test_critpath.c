@@ -119,6 +119,7 @@ enum step_op {
 	OP_CHAN, /* tid does Go channel op cmd on channel arg0, qcount flags */
 	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
 	OP_DATA_READ, /* tid reads what a data wake announced */
+	OP_MSG_SEND, /* tid hands a message to ZMQ */
 };
 
 struct step {
@@ -173,6 +174,7 @@ struct step {
 #define E_DATA(t_, cur, tgt, sys_, arg)                                       \
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
+#define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
@@ -258,6 +260,11 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_DATA_READ, st->t, st->tid);
 		ev->wake.target_tid = st->tid;
 		ev->wake.target_tgid = TGID(st->tid);
+		break;
+	case OP_MSG_SEND:
+		ev = ev_new(s, TT_EV_MSG_SEND, st->t, st->tid);
+		ev->msg.sock = 0x5000;
+		ev->msg.fn = TT_MSG_ZMQ_MSG_SEND;
 		break;
 	case OP_CHAN:
 		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
@@ -1722,6 +1729,46 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
+	/* The resume rule past an interpreter lock: engine 202 runs in a
+	 * process of its own (vLLM's EngineCore behind its API's loop 101),
+	 * preempted at 200 us, and hands its token to its output thread 203
+	 * through its GIL at 1400 us. Its run at 500 us, after the loop let the
+	 * request go at 300 us, takes the request up: the lock is not the
+	 * loop's. */
+	{
+		SC("test_fallbacks", "resume_past_gil_other_process"),
+		.steps = STEPS(E_RTLOCK(0, 202, 0x6f00, 0x7100),
+			       E_IN(0, 101), E_IN(0, 202),
+			       E_OUT(5, 203, .sys = NR_FUTEX, .arg0 = 0x7000),
+			       E_PREEMPT(200, 202),
+			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(500, 202),
+			       E_WAKE(1400, 202, 203, NR_FUTEX, 0x7000),
+			       E_OUT(1402, 202, .sys = NR_FUTEX, .arg0 = 0x20),
+			       E_IN(1405, 203),
+			       E_WAKE(1500, 203, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANT_DISPATCH(1, 500, 300, RESUME),
+	},
+	/* The same engine in the loop's own process (102, 103 beside 101):
+	 * which of them runs is the GIL's doing, no resume */
+	{
+		SC("test_fallbacks", "no_resume_past_own_gil"),
+		.steps = STEPS(E_RTLOCK(0, 102, 0x6f00, 0x7100),
+			       E_IN(0, 101), E_IN(0, 102),
+			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x7000),
+			       E_PREEMPT(200, 102),
+			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(500, 102),
+			       E_WAKE(1400, 102, 103, NR_FUTEX, 0x7000),
+			       E_OUT(1402, 102, .sys = NR_FUTEX, .arg0 = 0x20),
+			       E_IN(1405, 103),
+			       E_WAKE(1500, 103, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANT_DISPATCH(1, 100, 100, READ),
+	},
 	/* The same engine, the loop running on: it reads request 2 at
 	 * 650 us, more than LOOP_BATCH_NS after request 1 (Node runs each
 	 * handler at its read), and wakes I/O thread 103, which answers, at
@@ -1886,6 +1933,99 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true), R_T(t_dispatch, 600),
 			  R_T(t_enqueue, 500), R_STAGE(TT_ST_QUEUE, 100),
 			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
+	/* loop_turns with the loop's ZMQ sends seen (record's message
+	 * probes): the first handler's send at 300 us woke nobody (ZMQ's I/O
+	 * thread was awake), the second's at 495 us did. Each request's turn
+	 * is its send: the second's is 495 us, not the one wake's turn */
+	{
+		SC("test_msg_send", "loop_turns"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(300, 101),
+			       E_MSG(495, 101), IO_HOP(500),
+			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(600, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101), E_IN(2490, 103),
+			       E_WAKE(2500, 103, 101, NR_WRITE, 6)),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R_T(t_dispatch, 600),
+			  R_T(t_enqueue, 495), R_STAGE(TT_ST_QUEUE, 105),
+			  R(dispatch, TT_CP_DISP_RESUME) },
+		}),
+	},
+	/* handler_at_its_read's loop, its handlers' sends seen, the first
+	 * request's at 700 us, after the second's read (aiohttp reads the
+	 * next request before it runs the last one's handler), the second's
+	 * at 750 us. Reads 550 us apart are no batches then: each request's
+	 * turn is its send (not "before the next read", 650 us) */
+	{
+		SC("test_msg_send", "no_batches"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(700, 101),
+			       E_MSG(750, 101), IO_HOP(760),
+			       E_IN(900, 102),
+			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
+			       E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(1110, 101),
+			       E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(2, 600, 650, 0, 0, 101, 0)),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* preempted_engine's reader handing X and A to ZMQ (at 120 and 1200
+	 * us), A before it blocks at 1300 us: its send is the hand-off, the
+	 * queue starts there */
+	{
+		SC("test_msg_send", "reader_send"),
+		.steps = STEPS(
+			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
+			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
+			E_MSG(120, 101), E_MSG(1200, 101),
+			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
+			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
+			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
+			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+		RQS(HANDOFF_X_A),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),
+			  R_STAGE(TT_ST_QUEUE, 300) },
+		}),
+	},
+	/* The same with X read by another thread: A's reader reads A only
+	 * (no turns to take), its send at 1200 us is still A's hand-off */
+	{
+		SC("test_msg_send", "reader_send_one"),
+		.steps = STEPS(
+			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
+			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
+			E_MSG(1200, 101),
+			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
+			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
+			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
+			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
+			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+		RQS(RQ(1, 50, 100, 1520, 1560, 110, 111, .t_end = 5000 * US),
+		    RQ(2, 1000, 1100, 2050, 2100, 101, 112,
+		       .t_end = 5000 * US)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),
+			  R_STAGE(TT_ST_QUEUE, 300) },
 		}),
 	},
 	/* A pick-up through a relay (the reader's send wakes an I/O thread
@@ -3377,6 +3517,7 @@ int main(void)
 	TT_RUN_GROUP(test_fallbacks);
 	TT_RUN_GROUP(test_go_channel);
 	TT_RUN_GROUP(test_data_wake);
+	TT_RUN_GROUP(test_msg_send);
 	TT_RUN_GROUP(test_loopback_softirq);
 	TT_RUN_GROUP(test_lost);
 	TT_RUN_GROUP(test_sleep_lock_unknown);

@@ -18,7 +18,10 @@
  * threads (V8's platform workers) are no handler's hand-off. A loop that
  * hands messages to ZMQ (record's message probes) has its turns in those
  * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
- * its wakes are not turns (the I/O thread's wake follows a send).
+ * its wakes are not turns (the I/O thread's wake follows a send), and as
+ * no turn is missed, neither a block nor a gap between reads ends what
+ * the reads wait for (aiohttp reads the next request before it runs the
+ * handler of the last).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -52,9 +55,11 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 	*head = *start = tail;
 }
 
-/* The acts [lo, hi) of thread th, its wakes and blocks merged in time. */
+/* The acts [lo, hi) of thread th, its wakes and blocks merged in time.
+ * fw[req]: the request's first token write by any thread, 0 if none: one
+ * answered before a turn is not what the turn hands on. */
 static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
-			size_t lo, size_t hi, size_t *queue)
+			size_t lo, size_t hi, size_t *queue, const __u64 *fw)
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
@@ -83,13 +88,17 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		if (ta == UINT64_MAX && tw == UINT64_MAX)
 			break;
 		if (tb < ta && tb < tw) {
-			stretch_end(ix, queue, &head, &start, tail, 0);
+			/* sends miss no turn: a handler not run yet is not
+			 * handed on, whatever the loop did in between */
+			if (!sends)
+				stretch_end(ix, queue, &head, &start, tail, 0);
 			k++;
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
 			/* a new batch of reads: the last one's handlers ran,
 			 * those without a wake after its last turn */
-			if (!act->write && act->t > last_read + LOOP_BATCH_NS)
+			if (!act->write && !sends &&
+			    act->t > last_read + LOOP_BATCH_NS)
 				stretch_end(ix, queue, &head, &start, tail,
 					    act->t);
 			if (!act->write)
@@ -112,7 +121,10 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 					continue;
 				turn = wk->ts;
 			}
-			while (head < tail && ix->fifo[queue[head]] == FIFO_GONE)
+			while (head < tail &&
+			       (ix->fifo[queue[head]] == FIFO_GONE ||
+				(fw[ix->act[queue[head]].req] &&
+				 fw[ix->act[queue[head]].req] <= turn)))
 				head++;
 			if (head < tail)
 				ix->fifo[queue[head++]] = turn;
@@ -126,23 +138,33 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 {
-	size_t lo, hi, reads, *queue;
+	size_t lo, hi, reads, *queue, nreq = 0;
+	__u64 *fw;
 
+	for (lo = 0; lo < ix->nact; lo++)
+		if (ix->act[lo].req >= nreq)
+			nreq = ix->act[lo].req + 1;
 	ix->fifo = calloc(ix->nact ? ix->nact : 1, sizeof(*ix->fifo));
 	queue = malloc((ix->nact ? ix->nact : 1) * sizeof(*queue));
-	if (!ix->fifo || !queue) {
+	fw = calloc(nreq ? nreq : 1, sizeof(*fw));
+	if (!ix->fifo || !queue || !fw) {
 		free(queue);
+		free(fw);
 		return -ENOMEM;
 	}
+	for (lo = 0; lo < ix->nact; lo++)
+		if (ix->act[lo].write)
+			fw[ix->act[lo].req] = ix->act[lo].t;
 	for (lo = 0; lo < ix->nact; lo = hi) {
 		for (hi = lo, reads = 0;
 		     hi < ix->nact && ix->act[hi].tid == ix->act[lo].tid; hi++)
 			reads += !ix->act[hi].write;
 		/* a reader of one request has nothing to take turns with */
 		if (reads > 1)
-			fifo_thread(cp, ix, lo, hi, queue);
+			fifo_thread(cp, ix, lo, hi, queue, fw);
 	}
 	free(queue);
+	free(fw);
 	return 0;
 }
 
