@@ -91,7 +91,15 @@ struct cp_call {
 	__s32 ret;
 	__u16 fn; /* index in tt_cuda_fns() */
 	__u8 cls; /* enum tt_cuda_class, 0 for an unknown fn */
+	__u8 flags; /* CP_CALL_* */
 };
+
+/* cp_call.flags: recorded at its entry only (TT_CALL_ENTRY): the end is
+ * inferred (docs/design.md §4.5) and ret is not known; */
+#define CP_CALL_ENTRY (1u << 0)
+/* and the thread's next call, ioctl or file read, which ends it, has not
+ * come yet */
+#define CP_CALL_OPEN (1u << 1)
 
 /* An ioctl on a GPU device node. */
 struct cp_ioctl {

@@ -546,33 +546,69 @@ static int call_push(struct tt_critpath *cp, struct cp_thread *th,
 	return 0;
 }
 
+/*
+ * th's open entry-only launch (the last of its calls) ends at t, the start
+ * of th's next CUDA call, ioctl or file read, when that comes less than
+ * LAUNCH_GAP_NS after its entry (back-to-back launches, docs/design.md
+ * §4.5); else it stays an instant.
+ */
+static void call_close(struct cp_thread *th, __u64 t)
+{
+	struct cp_call *c = th->ncalls ? &th->calls[th->ncalls - 1] : NULL;
+
+	if (!c || !(c->flags & CP_CALL_OPEN))
+		return;
+	c->flags &= ~CP_CALL_OPEN;
+	if (t > c->start && t - c->start < LAUNCH_GAP_NS)
+		c->end = t;
+}
+
+/* Appends th's entry-only call c, at its entry: open until call_close. */
+static int call_open(struct cp_thread *th, struct cp_call c)
+{
+	__u64 last = th->ncalls ? th->calls[th->ncalls - 1].end : 0;
+
+	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + 1,
+		    sizeof(*th->calls)))
+		return -ENOMEM;
+	/* a clock slip: calls stay sorted */
+	if (c.start < last)
+		c.start = last;
+	c.end = c.start;
+	c.flags = CP_CALL_ENTRY | CP_CALL_OPEN;
+	th->calls[th->ncalls++] = c;
+	return 0;
+}
+
 static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_gpu_call *gc = &ev->call;
+	bool entry = gc->flags & TT_CALL_ENTRY;
 	const struct tt_cuda_fn *fns;
 	struct cp_thread *th;
+	struct cp_call c;
 	size_t nfns;
-	__u8 cls;
 
 	/* no entry time (the probe came mid-call): no interval */
-	if (!ev->h.tid || !gc->ts_enter || gc->ts_enter >= ev->h.ts)
+	if (!ev->h.tid ||
+	    (!entry && (!gc->ts_enter || gc->ts_enter >= ev->h.ts)))
 		return 0;
 	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 	if (!th)
 		return -ENOMEM;
 	fns = tt_cuda_fns(&nfns);
-	cls = gc->fn < nfns ? fns[gc->fn].cls : 0;
+	c = (struct cp_call){
+		.start = entry ? ev->h.ts : gc->ts_enter,
+		.end = ev->h.ts,
+		.ret = gc->ret,
+		.fn = gc->fn,
+		.cls = gc->fn < nfns ? fns[gc->fn].cls : 0,
+	};
+	call_close(th, c.start);
 	cp->gpu_calls++;
-	if (cls == TT_CUDA_SYNC)
+	if (c.cls == TT_CUDA_SYNC)
 		th->nsync++;
-	return call_push(cp, th,
-			 (struct cp_call){
-				 .start = gc->ts_enter,
-				 .end = ev->h.ts,
-				 .ret = gc->ret,
-				 .fn = gc->fn,
-				 .cls = cls,
-			 });
+	return entry ? call_open(th, c) : call_push(cp, th, c);
 }
 
 /*
@@ -636,6 +672,7 @@ static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, ioctls, &err);
 	if (!th)
 		return err;
+	call_close(th, start);
 	th->ioctls[th->nioctls++] = (struct cp_ioctl){
 		.start = start,
 		.end = ev->h.ts,
@@ -659,6 +696,7 @@ static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, fileios, &err);
 	if (!th)
 		return err;
+	call_close(th, start);
 	th->fileios[th->nfileios++] = (struct cp_fileio){
 		.start = start,
 		.end = ev->h.ts,

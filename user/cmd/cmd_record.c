@@ -684,19 +684,20 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 			  const struct tt_write_stats *ws, const char *why,
 			  const char *dest)
 {
-	int cuda_libs, cuda_fns;
+	int cuda_libs, cuda_fns, cuda_entry;
 	__u16 port;
 
-	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns, &cuda_entry);
 	if (a->verbose)
 		fprintf(stderr,
 			"ttftrace: %llu transmits came inside their sends' records\n",
 			(unsigned long long)tt_collector_xmits_held(c));
 	if (cuda_libs)
 		fprintf(stderr,
-			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
+			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s), %d at entry only; %zu GPU device node(s)\n",
 			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
-			a->gpu_probes ? a->gpu_probes : "sync", meta->ndevs);
+			a->gpu_probes ? a->gpu_probes : "sync", cuda_entry,
+			meta->ndevs);
 	fprintf(stderr,
 		"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
 		why, (unsigned long long)ws->events,

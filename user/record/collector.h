@@ -62,8 +62,10 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 __u64 tt_collector_go_hits(const struct tt_collector *c);
 /* Takes the goroutine probe off every Go program, for good. */
 void tt_collector_unprobe_go(struct tt_collector *c);
-/* Uprobe attach counts so far: libraries and functions. */
-void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
+/* Uprobe attach counts so far: libraries, functions and, of those, the
+ * ones probed at their entry only (tt_cuda_fn_entry_only). */
+void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns,
+			     int *entry_only);
 /* Takes the oldest message of the library prober (a library opened by a
  * traced process probed, or refused): 1, or 0 when none waits. */
 int tt_collector_message(struct tt_collector *c, char *buf, size_t len);
