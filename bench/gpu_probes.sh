@@ -230,8 +230,11 @@ if M:
                            ("a launch's uprobes", "all", "sync")):
             x, y = x + b, y if y == "untraced" else y + b
             if x in M and y in M:
+                # and the median of the differences within each rep
+                d = [u - v for u, v in zip(M[x], M[y])]
                 print(f"  {what}{' (B)' if b else ''}: "
-                      f"{med(M[x]) - med(M[y]):.0f} ns a step")
+                      f"{med(M[x]) - med(M[y]):.0f} ns a step; per rep "
+                      f"{med(d):.0f} ({min(d):.0f} .. {max(d):.0f})")
 print("\ntracer, bpf: cores (CPU time / wall time) of ttftrace's threads "
       "(/proc/PID/stat, tick granularity)\nand of its BPF programs; srv us/req: "
       "the demo server's CPU per request, uprobe traps included;\ncalls/s: CUDA "

@@ -901,6 +901,20 @@ static void build_engine_loop_entry(struct stream *s, const __u64 *arg)
 	engine_loop(s, arg, true);
 }
 
+/* clang-format off */
+/* Requests reach engine 102 (build_) through a lock-free ring: read during
+ * iteration 1, the request waits for iteration 2, whose first launch is at
+ * 2000 us; its stages and dispatch */
+#define RING_ENGINE(build_)                                                   \
+	.steps = STEPS(E_IN(0, 101), E_IN(0, 102)), .build = build_,          \
+	.arg = { 102, 1, 3 }, RQS(RQ(1, 1250, 1300, 2950, 3000, 101, 102))
+#define RING_ENGINE_WANT                                                      \
+	STAGES([TT_ST_NET_IN] = 50, [TT_ST_QUEUE] = 700, [TT_ST_CPU] = 150,   \
+	       [TT_ST_GPU] = 800, [TT_ST_NET_OUT] = 50),                      \
+	{ R(dispatch, TT_CP_DISP_GPU), R_T(t_dispatch, 2000),                 \
+	  R(complete, true) }
+/* clang-format on */
+
 /*
  * A busy engine 102 (on CPU throughout) hands X's token to writer 111 at
  * 1500 us and A's to 112 at 2000 us. Reader 101 reads A at 1100 us,
@@ -2533,18 +2547,8 @@ static const struct scenario scenarios[] = {
 	 * request waits for iteration 2, whose first launch is at 2000 us. */
 	{
 		SC("test_gpu_dispatch", "ring_engine_writes"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102)),
-		.build = build_engine_loop,
-		.arg = { 102, 1, 3 },
-		RQS(RQ(1, 1250, 1300, 2950, 3000, 101, 102)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_QUEUE] = 700,
-			       [TT_ST_CPU] = 150, [TT_ST_GPU] = 800,
-			       [TT_ST_NET_OUT] = 50),
-			{ R(dispatch, TT_CP_DISP_GPU), R_T(t_dispatch, 2000),
-			  R(complete, true) },
-		}),
+		RING_ENGINE(build_engine_loop),
+		.want = WANTS({ 1, RING_ENGINE_WANT }),
 	},
 	/* read after iteration 1's sync ended: nothing shows a queue */
 	{
@@ -2642,20 +2646,10 @@ static const struct scenario scenarios[] = {
 	 * and t_dispatch at the first launch's entry. */
 	{
 		SC("test_gpu_dispatch", "ring_engine_entry_only"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102)),
-		.build = build_engine_loop_entry,
-		.arg = { 102, 1, 3 },
-		RQS(RQ(1, 1250, 1300, 2950, 3000, 101, 102)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_QUEUE] = 700,
-			       [TT_ST_CPU] = 150, [TT_ST_GPU] = 800,
-			       [TT_ST_NET_OUT] = 50),
-			{ R(dispatch, TT_CP_DISP_GPU), R_T(t_dispatch, 2000),
-			  R(complete, true) },
-			{ SEG(2005, 102, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuLaunchKernel", 2000, 10) },
-		}),
+		RING_ENGINE(build_engine_loop_entry),
+		.want = WANTS({ 1, RING_ENGINE_WANT,
+				{ SEG(2005, 102, TT_CP_RUNNING, TT_ST_CPU,
+				      "launch cuLaunchKernel", 2000, 10) } }),
 	},
 	/* The call iterator (check_calls), then the walk: nested calls come
 	 * as pieces, the innermost names the time; an unknown function is
