@@ -317,6 +317,9 @@ struct seg_want {
 	{ .at = (at_) * US, .reason = reason_,                                \
 	  .f = { G(tid, tid_), G(state, state_), G(stage, stage_),            \
 		 G_T(start, start_), G_T(dur, dur_) } }
+/* the same of thread 101 on CPU, compute.cpu */
+#define CPU_101(at_, reason_, start_, dur_)                                   \
+	SEG(at_, 101, TT_CP_RUNNING, TT_ST_CPU, reason_, start_, dur_)
 /* the segment at time at (us) has reason (NULL: any) and fields */
 #define SEG_AT(at_, reason_, ...)                                             \
 	{ .at = (at_) * US, .reason = reason_, .f = { __VA_ARGS__ } }
@@ -2325,14 +2328,11 @@ static const struct scenario scenarios[] = {
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 190,
 			       [TT_ST_GPU] = 310, [TT_ST_NET_OUT] = 50),
 			{ R(complete, true), R(dispatch, TT_CP_DISP_READ) },
-			{ SEG(1155, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuLaunchKernel", 1150, 40),
+			{ CPU_101(1155, "launch cuLaunchKernel", 1150, 40),
 			  SEG(1250, 101, TT_CP_RUNNING, TT_ST_GPU,
 			      "sync cuStreamSynchronize", 1190, 310),
-			  SEG(1510, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
-			      1500, 70),
-			  SEG(1575, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuGraphLaunch", 1570, 10) },
+			  CPU_101(1510, "on-cpu", 1500, 70),
+			  CPU_101(1575, "launch cuGraphLaunch", 1570, 10) },
 		}),
 		.stats = { STAT(gpu_calls, 4) },
 	},
@@ -2525,20 +2525,13 @@ static const struct scenario scenarios[] = {
 			1,
 			NULL,
 			{ R_STAGE(TT_ST_CPU, 800) },
-			{ SEG(1203, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch x10 cuLaunchKernel", 1200, 63),
-			  SEG(1300, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
-			      1263, 137),
-			  SEG(1406, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuLaunchKernel", 1400, 42),
-			  SEG(1601, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuLaunchKernel", 1600, 26),
-			  SEG(1626, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "ioctl NV_ESC_RM_CONTROL", 1626, 1),
-			  SEG(1627, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
-			      1627, 1),
-			  SEG(1630, 101, TT_CP_RUNNING, TT_ST_CPU,
-			      "launch cuLaunchKernel", 1628, 35) },
+			{ CPU_101(1203, "launch x10 cuLaunchKernel", 1200, 63),
+			  CPU_101(1300, "on-cpu", 1263, 137),
+			  CPU_101(1406, "launch cuLaunchKernel", 1400, 42),
+			  CPU_101(1601, "launch cuLaunchKernel", 1600, 26),
+			  CPU_101(1626, "ioctl NV_ESC_RM_CONTROL", 1626, 1),
+			  CPU_101(1627, "on-cpu", 1627, 1),
+			  CPU_101(1630, "launch cuLaunchKernel", 1628, 35) },
 		}),
 		.stats = { STAT(gpu_calls, 27) },
 	},
