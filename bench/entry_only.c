@@ -80,7 +80,8 @@ int main(int argc, char **argv)
 	qsort(v, n, sizeof(*v), cmp_items);
 	w = tt_writer_open(argv[2], tt_reader_meta(r));
 	if (!w) {
-		fprintf(stderr, "entry_only: %s: %s\n", argv[2], strerror(errno));
+		fprintf(stderr, "entry_only: %s: %s\n", argv[2],
+			strerror(errno));
 		goto cleanup;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -88,8 +89,9 @@ int main(int argc, char **argv)
 			goto cleanup;
 	ret = tt_writer_close(w, NULL) ? 1 : 0;
 	w = NULL;
-	fprintf(stderr, "entry_only: %zu events, %zu launches made entry-only\n",
-		n, changed);
+	fprintf(stderr,
+		"entry_only: %zu events, %zu launches made entry-only\n", n,
+		changed);
 cleanup:
 	if (w)
 		tt_writer_close(w, NULL);

@@ -164,8 +164,7 @@ static void table_text(FILE *out, struct gpu_table *t, const char *title)
 		tt_summarize(r->ns.v, r->ns.n, &s);
 		if (!s.n) /* every call at its entry only */
 			fprintf(out, "%-36s %8zu %7s %10s %10s %10s %10s\n",
-				r->name, row_count(r), "-", "-", "-", "-",
-				"-");
+				r->name, row_count(r), "-", "-", "-", "-", "-");
 		else
 			fprintf(out, "%-36s %8zu %7llu %10s %10s %10s %10s\n",
 				r->name, row_count(r),
@@ -210,8 +209,8 @@ static void table_json(FILE *out, struct gpu_table *t)
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		tt_json_str(out, t->rows[i].name, sizeof(t->rows[i].name));
 		/* errors and ns over the timed calls (none: null) */
-		fprintf(out, ",\"count\":%zu,\"errors\":",
-			row_count(&t->rows[i]));
+		fprintf(out,
+			",\"count\":%zu,\"errors\":", row_count(&t->rows[i]));
 		if (!s.n)
 			fputs("null,\"ns\":null", out);
 		else
