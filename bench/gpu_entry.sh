@@ -15,16 +15,12 @@ set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-LAUNCH_NS=${LAUNCH_NS:-4000}
-SYNC=${SYNC:-spin}
-CONNS=${CONNS:-4}
-REQUESTS=${REQUESTS:-20}
-KERNELS=${KERNELS:-16}
-ENTRY_ONLY=$OUTPUT/bench/entry_only
-
 bench_setup gpu_entry
 need_root
 need_built
+ENTRY_ONLY=$OUTPUT/bench/entry_only
+LAUNCH_NS=${LAUNCH_NS:-4000} SYNC=${SYNC:-spin} KERNELS=${KERNELS:-16}
+CONNS=${CONNS:-4} REQUESTS=${REQUESTS:-20}
 [ -x "${TTFTRACE_B:-}" ] ||
 	die "TTFTRACE_B: a ttftrace that probes launch returns (528e96f's build)"
 [ -x "$ENTRY_ONLY" ] || die "$ENTRY_ONLY missing: run make first"

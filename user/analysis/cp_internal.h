@@ -424,6 +424,12 @@ void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,
 		   size_t *cap, size_t size);
 struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 				   __u32 tgid);
+/* calls.c: a TT_EV_GPU_CALL as its thread's call (tt_critpath_add); 0 or
+ * -ENOMEM. */
+int cp_on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev);
+/* th's open entry-only launch ends at t, the start of its next call, ioctl
+ * or file read, when that is close enough (docs/design.md §4.5). */
+void cp_call_close(struct cp_thread *th, __u64 t);
 long cp_rec_before(const struct cp_thread *th, __u64 t);
 /* How many of the n elements of v (stride bytes apart, sorted by the u64
  * time at their offset 0) start before t. */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Thread timelines: each traced thread's state changes (running,
- * runnable, blocked), its wakes, GPU calls and ioctls, and its name: the
- * one owner of thread names (docs/design.md §4.1).
+ * runnable, blocked), its wakes, GPU calls (calls.c), ioctls and file
+ * reads, and its name: the one owner of thread names (docs/design.md
+ * §4.1).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -498,120 +499,6 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 }
 
 /*
- * Appends call c of th, which ended last. The calls that ended inside it
- * are nested in it: it is stored as the pieces around them. One that
- * began before the previous call ended (a clock slip) starts at that end.
- */
-static int call_push(struct tt_critpath *cp, struct cp_thread *th,
-		     struct cp_call c)
-{
-	struct cp_call *nested = NULL, piece;
-	size_t j = th->ncalls, m, i;
-	__u64 cur;
-
-	while (j > 0 && th->calls[j - 1].start >= c.start)
-		j--;
-	cur = j ? th->calls[j - 1].end : 0;
-	if (c.start < cur)
-		c.start = cur;
-	if (c.start >= c.end)
-		return 0;
-	m = th->ncalls - j;
-	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
-		    sizeof(*th->calls)))
-		return -ENOMEM;
-	if (m) {
-		nested = malloc(m * sizeof(*nested));
-		if (!nested)
-			return -ENOMEM;
-		memcpy(nested, &th->calls[j], m * sizeof(*nested));
-	}
-	th->ncalls = j;
-	cur = c.start;
-	for (i = 0; i <= m; i++) {
-		piece = c;
-		piece.start = cur;
-		piece.end = i < m && nested[i].start < c.end ? nested[i].start :
-							       c.end;
-		if (piece.end > piece.start) {
-			th->calls[th->ncalls++] = piece;
-			cur = piece.end;
-		}
-		if (i < m && nested[i].end > cur && nested[i].start >= cur) {
-			th->calls[th->ncalls++] = nested[i];
-			cur = nested[i].end;
-		}
-	}
-	free(nested);
-	return 0;
-}
-
-/*
- * th's open entry-only launch (the last of its calls) ends at t, the start
- * of th's next CUDA call, ioctl or file read, when that comes less than
- * LAUNCH_GAP_NS after its entry (back-to-back launches, docs/design.md
- * §4.5); else it stays an instant.
- */
-static void call_close(struct cp_thread *th, __u64 t)
-{
-	struct cp_call *c = th->ncalls ? &th->calls[th->ncalls - 1] : NULL;
-
-	if (!c || !(c->flags & CP_CALL_OPEN))
-		return;
-	c->flags &= ~CP_CALL_OPEN;
-	if (t > c->start && t - c->start < LAUNCH_GAP_NS)
-		c->end = t;
-}
-
-/* Appends th's entry-only call c, at its entry: open until call_close. */
-static int call_open(struct cp_thread *th, struct cp_call c)
-{
-	__u64 last = th->ncalls ? th->calls[th->ncalls - 1].end : 0;
-
-	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + 1,
-		    sizeof(*th->calls)))
-		return -ENOMEM;
-	/* a clock slip: calls stay sorted */
-	if (c.start < last)
-		c.start = last;
-	c.end = c.start;
-	c.flags = CP_CALL_ENTRY | CP_CALL_OPEN;
-	th->calls[th->ncalls++] = c;
-	return 0;
-}
-
-static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
-{
-	const struct tt_gpu_call *gc = &ev->call;
-	bool entry = gc->flags & TT_CALL_ENTRY;
-	const struct tt_cuda_fn *fns;
-	struct cp_thread *th;
-	struct cp_call c;
-	size_t nfns;
-
-	/* no entry time (the probe came mid-call): no interval */
-	if (!ev->h.tid ||
-	    (!entry && (!gc->ts_enter || gc->ts_enter >= ev->h.ts)))
-		return 0;
-	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
-	if (!th)
-		return -ENOMEM;
-	fns = tt_cuda_fns(&nfns);
-	c = (struct cp_call){
-		.start = entry ? ev->h.ts : gc->ts_enter,
-		.end = ev->h.ts,
-		.ret = gc->ret,
-		.fn = gc->fn,
-		.cls = gc->fn < nfns ? fns[gc->fn].cls : 0,
-	};
-	call_close(th, c.start);
-	cp->gpu_calls++;
-	if (c.cls == TT_CUDA_SYNC)
-		th->nsync++;
-	return entry ? call_open(th, c) : call_push(cp, th, c);
-}
-
-/*
  * A syscall interval [*start, ev's time) of ev's thread, after the last
  * of its kind, which ended at the latest time *ends holds (n of them):
  * its thread, or NULL with *err 0 when there is no interval (no entry
@@ -672,7 +559,7 @@ static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, ioctls, &err);
 	if (!th)
 		return err;
-	call_close(th, start);
+	cp_call_close(th, start);
 	th->ioctls[th->nioctls++] = (struct cp_ioctl){
 		.start = start,
 		.end = ev->h.ts,
@@ -696,7 +583,7 @@ static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, fileios, &err);
 	if (!th)
 		return err;
-	call_close(th, start);
+	cp_call_close(th, start);
 	th->fileios[th->nfileios++] = (struct cp_fileio){
 		.start = start,
 		.end = ev->h.ts,
@@ -754,7 +641,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_DATA_READ:
 		return on_data_read(cp, ev);
 	case TT_EV_GPU_CALL:
-		return on_gpu_call(cp, ev);
+		return cp_on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:
 		return on_ioctl(cp, ev);
 	case TT_EV_FILEIO:
