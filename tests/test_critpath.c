@@ -2313,12 +2313,14 @@ static const struct scenario scenarios[] = {
 		.stats = { STAT(gpu_calls, 2) },
 	},
 	/* A launch probed at its entry only (--gpu-probes=all) ends where
-	 * the sync 40 us later begins; one 60 us before the next call stays
-	 * an instant: its time is plain on-CPU, compute.cpu all the same. */
+	 * the sync 40 us later begins (not at the ioctl inside the sync, whose
+	 * record comes first); one 60 us before the next call stays an
+	 * instant: its time is plain on-CPU, compute.cpu all the same. */
 	{
 		SC("test_gpu_spin_sync", "entry_only_launch"),
 		.steps = STEPS(E_IN(900, 101),
 			       E_LAUNCH(1150, 101, "cuLaunchKernel"),
+			       E_IOCTL(1195, 1196, 101, NV_RM_CONTROL, GPU_RDEV),
 			       E_CALL(1190, 1500, 101, "cuStreamSynchronize"),
 			       E_LAUNCH(1510, 101, "cuLaunchKernel_ptsz"),
 			       E_CALL(1570, 1580, 101, "cuGraphLaunch")),

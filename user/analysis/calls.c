@@ -61,23 +61,26 @@ static int call_push(struct tt_critpath *cp, struct cp_thread *th,
 }
 
 /*
- * th's open entry-only launch (the last of its calls) ends at t, the start
- * of th's next CUDA call, ioctl or file read, when that comes less than
- * LAUNCH_GAP_NS after its entry (back-to-back launches, docs/design.md
- * §4.5); else it stays an instant.
+ * th's last call, when it is an entry-only launch, ended no later than t,
+ * the start of a call, ioctl or file read of th after it: its end is the
+ * earliest such start less than LAUNCH_GAP_NS after its entry (back-to-
+ * back launches, docs/design.md §4.5); none: an instant. The earliest,
+ * because an interval comes at its end: an ioctl inside the sync after
+ * the launch comes before that sync does.
  */
 void cp_call_close(struct cp_thread *th, __u64 t)
 {
 	struct cp_call *c = th->ncalls ? &th->calls[th->ncalls - 1] : NULL;
 
-	if (!c || !(c->flags & CP_CALL_OPEN))
+	if (!c || !(c->flags & CP_CALL_ENTRY) || t <= c->start ||
+	    t - c->start >= LAUNCH_GAP_NS)
 		return;
-	c->flags &= ~CP_CALL_OPEN;
-	if (t > c->start && t - c->start < LAUNCH_GAP_NS)
+	if (c->end == c->start || t < c->end)
 		c->end = t;
 }
 
-/* Appends th's entry-only call c, at its entry: open until cp_call_close. */
+/* Appends th's entry-only call c, at its entry: an instant until
+ * cp_call_close ends it. */
 static int call_open(struct cp_thread *th, struct cp_call c)
 {
 	__u64 last = th->ncalls ? th->calls[th->ncalls - 1].end : 0;
@@ -89,7 +92,7 @@ static int call_open(struct cp_thread *th, struct cp_call c)
 	if (c.start < last)
 		c.start = last;
 	c.end = c.start;
-	c.flags = CP_CALL_ENTRY | CP_CALL_OPEN;
+	c.flags = CP_CALL_ENTRY;
 	th->calls[th->ncalls++] = c;
 	return 0;
 }

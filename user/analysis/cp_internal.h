@@ -95,11 +95,8 @@ struct cp_call {
 };
 
 /* cp_call.flags: recorded at its entry only (TT_CALL_ENTRY): the end is
- * inferred (docs/design.md §4.5) and ret is not known; */
+ * inferred (cp_call_close, docs/design.md §4.5) and ret is not known */
 #define CP_CALL_ENTRY (1u << 0)
-/* and the thread's next call, ioctl or file read, which ends it, has not
- * come yet */
-#define CP_CALL_OPEN (1u << 1)
 
 /* An ioctl on a GPU device node. */
 struct cp_ioctl {
@@ -427,8 +424,8 @@ struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 /* calls.c: a TT_EV_GPU_CALL as its thread's call (tt_critpath_add); 0 or
  * -ENOMEM. */
 int cp_on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev);
-/* th's open entry-only launch ends at t, the start of its next call, ioctl
- * or file read, when that is close enough (docs/design.md §4.5). */
+/* th's last call, an entry-only launch, ended by t, the start of a later
+ * call, ioctl or file read of th (docs/design.md §4.5). */
 void cp_call_close(struct cp_thread *th, __u64 t);
 long cp_rec_before(const struct cp_thread *th, __u64 t);
 /* How many of the n elements of v (stride bytes apart, sorted by the u64
