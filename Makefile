@@ -53,8 +53,9 @@ DEMO_SERVER_SRCS := $(wildcard tools/demo-server/*.c)
 TOOLS := $(patsubst tools/%.c,$(OUTPUT)/tools/%,$(wildcard tools/*.c)) \
 	 $(OUTPUT)/tools/demo-server
 HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
-# the benchmarks' synthetic recording (bench/analyzer.sh), checked by the tests
-BENCH_GEN := $(OUTPUT)/bench/gen_recording
+# the benchmarks' synthetic recording (bench/analyzer.sh), checked by the
+# tests, and a recording's launches made entry-only (bench/gpu_entry.sh)
+BENCH_GEN := $(OUTPUT)/bench/gen_recording $(OUTPUT)/bench/entry_only
 # the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh,
 # bench/mark_cost.sh, bench/ipc_cost.sh)
 BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/mark_loop $(OUTPUT)/bench/prog_floor \
@@ -125,7 +126,7 @@ $(TEST_HELPERS): $(OUTPUT)/tests/%: tests/%.c | $(OUTPUT)/tests
 	$(call msg,HELPER,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
 
-$(BENCH_GEN): bench/gen_recording.c $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/bench
+$(BENCH_GEN): $(OUTPUT)/bench/%: bench/%.c $(USER_LIB_OBJS) $(HDRS) | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(USER_LIB_OBJS) $(LDLIBS) -o $@
 

@@ -22,9 +22,12 @@
 # (entry, return), all minus sync a launch's, none minus untraced the rest
 # of the tracing (the stub's device thread wakes at every launch). Not a
 # test: nothing passes or fails.
+# TTFTRACE_B=/other/ttftrace: an A/B of two builds, interleaved: sync_b and
+# all_b (and none_b in the per-call loop) are that build's sync and all.
 # Knobs: REPS (3), DURATION (4 s), CONNS (8), TOKENS (16), KERNELS (16),
 # PREFILL_US (2000), TOKEN_US (1000), LAUNCH_NS (stub launch overhead,
-# 4000), SYNC (spin|block), MODES ("untraced sync all"), STEPS (50000).
+# 4000), SYNC (spin|block), MODES ("untraced sync all", with TTFTRACE_B
+# "untraced sync all sync_b all_b"), STEPS (50000).
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -38,6 +41,12 @@ PREFILL_US=${PREFILL_US:-2000}
 TOKEN_US=${TOKEN_US:-1000}
 LAUNCH_NS=${LAUNCH_NS:-4000}
 SYNC=${SYNC:-spin}
+MICRO_MODES="untraced none sync all"
+if [ -n "${TTFTRACE_B:-}" ]; then
+	[ -x "$TTFTRACE_B" ] || die "TTFTRACE_B=$TTFTRACE_B is not executable"
+	MODES=${MODES:-untraced sync all sync_b all_b}
+	MICRO_MODES="$MICRO_MODES none_b sync_b all_b"
+fi
 MODES=${MODES:-untraced sync all}
 STEPS=${STEPS:-50000}
 CUDADEMO=$OUTPUT/tools/cudademo
@@ -56,6 +65,14 @@ CLK_TCK=$(getconf CLK_TCK)
 stat_ns() {
 	sed 's/.*) //' /proc/"$1"/stat 2>/dev/null |
 		awk -v hz="$CLK_TCK" '{ printf "%d\n", ($12 + $13) * 1e9 / hz }'
+}
+
+# tracer MODE: the build that records MODE (TTFTRACE_B for MODE_b)
+tracer() {
+	case $1 in
+	*_b) echo "$TTFTRACE_B" ;;
+	*) echo "$TTFTRACE" ;;
+	esac
 }
 
 # cuda_calls FILE.ttft: CUDA calls recorded (the report's gpu tables)
@@ -80,8 +97,9 @@ trial() {
 		-w $((CONNS * 2)) --batch "$CONNS"
 	unset STUBCUDA_DEVICE STUBCUDA_LAUNCH_NS
 	if [ "$mode" != untraced ]; then
-		start_ttftrace "$BENCH_TMP/t.ttft" -p "$SERVER_PID" \
-			--gpu-device "$dev" --gpu-probes "$mode"
+		TTFTRACE=$(tracer "$mode") start_ttftrace "$BENCH_TMP/t.ttft" \
+			-p "$SERVER_PID" --gpu-device "$dev" \
+			--gpu-probes "${mode%_b}"
 		c0=$(stat_ns "$TRACER_PID")
 		b0=$(bpf_ns "$TRACER_PID")
 	fi
@@ -119,8 +137,8 @@ micro() {
 	if [ "$mode" = untraced ]; then
 		$cmd >"$out" 2>&1
 	else
-		"$TTFTRACE" record -q -o "$BENCH_TMP/m.ttft" -G "$dev" \
-			--gpu-probes "$mode" -c "exec $cmd >$out 2>&1" ||
+		"$(tracer "$mode")" record -q -o "$BENCH_TMP/m.ttft" -G "$dev" \
+			--gpu-probes "${mode%_b}" -c "exec $cmd >$out 2>&1" ||
 			echo "gpu_probes: record of cudademo failed ($mode)" >&2
 	fi
 	ms=$(sed -n 's/.*, done \([0-9.]*\) ms$/\1/p' "$out")
@@ -134,6 +152,7 @@ echo "ttftrace CUDA uprobe overhead: $(nproc) CPUs, $(uname -r), load average $(
 echo "  demo-server --gpu --gpu-sync $SYNC: $KERNELS kernels + 1 sync per iteration, launch overhead $LAUNCH_NS ns,"
 echo "  prefill $PREFILL_US us, decode $TOKEN_US us/token, $TOKENS tokens, batch $CONNS; loadgen closed loop, $CONNS connections, $DURATION s"
 echo "  interleaved: $MODES; $REPS reps; medians; ratios against untraced of the same rep"
+[ -n "${TTFTRACE_B:-}" ] && echo "  A: $TTFTRACE, B (*_b): $TTFTRACE_B"
 for rep in $(seq "$REPS"); do
 	for mode in $MODES; do
 		trial "$mode" "$rep"
@@ -142,7 +161,7 @@ done
 MICRO=$BENCH_TMP/micro
 : >"$MICRO"
 for rep in $(seq "$REPS"); do
-	for mode in untraced none sync all; do
+	for mode in $MICRO_MODES; do
 		micro "$mode" "$rep"
 	done
 done
@@ -163,7 +182,8 @@ def med(xs):
     return st.median(xs) if xs else float("nan")
 
 
-modes = [m for m in ("untraced", "sync", "all") if any(r["mode"] == m for r in rows)]
+modes = [m for m in ("untraced", "sync", "all", "sync_b", "all_b")
+         if any(r["mode"] == m for r in rows)]
 print(f"\n  {'':9} {'req/s':>7} {'tok/s':>8} {'p50 ms':>7} {'p99 ms':>7} "
       f"{'tracer':>7} {'bpf':>7} {'srv us/req':>10} {'events/s':>9} "
       f"{'calls/s':>8} {'lost':>5} {'failed':>6}")
@@ -201,14 +221,20 @@ for line in open(sys.argv[2]):
 if M:
     print(f"\n  per call: cudademo, {sys.argv[3]} x (launch + sync), ns per step, "
           "median (reps)")
-    for m in ("untraced", "none", "sync", "all"):
+    for m in ("untraced", "none", "sync", "all", "none_b", "sync_b", "all_b"):
         if m in M:
             print(f"  {m:9} {med(M[m]):7.0f}  ({' '.join(f'{v:.0f}' for v in M[m])})")
-    for what, a, b in (("the rest of the tracing", "none", "untraced"),
-                       ("a sync's uprobe pair", "sync", "none"),
-                       ("a launch's uprobe pair", "all", "sync")):
-        if a in M and b in M:
-            print(f"  {what}: {med(M[a]) - med(M[b]):.0f} ns a step")
+    for b in ("", "_b"):
+        for what, x, y in (("the rest of the tracing", "none", "untraced"),
+                           ("a sync's uprobe pair", "sync", "none"),
+                           ("a launch's uprobes", "all", "sync")):
+            x, y = x + b, y if y == "untraced" else y + b
+            if x in M and y in M:
+                # and the median of the differences within each rep
+                d = [u - v for u, v in zip(M[x], M[y])]
+                print(f"  {what}{' (B)' if b else ''}: "
+                      f"{med(M[x]) - med(M[y]):.0f} ns a step; per rep "
+                      f"{med(d):.0f} ({min(d):.0f} .. {max(d):.0f})")
 print("\ntracer, bpf: cores (CPU time / wall time) of ttftrace's threads "
       "(/proc/PID/stat, tick granularity)\nand of its BPF programs; srv us/req: "
       "the demo server's CPU per request, uprobe traps included;\ncalls/s: CUDA "

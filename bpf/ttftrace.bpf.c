@@ -1693,6 +1693,24 @@ int BPF_KPROBE(tt_msg_send)
 	return 0;
 }
 
+struct tt_event_call {
+	struct tt_hdr h;
+	struct tt_gpu_call c;
+};
+
+/* Fills and submits a reserved GPU_CALL record of function fn. */
+static __always_inline void cuda_call_submit(struct tt_event_call *e,
+					     __u64 ts_enter, __u64 arg0,
+					     long ret, __u64 fn, __u16 flags)
+{
+	e->c.ts_enter = ts_enter;
+	e->c.arg0 = arg0;
+	e->c.ret = ret;
+	e->c.fn = fn;
+	e->c.flags = flags;
+	submit(e);
+}
+
 /* Entry and return of the probed CUDA driver functions; the attach cookie
  * is the function's index in the collector's table. */
 SEC("uprobe")
@@ -1716,24 +1734,33 @@ int BPF_KRETPROBE(tt_cuda_return, long ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u64 fn = bpf_get_attach_cookie(ctx);
 	__u64 key = ((id & 0xffffffff) << 16) | fn;
-	struct tt_event_call {
-		struct tt_hdr h;
-		struct tt_gpu_call c;
-	} *e;
 	struct cuda_enter *ce = bpf_map_lookup_elem(&cuda_enter, &key);
+	struct tt_event_call *e;
 
 	if (!ce)
 		return 0;
-	e = reserve(sizeof(*e), TT_EV_GPU_CALL);
-	if (e) {
-		e->c.ts_enter = ce->ts;
-		e->c.arg0 = ce->arg0;
-		e->c.ret = ret;
-		e->c.fn = fn;
-		e->c.pad = 0;
-		submit(e);
-	}
+	e = reserve_as(sizeof(*e), TT_EV_GPU_CALL, id);
+	if (e)
+		cuda_call_submit(e, ce->ts, ce->arg0, ret, fn, 0);
 	bpf_map_delete_elem(&cuda_enter, &key);
+	return 0;
+}
+
+/* A function probed at its entry only (a kernel launch: the analysis needs
+ * its start, docs/design.md §4.5): the record is written there, no return
+ * probe (a uretprobe costs more than the uprobe) and no map. */
+SEC("uprobe")
+int BPF_KPROBE(tt_cuda_entry_only)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct tt_event_call *e;
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	e = reserve_as(sizeof(*e), TT_EV_GPU_CALL, id);
+	if (e)
+		cuda_call_submit(e, e->h.ts, PT_REGS_PARM1(ctx), 0,
+				 bpf_get_attach_cookie(ctx), TT_CALL_ENTRY);
 	return 0;
 }
 

@@ -45,7 +45,8 @@ enum tt_event_type {
 	TT_EV_BLOCK = 15, /* block request insert/issue/complete */
 	TT_EV_FAULT = 16, /* file-backed page fault (filemap) */
 	TT_EV_IOCTL = 17, /* an ioctl on a GPU device node, at its return */
-	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return */
+	TT_EV_GPU_CALL = 18, /* a probed CUDA driver call, at its return (at
+			      * its entry: TT_CALL_ENTRY) */
 	TT_EV_LIB_OPEN = 19, /* BPF to collector only: a libcuda was opened */
 	TT_EV_RTLOCK = 20, /* user space only: a runtime's own locks in tgid */
 	TT_EV_MARK = 21, /* an application marker (record --mark) was hit */
@@ -292,10 +293,15 @@ struct tt_ioctl {
 struct tt_gpu_call {
 	__u64 ts_enter;
 	__u64 arg0; /* the first argument (stream, event, graph, function) */
-	__s32 ret; /* CUresult */
+	__s32 ret; /* CUresult; 0 with TT_CALL_ENTRY (not known) */
 	__u16 fn; /* index into the collector's CUDA function table */
-	__u16 pad;
+	__u16 flags; /* TT_CALL_* */
 };
+
+/* tt_gpu_call.flags: recorded at the call's entry by a probe with no
+ * return probe (a kernel launch under --gpu-probes=all): ts_enter is the
+ * header's ts, the end and the CUresult are not known */
+#define TT_CALL_ENTRY (1u << 0)
 
 /* The language runtimes whose own synchronization is told apart. */
 enum tt_rt_kind {

@@ -15,7 +15,11 @@
 #                  demo server (its engine dlopens as it starts) and
 #                  cudademo, both launched by `ttftrace record -c`
 #   probes-none,   --gpu-probes: none records no CUDA calls (ioctls still),
-#   probes-all     all records every cuLaunchKernel
+#   probes-all     all records every cuLaunchKernel, at its entry only (no
+#                  uretprobe on a launch: bpftool's list of the recorder's
+#                  probes; no launch record with a return)
+#   all-spin       spin, recorded with --gpu-probes=all: the same
+#                  attribution, every launch counted
 # Ends with a table of injected vs attributed p50/p99 per scenario.
 # TT_KEEP=1 keeps the recordings and logs; GPU_SCENARIOS="spin dlopen"
 # runs a subset.
@@ -85,7 +89,7 @@ scenario() {
 		"${srv[@]}"
 	TT_SERVER_WRAP=()
 	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID" \
-		--gpu-device "$STUB_DEV"
+		--gpu-device "$STUB_DEV" "${RECORD_EXTRA[@]}"
 	# SCHED_FIFO: the client's timestamps are the reference, as in
 	# test_bpf_stages.sh; bounded by its own --timeout
 	chrt -f 10 "$LOADGEN" -q -p "$PORT" --timeout 20 \
@@ -109,6 +113,7 @@ scenario() {
 }
 
 # one request at a time: 8 ms prefill + 2 ms decode in 8 kernels a step
+RECORD_EXTRA=()
 for mode in spin block; do
 	wanted "$mode" || continue
 	scenario "$mode" compute.gpu --launch --expect-call \
@@ -116,6 +121,18 @@ for mode in spin block; do
 		--gpu-sync "$mode" --prefill-us 8000 -i 2000 -t 2 -w 2 -- \
 		-c 1 -n 16 --tokens 2
 done
+
+# the same with every launch probed (at its entry only): the launches'
+# 200 us of overhead each still compute.cpu, every one counted
+if wanted all-spin; then
+	RECORD_EXTRA=(--gpu-probes all)
+	scenario all-spin compute.gpu --launch --expect-call \
+		cuStreamSynchronize=log:sync:cuStreamSynchronize \
+		--expect-call cuLaunchKernel=log:kernel -- \
+		--gpu-sync spin --prefill-us 8000 -i 2000 -t 2 -w 2 -- \
+		-c 1 -n 16 --tokens 2
+	RECORD_EXTRA=()
+fi
 
 # batch 1, four clients: each waits behind the others' iterations
 for mode in spin block; do
@@ -208,15 +225,66 @@ if wanted probes-none; then
 	gpu_only probes-none --no-calls --expect-ioctl NV_ESC_RM_ALLOC
 fi
 
+# probe_kinds PID: "UPROBES URETPROBES ENTRY_ONLY BOTH" of the CUDA probes
+# that process PID holds (bpftool's list): uprobes and uretprobes of any
+# program named tt_cuda_*, the uprobes of the entry-only program, and
+# the offsets that have both
+probe_kinds() {
+	local progs
+	progs=$(bpftool -j prog show 2>/dev/null)
+	bpftool -j perf show 2>/dev/null | python3 -c '
+import json, sys
+pid, progs = int(sys.argv[1]), json.loads(sys.argv[2])
+names = {p["id"]: p.get("name", "") for p in progs}
+up, ret, entry_only, offs = 0, 0, 0, {}
+for l in json.load(sys.stdin):
+    name = names.get(l.get("prog_id"), "")
+    if l.get("pid") != pid or not name.startswith("tt_cuda_"):
+        continue
+    kind = l.get("fd_type")
+    up += kind == "uprobe"
+    ret += kind == "uretprobe"
+    # names are cut to 15 bytes: tt_cuda_entry_o(nly)
+    entry_only += kind == "uprobe" and name.startswith("tt_cuda_entry_o")
+    offs.setdefault(l.get("offset"), set()).add(kind)
+print(up, ret, entry_only, sum(len(k) == 2 for k in offs.values()))' "$1" "$progs"
+}
+
 if wanted probes-all; then
-	# 3 iterations of a prefill kernel and 4 decode kernels, each synced
-	record_command probes-all "$CUDADEMO -m spin -n 3 -s 4 -w 300" \
+	# 3 iterations of a prefill kernel and 4 decode kernels, each synced;
+	# -w 1500: the probes are listed while it waits
+	record_command probes-all "$CUDADEMO -m spin -n 3 -s 4 -w 1500" \
 		--gpu-probes all
+	if wait_for "grep -q 'probing .* CUDA functions' \
+$TT_TMP/probes-all.ttft.log" 10; then
+		read -r up ret entry both <<<"$(probe_kinds "$RECORD_PID")"
+		# the stub has the 12 functions of the table, 4 of them launches
+		# (cuLaunchKernel, _ptsz, Ex, Ex_ptsz): entry only, no return
+		check "probes-all: 12 uprobes, 4 of them entry-only (got $up, $entry)" \
+			[ "$up/$entry" = 12/4 ]
+		check "probes-all: a uretprobe on the 8 others only (got $ret, $both)" \
+			[ "$ret/$both" = 8/8 ]
+	else
+		fail "probes-all: the library was probed"
+	fi
 	wait_record
 	check "probes-all: record exits 0" [ "$RECORD_STATUS" = 0 ]
+	grep -q '12 CUDA driver function(s) probed in 1 library (--gpu-probes=all), 4 at entry only' \
+		"$TT_TMP/probes-all.ttft.log"
+	check "probes-all: record's summary says 4 at entry only" [ $? = 0 ]
 	gpu_only probes-all --expect-call cuLaunchKernel=log:kernel \
 		--expect-call cuLaunchKernel=15 \
 		--expect-call cuStreamSynchronize=log:sync:cuStreamSynchronize
+	# every launch recorded at its entry (no return), every sync at its
+	# return
+	"$TTFTRACE" report -e "$TT_TMP/probes-all.ttft" >"$TT_TMP/probes-all.ev" 2>&1
+	n=$(grep -c 'gpu_call .*(cuLaunchKernel) .* entry-only$' "$TT_TMP/probes-all.ev")
+	check "probes-all: 15 launch records, at their entry (got $n)" [ "$n" = 15 ]
+	n=$(grep 'gpu_call' "$TT_TMP/probes-all.ev" | grep -c 'cuLaunchKernel)' )
+	check "probes-all: no launch record at its return (got $((n - 15)))" [ "$n" = 15 ]
+	n=$(grep -c 'gpu_call .*(cuStreamSynchronize) .*ns$' "$TT_TMP/probes-all.ev")
+	check "probes-all: the syncs at their return (got $n)" \
+		[ "$n" = "$(grep -c '^sync,cuStreamSynchronize,' "$STUB_LOG")" ]
 fi
 
 echo

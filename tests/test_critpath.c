@@ -151,6 +151,10 @@ struct step {
 #define E_COMM(t_, tid_, name_) { OP_COMM, (t_) * US, tid_, .name = name_ }
 #define E_CALL(t0_, t_, tid_, name_)                                          \
 	{ OP_CALL, (t_) * US, tid_, .t0 = (t0_) * US, .name = name_ }
+/* a launch probed at its entry only (--gpu-probes=all) */
+#define E_LAUNCH(t_, tid_, name_)                                             \
+	{ OP_CALL, (t_) * US, tid_, .t0 = (t_) * US, .name = name_,           \
+	  .flags = TT_CALL_ENTRY }
 #define E_CALL_RAW(t0_, t_, tid_, fn_, ret_)                                  \
 	{ OP_CALL, (t_) * US, tid_, .t0 = (t0_) * US, .fn = fn_, .ret = ret_ }
 #define E_IOCTL(t0_, t_, tid_, cmd_, rdev_)                                   \
@@ -217,6 +221,7 @@ static void add_step(struct stream *s, const struct step *st)
 		ev->call.ts_enter = st->t0;
 		ev->call.fn = st->name ? cuda_fn(st->name) : st->fn;
 		ev->call.ret = st->ret;
+		ev->call.flags = st->flags;
 		break;
 	case OP_IOCTL:
 		gpu_ioctl(s, st->t0, st->t, st->tid, st->cmd, st->rdev);
@@ -319,6 +324,9 @@ struct seg_want {
 	{ .at = (at_) * US, .reason = reason_,                                \
 	  .f = { G(tid, tid_), G(state, state_), G(stage, stage_),            \
 		 G_T(start, start_), G_T(dur, dur_) } }
+/* the same of thread 101 on CPU, compute.cpu */
+#define CPU_101(at_, reason_, start_, dur_)                                   \
+	SEG(at_, 101, TT_CP_RUNNING, TT_ST_CPU, reason_, start_, dur_)
 /* the segment at time at (us) has reason (NULL: any) and fields */
 #define SEG_AT(at_, reason_, ...)                                             \
 	{ .at = (at_) * US, .reason = reason_, .f = { __VA_ARGS__ } }
@@ -838,23 +846,39 @@ static void build_gil(struct stream *s, const __u64 *arg)
 	sw_in(s, e_in + 12 * US, 101);
 }
 
+/* A cuLaunchKernel of tid over [enter, enter + len) us; with entry_only
+ * probed at its entry only (--gpu-probes=all), its end not recorded. */
+static void launch_us(struct stream *s, __u64 enter, __u64 len, __u32 tid,
+		      bool entry_only)
+{
+	struct tt_event *ev;
+
+	if (!entry_only) {
+		gpu_call(s, enter * US, (enter + len) * US, tid,
+			 "cuLaunchKernel");
+		return;
+	}
+	ev = ev_new(s, TT_EV_GPU_CALL, enter * US, tid);
+	ev->call.ts_enter = enter * US;
+	ev->call.fn = cuda_fn("cuLaunchKernel");
+	ev->call.flags = TT_CALL_ENTRY;
+}
+
 /* An eager forward pass: 10 launches back to back, 7, then 10 with an
- * ioctl between the 4th and the 5th. */
+ * ioctl between the 4th and the 5th; arg[0]: the launches at their entry
+ * only. */
 static void build_launch_run(struct stream *s, const __u64 *arg)
 {
 	int i;
 
 	sw_in(s, 900 * US, 101);
 	for (i = 0; i < 10; i++)
-		gpu_call(s, (1200 + i * 7) * US, (1205 + i * 7) * US, 101,
-			 "cuLaunchKernel");
+		launch_us(s, 1200 + i * 7, 5, 101, arg[0]);
 	for (i = 0; i < 7; i++)
-		gpu_call(s, (1400 + i * 7) * US, (1405 + i * 7) * US, 101,
-			 "cuLaunchKernel");
+		launch_us(s, 1400 + i * 7, 5, 101, arg[0]);
 	/* 4 + ioctl + 5 */
 	for (i = 0; i < 10; i++)
-		gpu_call(s, (1600 + i * 7) * US, (1605 + i * 7) * US, 101,
-			 "cuLaunchKernel");
+		launch_us(s, 1600 + i * 7, 5, 101, arg[0]);
 	gpu_ioctl(s, 1626 * US, 1627 * US, 101, NV_RM_CONTROL, GPU_RDEV);
 }
 
@@ -863,19 +887,45 @@ static void build_launch_run(struct stream *s, const __u64 *arg)
  * all the time: launches at k000 and k010 us (10 us each), a spin-wait
  * sync over [k100, k900) us, then hands tokens off until (k+1)000 us.
  */
-static void build_engine_loop(struct stream *s, const __u64 *arg)
+static void engine_loop(struct stream *s, const __u64 *arg, bool entry_only)
 {
 	__u64 k;
 
 	for (k = arg[1]; k <= arg[2]; k++) {
 		__u64 t = k * 1000 * US;
 
-		gpu_call(s, t, t + 10 * US, arg[0], "cuLaunchKernel");
+		launch_us(s, k * 1000, 10, arg[0], entry_only);
 		gpu_call(s, t + 10 * US, t + 20 * US, arg[0], "cuGraphLaunch");
 		gpu_call(s, t + 100 * US, t + 900 * US, arg[0],
 			 "cuStreamSynchronize");
 	}
 }
+
+static void build_engine_loop(struct stream *s, const __u64 *arg)
+{
+	engine_loop(s, arg, false);
+}
+
+/* the same, its launches probed at their entry only: each ends where the
+ * graph launch 10 us later begins (docs/design.md §4.5) */
+static void build_engine_loop_entry(struct stream *s, const __u64 *arg)
+{
+	engine_loop(s, arg, true);
+}
+
+/* clang-format off */
+/* Requests reach engine 102 (build_) through a lock-free ring: read during
+ * iteration 1, the request waits for iteration 2, whose first launch is at
+ * 2000 us; its stages and dispatch */
+#define RING_ENGINE(build_)                                                   \
+	.steps = STEPS(E_IN(0, 101), E_IN(0, 102)), .build = build_,          \
+	.arg = { 102, 1, 3 }, RQS(RQ(1, 1250, 1300, 2950, 3000, 101, 102))
+#define RING_ENGINE_WANT                                                      \
+	STAGES([TT_ST_NET_IN] = 50, [TT_ST_QUEUE] = 700, [TT_ST_CPU] = 150,   \
+	       [TT_ST_GPU] = 800, [TT_ST_NET_OUT] = 50),                      \
+	{ R(dispatch, TT_CP_DISP_GPU), R_T(t_dispatch, 2000),                 \
+	  R(complete, true) }
+/* clang-format on */
 
 /*
  * A busy engine 102 (on CPU throughout) hands X's token to writer 111 at
@@ -2406,6 +2456,32 @@ static const struct scenario scenarios[] = {
 		}),
 		.stats = { STAT(gpu_calls, 2) },
 	},
+	/* A launch probed at its entry only (--gpu-probes=all) ends where
+	 * the sync 40 us later begins (not at the ioctl inside the sync, whose
+	 * record comes first); one 60 us before the next call stays an
+	 * instant: its time is plain on-CPU, compute.cpu all the same. */
+	{
+		SC("test_gpu_spin_sync", "entry_only_launch"),
+		.steps = STEPS(E_IN(900, 101),
+			       E_LAUNCH(1150, 101, "cuLaunchKernel"),
+			       E_IOCTL(1195, 1196, 101, NV_RM_CONTROL, GPU_RDEV),
+			       E_CALL(1190, 1500, 101, "cuStreamSynchronize"),
+			       E_LAUNCH(1510, 101, "cuLaunchKernel_ptsz"),
+			       E_CALL(1570, 1580, 101, "cuGraphLaunch")),
+		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 190,
+			       [TT_ST_GPU] = 310, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_READ) },
+			{ CPU_101(1155, "launch cuLaunchKernel", 1150, 40),
+			  SEG(1250, 101, TT_CP_RUNNING, TT_ST_GPU,
+			      "sync cuStreamSynchronize", 1190, 310),
+			  CPU_101(1510, "on-cpu", 1500, 70),
+			  CPU_101(1575, "launch cuGraphLaunch", 1570, 10) },
+		}),
+		.stats = { STAT(gpu_calls, 4) },
+	},
 	/* Blocking-mode sync (BLOCKING_SYNC), with the calls seen, without
 	 * and with the device registered: the sync call says it, and the
 	 * device thread's wake is not followed. */
@@ -2580,23 +2656,38 @@ static const struct scenario scenarios[] = {
 			      "ioctl NV_ESC_RM_CONTROL", 1626, 1) },
 		}),
 	},
+	/* The same launches probed at their entry only: each ends where the
+	 * next call or ioctl begins, less than LAUNCH_GAP_NS after it, or is
+	 * an instant (the last of each group). The same stages; the run ends
+	 * at its last launch's entry, the 7 make one piece, the ioctl still
+	 * breaks the last run. */
+	{
+		SC("test_gpu_launch_run", "entry_only"),
+		.build = build_launch_run,
+		.arg = { 1 },
+		.gpu = DEV_NVIDIA0,
+		RQS(RQ(1, 1000, 1100, 1900, 1950, 101, 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R_STAGE(TT_ST_CPU, 800) },
+			{ CPU_101(1203, "launch x10 cuLaunchKernel", 1200, 63),
+			  CPU_101(1300, "on-cpu", 1263, 137),
+			  CPU_101(1406, "launch cuLaunchKernel", 1400, 42),
+			  CPU_101(1601, "launch cuLaunchKernel", 1600, 26),
+			  CPU_101(1626, "ioctl NV_ESC_RM_CONTROL", 1626, 1),
+			  CPU_101(1627, "on-cpu", 1627, 1),
+			  CPU_101(1630, "launch cuLaunchKernel", 1628, 35) },
+		}),
+		.stats = { STAT(gpu_calls, 27) },
+	},
 	/* Requests reach the engine through a lock-free ring (no wake) and
 	 * the engine writes the tokens itself: read during iteration 1, the
 	 * request waits for iteration 2, whose first launch is at 2000 us. */
 	{
 		SC("test_gpu_dispatch", "ring_engine_writes"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102)),
-		.build = build_engine_loop,
-		.arg = { 102, 1, 3 },
-		RQS(RQ(1, 1250, 1300, 2950, 3000, 101, 102)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_QUEUE] = 700,
-			       [TT_ST_CPU] = 150, [TT_ST_GPU] = 800,
-			       [TT_ST_NET_OUT] = 50),
-			{ R(dispatch, TT_CP_DISP_GPU), R_T(t_dispatch, 2000),
-			  R(complete, true) },
-		}),
+		RING_ENGINE(build_engine_loop),
+		.want = WANTS({ 1, RING_ENGINE_WANT }),
 	},
 	/* read after iteration 1's sync ended: nothing shows a queue */
 	{
@@ -2688,6 +2779,16 @@ static const struct scenario scenarios[] = {
 			{ R(dispatch, TT_CP_DISP_PICKUP), R_T(t_dispatch, 1305),
 			  R(complete, true) },
 		}),
+	},
+	/* The ring engine, its launches probed at their entry only: each
+	 * ends where the graph launch 10 us later begins, the same stages
+	 * and t_dispatch at the first launch's entry. */
+	{
+		SC("test_gpu_dispatch", "ring_engine_entry_only"),
+		RING_ENGINE(build_engine_loop_entry),
+		.want = WANTS({ 1, RING_ENGINE_WANT,
+				{ SEG(2005, 102, TT_CP_RUNNING, TT_ST_CPU,
+				      "launch cuLaunchKernel", 2000, 10) } }),
 	},
 	/* The call iterator (check_calls), then the walk: nested calls come
 	 * as pieces, the innermost names the time; an unknown function is

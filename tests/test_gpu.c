@@ -143,6 +143,13 @@ static void test_cuda_table(void)
 		all += tt_cuda_fn_wanted(&fns[i], "all");
 		ASSERT_FALSE(tt_cuda_fn_wanted(&fns[i], "none"),
 			     "tt_cuda_fn_wanted");
+		/* every launch and only launches at their entry only: what
+		 * --gpu-probes=sync probes keeps its return */
+		ASSERT_EQ(tt_cuda_fn_entry_only(&fns[i]),
+			  fns[i].cls == TT_CUDA_LAUNCH, "tt_cuda_fn_entry_only");
+		ASSERT_FALSE(tt_cuda_fn_entry_only(&fns[i]) &&
+				     tt_cuda_fn_wanted(&fns[i], "sync"),
+			     "entry-only fns are all's");
 		if (!strcmp(fns[i].name, "cuLaunchKernel"))
 			ASSERT_FALSE(tt_cuda_fn_wanted(&fns[i], "sync"),
 				     "tt_cuda_fn_wanted");
@@ -191,6 +198,17 @@ static void test_gpustats_tables(void)
 	ev.call.ts_enter = 3000000;
 	ev.call.fn = 6; /* cuStreamSynchronize */
 	ASSERT_OK(tt_gpustats_add(g, &ev), "tt_gpustats_add");
+	/* launches recorded at their entry: counted, neither timed nor
+	 * judged (their end and CUresult are not known) */
+	for (int i = 0; i < 2; i++) {
+		memset(&ev, 0, sizeof(ev));
+		ev.h.type = TT_EV_GPU_CALL;
+		ev.h.ts = ev.call.ts_enter = 6000000 + i * 1000;
+		ev.call.ret = 1; /* not read */
+		ev.call.fn = 0; /* cuLaunchKernel */
+		ev.call.flags = TT_CALL_ENTRY;
+		ASSERT_OK(tt_gpustats_add(g, &ev), "tt_gpustats_add");
+	}
 	ASSERT_TRUE(tt_gpustats_any(g), "tt_gpustats_any");
 	out = open_memstream(&buf, &len);
 	ASSERT_OK(tt_gpustats_json(out, g), "tt_gpustats_json");
@@ -198,12 +216,18 @@ static void test_gpustats_tables(void)
 	ASSERT_OK_PTR(
 		strstr(buf,
 		       "{\"name\":\"NV_ESC_RM_ALLOC\",\"count\":10,\"errors\":1,"
-		       "\"ns\":{\"p50\":5000,\"p90\":9000,\"p99\":10000,\"max\":10000}}"),
+		       "\"ns\":{\"p50\":5000,\"p90\":9000,\"p99\":10000,\"max\":10000},"
+		       "\"timed\":10}"),
 		"strstr");
 	ASSERT_OK_PTR(
 		strstr(buf,
 		       "{\"name\":\"cuStreamSynchronize\",\"count\":1,\"errors\":0,"
 		       "\"ns\":{\"p50\":2000000,"),
+		"strstr");
+	ASSERT_OK_PTR(
+		strstr(buf,
+		       "{\"name\":\"cuLaunchKernel\",\"count\":2,\"errors\":null,"
+		       "\"ns\":null,\"timed\":0}"),
 		"strstr");
 	ASSERT_OK_PTR(
 		strstr(buf,
@@ -218,6 +242,9 @@ static void test_gpustats_tables(void)
 			    strstr(buf, "cuStreamSynchronize"),
 		    "strstr");
 	ASSERT_OK_PTR(strstr(buf, "/dev/nvidiactl (nvidia)"), "strstr");
+	ASSERT_OK_PTR(strstr(buf, "cuLaunchKernel                              2 "
+				  "      -          -          -          -          -"),
+		      "strstr");
 	free(buf);
 	tt_gpustats_free(g);
 }

@@ -731,11 +731,17 @@ static void test_gpu_calls(void)
 	struct tt_critpath *cp;
 	struct tt_cp_result res;
 	const struct jc_val *args;
+	struct tt_event *ev;
 	struct trace t;
 
 	sw_in(&s, 900 * US, 101);
 	sw_in(&s, 950 * US, 103);
 	gpu_call(&s, 1150 * US, 1160 * US, 101, "cuLaunchKernel");
+	/* probed at its entry only (--gpu-probes=all): it ends at the sync */
+	ev = ev_new(&s, TT_EV_GPU_CALL, 1170 * US, 101);
+	ev->call.ts_enter = 1170 * US;
+	ev->call.fn = cuda_fn("cuLaunchKernel_ptsz");
+	ev->call.flags = TT_CALL_ENTRY;
 	gpu_call(&s, 1200 * US, 1560 * US, 101, "cuStreamSynchronize");
 	gpu_ioctl(&s, 1203 * US, 1206 * US, 101, NV_RM_CONTROL, GPU_RDEV);
 	sw_out(&s, 1210 * US, 101,
@@ -765,6 +771,13 @@ static void test_gpu_calls(void)
 			    jc_str(args, "stage") &&
 			    !strcmp(jc_str(args, "stage"), "compute.cpu"),
 		    "args && jc_str(args, \"class\") && !str...");
+	ASSERT_TRUE(args && jc_get(args, "ret"), "a launch's ret");
+	sl = slice_101(&t, "cuLaunchKernel_ptsz", 1170 * US);
+	ASSERT_TRUE(sl && sl->dur == 30 * US, "entry-only: sl->dur == 30 * US");
+	args = sl ? jc_get(sl->ev, "args") : NULL;
+	ASSERT_TRUE(args && !jc_get(args, "ret") && jc_str(args, "probe") &&
+			    !strcmp(jc_str(args, "probe"), "entry only"),
+		    "entry-only: no ret, probe: entry only");
 	/* one call, three pieces: one per state it spans */
 	sl = slice_101(&t, "cuStreamSynchronize", 1200 * US);
 	ASSERT_TRUE(sl && sl->dur == 10 * US, "sl && sl->dur == 10 * US");

@@ -91,7 +91,12 @@ struct cp_call {
 	__s32 ret;
 	__u16 fn; /* index in tt_cuda_fns() */
 	__u8 cls; /* enum tt_cuda_class, 0 for an unknown fn */
+	__u8 flags; /* CP_CALL_* */
 };
+
+/* cp_call.flags: recorded at its entry only (TT_CALL_ENTRY): the end is
+ * inferred (cp_call_close, docs/design.md §4.5) and ret is not known */
+#define CP_CALL_ENTRY (1u << 0)
 
 /* An ioctl on a GPU device node. */
 struct cp_ioctl {
@@ -437,6 +442,12 @@ void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,
 		   size_t *cap, size_t size);
 struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 				   __u32 tgid);
+/* calls.c: a TT_EV_GPU_CALL as its thread's call (tt_critpath_add); 0 or
+ * -ENOMEM. */
+int cp_on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev);
+/* th's last call, an entry-only launch, ended by t, the start of a later
+ * call, ioctl or file read of th (docs/design.md §4.5). */
+void cp_call_close(struct cp_thread *th, __u64 t);
 long cp_rec_before(const struct cp_thread *th, __u64 t);
 /* How many of the n elements of v (stride bytes apart, sorted by the u64
  * time at their offset 0) start before t. */

@@ -179,7 +179,10 @@ void tt_critpath_free(struct tt_critpath *cp);
  * walks see them).
  *
  * GPU (docs/design.md §4.5): a TT_EV_GPU_CALL is the interval [ts_enter, h.ts) of a
- * CUDA driver call on its thread. Inside a sync call (TT_CUDA_SYNC) the
+ * CUDA driver call on its thread; one recorded at its entry only
+ * (TT_CALL_ENTRY: a launch) ends at the thread's next CUDA call, ioctl or
+ * file read when that starts less than LAUNCH_GAP_NS after it, else it is
+ * an instant. Inside a sync call (TT_CUDA_SYNC) the
  * thread's on-CPU time is compute.gpu (spin-wait), a blocked wait is
  * compute.gpu whoever ends it (never followed), runnable time stays
  * scheduler.runqueue; inside a launch (TT_CUDA_LAUNCH, TT_CUDA_GRAPH) the
@@ -357,6 +360,9 @@ struct tt_cp_call {
 	/* "cuStreamSynchronize", "cuda#40"; "NV_ESC_RM_CONTROL";
 	 * "pread64 direct" */
 	char name[40];
+	/* CUDA: probed at its entry only: end inferred (docs/design.md §4.5),
+	 * ret not known */
+	bool entry_only;
 };
 
 typedef int (*tt_cp_call_fn)(const struct tt_cp_call *c, void *ctx);

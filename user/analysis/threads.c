@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Thread timelines: each traced thread's state changes (running,
- * runnable, blocked), its wakes, GPU calls and ioctls, and its name: the
- * one owner of thread names (docs/design.md §4.1).
+ * runnable, blocked), its wakes, GPU calls (calls.c), ioctls and file
+ * reads, and its name: the one owner of thread names (docs/design.md
+ * §4.1).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -537,84 +538,6 @@ __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t)
 }
 
 /*
- * Appends call c of th, which ended last. The calls that ended inside it
- * are nested in it: it is stored as the pieces around them. One that
- * began before the previous call ended (a clock slip) starts at that end.
- */
-static int call_push(struct tt_critpath *cp, struct cp_thread *th,
-		     struct cp_call c)
-{
-	struct cp_call *nested = NULL, piece;
-	size_t j = th->ncalls, m, i;
-	__u64 cur;
-
-	while (j > 0 && th->calls[j - 1].start >= c.start)
-		j--;
-	cur = j ? th->calls[j - 1].end : 0;
-	if (c.start < cur)
-		c.start = cur;
-	if (c.start >= c.end)
-		return 0;
-	m = th->ncalls - j;
-	if (tt_grow((void **)&th->calls, &th->capcalls, th->ncalls + m + 1,
-		    sizeof(*th->calls)))
-		return -ENOMEM;
-	if (m) {
-		nested = malloc(m * sizeof(*nested));
-		if (!nested)
-			return -ENOMEM;
-		memcpy(nested, &th->calls[j], m * sizeof(*nested));
-	}
-	th->ncalls = j;
-	cur = c.start;
-	for (i = 0; i <= m; i++) {
-		piece = c;
-		piece.start = cur;
-		piece.end = i < m && nested[i].start < c.end ? nested[i].start :
-							       c.end;
-		if (piece.end > piece.start) {
-			th->calls[th->ncalls++] = piece;
-			cur = piece.end;
-		}
-		if (i < m && nested[i].end > cur && nested[i].start >= cur) {
-			th->calls[th->ncalls++] = nested[i];
-			cur = nested[i].end;
-		}
-	}
-	free(nested);
-	return 0;
-}
-
-static int on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev)
-{
-	const struct tt_gpu_call *gc = &ev->call;
-	const struct tt_cuda_fn *fns;
-	struct cp_thread *th;
-	size_t nfns;
-	__u8 cls;
-
-	/* no entry time (the probe came mid-call): no interval */
-	if (!ev->h.tid || !gc->ts_enter || gc->ts_enter >= ev->h.ts)
-		return 0;
-	th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
-	if (!th)
-		return -ENOMEM;
-	fns = tt_cuda_fns(&nfns);
-	cls = gc->fn < nfns ? fns[gc->fn].cls : 0;
-	cp->gpu_calls++;
-	if (cls == TT_CUDA_SYNC)
-		th->nsync++;
-	return call_push(cp, th,
-			 (struct cp_call){
-				 .start = gc->ts_enter,
-				 .end = ev->h.ts,
-				 .ret = gc->ret,
-				 .fn = gc->fn,
-				 .cls = cls,
-			 });
-}
-
-/*
  * A syscall interval [*start, ev's time) of ev's thread, after the last
  * of its kind, which ended at the latest time *ends holds (n of them):
  * its thread, or NULL with *err 0 when there is no interval (no entry
@@ -675,6 +598,7 @@ static int on_ioctl(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, ioctls, &err);
 	if (!th)
 		return err;
+	cp_call_close(th, start);
 	th->ioctls[th->nioctls++] = (struct cp_ioctl){
 		.start = start,
 		.end = ev->h.ts,
@@ -698,6 +622,7 @@ static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
 	th = SYS_INTERVAL(cp, ev, &start, fileios, &err);
 	if (!th)
 		return err;
+	cp_call_close(th, start);
 	th->fileios[th->nfileios++] = (struct cp_fileio){
 		.start = start,
 		.end = ev->h.ts,
@@ -757,7 +682,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_MSG_SEND:
 		return on_msg_send(cp, ev);
 	case TT_EV_GPU_CALL:
-		return on_gpu_call(cp, ev);
+		return cp_on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:
 		return on_ioctl(cp, ev);
 	case TT_EV_FILEIO:

@@ -143,6 +143,7 @@ static void call_fill(const struct tt_critpath *cp, const struct cp_thread *th,
 		c->cls = k->cls;
 		c->fn = k->fn;
 		c->ret = k->ret;
+		c->entry_only = k->flags & CP_CALL_ENTRY;
 		cp_cuda_fn_name(k->fn, c->name, sizeof(c->name));
 	} else if (kind == TT_CP_CALL_IOCTL) {
 		const struct cp_ioctl *io = &th->ioctls[i];

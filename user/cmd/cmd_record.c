@@ -110,7 +110,7 @@ static const struct argp_option record_options[] = {
 	{ "output", 'o', "FILE", 0, "Write to FILE (default ttftrace.ttft; an existing one becomes FILE.old)", 0 },
 	{ "ringbuf-size", 'b', "SIZE", 0, "Ring buffer size, a power of two (default 16M)", 0 },
 	{ "gpu-device", 'G', "PATH", 0, "Also treat PATH as a GPU device node (repeatable)", 0 },
-	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too)", 0 },
+	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too, at its entry only)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "msg-probes", OPT_MSG_PROBES, "MODE", 0, "Messaging library uprobes: zmq (default: ZMQ's sends in the system's libzmq, how Python servers hand requests between processes) or none", 0 },
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
@@ -692,10 +692,10 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 			  const struct tt_write_stats *ws, const char *why,
 			  const char *dest)
 {
-	int cuda_libs, cuda_fns, zmq_libs, zmq_fns;
+	int cuda_libs, cuda_fns, cuda_entry, zmq_libs, zmq_fns;
 	__u16 port;
 
-	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns);
+	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns, &cuda_entry);
 	if (a->verbose)
 		fprintf(stderr,
 			"ttftrace: %llu transmits came inside their sends' records\n",
@@ -707,9 +707,10 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 			zmq_fns, zmq_libs, zmq_libs == 1 ? "y" : "ies");
 	if (cuda_libs)
 		fprintf(stderr,
-			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s); %zu GPU device node(s)\n",
+			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s), %d at entry only; %zu GPU device node(s)\n",
 			cuda_fns, cuda_libs, cuda_libs == 1 ? "y" : "ies",
-			a->gpu_probes ? a->gpu_probes : "sync", meta->ndevs);
+			a->gpu_probes ? a->gpu_probes : "sync", cuda_entry,
+			meta->ndevs);
 	fprintf(stderr,
 		"ttftrace: %s; %llu events, %llu bytes (%.1f bytes/event) written to %s, %llu lost\n",
 		why, (unsigned long long)ws->events,

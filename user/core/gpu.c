@@ -230,6 +230,21 @@ bool tt_cuda_fn_wanted(const struct tt_cuda_fn *fn, const char *mode)
 	return false;
 }
 
+/*
+ * A kernel launch's return says when it ended and its CUresult. The
+ * analysis uses its start (the GPU rule's first launch, docs/design.md
+ * §4.4) and labels the on-CPU time from there to the thread's next call
+ * "launch" (compute.cpu either way, §4.5); its end is inferred (§4.5).
+ * Launches come by the hundred per iteration, so their return probe is
+ * the cost of --gpu-probes=all. Graph launches (one per iteration, probed
+ * by default) and syncs (whose wait is compute.gpu up to their return)
+ * keep theirs.
+ */
+bool tt_cuda_fn_entry_only(const struct tt_cuda_fn *fn)
+{
+	return fn->cls == TT_CUDA_LAUNCH;
+}
+
 bool tt_is_libcuda(const char *path)
 {
 	const char *base = strrchr(path, '/');

@@ -45,6 +45,9 @@ struct tt_cuda_fn {
 const struct tt_cuda_fn *tt_cuda_fns(size_t *n);
 /* Whether --gpu-probes=MODE ("none", "sync", "all") probes fn. */
 bool tt_cuda_fn_wanted(const struct tt_cuda_fn *fn, const char *mode);
+/* Whether fn is probed at its entry only (no return probe): its record
+ * (TT_CALL_ENTRY) has its start, not its end nor its CUresult. */
+bool tt_cuda_fn_entry_only(const struct tt_cuda_fn *fn);
 
 /* Whether a path names a CUDA driver library. */
 bool tt_is_libcuda(const char *path);

@@ -148,7 +148,7 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_gpu_call, arg0, UINT),
 			FLD(tt_gpu_call, ret, SINT),
 			FLD(tt_gpu_call, fn, UINT),
-			FLD(tt_gpu_call, pad, UINT),
+			FLD(tt_gpu_call, flags, UINT),
 		} },
 	[TT_EV_RTLOCK] = {
 		4, {

@@ -102,7 +102,8 @@ struct tt_collector {
 	size_t ncuda_links;
 	struct probed_files cuda_libs;
 	int ncuda_fns;
-	pthread_mutex_t cuda_lock; /* the four above: the prober attaches too */
+	int ncuda_entry_only; /* of them, probed at their entry only */
+	pthread_mutex_t cuda_lock; /* the five above: the prober attaches too */
 	struct bpf_link **go_links; /* goroutine probes of Go programs */
 	size_t ngo_links;
 	struct probed_files go_bins;
@@ -183,7 +184,8 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 	c->cuda_links = grown;
 	files_add(&c->cuda_libs, &st);
 	for (size_t i = 0; i < nfns; i++) {
-		struct bpf_link *entry, *ret;
+		struct bpf_link *entry, *ret = NULL;
+		bool entry_only = tt_cuda_fn_entry_only(&fns[i]);
 
 		if (!tt_cuda_fn_wanted(&fns[i], c->gpu_probes))
 			continue;
@@ -192,18 +194,25 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 		uopts.retprobe = false;
 		/* a library without this symbol is fine: others may have it */
 		entry = bpf_program__attach_uprobe_opts(
-			c->skel->progs.tt_cuda_entry, -1, path, 0, &uopts);
+			entry_only ? c->skel->progs.tt_cuda_entry_only :
+				     c->skel->progs.tt_cuda_entry,
+			-1, path, 0, &uopts);
 		if (!entry)
 			continue;
-		uopts.retprobe = true;
-		ret = bpf_program__attach_uprobe_opts(
-			c->skel->progs.tt_cuda_return, -1, path, 0, &uopts);
-		if (!ret) {
-			bpf_link__destroy(entry);
-			continue;
+		if (!entry_only) {
+			uopts.retprobe = true;
+			ret = bpf_program__attach_uprobe_opts(
+				c->skel->progs.tt_cuda_return, -1, path, 0,
+				&uopts);
+			if (!ret) {
+				bpf_link__destroy(entry);
+				continue;
+			}
 		}
 		c->cuda_links[c->ncuda_links++] = entry;
-		c->cuda_links[c->ncuda_links++] = ret;
+		if (ret)
+			c->cuda_links[c->ncuda_links++] = ret;
+		c->ncuda_entry_only += entry_only;
 		probed++;
 	}
 	c->ncuda_fns += probed;
@@ -435,11 +444,13 @@ int tt_collector_message(struct tt_collector *c, char *buf, size_t len)
 	return c->prober ? tt_cudalib_prober_message(c->prober, buf, len) : 0;
 }
 
-void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns)
+void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns,
+			     int *entry_only)
 {
 	pthread_mutex_lock(&c->cuda_lock);
 	*libs = c->cuda_libs.n;
 	*fns = c->ncuda_fns;
+	*entry_only = c->ncuda_entry_only;
 	pthread_mutex_unlock(&c->cuda_lock);
 }
 

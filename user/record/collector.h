@@ -66,8 +66,10 @@ void tt_collector_unprobe_go(struct tt_collector *c);
 /* The ZMQ send functions probed (--msg-probes), and in *libs the
  * libraries they are in. */
 int tt_collector_msg_stats(const struct tt_collector *c, int *libs);
-/* Uprobe attach counts so far: libraries and functions. */
-void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns);
+/* Uprobe attach counts so far: libraries, functions and, of those, the
+ * ones probed at their entry only (tt_cuda_fn_entry_only). */
+void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns,
+			     int *entry_only);
 /* Takes the oldest message of the library prober (a library opened by a
  * traced process probed, or refused): 1, or 0 when none waits. */
 int tt_collector_message(struct tt_collector *c, char *buf, size_t len);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include "dump.h"
+#include "gpu.h"
 #include "text.h"
 
 /* What a data wake's writer wrote to (enum tt_ipc_kind). */
@@ -16,6 +17,8 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 {
 	char comm[TT_TEXT_ROOM(TT_COMM_LEN)];
 	char name[TT_TEXT_ROOM(TT_ENERGY_NAME_LEN)];
+	const struct tt_cuda_fn *fns;
+	size_t nfns;
 
 	switch (ev->h.type) {
 	case TT_EV_FORK:
@@ -111,6 +114,15 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			(unsigned long long)(ev->h.ts - ev->fileio.ts_enter),
 			ev->fileio.mode, ev->fileio.dev, ev->fileio.rdev,
 			(unsigned long long)ev->fileio.ino, ev->fileio.f_flags);
+		break;
+	case TT_EV_GPU_CALL:
+		fns = tt_cuda_fns(&nfns);
+		fprintf(out, "fn=%u(%s) arg0=%#llx ret=%d enter=-%lluns%s",
+			ev->call.fn,
+			ev->call.fn < nfns ? fns[ev->call.fn].name : "?",
+			(unsigned long long)ev->call.arg0, ev->call.ret,
+			(unsigned long long)(ev->h.ts - ev->call.ts_enter),
+			ev->call.flags & TT_CALL_ENTRY ? " entry-only" : "");
 		break;
 	case TT_EV_RTLOCK:
 		fprintf(out, "runtime=%s lo=%#llx hi=%#llx",

@@ -10,11 +10,13 @@
 
 #define NAME_LEN 48
 
-/* One row of a table: a name, its latencies and its errors. */
+/* One row of a table: a name, its latencies and its errors, and the
+ * calls recorded at their entry only (TT_CALL_ENTRY: neither known). */
 struct gpu_row {
 	char name[NAME_LEN];
 	struct tt_u64vec ns;
 	__u64 errors;
+	size_t untimed;
 };
 
 struct gpu_table {
@@ -71,9 +73,10 @@ const char *tt_gpustats_ioctl_name(const struct tt_gpustats *g,
 				 len);
 }
 
-/* Adds one latency to the row called name (rows are few: a linear scan). */
-static int table_add(struct gpu_table *t, const char *name, __u64 ns,
-		     bool error)
+/* Adds one latency to the row called name (rows are few: a linear scan);
+ * one of a call recorded at its entry only is not known: !timed. */
+static int table_add(struct gpu_table *t, const char *name, bool timed,
+		     __u64 ns, bool error)
 {
 	struct gpu_row *row = NULL, *grown;
 
@@ -94,6 +97,10 @@ static int table_add(struct gpu_table *t, const char *name, __u64 ns,
 		memset(row, 0, sizeof(*row));
 		snprintf(row->name, sizeof(row->name), "%s", name);
 	}
+	if (!timed) {
+		row->untimed++;
+		return 0;
+	}
 	row->errors += error;
 	return tt_u64vec_push(&row->ns, ns);
 }
@@ -107,7 +114,7 @@ int tt_gpustats_add(struct tt_gpustats *g, const struct tt_event *ev)
 	switch (ev->h.type) {
 	case TT_EV_IOCTL:
 		tt_gpustats_ioctl_name(g, &ev->ioc, name, sizeof(name));
-		return table_add(&g->ioctls, name,
+		return table_add(&g->ioctls, name, true,
 				 ev->h.ts - ev->ioc.ts_enter, ev->ioc.ret < 0);
 	case TT_EV_GPU_CALL:
 		fns = tt_cuda_fns(&nfns);
@@ -115,7 +122,9 @@ int tt_gpustats_add(struct tt_gpustats *g, const struct tt_event *ev)
 			snprintf(name, sizeof(name), "%s", fns[ev->call.fn].name);
 		else
 			snprintf(name, sizeof(name), "cuda#%u", ev->call.fn);
-		return table_add(&g->calls, name, ev->h.ts - ev->call.ts_enter,
+		return table_add(&g->calls, name,
+				 !(ev->call.flags & TT_CALL_ENTRY),
+				 ev->h.ts - ev->call.ts_enter,
 				 ev->call.ret != 0);
 	}
 	return 0;
@@ -126,12 +135,17 @@ bool tt_gpustats_any(const struct tt_gpustats *g)
 	return g->ioctls.n || g->calls.n;
 }
 
+static size_t row_count(const struct gpu_row *r)
+{
+	return r->ns.n + r->untimed;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct gpu_row *x = a, *y = b;
 
-	if (x->ns.n != y->ns.n)
-		return x->ns.n < y->ns.n ? 1 : -1;
+	if (row_count(x) != row_count(y))
+		return row_count(x) < row_count(y) ? 1 : -1;
 	return strcmp(x->name, y->name);
 }
 
@@ -145,14 +159,20 @@ static void table_text(FILE *out, struct gpu_table *t, const char *title)
 	fprintf(out, "\n%-36s %8s %7s %10s %10s %10s %10s\n", title, "COUNT",
 		"ERRORS", "P50_MS", "P90_MS", "P99_MS", "MAX_MS");
 	for (size_t i = 0; i < t->n; i++) {
-		tt_summarize(t->rows[i].ns.v, t->rows[i].ns.n, &s);
-		fprintf(out, "%-36s %8zu %7llu %10s %10s %10s %10s\n",
-			t->rows[i].name, s.n,
-			(unsigned long long)t->rows[i].errors,
-			tt_fmt_ms(p50, sizeof(p50), s.p50),
-			tt_fmt_ms(p90, sizeof(p90), s.p90),
-			tt_fmt_ms(p99, sizeof(p99), s.p99),
-			tt_fmt_ms(max, sizeof(max), s.max));
+		const struct gpu_row *r = &t->rows[i];
+
+		tt_summarize(r->ns.v, r->ns.n, &s);
+		if (!s.n) /* every call at its entry only */
+			fprintf(out, "%-36s %8zu %7s %10s %10s %10s %10s\n",
+				r->name, row_count(r), "-", "-", "-", "-", "-");
+		else
+			fprintf(out, "%-36s %8zu %7llu %10s %10s %10s %10s\n",
+				r->name, row_count(r),
+				(unsigned long long)r->errors,
+				tt_fmt_ms(p50, sizeof(p50), s.p50),
+				tt_fmt_ms(p90, sizeof(p90), s.p90),
+				tt_fmt_ms(p99, sizeof(p99), s.p99),
+				tt_fmt_ms(max, sizeof(max), s.max));
 	}
 }
 
@@ -188,12 +208,20 @@ static void table_json(FILE *out, struct gpu_table *t)
 		/* a name may hold an ioctl's type byte: '"', '\\' */
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);
 		tt_json_str(out, t->rows[i].name, sizeof(t->rows[i].name));
+		/* errors and ns over the timed calls (none: null) */
 		fprintf(out,
-			",\"count\":%zu,\"errors\":%llu,\"ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}}",
-			s.n,
-			(unsigned long long)t->rows[i].errors,
-			(unsigned long long)s.p50, (unsigned long long)s.p90,
-			(unsigned long long)s.p99, (unsigned long long)s.max);
+			",\"count\":%zu,\"errors\":", row_count(&t->rows[i]));
+		if (!s.n)
+			fputs("null,\"ns\":null", out);
+		else
+			fprintf(out,
+				"%llu,\"ns\":{\"p50\":%llu,\"p90\":%llu,\"p99\":%llu,\"max\":%llu}",
+				(unsigned long long)t->rows[i].errors,
+				(unsigned long long)s.p50,
+				(unsigned long long)s.p90,
+				(unsigned long long)s.p99,
+				(unsigned long long)s.max);
+		fprintf(out, ",\"timed\":%zu}", s.n);
 	}
 	fputc(']', out);
 }

@@ -268,8 +268,13 @@ static void call_slice(struct pf *w, const struct tt_cp_interval *iv,
 		fprintf(w->out, "%lld", (long long)c->ret);
 	} else {
 		arg_str(w, "class", cuda_class_name(c->cls), SIZE_MAX);
-		arg_key(w, "ret");
-		fprintf(w->out, "%lld", (long long)c->ret);
+		if (c->entry_only) {
+			/* no return probe: its end is the next call's start */
+			arg_str(w, "probe", "entry only", SIZE_MAX);
+		} else {
+			arg_key(w, "ret");
+			fprintf(w->out, "%lld", (long long)c->ret);
+		}
 		/* what the walk makes of on-CPU time inside it */
 		if (iv->state == TT_CP_RUNNING &&
 		    (c->cls == TT_CUDA_SYNC || c->cls == TT_CUDA_LAUNCH ||
