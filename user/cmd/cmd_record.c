@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cmds.h"
+#include "cudaprobe.h"
 #include "live.h"
 #include "metrics.h"
 #include "record.h"
@@ -75,15 +76,6 @@ struct record_args {
 };
 
 enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS, OPT_MSG_PROBES };
-
-/* Where CUDA driver libraries usually live: probed at start, so that a
- * process that loads one later is traced from its first call. */
-static const char *const system_libcuda[] = {
-	TT_ARCH_LIBDIR "/libcuda.so.1",
-	"/usr/lib64/libcuda.so.1",
-	"/usr/local/nvidia/lib64/libcuda.so.1",
-	"/usr/lib/wsl/lib/libcuda.so.1",
-};
 
 static volatile sig_atomic_t stop_signal, stop_signals;
 
@@ -388,54 +380,6 @@ static void command_stop(struct command *cmd, bool quiet)
 	kill(-cmd->pgid, SIGKILL);
 cleanup:
 	command_reap(cmd, 0);
-}
-
-/* The CUDA driver libraries to probe from the start: named ones (checked
- * already: an error), those the traced processes map, and the system's.
- * Later loads are caught by the collector when a traced process opens one. */
-static int probe_cuda_libraries(struct tt_collector *c,
-				const struct record_args *a, const int *lib_fds)
-{
-	int *fds = NULL, n, err = 0;
-	size_t nfds = 0;
-	__u32 tgids[MAX_TRACED_TGIDS];
-	char msg[MSG_LEN];
-
-	for (int i = 0; i < a->ncuda_libs && !err; i++) {
-		n = tt_collector_probe_cuda_fd(c, lib_fds[i], a->cuda_libs[i],
-					       msg, sizeof(msg));
-		if (n < 0) {
-			fprintf(stderr, "ttftrace: %s\n", msg);
-			err = -1;
-		} else if (!n && strcmp(a->gpu_probes ? a->gpu_probes : "sync",
-					"none")) {
-			fprintf(stderr,
-				"ttftrace: CUDA library %s: none of the CUDA driver functions ttftrace probes is in it\n",
-				a->cuda_libs[i]);
-			err = -1;
-		}
-	}
-	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
-	for (int i = 0; i < n && !err; i++)
-		tt_cudalib_open_mapped(tgids[i], &fds, &nfds);
-	for (size_t i = 0; i < sizeof(system_libcuda) / sizeof(*system_libcuda);
-	     i++) {
-		int fd = tt_cudalib_open(system_libcuda[i], msg, sizeof(msg));
-
-		if (fd >= 0) {
-			tt_collector_probe_cuda_fd(c, fd, system_libcuda[i],
-						   msg, sizeof(msg));
-			close(fd);
-		}
-	}
-	for (size_t i = 0; i < nfds; i++) {
-		if (!err && tt_collector_probe_cuda_fd(c, fds[i], "a mapped libcuda",
-						       msg, sizeof(msg)) < 0)
-			fprintf(stderr, "ttftrace: warning: %s\n", msg);
-		close(fds[i]);
-	}
-	free(fds);
-	return err;
 }
 
 /* Checks every --mark against its file: one line for the first bad one. */
@@ -869,7 +813,8 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 	n = tt_collector_traced_tgids(c, tgids, MAX_TRACED_TGIDS);
 	for (int i = 0; i < n; i++)
 		tt_proc_add_threads(tgids[i], &meta.procs, &meta.nprocs);
-	if (probe_cuda_libraries(c, &a, lib_fds))
+	if (tt_record_probe_cuda(c, a.cuda_libs, a.ncuda_libs, lib_fds,
+				 a.gpu_probes))
 		goto cleanup;
 	rs.coll = c;
 	rs.go_mode = a.goroutines;
