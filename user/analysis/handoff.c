@@ -470,6 +470,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	}
 	/* an event loop's own turn: earlier requests took the wakes before */
 	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
+	/* a loop that hands messages to ZMQ: its turn is this request's
+	 * send, whatever the loop did (blocked, read more) since the read */
+	if (th->nmsends && next && !(next & (CP_TURN_BEFORE | CP_TURN_AFTER)))
+		return next < tb ? next : tb;
 	if (next & CP_TURN_BEFORE) {
 		/* a handler run at its read: done before the next batch */
 		next &= ~CP_TURN_BEFORE;

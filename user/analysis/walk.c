@@ -382,6 +382,15 @@ static __u64 ran_after_boundary(const struct cp_thread *th, __u64 tb)
 	return th->recs[k + 2].ts;
 }
 
+/* The request's reader hands messages to ZMQ (record's message probes). */
+static bool reader_sends(const struct tt_critpath *cp,
+			 const struct tt_cp_request *rq)
+{
+	const struct cp_thread *r = cp_thread_find(cp, rq->reader_tid);
+
+	return r && r->nmsends;
+}
+
 /* A take of this request's element: sent after t_read by its reader, or
  * by a thread serving this request only. */
 static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
@@ -429,7 +438,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	__u64 t_out = wk->f;
 	/* on-CPU on this thread of the path; the latest wake of a thread
 	 * that computed, and the path's length then */
-	__u64 ran = 0, worker_wake = 0, worker_ran = 0;
+	__u64 ran = 0, worker_wake = 0, worker_ran = 0, own;
 	size_t worker_seg = 0;
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
@@ -585,11 +594,21 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead))) {
 			*rule = TT_CP_DISP_PICKUP;
 			disp = ran_after(th, k, t);
+			if (worker_wake > t)
+				disp = worker_ran;
 			dispatched = true;
 			wk->t_enqueue = t;
 			wk->enqueue = TT_CP_ENQ_PICKUP;
-			/* through relays: queued until the worker's wake */
-			if (worker_wake > t) {
+			/* ZMQ wakes its I/O thread once for several sends:
+			 * this request's own send may come after that wake,
+			 * an earlier request's, the relays' work not its queue */
+			own = reader_sends(cp, rq) ? cp_handoff_point(wk, disp) :
+						     0;
+			if (own > t && own <= disp) {
+				wk->t_enqueue = own;
+			} else if (worker_wake > t) {
+				/* through relays: queued until the worker's
+				 * wake */
 				wk->path.n = worker_seg;
 				if (!wk->err)
 					wk->err = seg_add(&wk->path, true, t,
@@ -597,7 +616,6 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 							  TT_CP_PHASE,
 							  TT_ST_QUEUE,
 							  "queued");
-				disp = worker_ran;
 			}
 		}
 		if (!dispatched && (w->lock == CP_LOCK_WORD ||
