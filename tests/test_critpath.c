@@ -2078,6 +2078,46 @@ static const struct scenario scenarios[] = {
 			  R_STAGE(TT_ST_QUEUE, 300) },
 		}),
 	},
+	/* A loop that blocks between its handlers (aiohttp awaits): the
+	 * first request's send at 300 us, a block at 320 us, the second's send
+	 * at 700 us. The second was handed on at its send, not at the block
+	 * nor at the first send after its read */
+	{
+		SC("test_msg_send", "loop_blocks_before_turn"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(300, 101),
+			       E_OUT(320, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(590, 103), E_WAKE(600, 103, 101, NR_WRITE, 7),
+			       E_OUT(605, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(610, 101), E_MSG(700, 101),
+			       E_OUT(720, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(900, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+		.want = WANT_DISPATCH(2, 900, 700, RESUME),
+	},
+	/* A pick-up of two requests through ZMQ's I/O thread 103, woken once,
+	 * by the first send (300 us): the second request's send (500 us) woke
+	 * nobody. The engine, woken at 320 us, runs at 800 us and takes both:
+	 * the second was handed on at its own send */
+	{
+		SC("test_msg_send", "pickup_after_own_send"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_MSG(300, 101), E_WAKE(301, 101, 103, NR_WRITE, 6),
+			       E_IN(305, 103), E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
+			       E_OUT(325, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_MSG(500, 101),
+			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(800, 102),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+		.want = WANT_DISPATCH(2, 800, 500, PICKUP),
+	},
 	/* A pick-up through a relay (the reader's send wakes an I/O thread
 	 * that wakes the engine): queued until the engine's wake, the relay's
 	 * time in it. */
