@@ -108,9 +108,8 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		return -ENOMEM;
 	for (i = 0; i < k; i++) {
 		if (!i || ix->e[i - 1].tid != ix->e[i].tid)
-			ix->tids[ix->ntids++] = (struct rq_tid){
-				.tid = ix->e[i].tid, .lo = i
-			};
+			ix->tids[ix->ntids++] =
+				(struct rq_tid){ .tid = ix->e[i].tid, .lo = i };
 		ix->tids[ix->ntids - 1].hi = i + 1;
 	}
 	return 0;

@@ -74,10 +74,10 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 	sends = th->nmsends > 0;
 	for (;;) {
 		__u64 ta = a < hi ? ix->act[a].t : UINT64_MAX;
-		__u64 tw = sends ? (m < th->nmsends ? th->msends[m] :
-						      UINT64_MAX) :
-			   w < th->ncand ? cp->wakes[th->cand[w]].ts :
-					   UINT64_MAX;
+		__u64 tw =
+			sends ? (m < th->nmsends ? th->msends[m] : UINT64_MAX) :
+			w < th->ncand ? cp->wakes[th->cand[w]].ts :
+					UINT64_MAX;
 		__u64 tb = UINT64_MAX;
 		const struct rq_act *act;
 
