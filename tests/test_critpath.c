@@ -1179,6 +1179,61 @@ static void check_fileio_calls(struct tt_critpath *cp)
 #define IO_HOP(t_)                                                            \
 	E_WAKE(t_, 101, 103, NR_WRITE, 6), E_IN((t_) + 5, 103),               \
 	E_OUT((t_) + 10, 103, .sys = NR_FUTEX, .arg0 = 0x30)
+/* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
+ * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
+ * token through that GIL to thread o at 1400 us, which writes to 101 */
+#define ENGINE_BEHIND_GIL(e, o)                                               \
+	E_RTLOCK(0, e, 0x6f00, 0x7100), E_IN(0, 101), E_IN(0, e),             \
+		E_OUT(5, o, .sys = NR_FUTEX, .arg0 = 0x7000),                 \
+		E_PREEMPT(200, e),                                            \
+		E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),             \
+		E_IN(500, e), E_WAKE(1400, e, o, NR_FUTEX, 0x7000),           \
+		E_OUT(1402, e, .sys = NR_FUTEX, .arg0 = 0x20), E_IN(1405, o), \
+		E_WAKE(1500, o, 101, NR_WRITE, 9), E_IN(1505, 101)
+/* loop_turns' end: the loop blocks at 520 us, the engine runs at 600 and
+ * hands the second request's token back at 1500 us, the I/O thread the
+ * first's at 2500 */
+#define LOOP_TURNS_TAIL                                                       \
+	E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(600, 102),     \
+		E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101),         \
+		E_IN(2490, 103), E_WAKE(2500, 103, 101, NR_WRITE, 6)
+/* two requests loop 101 reads, the second answered first */
+#define LOOP_TWO_RQS                                                          \
+	RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),                             \
+	    RQ(2, 120, 150, 1520, 1530, 101, 101))
+/* engine 102 runs at t_ us, hands the second's token to 101 at 1500 */
+#define ENGINE_ANSWERS(t_)                                                    \
+	E_IN(t_, 102), E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
+/* loop_turns' requests; the second handed on at enq us, resumed at 600 */
+#define LOOP_TURNS_RQ_WANT(enq)                                               \
+	LOOP_TWO_RQS, .want = WANTS({ 2,                                            \
+				NULL,                                         \
+				{ R(complete, true), R_T(t_dispatch, 600),    \
+				  R_T(t_enqueue, enq),                        \
+				  R_STAGE(TT_ST_QUEUE, 600 - (enq)),          \
+				  R(dispatch, TT_CP_DISP_RESUME) } })
+/* The busy engine 102 preempted at 1400 and 1450 us, its hand-offs to X
+ * (1500 us) and A (2000 us) seen; reader 101 blocks at 1300 us */
+#define PREEMPTED_ENGINE                                                      \
+	E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),                             \
+		E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111), E_IN(1, 112),    \
+		E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),                  \
+		E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),              \
+		E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),                   \
+		E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),       \
+		E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),               \
+		E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)
+/* A handed on at its send at 1200 us, dispatched at the hand-off to X */
+#define SENT_A_WANT                                                           \
+	WANTS({ 2,                                                            \
+		NULL,                                                         \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),         \
+		  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),                \
+		  R_STAGE(TT_ST_QUEUE, 300) } })
+/* reader 101 running, engine 102 and its relay 103 asleep */
+#define RELAY_ASLEEP                                                          \
+	E_IN(0, 101), E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),           \
+		E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41)
 /* request rq_ complete, dispatched at disp us by rule, queued from enq */
 #define WANT_DISPATCH(rq_, disp, enq, rule)                                   \
 	WANTS({ rq_,                                                          \
@@ -1787,17 +1842,7 @@ static const struct scenario scenarios[] = {
 	 * loop's. */
 	{
 		SC("test_fallbacks", "resume_past_gil_other_process"),
-		.steps = STEPS(E_RTLOCK(0, 202, 0x6f00, 0x7100),
-			       E_IN(0, 101), E_IN(0, 202),
-			       E_OUT(5, 203, .sys = NR_FUTEX, .arg0 = 0x7000),
-			       E_PREEMPT(200, 202),
-			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(500, 202),
-			       E_WAKE(1400, 202, 203, NR_FUTEX, 0x7000),
-			       E_OUT(1402, 202, .sys = NR_FUTEX, .arg0 = 0x20),
-			       E_IN(1405, 203),
-			       E_WAKE(1500, 203, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
+		.steps = STEPS(ENGINE_BEHIND_GIL(202, 203)),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
 		.want = WANT_DISPATCH(1, 500, 300, RESUME),
 	},
@@ -1805,17 +1850,7 @@ static const struct scenario scenarios[] = {
 	 * which of them runs is the GIL's doing, no resume */
 	{
 		SC("test_fallbacks", "no_resume_past_own_gil"),
-		.steps = STEPS(E_RTLOCK(0, 102, 0x6f00, 0x7100),
-			       E_IN(0, 101), E_IN(0, 102),
-			       E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x7000),
-			       E_PREEMPT(200, 102),
-			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(500, 102),
-			       E_WAKE(1400, 102, 103, NR_FUTEX, 0x7000),
-			       E_OUT(1402, 102, .sys = NR_FUTEX, .arg0 = 0x20),
-			       E_IN(1405, 103),
-			       E_WAKE(1500, 103, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
+		.steps = STEPS(ENGINE_BEHIND_GIL(102, 103)),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
 		.want = WANT_DISPATCH(1, 100, 100, READ),
 	},
@@ -1970,20 +2005,8 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_fallbacks", "loop_turns"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
-			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(600, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101), E_IN(2490, 103),
-			       E_WAKE(2500, 103, 101, NR_WRITE, 6)),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R_T(t_dispatch, 600),
-			  R_T(t_enqueue, 500), R_STAGE(TT_ST_QUEUE, 100),
-			  R(dispatch, TT_CP_DISP_RESUME) },
-		}),
+			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_RQ_WANT(500),
 	},
 	/* loop_turns with the loop's ZMQ sends seen (record's message
 	 * probes): the first handler's send at 300 us woke nobody (ZMQ's I/O
@@ -1992,21 +2015,8 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_msg_send", "loop_turns"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(300, 101),
-			       E_MSG(495, 101), IO_HOP(500),
-			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(600, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101), E_IN(2490, 103),
-			       E_WAKE(2500, 103, 101, NR_WRITE, 6)),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R_T(t_dispatch, 600),
-			  R_T(t_enqueue, 495), R_STAGE(TT_ST_QUEUE, 105),
-			  R(dispatch, TT_CP_DISP_RESUME) },
-		}),
+			       E_MSG(495, 101), IO_HOP(500), LOOP_TURNS_TAIL),
+		LOOP_TURNS_RQ_WANT(495),
 	},
 	/* handler_at_its_read's loop, its handlers' sends seen, the first
 	 * request's at 700 us, after the second's read (aiohttp reads the
@@ -2035,48 +2045,20 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_msg_send", "reader_send"),
 		.steps = STEPS(
-			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
-			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
-			E_MSG(120, 101), E_MSG(1200, 101),
-			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
-			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
-			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
-			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+			PREEMPTED_ENGINE, E_MSG(120, 101), E_MSG(1200, 101)),
 		RQS(HANDOFF_X_A),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
-			  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),
-			  R_STAGE(TT_ST_QUEUE, 300) },
-		}),
+		.want = SENT_A_WANT,
 	},
 	/* The same with X read by another thread: A's reader reads A only
 	 * (no turns to take), its send at 1200 us is still A's hand-off */
 	{
 		SC("test_msg_send", "reader_send_one"),
 		.steps = STEPS(
-			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
-			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
-			E_MSG(1200, 101),
-			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
-			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
-			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
-			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+			PREEMPTED_ENGINE, E_MSG(1200, 101)),
 		RQS(RQ(1, 50, 100, 1520, 1560, 110, 111, .t_end = 5000 * US),
 		    RQ(2, 1000, 1100, 2050, 2100, 101, 112,
 		       .t_end = 5000 * US)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
-			  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),
-			  R_STAGE(TT_ST_QUEUE, 300) },
-		}),
+		.want = SENT_A_WANT,
 	},
 	/* A loop that blocks between its handlers (aiohttp awaits): the
 	 * first request's send at 300 us, a block at 320 us, the second's send
@@ -2090,11 +2072,8 @@ static const struct scenario scenarios[] = {
 			       E_OUT(605, 103, .sys = NR_FUTEX, .arg0 = 0x30),
 			       E_IN(610, 101), E_MSG(700, 101),
 			       E_OUT(720, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(900, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+			       ENGINE_ANSWERS(900)),
+		LOOP_TWO_RQS,
 		.want = WANT_DISPATCH(2, 900, 700, RESUME),
 	},
 	/* A pick-up of two requests through ZMQ's I/O thread 103, woken once,
@@ -2103,19 +2082,14 @@ static const struct scenario scenarios[] = {
 	 * the second was handed on at its own send */
 	{
 		SC("test_msg_send", "pickup_after_own_send"),
-		.steps = STEPS(E_IN(0, 101),
-			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
-			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+		.steps = STEPS(RELAY_ASLEEP,
 			       E_MSG(300, 101), E_WAKE(301, 101, 103, NR_WRITE, 6),
 			       E_IN(305, 103), E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
 			       E_OUT(325, 103, .sys = NR_FUTEX, .arg0 = 0x41),
 			       E_MSG(500, 101),
 			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(800, 102),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101)),
+			       ENGINE_ANSWERS(800)),
+		LOOP_TWO_RQS,
 		.want = WANT_DISPATCH(2, 800, 500, PICKUP),
 	},
 	/* A pick-up through a relay (the reader's send wakes an I/O thread
@@ -2123,9 +2097,7 @@ static const struct scenario scenarios[] = {
 	 * time in it. */
 	{
 		SC("test_fallbacks", "pickup_via_relay"),
-		.steps = STEPS(E_IN(0, 101),
-			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
-			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+		.steps = STEPS(RELAY_ASLEEP,
 			       E_WAKE(300, 101, 103, NR_WRITE, 6),
 			       RELAY_TAIL),
 		RELAY_RQ_WANT,
@@ -3152,14 +3124,7 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_missed_switch_in", "preempted_engine"),
 		.steps = STEPS(
-			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
-			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_IN(1, 112), E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),
-			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x90),
-			E_PREEMPT(1400, 102), E_PREEMPT(1450, 102),
-			E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),
-			E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),
-			E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)),
+			PREEMPTED_ENGINE),
 		RQS(HANDOFF_X_A),
 		.want = WANTS({
 			2,
