@@ -427,8 +427,6 @@ void tt_collector_unprobe_go(struct tt_collector *c)
 {
 	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
-	for (size_t i = 0; i < c->nzmq_links; i++)
-		bpf_link__destroy(c->zmq_links[i]);
 	c->ngo_links = 0;
 	/* the files stay known: a later scan does not probe them again */
 }
@@ -877,6 +875,8 @@ void tt_collector_close(struct tt_collector *c)
 		bpf_link__destroy(c->cuda_links[i]);
 	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
+	for (size_t i = 0; i < c->nzmq_links; i++)
+		bpf_link__destroy(c->zmq_links[i]);
 	free(c->go_links);
 	free(c->cuda_links);
 	for (size_t i = 0; i < c->nmark_links; i++)
