@@ -2900,6 +2900,24 @@ static const struct scenario scenarios[] = {
 			  R_STAGE(TT_ST_QUEUE, 200) },
 		}),
 	},
+	/* the same engine behind an event loop that hands requests to ZMQ:
+	 * A's send (1550 us) comes after the boundary, before the engine ran
+	 * again (1600 us): handed on then, nothing queued */
+	{
+		SC("test_msg_send", "send_after_boundary"),
+		.build = build_busy_handoff,
+		.arg = { true },
+		.steps = STEPS(E_MSG(120, 101), E_MSG(1550, 101),
+			       E_PREEMPT(1502, 102), E_IN(1600, 102)),
+		RQS(HANDOFF_X_A),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_enqueue, 1550), R_T(t_dispatch, 1600),
+			  R_STAGE(TT_ST_QUEUE, 0) },
+		}),
+	},
 	/* an event loop that never blocks lets A go when it reads Y */
 	{
 		SC("test_handoff_enqueue", "event_loop_reads_y"),

@@ -267,13 +267,24 @@ static void charge_rec(struct walk *wk, const struct cp_thread *th,
 	}
 }
 
+/* The request's reader hands messages to ZMQ (record's message probes). */
+static bool reader_sends(const struct tt_critpath *cp,
+			 const struct tt_cp_request *rq)
+{
+	const struct cp_thread *r = cp_thread_find(cp, rq->reader_tid);
+
+	return r && r->nmsends;
+}
+
 /*
  * The queue ends at t (t_dispatch, by a hand-off or a dispatch marker): it
  * began at the enqueue marker, else where the reader let the request go.
  * Charges [t_enqueue, t) as queued and returns t_enqueue, where the walk
- * goes on, on the reader.
+ * goes on, on the reader. A reader's ZMQ send after t, before the engine
+ * took the request up at disp (it ran again after its hand-off), is its
+ * hand-off: then nothing is queued and the walk goes on at t.
  */
-static __u64 queue_cut(struct walk *wk, __u64 t)
+static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
 {
 	__u64 s;
 
@@ -284,8 +295,13 @@ static __u64 queue_cut(struct walk *wk, __u64 t)
 		s = wk->t_chan_send < t ? wk->t_chan_send : t;
 		wk->enqueue = TT_CP_ENQ_CHANNEL;
 	} else {
-		s = cp_handoff_point(wk, t);
+		s = reader_sends(wk->cp, wk->rq) ? disp : t;
+		s = cp_handoff_point(wk, s);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
+		if (s > t) {
+			wk->t_enqueue = s;
+			return t;
+		}
 	}
 	wk->t_enqueue = s;
 	if (!wk->err)
@@ -380,15 +396,6 @@ static __u64 ran_after_boundary(const struct cp_thread *th, __u64 tb)
 	    th->recs[k + 2].state != REC_RUNNING)
 		return tb;
 	return th->recs[k + 2].ts;
-}
-
-/* The request's reader hands messages to ZMQ (record's message probes). */
-static bool reader_sends(const struct tt_critpath *cp,
-			 const struct tt_cp_request *rq)
-{
-	const struct cp_thread *r = cp_thread_find(cp, rq->reader_tid);
-
-	return r && r->nmsends;
 }
 
 /* A take of this request's element: sent after t_read by its reader, or
@@ -522,7 +529,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				       ran_after_boundary(th, t) :
 				       t;
 			dispatched = true;
-			t = queue_cut(wk, t);
+			t = queue_cut(wk, t, disp);
 			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
