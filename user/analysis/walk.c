@@ -609,8 +609,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			/* ZMQ wakes its I/O thread once for several sends:
 			 * this request's own send may come after that wake,
 			 * an earlier request's, the relays' work not its queue */
-			own = reader_sends(cp, rq) ? cp_handoff_point(wk, disp) :
-						     0;
+			own = reader_sends(cp, rq) ?
+				      cp_handoff_point(wk, disp) :
+				      0;
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
 			} else if (worker_wake > t) {
