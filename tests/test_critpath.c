@@ -1223,13 +1223,16 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),       \
 		E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),               \
 		E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)
-/* A handed on at its send at 1200 us, dispatched at the hand-off to X */
-#define SENT_A_WANT                                                           \
+/* A (request 2) complete, dispatched at disp us by the hand-off rule,
+ * queued from enq us for q us */
+#define HANDOFF_A_WANT(disp, enq, q)                                          \
 	WANTS({ 2,                                                            \
 		NULL,                                                         \
 		{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),         \
-		  R_T(t_dispatch, 1500), R_T(t_enqueue, 1200),                \
-		  R_STAGE(TT_ST_QUEUE, 300) } })
+		  R_T(t_dispatch, disp), R_T(t_enqueue, enq),                 \
+		  R_STAGE(TT_ST_QUEUE, q) } })
+/* A handed on at its send at 1200 us, dispatched at the hand-off to X */
+#define SENT_A_WANT HANDOFF_A_WANT(1500, 1200, 300)
 /* reader 101 running, engine 102 and its relay 103 asleep */
 #define RELAY_ASLEEP                                                          \
 	E_IN(0, 101), E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),           \
@@ -2892,13 +2895,7 @@ static const struct scenario scenarios[] = {
 		.arg = { false },
 		.steps = STEPS(E_PREEMPT(1502, 102), E_IN(1600, 102)),
 		RQS(HANDOFF_X_A),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
-			  R_T(t_enqueue, 1300), R_T(t_dispatch, 1600),
-			  R_STAGE(TT_ST_QUEUE, 200) },
-		}),
+		.want = HANDOFF_A_WANT(1600, 1300, 200),
 	},
 	/* the same engine behind an event loop that hands requests to ZMQ:
 	 * A's send (1550 us) comes after the boundary, before the engine ran
@@ -2910,13 +2907,7 @@ static const struct scenario scenarios[] = {
 		.steps = STEPS(E_MSG(120, 101), E_MSG(1550, 101),
 			       E_PREEMPT(1502, 102), E_IN(1600, 102)),
 		RQS(HANDOFF_X_A),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
-			  R_T(t_enqueue, 1550), R_T(t_dispatch, 1600),
-			  R_STAGE(TT_ST_QUEUE, 0) },
-		}),
+		.want = HANDOFF_A_WANT(1600, 1550, 0),
 	},
 	/* an event loop that never blocks lets A go when it reads Y */
 	{

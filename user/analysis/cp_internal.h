@@ -385,7 +385,8 @@ struct walk {
 	 * (docs/design.md §4.4) */
 	bool lock_followed, detours;
 	bool gil_followed; /* the same through a runtime's lock (the GIL) */
-	__u32 reader_tgid; /* the reader's process, 0 if unknown */
+	/* the request's reader, looked up once; NULL if it has no timeline */
+	const struct cp_thread *reader;
 	bool resumes; /* third walk: the resume rule too (§4.4) */
 	int err;
 };

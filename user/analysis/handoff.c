@@ -176,11 +176,17 @@ bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
 	return answers_in(cp, ix, tid, 1);
 }
 
+/* Entry e, the last of its thread starting by ts: the thread serves a
+ * request other than req alive at ts (end1, end2: its two latest ends). */
+static bool serves_other(const struct rq_ent *e, __u64 ts, __u32 req)
+{
+	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+}
+
 bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 		       __u32 req)
 {
 	size_t a = 0, b = ix->n, mid;
-	const struct rq_ent *e;
 
 	/* one search for the last entry of tid starting at or before ts */
 	while (a < b) {
@@ -193,8 +199,7 @@ bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 	}
 	if (a == 0 || ix->e[a - 1].tid != tid)
 		return false;
-	e = &ix->e[a - 1];
-	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+	return serves_other(&ix->e[a - 1], ts, req);
 }
 
 /* cp_rq_other_alive for a scan that asks about times going down: each
@@ -216,7 +221,6 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 			   __u32 tid, __u64 ts, __u32 req)
 {
 	struct alive_cursor *c = NULL;
-	const struct rq_ent *e;
 	unsigned int i;
 
 	for (i = 0; i < sc->n && !c; i++)
@@ -232,10 +236,7 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 	}
 	while (c->pos > c->lo && ix->e[c->pos - 1].start > ts)
 		c->pos--;
-	if (c->pos == c->lo)
-		return false;
-	e = &ix->e[c->pos - 1];
-	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
+	return c->pos > c->lo && serves_other(&ix->e[c->pos - 1], ts, req);
 }
 
 /* tid's first read or first write of a request other than req after t, or
@@ -452,7 +453,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
  */
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
-	const struct cp_thread *th = cp_thread_find(wk->cp, wk->rq->reader_tid);
+	const struct cp_thread *th = wk->reader;
 	__u64 t = tb, next, from = wk->r;
 	size_t a = 0, b, mid;
 	long k;

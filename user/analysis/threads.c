@@ -487,10 +487,10 @@ static int times_push(__u64 **v, size_t *n, size_t *cap, __u64 ts)
 	return 0;
 }
 
-/* The first of sorted times v[0, n) after s, or 0. */
-static __u64 time_after(const __u64 *v, size_t n, __u64 s)
+/* The first of sorted times v[0, n) at or after s, or 0. */
+static __u64 time_from(const __u64 *v, size_t n, __u64 s)
 {
-	size_t i = cp_starts_before(v, n, sizeof(*v), s + 1);
+	size_t i = cp_starts_before(v, n, sizeof(*v), s);
 
 	return i < n ? v[i] : 0;
 }
@@ -513,7 +513,7 @@ static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 r = time_after(th->dreads, th->ndreads, s);
+	__u64 r = time_from(th->dreads, th->ndreads, s + 1);
 
 	return r && r <= t;
 }
@@ -531,8 +531,7 @@ static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
 
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 m = s ? time_after(th->msends, th->nmsends, s - 1) :
-		      (th->nmsends ? th->msends[0] : 0);
+	__u64 m = time_from(th->msends, th->nmsends, s);
 
 	return m && m < t ? m : 0;
 }

@@ -268,12 +268,9 @@ static void charge_rec(struct walk *wk, const struct cp_thread *th,
 }
 
 /* The request's reader hands messages to ZMQ (record's message probes). */
-static bool reader_sends(const struct tt_critpath *cp,
-			 const struct tt_cp_request *rq)
+static bool reader_sends(const struct walk *wk)
 {
-	const struct cp_thread *r = cp_thread_find(cp, rq->reader_tid);
-
-	return r && r->nmsends;
+	return wk->reader && wk->reader->nmsends;
 }
 
 /*
@@ -295,7 +292,7 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
 		s = wk->t_chan_send < t ? wk->t_chan_send : t;
 		wk->enqueue = TT_CP_ENQ_CHANNEL;
 	} else {
-		s = reader_sends(wk->cp, wk->rq) ? disp : t;
+		s = reader_sends(wk) ? disp : t;
 		s = cp_handoff_point(wk, s);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
 		if (s > t) {
@@ -362,7 +359,7 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 		return false;
 	/* past an interpreter lock, a consumer of the reader's own process
 	 * runs when the lock lets it: its run says nothing of a take-up */
-	if (wk->gil_followed && c->tgid == wk->reader_tgid)
+	if (wk->gil_followed && wk->reader && c->tgid == wk->reader->tgid)
 		return false;
 	prev = &c->recs[k - 1];
 	if (prev->state != REC_RUNNABLE)
@@ -609,9 +606,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			/* ZMQ wakes its I/O thread once for several sends:
 			 * this request's own send may come after that wake,
 			 * an earlier request's, the relays' work not its queue */
-			own = reader_sends(cp, rq) ?
-				      cp_handoff_point(wk, disp) :
-				      0;
+			own = reader_sends(wk) ? cp_handoff_point(wk, disp) : 0;
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
 			} else if (worker_wake > t) {
@@ -696,7 +691,7 @@ static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
  */
 static int reader_phase(const struct walk *wk, struct segvec *out)
 {
-	const struct cp_thread *th = cp_thread_find(wk->cp, wk->rq->reader_tid);
+	const struct cp_thread *th = wk->reader;
 	__u32 tid = wk->rq->reader_tid;
 	__u64 t = wk->a, s, e, last, runnable = 0;
 	long k, first = 0;
@@ -780,7 +775,6 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	const struct tt_cp_request *rq = &rqs[ri];
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri }, start;
 	struct segvec segs = cp->walk_segs;
-	const struct cp_thread *reader;
 	__u64 disp, j;
 	bool gil;
 	__u8 rule;
@@ -803,8 +797,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
 	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
 	wk.lookahead = rq->t_end ? rq->t_end + CP_LOOKAHEAD_NS : UINT64_MAX;
-	reader = cp_thread_find(cp, rq->reader_tid);
-	wk.reader_tgid = reader ? reader->tgid : 0;
+	wk.reader = cp_thread_find(cp, rq->reader_tid);
 	l = cp_lost_before(cp, wk.w + 1);
 	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
 		wk.incomplete |= TT_CP_INC_LOST;
