@@ -649,12 +649,45 @@ static __always_inline bool unix_sock(const struct sock *sk)
 
 /* ---- receives ---- */
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, kept current by user space while it
+ * holds receive stamping on; 0: no stamps to use */
+volatile __s64 real_minus_mono = 0;
+
+/*
+ * When the device handed the socket's newest queued segment to the stack,
+ * on CLOCK_MONOTONIC; 0 when unknown. The kernel stamps received skbs in
+ * CLOCK_REALTIME while any socket asks for timestamps (the recorder holds
+ * one that does); TCP keeps the newest stamp on a segment coalesced into
+ * the queue's tail.
+ */
+static __always_inline __u64 rx_dev_time(const struct sock *sk)
+{
+	__s64 off = real_minus_mono, t;
+	struct sk_buff *skb;
+
+	if (!off || !BPF_CORE_READ(sk, sk_receive_queue.qlen))
+		return 0;
+	skb = BPF_CORE_READ(sk, sk_receive_queue.prev);
+	if (!skb)
+		return 0;
+	/* a delivery time (EDT, forwarded) is no receive stamp */
+	if (bpf_core_field_exists(skb->tstamp_type) &&
+	    BPF_CORE_READ_BITFIELD_PROBED(skb, tstamp_type))
+		return 0;
+	t = BPF_CORE_READ(skb, tstamp);
+	return t > off ? t - off : 0;
+}
+
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(tt_data_ready, const struct sock *sk)
 {
 	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct tt_event_sock_dev {
+		struct tt_hdr h;
+		struct tt_sock_dev s;
+	} *e;
+	__u64 id, ts_dev;
 	__u32 queued;
-	__u64 id;
 
 	if (!server_sock(sk)) {
 		/* a unix socket's sender, in process context */
@@ -667,7 +700,22 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	}
 	ensure_conn(sk);
 	queued = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
-	emit_sock(TT_EV_DATA_READY, sk, queued, irq_flags());
+	ts_dev = rx_dev_time(sk);
+	if (!ts_dev) {
+		emit_sock(TT_EV_DATA_READY, sk, queued, irq_flags());
+		return 0;
+	}
+	e = reserve(sizeof(*e), TT_EV_DATA_READY_DEV);
+	if (!e)
+		return 0;
+	e->h.flags = irq_flags();
+	e->s.sk = (__u64)sk;
+	e->s.len = queued;
+	/* the offset's own error, or a stamp of long ago: no lead */
+	if (ts_dev > e->h.ts || ts_dev + TT_DEV_LEAD_MAX_NS < e->h.ts)
+		ts_dev = e->h.ts;
+	e->s.ts_dev = ts_dev;
+	submit(e);
 	return 0;
 }
 

@@ -60,6 +60,8 @@ enum tt_event_type {
 			       * tt_wake: itself), a data wake before it */
 	TT_EV_MSG_SEND = 28, /* hdr: a thread handing a whole message to a
 			      * messaging library (ZMQ), at the call */
+	TT_EV_DATA_READY_DEV = 29, /* DATA_READY with the time the device
+				    * received the newest queued bytes */
 	TT_EV_MAX
 };
 
@@ -107,6 +109,21 @@ struct tt_sock {
 	 * counts one); CONN_CLOSE: the new TCP state */
 	__s64 len;
 };
+
+/* DATA_READY_DEV: a DATA_READY whose newest queued segment carries the
+ * kernel's receive stamp, taken where the device handed it to the stack
+ * (netif_rx, NAPI); a backlog or softirq deferral can hold it a while
+ * before the socket has it (docs/design.md §3.2). */
+struct tt_sock_dev {
+	__u64 sk;
+	__s64 len; /* bytes queued, as DATA_READY */
+	__u64 ts_dev; /* CLOCK_MONOTONIC, at most the header's ts and at
+		       * most TT_DEV_LEAD_MAX_NS before it */
+};
+
+/* A receive stamp further back is no arrival of the bytes just queued (a
+ * clock stepped): the socket's own time stands. */
+#define TT_DEV_LEAD_MAX_NS (10ull * 1000 * 1000)
 
 /* CONN_CLOSE to this state is the peer's FIN: a half-close, the server may
  * still read and answer; any other CONN_CLOSE ends the connection. */

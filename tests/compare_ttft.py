@@ -7,10 +7,14 @@ the agreement figures.
 
   compare_ttft.py REPORT.json [--server-log GT.csv] CLIENT.csv...
 
-The reference for a request is the client's send time and the kernel's
-receive stamp of the first token at the client (SO_TIMESTAMPNS): the
-client's own wakeup, late by milliseconds now and then on 2 busy CPUs, is
-not in it. Where the read that brought the first token also brought a later
+The reference for a request is the kernel's transmit stamp of the request
+at the client (SO_TIMESTAMPING; without one, the client's clock read just
+before its send) and the kernel's receive stamp of the first token at the
+client (SO_TIMESTAMPNS): on loopback both are where a device handed the
+bytes on, as ttftrace's t_arrive and t_wire are. Neither the client's own
+wakeup, late by milliseconds now and then on 2 busy CPUs, nor a stall of
+the client (or of the VM under it) between its clock and its send is in
+it. Where the read that brought the first token also brought a later
 one, that stamp is the later token's; for those requests the first token's
 time is the server's own (its ground-truth log: the clock read before the
 write), or without the log the client's user-space reading. TPOT likewise:
@@ -75,7 +79,7 @@ def main():
             unmatched += abs(len(trs) - len(crs)) + (abs(len(gts) - len(crs)) if gt_path else 0)
         for k, (t, c) in enumerate(zip(trs, crs)):
             g = gts[k] if k < len(gts) else None
-            send = int(c["t_send_ns"])
+            send = int(c.get("t_send_tx_ns") or 0) or int(c["t_send_ns"])
             user_ttft = int(c["ttft_ns"])
             user_err.append(abs(t["ttft_ns"] - user_ttft))
             if int(c["ttft_rx_ns"]):

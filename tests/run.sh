@@ -12,6 +12,7 @@ export OUTPUT
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
+fail_lines=()
 
 run_one() {
 	local name=$1
@@ -33,6 +34,7 @@ run_one() {
 		s=0
 	fi
 	grep -E '^(PASS|FAIL|SKIP): ' "$log" | sed "s|^|[$name] |"
+	mapfile -t -O "${#fail_lines[@]}" fail_lines < <(grep '^FAIL: ' "$log" | sed "s|^|[$name] |" | cut -c1-300)
 	if [ "$f" != 0 ]; then
 		failures+=("$name")
 		echo "---- output of $name ----"
@@ -57,6 +59,10 @@ for t in tests/test_*.sh; do
 	[[ -z "$pattern" || "$name" == *"$pattern"* ]] || continue
 	run_one "$name" bash "$t"
 done
-[ ${#failures[@]} -gt 0 ] && echo "failed: ${failures[*]}"
+if [ ${#failures[@]} -gt 0 ]; then
+	# the FAIL lines again, last: a CI log's tail may be all one reads
+	echo "failed: ${failures[*]}"
+	printf '%s\n' "${fail_lines[@]}" | tail -n 40
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

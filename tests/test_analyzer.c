@@ -1365,6 +1365,81 @@ static void test_ids_follow_arrival(void)
  * ends at its last byte by the Content-Length (issue 8 item 3), before
  * the close. An HTTP/1.0 stream with no length ends at the close:
  * complete, not closed mid-stream. */
+/* The device handed the socket's bytes on at ts_dev, the socket had them
+ * at ts (a DATA_READY_DEV). */
+static void data_ready_dev(__u64 ts, __u64 sk, __u64 ts_dev)
+{
+	struct tt_event ev = mk(TT_EV_DATA_READY_DEV, ts, 0);
+
+	ev.sock_dev.sk = sk;
+	ev.sock_dev.len = 300;
+	ev.sock_dev.ts_dev = ts_dev;
+	push(&ev);
+}
+
+/* A one-token SSE answer to a request read at t_read, its token sent at
+ * t_tok; returns the sequence after it. */
+static __u32 one_token_answer(__u64 sk, __u64 t_read, __u64 t_tok, __u32 seq)
+{
+	recv_(t_read, sk, 300);
+	seq = send_bytes(t_read + 100 * US, sk, seq, UVICORN_SSE_HEADERS,
+			 t_read + 105 * US);
+	seq = send_bytes(t_tok, sk, seq, TOKEN_CHUNK, t_tok + 5 * US);
+	return send_bytes(t_tok + 100 * US, sk, seq, DONE_CHUNK,
+			  t_tok + 105 * US);
+}
+
+/*
+ * A request arrives where the device had its bytes: a backlog's wait before
+ * the socket took them is in its TTFT, as network.in. Never before the
+ * connection's last answer went out, and a stamp further back than
+ * TT_DEV_LEAD_MAX_NS is no arrival; streamed walks agree.
+ */
+static void test_device_arrival(void)
+{
+	const __u64 sk = 0x4100, t1 = 10 * MS, t2 = 20 * MS, t3 = 40 * MS;
+	const struct tt_request *r, *q;
+	struct tt_analyzer *a, *streamed;
+	__u32 seq = 900;
+
+	reset();
+	conn_open(1 * MS, sk, "10.0.0.1", 40002);
+	data_ready_dev(t1, sk, t1 - 300 * US);
+	seq = one_token_answer(sk, t1 + 50 * US, t1 + 2 * MS, seq);
+	/* stamped before the last send of the answer before it */
+	data_ready_dev(t2, sk, t1 + 2 * MS);
+	seq = one_token_answer(sk, t2 + 50 * US, t2 + 2 * MS, seq);
+	data_ready_dev(t3, sk, t3 - TT_DEV_LEAD_MAX_NS - 1);
+	one_token_answer(sk, t3 + 50 * US, t3 + 2 * MS, seq);
+	conn_close(t3 + 5 * MS, sk);
+	a = run();
+	ASSERT_EQ(tt_analyzer_nrequests(a), 3, "tt_analyzer_nrequests");
+	r = req(a, 0);
+	ASSERT_EQ(r->t_arrive, t1 - 300 * US, "r.t_arrive");
+	ASSERT_EQ(r->ttft, 2 * MS + 5 * US + 300 * US, "r.ttft");
+	/* the reader ran throughout: arrival to read is all network.in */
+	ASSERT_EQ(r->stage_ns[TT_ST_NET_IN], 350 * US,
+		  "r.stage_ns[TT_ST_NET_IN]");
+	ASSERT_TRUE(r->complete && r->attributed,
+		    "r->complete && r->attributed");
+	r = req(a, 1);
+	/* the DONE send of the first answer: hdr.ts 20 us past its entry */
+	ASSERT_EQ(r->t_arrive, t1 + 2 * MS + 120 * US, "r.t_arrive");
+	r = req(a, 2);
+	ASSERT_EQ(r->t_arrive, t3, "r.t_arrive");
+	streamed = run_listed(1);
+	for (size_t i = 0; i < 3; i++) {
+		r = req(a, i);
+		q = req(streamed, i);
+		ASSERT_EQ(q->t_arrive, r->t_arrive, "q.t_arrive");
+		ASSERT_FALSE(memcmp(q->stage_ns, r->stage_ns,
+				    sizeof(r->stage_ns)),
+			     "streamed stages");
+	}
+	tt_analyzer_free(streamed);
+	tt_analyzer_free(a);
+}
+
 static void test_non_streaming_response(void)
 {
 	struct tt_sse_carry carry = { 0 }, c10 = { 0 };
@@ -2363,6 +2438,7 @@ static void test_throughput(void)
 int main(void)
 {
 	TT_RUN(test_single_sse_headers_separate);
+	TT_RUN(test_device_arrival);
 	TT_RUN(test_headers_and_body_in_one_send);
 	TT_RUN(test_chunked_token_done);
 	TT_RUN(test_keepalive);

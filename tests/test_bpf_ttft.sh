@@ -35,7 +35,27 @@ run_scenario() { # NAME SERVER-ARGS...
 	tail -n 1 "$TT_TMP/$name.ttft.log" | sed 's/^/  /'
 }
 
+# dev_readies RECORDING: its DATA_READY_DEV records (a request's arrival
+# where the device handed its bytes on, before any backlog)
+dev_readies() {
+	"$TTFTRACE" report --events "$1" | grep -c ' data_ready_dev '
+}
+
 run_scenario sse
+n=$(dev_readies "$TT_TMP/sse.ttft")
+check "sse: every request's bytes carry the device's receive stamp ($n DATA_READY_DEV for 224 requests)" \
+	[ "$n" -ge 224 ]
+# without receive stamps the socket's own time stands: none is recorded
+start_server "$TT_TMP/nostamp.gt.csv" -t 4
+TTFTRACE_RX_STAMPS=0 start_record "$TT_TMP/nostamp.ttft" -p "$SERVER_PID"
+"$LOADGEN" -q -p "$PORT" -c 1 -n 5 --tokens 4 -o "$TT_TMP/nostamp.csv" ||
+	fail "nostamp: loadgen"
+stop_record
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID"
+n=$(dev_readies "$TT_TMP/nostamp.ttft")
+check "TTFTRACE_RX_STAMPS=0: record exits 0" [ "$RECORD_STATUS" = 0 ]
+check "TTFTRACE_RX_STAMPS=0: no DATA_READY_DEV ($n)" [ "$n" = 0 ]
 run_scenario chunked --framing chunked
 run_scenario together --headers-with-body
 # token events as iovecs: the tokens are past the first one

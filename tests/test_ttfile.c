@@ -36,7 +36,7 @@ static const unsigned int stored_types[] = {
 	TT_EV_WAKEUP_NEW, TT_EV_BLOCK,	    TT_EV_FAULT,  TT_EV_IOCTL,
 	TT_EV_GPU_CALL,	  TT_EV_RTLOCK,	    TT_EV_MARK,	  TT_EV_FILEIO,
 	TT_EV_ENERGY,	  TT_EV_GO,	    TT_EV_GO_CHAN, TT_EV_DATA_WAKE,
-	TT_EV_DATA_READ,  TT_EV_MSG_SEND,
+	TT_EV_DATA_READ,  TT_EV_MSG_SEND,   TT_EV_DATA_READY_DEV,
 };
 #define NSTORED (sizeof(stored_types) / sizeof(stored_types[0]))
 

@@ -7,6 +7,9 @@
  * matched with theirs by the client's local port.
  */
 #include <getopt.h>
+#include <time.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +20,10 @@
 #include <sys/time.h>
 
 #include "demo_common.h"
+
+#ifndef SOF_TIMESTAMPING_OPT_RX_FILTER
+#define SOF_TIMESTAMPING_OPT_RX_FILTER (1 << 17) /* Linux 6.9's value */
+#endif
 
 #define MAX_CONNECTIONS 4096
 #define MAX_PROMPT_BYTES (64ULL * 1024 * 1024)
@@ -43,6 +50,10 @@ struct result {
 	int conn;
 	int local_port;
 	uint64_t t_send, t_first, t_last;
+	/* the kernel's transmit stamp of the request (its device handed it
+	 * on), 0 when none came: a stall of this client between its clock
+	 * and the send is then not in the stamped figures */
+	uint64_t t_send_tx;
 	/* the kernel's receive time of the data that completed those tokens */
 	uint64_t t_first_rx, t_last_rx;
 	bool first_rx_exact;	/* that read held no later token, no [DONE] */
@@ -409,6 +420,12 @@ static int client_connect(struct client *c)
 	};
 	char portstr[16], hostbuf[128];
 	const char *host;
+	/* the kernel's software stamp of each send, to the error queue,
+	 * without the data; receive stamps stay SO_TIMESTAMPNS's */
+	int tx_stamps = SOF_TIMESTAMPING_TX_SOFTWARE |
+			SOF_TIMESTAMPING_SOFTWARE |
+			SOF_TIMESTAMPING_OPT_TSONLY |
+			SOF_TIMESTAMPING_OPT_RX_FILTER;
 	int fd = -1, one = 1, rc, err = 0;
 
 	snprintf(portstr, sizeof(portstr), "%d", o->port);
@@ -432,6 +449,15 @@ static int client_connect(struct client *c)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		/* kernel receive stamps: a late wakeup here is not the server's */
 		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
+		/* before 6.9 without the filter: read_stamped skips the
+		 * receive stamps it then adds */
+		if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &tx_stamps,
+			       sizeof(tx_stamps))) {
+			int older = tx_stamps & ~SOF_TIMESTAMPING_OPT_RX_FILTER;
+
+			setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &older,
+				   sizeof(older));
+		}
 		if (!connect(fd, ai->ai_addr, ai->ai_addrlen))
 			break;
 		err = errno;
@@ -490,13 +516,42 @@ static const char *recv_error_word(ssize_t n, int err)
 }
 
 /*
+ * A kernel stamp (CLOCK_REALTIME) on CLOCK_MONOTONIC; 0 for none. The two
+ * clocks are read back to back: a preemption between them would move the
+ * stamp by its length, so they are read again (the midpoint).
+ */
+static uint64_t stamp_to_mono(const struct timespec *stamp)
+{
+	uint64_t st_ns, real_ns, mono = 0, after = 0;
+	struct timespec real;
+
+	st_ns = (uint64_t)stamp->tv_sec * NSEC_PER_SEC + stamp->tv_nsec;
+	if (!st_ns)
+		return 0;
+	for (int i = 0; i < 4; i++) {
+		mono = mono_ns();
+		clock_gettime(CLOCK_REALTIME, &real);
+		after = mono_ns();
+		if (after - mono < 5000)
+			break;
+	}
+	mono += (after - mono) / 2;
+	real_ns = (uint64_t)real.tv_sec * NSEC_PER_SEC + real.tv_nsec;
+	/* a stamp from the future would be a clock step: leave it out */
+	if (st_ns > real_ns || real_ns - st_ns >= mono)
+		return 0;
+	return mono - (real_ns - st_ns);
+}
+
+/*
  * read() that also returns the kernel's receive timestamp of the newest
  * data read, moved from CLOCK_REALTIME to CLOCK_MONOTONIC.
  */
 static ssize_t read_stamped(int fd, char *buf, size_t len, struct read_time *t)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		char buf[CMSG_SPACE(sizeof(struct timespec)) +
+			 CMSG_SPACE(sizeof(struct scm_timestamping))];
 		struct cmsghdr align;
 	} control;
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
@@ -506,36 +561,58 @@ static ssize_t read_stamped(int fd, char *buf, size_t len, struct read_time *t)
 		.msg_control = control.buf,
 		.msg_controllen = sizeof(control.buf),
 	};
-	struct timespec rx = { 0 }, real;
+	struct timespec rx = { 0 };
 	struct cmsghdr *cm;
-	uint64_t rx_ns, real_ns, mono, after;
 	ssize_t n;
 
 	do {
 		n = recvmsg(fd, &msg, 0);
 	} while (n < 0 && errno == EINTR);
 	t->user = mono_ns();
-	/* the two clocks read back to back: a preemption between them would
-	 * move the stamp by its length, so read again (the midpoint) */
-	for (int i = 0; i < 4; i++) {
-		mono = mono_ns();
-		clock_gettime(CLOCK_REALTIME, &real);
-		after = mono_ns();
-		if (after - mono < 5000)
-			break;
-	}
-	mono += (after - mono) / 2;
-	t->kernel = 0;
 	for (cm = CMSG_FIRSTHDR(&msg); n > 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_TIMESTAMPNS)
 			memcpy(&rx, CMSG_DATA(cm), sizeof(rx));
-	rx_ns = (uint64_t)rx.tv_sec * NSEC_PER_SEC + rx.tv_nsec;
-	real_ns = (uint64_t)real.tv_sec * NSEC_PER_SEC + real.tv_nsec;
-	/* a stamp from the future would be a clock step: leave it out */
-	if (rx_ns && rx_ns <= real_ns && real_ns - rx_ns < mono)
-		t->kernel = mono - (real_ns - rx_ns);
+	t->kernel = stamp_to_mono(&rx);
 	return n;
+}
+
+/*
+ * The kernel's transmit stamp of what was just written (on loopback where
+ * the device handed it to the server's side), CLOCK_MONOTONIC: the
+ * earliest one queued, 0 when none came. Drains the error queue.
+ */
+static uint64_t take_tx_stamp(int fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
+			 CMSG_SPACE(sizeof(struct sock_extended_err) +
+				    sizeof(struct sockaddr_in6))];
+		struct cmsghdr align;
+	} control;
+	struct msghdr msg;
+	struct cmsghdr *cm;
+	uint64_t best = 0, t;
+
+	for (int i = 0; i < 16; i++) {
+		memset(&msg, 0, sizeof(msg));
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		if (recvmsg(fd, &msg, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+		for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+			struct scm_timestamping ts;
+
+			if (cm->cmsg_level != SOL_SOCKET ||
+			    cm->cmsg_type != SCM_TIMESTAMPING)
+				continue;
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			t = stamp_to_mono(&ts.ts[0]);
+			if (t && (!best || t < best))
+				best = t;
+		}
+	}
+	return best;
 }
 
 static void result_take_times(struct result *r, const struct resp_parser *p)
@@ -560,12 +637,17 @@ static bool client_request(struct client *c, struct result *r)
 	parser_reset(&p);
 	r->local_port = c->local_port;
 	r->id = atomic_fetch_add(&lg->next_id, 1);
+	take_tx_stamp(c->fd); /* none of an earlier request's */
 	r->t_send = mono_ns();
 	err = write_all(c->fd, lg->request, lg->request_len);
 	if (err) {
 		snprintf(r->status, sizeof(r->status), "send");
 		return false;
 	}
+	r->t_send_tx = take_tx_stamp(c->fd);
+	/* a stamp is never before the clock read ahead of the send */
+	if (r->t_send_tx < r->t_send)
+		r->t_send_tx = 0;
 	for (;;) {
 		if (c->rlen) {
 			/* bytes read before the request was sent: no stamp */
@@ -732,8 +814,10 @@ static uint64_t result_tpot(const struct result *r)
  */
 static uint64_t result_ttft_rx(const struct result *r)
 {
-	return r->first_rx_exact && r->t_first_rx > r->t_send ?
-		       r->t_first_rx - r->t_send : 0;
+	uint64_t sent = r->t_send_tx ? r->t_send_tx : r->t_send;
+
+	return r->first_rx_exact && r->t_first_rx > sent ?
+		       r->t_first_rx - sent : 0;
 }
 
 static uint64_t result_tpot_rx(const struct result *r)
@@ -754,13 +838,13 @@ static int write_csv(const char *path, const struct result *res, size_t n)
 	fprintf(f, "id,conn,local_port,t_send_ns,t_first_token_ns,"
 		"t_last_token_ns,tokens,ttft_ns,tpot_ns,status,"
 		"t_first_token_rx_ns,t_last_token_rx_ns,ttft_rx_ns,tpot_rx_ns,"
-		"last_rx_exact\n");
+		"last_rx_exact,t_send_tx_ns\n");
 	for (i = 0; i < n; i++) {
 		const struct result *r = &res[i];
 
 		fprintf(f,
 			"%llu,%d,%d,%llu,%llu,%llu,%llu,%llu,%llu,%s,"
-			"%llu,%llu,%llu,%llu,%d\n",
+			"%llu,%llu,%llu,%llu,%d,%llu\n",
 			(unsigned long long)r->id, r->conn, r->local_port,
 			(unsigned long long)r->t_send,
 			(unsigned long long)r->t_first,
@@ -772,7 +856,7 @@ static int write_csv(const char *path, const struct result *res, size_t n)
 			(unsigned long long)r->t_last_rx,
 			(unsigned long long)result_ttft_rx(r),
 			(unsigned long long)result_tpot_rx(r),
-			r->last_rx_exact);
+			r->last_rx_exact, (unsigned long long)r->t_send_tx);
 	}
 	if (ferror(f))
 		err = -EIO;
@@ -902,7 +986,10 @@ static void usage(FILE *f)
 "                          t_last_token_rx_ns,ttft_rx_ns,tpot_rx_ns (0 when\n"
 "                          the first token's read also held later data),\n"
 "                          last_rx_exact (0: the last token's read also\n"
-"                          held [DONE], whose stamp it has)\n"
+"                          held [DONE], whose stamp it has), and the\n"
+"                          kernel's transmit stamp of the request,\n"
+"                          t_send_tx_ns (0: none; ttft_rx_ns is from it\n"
+"                          when there is one, else from t_send_ns)\n"
 "  -q, --quiet             no summary\n"
 "  -h, --help              this help\n"
 "\n"

@@ -184,7 +184,7 @@ static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
 	req_reset(q);
 	q->start = t_arrive ? t_arrive : ts;
 	q->r.t_arrive = t_arrive;
-	q->t_last_ready = t_arrive;
+	q->t_last_ready = t_arrive ? ts : 0;
 	q->r.sk = c->sk;
 	q->r.family = c->family;
 	q->r.rport = c->rport;
@@ -454,7 +454,16 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 {
 	__u64 queued = ev->sock.len > 0 ? ev->sock.len : 0, ts = ev->h.ts;
 	bool news = !c->peer_fin || queued > c->unread + 1;
+	__u64 t_dev = ts;
 	int err;
+
+	/* the device had them first: a backlog's wait is the request's too,
+	 * though never before the last answer on the connection went out */
+	if (ev->h.type == TT_EV_DATA_READY_DEV && ev->sock_dev.ts_dev < ts &&
+	    ts - ev->sock_dev.ts_dev <= TT_DEV_LEAD_MAX_NS)
+		t_dev = ev->sock_dev.ts_dev > c->last_send_ts ?
+				ev->sock_dev.ts_dev :
+				(c->last_send_ts < ts ? c->last_send_ts : ts);
 
 	c->unread = queued;
 	/* after the peer's FIN only its own segment can bring bytes; the FIN
@@ -463,7 +472,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 		return 0;
 	switch (c->state) {
 	case CONN_IDLE:
-		req_begin(c, ts, ts);
+		req_begin(c, ts, t_dev);
 		return 0;
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
@@ -471,7 +480,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 		return 0;
 	case CONN_RESPONDING:
 		err = req_end(a, c, ts, END_NEXT);
-		req_begin(c, ts, ts);
+		req_begin(c, ts, t_dev);
 		return err;
 	}
 	return 0;
@@ -798,6 +807,7 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 		return 0;
 	case TT_EV_CONN_CLOSE:
 	case TT_EV_DATA_READY:
+	case TT_EV_DATA_READY_DEV:
 	case TT_EV_RECV:
 	case TT_EV_SEND:
 	case TT_EV_XMIT:
@@ -820,6 +830,7 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 			err = conn_close(a, c, ev->h.ts);
 		break;
 	case TT_EV_DATA_READY:
+	case TT_EV_DATA_READY_DEV:
 		err = on_data_ready(a, c, ev);
 		break;
 	case TT_EV_RECV:

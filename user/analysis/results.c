@@ -147,11 +147,13 @@ int an_attribute(struct tt_analyzer *a)
 }
 
 /* The earliest time a walk still to come may look at: the start of the
- * first request not walked, finished or open, else now. */
+ * first request not walked, finished or open, else now less the longest
+ * arrival lead (a DATA_READY_DEV). */
 static __u64 stream_floor(const struct tt_analyzer *a)
 {
 	const struct conn *c;
-	__u64 t = a->now;
+	/* a request yet to come may have arrived that much earlier */
+	__u64 t = a->now > TT_DEV_LEAD_MAX_NS ? a->now - TT_DEV_LEAD_MAX_NS : 0;
 	size_t i;
 
 	for (i = 0; i < a->nreqs; i++)

@@ -16,6 +16,8 @@ static const struct {
 	[TT_EV_CONN_OPEN] = { "conn_open", true, sizeof(struct tt_conn) },
 	[TT_EV_CONN_CLOSE] = { "conn_close", true, sizeof(struct tt_sock) },
 	[TT_EV_DATA_READY] = { "data_ready", true, sizeof(struct tt_sock) },
+	[TT_EV_DATA_READY_DEV] = { "data_ready_dev", true,
+				   sizeof(struct tt_sock_dev) },
 	[TT_EV_RECV] = { "recv", true, sizeof(struct tt_sock) },
 	[TT_EV_SEND] = { "send", true, sizeof(struct tt_send) },
 	[TT_EV_XMIT] = { "xmit", true, sizeof(struct tt_xmit) },

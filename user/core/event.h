@@ -15,6 +15,7 @@ struct tt_event {
 		struct tt_comm comm;
 		struct tt_conn conn;
 		struct tt_sock sock;
+		struct tt_sock_dev sock_dev;
 		struct tt_send send;
 		struct tt_xmit xmit;
 		struct tt_lost lost;

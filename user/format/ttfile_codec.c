@@ -58,6 +58,11 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 	[TT_EV_DATA_READY] = {
 		2,
 		{ SOCK_FIELDS(tt_sock) } },
+	[TT_EV_DATA_READY_DEV] = {
+		3, {
+			SOCK_FIELDS(tt_sock_dev),
+			FLD(tt_sock_dev, ts_dev, TS),
+		} },
 	[TT_EV_RECV] = {
 		2,
 		{ SOCK_FIELDS(tt_sock) } },

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,6 +124,7 @@ struct tt_collector {
 	__u64 tgids_seen_gen;
 	__u64 tgids_user_gen;
 	__u64 xmits_held; /* XMITs that came inside their send's record */
+	int rxstamp_fd; /* a socket asking for receive stamps; -1: none */
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -604,6 +606,46 @@ static int map_filters(struct tt_collector *c)
 	return 0;
 }
 
+/* Tells BPF how CLOCK_REALTIME, the receive stamps' clock, stands to
+ * CLOCK_MONOTONIC now: NTP slews the first, so it is kept current. */
+static void rxstamp_offset_refresh(struct tt_collector *c)
+{
+	__u64 m0, real, m1;
+
+	if (c->rxstamp_fd < 0)
+		return;
+	m0 = tt_clock_ns(CLOCK_MONOTONIC);
+	real = tt_clock_ns(CLOCK_REALTIME);
+	m1 = tt_clock_ns(CLOCK_MONOTONIC);
+	__atomic_store_n(&c->skel->bss->real_minus_mono,
+			 (__s64)(real - (m0 + (m1 - m0) / 2)), __ATOMIC_RELAXED);
+}
+
+/*
+ * The kernel stamps received packets only while some socket asks it to:
+ * one that does, held open, makes it stamp them all, and a request's
+ * arrival is then where the device handed its bytes over, not where the
+ * socket took them after a backlog (TTFTRACE_RX_STAMPS=0: the latter).
+ */
+static void rxstamp_start(struct tt_collector *c)
+{
+	const char *env = getenv("TTFTRACE_RX_STAMPS");
+	int one = 1;
+
+	if (env && !strcmp(env, "0"))
+		return;
+	c->rxstamp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (c->rxstamp_fd < 0)
+		return;
+	if (setsockopt(c->rxstamp_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one,
+		       sizeof(one))) {
+		close(c->rxstamp_fd);
+		c->rxstamp_fd = -1;
+		return;
+	}
+	rxstamp_offset_refresh(c);
+}
+
 struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 				       char *err, size_t errlen)
 {
@@ -638,6 +680,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	}
 	pthread_mutex_init(&c->cuda_lock, NULL);
 	c->ntgids_seen = -1;
+	c->rxstamp_fd = -1;
 	c->fn = o->fn;
 	c->ctx = o->ctx;
 	c->verbose = o->verbose;
@@ -684,6 +727,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		goto cleanup;
 	if (!o->msg_probes || strcmp(o->msg_probes, "none"))
 		probe_zmq(c);
+	rxstamp_start(c);
 	if (strcmp(c->gpu_probes, "none")) {
 		c->prober = tt_cudalib_prober_start(attach_candidate, c);
 		if (!c->prober) {
@@ -743,6 +787,7 @@ int tt_collector_poll(struct tt_collector *c, int timeout_ms)
 {
 	int n = 0;
 
+	rxstamp_offset_refresh(c);
 	/* records are submitted without a wakeup until the buffer fills up:
 	 * sleep until then or the timeout, then take whatever is there */
 	if (timeout_ms)
@@ -886,6 +931,8 @@ void tt_collector_close(struct tt_collector *c)
 		munmap(c->tgids, TGIDS_BYTES);
 	if (c->ports)
 		munmap(c->ports, PORTS_BYTES);
+	if (c->rxstamp_fd >= 0)
+		close(c->rxstamp_fd);
 	ttftrace_bpf__destroy(c->skel);
 	free(c->lost_seen);
 	pthread_mutex_destroy(&c->cuda_lock);

@@ -43,6 +43,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		fprintf(out, "sk=%#llx len=%lld", (unsigned long long)ev->sock.sk,
 			(long long)ev->sock.len);
 		break;
+	case TT_EV_DATA_READY_DEV:
+		fprintf(out, "sk=%#llx len=%lld dev=-%lluns",
+			(unsigned long long)ev->sock_dev.sk,
+			(long long)ev->sock_dev.len,
+			(unsigned long long)(ev->h.ts - ev->sock_dev.ts_dev));
+		break;
 	case TT_EV_SEND:
 		fprintf(out,
 			"sk=%#llx len=%lld seq=%u enter=-%lluns cls=%u tokens=%u flags=%#x",
