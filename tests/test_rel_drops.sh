@@ -69,7 +69,8 @@ check, agree = checks.check, checks.agree
 
 # The LOST records, per CPU: ms from the first event, count, cpu, since.
 # The first event's absolute time (t0) is found from the data_ready
-# records: each complete request's t_arrive is one of them.
+# records: each complete request's t_arrive is one of them (a
+# data_ready_dev's receive stamp).
 per_cpu = defaultdict(int)
 lost_rel = []  # (until ms from t0, since ns absolute)
 ready = defaultdict(list)  # client port -> data_ready ms from t0
@@ -86,6 +87,10 @@ for line in open(events_path):
         port_of_sk[kv["sk"]] = int(kv["rport"])
     elif f[3] == "data_ready" and kv.get("sk") in port_of_sk:
         ready[port_of_sk[kv["sk"]]].append(float(f[0]))
+    elif f[3] == "data_ready_dev" and kv.get("sk") in port_of_sk:
+        # the arrival is the device's receive stamp, dev= before it
+        lead_ns = -int(kv["dev"].rstrip("ns"))
+        ready[port_of_sk[kv["sk"]]].append(float(f[0]) - lead_ns / 1e6)
 cpus = ", ".join(f"cpu{c} {n}" for c, n in sorted(per_cpu.items()))
 check("LOST records, per CPU, add up to the total",
       sum(per_cpu.values()) == lost_total and lost_total > 0,
