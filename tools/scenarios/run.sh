@@ -5,7 +5,7 @@
 # truth vs attributed (compare.py). A measurement tool, like bench/: it
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
-# Scenarios: gil vllm sglang node go go-lock nagle odirect (see README.md).
+# Scenarios: gil vllm sglang node go go-lock nagle odirect pool (see README.md).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -57,6 +57,7 @@ server_cmd() {
 	# once its EngineCore did: the listen wait below is the readiness wait
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
+	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	*) return 1 ;;
@@ -92,7 +93,7 @@ run_one() {
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect
+[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do
