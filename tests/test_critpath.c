@@ -1362,6 +1362,35 @@ static const struct rq_want sync_calls_want[] = {
 	E_IN((t_) + 35, 101)
 /* clang-format on */
 
+/* test_lock_turn's threads: loop 101, workers 102 and 103; GIL 0x7000 */
+#define LOCK_PASS(t_)                                                         \
+	E_OUT(t_, 103, .sys = NR_FUTEX, .arg0 = 0x500),                       \
+		E_WAKE((t_) + 10, 102, 103, NR_FUTEX, 0x500),                 \
+		E_IN((t_) + 11, 103),                                         \
+		E_OUT((t_) + 20, 102, .sys = NR_FUTEX, .arg0 = 0x500),        \
+		E_WAKE((t_) + 30, 103, 102, NR_FUTEX, 0x500),                 \
+		E_IN((t_) + 31, 102)
+#define MODEL_LOCK_STEPS                                                      \
+	E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101), E_IN(0, 102),         \
+		E_IN(0, 103), LOCK_PASS(10), LOCK_PASS(50), LOCK_PASS(90),    \
+		E_OUT(175, 102, .sys = NR_FUTEX, .arg0 = 0x300),              \
+		E_WAKE(180, 103, 102, NR_FUTEX, 0x300), E_IN(185, 102),       \
+		E_OUT(190, 103, .sys = NR_FUTEX, .arg0 = 0x300),              \
+		E_WAKE(1200, 101, 103, NR_FUTEX, 0x300), E_IN(1210, 103),     \
+		E_OUT(1220, 103, .sys = NR_FUTEX, .arg0 = 0x500),             \
+		E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),            \
+		E_WAKE(1500, 102, 101, NR_WRITE, 6), E_IN(1505, 101),         \
+		E_OUT(1520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),            \
+		E_WAKE(3000, 102, 103, NR_FUTEX, 0x500), E_IN(3005, 103),     \
+		E_OUT(3010, 103, .sys = NR_FUTEX, .arg0 = 0x7000),            \
+		E_WAKE(3200, 102, 103, NR_FUTEX, 0x7000),                     \
+		E_OUT(3205, 102, .sys = NR_FUTEX, .arg0 = 0x300),             \
+		E_IN(3210, 103), E_DATA(5000, 103, 101, NR_WRITE, 6),         \
+		E_WAKE(5000, 103, 101, NR_WRITE, 6)
+#define MODEL_LOCK_RQS                                                        \
+	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
+		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -3231,6 +3260,49 @@ static const struct scenario scenarios[] = {
 			      2550, 50) },
 		}),
 	},
+	/*
+	 * One model behind an application's lock (tools/scenarios' pool):
+	 * loop 101 reads A at 1100 us and hands it to idle worker 103 (futex
+	 * 0x300, the pool's queue) at 1200; 103 blocks on the model's lock
+	 * 0x500 at 1220, which worker 102 holds for X (X's token to the loop
+	 * at 1500). 102 releases it at 3000; 103 tries for the GIL (0x7000)
+	 * at 3010, gets it at 3200 and runs from 3210 to A's token at 5000.
+	 * Queued from the hand-off to the lock held: t_enqueue 1200,
+	 * t_dispatch 3210 (rule lock), not the GIL holder's work. The lock
+	 * passed back and forth first is a lock; the queue's word, woken
+	 * once by worker 103 among the loop's wakes, is not.
+	 */
+	{
+		SC("test_lock_turn", "model_lock"),
+		.steps = STEPS(MODEL_LOCK_STEPS),
+		RQS(MODEL_LOCK_RQS),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
+			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
+			  R_T(t_token, 5000), R_STAGE(TT_ST_QUEUE, 1800) },
+		}),
+	},
+	/* The same with A's second token handed to the loop at 5200 us while
+	 * the loop, woken by the first at 5000, still waits for a CPU: the
+	 * wait ended at the first, and 103's hand-off at 5000 is A's own,
+	 * no boundary */
+	{
+		SC("test_lock_turn", "second_token_same_worker"),
+		.steps = STEPS(MODEL_LOCK_STEPS, E_DATA(5200, 103, 101, NR_WRITE, 6),
+			       E_IN(5300, 101), E_DREAD(5310, 101)),
+		RQS(RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),
+		    RQ(2, 1000, 1100, 5400, 5410, 101, 101,
+		       .t_end = 6000 * US)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
+			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
+			  R_T(t_token, 5000) },
+		}),
+	},
 	/* The futex pick-up above, marked (docs/design.md §4.9): the reader
 	 * enqueues with key 0xa at 1150 us, the engine dispatches that key
 	 * at 1700 us and hands its first token on at 1900 us. The markers
@@ -3657,6 +3729,7 @@ int main(void)
 	TT_RUN_GROUP(test_reader_many_slices);
 	TT_RUN_GROUP(test_missed_switch_in);
 	TT_RUN_GROUP(test_runtime_lock);
+	TT_RUN_GROUP(test_lock_turn);
 	TT_RUN_GROUP(test_markers);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);

@@ -253,6 +253,7 @@ struct cp_word {
 	__u32 waits;
 	__u32 waiter[2]; /* the first two threads that waited on it */
 	__u32 waker[2]; /* the first two threads that woke it */
+	__u32 nwakes[2]; /* how often each of those two woke it */
 };
 
 struct cp_window {

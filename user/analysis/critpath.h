@@ -86,6 +86,10 @@ enum tt_cp_dispatch {
 	/* the engine took the request from a Go channel's buffer: the
 	 * receive of the element the reader sent (docs/design.md §4.10) */
 	TT_CP_DISP_CHANNEL,
+	/* a worker took an application's lock released by a thread serving
+	 * another request (one model behind a lock): queued until it held
+	 * it, and the interpreter lock after it (docs/design.md §4.4) */
+	TT_CP_DISP_LOCK,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */

@@ -198,12 +198,19 @@ static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
 			    &cp->nwords, &cp->capwords, sizeof(*cp->words));
 }
 
-static void word_note(__u32 *tids, __u32 tid)
+/* Notes tid among a word's first two waiters or wakers; returns its slot,
+ * or -1 when both are others. */
+static int word_note(__u32 *tids, __u32 tid)
 {
-	if (!tids[0])
+	if (!tids[0] || tids[0] == tid) {
 		tids[0] = tid;
-	else if (tids[0] != tid && !tids[1])
+		return 0;
+	}
+	if (!tids[1] || tids[1] == tid) {
 		tids[1] = tid;
+		return 1;
+	}
+	return -1;
 }
 
 /* A runtime's lock range in a process, as the recorder found it. */
@@ -384,9 +391,13 @@ static int wake_add(struct tt_critpath *cp, const struct tt_event *ev,
 			struct cp_word *fw =
 				word_get(cp, w->waker_arg0, waker->tgid);
 
+			int slot;
+
 			if (!fw)
 				return -ENOMEM;
-			word_note(fw->waker, waker->tid);
+			slot = word_note(fw->waker, waker->tid);
+			if (slot >= 0)
+				fw->nwakes[slot]++;
 		}
 	}
 	return 0;
@@ -473,6 +484,14 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	err = wake_add(cp, ev, CTX_PROCESS, waker, &widx);
 	if (err || last->state != REC_RUNNABLE)
 		return err;
+	/* woken from a block by this writer already: that wake ended the
+	 * wait, and this data comes on top (a worker's second token to an
+	 * event loop still waiting for a CPU after its first) */
+	if (!(last->flags & REC_F_DATA) && last->info != NONE32 &&
+	    cp->wakes[last->info].waker_tid == waker->tid &&
+	    cp->wakes[last->info].ctx == CTX_PROCESS &&
+	    th->nrecs >= 2 && th->recs[th->nrecs - 2].state == REC_BLOCKED)
+		return 0;
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, REC_F_DATA);
 }
 

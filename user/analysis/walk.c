@@ -404,6 +404,114 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
 		cp_rq_only(wk->ix, tk->sender, wk->ri, wk->lookahead));
 }
 
+/* A run of at most this long that ends waiting for the interpreter lock
+ * is a thread's try for it, not work (a worker back from an application's
+ * lock needs the GIL to run a line of Python). */
+#define GIL_TRY_NS (200 * 1000ull)
+
+/*
+ * When th, woken at its runnable record k by an application lock's
+ * release, ran holding it: past its tries for the interpreter lock, which
+ * it needs as well to run (tools/scenarios' pool: 2 ms of them under
+ * load, before the server's own clock says it took the request).
+ */
+static __u64 lock_acquired(const struct tt_critpath *cp,
+			   const struct cp_thread *th, long k)
+{
+	long j = k + 1, hops;
+
+	for (hops = 0; hops < 16 && j < (long)th->nrecs; hops++) {
+		const struct cp_rec *r = &th->recs[j];
+
+		if (r->state == REC_RUNNABLE) {
+			j++;
+			continue;
+		}
+		if (r->state != REC_RUNNING)
+			break;
+		if (j + 1 < (long)th->nrecs &&
+		    th->recs[j + 1].ts - r->ts <= GIL_TRY_NS &&
+		    cp_block_is_runtime(cp, th, &th->recs[j + 1])) {
+			j += 2;
+			continue;
+		}
+		return r->ts;
+	}
+	return ran_after(th, k, th->recs[k].ts);
+}
+
+/* Holder, whose release of a lock ended a wait of (s, t], handed work on
+ * meanwhile to a thread serving another live request: it held the lock
+ * for that request (a token passed to the event loop) */
+static bool holder_served_other(const struct walk *wk,
+				const struct cp_thread *holder, __u64 s,
+				__u64 t)
+{
+	const struct tt_critpath *cp = wk->cp;
+	size_t lo = 0, hi = holder->ncand, mid, i, n = 0;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->wakes[holder->cand[mid]].ts <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (i = lo; i < holder->ncand && n < 64; i++, n++) {
+		const struct cp_wake *w = &cp->wakes[holder->cand[i]];
+
+		if (w->ts > t)
+			break;
+		if (w->target_tid != holder->tid &&
+		    cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Runnable record k of th ends a wait on an application's lock that its
+ * holder, not this request's reader or writer, kept for another request
+ * (holder_served_other): its index. So does a try for the interpreter lock
+ * just after such a wait (a short run ending on the GIL): that wait's
+ * record. Else -1.
+ */
+static long lock_turn(const struct walk *wk, const struct cp_thread *th,
+		      long k)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *holder;
+	const struct cp_wake *w;
+	int hops;
+
+	if (th->tid == wk->rq->reader_tid)
+		return -1;
+	for (hops = 0; hops < 8 && k > 0; hops++) {
+		if (th->recs[k].state != REC_RUNNABLE ||
+		    th->recs[k].info == NONE32 ||
+		    th->recs[k - 1].state != REC_BLOCKED)
+			return -1;
+		w = &cp->wakes[th->recs[k].info];
+		if (w->lock == CP_LOCK_WORD) {
+			holder = cp_thread_find(cp, w->waker_tid);
+			return holder && holder->tid != wk->rq->reader_tid &&
+					       holder->tid != wk->rq->writer_tid &&
+					       holder_served_other(
+						       wk, holder,
+						       th->recs[k - 1].ts,
+						       th->recs[k].ts) ?
+				       k :
+				       -1;
+		}
+		if (w->lock != CP_LOCK_RUNTIME || k < 3 ||
+		    th->recs[k - 2].state != REC_RUNNING ||
+		    th->recs[k - 1].ts - th->recs[k - 2].ts > GIL_TRY_NS)
+			return -1;
+		k -= 3;
+	}
+	return -1;
+}
+
 /*
  * A lock wait followed to a holder busy with another request (its handler
  * thread holding the GIL): the holder's path counts while the waiter
@@ -449,7 +557,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *handed;
 	bool boundary, resume, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
-	long k = th ? cp_rec_before(th, t) : -1;
+	long k = th ? cp_rec_before(th, t) : -1, turn;
 	__u64 marked = wk->mk.dispatch;
 	struct lock_return rets[LOCK_RETURNS];
 	int nret = 0;
@@ -546,6 +654,13 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
+		turn = waker && !dispatched && !marked ? lock_turn(wk, th, k) :
+							 -1;
+		/* its tries for the interpreter lock after its turn at an
+		 * application's: its own way to that turn, not the GIL's
+		 * holder's work */
+		if (turn >= 0 && turn != k)
+			waker = NULL;
 		/* a lock wake after a hand-off to th: that hand-off */
 		handed = waker ? lock_detour(cp, th, k, floor) : NULL;
 		if (handed && !dispatched && !marked && wk->detours)
@@ -556,6 +671,20 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		/* the wait is the waker's path: move there at the wake */
 		w = &cp->wakes[rec->info];
+		/* an application's lock its holder had kept for another
+		 * request (one model behind it): this one waited its turn,
+		 * queued until it held the lock (docs/design.md §4.4) */
+		if (turn == k) {
+			*rule = TT_CP_DISP_LOCK;
+			disp = lock_acquired(cp, th, k);
+			dispatched = true;
+			t = queue_cut(wk, t, disp);
+			tid = rq->reader_tid;
+			th = cp_thread_find(cp, tid);
+			k = th ? cp_rec_before(th, t) : -1;
+			t_out = t;
+			continue;
+		}
 		/* a wait for the interpreter lock: the holder's path, counted */
 		if (w->lock == CP_LOCK_RUNTIME && k > 0 &&
 		    th->recs[k - 1].state == REC_BLOCKED)

@@ -557,6 +557,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the engine, preempted when the request was handed on, ran again";
 	case TT_CP_DISP_CHANNEL:
 		return "the engine took what the reader sent on a Go channel";
+	case TT_CP_DISP_LOCK:
+		return "the worker held the lock another request's thread released";
 	default:
 		return "nothing better: taken as t_read";
 	}
