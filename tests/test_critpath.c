@@ -1363,17 +1363,19 @@ static const struct rq_want sync_calls_want[] = {
 /* clang-format on */
 
 /* test_lock_turn's threads: loop 101, workers 102 and 103; GIL 0x7000 */
-#define LOCK_PASS(t_)                                                         \
-	E_OUT(t_, 103, .sys = NR_FUTEX, .arg0 = 0x500),                       \
-		E_WAKE((t_) + 10, 102, 103, NR_FUTEX, 0x500),                 \
-		E_IN((t_) + 11, 103),                                         \
-		E_OUT((t_) + 20, 102, .sys = NR_FUTEX, .arg0 = 0x500),        \
-		E_WAKE((t_) + 30, 103, 102, NR_FUTEX, 0x500),                 \
-		E_IN((t_) + 31, 102)
-#define MODEL_LOCK_STEPS                                                      \
+/* workers 102 and 103 pass futex word w back and forth at t_ us */
+#define WORD_PASS(t_, w)                                                      \
+	E_OUT(t_, 103, .sys = NR_FUTEX, .arg0 = w),                           \
+		E_WAKE((t_) + 2, 102, 103, NR_FUTEX, w), E_IN((t_) + 3, 103), \
+		E_OUT((t_) + 4, 102, .sys = NR_FUTEX, .arg0 = w),             \
+		E_WAKE((t_) + 6, 103, 102, NR_FUTEX, w), E_IN((t_) + 7, 102)
+#define MODEL_LOCK_HEAD                                                       \
 	E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101), E_IN(0, 102),         \
-		E_IN(0, 103), LOCK_PASS(10), LOCK_PASS(50), LOCK_PASS(90),    \
-		E_OUT(175, 102, .sys = NR_FUTEX, .arg0 = 0x300),              \
+		E_IN(0, 103), WORD_PASS(10, 0x500), WORD_PASS(20, 0x500),     \
+		WORD_PASS(30, 0x500)
+#define MODEL_LOCK_STEPS MODEL_LOCK_HEAD, MODEL_LOCK_TAIL
+#define MODEL_LOCK_TAIL                                                       \
+	E_OUT(175, 102, .sys = NR_FUTEX, .arg0 = 0x300),                      \
 		E_WAKE(180, 103, 102, NR_FUTEX, 0x300), E_IN(185, 102),       \
 		E_OUT(190, 103, .sys = NR_FUTEX, .arg0 = 0x300),              \
 		E_WAKE(1200, 101, 103, NR_FUTEX, 0x300), E_IN(1210, 103),     \
@@ -3269,8 +3271,9 @@ static const struct scenario scenarios[] = {
 	 * at 3010, gets it at 3200 and runs from 3210 to A's token at 5000.
 	 * Queued from the hand-off to the lock held: t_enqueue 1200,
 	 * t_dispatch 3210 (rule lock), not the GIL holder's work. The lock
-	 * passed back and forth first is a lock; the queue's word, woken
-	 * once by worker 103 among the loop's wakes, is not.
+	 * passed back and forth first is a lock; so is the queue's word by
+	 * worker 103's wake of it at 180 us, but the loop that only ever
+	 * woke it hands A on through it (a producer's wake).
 	 */
 	{
 		SC("test_lock_turn", "model_lock"),
@@ -3282,6 +3285,21 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
 			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
 			  R_T(t_token, 5000), R_STAGE(TT_ST_QUEUE, 1800) },
+		}),
+	},
+	/* The same with the pool's queue word passed between the workers
+	 * twice more (CPython's SimpleQueue releases it for the next
+	 * waiter): still the loop, which only ever woke it, hands A on */
+	{
+		SC("test_lock_turn", "queue_passed_among_workers"),
+		.steps = STEPS(MODEL_LOCK_HEAD, WORD_PASS(40, 0x300),
+			       WORD_PASS(50, 0x300), MODEL_LOCK_TAIL),
+		RQS(MODEL_LOCK_RQS),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
+			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200) },
 		}),
 	},
 	/* The same with A's second token handed to the loop at 5200 us while

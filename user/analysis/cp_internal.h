@@ -249,11 +249,14 @@ const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
 				 const struct cp_take **own);
 
 /* A futex word's use: how often it is waited on, and by whom both sides. */
+#define WORD_WAITERS 4
 struct cp_word {
 	__u32 waits;
-	__u32 waiter[2]; /* the first two threads that waited on it */
+	/* the first WORD_WAITERS threads that waited on it; more_waiters:
+	 * others did too */
+	__u32 waiter[WORD_WAITERS];
+	bool more_waiters;
 	__u32 waker[2]; /* the first two threads that woke it */
-	__u32 nwakes[2]; /* how often each of those two woke it */
 };
 
 struct cp_window {

@@ -198,17 +198,15 @@ static struct cp_word *word_get(struct tt_critpath *cp, __u64 word, __u32 tgid)
 			    &cp->nwords, &cp->capwords, sizeof(*cp->words));
 }
 
-/* Notes tid among a word's first two waiters or wakers; returns its slot,
- * or -1 when both are others. */
-static int word_note(__u32 *tids, __u32 tid)
+/* Notes tid among a word's first n waiters or wakers; returns its slot,
+ * or -1 when all n are others. */
+static int word_note(__u32 *tids, int n, __u32 tid)
 {
-	if (!tids[0] || tids[0] == tid) {
-		tids[0] = tid;
-		return 0;
-	}
-	if (!tids[1] || tids[1] == tid) {
-		tids[1] = tid;
-		return 1;
+	for (int i = 0; i < n; i++) {
+		if (!tids[i] || tids[i] == tid) {
+			tids[i] = tid;
+			return i;
+		}
 	}
 	return -1;
 }
@@ -300,7 +298,8 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		if (!fw)
 			return -ENOMEM;
 		fw->waits++;
-		word_note(fw->waiter, th->tid);
+		if (word_note(fw->waiter, WORD_WAITERS, th->tid) < 0)
+			fw->more_waiters = true;
 	}
 	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
 	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS)
@@ -391,13 +390,9 @@ static int wake_add(struct tt_critpath *cp, const struct tt_event *ev,
 			struct cp_word *fw =
 				word_get(cp, w->waker_arg0, waker->tgid);
 
-			int slot;
-
 			if (!fw)
 				return -ENOMEM;
-			slot = word_note(fw->waker, waker->tid);
-			if (slot >= 0)
-				fw->nwakes[slot]++;
+			word_note(fw->waker, 2, waker->tid);
 		}
 	}
 	return 0;

@@ -459,19 +459,15 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 /* ---- preparation for walks ---- */
 
 /* A lock (a GIL, a mutex) rather than a hand-off (docs/design.md §4.3): waited on
- * many times per request, or passed back and forth between threads: a
- * thread that waits on it wakes it too, now and then. Once is no habit:
- * a worker pool's queue is woken by its producer, and a worker's odd wake
- * of it (three in 80 in tools/scenarios' pool) made it a lock. */
+ * many times per request, or passed back and forth between threads. */
 static bool word_lock(const struct cp_word *fw, __u64 limit)
 {
 	bool shared = false;
 	int i, j;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < WORD_WAITERS; i++)
 		for (j = 0; j < 2; j++)
-			if (fw->waiter[i] && fw->waiter[i] == fw->waker[j] &&
-			    fw->nwakes[j] >= LOCK_SHARED_WAITS)
+			if (fw->waiter[i] && fw->waiter[i] == fw->waker[j])
 				shared = true;
 	return fw->waits > limit || (shared && fw->waits >= LOCK_SHARED_WAITS);
 }
@@ -483,6 +479,32 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 		tt_hmap_find(&cp->futex_words, word, tgid);
 
 	return ent && word_lock(&cp->words[ent->val], limit);
+}
+
+/*
+ * tid woke word, a lock by its waiters' own wakes of it, and never waited
+ * on it, where every thread that did is known: a producer's wake, a
+ * hand-off. A pool's queue is a lock
+ * its workers pass among themselves (CPython's SimpleQueue releases it
+ * for the next waiter), and the loop that feeds them only releases it.
+ */
+static bool word_producer(const struct tt_critpath *cp, __u64 word,
+			  __u32 tgid, __u32 tid, __u64 limit)
+{
+	const struct tt_hmap_ent *ent =
+		tt_hmap_find(&cp->futex_words, word, tgid);
+	const struct cp_word *fw;
+
+	if (!ent)
+		return false;
+	fw = &cp->words[ent->val];
+	/* waited on many times per request: a lock whoever wakes it */
+	if (fw->more_waiters || fw->waits > limit)
+		return false;
+	for (int i = 0; i < WORD_WAITERS; i++)
+		if (fw->waiter[i] == tid)
+			return false;
+	return true;
 }
 
 bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
@@ -548,6 +570,11 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
+		else if (w->syscall == TT_NR_futex &&
+			 word_producer(cp, w->arg0, waker_tgid, w->waker_tid,
+				       limit) &&
+			 (!b || b->syscall != TT_NR_futex || b->arg0 == w->arg0))
+			w->lock = CP_LOCK_NONE;
 		else if ((w->syscall == TT_NR_futex &&
 			  word_is_lock(cp, w->arg0, waker_tgid, limit)) ||
 			 (b && b->syscall == TT_NR_futex &&
