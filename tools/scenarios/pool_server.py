@@ -29,8 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (calibrated_compute, now, server_args,  # noqa: E402
-                         tokenize, truth_log)
+from vllm_server import (aiohttp_done, calibrated_compute, now,  # noqa: E402
+                         server_args, sse_event, tokenize, truth_log)
 
 
 def main():
@@ -75,15 +75,11 @@ def main():
             t_last = now()
             t_first = t_first or t_last
             n += 1
-            await resp.write(('data: {"choices":[{"index":0,"text":"%s"}]}\n\n'
-                              % text).encode())
+            await resp.write(sse_event(text))
         await fut
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        log.write(f"{port},{t_read},{t_enqueue},{stamps['t_admit']},{t_first},{t_last},"
-                  f"{n},0,ok,{stamps['t_worker']}\n")
-        log.flush()
-        return resp
+        return await aiohttp_done(resp, log, f"{port},{t_read},{t_enqueue},"
+                                  f"{stamps['t_admit']},{t_first},{t_last},{n},0,ok,"
+                                  f"{stamps['t_worker']}")
 
     app = web.Application()
     app.router.add_post("/v1/completions", completions)

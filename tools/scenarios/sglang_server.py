@@ -46,8 +46,8 @@ import zmq
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (busy_python, calibrated_compute, server_args,  # noqa: E402
-                         tokenize, truth_log)
+from vllm_server import (aiohttp_done, busy_python, calibrated_compute,  # noqa: E402
+                         server_args, sse_event, tokenize, truth_log)
 
 now = time.monotonic_ns
 
@@ -172,16 +172,11 @@ def api_main(args):
                 t_last = now()
                 t_first = t_first or t_last
                 n += 1
-                await resp.write(('data: {"choices":[{"index":0,"text":"%s"}]}\n\n'
-                                  % text).encode())
+                await resp.write(sse_event(text))
                 done = done or last
         del states[rid]
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        log.write(f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
-                  f"{t_sched},{t_detok}\n")
-        log.flush()
-        return resp
+        return await aiohttp_done(resp, log, f"{port},{t_read},{t_enqueue},{t_admit},"
+                                  f"{t_first},{t_last},{n},0,ok,{t_sched},{t_detok}")
 
     async def startup(app):
         # aiohttp listens once this returns: not before the Scheduler and

@@ -121,6 +121,20 @@ def tokenize(body, args):
     return t_read, int(body.get("max_tokens") or args.tokens)
 
 
+def sse_event(text):
+    """One token as the SSE event the scenario servers write."""
+    return ('data: {"choices":[{"index":0,"text":"%s"}]}\n\n' % text).encode()
+
+
+async def aiohttp_done(resp, log, row):
+    """Ends an aiohttp SSE answer with [DONE], then logs its truth row."""
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    log.write(row + "\n")
+    log.flush()
+    return resp
+
+
 def truth_log(path, extra):
     """The ground-truth log (README.md's columns, then extra), header written."""
     log = open(path, "w")

@@ -224,6 +224,10 @@ struct cp_thread {
 	char comm[TT_COMM_LEN];
 };
 
+/* The first of c's hand-off candidates (cand) after time t: c->ncand
+ * when none. */
+size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,
+		     __u64 t);
 /* th read what a data wake announced in (s, t]. */
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first message send in [s, t), or 0 */

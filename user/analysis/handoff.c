@@ -346,6 +346,21 @@ bool cp_own_passed(const struct walk *wk, __u32 tid)
 	return false;
 }
 
+size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,
+		     __u64 t)
+{
+	size_t lo = 0, hi = c->ncand, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp->wakes[c->cand[mid]].ts <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* A burst of c's hand-offs being grouped by cp_scan_consumer(). */
 struct burst {
 	bool open;
@@ -396,19 +411,11 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
 	struct burst b = { 0 };
 	struct alive_scan sc = { 0 };
-	size_t lo = 0, hi = c->ncand, mid;
 	long i;
 
 	cs->has_tb = false;
 	cs->own_low = 0;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cp->wakes[c->cand[mid]].ts <= tj)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = (long)lo - 1; i >= 0; i--) {
+	for (i = (long)cp_cand_after(cp, c, tj) - 1; i >= 0; i--) {
 		const struct cp_wake *w = &cp->wakes[c->cand[i]];
 
 		if (w->ts < floor)

@@ -448,16 +448,10 @@ static bool holder_served_other(const struct walk *wk,
 				__u64 t)
 {
 	const struct tt_critpath *cp = wk->cp;
-	size_t lo = 0, hi = holder->ncand, mid, i, n = 0;
+	size_t i, n = 0;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (cp->wakes[holder->cand[mid]].ts <= s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (i = lo; i < holder->ncand && n < 64; i++, n++) {
+	for (i = cp_cand_after(cp, holder, s); i < holder->ncand && n < 64;
+	     i++, n++) {
 		const struct cp_wake *w = &cp->wakes[holder->cand[i]];
 
 		if (w->ts > t)
