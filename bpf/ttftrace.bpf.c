@@ -665,16 +665,17 @@ static __always_inline __u64 rx_dev_time(const struct sock *sk)
 	__s64 off = real_minus_mono, t;
 	struct sk_buff *skb;
 
-	if (!off || !BPF_CORE_READ(sk, sk_receive_queue.qlen))
+	/* BTF pointers: direct loads, where BPF_CORE_READ is a helper call */
+	if (!off || !sk->sk_receive_queue.qlen)
 		return 0;
-	skb = BPF_CORE_READ(sk, sk_receive_queue.prev);
+	skb = sk->sk_receive_queue.prev;
 	if (!skb)
 		return 0;
 	/* a delivery time (EDT, forwarded) is no receive stamp */
 	if (bpf_core_field_exists(skb->tstamp_type) &&
-	    BPF_CORE_READ_BITFIELD_PROBED(skb, tstamp_type))
+	    BPF_CORE_READ_BITFIELD(skb, tstamp_type))
 		return 0;
-	t = BPF_CORE_READ(skb, tstamp);
+	t = skb->tstamp;
 	return t > off ? t - off : 0;
 }
 

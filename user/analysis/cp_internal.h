@@ -224,6 +224,22 @@ struct cp_thread {
 	char comm[TT_COMM_LEN];
 };
 
+/* locks.c */
+struct walk;
+/* When th, woken at its record k, first ran after t: t when not at once. */
+__u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
+/* A hand-off before th's lock waits that end at runnable record k, when
+ * th waited on locks only since: the wake to stay on th for, or NULL. */
+const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
+				     const struct cp_thread *th, long k,
+				     __u64 floor);
+/* The record of th's turn at an application's lock that k ends (or whose
+ * tries for the GIL k ends), or -1. */
+long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
+/* When th, at its turn k, first ran holding the lock and the GIL. */
+__u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
+		       long k);
+
 /* The first of c's hand-off candidates (cand) after time t: c->ncand
  * when none. */
 size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,

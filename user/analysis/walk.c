@@ -308,40 +308,6 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
 }
 
 /*
- * Runnable record k of th ends a wait on a lock word, and before that wait
- * th was woken by a hand-off (not through a lock) after floor, blocked
- * since on lock words only: the lock is a detour on th's way from the
- * hand-off to the token; returns that hand-off. The walk stays on th (the
- * wait is charged as a lock) to find it, rather than the lock holder's work: a
- * worker woken for the request that then waits on its runtime's mutex, an
- * output thread woken by the engine and then by the GIL (docs/design.md
- * §4.4).
- */
-static const struct cp_wake *lock_detour(const struct tt_critpath *cp,
-					 const struct cp_thread *th, long k,
-					 __u64 floor)
-{
-	const struct cp_wake *w = &cp->wakes[th->recs[k].info];
-	long j;
-
-	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
-		return NULL;
-	for (j = k - 1; j >= 0 && th->recs[j].ts >= floor; j--) {
-		const struct cp_rec *r = &th->recs[j];
-
-		if (r->state == REC_BLOCKED &&
-		    !cp_block_on_lock(cp, th, r))
-			return NULL;
-		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
-		    !cp->wakes[r->info].lock &&
-		    cp->wakes[r->info].waker_tid != th->tid &&
-		    cp->wakes[r->info].ctx == CTX_PROCESS)
-			return &cp->wakes[r->info];
-	}
-	return NULL;
-}
-
-/*
  * docs/design.md §4.4's resume rule, on consumer c (not the reader) at
  * running record k before any dispatch: c was runnable when the reader let
  * the request go, preempted or woken before that by another request's
@@ -368,16 +334,6 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
 }
 
-/* When th, woken at its record k, first ran after the wake: a pick-up is
- * taken up then; its wait for a CPU stays scheduler.runqueue. */
-static __u64 ran_after(const struct cp_thread *th, long k, __u64 t)
-{
-	if (k + 1 < (long)th->nrecs && th->recs[k + 1].state == REC_RUNNING &&
-	    th->recs[k + 1].ts > t)
-		return th->recs[k + 1].ts;
-	return t;
-}
-
 /* When consumer th, whose hand-off at tb bounds the queue, ran again: its
  * hand-off's target often preempts it at once (a wakeup on its CPU), and
  * the engine admits the next request only when it runs again (its wait
@@ -402,108 +358,6 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
 	return tk->t_send >= wk->r && tk->t_send <= tk->ts &&
 	       (tk->sender == wk->rq->reader_tid ||
 		cp_rq_only(wk->ix, tk->sender, wk->ri, wk->lookahead));
-}
-
-/* A run of at most this long that ends waiting for the interpreter lock
- * is a thread's try for it, not work (a worker back from an application's
- * lock needs the GIL to run a line of Python). */
-#define GIL_TRY_NS (200 * 1000ull)
-
-/*
- * When th, woken at its runnable record k by an application lock's
- * release, ran holding it: past its tries for the interpreter lock, which
- * it needs as well to run (tools/scenarios' pool: 2 ms of them under
- * load, before the server's own clock says it took the request).
- */
-static __u64 lock_acquired(const struct tt_critpath *cp,
-			   const struct cp_thread *th, long k)
-{
-	long j = k + 1, hops;
-
-	for (hops = 0; hops < 16 && j < (long)th->nrecs; hops++) {
-		const struct cp_rec *r = &th->recs[j];
-
-		if (r->state == REC_RUNNABLE) {
-			j++;
-			continue;
-		}
-		if (r->state != REC_RUNNING)
-			break;
-		if (j + 1 < (long)th->nrecs &&
-		    th->recs[j + 1].ts - r->ts <= GIL_TRY_NS &&
-		    cp_block_is_runtime(cp, th, &th->recs[j + 1])) {
-			j += 2;
-			continue;
-		}
-		return r->ts;
-	}
-	return ran_after(th, k, th->recs[k].ts);
-}
-
-/* Holder, whose release of a lock ended a wait of (s, t], handed work on
- * meanwhile to a thread serving another live request: it held the lock
- * for that request (a token passed to the event loop) */
-static bool holder_served_other(const struct walk *wk,
-				const struct cp_thread *holder, __u64 s,
-				__u64 t)
-{
-	const struct tt_critpath *cp = wk->cp;
-	size_t i, n = 0;
-
-	for (i = cp_cand_after(cp, holder, s); i < holder->ncand && n < 64;
-	     i++, n++) {
-		const struct cp_wake *w = &cp->wakes[holder->cand[i]];
-
-		if (w->ts > t)
-			break;
-		if (w->target_tid != holder->tid &&
-		    cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri))
-			return true;
-	}
-	return false;
-}
-
-/*
- * Runnable record k of th ends a wait on an application's lock that its
- * holder, not this request's reader or writer, kept for another request
- * (holder_served_other): its index. So does a try for the interpreter lock
- * just after such a wait (a short run ending on the GIL): that wait's
- * record. Else -1.
- */
-static long lock_turn(const struct walk *wk, const struct cp_thread *th,
-		      long k)
-{
-	const struct tt_critpath *cp = wk->cp;
-	const struct cp_thread *holder;
-	const struct cp_wake *w;
-	int hops;
-
-	if (th->tid == wk->rq->reader_tid)
-		return -1;
-	for (hops = 0; hops < 8 && k > 0; hops++) {
-		if (th->recs[k].state != REC_RUNNABLE ||
-		    th->recs[k].info == NONE32 ||
-		    th->recs[k - 1].state != REC_BLOCKED)
-			return -1;
-		w = &cp->wakes[th->recs[k].info];
-		if (w->lock == CP_LOCK_WORD) {
-			holder = cp_thread_find(cp, w->waker_tid);
-			return holder && holder->tid != wk->rq->reader_tid &&
-					       holder->tid != wk->rq->writer_tid &&
-					       holder_served_other(
-						       wk, holder,
-						       th->recs[k - 1].ts,
-						       th->recs[k].ts) ?
-				       k :
-				       -1;
-		}
-		if (w->lock != CP_LOCK_RUNTIME || k < 3 ||
-		    th->recs[k - 2].state != REC_RUNNING ||
-		    th->recs[k - 1].ts - th->recs[k - 2].ts > GIL_TRY_NS)
-			return -1;
-		k -= 3;
-	}
-	return -1;
 }
 
 /*
@@ -648,7 +502,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
-		turn = waker && !dispatched && !marked ? lock_turn(wk, th, k) :
+		turn = waker && !dispatched && !marked ? cp_lock_turn(wk, th, k) :
 							 -1;
 		/* its tries for the interpreter lock after its turn at an
 		 * application's: its own way to that turn, not the GIL's
@@ -656,7 +510,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		if (turn >= 0 && turn != k)
 			waker = NULL;
 		/* a lock wake after a hand-off to th: that hand-off */
-		handed = waker ? lock_detour(cp, th, k, floor) : NULL;
+		handed = waker ? cp_lock_detour(cp, th, k, floor) : NULL;
 		if (handed && !dispatched && !marked && wk->detours)
 			waker = NULL;
 		if (!waker) {
@@ -670,7 +524,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		 * queued until it held the lock (docs/design.md §4.4) */
 		if (turn == k) {
 			*rule = TT_CP_DISP_LOCK;
-			disp = lock_acquired(cp, th, k);
+			disp = cp_lock_acquired(cp, th, k);
 			dispatched = true;
 			t = queue_cut(wk, t, disp);
 			tid = rq->reader_tid;
@@ -712,7 +566,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		if (!dispatched && !w->lock && ran >= RELAY_CPU_NS) {
 			worker_wake = t;
-			worker_ran = ran_after(th, k, t);
+			worker_ran = cp_ran_after(th, k, t);
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
@@ -720,7 +574,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead))) {
 			*rule = TT_CP_DISP_PICKUP;
-			disp = ran_after(th, k, t);
+			disp = cp_ran_after(th, k, t);
 			if (worker_wake > t)
 				disp = worker_ran;
 			dispatched = true;
@@ -769,7 +623,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 
 /*
  * The walk from start found no dispatch: walks again with the fallbacks
- * (lock detours, lock_detour(); the resume rule, resumed()) and keeps that
+ * (lock detours, cp_lock_detour(); the resume rule, resumed()) and keeps that
  * walk when it finds one. A lock holder's work stays on the path, and a
  * hand-off boundary wins, wherever the first walk finds the dispatch.
  */

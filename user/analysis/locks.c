@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Locks on the walk's way (docs/design.md §4.3, §4.4): a lock that is a
+ * detour between a hand-off and the token, an application's lock that is a
+ * request's turn in a queue, and when its waiter took up the work. */
+#include "cp_internal.h"
+
+/* When th, woken at its record k, first ran after the wake: a pick-up is
+ * taken up then; its wait for a CPU stays scheduler.runqueue. */
+__u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t)
+{
+	if (k + 1 < (long)th->nrecs && th->recs[k + 1].state == REC_RUNNING &&
+	    th->recs[k + 1].ts > t)
+		return th->recs[k + 1].ts;
+	return t;
+}
+
+/*
+ * Runnable record k of th ends a wait on a lock word, and before that wait
+ * th was woken by a hand-off (not through a lock) after floor, blocked
+ * since on lock words only: the lock is a detour on th's way from the
+ * hand-off to the token; returns that hand-off. The walk stays on th (the
+ * wait is charged as a lock) to find it, rather than the lock holder's work: a
+ * worker woken for the request that then waits on its runtime's mutex, an
+ * output thread woken by the engine and then by the GIL (docs/design.md
+ * §4.4).
+ */
+const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
+				     const struct cp_thread *th, long k,
+				     __u64 floor)
+{
+	const struct cp_wake *w = &cp->wakes[th->recs[k].info];
+	long j;
+
+	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+		return NULL;
+	for (j = k - 1; j >= 0 && th->recs[j].ts >= floor; j--) {
+		const struct cp_rec *r = &th->recs[j];
+
+		if (r->state == REC_BLOCKED &&
+		    !cp_block_on_lock(cp, th, r))
+			return NULL;
+		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
+		    !cp->wakes[r->info].lock &&
+		    cp->wakes[r->info].waker_tid != th->tid &&
+		    cp->wakes[r->info].ctx == CTX_PROCESS)
+			return &cp->wakes[r->info];
+	}
+	return NULL;
+}
+
+/* A run of at most this long that ends waiting for the interpreter lock
+ * is a thread's try for it, not work (a worker back from an application's
+ * lock needs the GIL to run a line of Python). */
+#define GIL_TRY_NS (200 * 1000ull)
+
+/*
+ * When th, woken at its runnable record k by an application lock's
+ * release, ran holding it: past its tries for the interpreter lock, which
+ * it needs as well to run (tools/scenarios' pool: 2 ms of them under
+ * load, before the server's own clock says it took the request).
+ */
+__u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
+		       long k)
+{
+	long j = k + 1, hops;
+
+	for (hops = 0; hops < 16 && j < (long)th->nrecs; hops++) {
+		const struct cp_rec *r = &th->recs[j];
+
+		if (r->state == REC_RUNNABLE) {
+			j++;
+			continue;
+		}
+		if (r->state != REC_RUNNING)
+			break;
+		if (j + 1 < (long)th->nrecs &&
+		    th->recs[j + 1].ts - r->ts <= GIL_TRY_NS &&
+		    cp_block_is_runtime(cp, th, &th->recs[j + 1])) {
+			j += 2;
+			continue;
+		}
+		return r->ts;
+	}
+	return cp_ran_after(th, k, th->recs[k].ts);
+}
+
+/* Holder, whose release of a lock ended a wait of (s, t], handed work on
+ * meanwhile to a thread serving another live request: it held the lock
+ * for that request (a token passed to the event loop) */
+static bool holder_served_other(const struct walk *wk,
+				const struct cp_thread *holder, __u64 s,
+				__u64 t)
+{
+	const struct tt_critpath *cp = wk->cp;
+	size_t i, n = 0;
+
+	for (i = cp_cand_after(cp, holder, s); i < holder->ncand && n < 64;
+	     i++, n++) {
+		const struct cp_wake *w = &cp->wakes[holder->cand[i]];
+
+		if (w->ts > t)
+			break;
+		if (w->target_tid != holder->tid &&
+		    cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Runnable record k of th ends a wait on an application's lock that its
+ * holder, not this request's reader or writer, kept for another request
+ * (holder_served_other): its index. So does a try for the interpreter lock
+ * just after such a wait (a short run ending on the GIL): that wait's
+ * record. Else -1.
+ */
+long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *holder;
+	const struct cp_wake *w;
+	int hops;
+
+	if (th->tid == wk->rq->reader_tid)
+		return -1;
+	for (hops = 0; hops < 8 && k > 0; hops++) {
+		if (th->recs[k].state != REC_RUNNABLE ||
+		    th->recs[k].info == NONE32 ||
+		    th->recs[k - 1].state != REC_BLOCKED)
+			return -1;
+		w = &cp->wakes[th->recs[k].info];
+		if (w->lock == CP_LOCK_WORD) {
+			holder = cp_thread_find(cp, w->waker_tid);
+			return holder && holder->tid != wk->rq->reader_tid &&
+					       holder->tid != wk->rq->writer_tid &&
+					       holder_served_other(
+						       wk, holder,
+						       th->recs[k - 1].ts,
+						       th->recs[k].ts) ?
+				       k :
+				       -1;
+		}
+		if (w->lock != CP_LOCK_RUNTIME || k < 3 ||
+		    th->recs[k - 2].state != REC_RUNNING ||
+		    th->recs[k - 1].ts - th->recs[k - 2].ts > GIL_TRY_NS)
+			return -1;
+		k -= 3;
+	}
+	return -1;
+}
+
