@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
 
-  scen_check.py TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50] ...
+  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50] ...
+
+--scale multiplies the shares DISPATCH, QUEUE and A2T (the sanitizer
+suite's: an ASan build of the recorder takes CPU the traced server lacks).
 
 For each NAME (a scenario run in OUTDIR by tools/scenarios/run.sh, whose
 compare.py summary is OUTDIR/summary.jsonl): every request matched and
@@ -51,14 +54,19 @@ def median_within(v):
 
 
 def main():
-    tag, outdir = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    scale = 1.0
+    if args and args[0].startswith("--scale="):
+        scale = float(args.pop(0).split("=", 1)[1])
+    tag, outdir = args[0], args[1]
     runs = {}
     for line in open(os.path.join(outdir, "summary.jsonl")):
         s = json.loads(line)
         runs[s["name"]] = s
-    for spec in sys.argv[3:]:
+    for spec in args[2:]:
         f = spec.split(":")
-        name, disp, queue, a2t = f[0], float(f[1]), float(f[2]), float(f[3])
+        name, disp, queue, a2t = (f[0], scale * float(f[1]), scale * float(f[2]),
+                                  scale * float(f[3]))
         mode = f[4] if len(f) > 4 else ""
         s = runs.get(name)
         if not s:
