@@ -35,6 +35,11 @@
 # them with a CPU hog (docs/design.md §4.4 says what stays ambiguous: an
 # event loop's hand-off that wakes nobody); before data wakes, turns and
 # the hand-off rule's next run, vllm allowed 35% and node 25%.
+# The shares are the most seen off in ten local runs (tools/scenarios/
+# README.md's last two tables) and the clean-clone CI runs since, with a
+# margin: gil 10 of 120 (CI; 0-7 locally), nagle 15 / 11 / 18 (a hogged
+# run), odirect 10 (CI; 0-6 locally). Their misses are a busy engine's
+# emits to a handler that was not waiting: no wake shows the boundary.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_py
@@ -59,8 +64,8 @@ keep_runs() {
 scale=1
 ldd "$TTFTRACE" 2>/dev/null | grep -q libasan && scale=2
 /usr/bin/python3 tests/scen_check.py --scale=$scale scen_py "$OUTDIR" \
-	gil:0.05:0.10:0.05:p50 nagle:0.08:0.10:0.10:p50 \
+	gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
-	odirect:0.08:0.05:0.15:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
+	odirect:0.12:0.08:0.15:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
 grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs
 true
