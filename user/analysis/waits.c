@@ -472,32 +472,33 @@ static bool word_lock(const struct cp_word *fw, __u64 limit)
 	return fw->waits > limit || (shared && fw->waits >= LOCK_SHARED_WAITS);
 }
 
+/* The use of futex word (word, tgid), or NULL when nobody waited or woke. */
+static const struct cp_word *word_find(const struct tt_critpath *cp,
+				       __u64 word, __u32 tgid)
+{
+	const struct tt_hmap_ent *ent =
+		tt_hmap_find(&cp->futex_words, word, tgid);
+
+	return ent ? &cp->words[ent->val] : NULL;
+}
+
 static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 			 __u64 limit)
 {
-	const struct tt_hmap_ent *ent =
-		tt_hmap_find(&cp->futex_words, word, tgid);
+	const struct cp_word *fw = word_find(cp, word, tgid);
 
-	return ent && word_lock(&cp->words[ent->val], limit);
+	return fw && word_lock(fw, limit);
 }
 
 /*
- * tid woke word, a lock by its waiters' own wakes of it, and never waited
- * on it, where every thread that did is known: a producer's wake, a
- * hand-off. A pool's queue is a lock
- * its workers pass among themselves (CPython's SimpleQueue releases it
- * for the next waiter), and the loop that feeds them only releases it.
+ * tid woke word fw, a lock by its waiters' own wakes of it, and never
+ * waited on it, where every thread that did is known: a producer's wake, a
+ * hand-off. A pool's queue is a lock its workers pass among themselves
+ * (CPython's SimpleQueue releases it for the next waiter), and the loop
+ * that feeds them only releases it.
  */
-static bool word_producer(const struct tt_critpath *cp, __u64 word,
-			  __u32 tgid, __u32 tid, __u64 limit)
+static bool word_producer(const struct cp_word *fw, __u32 tid, __u64 limit)
 {
-	const struct tt_hmap_ent *ent =
-		tt_hmap_find(&cp->futex_words, word, tgid);
-	const struct cp_word *fw;
-
-	if (!ent)
-		return false;
-	fw = &cp->words[ent->val];
 	/* waited on many times per request: a lock whoever wakes it */
 	if (fw->more_waiters || fw->waits > limit)
 		return false;
@@ -560,6 +561,11 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		__u32 waker_tgid = tgid_of(cp, w->waker_tid);
 		__u32 target_tgid = tgid_of(cp, w->target_tid);
 		const struct cp_rtrange *rt = NULL;
+		/* the waker's word, looked up once for both questions */
+		const struct cp_word *fw =
+			w->syscall == TT_NR_futex ?
+				word_find(cp, w->arg0, waker_tgid) :
+				NULL;
 
 		if (w->syscall == TT_NR_futex)
 			rt = cp_runtime_word(cp, w->arg0, waker_tgid);
@@ -570,13 +576,10 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
-		else if (w->syscall == TT_NR_futex &&
-			 word_producer(cp, w->arg0, waker_tgid, w->waker_tid,
-				       limit) &&
+		else if (fw && word_producer(fw, w->waker_tid, limit) &&
 			 (!b || b->syscall != TT_NR_futex || b->arg0 == w->arg0))
 			w->lock = CP_LOCK_NONE;
-		else if ((w->syscall == TT_NR_futex &&
-			  word_is_lock(cp, w->arg0, waker_tgid, limit)) ||
+		else if ((fw && word_lock(fw, limit)) ||
 			 (b && b->syscall == TT_NR_futex &&
 			  word_is_lock(cp, b->arg0, target_tgid, limit)))
 			w->lock = CP_LOCK_WORD;
