@@ -5,9 +5,10 @@
 # batching (requests wait for the engine's next iteration, where inference
 # alone can be off), is recorded with an enqueue marker on engine_submit
 # (its request in argument 2) and a dispatch marker on engine_admitted
-# (argument 1), then on the USDT probe demo:admitted beside it. Every request's t_enqueue and t_dispatch must be within
-# 50 us of the server's own stamps, and the drill-down must say the
-# marker fixed them.
+# (argument 1), then on the USDT probe demo:admitted beside it. Every
+# request's t_enqueue and t_dispatch must lie within the server's clock
+# reads around the marked call (compare_marks.py), and the drill-down must
+# say the marker fixed them.
 set -u
 HERE=$(dirname "$0")
 . "$HERE/lib.sh"
@@ -59,7 +60,7 @@ marked() {
 		return 1
 	fi
 	python3 "$HERE/compare_marks.py" "$TT_TMP/$name.json" \
-		"$TT_TMP/$name.gt.csv" --name "$name" --tol-us 50 \
+		"$TT_TMP/$name.gt.csv" --name "$name" --tol-us 5 \
 		--expect "$n" || TT_FAILED=1
 }
 

@@ -1349,14 +1349,21 @@ static const struct rq_want sync_calls_want[] = {
 	})
 /* clang-format on */
 
+/* from puts on to's queue q at t_ us, wakes to, then drops the GIL
+ * (0x7200), which wakes to again: it runs at t_ + 25 */
+/* clang-format off */
+#define PUT_GIL(t_, from, to, q)                                              \
+	E_WAKE(t_, from, to, NR_FUTEX, q), E_IN((t_) + 10, to),               \
+	E_OUT((t_) + 15, to, .sys = NR_FUTEX, .arg0 = 0x7200),                \
+	E_WAKE((t_) + 20, from, to, NR_FUTEX, 0x7200), E_IN((t_) + 25, to)
+/* clang-format on */
+
 /* Engine 102 puts a step's token on output thread 103's queue (0x50) at
  * t_ us, then drops the GIL (0x7200), waking 103 again; 103 hands the
  * token to reader 101 (0x60). */
 /* clang-format off */
 #define PUT_THEN_GIL(t_)                                                      \
-	E_WAKE(t_, 102, 103, NR_FUTEX, 0x50), E_IN((t_) + 10, 103),           \
-	E_OUT((t_) + 15, 103, .sys = NR_FUTEX, .arg0 = 0x7200),               \
-	E_WAKE((t_) + 20, 102, 103, NR_FUTEX, 0x7200), E_IN((t_) + 25, 103),  \
+	PUT_GIL(t_, 102, 103, 0x50),                                          \
 	E_WAKE((t_) + 30, 103, 101, NR_FUTEX, 0x60),                          \
 	E_OUT((t_) + 35, 103, .sys = NR_FUTEX, .arg0 = 0x50),                 \
 	E_IN((t_) + 35, 101)
@@ -2135,6 +2142,27 @@ static const struct scenario scenarios[] = {
 			       E_WAKE(300, 101, 103, NR_WRITE, 6),
 			       RELAY_TAIL),
 		RELAY_RQ_WANT,
+	},
+	/* A relay that ran 695 us (more than RELAY_CPU_NS: this VM takes the
+	 * CPU from ZMQ's I/O threads for as long) puts the request on engine
+	 * 102's queue (0x40), then drops the GIL, which wakes 102 again: the
+	 * walk enters the engine through the GIL, yet the relay handed off
+	 * to it, and the engine's 5 ms make the relay a relay. Queued from
+	 * the reader's wake until the engine's, t_dispatch its run (vLLM's
+	 * EngineCore behind ZMQ and its input thread; with either rule gone
+	 * t_dispatch is the relay's run at 305 us, not the engine's at
+	 * 1025) */
+	{
+		SC("test_fallbacks", "pickup_via_slow_relay_then_gil"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), RELAY_ASLEEP,
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 103), PUT_GIL(1000, 103, 102, 0x40),
+			       E_OUT(1030, 103, .sys = NR_FUTEX, .arg0 = 0x41),
+			       E_WAKE(6000, 102, 101, NR_WRITE, 9),
+			       E_IN(6005, 101)),
+		RQS(RQ(1, 50, 100, 6020, 6030, 101, 101)),
+		.want = WANT_DISPATCH(1, 1025, 300, PICKUP),
 	},
 	/* The same, the relay preempted before the reader's write to its
 	 * eventfd: no wakeup, the data wake ends its wait for the request,

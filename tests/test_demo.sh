@@ -254,9 +254,15 @@ t_last_token_write_ns,tokens,prefill_ns,queue_ns,tokenize_ns,prompt_bytes,\
 status,io_ns,io_wait_ns,engine_cpu_ns,engine_runnable_ns,engine_sleep_ns,\
 engine_run_delay_ns,engine_wake_delay_ns,t_first_byte_read_ns,t_token_ns,\
 upstream_port,tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,kernel_ns,\
-launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns,io_cpu_ns"
+launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns,io_cpu_ns,\
+t_submit_call_ns,t_admitted_ret_ns"
 check "log header: old columns first, ground-truth columns after" \
 	"$(head -1 "$TMP/sse.gt")" [ "$(head -1 "$TMP/sse.gt")" = "$cols" ]
+# the brackets around the marked calls (tests/compare_marks.py)
+bad=$(tail -n +2 "$TMP/sse.gt" | awk -F, '!($36 > 0 && $36 <= $4 &&
+	$4 <= $5 && $5 <= $37) { n++ } END { print n + 0 }')
+check "t_submit_call .. t_enqueue and t_dispatch .. t_admitted_ret in order" \
+	"$bad rows not" [ "$bad" -eq 0 ]
 # the columns --help does not name (a trailing _ns may go unsaid)
 missing=$("$SERVER" --help | awk -v cols="$cols" '{ text = text $0 "\n" }
 	END { n = split(cols, c, ","); for (i = 1; i <= n; i++) {

@@ -151,6 +151,13 @@ struct server_opts {
  */
 struct engine_truth {
 	uint64_t t_enqueue, t_dispatch;
+	/*
+	 * The clock just before engine_submit() is called and just after
+	 * engine_admitted() and the demo:admitted probe returned: with
+	 * t_enqueue and t_dispatch they bracket a marker's trap on those
+	 * functions, whatever preempts or delays the trap in between
+	 */
+	uint64_t t_submit_call, t_admitted_ret;
 	uint64_t t_prefill_start, t_prefill_end;
 	uint64_t t_token;	/* first token handed to the front-end */
 	/*

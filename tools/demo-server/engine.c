@@ -263,6 +263,7 @@ static int engine_admit(struct engine *e, struct request **admitted,
 		req->truth.t_dispatch = mono_ns();
 		engine_admitted(req);
 		DEMO_USDT1(demo, admitted, req);
+		req->truth.t_admitted_ret = mono_ns();
 		e->batch[e->nbatch++] = req;
 		admitted[n++] = req;
 	}
@@ -626,11 +627,14 @@ static void split_receive(struct engine *e, struct request *slot,
 	pthread_mutex_unlock(&slot->lock);
 	if (m->type != SPLIT_REQ)
 		return;
-	if (busy)
+	if (busy) {
 		fprintf(stderr, "%s: engine: request %llu before %llu ended\n",
 			prog, (unsigned long long)m->id,
 			(unsigned long long)slot->id);
-	else if (!engine_submit(e, slot))
+		return;
+	}
+	slot->truth.t_submit_call = mono_ns();
+	if (!engine_submit(e, slot))
 		request_release(slot, true);
 }
 

@@ -394,7 +394,7 @@ void log_request(struct server *srv, const struct request *req,
 		     "%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%zu,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
 		     "%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-		     "%llu,%llu\n",
+		     "%llu,%llu,%llu,%llu\n",
 		     (unsigned long long)req->id, req->peer_port,
 		     (unsigned long long)req->t_read_done,
 		     (unsigned long long)t->t_enqueue,
@@ -428,7 +428,9 @@ void log_request(struct server *srv, const struct request *req,
 		     (unsigned long long)t->sync_wait_ns,
 		     (unsigned long long)t->sync_cpu_ns,
 		     (unsigned long long)t->t_boundary,
-		     (unsigned long long)t->io_cpu_ns);
+		     (unsigned long long)t->io_cpu_ns,
+		     (unsigned long long)t->t_submit_call,
+		     (unsigned long long)t->t_admitted_ret);
 	if (n < 0 || n >= (int)sizeof(row))
 		return;
 	/* one O_APPEND write per row: rows stay whole, survive a kill */
@@ -481,6 +483,7 @@ static bool handle_completion(struct worker *w, struct conn *c,
 		request_destroy(&req);
 		return keep;
 	}
+	req.truth.t_submit_call = mono_ns();
 	if (!(w->engine_fd >= 0 ? split_submit(w, &req) :
 				  engine_submit(&srv->engine, &req))) {
 		send_error(srv, c, 503, false, "server is stopping");

@@ -84,7 +84,7 @@ static int open_log(const char *path)
 		"t_first_byte_read_ns,t_token_ns,upstream_port,"
 		"tokenize_cpu_ns,fe_run_delay_ns,fe_read_wake_ns,gpu_ns,"
 		"kernel_ns,launch_cpu_ns,sync_wait_ns,sync_cpu_ns,t_boundary_ns,"
-		"io_cpu_ns\n";
+		"io_cpu_ns,t_submit_call_ns,t_admitted_ret_ns\n";
 	int fd, err;
 
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,

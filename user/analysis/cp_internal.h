@@ -23,6 +23,10 @@
  * (an I/O thread, a queue's feeder): a pick-up through such relays is the
  * wake of the thread that computed (docs/design.md §4.4). */
 #define RELAY_CPU_NS 500000ULL
+/* ... or less than a RELAY_SHARE-th of what the thread that computed after
+ * it ran: a relay's run (ZMQ's I/O thread) reads a millisecond when this
+ * VM's CPU is taken from it, which no engine's short run does */
+#define RELAY_SHARE 4
 /* Distinct wake targets cp_answers() looks at per thread: an engine wakes
  * a writer among its first few. */
 #define ANSWER_TARGETS 16

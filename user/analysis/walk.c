@@ -397,13 +397,14 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	/* where the path left the thread it is on (toward the token) */
 	__u64 t_out = wk->f;
 	/* on-CPU on this thread of the path; the latest wake of a thread
-	 * that computed, and the path's length then */
-	__u64 ran = 0, worker_wake = 0, worker_ran = 0, own;
+	 * that computed, its first run after it, its CPU on the path, and
+	 * the path's length then */
+	__u64 ran = 0, worker_wake = 0, worker_ran = 0, worker_cpu = 0, own;
 	size_t worker_seg = 0;
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, dispatched = false;
+	bool boundary, resume, via_handoff, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1, turn;
 	__u64 marked = wk->mk.dispatch;
@@ -564,9 +565,16 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			}
 			wk->passed[wk->npassed++] = th->tid;
 		}
-		if (!dispatched && !w->lock && ran >= RELAY_CPU_NS) {
+		/* a lock wake by the thread that handed th its work: th is
+		 * still the one it handed off to (an engine's put to its
+		 * output thread, then its release of the GIL) */
+		via_handoff = !w->lock ||
+			      (handed && handed->waker_tid == waker->tid);
+		if (!dispatched && via_handoff && ran >= RELAY_CPU_NS &&
+		    ran * RELAY_SHARE >= worker_cpu) {
 			worker_wake = t;
 			worker_ran = cp_ran_after(th, k, t);
+			worker_cpu = ran;
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
@@ -603,12 +611,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			wk->lock_followed = true;
 		if (!dispatched && w->lock == CP_LOCK_RUNTIME)
 			wk->gil_followed = true;
-		/* a lock wake by the thread that handed th its work: th is
-		 * still the one it handed off to (an engine's put to its
-		 * output thread, then its release of the GIL) */
-		from = !w->lock || (handed && handed->waker_tid == waker->tid) ?
-			       th->tid :
-			       0;
+		from = via_handoff ? th->tid : 0;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);
