@@ -1376,6 +1376,16 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 2, 102, 103, NR_FUTEX, w), E_IN((t_) + 3, 103), \
 		E_OUT((t_) + 4, 102, .sys = NR_FUTEX, .arg0 = w),             \
 		E_WAKE((t_) + 6, 103, 102, NR_FUTEX, w), E_IN((t_) + 7, 102)
+/* engine 102 waits on word 0x300 at t_ us, reader 101 wakes it 20 later */
+#define WORD_WAIT_PUT(t_)                                                     \
+	E_OUT(t_, 102, .sys = NR_FUTEX, .arg0 = 0x300),                       \
+		E_WAKE((t_) + 20, 101, 102, NR_FUTEX, 0x300),                 \
+		E_IN((t_) + 25, 102)
+/* 101 wakes 102 through 0x300 at t_ us and blocks; 102 writes back at w */
+#define PUT_RUN_WRITE(t_, w)                                                  \
+	E_WAKE(t_, 101, 102, NR_FUTEX, 0x300), E_IN((t_) + 5, 102),           \
+		E_OUT((t_) + 10, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),       \
+		E_WAKE(w, 102, 101, NR_WRITE, 9), E_IN((w) + 5, 101)
 #define MODEL_LOCK_HEAD                                                       \
 	E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101), E_IN(0, 102),         \
 		E_IN(0, 103), WORD_PASS(10, 0x500), WORD_PASS(20, 0x500),     \
@@ -3314,6 +3324,35 @@ static const struct scenario scenarios[] = {
 			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
 			  R_T(t_token, 5000), R_STAGE(TT_ST_QUEUE, 1800) },
 		}),
+	},
+	/* CPython allocates a lock for each wait on a Condition, and malloc
+	 * hands a freed one's address to another thread: word 0x300 was
+	 * reader 101's wait (woken by engine 102), then engine 102 waits on
+	 * it four times in a row, each woken by 101's put. By its whole
+	 * history it is a lock the two pass around; its last waits make
+	 * 101's wakes a producer's: two pick-ups (without: both read) */
+	{
+		SC("test_lock_turn", "recycled_waiter_word"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       E_OUT(10, 101, .sys = NR_FUTEX, .arg0 = 0x300),
+			       E_WAKE(20, 102, 101, NR_FUTEX, 0x300),
+			       E_IN(25, 101), WORD_WAIT_PUT(100),
+			       WORD_WAIT_PUT(200), WORD_WAIT_PUT(300),
+			       E_OUT(400, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			       PUT_RUN_WRITE(600, 1500),
+			       E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			       PUT_RUN_WRITE(1800, 2500)),
+		RQS(RQ(1, 450, 500, 1520, 1530, 101, 101),
+		    RQ(2, 1650, 1700, 2520, 2530, 101, 101)),
+		.want = WANTS(
+			{ 1,
+			  NULL,
+			  { R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			    R_T(t_dispatch, 605), R_T(t_enqueue, 600) } },
+			{ 2,
+			  NULL,
+			  { R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			    R_T(t_dispatch, 1805), R_T(t_enqueue, 1800) } }),
 	},
 	/* The same with the pool's queue word passed between the workers
 	 * twice more (CPython's SimpleQueue releases it for the next

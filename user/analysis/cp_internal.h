@@ -174,7 +174,10 @@ struct cp_wake {
 	__u32 block; /* the target's block, NONE32 if it was not blocked */
 	__s16 syscall; /* the waker's syscall, -1 outside process context */
 	__u8 ctx; /* enum wake_ctx */
-	__u8 lock; /* enum cp_lock: followed, never a hand-off */
+	__u8 lock : 7; /* enum cp_lock: followed, never a hand-off */
+	/* a futex wake of a word whose last WORD_SOLO_WAITS waits were all
+	 * the target's (struct cp_word's last_waiter) */
+	__u8 solo : 1;
 };
 
 /* An element this thread took from a Go channel's buffer, and the send
@@ -281,7 +284,17 @@ struct cp_word {
 	__u32 waiter[WORD_WAITERS];
 	bool more_waiters;
 	__u32 waker[2]; /* the first two threads that woke it */
+	/* the thread of its latest wait, and how many waits in a row were
+	 * that thread's: CPython allocates a lock for each wait on a
+	 * Condition, and malloc's per-thread cache gives a freed one's
+	 * address to the freeing thread's next (the notifier may free it), so
+	 * a word's early waiters may be its later wakers */
+	__u32 last_waiter, last_run;
 };
+
+/* a wake by another thread of a word its target waited on this many times
+ * in a row, none of them the waker's, is a producer's (word_producer()) */
+#define WORD_SOLO_WAITS 4
 
 struct cp_window {
 	__u64 start, end;

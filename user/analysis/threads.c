@@ -300,6 +300,9 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		fw->waits++;
 		if (word_note(fw->waiter, WORD_WAITERS, th->tid) < 0)
 			fw->more_waiters = true;
+		fw->last_run = fw->last_waiter == th->tid ? fw->last_run + 1 :
+							    1;
+		fw->last_waiter = th->tid;
 	}
 	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
 	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS)
@@ -393,6 +396,9 @@ static int wake_add(struct tt_critpath *cp, const struct tt_event *ev,
 			if (!fw)
 				return -ENOMEM;
 			word_note(fw->waker, 2, waker->tid);
+			wk->solo = fw->last_waiter == wk->target_tid &&
+				   fw->last_run >= WORD_SOLO_WAITS &&
+				   waker->tid != wk->target_tid;
 		}
 	}
 	return 0;

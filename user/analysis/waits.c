@@ -495,7 +495,9 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
  * waited on it, where every thread that did is known: a producer's wake, a
  * hand-off. A pool's queue is a lock its workers pass among themselves
  * (CPython's SimpleQueue releases it for the next waiter), and the loop
- * that feeds them only releases it.
+ * that feeds them only releases it. A wake marked solo (struct cp_wake) is
+ * a producer's too, whoever waited on the word long before: an address
+ * malloc gave to another thread's lock.
  */
 static bool word_producer(const struct cp_word *fw, __u32 tid, __u64 limit)
 {
@@ -576,7 +578,8 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
-		else if (fw && word_producer(fw, w->waker_tid, limit) &&
+		else if (fw && (word_producer(fw, w->waker_tid, limit) ||
+				(w->solo && fw->waits <= limit)) &&
 			 (!b || b->syscall != TT_NR_futex || b->arg0 == w->arg0))
 			w->lock = CP_LOCK_NONE;
 		else if ((fw && word_lock(fw, limit)) ||
