@@ -2440,6 +2440,24 @@ static const struct scenario scenarios[] = {
 				  R_STAGE(TT_ST_UNKNOWN, 100) },
 			}),
 	},
+	/* A handler woken through the GIL (0x7200) while it runs, just before
+	 * it blocks on its own Condition's word (0x500): that wake ended a
+	 * wait for the GIL that never slept, not this one; the engine's
+	 * notify at 5000 us ends it (the race rule alone kept the handler
+	 * runnable from its block, t_token at 1000) */
+	{
+		SC("test_wake_race", "other_word_before_block"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_IN(0, 102), E_WAKE(1000, 102, 101, NR_FUTEX, 0x7200),
+			       E_OUT(1020, 101, .sys = NR_FUTEX, .arg0 = 0x500),
+			       E_WAKE(5000, 102, 101, NR_FUTEX, 0x500),
+			       E_IN(5005, 101)),
+		RQS(RQ(1, 50, 100, 5020, 5030, 101, 101)),
+		.want = WANTS({ 1,
+				NULL,
+				{ R(complete, true), R_T(t_token, 5000),
+				  R_STAGE(TT_ST_RUNQUEUE, 5) } }),
+	},
 	/* A thread created for the request: the walk goes back to its
 	 * creator. */
 	{

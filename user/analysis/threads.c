@@ -262,6 +262,15 @@ static int seen_running(struct tt_critpath *cp, struct cp_thread *th, __u64 ts)
 	return rec_push(cp, th, ts, REC_RUNNING, NONE32, 0);
 }
 
+/* A futex wake of another word than the one th now blocks on: it ended a
+ * wait that never slept (CPython's GIL taken back as its holder let it
+ * go), not this one, which its own wake ends later. */
+static bool other_word(const struct cp_wake *w, const struct cp_block *b)
+{
+	return w->syscall == TT_NR_futex && b->syscall == TT_NR_futex &&
+	       w->arg0 != b->arg0;
+}
+
 static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		      const struct tt_switch *sw)
 {
@@ -305,7 +314,8 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		fw->last_waiter = th->tid;
 	}
 	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
-	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS)
+	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS ||
+	    other_word(&cp->wakes[pending], &cp->blocks[bidx]))
 		return err;
 	/* woken while still switching out: runnable from the switch on */
 	cp->wakes[pending].block = bidx;
