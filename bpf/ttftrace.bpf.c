@@ -649,24 +649,29 @@ static __always_inline bool unix_sock(const struct sock *sk)
 
 /* ---- receives ---- */
 
-/* CLOCK_REALTIME - CLOCK_MONOTONIC, kept current by user space while it
- * holds receive stamping on; 0: no stamps to use */
-volatile __s64 real_minus_mono = 0;
+/* user space holds receive stamping on; CLOCK_TAI - CLOCK_REALTIME (the
+ * kernel's TAI offset, whole seconds), kept current by it */
+volatile bool rx_stamps = false;
+volatile __s64 tai_minus_real = 0;
 
 /*
  * When the device handed the socket's newest queued segment to the stack,
  * on CLOCK_MONOTONIC; 0 when unknown. The kernel stamps received skbs in
  * CLOCK_REALTIME while any socket asks for timestamps (the recorder holds
  * one that does); TCP keeps the newest stamp on a segment coalesced into
- * the queue's tail.
+ * the queue's tail. The stamp's age is read on its own clock now, through
+ * CLOCK_TAI, which a step of CLOCK_REALTIME (NTP, a VM's time sync) moves
+ * alike: an offset between the clocks kept by user space is wrong from the
+ * step to its next refresh, milliseconds for every request in between.
  */
 static __always_inline __u64 rx_dev_time(const struct sock *sk)
 {
-	__s64 off = real_minus_mono, t;
 	struct sk_buff *skb;
+	__s64 t, age;
+	__u64 now;
 
 	/* BTF pointers: direct loads, where BPF_CORE_READ is a helper call */
-	if (!off || !sk->sk_receive_queue.qlen)
+	if (!rx_stamps || !sk->sk_receive_queue.qlen)
 		return 0;
 	skb = sk->sk_receive_queue.prev;
 	if (!skb)
@@ -676,7 +681,14 @@ static __always_inline __u64 rx_dev_time(const struct sock *sk)
 	    BPF_CORE_READ_BITFIELD(skb, tstamp_type))
 		return 0;
 	t = skb->tstamp;
-	return t > off ? t - off : 0;
+	if (t <= 0)
+		return 0;
+	age = (__s64)bpf_ktime_get_tai_ns() - tai_minus_real - t;
+	now = bpf_ktime_get_ns();
+	/* a stamp ahead of its clock, or of long ago: no lead */
+	if (age < 0 || age > TT_DEV_LEAD_MAX_NS)
+		return now;
+	return now - age;
 }
 
 SEC("tp_btf/sk_data_ready")
@@ -712,7 +724,7 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	e->h.flags = irq_flags();
 	e->s.sk = (__u64)sk;
 	e->s.len = queued;
-	/* the offset's own error, or a stamp of long ago: no lead */
+	/* the record's time is read after the stamp's: never before it */
 	if (ts_dev > e->h.ts || ts_dev + TT_DEV_LEAD_MAX_NS < e->h.ts)
 		ts_dev = e->h.ts;
 	e->s.ts_dev = ts_dev;

@@ -5,7 +5,11 @@ generator's client-side measurements (its CSV rows), matched by the client's
 port and, on a keep-alive connection, by order. Prints PASS/FAIL lines and
 the agreement figures.
 
-  compare_ttft.py REPORT.json [--server-log GT.csv] CLIENT.csv...
+  compare_ttft.py REPORT.json [--server-log GT.csv] [--ttft-only] CLIENT.csv...
+
+--ttft-only leaves TPOT out: where CLOCK_REALTIME is stepped under the
+client, a token's stamp it reads across a step is left out or taken on
+the server's log, which a 1% bound on a short stream does not forgive.
 
 The reference for a request is the kernel's transmit stamp of the request
 at the client (SO_TIMESTAMPING; without one, the client's clock read just
@@ -51,6 +55,9 @@ def main():
         i = args.index("--server-log")
         gt_path = args[i + 1]
         del args[i:i + 2]
+    ttft_only = "--ttft-only" in args
+    if ttft_only:
+        args.remove("--ttft-only")
     report = json.load(open(args[0]))
     rows = []
     for path in args[1:]:
@@ -128,7 +135,7 @@ def main():
     check("ttft_not_after_late_reads", n_late_ok == n_late,
           f"{n_late_ok}/{n_late} requests whose client read late: the tool's TTFT "
           "at most the client's reading")
-    if tpot_err:
+    if tpot_err and not ttft_only:
         tpot_err.sort()
         check("tpot_agreement", n_tpot_ok >= 0.99 * len(tpot_err),
               f"{n_tpot_ok}/{len(tpot_err)} within 1%; error p50 "

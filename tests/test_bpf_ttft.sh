@@ -2,26 +2,44 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # Loads the BPF programs for real: the demo server over loopback with a known
 # prefill distribution, the load generator at several concurrencies and in
-# each response framing and send call; ttftrace's requests must match the
-# client's.
+# each response framing and send call, and with CLOCK_REALTIME stepped;
+# ttftrace's requests must match the client's.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root bpf_ttft
 tt_setup
 
-run_scenario() { # NAME SERVER-ARGS...
-	local name=$1
+# run_scenario NAME SERVER-ARGS...: clients at concurrency 1, 2 and 4, or
+# one with CLIENTS=OPTIONS; BESIDE=CMD runs CMD while the clients do, then
+# stops it with SIGTERM; COMPARE=OPTIONS for compare_ttft.py
+run_scenario() {
+	local name=$1 beside=
 	shift
 	start_server "$TT_TMP/$name.gt.csv" --prefill-us exp:3000 --seed 7 \
 		-t 32 -i 2000 -w 8 --batch 8 "$@"
 	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID"
+	if [ -n "${BESIDE:-}" ]; then
+		$BESIDE &
+		beside=$!
+	fi
 	# the client is the reference: SCHED_FIFO, and its token times are
 	# the kernel's receive stamps, so that its own wakeup (late by ms
 	# now and then on a busy 2-core machine) is not in them
-	for c in 1 2 4; do
-		chrt -f 10 "$LOADGEN" -q -p "$PORT" -c $c -n $((c * 32)) --tokens 32 \
-			-o "$TT_TMP/$name.lg$c.csv" || fail "$name: loadgen -c $c"
-	done
+	if [ -n "${CLIENTS:-}" ]; then
+		# shellcheck disable=SC2086 # options, split
+		chrt -f 10 "$LOADGEN" -q -p "$PORT" $CLIENTS \
+			-o "$TT_TMP/$name.lg.csv" || fail "$name: loadgen $CLIENTS"
+	else
+		for c in 1 2 4; do
+			chrt -f 10 "$LOADGEN" -q -p "$PORT" -c $c -n $((c * 32)) \
+				--tokens 32 -o "$TT_TMP/$name.lg$c.csv" ||
+				fail "$name: loadgen -c $c"
+		done
+	fi
+	if [ -n "$beside" ]; then
+		kill -TERM "$beside"
+		wait "$beside"
+	fi
 	stop_record
 	check "$name: record exits 0" [ "$RECORD_STATUS" = 0 ]
 	kill -TERM "$SERVER_PID"
@@ -30,8 +48,10 @@ run_scenario() { # NAME SERVER-ARGS...
 		fail "$name: report"
 		return
 	fi
+	# shellcheck disable=SC2086 # options, split
 	python3 "$(dirname "$0")/compare_ttft.py" "$TT_TMP/$name.json" \
-		--server-log "$TT_TMP/$name.gt.csv" "$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\|info\): /\1: $name: /"
+		--server-log "$TT_TMP/$name.gt.csv" ${COMPARE:-} \
+		"$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\|info\): /\1: $name: /"
 	tail -n 1 "$TT_TMP/$name.ttft.log" | sed 's/^/  /'
 }
 
@@ -61,4 +81,15 @@ run_scenario together --headers-with-body
 # token events as iovecs: the tokens are past the first one
 run_scenario writev --framing chunked --send-call writev
 run_scenario sendmsg --headers-with-body --send-call sendmsg
+# CLOCK_REALTIME, the receive stamps' clock, stepped 4 ms back and forth
+# every 300 ms while the clients run, as a VM's time sync or NTP steps it:
+# the arrivals stay on CLOCK_MONOTONIC (a stamp's age is read on its own
+# clock at sk_data_ready), and so does the client's reference (a stamp
+# loadgen converts across a step is taken on the reading its bounds allow,
+# or left out). Short requests 100 ms apart on each connection: a stamp
+# moved 4 ms early is not saved by the connection's last send, tens of ms
+# before. TTFT only: TPOT is the wire's, on CLOCK_MONOTONIC
+BESIDE="python3 $(dirname "$0")/../tools/clockstep.py --step-us 4000 --every-ms 300" \
+	CLIENTS="-c 2 -d 8 --rate 20 --tokens 8" COMPARE=--ttft-only \
+	run_scenario clockstep -i 5000
 [ -z "${TT_FAILED:-}" ]

@@ -515,14 +515,34 @@ static const char *recv_error_word(ssize_t n, int err)
 	return "recv";
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC at this thread's last conversion of a
+ * stamp, and when: a step of the first since then is seen by its change */
+static __thread int64_t conv_off;
+static __thread uint64_t conv_mono;
+
+/* More than this, plus NTP's largest slew (500 ppm) over the time between,
+ * is a step of CLOCK_REALTIME: a VM's time sync, settimeofday. */
+#define STEP_NS 50000
+
+/* t when it lies in [lo, hi], else 0 */
+static uint64_t in_window(uint64_t t, uint64_t lo, uint64_t hi)
+{
+	return t >= lo && t <= hi ? t : 0;
+}
+
 /*
  * A kernel stamp (CLOCK_REALTIME) on CLOCK_MONOTONIC; 0 for none. The two
  * clocks are read back to back: a preemption between them would move the
- * stamp by its length, so they are read again (the midpoint).
+ * stamp by its length, so they are read again (the midpoint). After a step
+ * of CLOCK_REALTIME since this thread's last conversion the stamp may be
+ * from before the step or after it: it is the one of the two readings that
+ * lies at or after lo (a time it cannot precede, 0 for this thread's last
+ * conversion), and left out when both or neither do.
  */
-static uint64_t stamp_to_mono(const struct timespec *stamp)
+static uint64_t stamp_to_mono(const struct timespec *stamp, uint64_t lo)
 {
-	uint64_t st_ns, real_ns, mono = 0, after = 0;
+	uint64_t st_ns, real_ns, mono = 0, after = 0, since, m_new, m_old;
+	int64_t off, prev_off = conv_off;
 	struct timespec real;
 
 	st_ns = (uint64_t)stamp->tv_sec * NSEC_PER_SEC + stamp->tv_nsec;
@@ -537,10 +557,23 @@ static uint64_t stamp_to_mono(const struct timespec *stamp)
 	}
 	mono += (after - mono) / 2;
 	real_ns = (uint64_t)real.tv_sec * NSEC_PER_SEC + real.tv_nsec;
+	off = (int64_t)(real_ns - mono);
+	since = mono - conv_mono;
+	if (!lo)
+		lo = conv_mono;
+	conv_off = off;
+	conv_mono = mono;
 	/* a stamp from the future would be a clock step: leave it out */
-	if (st_ns > real_ns || real_ns - st_ns >= mono)
-		return 0;
-	return mono - (real_ns - st_ns);
+	m_new = st_ns <= real_ns && real_ns - st_ns < mono ?
+			mono - (real_ns - st_ns) :
+			0;
+	if (!prev_off ||
+	    llabs(off - prev_off) <= STEP_NS + (int64_t)(since / 2000))
+		return m_new;
+	m_old = (int64_t)st_ns > prev_off ? st_ns - prev_off : 0;
+	m_new = in_window(m_new, lo, mono);
+	m_old = in_window(m_old, lo, mono);
+	return m_new && m_old ? 0 : m_new | m_old;
 }
 
 /*
@@ -573,16 +606,17 @@ static ssize_t read_stamped(int fd, char *buf, size_t len, struct read_time *t)
 		if (cm->cmsg_level == SOL_SOCKET &&
 		    cm->cmsg_type == SCM_TIMESTAMPNS)
 			memcpy(&rx, CMSG_DATA(cm), sizeof(rx));
-	t->kernel = stamp_to_mono(&rx);
+	t->kernel = stamp_to_mono(&rx, 0);
 	return n;
 }
 
 /*
  * The kernel's transmit stamp of what was just written (on loopback where
  * the device handed it to the server's side), CLOCK_MONOTONIC: the
- * earliest one queued, 0 when none came. Drains the error queue.
+ * earliest one queued, 0 when none came; none is before lo. Drains the
+ * error queue.
  */
-static uint64_t take_tx_stamp(int fd)
+static uint64_t take_tx_stamp(int fd, uint64_t lo)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(struct scm_timestamping)) +
@@ -607,7 +641,7 @@ static uint64_t take_tx_stamp(int fd)
 			    cm->cmsg_type != SCM_TIMESTAMPING)
 				continue;
 			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-			t = stamp_to_mono(&ts.ts[0]);
+			t = stamp_to_mono(&ts.ts[0], lo);
 			if (t && (!best || t < best))
 				best = t;
 		}
@@ -637,14 +671,14 @@ static bool client_request(struct client *c, struct result *r)
 	parser_reset(&p);
 	r->local_port = c->local_port;
 	r->id = atomic_fetch_add(&lg->next_id, 1);
-	take_tx_stamp(c->fd); /* none of an earlier request's */
+	take_tx_stamp(c->fd, 0); /* none of an earlier request's */
 	r->t_send = mono_ns();
 	err = write_all(c->fd, lg->request, lg->request_len);
 	if (err) {
 		snprintf(r->status, sizeof(r->status), "send");
 		return false;
 	}
-	r->t_send_tx = take_tx_stamp(c->fd);
+	r->t_send_tx = take_tx_stamp(c->fd, r->t_send);
 	/* a stamp is never before the clock read ahead of the send */
 	if (r->t_send_tx < r->t_send)
 		r->t_send_tx = 0;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timex.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -125,6 +126,7 @@ struct tt_collector {
 	__u64 tgids_user_gen;
 	__u64 xmits_held; /* XMITs that came inside their send's record */
 	int rxstamp_fd; /* a socket asking for receive stamps; -1: none */
+	__u64 rxstamp_tai_read; /* when the TAI offset was last read */
 };
 
 /* libbpf's print hook is global: so are its level and where it goes */
@@ -606,19 +608,27 @@ static int map_filters(struct tt_collector *c)
 	return 0;
 }
 
-/* Tells BPF how CLOCK_REALTIME, the receive stamps' clock, stands to
- * CLOCK_MONOTONIC now: NTP slews the first, so it is kept current. */
+#define TAI_REREAD_NS 1000000000ULL
+
+/* Tells BPF the kernel's TAI offset (CLOCK_TAI - CLOCK_REALTIME, whole
+ * seconds), through which it reads the receive stamps' clock: a leap second
+ * changes it, so it is read again every second. */
 static void rxstamp_offset_refresh(struct tt_collector *c)
 {
-	__u64 m0, real, m1;
+	struct timex tx = { 0 };
+	__u64 now;
 
 	if (c->rxstamp_fd < 0)
 		return;
-	m0 = tt_clock_ns(CLOCK_MONOTONIC);
-	real = tt_clock_ns(CLOCK_REALTIME);
-	m1 = tt_clock_ns(CLOCK_MONOTONIC);
-	__atomic_store_n(&c->skel->bss->real_minus_mono,
-			 (__s64)(real - (m0 + (m1 - m0) / 2)), __ATOMIC_RELAXED);
+	now = tt_clock_ns(CLOCK_MONOTONIC);
+	if (c->rxstamp_tai_read && now - c->rxstamp_tai_read < TAI_REREAD_NS)
+		return;
+	c->rxstamp_tai_read = now;
+	if (adjtimex(&tx) < 0)
+		return;
+	__atomic_store_n(&c->skel->bss->tai_minus_real,
+			 (__s64)tx.tai * 1000000000LL, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->skel->bss->rx_stamps, true, __ATOMIC_RELAXED);
 }
 
 /*
