@@ -628,7 +628,8 @@ static void rxstamp_offset_refresh(struct tt_collector *c)
 		return;
 	__atomic_store_n(&c->skel->bss->tai_minus_real,
 			 (__s64)tx.tai * 1000000000LL, __ATOMIC_RELAXED);
-	__atomic_store_n(&c->skel->bss->rx_stamps, true, __ATOMIC_RELAXED);
+	/* after the offset: BPF uses none before it is there */
+	__atomic_store_n(&c->skel->bss->rx_stamps, true, __ATOMIC_RELEASE);
 }
 
 /*
