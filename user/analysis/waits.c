@@ -491,21 +491,26 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 }
 
 /*
- * tid woke word fw, a lock by its waiters' own wakes of it, and never
- * waited on it, where every thread that did is known: a producer's wake, a
- * hand-off. A pool's queue is a lock its workers pass among themselves
- * (CPython's SimpleQueue releases it for the next waiter), and the loop
- * that feeds them only releases it. A wake marked solo (struct cp_wake) is
- * a producer's too, whoever waited on the word long before: an address
- * malloc gave to another thread's lock.
+ * Wake w of word fw, a lock by its waiters' own wakes of it, is a
+ * producer's, a hand-off: its waker never waited on the word, where every
+ * thread that did is known, or the word's last waits were all its
+ * target's (w->solo: whoever waited on it long before, an address malloc
+ * gave to another thread's lock). A pool's queue is a lock its workers
+ * pass among themselves (CPython's SimpleQueue releases it for the next
+ * waiter), and the loop that feeds them only releases it.
  */
-static bool word_producer(const struct cp_word *fw, __u32 tid, __u64 limit)
+static bool word_producer(const struct cp_word *fw, const struct cp_wake *w,
+			  __u64 limit)
 {
 	/* waited on many times per request: a lock whoever wakes it */
-	if (fw->more_waiters || fw->waits > limit)
+	if (fw->waits > limit)
+		return false;
+	if (w->solo)
+		return true;
+	if (fw->more_waiters)
 		return false;
 	for (int i = 0; i < WORD_WAITERS; i++)
-		if (fw->waiter[i] == tid)
+		if (fw->waiter[i] == w->waker_tid)
 			return false;
 	return true;
 }
@@ -578,9 +583,9 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
-		else if (fw && (word_producer(fw, w->waker_tid, limit) ||
-				(w->solo && fw->waits <= limit)) &&
-			 (!b || b->syscall != TT_NR_futex || b->arg0 == w->arg0))
+		else if (fw && word_producer(fw, w, limit) &&
+			 (!b || b->syscall != TT_NR_futex ||
+			  b->arg0 == w->arg0))
 			w->lock = CP_LOCK_NONE;
 		else if ((fw && word_lock(fw, limit)) ||
 			 (b && b->syscall == TT_NR_futex &&
