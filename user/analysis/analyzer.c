@@ -74,7 +74,7 @@ static bool seq_in(__u32 seq, __u32 lo, __u32 hi)
 static void wire_arm(struct wire_wait *w, const struct conn *c, __u32 seq,
 		     __u64 ts_enter)
 {
-	const struct xmit_rec *x;
+	const struct xmit_rec *x, *first = NULL;
 	unsigned int i, k;
 
 	if (c->last_send_ts < ts_enter)
@@ -84,14 +84,22 @@ static void wire_arm(struct wire_wait *w, const struct conn *c, __u32 seq,
 	w->armed = true;
 	w->pending = true;
 	w->t_wire = 0;
-	for (i = 0; i < c->ring_n; i++) {
+	/* newest first, down to ts_enter while the ring is in time order:
+	 * the last match met is the oldest */
+	for (i = c->ring_n; i-- > 0;) {
 		k = (c->ring_next + XMIT_RING - c->ring_n + i) % XMIT_RING;
 		x = &c->ring[k];
-		if (x->ts >= ts_enter && seq_in(seq, x->seq, x->end_seq)) {
-			w->pending = false;
-			w->t_wire = x->ts;
-			return;
+		if (x->ts < ts_enter) {
+			if (!c->ring_disorder)
+				break;
+			continue;
 		}
+		if (seq_in(seq, x->seq, x->end_seq))
+			first = x;
+	}
+	if (first) {
+		w->pending = false;
+		w->t_wire = first->ts;
 	}
 }
 
@@ -649,8 +657,14 @@ static int on_xmit(struct tt_analyzer *a, struct conn *c,
 		   const struct tt_event *ev)
 {
 	struct xmit_rec *x = &c->ring[c->ring_next];
+	const struct xmit_rec *newest =
+		&c->ring[(c->ring_next + XMIT_RING - 1) % XMIT_RING];
 	int err;
 
+	if (c->ring_n && ev->h.ts < newest->ts)
+		c->ring_disorder = XMIT_RING;
+	else if (c->ring_disorder)
+		c->ring_disorder--;
 	x->ts = ev->h.ts;
 	x->seq = ev->xmit.seq;
 	x->end_seq = ev->xmit.end_seq;

@@ -79,6 +79,9 @@ struct conn {
 	struct live_req cur;
 	struct live_req tail; /* ended, waiting for its t_wire */
 	unsigned int ring_next, ring_n;
+	/* pushes left before the ring is in time order again (an XMIT
+	 * came out of order); 0: it is, and a search can stop early */
+	unsigned int ring_disorder;
 	struct xmit_rec ring[XMIT_RING];
 };
 

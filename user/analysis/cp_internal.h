@@ -305,10 +305,15 @@ struct segvec {
 	size_t n, cap;
 };
 
+#define CP_TID_CACHE 64
+
 struct tt_critpath {
 	struct cp_thread **threads;
 	size_t nthreads, capthreads;
 	struct tt_hmap tids; /* tid -> index in threads */
+	/* threads by tid % CP_TID_CACHE: most records are of a few threads,
+	 * and a thread is never freed before the analysis ends */
+	struct cp_thread *tid_cache[CP_TID_CACHE];
 	struct tt_hmap tgids; /* traced processes */
 	struct tt_hmap futex_words; /* (word, tgid) -> index in words */
 	struct cp_word *words;
@@ -491,6 +496,7 @@ int cp_on_gpu_call(struct tt_critpath *cp, const struct tt_event *ev);
  * call, ioctl or file read of th (docs/design.md §4.5). */
 void cp_call_close(struct cp_thread *th, __u64 t);
 long cp_rec_before(const struct cp_thread *th, __u64 t);
+long cp_rec_before_from(const struct cp_thread *th, __u64 t, long hint);
 /* How many of the n elements of v (stride bytes apart, sorted by the u64
  * time at their offset 0) start before t. */
 size_t cp_starts_before(const void *v, size_t n, size_t stride, __u64 t);

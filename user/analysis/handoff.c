@@ -5,6 +5,7 @@
  * GPU rule (docs/design.md §4.4).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -284,12 +285,12 @@ static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
 	return rq_thread(wk, tid) || (from && tid == from);
 }
 
-/* c blocked in (t_old, t_new]. */
-static bool blocked_in(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+/* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new). */
+static bool blocked_in(const struct cp_thread *c, __u64 t_old, long k_new)
 {
 	long k;
 
-	for (k = cp_rec_before(c, t_new); k >= 0; k--) {
+	for (k = k_new; k >= 0; k--) {
 		if (c->recs[k].state == REC_BLOCKED && c->recs[k].ts > t_old)
 			return true;
 		if (c->recs[k].ts <= t_old)
@@ -298,14 +299,16 @@ static bool blocked_in(const struct cp_thread *c, __u64 t_old, __u64 t_new)
 	return false;
 }
 
-/* c blocked or ran more than its burst gap in [t_old, t_new]. */
-static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
+/* c blocked or ran more than its burst gap in [t_old, t_new], k_new its
+ * cp_rec_before(c, t_new). */
+static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new,
+			long k_new)
 {
 	__u64 gap = c->tid >= TT_GO_TID_BASE ? GO_BURST_GAP_NS : BURST_GAP_NS;
 	__u64 run = 0, hi = t_new, lo;
 	long k;
 
-	for (k = cp_rec_before(c, t_new); k >= 0; k--) {
+	for (k = k_new; k >= 0; k--) {
 		lo = c->recs[k].ts > t_old ? c->recs[k].ts : t_old;
 		if (c->recs[k].state == REC_BLOCKED)
 			return true;
@@ -328,12 +331,12 @@ static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new)
  * through another word, c running all the while.
  */
 static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
-			const struct cp_wake *later)
+			const struct cp_wake *later, long k_later)
 {
 	return w->target_tid == later->target_tid &&
 	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
 	       w->arg0 != later->arg0 && later->ts - w->ts <= DOUBLE_WAKE_NS &&
-	       !blocked_in(c, w->ts, later->ts);
+	       !blocked_in(c, w->ts, k_later);
 }
 
 bool cp_own_passed(const struct walk *wk, __u32 tid)
@@ -368,6 +371,7 @@ struct burst {
 	bool other; /* carries a hand-off to another request ... */
 	__u64 other_ts; /* ... the latest at this time */
 	const struct cp_wake *low; /* its earliest wake so far */
+	long low_k; /* cp_rec_before(c, low->ts), found from the last one */
 };
 
 /*
@@ -409,7 +413,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 {
 	const struct tt_critpath *cp = wk->cp;
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
-	struct burst b = { 0 };
+	struct burst b = { .low_k = LONG_MAX };
 	struct alive_scan sc = { 0 };
 	long i;
 
@@ -427,12 +431,12 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		mine = own_target(wk, w->target_tid, from);
 		if (!alive && !mine)
 			continue;
-		if (b.open && !double_wake(c, w, b.low) &&
-		    burst_break(c, w->ts, b.low->ts) &&
+		if (b.open && !double_wake(c, w, b.low, b.low_k) &&
+		    burst_break(c, w->ts, b.low->ts, b.low_k) &&
 		    burst_close(&b, &may_skip, cs))
 			return;
 		if (!b.open)
-			b = (struct burst){ .open = true };
+			b = (struct burst){ .open = true, .low_k = b.low_k };
 		if (mine)
 			b.own = true;
 		/* from serving no request here may hand off others' work */
@@ -441,6 +445,8 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 			b.other_ts = w->ts;
 		}
 		b.low = w;
+		/* wakes come latest first: the records before them too */
+		b.low_k = cp_rec_before_from(c, w->ts, b.low_k);
 	}
 	if (b.open)
 		burst_close(&b, &may_skip, cs);

@@ -65,10 +65,21 @@ void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop)
 	cp->drop_segments = drop;
 }
 
+static struct cp_thread *tid_cached(const struct tt_critpath *cp, __u32 tid)
+{
+	struct cp_thread *th = cp->tid_cache[tid % CP_TID_CACHE];
+
+	return th && th->tid == tid ? th : NULL;
+}
+
 struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid)
 {
-	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
+	struct cp_thread *th = tid_cached(cp, tid);
+	struct tt_hmap_ent *ent;
 
+	if (th)
+		return th;
+	ent = tt_hmap_find(&cp->tids, tid, 0);
 	return ent ? cp->threads[ent->val] : NULL;
 }
 
@@ -76,7 +87,7 @@ static bool is_traced(const struct tt_critpath *cp, __u32 tid, __u32 tgid)
 {
 	if (!tid)
 		return false;
-	return tt_hmap_find(&cp->tids, tid, 0) ||
+	return tid_cached(cp, tid) || tt_hmap_find(&cp->tids, tid, 0) ||
 	       tt_hmap_find(&cp->tgids, tgid, 0);
 }
 
@@ -91,11 +102,17 @@ int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
 struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 				   __u32 tgid)
 {
-	struct tt_hmap_ent *ent = tt_hmap_find(&cp->tids, tid, 0);
-	struct cp_thread *th;
+	struct cp_thread *th = tid_cached(cp, tid);
+	struct tt_hmap_ent *ent;
 
-	if (ent)
-		return cp->threads[ent->val];
+	if (th)
+		return th;
+	ent = tt_hmap_find(&cp->tids, tid, 0);
+	if (ent) {
+		th = cp->threads[ent->val];
+		cp->tid_cache[tid % CP_TID_CACHE] = th;
+		return th;
+	}
 	if (tt_grow((void **)&cp->threads, &cp->capthreads, cp->nthreads + 1,
 		    sizeof(*cp->threads)))
 		return NULL;
@@ -111,6 +128,7 @@ struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 	th->tgid = tgid;
 	th->pending = NONE32;
 	cp->threads[cp->nthreads++] = th;
+	cp->tid_cache[tid % CP_TID_CACHE] = th;
 	return th;
 }
 
@@ -172,6 +190,25 @@ long cp_rec_before(const struct cp_thread *th, __u64 t)
 	return (long)cp_starts_before(th->recs, th->nrecs, sizeof(*th->recs),
 				      t) -
 	       1;
+}
+
+/* cp_rec_before(th, t), found from hint, its answer for a time no earlier
+ * than t: a few records back from it are stepped through before a search
+ * (callers walking back through time ask for nearby times). */
+long cp_rec_before_from(const struct cp_thread *th, __u64 t, long hint)
+{
+	long k = hint < (long)th->nrecs ? hint : (long)th->nrecs - 1;
+	int steps;
+
+	if (k + 1 < (long)th->nrecs && th->recs[k + 1].ts < t)
+		return cp_rec_before(th, t);
+	for (steps = 0; k >= 0 && th->recs[k].ts >= t; k--)
+		if (++steps > 8)
+			break;
+	if (k >= 0 && th->recs[k].ts >= t)
+		k = (long)cp_starts_before(th->recs, k, sizeof(*th->recs), t) -
+		    1;
+	return k;
 }
 
 /* ---- feeding ---- */
@@ -525,13 +562,6 @@ static __u64 time_from(const __u64 *v, size_t n, __u64 s)
 	return i < n ? v[i] : 0;
 }
 
-/* Drops the times before t0 (trimming: nothing earlier is walked). */
-static void times_trim(__u64 **v, size_t *n, size_t *cap, __u64 t0)
-{
-	cp_drop_front((void **)v, n, cap,
-		      cp_starts_before(*v, *n, sizeof(**v), t0), sizeof(**v));
-}
-
 static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
@@ -805,183 +835,4 @@ const char *tt_critpath_comm(const struct tt_critpath *cp, __u32 tid)
 	const struct cp_thread *th = cp_thread_find(cp, tid);
 
 	return th && th->has_comm ? th->comm : NULL;
-}
-
-/* ---- trimming (docs/design.md §3.5) ---- */
-
-/* The most state records held at once: at a trim, or now. */
-static __u64 held_max(const struct tt_critpath *cp)
-{
-	__u64 held = cp->intervals - cp->recs_dropped;
-
-	return held > cp->held_max ? held : cp->held_max;
-}
-
-void cp_drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size)
-{
-	void *p;
-
-	if (!k)
-		return;
-	*n -= k;
-	memmove(*v, (char *)*v + k * size, *n * size);
-	if (!cap || *cap < 1024 || *n > *cap / 4)
-		return;
-	p = realloc(*v, (*n * 2 + 64) * size);
-	if (p) {
-		*v = p;
-		*cap = *n * 2 + 64;
-	}
-}
-
-/* How many of th's wakes idx[0..n) (in time order) came before t. */
-static size_t wakes_before(const struct tt_critpath *cp, const __u32 *idx,
-			   size_t n, __u64 t)
-{
-	size_t k = 0;
-
-	while (k < n && cp->wakes[idx[k]].ts < t)
-		k++;
-	return k;
-}
-
-/* How many of n intervals of size size, sorted and disjoint (start, then
- * end, at offset 0), end before t. */
-static size_t ended_before(const void *v, size_t n, size_t size, __u64 t)
-{
-	__u64 end;
-	size_t k = 0;
-
-	for (; k < n; k++) {
-		memcpy(&end, (const char *)v + k * size + sizeof(__u64),
-		       sizeof(end));
-		if (end >= t)
-			break;
-	}
-	return k;
-}
-
-static void min_u32(__u32 *m, __u32 v)
-{
-	if (v != NONE32 && v < *m)
-		*m = v;
-}
-
-/* th's part of what is left: its records from before t but the last
- * CP_TRIM_KEEP, its wakes from before t, its calls that ended before the
- * earliest record left. */
-static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
-{
-	size_t k = cp_starts_before(th->recs, th->nrecs, sizeof(*th->recs), t);
-	__u64 t0;
-
-	k = k > CP_TRIM_KEEP ? k - CP_TRIM_KEEP : 0;
-	cp_drop_front((void **)&th->recs, &th->nrecs, &th->caprecs, k,
-		   sizeof(*th->recs));
-	cp->recs_dropped += k;
-	t0 = th->nrecs && th->recs[0].ts < t ? th->recs[0].ts : t;
-	cp_drop_front((void **)&th->wout, &th->nwout, &th->capwout,
-		   wakes_before(cp, th->wout, th->nwout, t), sizeof(*th->wout));
-	cp_drop_front((void **)&th->cand, &th->ncand, NULL,
-		   wakes_before(cp, th->cand, th->ncand, t), sizeof(*th->cand));
-	cp_drop_front((void **)&th->calls, &th->ncalls, &th->capcalls,
-		   ended_before(th->calls, th->ncalls, sizeof(*th->calls), t0),
-		   sizeof(*th->calls));
-	cp_drop_front((void **)&th->ioctls, &th->nioctls, &th->capioctls,
-		   ended_before(th->ioctls, th->nioctls, sizeof(*th->ioctls),
-				t0),
-		   sizeof(*th->ioctls));
-	cp_drop_front((void **)&th->fileios, &th->nfileios, &th->capfileios,
-		   ended_before(th->fileios, th->nfileios, sizeof(*th->fileios),
-				t0),
-		   sizeof(*th->fileios));
-	/* a take names a request by a send after its read: none now */
-	cp_drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
-		   cp_starts_before(th->takes, th->ntakes, sizeof(*th->takes),
-				    t0),
-		   sizeof(*th->takes));
-	times_trim(&th->dreads, &th->ndreads, &th->capdreads, t0);
-	times_trim(&th->msends, &th->nmsends, &th->capmsends, t0);
-}
-
-/* The wakes and blocks before the first one still referred to go, and
- * every reference moves down: a timeline's records, its wakes, the wake
- * pending on it, a wake's block. */
-static void trim_shared(struct tt_critpath *cp)
-{
-	__u32 wmin = (__u32)cp->nwakes, bmin = (__u32)cp->nblocks;
-	struct cp_thread *th;
-	size_t i, k;
-
-	for (i = 0; i < cp->nthreads; i++) {
-		th = cp->threads[i];
-		min_u32(&wmin, th->pending);
-		if (th->nwout)
-			min_u32(&wmin, th->wout[0]);
-		if (th->ncand)
-			min_u32(&wmin, th->cand[0]);
-		for (k = 0; k < th->nrecs; k++) {
-			if (th->recs[k].state == REC_BLOCKED)
-				min_u32(&bmin, th->recs[k].info);
-			else if (th->recs[k].state == REC_RUNNABLE)
-				min_u32(&wmin, th->recs[k].info);
-		}
-	}
-	for (k = wmin; k < cp->nwakes; k++)
-		min_u32(&bmin, cp->wakes[k].block);
-	for (i = 0; i < cp->nthreads; i++) {
-		th = cp->threads[i];
-		if (th->pending != NONE32)
-			th->pending -= wmin;
-		for (k = 0; k < th->nwout; k++)
-			th->wout[k] -= wmin;
-		for (k = 0; k < th->ncand; k++)
-			th->cand[k] -= wmin;
-		for (k = 0; k < th->nrecs; k++) {
-			if (th->recs[k].info == NONE32)
-				continue;
-			if (th->recs[k].state == REC_BLOCKED)
-				th->recs[k].info -= bmin;
-			else if (th->recs[k].state == REC_RUNNABLE)
-				th->recs[k].info -= wmin;
-		}
-	}
-	cp_drop_front((void **)&cp->wakes, &cp->nwakes, &cp->capwakes, wmin,
-		   sizeof(*cp->wakes));
-	cp->wakes_dropped += wmin;
-	for (k = 0; k < cp->nwakes; k++)
-		if (cp->wakes[k].block != NONE32)
-			cp->wakes[k].block -= bmin;
-	cp_drop_front((void **)&cp->blocks, &cp->nblocks, &cp->capblocks, bmin,
-		   sizeof(*cp->blocks));
-}
-
-void tt_critpath_trim(struct tt_critpath *cp, __u64 t)
-{
-	size_t i;
-
-	cp->held_max = held_max(cp);
-	for (i = 0; i < cp->nthreads; i++)
-		trim_thread(cp, cp->threads[i], t);
-	trim_shared(cp);
-	cp_chans_trim(cp, t);
-}
-
-void tt_critpath_stats(const struct tt_critpath *cp,
-		       struct tt_critpath_stats *st)
-{
-	*st = (struct tt_critpath_stats){
-		.events = cp->events, .threads = cp->nthreads,
-		.intervals = cp->intervals,
-		.wakes = cp->nwakes + cp->wakes_dropped,
-		.held = cp->intervals - cp->recs_dropped,
-		.held_max = held_max(cp),
-		.lost_windows = cp->nlost, .lock_words = cp->lock_words,
-		.gpu_calls = cp->gpu_calls, .ioctls = cp->ioctls,
-		.fileios = cp->fileios,
-		.first_ts = cp->first_ts, .last_ts = cp->last_ts,
-		.missed_ins = cp->missed_ins, .marks = cp->nmarks,
-		.marks_unbound = cp->marks_unbound,
-		.marks_outside = cp->marks_outside,
-	};
 }
