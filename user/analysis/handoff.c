@@ -208,6 +208,24 @@ bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
  * (a busy engine's scan asks about thousands of its wakes). */
 #define ALIVE_CURSORS 8
 
+/* The first of entries [lo, hi) (one thread's, by start) that starts after
+ * ts: a new cursor's place, searched once (a thread has an entry per
+ * request it served). */
+static size_t rq_start_after(const struct rq_index *ix, size_t lo, size_t hi,
+			     __u64 ts)
+{
+	size_t mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (ix->e[mid].start <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 struct alive_cursor {
 	__u32 tid;
 	size_t lo, pos; /* tid's entries from lo; those from pos start later */
@@ -234,6 +252,7 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 			c = &sc->c[sc->next++ % ALIVE_CURSORS];
 		c->tid = tid;
 		rq_range(ix, tid, &c->lo, &c->pos);
+		c->pos = rq_start_after(ix, c->lo, c->pos, ts);
 	}
 	while (c->pos > c->lo && ix->e[c->pos - 1].start > ts)
 		c->pos--;
