@@ -19,6 +19,12 @@ SAT_CONNS=${SAT_CONNS:-8}
 LOAD=${LOAD:-saturation}
 RATE=${RATE:-100}
 TOKEN_US=${TOKEN_US:-20000}
+# SERVER=python: overhead.sh's Python server (PY_WORK_US of pure Python per
+# token, PY_TOKENS tokens) under the saturation load
+SERVER=${SERVER:-demo}
+PY_WORK_US=${PY_WORK_US:-20}
+PY_TOKENS=${PY_TOKENS:-16}
+[ "$SERVER" = python ] && TOKENS=$PY_TOKENS
 
 bench_setup prog_cost
 need_root
@@ -38,7 +44,11 @@ rec_floor=$(awk '{ n[$1] = $2 / $3 }
 	END { printf "%.0f", n["ktime_get_ns"] + n["ringbuf_64"] - n["empty"] }' \
 	"$BENCH_TMP/floor")
 
-if [ "$LOAD" = realistic ]; then
+if [ "$SERVER" = python ]; then
+	start_py_server --tokens "$TOKENS" --work-us "$PY_WORK_US"
+	lgargs=(-c "$SAT_CONNS")
+	what="bench/py_sse_server.py, closed loop, $SAT_CONNS connections, $TOKENS tokens of ${PY_WORK_US} us"
+elif [ "$LOAD" = realistic ]; then
 	start_server --prefill-us 0 -t "$TOKENS" -i "$TOKEN_US" \
 		-w $((RATE * 2 + 8)) --batch $((RATE * 2 + 8))
 	lgargs=(-c $((RATE * 2)) --rate "$RATE")

@@ -74,13 +74,21 @@ struct {
 	__type(value, __u64);
 } traced_ports SEC(".maps");
 
-/* Connections already announced with TT_EV_CONN_OPEN. */
+/* Connections already announced with TT_EV_CONN_OPEN: a mark kept with
+ * the socket, which every send, receive and data_ready looks at (a hash
+ * lookup by address was 100-180 ns of each send, bench/prog_cost.sh). It
+ * goes with the socket: an address reused is a new connection. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u64); /* struct sock * */
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u8);
 } conns SEC(".maps");
+
+static __always_inline bool conn_announced(const struct sock *sk)
+{
+	return bpf_sk_storage_get(&conns, (struct sock *)sk, 0, 0);
+}
 
 /* Connections that ended (TCP_CLOSE, their port released): a send that a
  * reset interrupted after its bytes went out is still recorded. */
@@ -265,18 +273,23 @@ static __always_inline void ensure_conn(const struct sock *sk)
 		struct tt_hdr h;
 		struct tt_conn c;
 	} *e;
-	__u8 one = 1;
+	__u8 *seen;
 
-	if (bpf_map_lookup_elem(&conns, &key))
+	if (conn_announced(sk))
 		return;
-	/* a reset socket still gets a last recv: never announce it again, or
-	 * its address, once reused, would hide the next connection's open */
+	/* a reset socket still gets a last recv: never announce it again */
 	if (BPF_CORE_READ(sk, __sk_common.skc_state) == TCP_CLOSE)
 		return;
-	e = reserve(sizeof(*e), TT_EV_CONN_OPEN);
-	if (!e)
+	seen = bpf_sk_storage_get(&conns, (struct sock *)sk, 0,
+				  BPF_SK_STORAGE_GET_F_CREATE);
+	if (!seen)
 		return; /* not marked seen: the next hook retries */
-	bpf_map_update_elem(&conns, &key, &one, BPF_ANY);
+	e = reserve(sizeof(*e), TT_EV_CONN_OPEN);
+	if (!e) {
+		bpf_sk_storage_delete(&conns, (struct sock *)sk);
+		return;
+	}
+	*seen = 1;
 	bpf_map_delete_elem(&closed_conns, &key); /* the address reused */
 	e->c.sk = key;
 	e->c.family = BPF_CORE_READ(sk, __sk_common.skc_family);
@@ -534,14 +547,14 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	}
 	/* by TCP_CLOSE the port is released (inet_num is 0): go by the
 	 * socket's address alone */
-	if (bpf_map_lookup_elem(&conns, &key)) {
+	if (conn_announced(sk)) {
 		/* the peer's FIN (to CLOSE_WAIT) is only a half-close: the
 		 * server's own close or a reset after it ends the connection */
 		if (oldstate == TCP_ESTABLISHED ||
 		    oldstate == TT_TCP_CLOSE_WAIT)
 			emit_sock(TT_EV_CONN_CLOSE, sk, newstate, 0);
 		if (newstate == TCP_CLOSE) {
-			bpf_map_delete_elem(&conns, &key);
+			bpf_sk_storage_delete(&conns, (struct sock *)sk);
 			bpf_map_update_elem(&closed_conns, &key, &one, BPF_ANY);
 		}
 		return 0;
