@@ -71,8 +71,9 @@ PORT=$(cat "$TT_TMP/port")
 start_record "$TT_TMP/many.ttft" -p "$SERVER_PID"
 rss_start=$(kb_of "$RECORD_PID" VmRSS)
 
-# the maps are sized, and per-connection and per-thread state is in LRU
-# maps: "name type max_entries memlock" of every map record holds
+# the maps are sized, per-connection state lives with the socket and
+# per-thread state in LRU maps: "name type max_entries memlock" of every
+# map record holds
 for f in /proc/"$RECORD_PID"/fdinfo/*; do
 	awk '$1 == "map_type:" { t = $2 } $1 == "max_entries:" { m = $2 }
 	     $1 == "memlock:" { l = $2 } $1 == "map_id:" { id = $2 }
@@ -85,17 +86,18 @@ bpftool map list 2>/dev/null |
 memlock_kb=$(awk '{ s += $5 } END { print int(s / 1024) }' "$TT_TMP/maps.named")
 echo "  maps (name type max_entries memlock):" \
 	"$(awk '{ printf "%s %s %s %s; ", $2, $3, $4, $5 }' "$TT_TMP/maps.named")"
-# BPF_MAP_TYPE_LRU_HASH is 9, PERCPU_ARRAY 6: a send's entry time lives in
-# a per-CPU slot, and in an LRU by tid only while its thread is switched
-# out inside the send: nothing grows with the threads that come and go
+# BPF_MAP_TYPE_LRU_HASH is 9, PERCPU_ARRAY 6, SK_STORAGE 24: a connection's
+# mark is freed with its socket; a send's entry time lives in a per-CPU
+# slot, and in an LRU by tid only while its thread is switched out inside
+# the send: nothing grows with the connections and threads that come and go
 maps_sized() {
 	[ "$(wc -l <"$TT_TMP/maps.named")" -ge 5 ] &&
-		[ "$(awk '$2 == "conns" { print $3 }' "$TT_TMP/maps.named")" = 9 ] &&
+		[ "$(awk '$2 == "conns" { print $3 }' "$TT_TMP/maps.named")" = 24 ] &&
 		[ "$(awk '$2 == "send_enter" { print $3 }' "$TT_TMP/maps.named")" = 6 ] &&
 		[ "$(awk '$2 == "send_enter_move" { print $3 }' "$TT_TMP/maps.named")" = 9 ] &&
 		[ "$memlock_kb" -lt $((64 << 10)) ]
 }
-check "rel_memory: maps sized (${memlock_kb} kB locked in all), conns LRU, send entry per CPU and LRU" \
+check "rel_memory: maps sized (${memlock_kb} kB locked in all), conns socket storage, send entry per CPU and LRU" \
 	maps_sized
 
 start=$(date +%s%N)

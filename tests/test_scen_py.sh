@@ -38,8 +38,14 @@
 # The shares are the most seen off in ten local runs (tools/scenarios/
 # README.md's last two tables) and the clean-clone CI runs since, with a
 # margin: gil 10 of 120 (CI; 0-7 locally), nagle 15 / 11 / 18 (a hogged
-# run), odirect 10 (CI; 0-6 locally). Their misses are a busy engine's
-# emits to a handler that was not waiting: no wake shows the boundary.
+# run). odirect: 17 / 24 in a CI run (dispatch / admission to token), and
+# 10 / 14, 7 / 6, 11 / 12 in three local runs right after it against 2-4 /
+# 2-7 in the five interleaved after those, the build and its predecessor
+# alike: how many a run has depends on how busy this shared machine is
+# then. Their misses are a busy engine's emits to a handler that was not
+# waiting: no wake shows the boundary, and t_dispatch is one decode step
+# early (about 1.8 ms). What the gate is for, the rules failing (more than
+# a third off before them), still fails it.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_py
@@ -66,7 +72,7 @@ ldd "$TTFTRACE" 2>/dev/null | grep -q libasan && scale=2
 /usr/bin/python3 tests/scen_check.py --scale=$scale scen_py "$OUTDIR" \
 	gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
-	odirect:0.12:0.08:0.15:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
+	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
 grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs
 # a request left no-wire has not been seen here, only in CI runs: the
 # drill-downs of two such go to the log, which is all a CI run leaves
