@@ -1205,6 +1205,42 @@ static void test_retransmit_first_counts(void)
 	tt_analyzer_free(a);
 }
 
+/* An XMIT that comes late (beyond the reorder window) is handled out of
+ * order: the connection's ring is then not in time order, and the search
+ * for a token's transmit must not stop at it. */
+static void test_late_xmit_in_ring(void)
+{
+	struct tt_analyzer *a;
+	__u32 seq = 500, s;
+
+	reset();
+	conn_open(0, 0x8100, "10.0.0.81", 40081);
+	request_in(1 * MS, 1 * MS + 10 * US, 0x8100, 10);
+	seq = send_bytes(2 * MS, 0x8100, seq, UVICORN_SSE_HEADERS,
+			 2 * MS + 5 * US);
+	s = seq;
+	/* the token's skb reaches the device before its send's record */
+	xmit(30 * MS, 0x8100, s, s + strlen(TOKEN_CHUNK));
+	/* traffic elsewhere moves the window past it */
+	conn_open(44 * MS, 0x8200, "10.0.0.82", 40082);
+	data_ready(45 * MS, 0x8200);
+	/* a transmit of 1 ms comes only now: handled out of order, it is the
+	 * ring's newest and older than the header send's end */
+	xmit(1 * MS, 0x8100, s + 1000, s + 1010);
+	/* the token's send, entered long before its record */
+	send_cls(29 * MS, 50 * MS, 0x8100, s, strlen(TOKEN_CHUNK),
+		 TT_SEND_TOKEN, 1, TT_SEND_F_SSE | TT_SEND_F_CHUNKED);
+	seq = send_bytes(51 * MS, 0x8100, s + strlen(TOKEN_CHUNK), DONE_CHUNK,
+			 51 * MS + 5 * US);
+	a = run_listed(0); /* in list order: the late one stays late */
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->t_wire, 30 * MS, "req.t_wire");
+	ASSERT_EQ(req(a, 0)->ttft, 29 * MS, "req.ttft");
+	ASSERT_TRUE(req(a, 0)->complete, "req.complete");
+	tt_analyzer_free(a);
+}
+
 static void test_seq_wraparound(void)
 {
 	struct tt_analyzer *a;
@@ -2455,6 +2491,7 @@ int main(void)
 	TT_RUN(test_xmit_before_and_after_send);
 	TT_RUN(test_done_before_xmit);
 	TT_RUN(test_retransmit_first_counts);
+	TT_RUN(test_late_xmit_in_ring);
 	TT_RUN(test_seq_wraparound);
 	TT_RUN(test_lost_window);
 	TT_RUN(test_lost_while_waiting_for_wire);
