@@ -19,6 +19,11 @@ check() { # check NAME CMD...: PASS or FAIL by the command's status
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
+# asan_build: the ttftrace under test is an ASan build (make SANITIZE=1)
+asan_build() {
+	ldd "$TTFTRACE" 2>/dev/null | grep -q libasan
+}
+
 # need_gen: the synthetic recordings' generator (bench/gen_recording), in
 # GEN, or a failure
 need_gen() {

@@ -27,7 +27,7 @@ SAN_REPORT_RSS_MAX_KB=$((1024 << 10))
 REPORT_TIME_MAX_S=90
 
 sanitized=
-if ldd "$TTFTRACE" 2>/dev/null | grep -q libasan; then
+if asan_build; then
 	sanitized=1
 	RECORD_RSS_MAX_KB=$SAN_RECORD_RSS_MAX_KB
 	REPORT_RSS_MAX_KB=$SAN_REPORT_RSS_MAX_KB

@@ -43,7 +43,7 @@ done
 # Under ASan the recorder takes two to three times its CPU (as in
 # test_scen_py.sh): twice the shares (go: 10 of 120 off in one such CI run)
 scale=1
-ldd "$TTFTRACE" 2>/dev/null | grep -q libasan && scale=2
+asan_build && scale=2
 /usr/bin/python3 tests/scen_check.py --scale=$scale scen_go "$OUTDIR" \
 	go:0.12:0.08:0.12:p50 go-lock:0.1:0.1:0.1:p50
 # the same server with goroutines left alone: thread-level, no goroutine

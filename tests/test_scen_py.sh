@@ -68,7 +68,7 @@ keep_runs() {
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
 # normal suite holds the figures; this one, memory safety on real servers.
 scale=1
-ldd "$TTFTRACE" 2>/dev/null | grep -q libasan && scale=2
+asan_build && scale=2
 /usr/bin/python3 tests/scen_check.py --scale=$scale scen_py "$OUTDIR" \
 	gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
