@@ -138,8 +138,14 @@ start_server() {
 	PORT=$(cat "$BENCH_TMP/port")
 }
 
-# start_py_server ARGS...: bench/py_sse_server.py (SERVER=python of
-# overhead.sh) with ARGS; sets SERVER_PID and PORT as start_server does
+# SERVER=python (overhead.sh, prog_cost.sh): bench/py_sse_server.py, under
+# uvicorn, PY_TOKENS tokens of PY_WORK_US of pure Python each
+SERVER=${SERVER:-demo}
+PY_WORK_US=${PY_WORK_US:-20}
+PY_TOKENS=${PY_TOKENS:-16}
+
+# start_py_server ARGS...: bench/py_sse_server.py (SERVER=python) with ARGS;
+# sets SERVER_PID and PORT as start_server does
 start_py_server() {
 	rm -f "$BENCH_TMP/port"
 	/usr/bin/python3 "$BENCH_DIR/py_sse_server.py" \

@@ -25,11 +25,7 @@ TOKEN_US=${TOKEN_US:-20000}
 # request lasts (TOKENS x TOKEN_US), so the rate is met
 CONNS=${CONNS:-$((RATE * 2))}
 SAT_CONNS=${SAT_CONNS:-8}
-# SERVER=python: bench/py_sse_server.py (uvicorn, PY_WORK_US of pure Python
-# per token, PY_TOKENS tokens) instead of the demo
-SERVER=${SERVER:-demo}
-PY_WORK_US=${PY_WORK_US:-20}
-PY_TOKENS=${PY_TOKENS:-16}
+# SERVER=python: the Python server (bench/lib.sh) instead of the demo
 if [ "$SERVER" = python ]; then
 	TOKENS=$PY_TOKENS
 	LOADS=${LOADS:-saturation}

@@ -19,11 +19,7 @@ SAT_CONNS=${SAT_CONNS:-8}
 LOAD=${LOAD:-saturation}
 RATE=${RATE:-100}
 TOKEN_US=${TOKEN_US:-20000}
-# SERVER=python: overhead.sh's Python server (PY_WORK_US of pure Python per
-# token, PY_TOKENS tokens) under the saturation load
-SERVER=${SERVER:-demo}
-PY_WORK_US=${PY_WORK_US:-20}
-PY_TOKENS=${PY_TOKENS:-16}
+# SERVER=python: the Python server (bench/lib.sh) under the saturation load
 [ "$SERVER" = python ] && TOKENS=$PY_TOKENS
 
 bench_setup prog_cost
