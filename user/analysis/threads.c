@@ -65,19 +65,12 @@ void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop)
 	cp->drop_segments = drop;
 }
 
-static struct cp_thread *tid_cached(const struct tt_critpath *cp, __u32 tid)
-{
-	struct cp_thread *th = cp->tid_cache[tid % CP_TID_CACHE];
-
-	return th && th->tid == tid ? th : NULL;
-}
-
 struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid)
 {
-	struct cp_thread *th = tid_cached(cp, tid);
+	struct cp_thread *th = cp->tid_cache[tid % CP_TID_CACHE];
 	struct tt_hmap_ent *ent;
 
-	if (th)
+	if (th && th->tid == tid)
 		return th;
 	ent = tt_hmap_find(&cp->tids, tid, 0);
 	return ent ? cp->threads[ent->val] : NULL;
@@ -87,8 +80,7 @@ static bool is_traced(const struct tt_critpath *cp, __u32 tid, __u32 tgid)
 {
 	if (!tid)
 		return false;
-	return tid_cached(cp, tid) || tt_hmap_find(&cp->tids, tid, 0) ||
-	       tt_hmap_find(&cp->tgids, tgid, 0);
+	return cp_thread_find(cp, tid) || tt_hmap_find(&cp->tgids, tgid, 0);
 }
 
 int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
@@ -102,14 +94,9 @@ int tt_critpath_add_tgid(struct tt_critpath *cp, __u32 tgid)
 struct cp_thread *cp_thread_ensure(struct tt_critpath *cp, __u32 tid,
 				   __u32 tgid)
 {
-	struct cp_thread *th = tid_cached(cp, tid);
-	struct tt_hmap_ent *ent;
+	struct cp_thread *th = cp_thread_find(cp, tid);
 
-	if (th)
-		return th;
-	ent = tt_hmap_find(&cp->tids, tid, 0);
-	if (ent) {
-		th = cp->threads[ent->val];
+	if (th) {
 		cp->tid_cache[tid % CP_TID_CACHE] = th;
 		return th;
 	}
