@@ -19,6 +19,12 @@ check() { # check NAME CMD...: PASS or FAIL by the command's status
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
+# keep_runs TAG: a failed scenario run's recordings, for reading later
+keep_runs() {
+	mkdir -p "$OUTPUT/scenarios/failed" &&
+		cp -r "$OUTDIR" "$OUTPUT/scenarios/failed/$1-$(date +%H%M%S)"
+}
+
 # asan_build: the ttftrace under test is an ASan build (make SANITIZE=1)
 asan_build() {
 	ldd "$TTFTRACE" 2>/dev/null | grep -q libasan

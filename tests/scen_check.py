@@ -54,6 +54,21 @@ def median_within(v):
     return gap <= max(1_000_000, 0.05 * t)
 
 
+def evidence(outdir, name):
+    """What a failed run's log needs to be read without its recording (a CI
+    run keeps none): compare.py's list of the requests off and its
+    drill-down of the worst one."""
+    try:
+        lines = open(os.path.join(outdir, name, "compare.txt")).read().splitlines()
+    except OSError:
+        return
+    keep = [ln for ln in lines if ln.startswith(("t_dispatch off", "dispatch rules"))]
+    worst = [i for i, ln in enumerate(lines) if ln.startswith("worst queue")]
+    if worst:
+        keep += lines[worst[0]:worst[0] + 40]
+    print("\n".join(f"  {name}| {ln}" for ln in keep))
+
+
 def main():
     args = sys.argv[1:]
     scale = 1.0
@@ -128,6 +143,8 @@ def main():
                                    f"for the server's {v[2] / 1e6:.2f} (max(1 ms, 5%))"))
         for ok, what in checks:
             print(f"{'PASS' if ok else 'FAIL'}: {tag}: {name}: {what}")
+        if not all(ok for ok, what in checks):
+            evidence(outdir, name)
         # the figures, for the reader of the log
         print(f"  {name}: scheduler.queue stage p50 {qs[1] / 1e6:.2f}, p99 {qs[3] / 1e6:.2f}; "
               f"queue p50 {q[1] / 1e6:.2f}/{q[0] / 1e6:.2f} ms, p99 "

@@ -58,11 +58,6 @@ command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1;
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm node odirect pool >"$TT_TMP/run.log" 2>&1
 check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool" [ $? = 0 ]
-# what failed stays for a look: build/scenarios/failed/
-keep_runs() {
-	mkdir -p "$OUTPUT/scenarios/failed" &&
-		cp -r "$OUTDIR" "$OUTPUT/scenarios/failed/scen_py-$(date +%H%M%S)"
-}
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
@@ -73,7 +68,8 @@ asan_build && scale=2
 	gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
-grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs
+# what failed stays for a look: build/scenarios/failed/
+grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs scen_py
 # a request left no-wire has not been seen here, only in CI runs: the
 # drill-downs of two such go to the log, which is all a CI run leaves
 no_wire() { # DIR: up to two no-wire requests of a scenario's run

@@ -207,6 +207,14 @@ def main():
             print(f"{what}, tool - truth ms: p50 {cs.pct(v, 50) / MS:+.2f}, min "
                   f"{min(v) / MS:+.2f}, max {max(v) / MS:+.2f}, "
                   f"{sum(1 for x in v if abs(x) > 1_000_000)}/{len(v)} off by > 1 ms")
+    # the requests off, most off first: which rule fired, for a failed CI run's log
+    off = sorted(((t["t_dispatch_ns"] - cs.num(g, "t_admit"), t) for c, g, t in done
+                  if t.get("t_dispatch_ns")), key=lambda d: -abs(d[0]))
+    off = [(d, t) for d, t in off if abs(d) > 1_000_000]
+    if off:
+        print(f"t_dispatch off by > 1 ms ({len(off)}), tool - truth: " +
+              ", ".join(f"request {t['id']} {d / MS:+.2f} ms ({t.get('dispatch_rule')})"
+                        for d, t in off[:12]) + (", ..." if len(off) > 12 else ""))
     rules = Counter(str(t.get("dispatch_rule")) for c, g, t in done)
     print("dispatch rules: " + ", ".join(f"{k} {v}" for k, v in rules.most_common()))
     summary = {"name": args.name, "n": len(pairs), "complete": len(done),
