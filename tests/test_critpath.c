@@ -956,6 +956,68 @@ static void build_busy_handoff(struct stream *s, const __u64 *arg)
 	sw_in(s, 2010 * US, 112);
 }
 
+/*
+ * build_busy_handoff with reader 101 writing A too (HEADERS_X_A: its
+ * headers sent at h us): preempted at 1200 us, it blocks on 0x90 at 1300
+ * us, woken there by the engine's hand-off of A's token at 2000 us.
+ */
+static void build_headers_first(struct stream *s, const __u64 *arg)
+{
+	sw_in(s, 0, 101);
+	sw_in(s, 0, 102);
+	sw_in(s, 1, 111);
+	sw_out(s, 2, 111, (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
+	preempt(s, 1200 * US, 101);
+	sw_in(s, 1250 * US, 101);
+	sw_out(s, 1300 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 111);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111, (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
+	wake(s, 2000 * US, 102, 101, 0, NR_FUTEX, 0x90);
+	sw_in(s, 2010 * US, 101);
+	(void)arg;
+}
+
+/*
+ * llama.cpp's server_response: handlers 111-116 and reader 101 wait on one
+ * condition variable, 0x500, for every token; busy engine 102 notifies all
+ * of them after every step (200, 400, 1500 and 2000 us) and never waits
+ * on it. X's token (writer 111) is the 1500 us step's; A's (read by 101 at
+ * 1100 us, which blocks at 1300 us) the 2000 us one's, 101 woken for
+ * nothing at 1500 us and back on 0x500 at 1510 us.
+ */
+static void build_shared_cond(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x500 };
+	__u64 step[] = { 200, 400 };
+	__u32 w;
+	int i;
+
+	sw_in(s, 0, 101);
+	sw_in(s, 0, 102);
+	for (w = 111; w <= 116; w++) {
+		sw_in(s, w - 110, w);
+		sw_out(s, w - 100, w, cond);
+		for (i = 0; i < 2; i++) {
+			wake(s, (step[i] + w - 110) * US, 102, w, 0, NR_FUTEX,
+			     0x500);
+			sw_in(s, (step[i] + 20 + w - 110) * US, w);
+			sw_out(s, (step[i] + 30 + w - 110) * US, w, cond);
+		}
+	}
+	sw_out(s, 1300 * US, 101, cond);
+	wake(s, 1499 * US, 102, 101, 0, NR_FUTEX, 0x500);
+	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 0x500);
+	sw_in(s, 1505 * US, 101);
+	sw_out(s, 1510 * US, 101, cond);
+	sw_in(s, 1506 * US, 111);
+	sw_out(s, 1530 * US, 111, cond);
+	wake(s, 2000 * US, 102, 101, 0, NR_FUTEX, 0x500);
+	sw_in(s, 2010 * US, 101);
+	(void)arg;
+}
+
 /* An event loop preempted 100 times (10 us each) from 1100 us. */
 static void build_many_slices(struct stream *s, const __u64 *arg)
 {
@@ -1171,6 +1233,11 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
 		RQ(2, 1000, 1100, 2050, 2100, 101, 112, .t_end = 5000 * US)
 #define HANDOFF_Y(read) RQ(3, 1340, read, 0, 0, 101, 0)
+/* X as in HANDOFF_X_A; A written by its reader 101, its headers at h us */
+#define HEADERS_X_A(h)                                                      \
+	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US),           \
+		RQ(2, 1000, 1100, 2050, 2100, 101, 101, .t_end = 5000 * US, \
+		   .t_headers = (h)*US)
 /* An event loop 101, a busy engine 102 preempted at 200 us, an I/O thread
  * 103 asleep; IO_HOP: the loop wakes it at t_, it runs and sleeps again. */
 #define LOOP_ENGINE_PREEMPTED                                                 \
@@ -2972,6 +3039,33 @@ static const struct scenario scenarios[] = {
 		.reuse = true,
 		RQS(HANDOFF_X_A, HANDOFF_Y(1300)),
 		.want = handoff_blocking_want,
+	},
+	/* the reader, which writes A too, sent its headers at 1150 us and
+	 * then waited for a CPU before its block at 1300 us: it had handed A
+	 * on by the headers */
+	{
+		SC("test_handoff_enqueue", "headers_then_runqueue"),
+		.build = build_headers_first,
+		RQS(HEADERS_X_A(1150)),
+		.want = HANDOFF_A_WANT(1500, 1150, 350),
+	},
+	/* its headers after the wait: nothing tells the hand-off came
+	 * before the wait, the block stays its point */
+	{
+		SC("test_handoff_enqueue", "headers_after_runqueue"),
+		.build = build_headers_first,
+		RQS(HEADERS_X_A(1260)),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
+	/* a condition variable waited on many times per request by more
+	 * threads than a word keeps, notified by an engine that never waits
+	 * on it: its notifies are hand-offs, the step before A's token
+	 * (1500 us) its boundary; taken for a lock's, A had no dispatch */
+	{
+		SC("test_handoff_enqueue", "shared_condition"),
+		.build = build_shared_cond,
+		RQS(HEADERS_X_A(0)),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
 	},
 	/* the engine, preempted by the writer it woke at its boundary, takes
 	 * A up when it runs again at 1600 us: t_dispatch there, its wait for

@@ -5,7 +5,7 @@
 # truth vs attributed (compare.py). A measurement tool, like bench/: it
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
-# Scenarios: gil vllm sglang node go go-lock nagle odirect pool (see README.md).
+# Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama (see README.md).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -38,6 +38,12 @@ build_go() {
 		go build -o "$OUTPUT/scenarios/go_server" "$SCEN/go_server.go"
 }
 
+build_c() { # NAME: tools/scenarios/NAME.c, a C server
+	[ "$OUTPUT/scenarios/$1" -nt "$SCEN/$1.c" ] && return 0
+	mkdir -p "$OUTPUT/scenarios" &&
+		${CC:-cc} -O2 -g -Wall -pthread -o "$OUTPUT/scenarios/$1" "$SCEN/$1.c"
+}
+
 weights() { # a file on the disk for the O_DIRECT reads
 	local f=$OUTPUT/scenarios/weights.bin
 	[ -s "$f" ] || dd if=/dev/urandom of="$f" bs=1M count=64 status=none
@@ -60,6 +66,7 @@ server_cmd() {
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
 	*) return 1 ;;
 	esac
 }
@@ -93,7 +100,7 @@ run_one() {
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool
+[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

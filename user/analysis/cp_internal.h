@@ -200,6 +200,8 @@ struct cp_chan {
 	__u64 base; /* sends before sends[0] */
 };
 
+#define CP_THREAD_WORDS 16
+
 struct cp_thread {
 	__u32 tid, tgid;
 	struct cp_rec *recs;
@@ -227,6 +229,11 @@ struct cp_thread {
 	__u32 pending;
 	__u64 pending_ts;
 	__u64 exit_ts; /* its TT_EV_EXIT, 0 if none seen */
+	/* the last CP_THREAD_WORDS distinct futex words it waited on: a
+	 * word's waiters past its first WORD_WAITERS are known this way */
+	__u64 waited_words[CP_THREAD_WORDS];
+	__u32 waited_next;
+	__u32 futex_waits; /* its blocks in futex(2), all words */
 	bool has_comm;
 	char comm[TT_COMM_LEN];
 };

@@ -472,6 +472,29 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 }
 
 /*
+ * The reader, which writes the response too, sent its headers before t and
+ * then waited for a CPU before t: it had handed the request on before the
+ * headers (a thread that posts to a busy engine, then answers with its
+ * headers and waits for the tokens, as llama.cpp's HTTP threads do), and
+ * that wait is no part of the queue. Else t.
+ */
+static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
+			   __u64 t)
+{
+	__u64 h = wk->rq->t_headers;
+	long k;
+
+	if (!h || h <= wk->r || h >= t || wk->rq->writer_tid != th->tid)
+		return t;
+	k = cp_rec_before(th, h);
+	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
+	     k++)
+		if (th->recs[k].state == REC_RUNNABLE && th->recs[k].ts >= h)
+			return h;
+	return t;
+}
+
+/*
  * Where the reader let the request go, for a queue that a busy consumer's
  * boundary tb ends: its first wake of another thread (not through a lock),
  * its first block, or its next read or first write of another request
@@ -540,7 +563,7 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 			return w->ts;
 	}
 	next = rq_next_act(wk->ix, th->tid, from, wk->ri);
-	return next < t ? next : t;
+	return headers_first(wk, th, next < t ? next : t);
 }
 
 /* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:

@@ -295,6 +295,15 @@ static bool other_word(const struct cp_wake *w, const struct cp_block *b)
 	       w->arg0 != b->arg0;
 }
 
+/* th waited on futex word: into its ring of the last distinct ones */
+static void note_waited_word(struct cp_thread *th, __u64 word)
+{
+	for (int i = 0; i < CP_THREAD_WORDS; i++)
+		if (th->waited_words[i] == word)
+			return;
+	th->waited_words[th->waited_next++ % CP_THREAD_WORDS] = word;
+}
+
 static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		      const struct tt_switch *sw)
 {
@@ -336,6 +345,8 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		fw->last_run = fw->last_waiter == th->tid ? fw->last_run + 1 :
 							    1;
 		fw->last_waiter = th->tid;
+		note_waited_word(th, sw->arg0);
+		th->futex_waits++;
 	}
 	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
 	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS ||

@@ -491,26 +491,42 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 }
 
 /*
- * Wake w of word fw, a lock by its waiters' own wakes of it, is a
- * producer's, a hand-off: its waker never waited on the word, where every
- * thread that did is known, or the word's last waits were all its
- * target's (w->solo: whoever waited on it long before, an address malloc
- * gave to another thread's lock). A pool's queue is a lock its workers
- * pass among themselves (CPython's SimpleQueue releases it for the next
- * waiter), and the loop that feeds them only releases it.
+ * Wake w of word fw, a lock by its waiters' own wakes of it or by its count,
+ * is a producer's, a hand-off, when its waker never waited on the word: not
+ * among its first waiters, nor among the words the waker waited on last
+ * (where the word had more waiters than it keeps). A pool's queue is a lock
+ * its workers pass among themselves (CPython's SimpleQueue releases it for
+ * the next waiter), and the loop that feeds them only releases it. A word
+ * waited on more than the count allows is a producer's only when its waker
+ * does not block in futex(2) that often itself: a condition variable every
+ * handler waits on for each token (llama.cpp's server_response, notified
+ * for all at every step) is, and the loop that notifies it seldom waits;
+ * two threads passing a turn through a word each way (a GIL of two words)
+ * are not. Or the word's last waits were all its target's (w->solo:
+ * whoever waited on it long before, an address malloc gave to another
+ * thread's lock).
  */
-static bool word_producer(const struct cp_word *fw, const struct cp_wake *w,
+static bool word_producer(const struct tt_critpath *cp,
+			  const struct cp_word *fw, const struct cp_wake *w,
 			  __u64 limit)
 {
-	/* waited on many times per request: a lock whoever wakes it */
-	if (fw->waits > limit)
-		return false;
-	if (w->solo)
+	const struct cp_thread *waker = cp_thread_find(cp, w->waker_tid);
+	bool counted = fw->waits > limit;
+	int i;
+
+	if (w->solo && !counted)
 		return true;
-	if (fw->more_waiters)
-		return false;
-	for (int i = 0; i < WORD_WAITERS; i++)
+	for (i = 0; i < WORD_WAITERS; i++)
 		if (fw->waiter[i] == w->waker_tid)
+			return false;
+	if (counted && (!waker || waker->futex_waits > limit))
+		return false;
+	if (!fw->more_waiters)
+		return true;
+	if (!waker)
+		return false;
+	for (i = 0; i < CP_THREAD_WORDS; i++)
+		if (waker->waited_words[i] == w->arg0)
 			return false;
 	return true;
 }
@@ -583,7 +599,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
-		else if (fw && word_producer(fw, w, limit) &&
+		else if (fw && word_producer(cp, fw, w, limit) &&
 			 (!b || b->syscall != TT_NR_futex ||
 			  b->arg0 == w->arg0))
 			w->lock = CP_LOCK_NONE;
