@@ -486,10 +486,10 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 
 	if (!h || h <= wk->r || h >= t || wk->rq->writer_tid != th->tid)
 		return t;
-	k = cp_rec_before(th, h);
-	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
-	     k++)
-		if (th->recs[k].state == REC_RUNNABLE && th->recs[k].ts >= h)
+	/* the records from h on, before t */
+	for (k = cp_rec_before(th, h) + 1;
+	     (size_t)k < th->nrecs && th->recs[k].ts < t; k++)
+		if (th->recs[k].state == REC_RUNNABLE)
 			return h;
 	return t;
 }

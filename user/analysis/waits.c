@@ -504,13 +504,12 @@ static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
  * two threads passing a turn through a word each way (a GIL of two words)
  * are not. Or the word's last waits were all its target's (w->solo:
  * whoever waited on it long before, an address malloc gave to another
- * thread's lock).
+ * thread's lock). waker: w's waker, NULL when untraced.
  */
-static bool word_producer(const struct tt_critpath *cp,
+static bool word_producer(const struct cp_thread *waker,
 			  const struct cp_word *fw, const struct cp_wake *w,
 			  __u64 limit)
 {
-	const struct cp_thread *waker = cp_thread_find(cp, w->waker_tid);
 	bool counted = fw->waits > limit;
 	int i;
 
@@ -581,7 +580,10 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		const struct cp_block *b =
 			w->block != NONE32 ? &cp->blocks[w->block] : NULL;
 
-		__u32 waker_tgid = tgid_of(cp, w->waker_tid);
+		/* the waker, looked up once for its tgid and its own waits */
+		const struct cp_thread *waker =
+			cp_thread_find(cp, w->waker_tid);
+		__u32 waker_tgid = waker ? waker->tgid : 0;
 		__u32 target_tgid = tgid_of(cp, w->target_tid);
 		const struct cp_rtrange *rt = NULL;
 		/* the waker's word, looked up once for both questions */
@@ -599,7 +601,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
-		else if (fw && word_producer(cp, fw, w, limit) &&
+		else if (fw && word_producer(waker, fw, w, limit) &&
 			 (!b || b->syscall != TT_NR_futex ||
 			  b->arg0 == w->arg0))
 			w->lock = CP_LOCK_NONE;
