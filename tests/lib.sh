@@ -19,10 +19,21 @@ check() { # check NAME CMD...: PASS or FAIL by the command's status
 	if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
-# keep_runs TAG: a failed scenario run's recordings, for reading later
-keep_runs() {
-	mkdir -p "$OUTPUT/scenarios/failed" &&
-		cp -r "$OUTDIR" "$OUTPUT/scenarios/failed/$1-$(date +%H%M%S)"
+# scen_gate TAG NAME:SHARES...: tests/scen_check.py on the scenario runs in
+# $OUTDIR, the shares doubled under ASan (the recorder takes CPU the traced
+# server lacks); its output also in $TT_TMP/check.txt, and a failed run's
+# recordings kept under $OUTPUT/scenarios/failed/ for reading later
+scen_gate() {
+	local tag=$1 scale=1
+	shift
+	asan_build && scale=2
+	/usr/bin/python3 tests/scen_check.py --scale=$scale "$tag" "$OUTDIR" "$@" |
+		tee "$TT_TMP/check.txt"
+	if grep -q "^FAIL" "$TT_TMP/check.txt"; then
+		mkdir -p "$OUTPUT/scenarios/failed" &&
+			cp -r "$OUTDIR" "$OUTPUT/scenarios/failed/$tag-$(date +%H%M%S)"
+	fi
+	return 0
 }
 
 # asan_build: the ttftrace under test is an ASan build (make SANITIZE=1)

@@ -929,14 +929,14 @@ static void build_engine_loop_entry(struct stream *s, const __u64 *arg)
 
 /*
  * A busy engine 102 (on CPU throughout) hands X's token to writer 111 at
- * 1500 us and A's to 112 at 2000 us. Reader 101 reads A at 1100 us,
- * tokenizes (preempted 50 us) and lets it go at 1300 us: blocking, or
- * (event loop, arg[0]) reading request Y. Only [let go, 1500 us) is
- * queued.
+ * 1500 us and A's to 112 at 2000 us, or (arg[1]) to reader 101 blocked on
+ * 0x90. Reader 101 reads A at 1100 us, tokenizes (preempted 50 us) and
+ * lets it go at 1300 us: blocking, or (event loop, arg[0]) reading request
+ * Y. Only [let go, 1500 us) is queued.
  */
 static void build_busy_handoff(struct stream *s, const __u64 *arg)
 {
-	__u32 w;
+	__u32 w, a_writer = arg[1] ? 101 : 112;
 
 	sw_in(s, 0, 101);
 	sw_in(s, 0, 102);
@@ -952,31 +952,9 @@ static void build_busy_handoff(struct stream *s, const __u64 *arg)
 	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 111);
 	sw_in(s, 1505 * US, 111);
 	sw_out(s, 1530 * US, 111, (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
-	wake(s, 2000 * US, 102, 112, 0, NR_FUTEX, 112);
-	sw_in(s, 2010 * US, 112);
-}
-
-/*
- * build_busy_handoff with reader 101 writing A too (HEADERS_X_A: its
- * headers sent at h us): preempted at 1200 us, it blocks on 0x90 at 1300
- * us, woken there by the engine's hand-off of A's token at 2000 us.
- */
-static void build_headers_first(struct stream *s, const __u64 *arg)
-{
-	sw_in(s, 0, 101);
-	sw_in(s, 0, 102);
-	sw_in(s, 1, 111);
-	sw_out(s, 2, 111, (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
-	preempt(s, 1200 * US, 101);
-	sw_in(s, 1250 * US, 101);
-	sw_out(s, 1300 * US, 101,
-	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
-	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 111);
-	sw_in(s, 1505 * US, 111);
-	sw_out(s, 1530 * US, 111, (struct blk){ .sys = NR_FUTEX, .arg0 = 111 });
-	wake(s, 2000 * US, 102, 101, 0, NR_FUTEX, 0x90);
-	sw_in(s, 2010 * US, 101);
-	(void)arg;
+	wake(s, 2000 * US, 102, a_writer, 0, NR_FUTEX,
+	     a_writer == 101 ? 0x90 : 112);
+	sw_in(s, 2010 * US, a_writer);
 }
 
 /*
@@ -1015,7 +993,6 @@ static void build_shared_cond(struct stream *s, const __u64 *arg)
 	sw_out(s, 1530 * US, 111, cond);
 	wake(s, 2000 * US, 102, 101, 0, NR_FUTEX, 0x500);
 	sw_in(s, 2010 * US, 101);
-	(void)arg;
 }
 
 /* An event loop preempted 100 times (10 us each) from 1100 us. */
@@ -1233,7 +1210,8 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US), \
 		RQ(2, 1000, 1100, 2050, 2100, 101, 112, .t_end = 5000 * US)
 #define HANDOFF_Y(read) RQ(3, 1340, read, 0, 0, 101, 0)
-/* X as in HANDOFF_X_A; A written by its reader 101, its headers at h us */
+/* X as in HANDOFF_X_A; A written by its reader 101 (build_busy_handoff's
+ * arg[1]), its headers at h us */
 #define HEADERS_X_A(h)                                                      \
 	RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US),           \
 		RQ(2, 1000, 1100, 2050, 2100, 101, 101, .t_end = 5000 * US, \
@@ -3045,7 +3023,8 @@ static const struct scenario scenarios[] = {
 	 * on by the headers */
 	{
 		SC("test_handoff_enqueue", "headers_then_runqueue"),
-		.build = build_headers_first,
+		.build = build_busy_handoff,
+		.arg = { false, true },
 		RQS(HEADERS_X_A(1150)),
 		.want = HANDOFF_A_WANT(1500, 1150, 350),
 	},
@@ -3053,7 +3032,8 @@ static const struct scenario scenarios[] = {
 	 * before the wait, the block stays its point */
 	{
 		SC("test_handoff_enqueue", "headers_after_runqueue"),
-		.build = build_headers_first,
+		.build = build_busy_handoff,
+		.arg = { false, true },
 		RQS(HEADERS_X_A(1260)),
 		.want = HANDOFF_A_WANT(1500, 1300, 200),
 	},

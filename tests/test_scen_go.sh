@@ -46,12 +46,7 @@ done
 # 35-70%.
 # Under ASan the recorder takes two to three times its CPU (as in
 # test_scen_py.sh): twice the shares (go: 10 of 120 off in one such CI run)
-scale=1
-asan_build && scale=2
-/usr/bin/python3 tests/scen_check.py --scale=$scale scen_go "$OUTDIR" \
-	go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 | tee "$TT_TMP/check.txt"
-# what failed stays for a look: build/scenarios/failed/
-grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs scen_go
+scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

@@ -26,10 +26,4 @@ grep -q '"dispatch_rule": *"handoff"' "$OUTDIR/llama/report.json" ||
 	fail "scen_llama: no request dispatched by the hand-off rule"
 grep -qi "warning" "$OUTDIR/llama/record.log" &&
 	fail "scen_llama: record warned: $(grep -i warning "$OUTDIR/llama/record.log" | head -1)"
-scale=1
-asan_build && scale=2
-/usr/bin/python3 tests/scen_check.py --scale=$scale scen_llama "$OUTDIR" \
-	llama:0.1:0.1:0.1:p50 | tee "$TT_TMP/check.txt"
-# what failed stays for a look: build/scenarios/failed/
-grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs scen_llama
-exit 0
+scen_gate scen_llama llama:0.1:0.1:0.1:p50

@@ -62,14 +62,9 @@ check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool" [ $? = 
 # its CPU from the two the server has: twice the shares off (odirect 16 and
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
 # normal suite holds the figures; this one, memory safety on real servers.
-scale=1
-asan_build && scale=2
-/usr/bin/python3 tests/scen_check.py --scale=$scale scen_py "$OUTDIR" \
-	gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
+scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
-	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 | tee "$TT_TMP/check.txt"
-# what failed stays for a look: build/scenarios/failed/
-grep -q "^FAIL" "$TT_TMP/check.txt" && keep_runs scen_py
+	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50
 # a request left no-wire has not been seen here, only in CI runs: the
 # drill-downs of two such go to the log, which is all a CI run leaves
 no_wire() { # DIR: up to two no-wire requests of a scenario's run

@@ -200,17 +200,16 @@ def main():
     print("other stages, attributed mean ms: " +
           ", ".join(f"{k} {v / len(done) / MS:.2f}" for k, v in sorted(rest.items()) if v))
     enq = [t["t_enqueue_ns"] - cs.num(g, "t_enqueue") for c, g, t in done if t.get("t_enqueue_ns")]
-    disp = [t["t_dispatch_ns"] - cs.num(g, "t_admit") for c, g, t in done
-            if t.get("t_dispatch_ns")]
+    disp_of = [(t["t_dispatch_ns"] - cs.num(g, "t_admit"), t) for c, g, t in done
+               if t.get("t_dispatch_ns")]
+    disp = [d for d, t in disp_of]
     for what, v in (("t_enqueue", enq), ("t_dispatch", disp)):
         if v:
             print(f"{what}, tool - truth ms: p50 {cs.pct(v, 50) / MS:+.2f}, min "
                   f"{min(v) / MS:+.2f}, max {max(v) / MS:+.2f}, "
                   f"{sum(1 for x in v if abs(x) > 1_000_000)}/{len(v)} off by > 1 ms")
     # the requests off, most off first: which rule fired, for a failed CI run's log
-    off = sorted(((t["t_dispatch_ns"] - cs.num(g, "t_admit"), t) for c, g, t in done
-                  if t.get("t_dispatch_ns")), key=lambda d: -abs(d[0]))
-    off = [(d, t) for d, t in off if abs(d) > 1_000_000]
+    off = sorted(((d, t) for d, t in disp_of if abs(d) > 1_000_000), key=lambda e: -abs(e[0]))
     if off:
         print(f"t_dispatch off by > 1 ms ({len(off)}), tool - truth: " +
               ", ".join(f"request {t['id']} {d / MS:+.2f} ms ({t.get('dispatch_rule')})"
