@@ -57,9 +57,9 @@ HDRS := $(wildcard $(addsuffix /*.h,$(USER_DIRS)) bpf/*.h)
 # tests, and a recording's launches made entry-only (bench/gpu_entry.sh)
 BENCH_GEN := $(OUTPUT)/bench/gen_recording $(OUTPUT)/bench/entry_only
 # the other benchmark programs (bench/ceiling.sh, bench/prog_cost.sh,
-# bench/mark_cost.sh, bench/ipc_cost.sh)
+# bench/mark_cost.sh, bench/ipc_cost.sh; vcpu_gaps: tests/run.sh)
 BENCH_PROGS := $(OUTPUT)/bench/storm $(OUTPUT)/bench/mark_loop $(OUTPUT)/bench/prog_floor \
-	       $(OUTPUT)/bench/ipc_loop \
+	       $(OUTPUT)/bench/ipc_loop $(OUTPUT)/bench/vcpu_gaps \
 	       $(OUTPUT)/bench/prog_floor.bpf.o
 # programs the shell tests run (tests/test_rel_memory.sh)
 TEST_HELPERS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/helper_*.c))
@@ -143,7 +143,7 @@ $(OUTPUT)/bench/ipc_loop: bench/ipc_loop.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -o $@
 
-$(OUTPUT)/bench/mark_loop: bench/mark_loop.c | $(OUTPUT)/bench
+$(OUTPUT)/bench/mark_loop $(OUTPUT)/bench/vcpu_gaps: $(OUTPUT)/bench/%: bench/%.c | $(OUTPUT)/bench
 	$(call msg,BENCH,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
 

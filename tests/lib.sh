@@ -137,6 +137,25 @@ stop_record() {
 	RECORD_STATUS=$?
 }
 
+# start_lo_stalls OUT: bpftrace logs the loopback device's stalls
+# (tests/lo_stalls.bt) to OUT until stop_lo_stalls; fails when it cannot
+# attach
+start_lo_stalls() {
+	LO_STALLS_OUT=$1
+	bpftrace "$(dirname "${BASH_SOURCE[0]}")/lo_stalls.bt" \
+		>"$LO_STALLS_OUT" 2>"$LO_STALLS_OUT.err" &
+	LO_STALLS_PID=$!
+	TT_PIDS+=("$LO_STALLS_PID")
+	if ! wait_for "grep -qs '^Attaching' $LO_STALLS_OUT" 30; then
+		fail "bpftrace lo_stalls.bt did not attach: $(grep -v RLIMIT "$LO_STALLS_OUT.err" | head -1)"
+		return 1
+	fi
+}
+
+stop_lo_stalls() {
+	stop_pid "$LO_STALLS_PID" INT
+}
+
 # tt_forget PID: a process reaped already; tt_cleanup must not signal its
 # pid, which may be another's by then
 tt_forget() {

@@ -11,13 +11,16 @@ tt_setup
 
 # run_scenario NAME SERVER-ARGS...: clients at concurrency 1, 2 and 4, or
 # one with CLIENTS=OPTIONS; BESIDE=CMD runs CMD while the clients do, then
-# stops it with SIGTERM; COMPARE=OPTIONS for compare_ttft.py
+# stops it with SIGTERM; COMPARE=OPTIONS for compare_ttft.py; the loopback
+# device's stalls are taken out of the client's reference (lo_stalls.bt)
 run_scenario() {
 	local name=$1 beside=
 	shift
 	start_server "$TT_TMP/$name.gt.csv" --prefill-us exp:3000 --seed 7 \
 		-t 32 -i 2000 -w 8 --batch 8 "$@"
 	start_record "$TT_TMP/$name.ttft" -p "$SERVER_PID"
+	# the reference's own error: a vCPU stolen inside the loopback device
+	start_lo_stalls "$TT_TMP/$name.stalls" || return
 	if [ -n "${BESIDE:-}" ]; then
 		$BESIDE &
 		beside=$!
@@ -40,6 +43,7 @@ run_scenario() {
 		kill -TERM "$beside"
 		wait "$beside"
 	fi
+	stop_lo_stalls
 	stop_record
 	check "$name: record exits 0" [ "$RECORD_STATUS" = 0 ]
 	kill -TERM "$SERVER_PID"
@@ -50,7 +54,7 @@ run_scenario() {
 	fi
 	# shellcheck disable=SC2086 # options, split
 	python3 "$(dirname "$0")/compare_ttft.py" "$TT_TMP/$name.json" \
-		--server-log "$TT_TMP/$name.gt.csv" ${COMPARE:-} \
+		--server-log "$TT_TMP/$name.gt.csv" --stalls "$TT_TMP/$name.stalls" ${COMPARE:-} \
 		"$TT_TMP"/$name.lg*.csv | sed "s/^\(PASS\|FAIL\|info\): /\1: $name: /"
 	tail -n 1 "$TT_TMP/$name.ttft.log" | sed 's/^/  /'
 }
@@ -89,7 +93,7 @@ run_scenario sendmsg --headers-with-body --send-call sendmsg
 # or left out). Short requests 100 ms apart on each connection: a stamp
 # moved 4 ms early is not saved by the connection's last send, tens of ms
 # before. TTFT only: TPOT is the wire's, on CLOCK_MONOTONIC
-BESIDE="python3 $(dirname "$0")/../tools/clockstep.py --step-us 4000 --every-ms 300" \
+BESIDE="python3 $(dirname "$0")/../tools/clockstep.py --step-us 4000 --every-ms 300 --log $TT_TMP/clockstep.steps" \
 	CLIENTS="-c 2 -d 8 --rate 20 --tokens 8" COMPARE=--ttft-only \
 	run_scenario clockstep -i 5000
 [ -z "${TT_FAILED:-}" ]

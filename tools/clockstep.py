@@ -6,7 +6,11 @@ killed (SIGTERM, SIGINT), as a VM's time sync or NTP steps it, and leaves
 it where it found it: every step back is followed by the same step forward.
 A test tool for receive stamps (tests/test_bpf_ttft.sh); root only.
 
-  clockstep.py [--step-us 4000] [--every-ms 150]
+  clockstep.py [--step-us 4000] [--every-ms 150] [--log FILE]
+
+--log writes a line per step: its CLOCK_MONOTONIC bounds and the move it
+made (ns), which differs from --step-us by the time between its reading and
+its setting of the clock.
 """
 import argparse
 import random
@@ -19,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--step-us", type=int, default=4000)
     ap.add_argument("--every-ms", type=int, default=150)
+    ap.add_argument("--log", help="write each step's CLOCK_MONOTONIC bounds and size (ns) here")
     a = ap.parse_args()
     if a.step_us <= 0 or a.every_ms <= 0:
         sys.exit("clockstep.py: --step-us and --every-ms must be positive")
@@ -26,9 +31,17 @@ def main():
     behind = [False]
     steps = [0]
 
+    log = open(a.log, "w") if a.log else None
+
     def move(ns):
+        lo = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        off = time.clock_gettime_ns(time.CLOCK_REALTIME) - lo
         now = time.clock_gettime_ns(time.CLOCK_REALTIME)
         time.clock_settime_ns(time.CLOCK_REALTIME, now + ns)
+        hi = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        if log:
+            moved = time.clock_gettime_ns(time.CLOCK_REALTIME) - hi - off
+            print(lo, hi, moved, file=log, flush=True)
 
     def stop(*_):
         if behind[0]:
