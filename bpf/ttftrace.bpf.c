@@ -1267,6 +1267,62 @@ static __always_inline void describe_fd(struct task_struct *task, __u64 fd,
 		sw->sw_flags |= TT_SW_ANON_INODE;
 }
 
+/* this CPU's steal clock at its last switch with a traced side, and when */
+struct cpu_steal {
+	__u64 steal, ts;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_steal);
+} cpu_steal SEC(".maps");
+
+/*
+ * A TT_EV_STEAL for prev when the hypervisor took its CPU while it ran.
+ * The kernel's steal clock (paravirt, KVM's and Xen's) is read into the
+ * runqueue's prev_steal_time_rq by the update_rq_clock() of this very
+ * __schedule(); prev was switched in at this CPU's last traced switch (its
+ * next was prev), so the change since is prev's run's. now is this
+ * switch's record's time (a clock read costs as much as the rest). A
+ * kernel without CONFIG_PARAVIRT_TIME_ACCOUNTING or group scheduling has
+ * no such field: no record, ever.
+ */
+static __always_inline void note_steal(struct task_struct *prev,
+				       bool prev_traced, __u64 now)
+{
+	struct tt_event_steal {
+		struct tt_hdr h;
+		struct tt_steal st;
+	} *e;
+	struct cpu_steal *cs;
+	__u32 zero = 0;
+	__u64 steal, ts_on, stolen;
+	struct cfs_rq *cfs;
+
+	if (!bpf_core_field_exists(struct cfs_rq, rq) ||
+	    !bpf_core_field_exists(struct rq, prev_steal_time_rq))
+		return;
+	cs = bpf_map_lookup_elem(&cpu_steal, &zero);
+	cfs = prev->se.cfs_rq;
+	if (!cs || !cfs || !cfs->rq)
+		return;
+	steal = cfs->rq->prev_steal_time_rq;
+	stolen = cs->ts && steal > cs->steal ? steal - cs->steal : 0;
+	ts_on = cs->ts;
+	cs->steal = steal;
+	cs->ts = now;
+	if (!prev_traced || stolen < TT_STEAL_MIN_NS)
+		return;
+	e = reserve(sizeof(*e), TT_EV_STEAL);
+	if (!e)
+		return;
+	e->st.ns = stolen;
+	e->st.ts_on = ts_on;
+	submit(e);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
@@ -1282,6 +1338,7 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 	struct xmit_stash *st;
 	struct pt_regs *regs;
 	struct pollfd pfd;
+	__u64 now;
 	long nr;
 
 	if (!prev_traced && !next_traced)
@@ -1321,7 +1378,9 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 				describe_fd(prev, pfd.fd, &e->sw);
 		}
 	}
+	now = e->h.ts;
 	submit(e);
+	note_steal(prev, prev_traced, now);
 	return 0;
 }
 

@@ -62,6 +62,8 @@ enum tt_event_type {
 			      * messaging library (ZMQ), at the call */
 	TT_EV_DATA_READY_DEV = 29, /* DATA_READY with the time the device
 				    * received the newest queued bytes */
+	TT_EV_STEAL = 30, /* hdr: a thread switched out whose CPU the
+			   * hypervisor took while it ran (tt_steal) */
 	TT_EV_MAX
 };
 
@@ -186,6 +188,22 @@ struct tt_send_raw {
 	__u8 data[TT_SEND_CAPTURE];
 	__u8 tail[TT_SEND_TAIL];
 };
+
+/*
+ * TT_EV_STEAL: the vCPU under the header's thread was stopped by the
+ * hypervisor (steal time) for ns in all since it was switched in at ts_on,
+ * read from the kernel's steal clock at the switch-out whose record it
+ * follows (docs/design.md §4.7). The guest's clocks ran on: ns
+ * of [ts_on, hdr.ts) was no work of the thread's.
+ */
+struct tt_steal {
+	__u64 ns;
+	__u64 ts_on;
+};
+
+/* Less steal than this in one run of a thread is no record (a host's
+ * interrupt, not another guest's turn). */
+#define TT_STEAL_MIN_NS (20ull * 1000)
 
 struct tt_lost {
 	__u64 count; /* records lost on this CPU since the previous TT_EV_LOST */

@@ -120,6 +120,7 @@ enum step_op {
 	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
 	OP_DATA_READ, /* tid reads what a data wake announced */
 	OP_MSG_SEND, /* tid hands a message to ZMQ */
+	OP_STEAL, /* tid's run [t0, t) lost arg0 us to the hypervisor */
 };
 
 struct step {
@@ -179,6 +180,8 @@ struct step {
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
 #define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
+#define E_STEAL(t0_, t_, tid_, us_)                                           \
+	{ OP_STEAL, (t_) * US, tid_, .t0 = (t0_) * US, .arg0 = us_ }
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
@@ -270,6 +273,11 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_MSG_SEND, st->t, st->tid);
 		ev->msg.sock = 0x5000;
 		ev->msg.fn = TT_MSG_ZMQ_MSG_SEND;
+		break;
+	case OP_STEAL:
+		ev = ev_new(s, TT_EV_STEAL, st->t, st->tid);
+		ev->steal.ns = st->arg0 * US;
+		ev->steal.ts_on = st->t0;
 		break;
 	case OP_CHAN:
 		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
@@ -1673,6 +1681,27 @@ static const struct scenario scenarios[] = {
 			      "ioctl NV_ESC_RM_CONTROL", 1200, 100),
 			  SEG(1350, 101, TT_CP_RUNNING, TT_ST_STORAGE,
 			      "read file", 1300, 100) },
+		}),
+	},
+	/*
+	 * The hypervisor took 80 us of the reader's run [900, 1300): of it,
+	 * [1000, 1300) is on the path, 60 us spread evenly; a steal in
+	 * another thread's run is not the request's. The stages are as
+	 * without it (test_preempted/runqueue): steal is inside them.
+	 */
+	{
+		SC("test_steal", "share_of_run"),
+		.steps = STEPS(E_IN(500, 102), E_IN(900, 101),
+			       E_STEAL(500, 1200, 102, 100),
+			       E_OUT(1200, 102, .sys = NR_FUTEX, .arg0 = 0x99),
+			       E_STEAL(900, 1300, 101, 80),
+			       E_PREEMPT(1300, 101), E_IN(1450, 101)),
+		RQS(RQ(1, 1000, 1100, 1600, 1700, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 350,
+			       [TT_ST_RUNQUEUE] = 150, [TT_ST_NET_OUT] = 100),
+			{ R(complete, true), R_T(steal_ns, 60) },
 		}),
 	},
 	/* A preempted thread waits in the runqueue until it runs again. */
@@ -3870,6 +3899,7 @@ int main(void)
 	TT_RUN_GROUP(test_gpu_wait);
 	TT_RUN_GROUP(test_storage_wait);
 	TT_RUN_GROUP(test_storage_cpu);
+	TT_RUN_GROUP(test_steal);
 	TT_RUN_GROUP(test_preempted);
 	TT_RUN_GROUP(test_add_after_walk);
 	TT_RUN_GROUP(test_chain);

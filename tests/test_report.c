@@ -379,7 +379,10 @@ static void ev_mark(struct evbuf *b, __u64 t, __u32 tid, __u16 kind, __u64 key)
 /* staged_sample(), with (marked) application markers: the reader enqueues
  * each request keyed by its socket 5 us after its read, the engine
  * dispatches it 500 us into its CPU time, and once a key nothing bound. */
-static struct tt_analyzer *staged_sample_marked(bool marked)
+/* with stolen, the hypervisor took 500 us of #3's engine run
+ * [53.020, 54.021) ms: 499.5 us of it on the path, up to its wake of the
+ * writer at 54.020 */
+static struct tt_analyzer *staged_sample_with(bool marked, bool stolen)
 {
 	static const char *const names[] = { "reader", "engine", "writer" };
 	struct tt_analyzer *a = tt_analyzer_new();
@@ -405,6 +408,11 @@ static struct tt_analyzer *staged_sample_marked(bool marked)
 			TT_MARK_DISPATCH, 0x300);
 		ev_mark(b, 51 * MS, ENGINE, TT_MARK_DISPATCH, 0x999);
 	}
+	if (stolen) {
+		ev = ev_push(b, TT_EV_STEAL, 54 * MS + 21 * US, ENGINE);
+		ev->steal.ns = 500 * US;
+		ev->steal.ts_on = 53 * MS + 20 * US;
+	}
 	qsort(b->v, b->n, sizeof(b->v[0]), cmp_ev);
 	for (i = 0; i < b->n; i++)
 		add(a, &b->v[i]);
@@ -413,9 +421,14 @@ static struct tt_analyzer *staged_sample_marked(bool marked)
 	return a;
 }
 
+static struct tt_analyzer *staged_sample_marked(bool marked)
+{
+	return staged_sample_with(marked, false);
+}
+
 static struct tt_analyzer *staged_sample(void)
 {
-	return staged_sample_marked(false);
+	return staged_sample_with(false, false);
 }
 
 /* Renders into a string (free it). */
@@ -1046,6 +1059,7 @@ static void test_stage_json(void)
 			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
 			   "\"t_dispatch_ns\":53020000,"
 			   "\"t_token_ns\":54020000,\"gil_ns\":0,"
+			   "\"steal_ns\":0,"
 			   "\"storage_span_ns\":null,\"attributed\":true,"
 			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
 			   "\"token_rule\":\"inferred\","
@@ -1089,6 +1103,7 @@ static void test_stage_json(void)
 	ASSERT_TRUE(json_valid(out), "json_valid");
 	ASSERT_TRUE(strstr(out, "\"t_enqueue_ns\":null,\"t_dispatch_ns\":null,"
 				"\"t_token_ns\":null,\"gil_ns\":null,"
+				"\"steal_ns\":null,"
 			   "\"storage_span_ns\":null,"
 				"\"attributed\":false,\"dispatch_rule\":null,"
 				"\"enqueue_rule\":null,\"token_rule\":null,"
@@ -1501,6 +1516,44 @@ static void test_otlp_spans(void)
 	tt_analyzer_free(a);
 }
 
+/* A path that lost time to the hypervisor: the request's steal_ns, the
+ * drill-down's line, the summary's; the stages as without it. */
+static void test_steal(void)
+{
+	struct tt_analyzer *a = staged_sample_with(false, true);
+	struct tt_report_opts o = { .json = true };
+	char *out = render(a, NULL, &o, true);
+	const char *p;
+	int err;
+
+	ASSERT_TRUE(json_valid(out), "json_valid");
+	ASSERT_TRUE(strstr(out, "\"t_token_ns\":54020000,\"gil_ns\":0,"
+				"\"steal_ns\":499500,"),
+		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"scheduler.runqueue\":3010000,"
+				"\"storage.io\":0,\"compute.gpu\":0,"
+				"\"compute.cpu\":1020000,"),
+		    "strstr");
+	free(out);
+	o.json = false;
+	out = render(a, NULL, &o, false);
+	ASSERT_TRUE(strstr(out,
+			   "steal: 1 request(s) lost 0.500 ms on their paths"),
+		    "strstr");
+	free(out);
+	out = render_request(a, 3, &err);
+	ASSERT_EQ(err, 0, "err");
+	p = line_of(out, "steal");
+	ASSERT_TRUE(p && strstr(p, "0.500 ") < strchr(p, '\n'),
+		    "p && strstr(p, \"0.500 \") < strchr(p, ...");
+	free(out);
+	/* none lost: no line */
+	out = render_request(a, 2, &err);
+	ASSERT_TRUE(!err && !line_of(out, "steal"), "!line_of(out, \"steal\")");
+	free(out);
+	tt_analyzer_free(a);
+}
+
 int main(void)
 {
 	TT_RUN(test_percentiles);
@@ -1516,6 +1569,7 @@ int main(void)
 	TT_RUN(test_unknown_values_are_null);
 	TT_RUN(test_stage_breakdown);
 	TT_RUN(test_stage_json);
+	TT_RUN(test_steal);
 	TT_RUN(test_request_drilldown);
 	TT_RUN(test_marker_rules);
 	TT_RUN(test_write_error);

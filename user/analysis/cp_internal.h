@@ -111,6 +111,13 @@ struct cp_ioctl {
 };
 
 /* A read syscall on a regular file or a block device (TT_EV_FILEIO). */
+/* A run of the thread's that the hypervisor took ns of (TT_EV_STEAL):
+ * [start, end) is the run, from its switch-in to its switch-out. */
+struct cp_steal {
+	__u64 start, end;
+	__u64 ns;
+};
+
 struct cp_fileio {
 	__u64 start, end;
 	__s64 ret;
@@ -217,6 +224,8 @@ struct cp_thread {
 	size_t nioctls, capioctls;
 	struct cp_fileio *fileios; /* sorted, disjoint */
 	size_t nfileios, capfileios;
+	struct cp_steal *steals; /* sorted, disjoint */
+	size_t nsteals, capsteals;
 	struct cp_take *takes; /* sorted */
 	size_t ntakes, captakes;
 	__u64 *dreads; /* its reads of what a data wake announced, sorted */
@@ -350,7 +359,7 @@ struct tt_critpath {
 	__u32 *gpu_majors;
 	size_t ngpu_majors, capgpu_majors;
 	__u64 events;
-	__u64 gpu_calls, ioctls, fileios; /* stored */
+	__u64 gpu_calls, ioctls, fileios, steals; /* stored */
 	__u64 first_ts, last_ts; /* of the events fed ... */
 	bool timed; /* ... when any was in time */
 	__u64 intervals;
@@ -533,6 +542,9 @@ void cp_ioctl_name(const struct tt_critpath *cp, const struct cp_ioctl *io,
 		   char *buf, size_t len);
 size_t cp_ioctls_before(const struct cp_thread *th, __u64 t);
 size_t cp_fileios_before(const struct cp_thread *th, __u64 t);
+/* Of [s, t) of th, the time the hypervisor took (its runs' steal, spread
+ * evenly over each run: where in a run it fell is not known). */
+__u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* "pread64 direct", "read file", "readv blkdev": what the thread read */
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len);
 bool cp_is_launch(const struct cp_call *c);

@@ -124,6 +124,9 @@ struct tt_cp_result {
 	/* of the path, the time its threads waited on a runtime's own lock
 	 * (CPython's GIL): inside the stages, never a stage of its own */
 	__u64 gil_ns;
+	/* of the path, the time the hypervisor took the CPU of the thread on
+	 * it (steal, TT_EV_STEAL): inside the stages, never a stage */
+	__u64 steal_ns;
 	/* the first storage segment's start and the last one's end on the
 	 * path (0, 0 when none): the span the reads took, waits for a CPU
 	 * between them included, as a server's own clock around its reads */

@@ -69,6 +69,7 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->t_dispatch = res->t_dispatch;
 		r->t_token = res->t_token;
 		r->gil_ns = res->gil_ns;
+		r->steal_ns = res->steal_ns;
 		r->t_storage_start = res->t_storage_start;
 		r->t_storage_end = res->t_storage_end;
 		r->dispatch_rule = res->dispatch;

@@ -35,6 +35,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->calls);
 		free(cp->threads[i]->ioctls);
 		free(cp->threads[i]->fileios);
+		free(cp->threads[i]->steals);
 		free(cp->threads[i]->takes);
 		free(cp->threads[i]->dreads);
 		free(cp->threads[i]->msends);
@@ -692,6 +693,44 @@ static int on_fileio(struct tt_critpath *cp, const struct tt_event *ev)
 	return 0;
 }
 
+static int on_steal(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	__u64 start = ev->steal.ts_on;
+	struct cp_thread *th;
+	int err;
+
+	th = SYS_INTERVAL(cp, ev, &start, steals, &err);
+	if (!th)
+		return err;
+	/* no more than the run lasted, whatever the clock said */
+	th->steals[th->nsteals++] = (struct cp_steal){
+		.start = start,
+		.end = ev->h.ts,
+		.ns = ev->steal.ns < ev->h.ts - start ? ev->steal.ns :
+							ev->h.ts - start,
+	};
+	cp->steals++;
+	return 0;
+}
+
+__u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	size_t i = cp_starts_before(th->steals, th->nsteals,
+				    sizeof(*th->steals), t);
+	const struct cp_steal *st;
+	__u64 a, b, sum = 0;
+
+	while (i-- > 0 && th->steals[i].end > s) {
+		st = &th->steals[i];
+		a = st->start > s ? st->start : s;
+		b = st->end < t ? st->end : t;
+		if (b > a)
+			sum += (__u64)((unsigned __int128)st->ns * (b - a) /
+				       (st->end - st->start));
+	}
+	return sum;
+}
+
 static int set_comm(struct tt_critpath *cp, __u32 tid, __u32 tgid,
 		    const char *comm)
 {
@@ -744,6 +783,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return on_ioctl(cp, ev);
 	case TT_EV_FILEIO:
 		return on_fileio(cp, ev);
+	case TT_EV_STEAL:
+		return on_steal(cp, ev);
 	case TT_EV_FORK:
 		th = ev->h.tid ? cp_thread_ensure(cp, ev->h.tid, ev->h.tgid) :
 				 NULL;

@@ -72,6 +72,14 @@ static void times_trim(__u64 **v, size_t *n, size_t *cap, __u64 t0)
 		      cp_starts_before(*v, *n, sizeof(**v), t0), sizeof(**v));
 }
 
+/* th's sorted, disjoint intervals arr (calls, ioctls, ...) that ended
+ * before t0 go */
+#define DROP_ENDED(th, arr, t0)                                            \
+	cp_drop_front((void **)&(th)->arr, &(th)->n##arr, &(th)->cap##arr, \
+		      ended_before((th)->arr, (th)->n##arr,                \
+				   sizeof(*(th)->arr), t0),                \
+		      sizeof(*(th)->arr))
+
 /* th's part of what is left: its records from before t but the last
  * CP_TRIM_KEEP, its wakes from before t, its calls that ended before the
  * earliest record left. */
@@ -91,18 +99,10 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	cp_drop_front((void **)&th->cand, &th->ncand, NULL,
 		      wakes_before(cp, th->cand, th->ncand, t),
 		      sizeof(*th->cand));
-	cp_drop_front((void **)&th->calls, &th->ncalls, &th->capcalls,
-		      ended_before(th->calls, th->ncalls, sizeof(*th->calls),
-				   t0),
-		      sizeof(*th->calls));
-	cp_drop_front((void **)&th->ioctls, &th->nioctls, &th->capioctls,
-		      ended_before(th->ioctls, th->nioctls, sizeof(*th->ioctls),
-				   t0),
-		      sizeof(*th->ioctls));
-	cp_drop_front((void **)&th->fileios, &th->nfileios, &th->capfileios,
-		      ended_before(th->fileios, th->nfileios,
-				   sizeof(*th->fileios), t0),
-		      sizeof(*th->fileios));
+	DROP_ENDED(th, calls, t0);
+	DROP_ENDED(th, ioctls, t0);
+	DROP_ENDED(th, fileios, t0);
+	DROP_ENDED(th, steals, t0);
 	/* a take names a request by a send after its read: none now */
 	cp_drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
 		      cp_starts_before(th->takes, th->ntakes,

@@ -87,6 +87,18 @@ static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
 				  stage, reason);
 }
 
+/* The hypervisor's part of a path segment: its thread's steal in it. */
+static __u64 seg_steal(const struct tt_critpath *cp,
+		       const struct tt_cp_segment *sg)
+{
+	const struct cp_thread *th;
+
+	if (!cp->steals || !sg->tid || !sg->dur)
+		return 0;
+	th = cp_thread_find(cp, sg->tid);
+	return th ? cp_steal_in(th, sg->start, sg->start + sg->dur) : 0;
+}
+
 /* On-CPU time [s, t) of th outside CUDA calls, latest first: inside a GPU
  * ioctl it is the driver's work, named by the ioctl; inside a file read it
  * is storage.io (docs/design.md §4.3: copying, pinning, submitting). */
@@ -824,6 +836,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	for (i = 0, j = wk.a; i < segs.n; i++) {
 		out->stage_ns[segs.v[i].stage] += segs.v[i].dur;
 		j += segs.v[i].dur;
+		out->steal_ns += seg_steal(cp, &segs.v[i]);
 		if (segs.v[i].stage != TT_ST_STORAGE || !segs.v[i].dur)
 			continue;
 		if (!out->t_storage_end)

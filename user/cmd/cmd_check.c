@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "cmds.h"
 #include "env.h"
@@ -109,6 +110,38 @@ cleanup:
 	return err;
 }
 
+/* The kernel's BTF has struct sname with a member mname. */
+static bool btf_has_member(const struct btf *btf, const char *sname,
+			   const char *mname)
+{
+	const struct btf_member *m;
+	const struct btf_type *t;
+	int id = btf__find_by_name_kind(btf, sname, BTF_KIND_STRUCT);
+
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(btf, m[i].name_off), mname))
+			return true;
+	return false;
+}
+
+/* What sched_switch reads a CPU's steal clock through (docs/design.md
+ * §4.7): optional, a kernel without it records no steal. */
+static void check_steal(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool yes = btf && btf_has_member(btf, "cfs_rq", "rq") &&
+		   btf_has_member(btf, "rq", "prev_steal_time_rq");
+
+	printf("%-28s %s\n", "VM steal (per CPU)",
+	       yes ? "yes" :
+		     "no: needs CONFIG_PARAVIRT_TIME_ACCOUNTING and CONFIG_FAIR_GROUP_SCHED (optional)");
+	btf__free(btf);
+}
+
 static const char check_doc[] =
 	"Tell which BPF hooks this kernel allows and whether ttftrace can run here.\n"
 	"\n"
@@ -147,6 +180,8 @@ int tt_cmd_check(int argc, char **argv)
 	} else {
 		printf("%-28s yes\n", "tracefs");
 	}
+	if (btf)
+		check_steal();
 	err = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
 	printf("%-28s %s\n", "ring buffer", err == 1 ? "yes" : "no");
 	ok &= err == 1;

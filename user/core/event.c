@@ -40,6 +40,7 @@ static const struct {
 	[TT_EV_MARK] = { "mark", true, sizeof(struct tt_mark) },
 	[TT_EV_FILEIO] = { "fileio", true, sizeof(struct tt_fileio) },
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
+	[TT_EV_STEAL] = { "steal", true, sizeof(struct tt_steal) },
 };
 
 int tt_event_payload_size(unsigned int type)

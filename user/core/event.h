@@ -16,6 +16,7 @@ struct tt_event {
 		struct tt_conn conn;
 		struct tt_sock sock;
 		struct tt_sock_dev sock_dev;
+		struct tt_steal steal;
 		struct tt_send send;
 		struct tt_xmit xmit;
 		struct tt_lost lost;

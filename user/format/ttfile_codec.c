@@ -114,6 +114,11 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			      { WAKE_FIELDS } },
 	[TT_EV_DATA_READ] = { 5,
 			      { WAKE_FIELDS } },
+	[TT_EV_STEAL] = {
+		2, {
+			FLD(tt_steal, ns, UINT),
+			FLD(tt_steal, ts_on, TS),
+		} },
 	[TT_EV_MSG_SEND] = {
 		3, {
 			FLD(tt_msg_send, sock, UINT),

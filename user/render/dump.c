@@ -43,6 +43,11 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		fprintf(out, "sk=%#llx len=%lld", (unsigned long long)ev->sock.sk,
 			(long long)ev->sock.len);
 		break;
+	case TT_EV_STEAL:
+		fprintf(out, "ns=%llu on=-%lluns",
+			(unsigned long long)ev->steal.ns,
+			(unsigned long long)(ev->h.ts - ev->steal.ts_on));
+		break;
 	case TT_EV_DATA_READY_DEV:
 		fprintf(out, "sk=%#llx len=%lld dev=-%lluns",
 			(unsigned long long)ev->sock_dev.sk,

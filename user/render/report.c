@@ -91,6 +91,10 @@ struct report_data {
 	size_t errors, no_token; /* answered without tokens: counted apart */
 	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
 	size_t itl_bunched; /* of the ITL gaps, emitted apart, left together */
+	/* of the TTFT percentiles' requests, those whose path lost time to
+	 * the hypervisor (steal_ns), in all and the most one lost */
+	size_t stolen;
+	__u64 steal_total, steal_max;
 	/* the requests of the TTFT percentiles whose stages are known */
 	struct tt_u64vec stage[NROWS];
 	struct tt_summary s_stage[NROWS];
@@ -217,6 +221,10 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 			    tt_u64vec_push(&d->members, i) ||
 			    collect_stages(a, i, d))
 				return -ENOMEM;
+			d->stolen += !!r->steal_ns;
+			d->steal_total += r->steal_ns;
+			if (r->steal_ns > d->steal_max)
+				d->steal_max = r->steal_ns;
 		}
 		if (r->tokens >= 2 && r->t_last_write >= r->t_first_write &&
 		    r->t_first_write) {
@@ -417,7 +425,7 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 {
 	struct tt_critpath_stats cst;
 	struct report_data d;
-	char why[64];
+	char why[64], b[32], b2[32];
 	size_t k;
 	bool first = true;
 	int err;
@@ -483,6 +491,11 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		fprintf(out,
 			"ITL (wire): %zu of %zu gap(s) emitted apart left together: ITL is the wire's; the server's emit gaps are itl_emit_ns in --json.\n",
 			d.itl_bunched, d.s_itl.n);
+	if (d.stolen)
+		fprintf(out,
+			"steal: %zu request(s) lost %s ms on their paths to the hypervisor taking their threads' CPUs (VM steal, inside the stages; the most %s ms): steal_ns in --json.\n",
+			d.stolen, tt_fmt_ms(b, sizeof(b), d.steal_total),
+			tt_fmt_ms(b2, sizeof(b2), d.steal_max));
 	if (o->extra)
 		o->extra->text(out, o->extra->ctx);
 	text_stages(out, &d);
@@ -613,6 +626,9 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 	if (walked && r->gil_ns)
 		fprintf(out, "%-16s %10s  of the path spent waiting for the GIL (CPython's interpreter lock)\n",
 			"GIL", tt_fmt_ms(b, sizeof(b), r->gil_ns));
+	if (walked && r->steal_ns)
+		fprintf(out, "%-16s %10s  of the path the hypervisor took its thread's CPU (VM steal; inside the stages)\n",
+			"steal", tt_fmt_ms(b, sizeof(b), r->steal_ns));
 	if (walked && r->t_storage_end)
 		fprintf(out, "%-16s %10s  from its first storage wait to its last one's end (%s storage.io)\n",
 			"storage span",
@@ -832,9 +848,11 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 	json_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
 	/* 0 is a finding here (no GIL wait on the path): null only unwalked */
 	if (has_stages(a, i))
-		fprintf(out, ",\"gil_ns\":%llu", (unsigned long long)r->gil_ns);
+		fprintf(out, ",\"gil_ns\":%llu,\"steal_ns\":%llu",
+			(unsigned long long)r->gil_ns,
+			(unsigned long long)r->steal_ns);
 	else
-		fprintf(out, ",\"gil_ns\":null");
+		fprintf(out, ",\"gil_ns\":null,\"steal_ns\":null");
 	/* null: no storage on the path (or not walked) */
 	json_opt(out, "storage_span_ns",
 		 has_stages(a, i) ? r->t_storage_end - r->t_storage_start : 0);
