@@ -40,6 +40,9 @@ Checks (the issue's criteria):
     injected p50) of the injected p50 (both ways);
   every other stage: attributed p50 minus injected p50 at most
     max(2 ms, 10% of the TTFT p50): time the ground truth does not explain.
+    Both upper bounds take each request's steal_ns off the stage first:
+    time a VM's hypervisor took on the path lands in whichever stage its
+    thread was in, and the server's CPU-time truths hold none of it.
     Every stage has some ground truth here, so there is no case without one;
     a stage the scenario does not touch has a ground truth near 0 and must
     itself stay under that bound.
@@ -353,6 +356,16 @@ def main():
         return 1
 
     attr = {s: [tool_stages(p[3])[s] for p in complete] for s in STAGES}
+    # the time a VM's hypervisor took on each path lies inside the stages,
+    # in whichever the stopped thread was in, where the server's CPU-time
+    # truths have none of it (docs/design.md §4.7): a stage may read over
+    # its truth by that much. less_steal[s]: each request's stage s as if
+    # all of its path's steal had fallen in it
+    steal = [int(p[3].get("steal_ns") or 0) for p in complete]
+    less_steal = {s: [max(0, a - t) for a, t in zip(attr[s], steal)] for s in STAGES}
+    steal_note = (f"; the paths' steal p50 {pct(steal, 50) / MS:.3f} ms, "
+                  f"max {max(steal) / MS:.3f}, taken off for the upper bound"
+                  if any(steal) else "")
     inj = {s: [ground_truth(p[0], p[1], p[2])[s] for p in complete] for s in STAGES}
     ttft = [p[3]["ttft_ns"] for p in complete]
     ttft_p50 = pct(ttft, 50)
@@ -392,10 +405,11 @@ def main():
           f"{inj_ranked[0]} {pct(inj[inj_ranked[0]], 50) / MS:.3f} ms")
     i50, a50 = pct(inj[dom], 50), pct(attr[dom], 50)
     tol = max(TOL_ABS, TOL_REL * i50)
-    ok = check(f"{dom} attributed", abs(a50 - i50) <= tol,
+    ok = check(f"{dom} attributed",
+               a50 >= i50 - tol and pct(less_steal[dom], 50) <= i50 + tol,
                f"injected p50 {i50 / MS:.3f} ms (p99 {pct(inj[dom], 99) / MS:.3f}), "
                f"attributed p50 {a50 / MS:.3f} ms (p99 {pct(attr[dom], 99) / MS:.3f}), "
-               f"tolerance {tol / MS:.3f} ms")
+               f"tolerance {tol / MS:.3f} ms" + steal_note)
     if not ok:
         drill_down(args, nearest(dom, a50))
     tol_other = max(TOL_ABS, TOL_REL * ttft_p50)
@@ -403,10 +417,11 @@ def main():
         if s == dom:
             continue
         excess = pct(attr[s], 50) - pct(inj[s], 50)
-        ok = check(f"{s} not over-attributed", excess <= tol_other,
+        ok = check(f"{s} not over-attributed",
+                   pct(less_steal[s], 50) - pct(inj[s], 50) <= tol_other,
                    f"attributed p50 {pct(attr[s], 50) / MS:.3f} ms, injected p50 "
                    f"{pct(inj[s], 50) / MS:.3f} ms, excess {excess / MS:.3f} ms, "
-                   f"bound {tol_other / MS:.3f} ms")
+                   f"bound {tol_other / MS:.3f} ms" + steal_note)
         if not ok:
             drill_down(args, nearest(s, pct(attr[s], 50)))
 
