@@ -5,7 +5,7 @@
  * On an idle CPU nothing in the guest preempts it, so a gap of milliseconds
  * is the hypervisor running someone else (steal), which no guest clock
  * read on the far side of the gap can tell from work. tests/run.sh says
- * why its integration tests run twice after a failure.
+ * why its test scripts run twice after a failure.
  *   vcpu_gaps CPU [WINDOWS [MS]]: WINDOWS windows of MS ms (default 6 of
  *   800, under the kernel's 950 ms a second for real-time threads)
  */

@@ -5,14 +5,16 @@
 # "N passed, N failed, N skipped". Under CI=true a skip is a failure: the
 # BPF tests must run for real there.
 #
-# A failed integration test (test_bpf_*, test_scen_*) runs once more, and
-# the second run's lines are the ones counted; the first run's FAIL lines
-# are printed as FLAKY lines, with the vCPU steal during each run. These
-# tests compare ttftrace with the server's and the client's own clocks, and
-# on a VM the hypervisor stops a vCPU for up to 10 ms now and then
-# (measured here: a SCHED_FIFO spinner on an idle CPU sees such gaps), which
-# moves a reference read on one side of the stop and not the other. A rule
-# that breaks twice in a row is no such accident. TT_NO_RETRY=1 turns it off.
+# A failed test script (tests/test_*.sh: real servers, real scheduling, the
+# BPF programs loaded) runs once more, and the second run's lines are the
+# ones counted; the first run's FAIL lines are printed as FLAKY lines, with
+# the vCPU steal during each run. These tests compare ttftrace with the
+# server's and the client's own clocks, and on a VM the hypervisor stops a
+# vCPU for up to 10 ms now and then (bench/vcpu_gaps: a SCHED_FIFO spinner
+# on an idle CPU sees such gaps), which moves a reference read on one side
+# of the stop and not the other. A rule that breaks twice in a row is no
+# such accident. The unit tests (synthetic streams) get no second run.
+# TT_NO_RETRY=1 turns it off.
 #   tests/run.sh [PATTERN]   only tests whose name contains PATTERN
 set -u
 cd "$(dirname "$0")/.."
@@ -53,8 +55,7 @@ run_one() {
 	local log rc p f s steal
 	log=$(mktemp)
 	run_logged "$log" "$@"
-	if [ "$f" != 0 ] && [ -z "${TT_NO_RETRY:-}" ] &&
-		[[ "$name" == test_bpf_* || "$name" == test_scen_* ]]; then
+	if [ "$f" != 0 ] && [ -z "${TT_NO_RETRY:-}" ] && [[ "$name" == *.sh ]]; then
 		grep '^FAIL: ' "$log" | sed "s|^FAIL: |[$name] FLAKY: |"
 		echo "---- first run of $name ----"
 		grep -vE '^(PASS|FAIL|SKIP): ' "$log" | tail -n 80

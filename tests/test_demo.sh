@@ -278,11 +278,14 @@ bad=$(tail -n +2 "$TMP/sse.gt" | awk -F, '$29 + $30 + $31 + $32 + $33 != 0 {
 	n++ } END { print n + 0 }')
 check "GPU columns are 0 without --gpu" "$bad rows not" [ "$bad" -eq 0 ]
 
-# --- runqueue ground truth: a spinning engine pinned behind two hogs
+# --- runqueue ground truth: a spinning engine pinned behind two hogs. The
+# spin spans two scheduler ticks at least (HZ=250: 4 ms), so that a tick
+# finds its slice spent and preempts it: a 4 ms spin ran whole between two
+# ticks in one CI run (engine_runnable_ns 0, its wait all before it)
 "$CPUHOG" -c 0 -n 2 -t 5 &
 EXTRA_PIDS+=($!)
 scenario runqueue -c 1 -n 6 --tokens 2 -- --engine-cpu 0 --prefill-mode spin \
-	--decode-mode spin --prefill-us 4000 -i 1000
+	--decode-mode spin --prefill-us 9000 -i 1000
 kill "${EXTRA_PIDS[-1]}" 2>/dev/null
 wait "${EXTRA_PIDS[-1]}" 2>/dev/null
 med_runnable=$(median_col "$TMP/runqueue.gt" 19)
