@@ -1534,6 +1534,9 @@ static void test_steal(void)
 				"\"storage.io\":0,\"compute.gpu\":0,"
 				"\"compute.cpu\":1020000,"),
 		    "strstr");
+	ASSERT_TRUE(strstr(out, "\"steal_requests\":1,\"steal_ns\":499500,"
+				"\"steal_max_ns\":499500,"),
+		    "strstr");
 	free(out);
 	o.json = false;
 	out = render(a, NULL, &o, false);

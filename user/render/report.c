@@ -942,9 +942,12 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
 		"\"incomplete\":%zu,\"errors\":%zu,\"no_token\":%zu,"
-		"\"bunched\":%zu,\"itl_bunched\":%zu,\"include_incomplete\":%s",
+		"\"bunched\":%zu,\"itl_bunched\":%zu,\"steal_requests\":%zu,"
+		"\"steal_ns\":%llu,\"steal_max_ns\":%llu,\"include_incomplete\":%s",
 		d.complete + d.incomplete, d.complete, d.incomplete, d.errors,
-		d.no_token, d.bunched, d.itl_bunched,
+		d.no_token, d.bunched, d.itl_bunched, d.stolen,
+		(unsigned long long)d.steal_total,
+		(unsigned long long)d.steal_max,
 		o->include_incomplete ? "true" : "false");
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
