@@ -29,8 +29,9 @@ vCPU stolen between an skb's transmit, the sender's stamp, and its receive,
 the other side's): a request's reference loses the stall of its request
 skb from the client's transmit stamp on (ttftrace's t_arrive is the
 receive) and that of its first token's skb before the client's receive
-stamp (ttftrace's t_wire is the transmit). Every request counts: >= 99% must agree. The tool can never be later
-than the client's own reading; that is checked too."""
+stamp (ttftrace's t_wire is the transmit). Every request counts: >= 99%
+must agree. The tool can never be later than the client's own reading;
+that is checked too."""
 import json
 import os
 import sys

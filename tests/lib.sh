@@ -137,6 +137,12 @@ stop_record() {
 	RECORD_STATUS=$?
 }
 
+# steal_ms: the vCPU time a VM's hypervisor took, all CPUs, since boot
+# (/proc/stat, in clock ticks: 10 ms steps)
+steal_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000 / hz) }' /proc/stat
+}
+
 # start_lo_stalls OUT: bpftrace logs the loopback device's stalls
 # (tests/lo_stalls.bt) to OUT until stop_lo_stalls; fails when it cannot
 # attach

@@ -20,16 +20,14 @@ set -u
 cd "$(dirname "$0")/.."
 OUTPUT=${OUTPUT:-build}
 export OUTPUT
+# steal_ms
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 pattern=${1:-}
 passed=0 failed=0 skipped=0
 failures=()
 fail_lines=()
 retried=()
-
-# steal_ms: the vCPU time the hypervisor took, all CPUs, since boot
-steal_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000 / hz) }' /proc/stat
-}
 
 # run_logged LOG CMD...: runs CMD with its output in LOG; sets rc, p, f, s
 # and steal (ms, during the run)

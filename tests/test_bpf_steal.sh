@@ -16,11 +16,6 @@ tt_setup
 CPUHOG=$OUTPUT/tools/cpuhog
 SECONDS_TRACED=${STEAL_SECONDS:-8}
 
-# kernel_steal_ms: the hypervisor's time, all CPUs, since boot
-kernel_steal_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print int($9 * 1000 / hz) }' /proc/stat
-}
-
 hogs=()
 for cpu in $(seq 0 $(($(nproc) - 1))); do
 	"$CPUHOG" -c "$cpu" -t $((SECONDS_TRACED + 5)) &
@@ -31,11 +26,11 @@ args=()
 for p in "${hogs[@]}"; do
 	args+=(-p "$p")
 done
-k0=$(kernel_steal_ms)
+k0=$(steal_ms)
 start_record "$TT_TMP/steal.ttft" "${args[@]}"
 sleep "$SECONDS_TRACED"
 stop_record
-k1=$(kernel_steal_ms)
+k1=$(steal_ms)
 for p in "${hogs[@]}"; do
 	stop_pid "$p" TERM
 done

@@ -428,7 +428,7 @@ static struct tt_analyzer *staged_sample_marked(bool marked)
 
 static struct tt_analyzer *staged_sample(void)
 {
-	return staged_sample_with(false, false);
+	return staged_sample_marked(false);
 }
 
 /* Renders into a string (free it). */
