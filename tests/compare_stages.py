@@ -14,6 +14,12 @@ Ground truth per stage, per request (ns), from the logs:
   network.in          t_read_done - t_first_byte_read - fe_read_wake_ns
                       (front-end): the upload, less the wakeup after it
   network.out         client's first token - server's first token write
+  scheduler.backlog   t_first_byte_read - the client's transmit stamp of the
+                      request (t_send_tx, else t_send) - fe_read_wake_ns:
+                      the request whole in the kernel while no front-end
+                      thread reads it (every worker serving another
+                      connection; its connection not accepted yet), less
+                      the reader's wakeup (runqueue)
   scheduler.queue     queue_ns - engine_wake_delay_ns: waiting in the queue,
                       less the engine's own wakeup, which is runqueue time
   scheduler.runqueue  engine_run_delay_ns (the kernel's schedstat count for
@@ -66,8 +72,8 @@ import subprocess
 import sys
 from collections import Counter, defaultdict
 
-STAGES = ["network.in", "network.out", "scheduler.queue", "scheduler.runqueue",
-          "storage.io", "compute.gpu", "compute.cpu", "other"]
+STAGES = ["network.in", "network.out", "scheduler.backlog", "scheduler.queue",
+          "scheduler.runqueue", "storage.io", "compute.gpu", "compute.cpu", "other"]
 MS = 1e6
 TOL_ABS = 2_000_000
 TOL_REL = 0.10
@@ -120,6 +126,8 @@ def ground_truth(client, fe, eng):
         "network.in": num(fe, "t_read_done_ns") - num(fe, "t_first_byte_read_ns") -
         num(fe, "fe_read_wake_ns"),
         "network.out": num(client, "t_first_token_ns") - num(fe, "t_first_token_write_ns"),
+        "scheduler.backlog": num(fe, "t_first_byte_read_ns") -
+        (num(client, "t_send_tx_ns") or num(client, "t_send_ns")) - num(fe, "fe_read_wake_ns"),
         "scheduler.queue": num(e, "queue_ns") - num(e, "engine_wake_delay_ns"),
         "scheduler.runqueue": (run_delay if run_delay else num(e, "engine_runnable_ns")) +
         fe_wait,

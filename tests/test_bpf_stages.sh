@@ -6,6 +6,9 @@
 # and tests/compare_stages.py checks the attribution against the server's
 # ground-truth log, request by request:
 #   queue        more requests than --batch: they wait in the engine's queue
+#   backlog      two front-end threads, six clients opening a connection per
+#                request: each waits unaccepted while both threads serve
+#                others (p50 and p99 within max(1 ms, 5%))
 #   runqueue     the engine thread pinned to a CPU that cpuhog keeps busy
 #   storage      O_DIRECT KV reads from a file on a block device: their CPU
 #                time is storage too (p50 and p99 within max(1 ms, 7.5%)),
@@ -123,6 +126,17 @@ if wanted queue; then
 		-t 4 -w 4
 	TRACE_PIDS=("$SERVER_PID")
 	measure queue scheduler.queue -- -c 4 -n 32 --tokens 4
+fi
+
+# --- scheduler.backlog: a connection per request, six clients, two
+# front-end threads: a request waits in the kernel until a thread is free
+if wanted backlog; then
+	start_server "$TT_TMP/backlog.gt.csv" --batch 8 --prefill-us 3000 \
+		-i 1000 -t 4 -w 2
+	TRACE_PIDS=("$SERVER_PID")
+	TIGHT=(--tight scheduler.backlog)
+	measure backlog scheduler.backlog -- -c 6 -n 48 --tokens 4 --new-conn
+	TIGHT=()
 fi
 
 # --- scheduler.runqueue: the engine spins on a CPU shared with two hogs

@@ -701,6 +701,46 @@ static void test_reader_runqueue(void)
 	tt_critpath_free(cp);
 }
 
+/* A's wait for its reader, busy with X when A came, shows inside
+ * network.in as scheduler.backlog, a slice of the path. */
+static void test_reader_backlog(void)
+{
+	struct tt_request rq[2] = {
+		mkreq(1, 50 * US, 100 * US, 200 * US, 3000 * US, 101),
+		mkreq(2, 1000 * US, 1050 * US, 1100 * US, 1150 * US, 101),
+	};
+	struct stream s = { 0 };
+	const struct pf_slice *sp, *sl;
+	struct tt_cp_request crq[2];
+	struct tt_cp_result res[2];
+	struct tt_critpath *cp;
+	struct trace t;
+	size_t i;
+
+	sw_in(&s, 0, 101);
+	cp = cp_feed(&s);
+	to_cp(rq, 2, 101, crq);
+	ASSERT_OK(tt_critpath_walk_all(cp, crq, 2, res),
+		  "tt_critpath_walk_all");
+	ASSERT_OK(export_trace(&t, cp, rq, res, 2), "export_trace");
+	check_trace(&t);
+	sp = find_span(&t, "request 2 10.0.0.1:5552");
+	ASSERT_OK_PTR(sp, "sp");
+	if (sp) {
+		sl = find_slice(&t, "scheduler.backlog", sp->pid, sp->tid,
+				1000 * US);
+		ASSERT_TRUE(sl && sl->dur == 50 * US,
+			    "sl && sl->dur == 50 * US");
+		sl = find_slice(&t, "network.in", sp->pid, sp->tid, 1000 * US);
+		ASSERT_TRUE(sl && sl->dur == 50 * US,
+			    "sl && sl->dur == 50 * US");
+	}
+	trace_free(&t);
+	for (i = 0; i < 2; i++)
+		tt_cp_result_free(&res[i]);
+	tt_critpath_free(cp);
+}
+
 /* _IOWR('F', 0x2A, 32): NV_ESC_RM_CONTROL */
 #define NV_RM_CONTROL 0xc020462aU
 
@@ -998,6 +1038,7 @@ int main(void)
 	TT_RUN(test_export);
 	TT_RUN(test_queue_phases);
 	TT_RUN(test_reader_runqueue);
+	TT_RUN(test_reader_backlog);
 	TT_RUN(test_gpu_calls);
 	TT_RUN(test_file_reads);
 	TT_RUN(test_empty_and_partial);

@@ -1055,25 +1055,27 @@ static void test_stage_json(void)
 	/* #3: arrived at 50 ms, handed to the engine at +20 us, taken up
 	 * when it first ran, at +3.020 ms (3 ms runnable); its first token
 	 * handed to the writer at +4.020 ms */
-	ASSERT_TRUE(strstr(out,
-			   "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
-			   "\"t_dispatch_ns\":53020000,"
-			   "\"t_token_ns\":54020000,\"gil_ns\":0,"
-			   "\"steal_ns\":0,"
-			   "\"storage_span_ns\":null,\"attributed\":true,"
-			   "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
-			   "\"token_rule\":\"inferred\","
-			   "\"dominant\":\"scheduler.runqueue\","
-			   "\"stages\":{\"network.in\":10000,"
-			   "\"network.out\":5000,\"scheduler.queue\":0,"
-			   "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
-			   "\"compute.gpu\":0,\"compute.cpu\":1020000,"
-			   "\"other\":0},\"other_detail\":{\"sleep\":0,"
-			   "\"lock\":0,\"unknown\":0}"),
-		    "strstr");
+	ASSERT_TRUE(
+		strstr(out,
+		       "\"reader_tid\":101,\"t_enqueue_ns\":50020000,"
+		       "\"t_dispatch_ns\":53020000,"
+		       "\"t_token_ns\":54020000,\"gil_ns\":0,"
+		       "\"steal_ns\":0,"
+		       "\"storage_span_ns\":null,\"attributed\":true,"
+		       "\"dispatch_rule\":\"pickup\",\"enqueue_rule\":\"pickup\","
+		       "\"token_rule\":\"inferred\","
+		       "\"dominant\":\"scheduler.runqueue\","
+		       "\"stages\":{\"network.in\":10000,"
+		       "\"network.out\":5000,\"scheduler.backlog\":0,"
+		       "\"scheduler.queue\":0,"
+		       "\"scheduler.runqueue\":3010000,\"storage.io\":0,"
+		       "\"compute.gpu\":0,\"compute.cpu\":1020000,"
+		       "\"other\":0},\"other_detail\":{\"sleep\":0,"
+		       "\"lock\":0,\"unknown\":0}"),
+		"strstr");
 	ASSERT_TRUE(strstr(out, "\"dominant\":\"compute.cpu\",\"stages\":{"
 				"\"network.in\":10000,\"network.out\":5000,"
-				"\"scheduler.queue\":0,"
+				"\"scheduler.backlog\":0,\"scheduler.queue\":0,"
 				"\"scheduler.runqueue\":1010000,"),
 		    "strstr");
 	ASSERT_TRUE(strstr(out, "\"stages_n\":3,\"stages\":{\"network.in\":"

@@ -70,14 +70,15 @@ for name, key in (("TTFT", "ttft_ns"), ("TPOT", "tpot_ns"), ("ITL", "itl_ns")):
     checks.check(f"{name} p50/p90/p99/max as report's", rows[name][:4] == want,
                  f"top {rows[name][:4]}, report {want}")
 shares = dict(re.findall(r"([a-z.]+)\s+(\d+)%", " ".join(
-    l for l in last if l.startswith("stages") or l.startswith(" " * 17))))
+    l for l in last if l.startswith("stages") or l.startswith(" " * 15))))
 names = {"net.in": "network.in", "net.out": "network.out",
-         "queue": "scheduler.queue", "runq": "scheduler.runqueue",
+         "backlog": "scheduler.backlog", "queue": "scheduler.queue",
+         "runq": "scheduler.runqueue",
          "storage": "storage.io", "gpu": "compute.gpu", "cpu": "compute.cpu",
          "other": "other"}
 bad = [(k, v, s["stages"][names[k]]["share"]) for k, v in shares.items()
        if abs(int(v) - 100 * s["stages"][names[k]]["share"]) > 0.51]
-checks.check("stage shares as report's", len(shares) == 8 and not bad, str(bad))
+checks.check("stage shares as report's", len(shares) == 9 and not bad, str(bad))
 slow = [l for l in last[last.index(next(l for l in last if l.startswith(" age s"))) + 1:]]
 ttfts = [float(l.split()[2]) for l in slow if l.strip()]
 checks.check("the slowest requests, slowest first, the worst is the max",

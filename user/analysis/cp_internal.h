@@ -404,8 +404,10 @@ struct rq_tid {
 };
 
 struct rq_index {
-	struct rq_ent *e;
+	struct rq_ent *e; /* alive from their arrival */
 	size_t n;
+	struct rq_ent *srv; /* served: alive from their read */
+	size_t nsrv;
 	/* each thread's entries, by tid: searched instead of e, 4 times
 	 * smaller and mostly in cache (a scan asks about a few threads each
 	 * time it enters a consumer) */
@@ -479,8 +481,29 @@ bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
 /* tid serves a request other than req that is alive at ts. */
 bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
 		       __u32 req);
+/* tid serves requests other than req, read by ts, through (ts, the time
+ * returned]: the latest end of those; 0 when none is alive past ts. */
+__u64 cp_rq_other_until(const struct rq_index *ix, __u32 tid, __u64 ts,
+			__u32 req);
+/* The first read by tid of a request other than req in (from, to), 0 if
+ * none. */
+__u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
+		       __u64 from, __u64 to);
+/* A request of tid other than req arrived in [from, to]. */
+bool cp_rq_other_arrived(const struct rq_index *ix, __u32 tid, __u32 req,
+			 __u64 from, __u64 to);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
+
+/* walk.c */
+/* Appends [start, end) at the front (desc) or back (asc) of the time
+ * order of v, merged with its neighbour when alike. */
+int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
+	       __u8 state, __u8 stage, const char *reason);
+
+/* reader.c */
+/* [t_arrive, t_read) of the walked request, in time order, into out. */
+int cp_reader_phase(const struct walk *wk, struct segvec *out);
 
 /* loopfifo.c */
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix);

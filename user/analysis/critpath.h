@@ -30,6 +30,9 @@ struct tt_cp_request {
 	 * are network.in, the upload was not over yet.
 	 */
 	__u64 t_last_arrive;
+	/* its connection (the socket's address): a thread that reads a
+	 * connection's next request served it in between */
+	__u64 conn;
 	__u32 reader_tid; /* thread that read the request (last RECV) */
 	__u32 writer_tid; /* thread that did the first token write */
 };
@@ -38,6 +41,7 @@ struct tt_cp_request {
 enum tt_stage {
 	TT_ST_NET_IN, /* network.in */
 	TT_ST_NET_OUT, /* network.out */
+	TT_ST_BACKLOG, /* scheduler.backlog */
 	TT_ST_QUEUE, /* scheduler.queue */
 	TT_ST_RUNQUEUE, /* scheduler.runqueue */
 	TT_ST_STORAGE, /* storage.io */
@@ -48,6 +52,20 @@ enum tt_stage {
 	TT_ST_UNKNOWN, /* other.unknown */
 	TT_ST_MAX
 };
+
+/* The report's stage rows: the stages before other.*, then "other" whole
+ * (other.sleep + other.lock + other.unknown). */
+#define TT_ST_MAIN TT_ST_SLEEP
+#define TT_ST_ROWS (TT_ST_MAIN + 1)
+
+/* A request's time in stage row row, from its stage_ns[TT_ST_MAX]. */
+static inline __u64 tt_stage_row_ns(const __u64 *stage_ns, unsigned int row)
+{
+	if (row < TT_ST_MAIN)
+		return stage_ns[row];
+	return stage_ns[TT_ST_SLEEP] + stage_ns[TT_ST_LOCK] +
+	       stage_ns[TT_ST_UNKNOWN];
+}
 
 /* tt_cp_segment.state: the thread's state over the segment. */
 enum tt_cp_state {
@@ -298,6 +316,8 @@ void tt_critpath_set_drop_segments(struct tt_critpath *cp, bool drop);
 
 /* "network.in", "compute.cpu", ...; "?" out of range. */
 const char *tt_stage_name(enum tt_stage s);
+/* A stage row's name (below TT_ST_ROWS): tt_stage_name(), or "other". */
+const char *tt_stage_row_name(unsigned int row);
 /* "running", "runnable", "blocked", "no-data", "phase". */
 const char *tt_cp_state_name(enum tt_cp_state s);
 /* "read", "pickup", "handoff", "gpu", "marker". */

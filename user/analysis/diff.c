@@ -16,7 +16,7 @@
 
 const char *tt_diff_stage_name(int k)
 {
-	return k == TT_DIFF_OTHER ? "other" : tt_stage_name(k);
+	return tt_stage_row_name(k);
 }
 
 const char *tt_metric_name(int m)
@@ -100,12 +100,8 @@ int tt_run_sample_build(struct tt_run_sample *s, const struct tt_analyzer *a,
 		res = tt_analyzer_cp_result(a, i);
 		q.has_stages = q.has_ttft && res &&
 			       !(res->incomplete & TT_CP_INC_NOT_WALKED);
-		for (k = 0; q.has_stages && k < TT_DIFF_OTHER; k++)
-			q.stage[k] = r->stage_ns[k];
-		if (q.has_stages)
-			q.stage[TT_DIFF_OTHER] = r->stage_ns[TT_ST_SLEEP] +
-						 r->stage_ns[TT_ST_LOCK] +
-						 r->stage_ns[TT_ST_UNKNOWN];
+		for (k = 0; q.has_stages && k < TT_DIFF_NSTAGES; k++)
+			q.stage[k] = tt_stage_row_ns(r->stage_ns, k);
 		gaps = tt_analyzer_request_itl(a, i, &ngaps);
 		if (tt_run_sample_add(s, &q, gaps, ngaps))
 			return -ENOMEM;

@@ -22,8 +22,8 @@
 
 /* Stages compared: those of enum tt_stage up to compute.cpu, then "other"
  * (other.sleep + other.lock + other.unknown), as the report's JSON. */
-#define TT_DIFF_NSTAGES 8
-#define TT_DIFF_OTHER 7
+#define TT_DIFF_NSTAGES TT_ST_ROWS
+#define TT_DIFF_OTHER TT_ST_MAIN
 const char *tt_diff_stage_name(int k);
 
 /* A request of a sample; a value is known when its has_ flag is set. */

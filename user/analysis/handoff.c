@@ -42,10 +42,67 @@ int cp_rq_act_cmp(const void *a, const void *b)
 void cp_rq_index_free(struct rq_index *ix)
 {
 	free(ix->e);
+	free(ix->srv);
 	free(ix->tids);
 	free(ix->act);
 	free(ix->fifo);
 	memset(ix, 0, sizeof(*ix));
+}
+
+/* The k entries at e sorted, each with the two latest ends of distinct
+ * requests over its thread's entries up to it. With rqs (the entries from
+ * the requests' reads): a thread that reads a connection's next request
+ * after the one it served before served the connection in between (a
+ * worker blocked in its recv, the next request's bytes not in yet), so
+ * that one's end reaches to that read. */
+static void rq_ents_sort(struct rq_ent *e, size_t k,
+			 const struct tt_cp_request *rqs)
+{
+	struct rq_ent *p;
+	size_t i;
+
+	qsort(e, k, sizeof(*e), cmp_rq_ent);
+	for (i = 0; rqs && i + 1 < k; i++)
+		if (e[i].tid == e[i + 1].tid && rqs[e[i].req].conn &&
+		    rqs[e[i].req].conn == rqs[e[i + 1].req].conn &&
+		    e[i].end < e[i + 1].start)
+			e[i].end = e[i + 1].start;
+	for (i = 0; i < k; i++) {
+		p = i ? &e[i - 1] : NULL;
+		if (!p || p->tid != e[i].tid) {
+			e[i].end1 = e[i].end;
+			e[i].req1 = e[i].req;
+			e[i].end2 = 0;
+		} else if (e[i].end >= p->end1) {
+			e[i].end1 = e[i].end;
+			e[i].req1 = e[i].req;
+			e[i].end2 = p->end1;
+		} else {
+			e[i].end1 = p->end1;
+			e[i].req1 = p->req1;
+			e[i].end2 = e[i].end > p->end2 ? e[i].end : p->end2;
+		}
+	}
+}
+
+/* Request i's entries, alive from start, for its reader and its writer. */
+static size_t rq_ents_add(struct rq_ent *e, const struct tt_cp_request *rq,
+			  __u32 i, __u64 start)
+{
+	__u64 end = rq->t_end ? rq->t_end : UINT64_MAX;
+	size_t k = 0;
+
+	if (rq->reader_tid)
+		e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
+					  .req = i,
+					  .start = start,
+					  .end = end };
+	if (rq->writer_tid && rq->writer_tid != rq->reader_tid)
+		e[k++] = (struct rq_ent){ .tid = rq->writer_tid,
+					  .req = i,
+					  .start = start,
+					  .end = end };
+	return k;
 }
 
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
@@ -54,13 +111,12 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	size_t i, k = 0;
 
 	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
+	ix->srv = malloc((n ? n : 1) * 2 * sizeof(*ix->srv));
 	ix->act = malloc((n ? n : 1) * 2 * sizeof(*ix->act));
-	if (!ix->e || !ix->act)
+	if (!ix->e || !ix->srv || !ix->act)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct tt_cp_request *rq = &rqs[i];
-		__u64 start = rq->t_arrive ? rq->t_arrive : rq->t_read;
-		__u64 end = rq->t_end ? rq->t_end : UINT64_MAX;
 
 		if (rq->reader_tid && rq->t_read)
 			ix->act[ix->nact++] = (struct rq_act){
@@ -72,37 +128,15 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 						 .req = i,
 						 .t = rq->t_first_write,
 						 .write = true };
-
-		if (rq->reader_tid)
-			ix->e[k++] = (struct rq_ent){ .tid = rq->reader_tid,
-						      .req = i,
-						      .start = start,
-						      .end = end };
-		if (rq->writer_tid && rq->writer_tid != rq->reader_tid)
-			ix->e[k++] = (struct rq_ent){ .tid = rq->writer_tid,
-						      .req = i,
-						      .start = start,
-						      .end = end };
+		k += rq_ents_add(&ix->e[k], rq, i,
+				 rq->t_arrive ? rq->t_arrive : rq->t_read);
+		if (rq->t_read)
+			ix->nsrv += rq_ents_add(&ix->srv[ix->nsrv], rq, i,
+						rq->t_read);
 	}
-	qsort(ix->e, k, sizeof(*ix->e), cmp_rq_ent);
+	rq_ents_sort(ix->e, k, NULL);
+	rq_ents_sort(ix->srv, ix->nsrv, rqs);
 	qsort(ix->act, ix->nact, sizeof(*ix->act), cp_rq_act_cmp);
-	for (i = 0; i < k; i++) {
-		struct rq_ent *e = &ix->e[i], *p = i ? &ix->e[i - 1] : NULL;
-
-		if (!p || p->tid != e->tid) {
-			e->end1 = e->end;
-			e->req1 = e->req;
-			e->end2 = 0;
-		} else if (e->end >= p->end1) {
-			e->end1 = e->end;
-			e->req1 = e->req;
-			e->end2 = p->end1;
-		} else {
-			e->end1 = p->end1;
-			e->req1 = p->req1;
-			e->end2 = e->end > p->end2 ? e->end : p->end2;
-		}
-	}
 	ix->n = k;
 	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
 	if (!ix->tids)
@@ -184,23 +218,69 @@ static bool serves_other(const struct rq_ent *e, __u64 ts, __u32 req)
 	return e->req1 != req ? e->end1 >= ts : e->end2 >= ts;
 }
 
-bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
-		       __u32 req)
+/* The index after the last of the n entries at e of tid starting at or
+ * before ts (0 or another tid's when none). */
+static size_t rq_last_by(const struct rq_ent *e, size_t n, __u32 tid, __u64 ts)
 {
-	size_t a = 0, b = ix->n, mid;
+	size_t a = 0, b = n, mid;
 
-	/* one search for the last entry of tid starting at or before ts */
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (ix->e[mid].tid < tid ||
-		    (ix->e[mid].tid == tid && ix->e[mid].start <= ts))
+		if (e[mid].tid < tid ||
+		    (e[mid].tid == tid && e[mid].start <= ts))
 			a = mid + 1;
 		else
 			b = mid;
 	}
+	return a;
+}
+
+bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+		       __u32 req)
+{
+	size_t a = rq_last_by(ix->e, ix->n, tid, ts);
+
 	if (a == 0 || ix->e[a - 1].tid != tid)
 		return false;
 	return serves_other(&ix->e[a - 1], ts, req);
+}
+
+__u64 cp_rq_other_until(const struct rq_index *ix, __u32 tid, __u64 ts,
+			__u32 req)
+{
+	size_t a = rq_last_by(ix->srv, ix->nsrv, tid, ts);
+	const struct rq_ent *e;
+	__u64 end;
+
+	if (a == 0 || ix->srv[a - 1].tid != tid)
+		return 0;
+	e = &ix->srv[a - 1];
+	end = e->req1 != req ? e->end1 : e->end2;
+	return end > ts ? end : 0;
+}
+
+__u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
+		       __u64 from, __u64 to)
+{
+	size_t a = rq_last_by(ix->srv, ix->nsrv, tid, from);
+
+	for (; a < ix->nsrv && ix->srv[a].tid == tid && ix->srv[a].start < to;
+	     a++)
+		if (ix->srv[a].req != req)
+			return ix->srv[a].start;
+	return 0;
+}
+
+bool cp_rq_other_arrived(const struct rq_index *ix, __u32 tid, __u32 req,
+			 __u64 from, __u64 to)
+{
+	size_t a = rq_last_by(ix->e, ix->n, tid, to);
+
+	for (; a > 0 && ix->e[a - 1].tid == tid && ix->e[a - 1].start >= from;
+	     a--)
+		if (ix->e[a - 1].req != req)
+			return true;
+	return false;
 }
 
 /* cp_rq_other_alive for a scan that asks about times going down: each

@@ -129,26 +129,11 @@ __u64 tt_request_e2e(const struct tt_request *r, bool *at_wire)
 
 const char *tt_slo_cause_name(int cause)
 {
-	static const char *const rows[TT_SLO_NSTAGES] = {
-		"network.in",	      "network.out", "scheduler.queue",
-		"scheduler.runqueue", "storage.io",  "compute.gpu",
-		"compute.cpu",	      "other",
-	};
-
 	if (cause >= 0 && cause < TT_SLO_NSTAGES)
-		return rows[cause];
+		return tt_stage_row_name(cause);
 	if (cause == TT_SLO_DECODE)
 		return "decode";
 	return cause == TT_SLO_UNATTRIBUTED ? "unattributed" : "unknown";
-}
-
-/* The request's time in a cause's stage row (other: its three parts). */
-static __u64 row_ns(const struct tt_request *r, int row)
-{
-	if (row < TT_SLO_NSTAGES - 1)
-		return r->stage_ns[row];
-	return r->stage_ns[TT_ST_SLEEP] + r->stage_ns[TT_ST_LOCK] +
-	       r->stage_ns[TT_ST_UNKNOWN];
 }
 
 static bool judged(const struct tt_request *r)
@@ -185,19 +170,18 @@ static void judge(struct tt_frame *f, const struct tt_request *r,
  * (no stage stands out: the one the time went to). */
 static int furthest_stage(const struct tt_request *r, const __u64 *median)
 {
-	__u64 excess, best = 0, most = 0;
+	__u64 ns, excess, best = 0, most = 0;
 	int row, cause = -1, largest = 0;
 
 	for (row = 0; row < TT_SLO_NSTAGES; row++) {
-		excess = row_ns(r, row) > median[row] ?
-				 row_ns(r, row) - median[row] :
-				 0;
+		ns = tt_stage_row_ns(r->stage_ns, row);
+		excess = ns > median[row] ? ns - median[row] : 0;
 		if (excess > best) {
 			best = excess;
 			cause = row;
 		}
-		if (row_ns(r, row) > most) {
-			most = row_ns(r, row);
+		if (ns > most) {
+			most = ns;
 			largest = row;
 		}
 	}
@@ -224,7 +208,8 @@ static int miss_causes(struct tt_frame *f, const struct tt_request *reqs)
 			    (any_met && f->req[i].verdict != TT_SLO_MET) ||
 			    !reqs[i].attributed)
 				continue;
-			if (tt_u64vec_push(&v, row_ns(&reqs[i], row))) {
+			if (tt_u64vec_push(&v, tt_stage_row_ns(reqs[i].stage_ns,
+							       row))) {
 				tt_u64vec_free(&v);
 				return -ENOMEM;
 			}

@@ -38,7 +38,7 @@ __u64 tt_request_e2e(const struct tt_request *r, bool *at_wire);
 enum tt_slo_cause {
 	/* 0 .. TT_SLO_NSTAGES - 1: the report's main stage rows, in order
 	 * (network.in ... compute.cpu, other) */
-	TT_SLO_NSTAGES = 8,
+	TT_SLO_NSTAGES = TT_ST_ROWS,
 	TT_SLO_DECODE = TT_SLO_NSTAGES, /* TTFT met, TPOT or E2E missed */
 	TT_SLO_UNATTRIBUTED, /* TTFT missed, its path not walked */
 	TT_SLO_NCAUSES

@@ -27,6 +27,7 @@ const char *tt_stage_name(enum tt_stage s)
 	static const char *const names[TT_ST_MAX] = {
 		[TT_ST_NET_IN] = "network.in",
 		[TT_ST_NET_OUT] = "network.out",
+		[TT_ST_BACKLOG] = "scheduler.backlog",
 		[TT_ST_QUEUE] = "scheduler.queue",
 		[TT_ST_RUNQUEUE] = "scheduler.runqueue",
 		[TT_ST_STORAGE] = "storage.io",
@@ -38,6 +39,13 @@ const char *tt_stage_name(enum tt_stage s)
 	};
 
 	return (unsigned int)s < TT_ST_MAX ? names[s] : "?";
+}
+
+const char *tt_stage_row_name(unsigned int row)
+{
+	if (row == TT_ST_MAIN)
+		return "other";
+	return row < TT_ST_MAIN ? tt_stage_name(row) : "?";
 }
 
 const char *tt_cp_state_name(enum tt_cp_state s)

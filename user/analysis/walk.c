@@ -20,10 +20,8 @@ static bool seg_same(const struct tt_cp_segment *s, __u32 tid, __u8 state,
 	       !strncmp(s->reason, reason, sizeof(s->reason));
 }
 
-/* Appends [start, end) at the front (desc) or back (asc) of the time
- * order of v, merged with its neighbour when alike. */
-static int seg_add(struct segvec *v, bool desc, __u64 start, __u64 end,
-		   __u32 tid, __u8 state, __u8 stage, const char *reason)
+int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
+	       __u8 state, __u8 stage, const char *reason)
 {
 	struct tt_cp_segment *last = v->n ? &v->v[v->n - 1] : NULL;
 	struct tt_cp_segment *s;
@@ -73,18 +71,18 @@ static void charge(struct walk *wk, __u64 start, __u64 end, __u32 tid,
 			     start;
 		we = cp->lost_merged[j].end < cur ? cp->lost_merged[j].end :
 						    cur;
-		wk->err = seg_add(&wk->path, true, we, cur, tid, state, stage,
-				  reason);
+		wk->err = cp_seg_add(&wk->path, true, we, cur, tid, state,
+				     stage, reason);
 		if (!wk->err)
-			wk->err = seg_add(&wk->path, true, ws, we, tid,
-					  TT_CP_NODATA, TT_ST_UNKNOWN,
-					  "lost events");
+			wk->err = cp_seg_add(&wk->path, true, ws, we, tid,
+					     TT_CP_NODATA, TT_ST_UNKNOWN,
+					     "lost events");
 		wk->incomplete |= TT_CP_INC_LOST;
 		cur = ws;
 	}
 	if (!wk->err)
-		wk->err = seg_add(&wk->path, true, start, cur, tid, state,
-				  stage, reason);
+		wk->err = cp_seg_add(&wk->path, true, start, cur, tid, state,
+				     stage, reason);
 }
 
 /* The hypervisor's part of a path segment: its thread's steal in it. */
@@ -314,8 +312,8 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
 	}
 	wk->t_enqueue = s;
 	if (!wk->err)
-		wk->err = seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
-				  TT_ST_QUEUE, "queued");
+		wk->err = cp_seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
+				     TT_ST_QUEUE, "queued");
 	return s;
 }
 
@@ -611,11 +609,11 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				 * wake */
 				wk->path.n = worker_seg;
 				if (!wk->err)
-					wk->err = seg_add(&wk->path, true, t,
-							  worker_wake, 0,
-							  TT_CP_PHASE,
-							  TT_ST_QUEUE,
-							  "queued");
+					wk->err = cp_seg_add(&wk->path, true, t,
+							     worker_wake, 0,
+							     TT_CP_PHASE,
+							     TT_ST_QUEUE,
+							     "queued");
 			}
 		}
 		if (!dispatched && (w->lock == CP_LOCK_WORD ||
@@ -670,80 +668,6 @@ static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
 static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
 {
 	return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* More runnable slices than this in one reader phase are shown as one
- * segment: an event loop serving N connections is preempted O(N) times
- * while a request waits, and N requests would keep O(N^2) segments. */
-#define READER_SLICES_MAX 32
-
-/*
- * [t_arrive, t_read): network.in, less the reader's runnable time after the
- * last bytes came: before them it waited for the upload anyway.
- */
-static int reader_phase(const struct walk *wk, struct segvec *out)
-{
-	const struct cp_thread *th = wk->reader;
-	__u32 tid = wk->rq->reader_tid;
-	__u64 t = wk->a, s, e, last, runnable = 0;
-	long k, first = 0;
-	size_t slices = 0;
-	char why[48];
-	int err = 0;
-
-	last = clamp(wk->rq->t_last_arrive ? wk->rq->t_last_arrive : wk->a,
-		     wk->a, wk->r);
-	if (th) {
-		first = cp_rec_before(th, last + 1);
-		if (first < 0)
-			first = 0;
-		for (k = first; (size_t)k < th->nrecs && th->recs[k].ts < wk->r;
-		     k++) {
-			if (th->recs[k].state != REC_RUNNABLE)
-				continue;
-			s = th->recs[k].ts > last ? th->recs[k].ts : last;
-			e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts :
-							wk->r;
-			if (e > wk->r)
-				e = wk->r;
-			if (e > s) {
-				slices++;
-				runnable += e - s;
-			}
-		}
-	}
-	if (slices > READER_SLICES_MAX) {
-		/* the sums stay exact; the runnable time is drawn at the end */
-		snprintf(why, sizeof(why), "runqueue (%zu slices)", slices);
-		err = seg_add(out, false, t, wk->r - runnable, tid, TT_CP_PHASE,
-			      TT_ST_NET_IN, "request in");
-		if (!err)
-			err = seg_add(out, false, wk->r - runnable, wk->r, tid,
-				      TT_CP_RUNNABLE, TT_ST_RUNQUEUE, why);
-		return err;
-	}
-	for (k = first;
-	     slices && (size_t)k < th->nrecs && th->recs[k].ts < wk->r && !err;
-	     k++) {
-		if (th->recs[k].state != REC_RUNNABLE)
-			continue;
-		s = th->recs[k].ts > last ? th->recs[k].ts : last;
-		e = (size_t)k + 1 < th->nrecs ? th->recs[k + 1].ts : wk->r;
-		if (e > wk->r)
-			e = wk->r;
-		if (e <= s)
-			continue;
-		err = seg_add(out, false, t, s, tid, TT_CP_PHASE, TT_ST_NET_IN,
-			      "request in");
-		if (!err)
-			err = seg_add(out, false, s, e, tid, TT_CP_RUNNABLE,
-				      TT_ST_RUNQUEUE, "runqueue");
-		t = e;
-	}
-	if (!err)
-		err = seg_add(out, false, t, wk->r, tid, TT_CP_PHASE,
-			      TT_ST_NET_IN, "request in");
-	return err;
 }
 
 /* This request's markers, inside [t_read, t_first_write] as clamped, the
@@ -812,22 +736,22 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	}
 	err = wk.err;
 	if (!err)
-		err = reader_phase(&wk, &segs);
+		err = cp_reader_phase(&wk, &segs);
 	/* with a pick-up or a hand-off the path holds its queue */
 	if (!err && (rule == TT_CP_DISP_READ || rule == TT_CP_DISP_GPU)) {
 		wk.t_enqueue = wk.r;
-		err = seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
-			      TT_ST_QUEUE, "queued");
+		err = cp_seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
+				 TT_ST_QUEUE, "queued");
 	}
 	for (i = wk.path.n; i-- > 0 && !err;) {
 		const struct tt_cp_segment *s = &wk.path.v[i];
 
-		err = seg_add(&segs, false, s->start, s->start + s->dur, s->tid,
-			      s->state, s->stage, s->reason);
+		err = cp_seg_add(&segs, false, s->start, s->start + s->dur,
+				 s->tid, s->state, s->stage, s->reason);
 	}
 	if (!err)
-		err = seg_add(&segs, false, wk.f, wk.w, rq->writer_tid,
-			      TT_CP_PHASE, TT_ST_NET_OUT, "response out");
+		err = cp_seg_add(&segs, false, wk.f, wk.w, rq->writer_tid,
+				 TT_CP_PHASE, TT_ST_NET_OUT, "response out");
 	cp->walk_path = wk.path;
 	cp->walk_segs = segs;
 	free(wk.passed);

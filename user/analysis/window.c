@@ -65,16 +65,6 @@ struct tt_window {
 	size_t fresh;
 };
 
-static const char *const row_names[TT_LIVE_ROWS] = {
-	"network.in", "network.out", "scheduler.queue", "scheduler.runqueue",
-	"storage.io", "compute.gpu", "compute.cpu",	"other",
-};
-
-const char *tt_live_row_name(unsigned int row)
-{
-	return row < TT_LIVE_ROWS ? row_names[row] : "?";
-}
-
 const char *tt_live_sort_name(enum tt_live_sort s)
 {
 	static const char *const names[TT_LIVE_NSORT] = { "TTFT", "TPOT",
@@ -369,11 +359,8 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 	lr->attributed = r->attributed;
 	tt_request_peer(r, lr->peer, sizeof(lr->peer));
 	if (r->attributed) {
-		for (k = 0; k < TT_LIVE_OTHER; k++)
-			lr->row_ns[k] = r->stage_ns[k];
-		lr->row_ns[TT_LIVE_OTHER] = r->stage_ns[TT_ST_SLEEP] +
-					    r->stage_ns[TT_ST_LOCK] +
-					    r->stage_ns[TT_ST_UNKNOWN];
+		for (k = 0; k < TT_LIVE_ROWS; k++)
+			lr->row_ns[k] = tt_stage_row_ns(r->stage_ns, k);
 	}
 	lr->itl_off = w->itl.n;
 	lr->itl_n = ngaps;
@@ -576,7 +563,7 @@ static const char *dominant(const struct tt_live_req *r)
 		if (r->row_ns[k] &&
 		    (best == TT_LIVE_ROWS || r->row_ns[k] > r->row_ns[best]))
 			best = k;
-	return best < TT_LIVE_ROWS ? row_names[best] : NULL;
+	return best < TT_LIVE_ROWS ? tt_stage_row_name(best) : NULL;
 }
 
 /* The slowest requests of the span by f->sort. */

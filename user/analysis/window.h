@@ -32,21 +32,10 @@
  * go, and requests older than what is left are counted incomplete. */
 #define TT_LIVE_MAX_EVENTS (4u << 20)
 
-/* The report's stage rows: the seven stages and other (sleep, lock,
- * unknown) whole. */
-enum tt_live_row {
-	TT_LIVE_NET_IN,
-	TT_LIVE_NET_OUT,
-	TT_LIVE_QUEUE,
-	TT_LIVE_RUNQUEUE,
-	TT_LIVE_STORAGE,
-	TT_LIVE_GPU,
-	TT_LIVE_CPU,
-	TT_LIVE_OTHER,
-	TT_LIVE_ROWS
-};
-/* "network.in", ..., "other" */
-const char *tt_live_row_name(unsigned int row);
+/* The report's stage rows (critpath.h's TT_ST_ROWS): the stages before
+ * other.*, and other (sleep, lock, unknown) whole. */
+#define TT_LIVE_ROWS TT_ST_ROWS
+#define TT_LIVE_OTHER TT_ST_MAIN
 
 /* One counted request, as the live views keep it. */
 struct tt_live_req {

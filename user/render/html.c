@@ -13,7 +13,7 @@
 
 /* Colours of enum tt_stage; "other" whole (the bars) takes other.sleep's. */
 static const char *const stage_color[TT_ST_MAX] = {
-	"#4e79a7", "#a0cbe8", "#f28e2b", "#e15759", "#9c755f",
+	"#4e79a7", "#a0cbe8", "#76b7b2", "#f28e2b", "#e15759", "#9c755f",
 	"#59a14f", "#edc948", "#b07aa1", "#ff9da7", "#bab0ac",
 };
 static const char *const run_color[2] = { "#4e79a7", "#e15759" };

@@ -530,8 +530,10 @@ static void request_phases(struct pf *w, __u32 lane, const struct tt_request *r,
 		for (i = 0; res && i < res->nsegs; i++) {
 			const struct tt_cp_segment *sg = &res->segs[i];
 
-			/* a phase segment is the phase slice itself */
-			if (sg->state == TT_CP_PHASE)
+			/* a phase segment is the phase slice itself, but
+			 * the reader's work for others inside network.in */
+			if (sg->state == TT_CP_PHASE &&
+			    sg->stage != TT_ST_BACKLOG)
 				continue;
 			s = clamp(sg->start, lo, hi);
 			e = clamp(sg->start + sg->dur, lo, hi);

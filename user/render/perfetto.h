@@ -17,7 +17,8 @@
  *   processing [t_dispatch, t_first_write), network.out [t_first_write,
  *   t_wire), and nested in those the critical-path segments that are
  *   thread states (named by stage, args tid/state/reason): the reader's
- *   runqueue time inside network.in, the walked path inside processing.
+ *   runqueue time and its work for other requests (scheduler.backlog)
+ *   inside network.in, the walked path inside processing.
  * - Flow arrows ("s", then "f" with "bp":"e", same id) from waker to woken
  *   thread at each jump of a request's critical path, bound to the slices
  *   on those threads' tracks.

@@ -64,7 +64,7 @@ int tt_prom_text(FILE *out, const struct tt_live_totals *t)
 	       "Time of each stage on the critical path of complete requests (one observation per request and stage, zeros included).");
 	for (k = 0; k < TT_LIVE_ROWS; k++) {
 		snprintf(label, sizeof(label), "stage=\"%s\",",
-			 tt_live_row_name(k));
+			 tt_stage_row_name(k));
 		hist_lines(out, "ttftrace_stage_seconds", label, &t->stage[k],
 			   TT_LIVE_H_TTFT);
 	}

@@ -24,15 +24,16 @@
 #define ROW_OTHER TT_ST_MAX
 #define NROWS (TT_ST_MAX + 1)
 static const int row_order[NROWS] = {
-	TT_ST_NET_IN,  TT_ST_NET_OUT, TT_ST_QUEUE,   TT_ST_RUNQUEUE,
-	TT_ST_STORAGE, TT_ST_GPU,     TT_ST_CPU,     ROW_OTHER,
-	TT_ST_SLEEP,   TT_ST_LOCK,    TT_ST_UNKNOWN,
+	TT_ST_NET_IN,	TT_ST_NET_OUT, TT_ST_BACKLOG, TT_ST_QUEUE,
+	TT_ST_RUNQUEUE, TT_ST_STORAGE, TT_ST_GPU,     TT_ST_CPU,
+	ROW_OTHER,	TT_ST_SLEEP,   TT_ST_LOCK,    TT_ST_UNKNOWN,
 };
 /* The stages of the JSON "stages" object and of DOMINANT: other whole. */
-#define NMAIN 8
+#define NMAIN TT_ST_ROWS
 static const int main_rows[NMAIN] = {
-	TT_ST_NET_IN,  TT_ST_NET_OUT, TT_ST_QUEUE, TT_ST_RUNQUEUE,
-	TT_ST_STORAGE, TT_ST_GPU,     TT_ST_CPU,   ROW_OTHER,
+	TT_ST_NET_IN, TT_ST_NET_OUT,  TT_ST_BACKLOG,
+	TT_ST_QUEUE,  TT_ST_RUNQUEUE, TT_ST_STORAGE,
+	TT_ST_GPU,    TT_ST_CPU,      ROW_OTHER,
 };
 static const int other_rows[3] = { TT_ST_SLEEP, TT_ST_LOCK, TT_ST_UNKNOWN };
 /* The percentiles whose request the breakdown shows. */
@@ -52,8 +53,7 @@ static __u64 row_ns(const struct tt_request *r, int row)
 {
 	if (row != ROW_OTHER)
 		return r->stage_ns[row];
-	return r->stage_ns[TT_ST_SLEEP] + r->stage_ns[TT_ST_LOCK] +
-	       r->stage_ns[TT_ST_UNKNOWN];
+	return tt_stage_row_ns(r->stage_ns, TT_ST_MAIN);
 }
 
 /* The critical path of request i was walked: its stages sum to its TTFT. */

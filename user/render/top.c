@@ -7,9 +7,10 @@
 #include "text.h"
 #include "top.h"
 
-/* short names of the stage rows, so that all eight fit one line */
+/* short names of the stage rows, five to a line */
 static const char *const short_rows[TT_LIVE_ROWS] = {
-	"net.in", "net.out", "queue", "runq", "storage", "gpu", "cpu", "other",
+	"net.in",  "net.out", "backlog", "queue", "runq",
+	"storage", "gpu",     "cpu",	 "other",
 };
 
 static void ms(char *buf, size_t len, __u64 ns)
@@ -87,14 +88,15 @@ int tt_top_text(FILE *out, const struct tt_live_frame *f, const char *what)
 	summary_row(out, "TTFT", &f->ttft);
 	summary_row(out, "TPOT", &f->tpot);
 	summary_row(out, "ITL", &f->itl);
-	/* two lines of four, the second under the first */
+	/* two lines, five and four, the second under the first: 80 columns */
 	for (k = 0; k < TT_LIVE_ROWS; k++) {
 		if (k == 0)
-			fprintf(out, "stages of %-7zu", f->attributed);
-		else if (k == 4)
-			fprintf(out, "%-17s", "");
+			fprintf(out, "stages of %-5zu", f->attributed);
+		else if (k == 5)
+			fprintf(out, "%-15s", "");
 		fprintf(out, " %-7s %3.0f%%%s", short_rows[k],
-			f->share[k] * 100.0, k % 4 == 3 ? "\n" : "");
+			f->share[k] * 100.0,
+			k == 4 || k == TT_LIVE_ROWS - 1 ? "\n" : "");
 	}
 	fprintf(out, "\nslowest by %s (s: sort, q: quit)\n",
 		tt_live_sort_name(f->sort));
