@@ -3381,20 +3381,34 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/* ... and with X1 and X2 known as one connection's, the worker
-	 * served it in between too: A waits on it from its arrival */
+	 * served it in between too, up to X2's arrival (1297 us here): A
+	 * waits on it from its own */
 	{
 		SC("test_reader_backlog", "next_request_same_conn"),
 		.reuse = true,
 		RQS(RQ(1, 50, 100, 200, 250, 101, 101, .t_end = 800 * US,
 		       .conn = 0xc0),
 		    RQ(2, 1000, 1900, 1950, 2000, 101, 101, .conn = 0xa0),
-		    RQ(3, 1300, 1310, 1400, 1450, 101, 101,
+		    RQ(3, 1297, 1310, 1400, 1450, 101, 101,
 		       .t_end = 1800 * US, .conn = 0xc0)),
-		.want = WANTS({
-			2,
-			STAGES([TT_ST_BACKLOG] = 800, [TT_ST_NET_IN] = 100,
-			       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
-		}),
+		.want = WANTS(
+			{
+				2,
+				/* X2 came at 1297 us: from there the worker
+				 * wakes to read it, as for X2 itself */
+				STAGES([TT_ST_BACKLOG] = 297 + 490,
+				       [TT_ST_RUNQUEUE] = 5,
+				       [TT_ST_NET_IN] = 3 + 5 + 100,
+				       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
+			},
+			{
+				3,
+				/* X2's own wait, its bytes in 3 us before
+				 * they wake the worker, is no backlog of
+				 * X1's */
+				STAGES([TT_ST_RUNQUEUE] = 5, [TT_ST_NET_IN] = 3 + 5,
+				       [TT_ST_CPU] = 90, [TT_ST_NET_OUT] = 50),
+			}),
 	},
 	/* The busy engine 102 is preempted at 1400 us and again at 1450 us;
 	 * the recording has no switch-in between or after (a switch away

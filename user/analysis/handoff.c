@@ -54,19 +54,22 @@ void cp_rq_index_free(struct rq_index *ix)
  * the requests' reads): a thread that reads a connection's next request
  * after the one it served before served the connection in between (a
  * worker blocked in its recv, the next request's bytes not in yet), so
- * that one's end reaches to that read. */
+ * that one's end reaches to the next one's arrival. */
 static void rq_ents_sort(struct rq_ent *e, size_t k,
 			 const struct tt_cp_request *rqs)
 {
+	const struct tt_cp_request *next;
 	struct rq_ent *p;
 	size_t i;
 
 	qsort(e, k, sizeof(*e), cmp_rq_ent);
-	for (i = 0; rqs && i + 1 < k; i++)
+	for (i = 0; rqs && i + 1 < k; i++) {
+		next = &rqs[e[i + 1].req];
 		if (e[i].tid == e[i + 1].tid && rqs[e[i].req].conn &&
-		    rqs[e[i].req].conn == rqs[e[i + 1].req].conn &&
-		    e[i].end < e[i + 1].start)
-			e[i].end = e[i + 1].start;
+		    rqs[e[i].req].conn == next->conn && next->t_arrive &&
+		    e[i].end < next->t_arrive)
+			e[i].end = next->t_arrive;
+	}
 	for (i = 0; i < k; i++) {
 		p = i ? &e[i - 1] : NULL;
 		if (!p || p->tid != e[i].tid) {
