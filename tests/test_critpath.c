@@ -3381,8 +3381,8 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/* ... and with X1 and X2 known as one connection's, the worker
-	 * served it in between too, up to X2's arrival (1297 us here): A
-	 * waits on it from its own */
+	 * served it in between too, X1 up to X2's arrival (1297 us here),
+	 * X2 from there: A waits on it from its own arrival */
 	{
 		SC("test_reader_backlog", "next_request_same_conn"),
 		.reuse = true,
@@ -3394,12 +3394,11 @@ static const struct scenario scenarios[] = {
 		.want = WANTS(
 			{
 				2,
-				/* X2 came at 1297 us: from there the worker
-				 * wakes to read it, as for X2 itself */
-				STAGES([TT_ST_BACKLOG] = 297 + 490,
-				       [TT_ST_RUNQUEUE] = 5,
-				       [TT_ST_NET_IN] = 3 + 5 + 100,
-				       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
+				/* X2 came at 1297 us: the worker serves it
+				 * from there, its wake and read included */
+				STAGES([TT_ST_BACKLOG] = 800,
+				       [TT_ST_NET_IN] = 100, [TT_ST_CPU] = 50,
+				       [TT_ST_NET_OUT] = 50),
 			},
 			{
 				3,

@@ -54,7 +54,9 @@ void cp_rq_index_free(struct rq_index *ix)
  * the requests' reads): a thread that reads a connection's next request
  * after the one it served before served the connection in between (a
  * worker blocked in its recv, the next request's bytes not in yet), so
- * that one's end reaches to the next one's arrival. */
+ * that one's end reaches to the next one's arrival, and the next one is
+ * served from there (its wake and read are its own wait, but others'
+ * backlog). */
 static void rq_ents_sort(struct rq_ent *e, size_t k,
 			 const struct tt_cp_request *rqs)
 {
@@ -68,7 +70,7 @@ static void rq_ents_sort(struct rq_ent *e, size_t k,
 		if (e[i].tid == e[i + 1].tid && rqs[e[i].req].conn &&
 		    rqs[e[i].req].conn == next->conn && next->t_arrive &&
 		    e[i].end < next->t_arrive)
-			e[i].end = next->t_arrive;
+			e[i].end = e[i + 1].start = next->t_arrive;
 	}
 	for (i = 0; i < k; i++) {
 		p = i ? &e[i - 1] : NULL;
