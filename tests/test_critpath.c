@@ -3309,7 +3309,8 @@ static const struct scenario scenarios[] = {
 	 * X's token (300-1200 us), waits to run, writes it and runs on. A,
 	 * of a connection it takes next, came whole at 1000 us: while X is
 	 * served, A waits on the worker (scheduler.backlog), whatever its
-	 * state; after X, network.in as before. */
+	 * state, and after X until the worker reads A (it was not woken for
+	 * A: still on X's connection). */
 	{
 		SC("test_reader_backlog", "worker_busy"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
@@ -3321,13 +3322,11 @@ static const struct scenario scenarios[] = {
 		       .t_last_arrive = 1000 * US)),
 		.want = WANTS({
 			2,
-			STAGES([TT_ST_BACKLOG] = 500, [TT_ST_NET_IN] = 100,
-			       [TT_ST_CPU] = 100, [TT_ST_NET_OUT] = 50),
+			STAGES([TT_ST_BACKLOG] = 600, [TT_ST_CPU] = 100,
+			       [TT_ST_NET_OUT] = 50),
 			{ R(complete, true) },
 			{ SEG(1100, 101, TT_CP_PHASE, TT_ST_BACKLOG,
-			      "reader busy", 1000, 500),
-			  SEG(1550, 101, TT_CP_PHASE, TT_ST_NET_IN,
-			      "request in", 1500, 100) },
+			      "reader busy", 1000, 600) },
 		}),
 	},
 	/* An event loop 101 streams X (alive until 5000 us) and is running
@@ -3360,54 +3359,52 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/* Worker 101 waits in recv for its connection's next request X2 when
-	 * A comes (X1 ended at 800 us). X2's bytes wake it at 1300 us: not
-	 * A's wake (X2 came after A), so A waits on X2's service, from X2's
-	 * read (1310 us) to its end (1800 us), as backlog. */
+	 * A comes (X1 ended at 800 us): it serves that connection until X2
+	 * comes (1297 us), X2 from then on (its wake at 1300 us, its read at
+	 * 1310 us) and to A's read: A's backlog, all of it. X2's own
+	 * wait, its bytes in 3 us before they wake the worker, is no backlog
+	 * of X1's. */
 	{
 		SC("test_reader_backlog", "next_request_wake"),
 		.steps = STEPS(E_IN(0, 101), E_OUT(900, 101, SOCK_WAIT),
 			       E_SOFTIRQ(1300, UNTRACED, 101), E_IN(1305, 101)),
 		RQS(RQ(1, 50, 100, 200, 250, 101, 101, .t_end = 800 * US),
 		    RQ(2, 1000, 1900, 1950, 2000, 101, 101),
-		    RQ(3, 1300, 1310, 1400, 1450, 101, 101, .t_end = 1800 * US)),
-		.want = WANTS({
-			2,
-			STAGES([TT_ST_NET_IN] = 300 + 5 + 100,
-			       [TT_ST_RUNQUEUE] = 5, [TT_ST_BACKLOG] = 490,
-			       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
-			{ R(complete, true) },
-			{ SEG(1500, 101, TT_CP_PHASE, TT_ST_BACKLOG,
-			      "reader busy", 1310, 490) },
-		}),
-	},
-	/* ... and with X1 and X2 known as one connection's, the worker
-	 * served it in between too, X1 up to X2's arrival (1297 us here),
-	 * X2 from there: A waits on it from its own arrival */
-	{
-		SC("test_reader_backlog", "next_request_same_conn"),
-		.reuse = true,
-		RQS(RQ(1, 50, 100, 200, 250, 101, 101, .t_end = 800 * US,
-		       .conn = 0xc0),
-		    RQ(2, 1000, 1900, 1950, 2000, 101, 101, .conn = 0xa0),
 		    RQ(3, 1297, 1310, 1400, 1450, 101, 101,
-		       .t_end = 1800 * US, .conn = 0xc0)),
+		       .t_end = 1800 * US)),
 		.want = WANTS(
 			{
 				2,
-				/* X2 came at 1297 us: the worker serves it
-				 * from there, its wake and read included */
-				STAGES([TT_ST_BACKLOG] = 800,
-				       [TT_ST_NET_IN] = 100, [TT_ST_CPU] = 50,
+				STAGES([TT_ST_BACKLOG] = 900, [TT_ST_CPU] = 50,
 				       [TT_ST_NET_OUT] = 50),
+				{ R(complete, true) },
+				{ SEG(1500, 101, TT_CP_PHASE, TT_ST_BACKLOG,
+				      "reader busy", 1000, 900) },
 			},
 			{
 				3,
-				/* X2's own wait, its bytes in 3 us before
-				 * they wake the worker, is no backlog of
-				 * X1's */
 				STAGES([TT_ST_RUNQUEUE] = 5, [TT_ST_NET_IN] = 3 + 5,
 				       [TT_ST_CPU] = 90, [TT_ST_NET_OUT] = 50),
 			}),
+	},
+	/* Worker 101 serves X (read at 100 us, ended at 1200) while A waits
+	 * (since 1000 us), then waits in recv on X's connection until the
+	 * client's FIN wakes it (1500 us) and takes A's connection: held by
+	 * X's connection until then, A's backlog. That wake is taken for
+	 * A's (a network wake, nothing else arrived): the rest is A's wait to
+	 * run and network.in. */
+	{
+		SC("test_reader_backlog", "connection_tail"),
+		.steps = STEPS(E_IN(0, 101), E_OUT(1210, 101, SOCK_WAIT),
+			       E_SOFTIRQ(1500, UNTRACED, 101), E_IN(1505, 101)),
+		RQS(RQ(1, 50, 100, 200, 250, 101, 101, .t_end = 1200 * US),
+		    RQ(2, 1000, 1600, 1700, 1750, 101, 101)),
+		.want = WANTS({
+			2,
+			STAGES([TT_ST_BACKLOG] = 500, [TT_ST_RUNQUEUE] = 5,
+			       [TT_ST_NET_IN] = 95, [TT_ST_CPU] = 100,
+			       [TT_ST_NET_OUT] = 50),
+		}),
 	},
 	/* The busy engine 102 is preempted at 1400 us and again at 1450 us;
 	 * the recording has no switch-in between or after (a switch away

@@ -30,9 +30,6 @@ struct tt_cp_request {
 	 * are network.in, the upload was not over yet.
 	 */
 	__u64 t_last_arrive;
-	/* its connection (the socket's address): a thread that reads a
-	 * connection's next request served it in between */
-	__u64 conn;
 	__u32 reader_tid; /* thread that read the request (last RECV) */
 	__u32 writer_tid; /* thread that did the first token write */
 };

@@ -51,26 +51,30 @@ void cp_rq_index_free(struct rq_index *ix)
 
 /* The k entries at e sorted, each with the two latest ends of distinct
  * requests over its thread's entries up to it. With rqs (the entries from
- * the requests' reads): a thread that reads a connection's next request
- * after the one it served before served the connection in between (a
- * worker blocked in its recv, the next request's bytes not in yet), so
- * that one's end reaches to the next one's arrival, and the next one is
- * served from there (its wake and read are its own wait, but others'
- * backlog). */
+ * the requests' reads), a thread is busy between two requests it serves in
+ * turn: a worker blocked in its connection's recv, the client's next
+ * request not sent yet, serves that connection until the next request
+ * comes, and from then on the next one (its wake and read are its own
+ * wait, and the backlog of others waiting for the worker); one that read
+ * a request waiting since before the last one ended was held by the last
+ * one's connection until then (waiting for its close, or its keep-alive's
+ * end). */
 static void rq_ents_sort(struct rq_ent *e, size_t k,
 			 const struct tt_cp_request *rqs)
 {
-	const struct tt_cp_request *next;
+	__u64 arrive;
 	struct rq_ent *p;
 	size_t i;
 
 	qsort(e, k, sizeof(*e), cmp_rq_ent);
 	for (i = 0; rqs && i + 1 < k; i++) {
-		next = &rqs[e[i + 1].req];
-		if (e[i].tid == e[i + 1].tid && rqs[e[i].req].conn &&
-		    rqs[e[i].req].conn == next->conn && next->t_arrive &&
-		    e[i].end < next->t_arrive)
-			e[i].end = e[i + 1].start = next->t_arrive;
+		if (e[i].tid != e[i + 1].tid || e[i].end >= e[i + 1].start)
+			continue;
+		arrive = rqs[e[i + 1].req].t_arrive;
+		if (arrive > e[i].end)
+			e[i].end = e[i + 1].start = arrive;
+		else
+			e[i].end = e[i + 1].start;
 	}
 	for (i = 0; i < k; i++) {
 		p = i ? &e[i - 1] : NULL;

@@ -97,7 +97,6 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 		.t_wire = r->t_wire,
 		.t_end = r->t_end,
 		.t_last_arrive = t_last_arrive,
-		.conn = r->sk,
 		.reader_tid = r->reader_tid,
 		.writer_tid = r->writer_tid,
 	};
