@@ -1496,7 +1496,8 @@ static const struct scenario scenarios[] = {
 	 * the request up at once. */
 	{
 		SC("test_cross_thread", "futex_pickup"),
-		.steps = STEPS(FUTEX_PICKUP_STEPS),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
 		.want = WANTS({
 			1,
@@ -1642,11 +1643,11 @@ static const struct scenario scenarios[] = {
 	 * end, and one without an entry time is no interval. */
 	{
 		SC("test_storage_cpu", "blkdev_and_slip"),
-		.steps =
-			STEPS(E_IN(900, 101),
-			      E_FILEIO(1200, 1300, 101, NR_PREAD64, S_IFBLK, 0),
-			      E_FILEIO(1250, 1350, 101, NR_READ, S_IFREG, 0),
-			      E_FILEIO(0, 1500, 101, NR_READ, S_IFREG, 0)),
+		.steps = STEPS(E_IN(900, 101),
+			       E_FILEIO(1200, 1300, 101, NR_PREAD64, S_IFBLK,
+					0),
+			       E_FILEIO(1250, 1350, 101, NR_READ, S_IFREG, 0),
+			       E_FILEIO(0, 1500, 101, NR_READ, S_IFREG, 0)),
 		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
 		.want = WANTS({
 			1,
@@ -1664,10 +1665,10 @@ static const struct scenario scenarios[] = {
 	 * on-CPU time, compute.cpu for the ioctl, storage.io for the read. */
 	{
 		SC("test_storage_cpu", "beside_ioctl"),
-		.steps =
-			STEPS(E_IN(900, 101),
-			      E_IOCTL(1200, 1300, 101, NV_RM_CONTROL, GPU_RDEV),
-			      E_FILEIO(1300, 1400, 101, NR_READ, S_IFREG, 0)),
+		.steps = STEPS(E_IN(900, 101),
+			       E_IOCTL(1200, 1300, 101, NV_RM_CONTROL,
+				       GPU_RDEV),
+			       E_FILEIO(1300, 1400, 101, NR_READ, S_IFREG, 0)),
 		.gpu = DEV_NVIDIA0,
 		.extra = check_fileio_calls,
 		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
@@ -1770,8 +1771,7 @@ static const struct scenario scenarios[] = {
 		SC("test_lookahead", "next_request_past_it"),
 		.steps = STEPS(WORKER_PICKUP_STEPS),
 		WORKER_RQS(5100000),
-		.want = WANTS({ 1,
-				NULL,
+		.want = WANTS({ 1, NULL,
 				{ R(dispatch, TT_CP_DISP_PICKUP),
 				  R_T(t_dispatch, 1210) } }),
 	},
@@ -1782,11 +1782,9 @@ static const struct scenario scenarios[] = {
 		SC("test_lookahead", "next_request_within_it"),
 		.steps = STEPS(WORKER_PICKUP_STEPS),
 		WORKER_RQS(4900000),
-		.want = WANTS(
-			{ 1,
-			  NULL,
-			  { R(dispatch, TT_CP_DISP_PICKUP),
-			    R_T(t_enqueue, 1150), R_T(t_dispatch, 1210) } }),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_enqueue, 1150), R_T(t_dispatch, 1210) } }),
 	},
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{
@@ -1957,7 +1955,8 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_QUEUE] = 200, [TT_ST_RUNQUEUE] = 5,
 			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R_T(t_dispatch, 500),
-			  R_T(t_enqueue, 300), R(dispatch, TT_CP_DISP_RESUME) },
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_RESUME) },
 		}),
 	},
 	/* The resume rule past an interpreter lock: engine 202 runs in a
@@ -1986,14 +1985,15 @@ static const struct scenario scenarios[] = {
 	 * 700: request 1 went before request 2's read, not at that wake */
 	{
 		SC("test_fallbacks", "handler_at_its_read"),
-		.steps = STEPS(
-			LOOP_ENGINE_PREEMPTED, IO_HOP(700), E_IN(900, 102),
-			E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
-			E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			E_IN(1110, 101),
-			E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(700),
+			       E_IN(900, 102),
+			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
+			       E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(1110, 101),
+			       E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
 		    RQ(2, 600, 650, 0, 0, 101, 0)),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
@@ -2003,7 +2003,8 @@ static const struct scenario scenarios[] = {
 	 * anywhere: the receive is the dispatch, the send the enqueue. */
 	{
 		SC("test_go_channel", "take"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), CHAN_SEND(0),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       CHAN_SEND(0),
 			       E_CHAN(800, 102, RECV, 0xc0, 1),
 			       CHAN_TOKEN(1500)),
 		RQS(CHAN_RQ(1500)),
@@ -2013,7 +2014,8 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_QUEUE] = 500, [TT_ST_RUNQUEUE] = 5,
 			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R_T(t_dispatch, 800),
-			  R_T(t_enqueue, 300), R(dispatch, TT_CP_DISP_CHANNEL) },
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
 		}),
 	},
 	/* Two requests' elements in the buffer: the first receive takes the
@@ -2021,7 +2023,8 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_go_channel", "fifo"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
-			       E_CHAN(250, 103, SEND, 0xc0, 0), CHAN_SEND(1),
+			       E_CHAN(250, 103, SEND, 0xc0, 0),
+			       CHAN_SEND(1),
 			       E_CHAN(800, 102, RECV, 0xc0, 2),
 			       E_CHAN(820, 102, RECV, 0xc0, 1),
 			       CHAN_TOKEN(1500)),
@@ -2038,11 +2041,14 @@ static const struct scenario scenarios[] = {
 	 * next: the batch is admitted at its last take, the wait queued. */
 	{
 		SC("test_go_channel", "batch_end"),
-		.steps = STEPS(
-			E_IN(0, 101), E_IN(0, 102), E_IN(0, 103), CHAN_SEND(0),
-			E_CHAN(800, 102, RECV, 0xc0, 1), E_PREEMPT(810, 102),
-			E_CHAN(900, 103, SEND, 0xc0, 0), E_IN(1200, 102),
-			E_CHAN(1210, 102, RECV, 0xc0, 1), CHAN_TOKEN(1500)),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       CHAN_SEND(0),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
+			       E_PREEMPT(810, 102),
+			       E_CHAN(900, 103, SEND, 0xc0, 0),
+			       E_IN(1200, 102),
+			       E_CHAN(1210, 102, RECV, 0xc0, 1),
+			       CHAN_TOKEN(1500)),
 		RQS(CHAN_RQ(1500)),
 		.want = WANTS({
 			1,
@@ -2050,7 +2056,8 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_QUEUE] = 910, [TT_ST_RUNQUEUE] = 5,
 			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R_T(t_dispatch, 1210),
-			  R_T(t_enqueue, 300), R(dispatch, TT_CP_DISP_CHANNEL) },
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
 		}),
 	},
 	/* After the take, the engine's hand-off to another request (the
@@ -2060,16 +2067,19 @@ static const struct scenario scenarios[] = {
 		SC("test_go_channel", "take_before_handoff"),
 		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
 			       E_OUT(40, 103, .sys = NR_FUTEX, .arg0 = 0x50),
-			       CHAN_SEND(0), E_CHAN(800, 102, RECV, 0xc0, 1),
+			       CHAN_SEND(0),
+			       E_CHAN(800, 102, RECV, 0xc0, 1),
 			       E_WAKE(1400, 102, 103, NR_FUTEX, 0x50),
-			       E_IN(1405, 103), CHAN_TOKEN(1700)),
+			       E_IN(1405, 103),
+			       CHAN_TOKEN(1700)),
 		RQS(CHAN_RQ(1700),
 		    RQ(2, 20, 30, 1410, 1420, 103, 103, .t_end = 3000 * US)),
 		.want = WANTS({
 			1,
 			NULL,
 			{ R(complete, true), R_T(t_dispatch, 800),
-			  R_T(t_enqueue, 300), R(dispatch, TT_CP_DISP_CHANNEL) },
+			  R_T(t_enqueue, 300),
+			  R(dispatch, TT_CP_DISP_CHANNEL) },
 		}),
 	},
 	/* The engine took only another reader's element: not this request's
@@ -2140,15 +2150,16 @@ static const struct scenario scenarios[] = {
 	 * turn is its send (not "before the next read", 650 us) */
 	{
 		SC("test_msg_send", "no_batches"),
-		.steps = STEPS(
-			LOOP_ENGINE_PREEMPTED, E_MSG(700, 101), E_MSG(750, 101),
-			IO_HOP(760), E_IN(900, 102),
-			E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
-			E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			E_IN(1110, 101),
-			E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(700, 101),
+			       E_MSG(750, 101), IO_HOP(760),
+			       E_IN(900, 102),
+			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
+			       E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
+			       E_IN(1110, 101),
+			       E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
 		    RQ(2, 600, 650, 0, 0, 101, 0)),
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
@@ -2158,8 +2169,8 @@ static const struct scenario scenarios[] = {
 	 * queue starts there */
 	{
 		SC("test_msg_send", "reader_send"),
-		.steps = STEPS(PREEMPTED_ENGINE, E_MSG(120, 101),
-			       E_MSG(1200, 101)),
+		.steps = STEPS(
+			PREEMPTED_ENGINE, E_MSG(120, 101), E_MSG(1200, 101)),
 		RQS(HANDOFF_X_A),
 		.want = SENT_A_WANT,
 	},
@@ -2167,9 +2178,11 @@ static const struct scenario scenarios[] = {
 	 * (no turns to take), its send at 1200 us is still A's hand-off */
 	{
 		SC("test_msg_send", "reader_send_one"),
-		.steps = STEPS(PREEMPTED_ENGINE, E_MSG(1200, 101)),
+		.steps = STEPS(
+			PREEMPTED_ENGINE, E_MSG(1200, 101)),
 		RQS(RQ(1, 50, 100, 1520, 1560, 110, 111, .t_end = 5000 * US),
-		    RQ(2, 1000, 1100, 2050, 2100, 101, 112, .t_end = 5000 * US)),
+		    RQ(2, 1000, 1100, 2050, 2100, 101, 112,
+		       .t_end = 5000 * US)),
 		.want = SENT_A_WANT,
 	},
 	/* A loop that blocks between its handlers (aiohttp awaits): the
@@ -2180,8 +2193,7 @@ static const struct scenario scenarios[] = {
 		SC("test_msg_send", "loop_blocks_before_turn"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(300, 101),
 			       E_OUT(320, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(590, 103),
-			       E_WAKE(600, 103, 101, NR_WRITE, 7),
+			       E_IN(590, 103), E_WAKE(600, 103, 101, NR_WRITE, 7),
 			       E_OUT(605, 103, .sys = NR_FUTEX, .arg0 = 0x30),
 			       E_IN(610, 101), E_MSG(700, 101),
 			       E_OUT(720, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
@@ -2195,10 +2207,9 @@ static const struct scenario scenarios[] = {
 	 * the second was handed on at its own send */
 	{
 		SC("test_msg_send", "pickup_after_own_send"),
-		.steps = STEPS(RELAY_ASLEEP, E_MSG(300, 101),
-			       E_WAKE(301, 101, 103, NR_WRITE, 6),
-			       E_IN(305, 103),
-			       E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
+		.steps = STEPS(RELAY_ASLEEP,
+			       E_MSG(300, 101), E_WAKE(301, 101, 103, NR_WRITE, 6),
+			       E_IN(305, 103), E_WAKE(320, 103, 102, NR_FUTEX, 0x40),
 			       E_OUT(325, 103, .sys = NR_FUTEX, .arg0 = 0x41),
 			       E_MSG(500, 101),
 			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
@@ -2211,7 +2222,8 @@ static const struct scenario scenarios[] = {
 	 * time in it. */
 	{
 		SC("test_fallbacks", "pickup_via_relay"),
-		.steps = STEPS(RELAY_ASLEEP, E_WAKE(300, 101, 103, NR_WRITE, 6),
+		.steps = STEPS(RELAY_ASLEEP,
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
 			       RELAY_TAIL),
 		RELAY_RQ_WANT,
 	},
@@ -2256,8 +2268,8 @@ static const struct scenario scenarios[] = {
 	 * t_token 1200, t_dispatch the step before) */
 	{
 		SC("test_data_wake", "read_after_handing_on"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
-			       E_OUT(50, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_OUT(50, 101,
+			       .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			       E_WAKE(1000, 102, 101, NR_WRITE, 6),
 			       E_IN(1005, 101), E_PREEMPT(1150, 101),
 			       E_DATA(1200, 102, 101, NR_WRITE, 6),
@@ -2279,7 +2291,8 @@ static const struct scenario scenarios[] = {
 			       E_OUT(6, 103, .sys = NR_READ, .arg0 = 6,
 				     .mode = S_IFREG, .anon = true),
 			       E_DATA(300, 101, 103, NR_WRITE, 6),
-			       E_WAKE(300, 101, 103, NR_WRITE, 6), RELAY_TAIL),
+			       E_WAKE(300, 101, 103, NR_WRITE, 6),
+			       RELAY_TAIL),
 		RELAY_RQ_WANT,
 	},
 	/* A busy engine 102 (CPython, GIL 0x7200) puts each step's tokens on
@@ -2291,15 +2304,15 @@ static const struct scenario scenarios[] = {
 	 * block) */
 	{
 		SC("test_gil_lock", "engine_put_then_gil"),
-		.steps = STEPS(
-			E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
-			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
-			E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x50),
-			E_WAKE(200, 101, 102, NR_FUTEX, 0x40), E_IN(210, 102),
-			E_OUT(400, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			PUT_THEN_GIL(1200),
-			E_OUT(1300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			PUT_THEN_GIL(2200)),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_WAKE(200, 101, 102, NR_FUTEX, 0x40),
+			       E_IN(210, 102),
+			       E_OUT(400, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       PUT_THEN_GIL(1200),
+			       E_OUT(1300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       PUT_THEN_GIL(2200)),
 		RQS(RQ(1, 50, 100, 1240, 1250, 101, 101),
 		    RQ(2, 120, 150, 2240, 2250, 101, 101)),
 		.want = WANT_DISPATCH(2, 1200, 400, HANDOFF),
@@ -2309,22 +2322,22 @@ static const struct scenario scenarios[] = {
 	 * own timeline does (a pick-up), the wait is the lock's. */
 	{
 		SC("test_fallbacks", "lock_detour"),
-		.steps = STEPS(
-			E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
-			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x7100),
-			E_WAKE(300, 101, 102, NR_FUTEX, 0x7100), E_IN(310, 102),
-			E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
-			E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),
-			E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_IN(1005, 102), E_WAKE(2000, 102, 101, NR_WRITE, 9),
-			E_IN(2005, 101)),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x7100),
+			       E_WAKE(300, 101, 102, NR_FUTEX, 0x7100),
+			       E_IN(310, 102),
+			       E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),
+			       E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1005, 102),
+			       E_WAKE(2000, 102, 101, NR_WRITE, 9),
+			       E_IN(2005, 101)),
 		RQS(RQ(1, 50, 100, 2020, 2030, 101, 101)),
 		.want = WANTS({
 			1,
-			STAGES([TT_ST_NET_IN] = 50,
-			       [TT_ST_CPU] = 200 + 10 + 995 + 15,
-			       [TT_ST_RUNQUEUE] = 10 + 5 + 5,
-			       [TT_ST_LOCK] = 680, [TT_ST_NET_OUT] = 10),
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 10 + 995 + 15,
+			       [TT_ST_RUNQUEUE] = 10 + 5 + 5, [TT_ST_LOCK] = 680,
+			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R_T(t_dispatch, 310),
 			  R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680) },
 		}),
@@ -2511,8 +2524,7 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_wake_race", "other_word_before_block"),
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
-			       E_IN(0, 102),
-			       E_WAKE(1000, 102, 101, NR_FUTEX, 0x7200),
+			       E_IN(0, 102), E_WAKE(1000, 102, 101, NR_FUTEX, 0x7200),
 			       E_OUT(1020, 101, .sys = NR_FUTEX, .arg0 = 0x500),
 			       E_WAKE(5000, 102, 101, NR_FUTEX, 0x500),
 			       E_IN(5005, 101)),
@@ -2628,12 +2640,12 @@ static const struct scenario scenarios[] = {
 	 * instant: its time is plain on-CPU, compute.cpu all the same. */
 	{
 		SC("test_gpu_spin_sync", "entry_only_launch"),
-		.steps = STEPS(
-			E_IN(900, 101), E_LAUNCH(1150, 101, "cuLaunchKernel"),
-			E_IOCTL(1195, 1196, 101, NV_RM_CONTROL, GPU_RDEV),
-			E_CALL(1190, 1500, 101, "cuStreamSynchronize"),
-			E_LAUNCH(1510, 101, "cuLaunchKernel_ptsz"),
-			E_CALL(1570, 1580, 101, "cuGraphLaunch")),
+		.steps = STEPS(E_IN(900, 101),
+			       E_LAUNCH(1150, 101, "cuLaunchKernel"),
+			       E_IOCTL(1195, 1196, 101, NV_RM_CONTROL, GPU_RDEV),
+			       E_CALL(1190, 1500, 101, "cuStreamSynchronize"),
+			       E_LAUNCH(1510, 101, "cuLaunchKernel_ptsz"),
+			       E_CALL(1570, 1580, 101, "cuGraphLaunch")),
 		RQS(RQ(1, 1000, 1100, 1600, 1650, 101, 101)),
 		.want = WANTS({
 			1,
@@ -2952,8 +2964,7 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_gpu_dispatch", "ring_engine_entry_only"),
 		RING_ENGINE(build_engine_loop_entry),
-		.want = WANTS({ 1,
-				RING_ENGINE_WANT,
+		.want = WANTS({ 1, RING_ENGINE_WANT,
 				{ SEG(2005, 102, TT_CP_RUNNING, TT_ST_CPU,
 				      "launch cuLaunchKernel", 2000, 10) } }),
 	},
@@ -3370,8 +3381,7 @@ static const struct scenario scenarios[] = {
 			       E_SOFTIRQ(1300, UNTRACED, 101), E_IN(1305, 101)),
 		RQS(RQ(1, 50, 100, 200, 250, 101, 101, .t_end = 800 * US),
 		    RQ(2, 1000, 1900, 1950, 2000, 101, 101),
-		    RQ(3, 1297, 1310, 1400, 1450, 101, 101,
-		       .t_end = 1800 * US)),
+		    RQ(3, 1297, 1310, 1400, 1450, 101, 101, .t_end = 1800 * US)),
 		.want = WANTS(
 			{
 				2,
@@ -3383,8 +3393,9 @@ static const struct scenario scenarios[] = {
 			},
 			{
 				3,
-				STAGES([TT_ST_RUNQUEUE] = 5, [TT_ST_NET_IN] = 3 + 5,
-				       [TT_ST_CPU] = 90, [TT_ST_NET_OUT] = 50),
+				STAGES([TT_ST_RUNQUEUE] = 5,
+				       [TT_ST_NET_IN] = 3 + 5, [TT_ST_CPU] = 90,
+				       [TT_ST_NET_OUT] = 50),
 			}),
 	},
 	/* Worker 101 serves X (read at 100 us, ended at 1200) while A waits
@@ -3415,7 +3426,8 @@ static const struct scenario scenarios[] = {
 	 * engine runnable for 600 us. Run B gil, request 48. */
 	{
 		SC("test_missed_switch_in", "preempted_engine"),
-		.steps = STEPS(PREEMPTED_ENGINE),
+		.steps = STEPS(
+			PREEMPTED_ENGINE),
 		RQS(HANDOFF_X_A),
 		.want = WANTS({
 			2,
@@ -3437,8 +3449,9 @@ static const struct scenario scenarios[] = {
 	 * and the engine's wait for it, from the read on, is the GIL's. */
 	{
 		SC("test_runtime_lock", "gil_wake_not_pickup"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x6f00, 0x7100),
-			       FUTEX_PICKUP_STEPS),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			FUTEX_PICKUP_STEPS),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
 		.want = WANTS({
 			1,
@@ -3452,10 +3465,11 @@ static const struct scenario scenarios[] = {
 	 * interrupt's wake): other.lock, named "GIL", counted in gil_ns. */
 	{
 		SC("test_runtime_lock", "gil_wait_not_followed"),
-		.steps =
-			STEPS(E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101),
-			      E_OUT(1500, 101, .sys = NR_FUTEX, .arg0 = 0x7000),
-			      E_IRQ(1800, 102, 101), E_IN(1810, 101)),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			E_IN(0, 101),
+			E_OUT(1500, 101, .sys = NR_FUTEX, .arg0 = 0x7000),
+			E_IRQ(1800, 102, 101), E_IN(1810, 101)),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 101)),
 		.want = WANTS({
 			1,
@@ -3478,23 +3492,24 @@ static const struct scenario scenarios[] = {
 	 */
 	{
 		SC("test_runtime_lock", "holder_busy_with_another"),
-		.steps =
-			STEPS(E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101),
-			      E_IN(0, 102), E_IN(1, 111),
-			      E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 0x111),
-			      E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x101),
-			      E_WAKE(2000, 102, 111, NR_FUTEX, 0x111),
-			      E_OUT(2010, 102, .sys = NR_PREAD64, .arg0 = 9,
-				    .mode = S_IFREG, .iowait = true),
-			      E_IRQ(2500, 0, 102), E_IN(2505, 102),
-			      E_OUT(2520, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
-			      E_IN(2550, 111),
-			      E_WAKE(2600, 111, 102, NR_FUTEX, 0x7000),
-			      E_IN(2605, 102),
-			      E_WAKE(3000, 102, 101, NR_FUTEX, 0x101),
-			      E_IN(3010, 101)),
+		.steps = STEPS(
+			E_RTLOCK(0, 101, 0x6f00, 0x7100),
+			E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),
+			E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 0x111),
+			E_OUT(1300, 101, .sys = NR_FUTEX, .arg0 = 0x101),
+			E_WAKE(2000, 102, 111, NR_FUTEX, 0x111),
+			E_OUT(2010, 102, .sys = NR_PREAD64, .arg0 = 9,
+			      .mode = S_IFREG, .iowait = true),
+			E_IRQ(2500, 0, 102), E_IN(2505, 102),
+			E_OUT(2520, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
+			E_IN(2550, 111),
+			E_WAKE(2600, 111, 102, NR_FUTEX, 0x7000),
+			E_IN(2605, 102),
+			E_WAKE(3000, 102, 101, NR_FUTEX, 0x101),
+			E_IN(3010, 101)),
 		RQS(RQ(1, 50, 100, 900, 950, 111, 111, .t_end = 5000 * US),
-		    RQ(2, 1000, 1100, 3050, 3100, 101, 101, .t_end = 5000 * US)),
+		    RQ(2, 1000, 1100, 3050, 3100, 101, 101,
+		       .t_end = 5000 * US)),
 		.want = WANTS({
 			2,
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 710,
@@ -3585,11 +3600,11 @@ static const struct scenario scenarios[] = {
 	 * no boundary */
 	{
 		SC("test_lock_turn", "second_token_same_worker"),
-		.steps = STEPS(MODEL_LOCK_STEPS,
-			       E_DATA(5200, 103, 101, NR_WRITE, 6),
+		.steps = STEPS(MODEL_LOCK_STEPS, E_DATA(5200, 103, 101, NR_WRITE, 6),
 			       E_IN(5300, 101), E_DREAD(5310, 101)),
 		RQS(RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),
-		    RQ(2, 1000, 1100, 5400, 5410, 101, 101, .t_end = 6000 * US)),
+		    RQ(2, 1000, 1100, 5400, 5410, 101, 101,
+		       .t_end = 6000 * US)),
 		.want = WANTS({
 			2,
 			NULL,
@@ -3605,10 +3620,11 @@ static const struct scenario scenarios[] = {
 	 * the dispatch on, t_token the marker's. */
 	{
 		SC("test_markers", "marker_overrides_pickup"),
-		.steps = STEPS(FUTEX_PICKUP_STEPS,
-			       E_MARK(1150, 101, ENQUEUE, 0xa),
-			       E_MARK(1700, 102, DISPATCH, 0xa),
-			       E_MARK(1900, 102, TOKEN, 0xa)),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_MARK(1150, 101, ENQUEUE, 0xa),
+			E_MARK(1700, 102, DISPATCH, 0xa),
+			E_MARK(1900, 102, TOKEN, 0xa)),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
 		.want = WANTS({
 			1,
@@ -3636,9 +3652,10 @@ static const struct scenario scenarios[] = {
 	 * counted and ignored. */
 	{
 		SC("test_markers", "keyless_current_request"),
-		.steps = STEPS(FUTEX_PICKUP_STEPS,
-			       E_MARK_NOKEY(1150, 101, DISPATCH),
-			       E_MARK_NOKEY(2500, 101, TOKEN)),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_MARK_NOKEY(1150, 101, DISPATCH),
+			E_MARK_NOKEY(2500, 101, TOKEN)),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
 		.want = WANTS({
 			1,
@@ -3659,45 +3676,41 @@ static const struct scenario scenarios[] = {
 	 * it. */
 	{
 		SC("test_markers", "keys_across_threads"),
-		.steps =
-			STEPS(FUTEX_PICKUP_STEPS, E_IN(0, 104), E_IN(20, 105),
-			      E_OUT(70, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
-			      E_WAKE(2002, 102, 105, NR_FUTEX, 0x9000),
-			      E_IN(2008, 105),
-			      E_OUT(2300, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
-			      E_MARK(1150, 101, ENQUEUE, 0xa),
-			      E_MARK(1160, 104, ENQUEUE, 0xb),
-			      E_MARK(1500, 102, DISPATCH, 0xb),
-			      E_MARK(1600, 102, DISPATCH, 0xc),
-			      E_MARK(1700, 102, DISPATCH, 0xa)),
+		.steps = STEPS(
+			FUTEX_PICKUP_STEPS,
+			E_IN(0, 104), E_IN(20, 105),
+			E_OUT(70, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(2002, 102, 105, NR_FUTEX, 0x9000),
+			E_IN(2008, 105),
+			E_OUT(2300, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_MARK(1150, 101, ENQUEUE, 0xa),
+			E_MARK(1160, 104, ENQUEUE, 0xb),
+			E_MARK(1500, 102, DISPATCH, 0xb),
+			E_MARK(1600, 102, DISPATCH, 0xc),
+			E_MARK(1700, 102, DISPATCH, 0xa)),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103),
 		    RQ(2, 1000, 1150, 2150, 2200, 104, 105)),
-		.want = WANTS(
-			{
-				1,
-				STAGES([TT_ST_NET_IN] = 100, [TT_ST_QUEUE] = 550,
-				       [TT_ST_CPU] = 50 + 300 + 95,
-				       [TT_ST_RUNQUEUE] = 5, [TT_ST_NET_OUT] = 50),
-				{ R(complete, true),
-				  R(dispatch, TT_CP_DISP_MARKER),
-				  R_T(t_dispatch, 1700), R_T(t_enqueue, 1150),
-				  R_T(t_token, 2000) },
-			},
-			{
-				2,
-				STAGES([TT_ST_NET_IN] = 150, [TT_ST_QUEUE] = 340,
-				       [TT_ST_CPU] = 10 + 502 + 142,
-				       [TT_ST_RUNQUEUE] = 6, [TT_ST_NET_OUT] = 50),
-				{ R(complete, true),
-				  R(dispatch, TT_CP_DISP_MARKER),
-				  R_T(t_dispatch, 1500),
-				  R(enqueue, TT_CP_ENQ_MARKER),
-				  R_T(t_enqueue, 1160), R_T(t_token, 2002) },
-				{ SEG(1155, 104, TT_CP_RUNNING, TT_ST_CPU,
-				      "on-cpu", 1150, 10),
-				  SEG(1600, 102, TT_CP_RUNNING, TT_ST_CPU,
-				      "on-cpu", 1500, 502) },
-			}),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_QUEUE] = 550,
+			       [TT_ST_CPU] = 50 + 300 + 95,
+			       [TT_ST_RUNQUEUE] = 5, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1700), R_T(t_enqueue, 1150),
+			  R_T(t_token, 2000) },
+		}, {
+			2,
+			STAGES([TT_ST_NET_IN] = 150, [TT_ST_QUEUE] = 340,
+			       [TT_ST_CPU] = 10 + 502 + 142,
+			       [TT_ST_RUNQUEUE] = 6, [TT_ST_NET_OUT] = 50),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_MARKER),
+			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_MARKER),
+			  R_T(t_enqueue, 1160), R_T(t_token, 2002) },
+			{ SEG(1155, 104, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1150, 10),
+			  SEG(1600, 102, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
+			      1500, 502) },
+		}),
 		.stats = { STAT(marks, 5), STAT(marks_unbound, 1),
 			   STAT(marks_outside, 0) },
 	},
@@ -3706,14 +3719,14 @@ static const struct scenario scenarios[] = {
 	 * the reader's time before it is walked. */
 	{
 		SC("test_markers", "marker_cuts_no_data"),
-		.steps = STEPS(E_IN(0, 101), E_MARK_NOKEY(1150, 101, DISPATCH)),
+		.steps = STEPS(E_IN(0, 101),
+			       E_MARK_NOKEY(1150, 101, DISPATCH)),
 		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 109)),
 		.want = WANTS({
 			1,
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 50,
 			       [TT_ST_UNKNOWN] = 950, [TT_ST_NET_OUT] = 50),
-			{ R(complete, false),
-			  R_HAS(incomplete, TT_CP_INC_NO_DATA),
+			{ R(complete, false), R_HAS(incomplete, TT_CP_INC_NO_DATA),
 			  R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 1150),
 			  R_T(t_enqueue, 1150) },
 		}),
