@@ -22,7 +22,11 @@
  *   sleep on a condition variable; the barrier at the end spins);
  * - each slot's token goes to the result queue; the handler writes it as
  *   an SSE event in an HTTP chunk, and ends with [DONE] and the chunked
- *   terminator.
+ *   terminator;
+ * - with --batch-delay-ms, a main loop with no slot busy that finds a task
+ *   waits on the task queue for as many as it has slots, at most that long
+ *   (a timed wait on its condition variable), before it admits them: a
+ *   dynamic batcher, as Triton's max_queue_delay.
  *
  * Ground truth (--log; CLOCK_MONOTONIC ns), tools/scenarios/README.md's
  * columns: port, t_read (body read), t_enqueue (the post), t_admit (the
@@ -50,10 +54,10 @@
 
 static struct {
 	int port, slots, http_threads, compute_threads, tokens;
-	double prefill_ms, decode_ms, tokenize_ms;
+	double prefill_ms, decode_ms, tokenize_ms, batch_delay_ms;
 	bool nagle;
 	FILE *log;
-} opt = { 8000, 4, 6, 2, 8, 10, 2, 1, false, NULL };
+} opt = { 8000, 4, 6, 2, 8, 10, 2, 1, 0, false, NULL };
 
 struct link {
 	struct link *next;
@@ -172,6 +176,36 @@ static void compute(double ms)
 
 /* ---- the main loop ---- */
 
+static int fifo_len(const struct fifo *f)
+{
+	const struct link *l;
+	int n = 0;
+
+	for (l = f->head; l; l = l->next)
+		n++;
+	return n;
+}
+
+/*
+ * --batch-delay-ms: an idle main loop that found a task waits for a full
+ * batch, at most the delay (Triton's dynamic batcher, max_queue_delay), on
+ * the task queue's condition variable; tasks.mu held.
+ */
+static void wait_batch(void)
+{
+	struct timespec until;
+	long ns;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	ns = until.tv_nsec + (long)(opt.batch_delay_ms * 1e6);
+	until.tv_sec += ns / 1000000000L;
+	until.tv_nsec = ns % 1000000000L;
+	while (fifo_len(&tasks) < opt.slots)
+		if (pthread_cond_timedwait(&tasks.cv, &tasks.mu, &until) ==
+		    ETIMEDOUT)
+			break;
+}
+
 static void *main_loop(void *arg)
 {
 	struct task *slot[MAX_SLOTS] = { 0 }, *t;
@@ -183,6 +217,8 @@ static void *main_loop(void *arg)
 		pthread_mutex_lock(&tasks.mu);
 		while (!tasks.head && !active)
 			pthread_cond_wait(&tasks.cv, &tasks.mu);
+		if (!active && opt.batch_delay_ms > 0)
+			wait_batch();
 		for (i = 0; i < opt.slots && tasks.head; i++) {
 			if (slot[i])
 				continue;
@@ -385,7 +421,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: llama_server [-p PORT] [--log FILE] [--slots N] [--http-threads N]\n"
 		"       [--compute-threads N] [--prefill-ms MS] [--decode-ms MS]\n"
-		"       [--tokenize-ms MS] [--tokens N] [--nagle]\n");
+		"       [--tokenize-ms MS] [--tokens N] [--batch-delay-ms MS] [--nagle]\n");
 	exit(2);
 }
 
@@ -424,6 +460,8 @@ int main(int argc, char **argv)
 			opt.tokenize_ms = atof(v);
 		else if (!strcmp(a, "--tokens"))
 			opt.tokens = atoi(v);
+		else if (!strcmp(a, "--batch-delay-ms"))
+			opt.batch_delay_ms = atof(v);
 		else if (strcmp(a, "--log"))
 			usage();
 	}

@@ -5,7 +5,8 @@
 # truth vs attributed (compare.py). A measurement tool, like bench/: it
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
-# Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama (see README.md).
+# Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama
+# llama-delay lit (see README.md).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -46,6 +47,7 @@ build_c() { # NAME: tools/scenarios/NAME.c, a C server
 
 weights() { # a file on the disk for the O_DIRECT reads
 	local f=$OUTPUT/scenarios/weights.bin
+	mkdir -p "$OUTPUT/scenarios" || return 1
 	[ -s "$f" ] || dd if=/dev/urandom of="$f" bs=1M count=64 status=none
 	echo "$f"
 }
@@ -64,9 +66,12 @@ server_cmd() {
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
+	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
 	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
+	llama-delay) build_c llama_server &&
+		echo "$OUTPUT/scenarios/llama_server -p $port --log $log --batch-delay-ms 5" ;;
 	*) return 1 ;;
 	esac
 }
@@ -100,7 +105,7 @@ run_one() {
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama
+[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama llama-delay lit
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

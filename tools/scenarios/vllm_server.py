@@ -126,12 +126,26 @@ def sse_event(text):
     return ('data: {"choices":[{"index":0,"text":"%s"}]}\n\n' % text).encode()
 
 
-async def aiohttp_done(resp, log, row):
-    """Ends an aiohttp SSE answer with [DONE], then logs its truth row."""
-    await resp.write(b"data: [DONE]\n\n")
-    await resp.write_eof()
+SSE_DONE = b"data: [DONE]\n\n"
+
+
+def log_row(log, row):
+    """One truth row, flushed: the log is read while the server runs on."""
     log.write(row + "\n")
     log.flush()
+
+
+def ready_or_exit(said, who):
+    """A child's first message must say it is ready (vLLM's READY)."""
+    if said != "ready":
+        sys.exit(f"{who}: the child process said {said!r}, not ready")
+
+
+async def aiohttp_done(resp, log, row):
+    """Ends an aiohttp SSE answer with [DONE], then logs its truth row."""
+    await resp.write(SSE_DONE)
+    await resp.write_eof()
+    log_row(log, row)
     return resp
 
 
@@ -145,11 +159,8 @@ def truth_log(path, extra):
 
 
 def api_main(args):
-    import uvicorn
     import zmq.asyncio
-    from starlette.applications import Starlette
     from starlette.responses import StreamingResponse
-    from starlette.routing import Route
 
     base = f"ipc:///tmp/ttft-vllm-{os.getpid()}"
     ctx = zmq.asyncio.Context()
@@ -185,36 +196,45 @@ def api_main(args):
                 t_last = now()
                 t_first = t_first or t_last
                 n += 1
-                yield f'data: {{"choices":[{{"index":0,"text":"tok{idx}"}}]}}\n\n'
+                yield sse_event(f"tok{idx}")
                 if last:
                     break
             del streams[rid]
-            yield "data: [DONE]\n\n"
-            log.write(f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
-                      f"{t_eng}\n")
-            log.flush()
+            yield SSE_DONE
+            log_row(log, f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
+                    f"{t_eng}")
 
         return StreamingResponse(gen(), media_type="text/event-stream")
 
-    async def startup():
-        # uvicorn listens once this returns: not before the engine is up
-        ready = pickle.loads(await from_engine.recv())
-        if ready != "ready":
-            sys.exit(f"vllm_server: the engine said {ready!r}, not ready")
-        asyncio.get_running_loop().create_task(output_handler())
+    async def engine_ready():
+        return pickle.loads(await from_engine.recv())
 
     engine = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--engine",
                                "--engine-in", base + "-in", "--engine-out", base + "-out",
                                "--batch", str(args.batch),
                                "--prefill-ms", str(args.prefill_ms),
                                "--decode-ms", str(args.decode_ms)])
+    serve_starlette(completions, engine_ready, output_handler, args.port, engine)
+
+
+def serve_starlette(completions, ready, task, port, child):
+    """POST /v1/completions on starlette and uvicorn; it listens once ready()
+    said the child process is up (vLLM's READY), and task() runs beside;
+    the child ends with it."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    async def startup():
+        ready_or_exit(await ready(), sys.argv[0])
+        asyncio.get_running_loop().create_task(task())
+
     app = Starlette(routes=[Route("/v1/completions", completions, methods=["POST"])],
                     on_startup=[startup])
     try:
-        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning",
-                    loop="asyncio")
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", loop="asyncio")
     finally:
-        engine.terminate()
+        child.terminate()
 
 
 def server_args(doc):
