@@ -1463,6 +1463,54 @@ static const struct rq_want sync_calls_want[] = {
 	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
 		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
 
+/* x hands the loop 101 a token at t_ us (a write to its self-pipe) and
+ * blocks on word w; 101 runs 5 us later */
+#define HAND_BACK(t_, x, w)                                                   \
+	E_WAKE(t_, x, 101, NR_WRITE, 9),                                      \
+		E_OUT((t_) + 2, x, .sys = NR_FUTEX, .arg0 = w),               \
+		E_IN((t_) + 5, 101)
+/* test_batch's threads: loop 101, batcher 102 waiting in read on its
+ * input pipe (inode 500), the pipe's feeder 103; request 1 read at 100 us
+ * and handed to 103 at 300, whose write wakes 102 at 320 */
+/* clang-format off */
+#define BATCH_HEAD                                                            \
+	E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),                             \
+	E_OUT(10, 102, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,            \
+	      .ino = 500),                                                    \
+	E_OUT(20, 103, .sys = NR_FUTEX, .arg0 = 0x40),                        \
+	E_WAKE(300, 101, 103, NR_FUTEX, 0x40),                                \
+	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 103),     \
+	E_WAKE(320, 103, 102, NR_WRITE, 7),                                   \
+	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40), E_IN(330, 102)
+/* request 2's bytes wake the loop 101 at t_ us; it hands the request to
+ * the feeder 103 180 us later, whose write wakes 102 (t_ + 200) */
+#define BATCH_NEXT(t_)                                                        \
+	E_SOFTIRQ(t_, UNTRACED, 101), E_IN((t_) + 5, 101),                    \
+		E_WAKE((t_) + 180, 101, 103, NR_FUTEX, 0x40),                 \
+		E_OUT((t_) + 182, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),      \
+		E_IN((t_) + 185, 103),                                        \
+		E_WAKE((t_) + 200, 103, 102, NR_WRITE, 7),                    \
+		E_OUT((t_) + 202, 103, .sys = NR_FUTEX, .arg0 = 0x40),        \
+		E_IN((t_) + 205, 102)
+/* request 1, handed on at hand_ us, queued to the end of 102's wait for
+ * more (its timeout at 5400 us); 102 computes it to 15400 */
+#define BATCH_TIMEOUT_WANT(hand_)                                             \
+	RQS(RQ(1, 50, 100, 15420, 15430, 101, 101)),                          \
+	.want = WANTS({                                                       \
+		1,                                                            \
+		STAGES([TT_ST_NET_IN] = 50,                                   \
+		       [TT_ST_CPU] = (hand_) - 100 + 9995 + 15,               \
+		       [TT_ST_QUEUE] = 5400 - (hand_),                        \
+		       [TT_ST_RUNQUEUE] = 5 + 5, [TT_ST_NET_OUT] = 10),       \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),           \
+		  R_T(t_dispatch, 5405), R_T(t_enqueue, hand_) },             \
+	})
+/* 102 takes it and waits in poll on the pipe from 400 us */
+#define BATCH_POLL                                                            \
+	E_OUT(400, 102, .sys = NR_POLL, .arg0 = 0x7f00, .mode = S_IFIFO,      \
+	      .ino = 500)
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -1918,8 +1966,9 @@ static const struct scenario scenarios[] = {
 		.want = WANTS({ 1, NULL, { R_T(t_dispatch, 1210) } }),
 		.stats = { STAT(lock_words, 2) },
 	},
-	/* one word each way, each waited on by one thread: hand-offs, and
-	 * the reader's last one is the pick-up; the exchanges before it are
+	/* one word each way, each waited on by one thread: hand-offs; the
+	 * reader's first is the pick-up, the later ones (after it let the
+	 * request go, round trips with the engine of under RELAY_CPU_NS) are
 	 * walked, nothing is queued */
 	{
 		SC("test_gil_lock", "two_words_2_of_10"),
@@ -1931,7 +1980,7 @@ static const struct scenario scenarios[] = {
 		.want = WANTS({
 			1,
 			NULL,
-			{ R_T(t_dispatch, 1254), R_T(t_enqueue, 1252),
+			{ R_T(t_dispatch, 1210), R_T(t_enqueue, 1200),
 			  R(dispatch, TT_CP_DISP_PICKUP),
 			  R_STAGE(TT_ST_QUEUE, 0), R_STAGE(TT_ST_CPU, 154),
 			  R_STAGE(TT_ST_RUNQUEUE, 20) },
@@ -3731,6 +3780,199 @@ static const struct scenario scenarios[] = {
 			  R_T(t_enqueue, 1150) },
 		}),
 	},
+	/* A batcher 102 (LitServe's collate_requests) waits in read on its
+	 * input pipe; the loop 101 hands request 1 to the pipe's feeder 103
+	 * (300 us), whose write wakes 102 (320). 102 takes it and waits in
+	 * poll on the pipe for more, until its timeout (5400), then computes:
+	 * queued from the hand-off to the end of that wait, taken up when
+	 * 102 ran after it. */
+	{
+		SC("test_batch", "timeout"),
+		.steps = STEPS(BATCH_HEAD, BATCH_POLL,
+			       E_IRQ(5400, 0, 102), E_IN(5405, 102),
+			       E_WAKE(15400, 102, 101, NR_WRITE, 9),
+			       E_IN(15405, 101)),
+		BATCH_TIMEOUT_WANT(300),
+	},
+	/* ... also when 102, busy when the feeder wrote (320 us), took the
+	 * request without waiting: its timeout ends the wait (the feeder woke
+	 * nobody, so the reader let the request go at its block, 302 us) */
+	{
+		SC("test_batch", "timeout_no_wait"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),
+			       E_OUT(20, 103, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_WAKE(300, 101, 103, NR_FUTEX, 0x40),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 103),
+			       E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40),
+			       BATCH_POLL, E_IRQ(5400, 0, 102), E_IN(5405, 102),
+			       E_WAKE(15400, 102, 101, NR_WRITE, 9),
+			       E_IN(15405, 101)),
+		BATCH_TIMEOUT_WANT(302),
+	},
+	/* ... or until request 2, read at 750 and handed on at 880, fills the
+	 * batch (its write wakes 102 at 900): both requests were queued to
+	 * that wait's end, each from its own hand-off. */
+	{
+		SC("test_batch", "fills"),
+		.steps = STEPS(BATCH_HEAD, BATCH_POLL,
+			       BATCH_NEXT(700),
+			       E_WAKE(10950, 102, 101, NR_WRITE, 9),
+			       E_IN(10955, 101)),
+		RQS(RQ(1, 50, 100, 10970, 10980, 101, 101),
+		    RQ(2, 700, 750, 10990, 11000, 101, 101)),
+		.want = WANTS(
+			{
+				1,
+				STAGES([TT_ST_NET_IN] = 50,
+				       [TT_ST_CPU] = 200 + 10045 + 15,
+				       [TT_ST_QUEUE] = 600,
+				       [TT_ST_RUNQUEUE] = 5 + 5,
+				       [TT_ST_NET_OUT] = 10),
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_BATCH),
+				  R_T(t_dispatch, 905), R_T(t_enqueue, 300) },
+			},
+			{
+				2,
+				STAGES([TT_ST_NET_IN] = 45,
+				       [TT_ST_CPU] = 130 + 10045 + 35,
+				       [TT_ST_QUEUE] = 20,
+				       [TT_ST_RUNQUEUE] = 5 + 5 + 5,
+				       [TT_ST_NET_OUT] = 10),
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_BATCH),
+				  R_T(t_dispatch, 905), R_T(t_enqueue, 880) },
+			}),
+	},
+	/* A batcher on a condition variable (Triton's max_queue_delay): the
+	 * loop's notify (futex 0x60, 300 us) wakes 102, which waits on for
+	 * more (its other group word, 0x64) until its timeout (5350): queued
+	 * to that wait's end. */
+	{
+		SC("test_batch", "cond_timeout"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102),
+			       E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x60),
+			       E_WAKE(300, 101, 102, NR_FUTEX, 0x60),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 102),
+			       E_OUT(350, 102, .sys = NR_FUTEX, .arg0 = 0x64),
+			       E_IRQ(5350, 0, 102), E_IN(5355, 102),
+			       E_WAKE(15350, 102, 101, NR_WRITE, 9),
+			       E_IN(15355, 101)),
+		RQS(RQ(1, 50, 100, 15370, 15380, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 9995 + 15,
+			       [TT_ST_QUEUE] = 5050, [TT_ST_RUNQUEUE] = 5 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),
+			  R_T(t_dispatch, 5355), R_T(t_enqueue, 300) },
+		}),
+	},
+	/* Control: 102 computes request 1 (2 ms) between its two waits on
+	 * the pipe, so the second is no batch's: request 2's write wakes it,
+	 * a pick-up. */
+	{
+		SC("test_batch", "one_at_a_time"),
+		.steps = STEPS(BATCH_HEAD,
+			       E_WAKE(2400, 102, 101, NR_WRITE, 9),
+			       E_OUT(2402, 102, .sys = NR_READ, .arg0 = 5,
+				     .mode = S_IFIFO, .ino = 500),
+			       E_IN(2405, 101),
+			       E_OUT(2420, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       BATCH_NEXT(2700),
+			       E_WAKE(4900, 102, 101, NR_WRITE, 9),
+			       E_IN(4905, 101)),
+		RQS(RQ(1, 50, 100, 2410, 2420, 101, 101, .t_end = 2420 * US),
+		    RQ(2, 2700, 2750, 4920, 4930, 101, 101)),
+		.want = WANTS({
+			2,
+			STAGES([TT_ST_NET_IN] = 45,
+			       [TT_ST_CPU] = 130 + 1995 + 15,
+			       [TT_ST_QUEUE] = 20, [TT_ST_RUNQUEUE] = 5 + 5 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 2905), R_T(t_enqueue, 2880) },
+		}),
+	},
+	/* The engine 102, woken by the loop 101 (300 us), computes request 1
+	 * and writes its token to a pipe (10300), waking the loop's executor
+	 * thread 104 blocked reading it; 104 hands the loop another
+	 * request's token (10320), and the loop writes it, then asks 104
+	 * for the next (10340): 104 reads request 1's token, already there,
+	 * and hands it over (10360). That ask took nothing up: request 1 was
+	 * picked up at 300. */
+	{
+		SC("test_batch", "reader_asks_relay"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 104),
+			       E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(20, 104, .sys = NR_READ, .arg0 = 5,
+				     .mode = S_IFIFO, .ino = 600),
+			       E_WAKE(300, 101, 102, NR_FUTEX, 0x40),
+			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(305, 102),
+			       E_WAKE(10300, 102, 104, NR_WRITE, 8),
+			       E_OUT(10302, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_IN(10305, 104),
+			       HAND_BACK(10320, 104, 0x90),
+			       E_WAKE(10340, 101, 104, NR_FUTEX, 0x90),
+			       E_OUT(10342, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(10345, 104), HAND_BACK(10360, 104, 0x90)),
+		RQS(RQ(1, 50, 100, 10370, 10380, 101, 101),
+		    RQ(2, 5000, 5050, 10330, 10340, 101, 101,
+		       .t_end = 10340 * US)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50,
+			       [TT_ST_CPU] = 200 + 9995 + 15 + 15 + 15 + 5,
+			       [TT_ST_RUNQUEUE] = 5 + 5 + 5 + 5 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },
+		}),
+	},
+	/* The engine 102 (CPython, GIL 0x7200) ends X's step by putting its
+	 * token on output thread 103's queue (1000 us) and then waits for
+	 * the GIL 103 holds while it hands the token on; 103's release wakes
+	 * it (1300) and it computes A, handed on while it was busy. That wake
+	 * is no hand-off to 102: A's queue ends at X's put, not at the step
+	 * before it nor in 103's work for X. */
+	{
+		SC("test_batch", "lock_after_step"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
+			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_WAKE(200, 101, 102, NR_FUTEX, 0x40),
+			       E_IN(210, 102),
+			       E_OUT(220, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_SOFTIRQ(400, UNTRACED, 101), E_IN(405, 101),
+			       E_OUT(600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(500, 102, 103, NR_FUTEX, 0x50),
+			       E_IN(505, 103),
+			       E_OUT(520, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_WAKE(1000, 102, 103, NR_FUTEX, 0x50),
+			       E_IN(1005, 103),
+			       E_OUT(1200, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(1250, 103, 101, NR_WRITE, 9),
+			       E_IN(1255, 101),
+			       E_OUT(1270, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1300, 103, 102, NR_FUTEX, 0x7200),
+			       E_OUT(1302, 103, .sys = NR_FUTEX, .arg0 = 0x50),
+			       E_IN(1305, 102),
+			       E_WAKE(11305, 102, 103, NR_FUTEX, 0x50),
+			       E_OUT(11307, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_IN(11310, 103),
+			       HAND_BACK(11320, 103, 0x50)),
+		RQS(RQ(1, 50, 100, 1260, 1270, 101, 101, .t_end = 1270 * US),
+		    RQ(2, 400, 450, 11340, 11350, 101, 101)),
+		.want = WANTS({
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),
+			  R_T(t_dispatch, 1000), R_T(t_enqueue, 600) },
+		}),
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -4054,6 +4296,7 @@ int main(void)
 	TT_RUN_GROUP(test_runtime_lock);
 	TT_RUN_GROUP(test_lock_turn);
 	TT_RUN_GROUP(test_markers);
+	TT_RUN_GROUP(test_batch);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

@@ -17,6 +17,13 @@
 #          behind a threading.Lock (written after the rules, to judge
 #          them): off by more than 1 ms for 2-9 of 120 in five runs, two of
 #          them with a CPU hog (107-117 before the lock turn): 12% allowed
+#   lit    LitServe-shaped: multiprocessing queues (pipes) between the
+#          asyncio API and a worker that collates batches of 4 within 5 ms
+#          (docs/design.md §4.4, "Batches that fill"): off by more than
+#          1 ms for 3-15 of 120 in five runs, 37 in one beside a CPU hog
+#          (an engine's put that woke nobody: the step before taken), and
+#          104-118 before the batch rule: 35% allowed, held by its shares
+#          only (its admission-to-token has two modes, as Node's)
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -56,15 +63,18 @@ for m in uvicorn starlette zmq aiohttp; do
 done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
-CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm node odirect pool >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool" [ $? = 0 ]
+CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm node odirect pool lit \
+	>"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool lit" [ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
 # normal suite holds the figures; this one, memory safety on real servers.
 scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
-	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50
+	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35
+grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
+	fail "scen_py: lit: no request dispatched by the batch rule"
 # a request left no-wire has not been seen here, only in CI runs: the
 # drill-downs of two such go to the log, which is all a CI run leaves
 no_wire() { # DIR: up to two no-wire requests of a scenario's run

@@ -501,6 +501,15 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
 	       __u8 state, __u8 stage, const char *reason);
 
+/* batch.c */
+/* Record j of th ends a wait on a pipe, socket or condition variable that
+ * its timeout ended, or on a pipe or socket th had waited on just before
+ * (its previous wait that is no futex's, less than RELAY_CPU_NS of run
+ * between): a batcher collecting requests from its input (docs/design.md
+ * §4.4). */
+bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
+		  long j);
+
 /* reader.c */
 /* [t_arrive, t_read) of the walked request, in time order, into out. */
 int cp_reader_phase(const struct walk *wk, struct segvec *out);

@@ -106,6 +106,10 @@ enum tt_cp_dispatch {
 	 * another request (one model behind a lock): queued until it held
 	 * it, and the interpreter lock after it (docs/design.md §4.4) */
 	TT_CP_DISP_LOCK,
+	/* a batcher waited on its input again after taking requests from it
+	 * (a dynamic batch filling, or its timeout): queued until that wait's
+	 * end, when it ran to compute them (docs/design.md §4.4) */
+	TT_CP_DISP_BATCH,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */

@@ -84,6 +84,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "channel";
 	case TT_CP_DISP_LOCK:
 		return "lock";
+	case TT_CP_DISP_BATCH:
+		return "batch";
 	}
 	return "?";
 }

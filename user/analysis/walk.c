@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <stdlib.h>
 #include "cp_internal.h"
 #include "gpu.h"
 
@@ -396,6 +396,60 @@ struct lock_return {
  * A dispatch marker is the one boundary when there is one: wherever the
  * walk is when it reaches its time (docs/design.md §4.9).
  */
+/*
+ * Consumer th handed off to another request (its boundary cs->tb) and soon
+ * after (RELAY_CPU_NS) waited for a lock of a thread that is not this
+ * request's reader or writer, whose wake ended its record k: an engine that
+ * hands its step's tokens to its output thread and waits for a lock that
+ * thread then holds (the queue's mutex, the GIL) is at its boundary, and the
+ * holder's work is no part of this request's path.
+ */
+static bool boundary_then_lock(const struct walk *wk,
+			       const struct cp_thread *th, long k,
+			       const struct consumer *cs)
+{
+	const struct cp_wake *w = &wk->cp->wakes[th->recs[k].info];
+	const struct cp_rec *block;
+
+	if (!cs->entered || !cs->has_tb || k < 1)
+		return false;
+	block = &th->recs[k - 1];
+	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+		return false;
+	if (w->waker_tid == wk->rq->reader_tid ||
+	    w->waker_tid == wk->rq->writer_tid)
+		return false;
+	return block->state == REC_BLOCKED && block->ts >= cs->tb &&
+	       block->ts - cs->tb <= RELAY_CPU_NS;
+}
+
+/*
+ * The reader, which writes the response too, woke th at t, after it had let
+ * the request go, and from there the path went only through th and the
+ * reader, th on a CPU for less than a relay runs (RELAY_CPU_NS): a helper
+ * the reader asks for what is already computed (an executor thread running
+ * an output queue's blocking get for an event loop) took nothing up.
+ */
+static bool reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
+{
+	const struct tt_cp_segment *sg;
+	__u64 cpu = 0;
+	size_t i;
+
+	if (wk->rq->writer_tid != wk->rq->reader_tid)
+		return false;
+	for (i = 0; i < wk->path.n; i++) {
+		sg = &wk->path.v[i];
+		if (sg->tid == wk->rq->reader_tid)
+			continue;
+		if (sg->tid != tid)
+			return false;
+		if (sg->state == TT_CP_RUNNING)
+			cpu += sg->dur;
+	}
+	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
+}
+
 static __u64 walk_path(struct walk *wk, __u8 *rule)
 {
 	struct tt_critpath *cp = wk->cp;
@@ -414,7 +468,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, via_handoff, dispatched = false;
+	bool boundary, resume, collect = false, via_handoff, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1, turn;
 	__u64 marked = wk->mk.dispatch;
@@ -475,7 +529,16 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			resume = !boundary && !marked && !dispatched &&
 				 wk->resumes && cs.entered &&
 				 resumed(wk, th, k, floor);
-			if (resume)
+			/* a batcher's last wait on its input before it
+			 * computed this request ends the queue */
+			collect =
+				!boundary && !resume && !marked &&
+				!dispatched && cs.entered && rec->ts > lo &&
+				th->tid != rq->reader_tid &&
+				ran + (rec->state == REC_RUNNING ? t - s : 0) >=
+					RELAY_CPU_NS &&
+				cp_batch_end(cp, th, k);
+			if (resume || collect)
 				boundary = true;
 			else if (boundary)
 				s = marked ? marked : cs.tb;
@@ -485,13 +548,15 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		t = s;
 		if (boundary) {
-			*rule = marked ? TT_CP_DISP_MARKER :
-			       resume	 ? TT_CP_DISP_RESUME :
-			       batch	 ? TT_CP_DISP_CHANNEL :
-					   TT_CP_DISP_HANDOFF;
+			*rule = marked	? TT_CP_DISP_MARKER :
+				resume	? TT_CP_DISP_RESUME :
+				collect ? TT_CP_DISP_BATCH :
+				batch	? TT_CP_DISP_CHANNEL :
+					  TT_CP_DISP_HANDOFF;
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
 				       ran_after_boundary(th, t) :
-				       t;
+			       collect ? cp_ran_after(th, k, t) :
+					 t;
 			dispatched = true;
 			t = queue_cut(wk, t, disp);
 			tid = batch ? take->sender : rq->reader_tid;
@@ -523,6 +588,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		/* a lock wake after a hand-off to th: that hand-off */
 		handed = waker ? cp_lock_detour(cp, th, k, floor) : NULL;
 		if (handed && !dispatched && !marked && wk->detours)
+			waker = NULL;
+		if (waker && turn < 0 && !dispatched && !marked &&
+		    boundary_then_lock(wk, th, k, &cs))
 			waker = NULL;
 		if (!waker) {
 			k--;
@@ -590,7 +658,8 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		ran = 0;
 		if (!dispatched && !marked && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
-		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead))) {
+		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
+		    !reader_asked_helper(wk, th->tid, t)) {
 			*rule = TT_CP_DISP_PICKUP;
 			disp = cp_ran_after(th, k, t);
 			if (worker_wake > t)

@@ -572,6 +572,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the engine took what the reader sent on a Go channel";
 	case TT_CP_DISP_LOCK:
 		return "the worker held the lock another request's thread released";
+	case TT_CP_DISP_BATCH:
+		return "the batcher's last wait on its input ended: it ran to compute";
 	default:
 		return "nothing better: taken as t_read";
 	}

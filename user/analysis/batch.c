@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A consumer that took a request from its input and waited on that input
+ * again before computing (docs/design.md §4.4, "Batches that fill"): a
+ * dynamic batcher (LitServe's collate_requests, Triton's max_queue_delay,
+ * Ray Serve's batch_wait_timeout_s) holds the request until its batch is
+ * full or its timeout passes, and that wait is the request's queue. Its
+ * evidence: a wait on a pipe, a socket or a condition variable that its
+ * timeout ended, or a second wait on the pipe or socket it just took from.
+ */
+#include <sys/stat.h>
+#include "cp_internal.h"
+#include "tt_arch.h"
+
+/* The channel th waited on in blocked record k: the inode of its pipe or
+ * socket; 0 for anything else (a futex, a file, an eventfd: ZMQ's
+ * mailboxes wake their threads for each signal). */
+static __u64 block_object(const struct tt_critpath *cp,
+			  const struct cp_thread *th, long k)
+{
+	const struct cp_block *b;
+
+	if (k < 0 || th->recs[k].state != REC_BLOCKED ||
+	    !(th->recs[k].flags & REC_F_FD) ||
+	    (th->recs[k].flags & REC_F_ANON) || th->recs[k].info >= cp->nblocks)
+		return 0;
+	b = &cp->blocks[th->recs[k].info];
+	if (!S_ISFIFO(b->fd_mode) && !S_ISSOCK(b->fd_mode))
+		return 0;
+	return b->fd_ino;
+}
+
+/* th's futex wait in blocked record i ended with a lock's wake. */
+static bool lock_wait_end(const struct tt_critpath *cp,
+			  const struct cp_thread *th, long i)
+{
+	const struct cp_rec *r = i + 1 < (long)th->nrecs ? &th->recs[i + 1] :
+							   NULL;
+
+	return r && r->state == REC_RUNNABLE && r->info != NONE32 &&
+	       (cp->wakes[r->info].lock == CP_LOCK_WORD ||
+		cp->wakes[r->info].lock == CP_LOCK_RUNTIME);
+}
+
+/* th's blocked record b waits on a futex word that is no lock: a condition
+ * variable's (a timer's interrupt ending it, pthread_cond_timedwait()). */
+static bool timed_futex(const struct tt_critpath *cp,
+			const struct cp_thread *th, long b)
+{
+	const struct cp_block *k = &cp->blocks[th->recs[b].info];
+
+	return k->syscall == TT_NR_futex &&
+	       !cp_block_on_lock(cp, th, &th->recs[b]);
+}
+
+bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
+		  long j)
+{
+	const struct cp_rec *r;
+	__u64 obj, run = 0, hi;
+	long b = j - 1, i;
+
+	if (b < 1 || th->recs[b].state != REC_BLOCKED)
+		return false;
+	obj = block_object(cp, th, b);
+	/* its timeout ended it: a batcher that holds what it took (its input
+	 * had it already, or a condition variable's queue: Triton's) */
+	r = &th->recs[j];
+	if (r->state == REC_RUNNABLE &&
+	    (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ))
+		return obj || timed_futex(cp, th, b);
+	if (!obj)
+		return false;
+	hi = th->recs[b].ts;
+	for (i = b - 1; i >= 0; hi = r->ts, i--) {
+		r = &th->recs[i];
+		if (r->state == REC_RUNNING) {
+			run += hi - r->ts;
+			if (run >= RELAY_CPU_NS)
+				return false;
+		} else if (r->state == REC_BLOCKED) {
+			if (cp->blocks[r->info].syscall != TT_NR_futex)
+				return block_object(cp, th, i) == obj;
+			/* a lock (the GIL) between two waits on the input;
+			 * a futex wait another thread handed work through
+			 * (an executor's queue) is no collecting */
+			if (!lock_wait_end(cp, th, i))
+				return false;
+		}
+	}
+	return false;
+}
