@@ -1339,7 +1339,7 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 	struct pt_regs *regs;
 	struct pollfd pfd;
 	__u64 now;
-	long nr;
+	long nr, op;
 
 	if (!prev_traced && !next_traced)
 		return 0;
@@ -1371,6 +1371,12 @@ int BPF_PROG(tt_switch, bool preempt, struct task_struct *prev,
 		e->sw.arg0 = PT_REGS_PARM1_SYSCALL(regs);
 		if (fd_syscall(nr)) {
 			describe_fd(prev, e->sw.arg0, &e->sw);
+		} else if (nr == TT_NR_futex) {
+			/* FUTEX_WAIT or _WAIT_BITSET with a timeout: a
+			 * batcher's timed wait (docs/design.md §4.4) */
+			op = PT_REGS_PARM2_SYSCALL(regs) & 0x7f;
+			if ((op == 0 || op == 9) && PT_REGS_PARM4_SYSCALL(regs))
+				e->sw.sw_flags |= TT_SW_TIMED;
 		} else if (nr == TT_NR_poll || nr == TT_NR_ppoll) {
 			/* current is still prev: its memory is readable */
 			if (!bpf_probe_read_user(&pfd, sizeof(pfd),

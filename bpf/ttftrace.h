@@ -219,6 +219,7 @@ struct tt_lost {
 #define TT_SW_FD (1u << 3) /* fd_* describe the fd in arg0 (or poll's) */
 #define TT_SW_ANON_INODE (1u << 4) /* the fd is an anon inode: eventfd,
 					* timerfd, epoll... (not a file) */
+#define TT_SW_TIMED (1u << 5) /* a futex wait with a timeout */
 
 /*
  * A context switch on hdr.cpu at hdr.ts. hdr.tgid/tid is prev; for prev the

@@ -54,6 +54,7 @@ struct blk {
 	__u64 ino;
 	bool iowait;
 	bool anon; /* the fd is an anon inode (eventfd, timerfd, epoll) */
+	bool timed; /* a futex wait with a timeout */
 };
 
 static inline struct tt_event *ev_new(struct stream *s, unsigned int type,
@@ -100,6 +101,8 @@ static inline void sw_out(struct stream *s, __u64 ts, __u32 tid, struct blk b)
 	ev->sw.sw_flags = TT_SW_PREV_TRACED;
 	if (b.iowait)
 		ev->sw.sw_flags |= TT_SW_IOWAIT;
+	if (b.timed)
+		ev->sw.sw_flags |= TT_SW_TIMED;
 	if (b.mode) {
 		ev->sw.sw_flags |= TT_SW_FD;
 		ev->sw.fd_mode = b.mode | 0600;

@@ -1492,6 +1492,27 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 200, 103, 102, NR_WRITE, 7),                    \
 		E_OUT((t_) + 202, 103, .sys = NR_FUTEX, .arg0 = 0x40),        \
 		E_IN((t_) + 205, 102)
+/* test_batch's condition variable: handler 101's notify (futex 0x60) wakes
+ * the batcher 102 at 300 us, which waits on for more (0x64, timed_) until
+ * handler 103's notify (880); it computes to 10885 */
+#define COND_FILLS(timed_)                                                    \
+	.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),              \
+		       E_OUT(5, 103, .sys = NR_RECVFROM, .arg0 = 4,           \
+			     .mode = S_IFSOCK),                               \
+		       E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x60),         \
+		       E_WAKE(300, 101, 102, NR_FUTEX, 0x60),                 \
+		       E_OUT(302, 101, .sys = NR_FUTEX, .arg0 = 0x80),        \
+		       E_IN(305, 102),                                        \
+		       E_OUT(350, 102, .sys = NR_FUTEX, .arg0 = 0x64,         \
+			     .timed = timed_),                                \
+		       E_SOFTIRQ(700, UNTRACED, 103), E_IN(705, 103),         \
+		       E_WAKE(880, 103, 102, NR_FUTEX, 0x64),                 \
+		       E_OUT(882, 103, .sys = NR_FUTEX, .arg0 = 0x80),        \
+		       E_IN(885, 102),                                        \
+		       E_WAKE(10885, 102, 101, NR_FUTEX, 0x80),               \
+		       E_IN(10890, 101)),                                     \
+	RQS(RQ(1, 50, 100, 10900, 10910, 101, 101),                           \
+	    RQ(2, 700, 750, 20000, 20010, 103, 103))
 /* request 1, handed on at hand_ us, queued to the end of 102's wait for
  * more (its timeout at 5400 us); 102 computes it to 15400 */
 #define BATCH_TIMEOUT_WANT(hand_)                                             \
@@ -3868,6 +3889,35 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_NET_OUT] = 10),
 			{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),
 			  R_T(t_dispatch, 5355), R_T(t_enqueue, 300) },
+		}),
+	},
+	/* ... and when request 2's notify (futex 0x64, from its handler 103
+	 * at 880 us) fills the batch: a timed wait (the batcher's) on the
+	 * condition variable it had waited on just before ended there, and
+	 * request 1 was queued to its end, not picked up by that notify */
+	{
+		SC("test_batch", "cond_fills"),
+		COND_FILLS(true),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 10000 + 10,
+			       [TT_ST_QUEUE] = 580, [TT_ST_RUNQUEUE] = 5 + 5,
+			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),
+			  R_T(t_dispatch, 885), R_T(t_enqueue, 300) },
+		}),
+	},
+	/* Control: the same with an untimed wait (CPython's Condition, an
+	 * output thread's queue) is no batcher's: request 2's notify is
+	 * followed, and nothing on request 1's path bounds its queue */
+	{
+		SC("test_batch", "cond_untimed"),
+		COND_FILLS(false),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_READ),
+			  R_STAGE(TT_ST_QUEUE, 0) },
 		}),
 	},
 	/* Control: 102 computes request 1 (2 ms) between its two waits on

@@ -19,10 +19,11 @@
 # llama-delay is the same server as a dynamic batcher (--batch-delay-ms 5:
 # an idle main loop that found a task waits on the task queue's condition
 # variable for a full batch, at most 5 ms, as Triton's max_queue_delay):
-# the waits its timeout ended are the queue's (docs/design.md §4.4,
-# "Batches that fill"), which left 70-88 of 120 off by more than 1 ms
-# before, 22-40 in five runs after (the batches a request filled: a
-# notify's wake, not told from a hand-off): 40% allowed, by its shares.
+# its waits, timed, end the queue (docs/design.md §4.4, "Batches that
+# fill"): 64-88 of 120 off by more than 1 ms before, 9-27 in five runs
+# after, two of them beside a CPU hog (the batches a request filled after
+# an untimed wait: a notify's wake, not told from a hand-off): 35% allowed,
+# by its shares.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_llama
@@ -36,7 +37,7 @@ grep -q '"dispatch_rule": *"handoff"' "$OUTDIR/llama/report.json" ||
 	fail "scen_llama: no request dispatched by the hand-off rule"
 grep -qi "warning" "$OUTDIR/llama/record.log" &&
 	fail "scen_llama: record warned: $(grep -i warning "$OUTDIR/llama/record.log" | head -1)"
-scen_gate scen_llama llama:0.1:0.1:0.1:p50 llama-delay:0.4:0.4:0.4
+scen_gate scen_llama llama:0.1:0.1:0.1:p50 llama-delay:0.35:0.35:0.35
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/llama-delay/report.json" ||
 	fail "scen_llama: llama-delay: no request dispatched by the batch rule"
 # the waits for an HTTP thread: the server's read less ttftrace's arrival

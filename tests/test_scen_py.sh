@@ -20,10 +20,10 @@
 #   lit    LitServe-shaped: multiprocessing queues (pipes) between the
 #          asyncio API and a worker that collates batches of 4 within 5 ms
 #          (docs/design.md §4.4, "Batches that fill"): off by more than
-#          1 ms for 3-15 of 120 in five runs, 37 in one beside a CPU hog
-#          (an engine's put that woke nobody: the step before taken), and
-#          104-118 before the batch rule: 35% allowed, held by its shares
-#          only (its admission-to-token has two modes, as Node's)
+#          1 ms for 0-10 of 120 in nine runs, 14-37 in six beside a CPU
+#          hog (an engine's put that woke nobody: the step before taken),
+#          and 94-118 before the batch rule: 35% allowed, held by its
+#          shares only (its admission-to-token has two modes, as Node's)
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests

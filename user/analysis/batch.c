@@ -6,7 +6,8 @@
  * Ray Serve's batch_wait_timeout_s) holds the request until its batch is
  * full or its timeout passes, and that wait is the request's queue. Its
  * evidence: a wait on a pipe, a socket or a condition variable that its
- * timeout ended, or a second wait on the pipe or socket it just took from.
+ * timeout ended, or a second wait on the pipe, socket or (timed) condition
+ * variable it just took from.
  */
 #include <sys/stat.h>
 #include "cp_internal.h"
@@ -53,12 +54,24 @@ static bool timed_futex(const struct tt_critpath *cp,
 	       !cp_block_on_lock(cp, th, &th->recs[b]);
 }
 
+/* th's futex waits a and b are on one condition variable: glibc's waits
+ * on one of its two adjacent group words (__g_signals). */
+static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
+		      long a, long b)
+{
+	__u64 wa = cp->blocks[th->recs[a].info].arg0,
+	      wb = cp->blocks[th->recs[b].info].arg0;
+
+	return timed_futex(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
+}
+
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j)
 {
 	const struct cp_rec *r;
 	__u64 obj, run = 0, hi;
 	long b = j - 1, i;
+	bool cond;
 
 	if (b < 1 || th->recs[b].state != REC_BLOCKED)
 		return false;
@@ -69,7 +82,11 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 	if (r->state == REC_RUNNABLE &&
 	    (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ))
 		return obj || timed_futex(cp, th, b);
-	if (!obj)
+	/* a timed wait on a condition variable it had waited on just before:
+	 * no timeout need end it (the request that fills the batch) */
+	cond = !obj && (th->recs[b].flags & REC_F_TIMED) &&
+	       timed_futex(cp, th, b);
+	if (!obj && !cond)
 		return false;
 	hi = th->recs[b].ts;
 	for (i = b - 1; i >= 0; hi = r->ts, i--) {
@@ -80,7 +97,9 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 				return false;
 		} else if (r->state == REC_BLOCKED) {
 			if (cp->blocks[r->info].syscall != TT_NR_futex)
-				return block_object(cp, th, i) == obj;
+				return obj && block_object(cp, th, i) == obj;
+			if (cond && same_cond(cp, th, i, b))
+				return true;
 			/* a lock (the GIL) between two waits on the input;
 			 * a futex wait another thread handed work through
 			 * (an executor's queue) is no collecting */

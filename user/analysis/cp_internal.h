@@ -65,6 +65,7 @@ enum rec_state {
 #define REC_F_ANON (1u << 3) /* the fd is an anon inode (eventfd, timerfd...) */
 #define REC_F_PRETRACE (1u << 4) /* blocked since before the first event */
 #define REC_F_DATA (1u << 5) /* runnable since a data wake, not a wakeup */
+#define REC_F_TIMED (1u << 6) /* blocked in a futex wait with a timeout */
 
 /* One state change of a thread: state holds from ts to the next record. */
 struct cp_rec {
@@ -503,8 +504,8 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
 
 /* batch.c */
 /* Record j of th ends a wait on a pipe, socket or condition variable that
- * its timeout ended, or on a pipe or socket th had waited on just before
- * (its previous wait that is no futex's, less than RELAY_CPU_NS of run
+ * its timeout ended, or on a pipe, socket or condition variable (a timed
+ * wait) th had waited on just before (less than RELAY_CPU_NS of run
  * between): a batcher collecting requests from its input (docs/design.md
  * §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,

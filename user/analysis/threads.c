@@ -335,6 +335,8 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 	if ((sw->sw_flags & (TT_SW_FD | TT_SW_ANON_INODE)) ==
 	    (TT_SW_FD | TT_SW_ANON_INODE))
 		flags |= REC_F_ANON;
+	if (sw->sw_flags & TT_SW_TIMED)
+		flags |= REC_F_TIMED;
 	if (sw->syscall_nr == TT_NR_futex) {
 		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
 
