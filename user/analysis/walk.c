@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 #include <stdlib.h>
+#include <string.h>
 #include "cp_internal.h"
 #include "gpu.h"
 
@@ -388,15 +388,6 @@ struct lock_return {
 #define LOCK_RETURNS 8 /* nested lock waits followed; deeper ones stay */
 
 /*
- * Walks back from (writer, t_first_write) to t_read, charging the path;
- * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
- * goes on down to t_read without looking for another: with a pick-up on
- * the producer that woke the consumer, with a hand-off boundary on the
- * reader from where it let the request go, the time between being queued.
- * A dispatch marker is the one boundary when there is one: wherever the
- * walk is when it reaches its time (docs/design.md §4.9).
- */
-/*
  * Consumer th handed off to another request (its boundary cs->tb) and soon
  * after (RELAY_CPU_NS) waited for a lock of a thread that is not this
  * request's reader or writer, whose wake ended its record k: an engine that
@@ -450,6 +441,15 @@ static bool reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
 	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
 }
 
+/*
+ * Walks back from (writer, t_first_write) to t_read, charging the path;
+ * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
+ * goes on down to t_read without looking for another: with a pick-up on
+ * the producer that woke the consumer, with a hand-off boundary on the
+ * reader from where it let the request go, the time between being queued.
+ * A dispatch marker is the one boundary when there is one: wherever the
+ * walk is when it reaches its time (docs/design.md §4.9).
+ */
 static __u64 walk_path(struct walk *wk, __u8 *rule)
 {
 	struct tt_critpath *cp = wk->cp;
@@ -468,7 +468,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, collect = false, via_handoff, dispatched = false;
+	bool boundary, resume, collect, via_handoff, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
 	long k = th ? cp_rec_before(th, t) : -1, turn;
 	__u64 marked = wk->mk.dispatch;
@@ -482,6 +482,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	wk->t_chan_send = 0;
 	while (t > floor && !wk->err) {
 		take = batch = NULL;
+		collect = false;
 		if (dispatched)
 			nret = 0;
 		lo = nret && rets[nret - 1].t > floor ? rets[nret - 1].t :
