@@ -1513,19 +1513,22 @@ static const struct rq_want sync_calls_want[] = {
 		       E_IN(10890, 101)),                                     \
 	RQS(RQ(1, 50, 100, 10900, 10910, 101, 101),                           \
 	    RQ(2, 700, 750, 20000, 20010, 103, 103))
+/* test_batch's request 1: read at 100 us, handed on at enq_, queued to
+ * the batcher's run at disp_ (its waits for a CPU, 5 + 5 us, runqueue) */
+#define BATCH_WANT(cpu_, queue_, disp_, enq_)                                 \
+	.want = WANTS({                                                       \
+		1,                                                            \
+		STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = cpu_,               \
+		       [TT_ST_QUEUE] = queue_, [TT_ST_RUNQUEUE] = 5 + 5,      \
+		       [TT_ST_NET_OUT] = 10),                                 \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),           \
+		  R_T(t_dispatch, disp_), R_T(t_enqueue, enq_) },             \
+	})
 /* request 1, handed on at hand_ us, queued to the end of 102's wait for
  * more (its timeout at 5400 us); 102 computes it to 15400 */
 #define BATCH_TIMEOUT_WANT(hand_)                                             \
 	RQS(RQ(1, 50, 100, 15420, 15430, 101, 101)),                          \
-	.want = WANTS({                                                       \
-		1,                                                            \
-		STAGES([TT_ST_NET_IN] = 50,                                   \
-		       [TT_ST_CPU] = (hand_) - 100 + 9995 + 15,               \
-		       [TT_ST_QUEUE] = 5400 - (hand_),                        \
-		       [TT_ST_RUNQUEUE] = 5 + 5, [TT_ST_NET_OUT] = 10),       \
-		{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),           \
-		  R_T(t_dispatch, 5405), R_T(t_enqueue, hand_) },             \
-	})
+	BATCH_WANT((hand_) - 100 + 9995 + 15, 5400 - (hand_), 5405, hand_)
 /* 102 takes it and waits in poll on the pipe from 400 us */
 #define BATCH_POLL                                                            \
 	E_OUT(400, 102, .sys = NR_POLL, .arg0 = 0x7f00, .mode = S_IFIFO,      \
@@ -3882,14 +3885,7 @@ static const struct scenario scenarios[] = {
 			       E_WAKE(15350, 102, 101, NR_WRITE, 9),
 			       E_IN(15355, 101)),
 		RQS(RQ(1, 50, 100, 15370, 15380, 101, 101)),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 9995 + 15,
-			       [TT_ST_QUEUE] = 5050, [TT_ST_RUNQUEUE] = 5 + 5,
-			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),
-			  R_T(t_dispatch, 5355), R_T(t_enqueue, 300) },
-		}),
+		BATCH_WANT(200 + 9995 + 15, 5050, 5355, 300),
 	},
 	/* ... and when request 2's notify (futex 0x64, from its handler 103
 	 * at 880 us) fills the batch: a timed wait (the batcher's) on the
@@ -3897,15 +3893,7 @@ static const struct scenario scenarios[] = {
 	 * request 1 was queued to its end, not picked up by that notify */
 	{
 		SC("test_batch", "cond_fills"),
-		COND_FILLS(true),
-		.want = WANTS({
-			1,
-			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 10000 + 10,
-			       [TT_ST_QUEUE] = 580, [TT_ST_RUNQUEUE] = 5 + 5,
-			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R(dispatch, TT_CP_DISP_BATCH),
-			  R_T(t_dispatch, 885), R_T(t_enqueue, 300) },
-		}),
+		COND_FILLS(true), BATCH_WANT(200 + 10000 + 10, 580, 885, 300),
 	},
 	/* Control: the same with an untimed wait (CPython's Condition, an
 	 * output thread's queue) is no batcher's: request 2's notify is

@@ -47,7 +47,7 @@ import zmq
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vllm_server import (aiohttp_done, busy_python, calibrated_compute,  # noqa: E402
-                         server_args, sse_event, tokenize, truth_log)
+                         ready_or_exit, server_args, sse_event, tokenize, truth_log)
 
 now = time.monotonic_ns
 
@@ -195,9 +195,7 @@ def api_main(args):
                                             "--prefill-ms", str(args.prefill_ms),
                                             "--decode-ms", str(args.decode_ms)] +
                                       (["--spin-idle"] if args.spin_idle else []) + common))
-        ready = pickle.loads(await from_detok.recv())
-        if ready != "ready":
-            sys.exit(f"sglang_server: the scheduler said {ready!r}, not ready")
+        ready_or_exit(pickle.loads(await from_detok.recv()), "sglang_server")
         asyncio.get_running_loop().create_task(handle_loop(from_detok))
 
     app = web.Application()

@@ -44,9 +44,9 @@ static bool lock_wait_end(const struct tt_critpath *cp,
 }
 
 /* th's blocked record b waits on a futex word that is no lock: a condition
- * variable's (a timer's interrupt ending it, pthread_cond_timedwait()). */
-static bool timed_futex(const struct tt_critpath *cp,
-			const struct cp_thread *th, long b)
+ * variable's (pthread_cond_wait(), pthread_cond_timedwait()). */
+static bool cond_wait(const struct tt_critpath *cp, const struct cp_thread *th,
+		      long b)
 {
 	const struct cp_block *k = &cp->blocks[th->recs[b].info];
 
@@ -62,7 +62,7 @@ static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
 	__u64 wa = cp->blocks[th->recs[a].info].arg0,
 	      wb = cp->blocks[th->recs[b].info].arg0;
 
-	return timed_futex(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
+	return cond_wait(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
 }
 
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
@@ -81,11 +81,11 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 	r = &th->recs[j];
 	if (r->state == REC_RUNNABLE &&
 	    (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ))
-		return obj || timed_futex(cp, th, b);
+		return obj || cond_wait(cp, th, b);
 	/* a timed wait on a condition variable it had waited on just before:
 	 * no timeout need end it (the request that fills the batch) */
 	cond = !obj && (th->recs[b].flags & REC_F_TIMED) &&
-	       timed_futex(cp, th, b);
+	       cond_wait(cp, th, b);
 	if (!obj && !cond)
 		return false;
 	hi = th->recs[b].ts;
