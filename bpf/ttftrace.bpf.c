@@ -713,7 +713,7 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 		struct tt_sock_dev s;
 	} *e;
 	__u64 id, ts_dev;
-	__u32 queued;
+	__u32 queued, flags;
 
 	if (!server_sock(sk)) {
 		/* a unix socket's sender, in process context */
@@ -726,15 +726,18 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	}
 	ensure_conn(sk);
 	queued = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
+	flags = irq_flags();
+	if (tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		flags |= TT_F_TRACED_SENDER;
 	ts_dev = rx_dev_time(sk);
 	if (!ts_dev) {
-		emit_sock(TT_EV_DATA_READY, sk, queued, irq_flags());
+		emit_sock(TT_EV_DATA_READY, sk, queued, flags);
 		return 0;
 	}
 	e = reserve(sizeof(*e), TT_EV_DATA_READY_DEV);
 	if (!e)
 		return 0;
-	e->h.flags = irq_flags();
+	e->h.flags = flags;
 	e->s.sk = (__u64)sk;
 	e->s.len = queued;
 	/* the record's time is read after the stamp's: never before it */

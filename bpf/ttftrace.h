@@ -74,6 +74,9 @@ enum tt_event_type {
  * never a hand-off (a goroutine readied by the Go scheduler itself, or
  * started: docs/design.md §4.10) */
 #define TT_F_RUNTIME (1u << 2)
+/* DATA_READY: current is a traced process; on loopback, where the delivery
+ * runs in the sender's send, the sender (a hop: docs/design.md §4.11) */
+#define TT_F_TRACED_SENDER (1u << 3)
 
 struct tt_hdr {
 	__u64 ts; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

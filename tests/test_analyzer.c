@@ -1534,6 +1534,77 @@ cleanup:
 	tt_analyzer_free(a);
 }
 
+/* An SSE answer on sk from t: headers, two tokens, then the close. */
+static void sse_answer(__u64 t, __u64 sk)
+{
+	struct tt_sse_carry carry = { 0 };
+	__u32 seq = 1;
+
+	seq = send_bytes_carry(t, sk, seq,
+			       "HTTP/1.0 200 OK\r\ncontent-type: "
+			       "text/event-stream\r\n\r\n",
+			       t + 2 * US, &carry);
+	seq = send_bytes_carry(t + MS, sk, seq, "data: {}\n\n", t + MS + 2 * US,
+			       &carry);
+	send_bytes_carry(t + 2 * MS, sk, seq, "data: {}\n\n",
+			 t + 2 * MS + 2 * US, &carry);
+	conn_close(t + 3 * MS, sk);
+}
+
+/* Bytes a traced server process sent on loopback make a hop (docs/design.md
+ * §4.11), apart from the clients' requests; a traced thread that a softirq
+ * of a remote client's segment landed on does not, nor a traced process
+ * that serves nothing (a load generator recorded with its server). */
+static void test_hop_requests(void)
+{
+	static const struct {
+		__u64 sk;
+		const char *ip;
+		__u32 flags, tgid;
+		__u32 want_inc, want_sender;
+	} c[] = {
+		{ 0xd100, "10.0.0.96", TT_F_SOFTIRQ | TT_F_TRACED_SENDER,
+		  SERVER_TGID, 0, 0 },
+		{ 0xd000, "127.0.0.1", TT_F_SOFTIRQ | TT_F_TRACED_SENDER,
+		  SERVER_TGID, TT_INC_HOP, 77 },
+		{ 0xd200, "127.0.0.1", TT_F_SOFTIRQ, SERVER_TGID, 0, 0 },
+		{ 0xd300, "::ffff:127.0.0.2", TT_F_TRACED_SENDER, SERVER_TGID,
+		  TT_INC_HOP, 77 },
+		{ 0xd400, "127.0.0.1", TT_F_SOFTIRQ | TT_F_TRACED_SENDER,
+		  SERVER_TGID + 1, 0, 0 },
+	};
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	struct tt_event ev;
+	size_t i;
+
+	reset();
+	for (i = 0; i < (sizeof(c) / sizeof(c[0])); i++) {
+		conn_open(0, c[i].sk, c[i].ip, 6000 + i);
+		ev = mk(TT_EV_DATA_READY, (1 + 10 * i) * MS, 77);
+		ev.h.tgid = c[i].tgid;
+		ev.h.flags = c[i].flags;
+		ev.sock.sk = c[i].sk;
+		ev.sock.len = 300;
+		push(&ev);
+		recv_((1 + 10 * i) * MS + 20 * US, c[i].sk, 300);
+		sse_answer((2 + 10 * i) * MS, c[i].sk);
+	}
+	a = run();
+	if (!ASSERT_EQ(tt_analyzer_nrequests(a), (sizeof(c) / sizeof(c[0])),
+		       "tt_analyzer_nrequests"))
+		goto cleanup;
+	for (i = 0; i < (sizeof(c) / sizeof(c[0])); i++) {
+		r = req(a, i);
+		ASSERT_EQ(r->incomplete, c[i].want_inc, "r.incomplete");
+		ASSERT_EQ(r->hop_sender_tid, c[i].want_sender,
+			  "r.hop_sender_tid");
+		ASSERT_EQ(r->complete, !c[i].want_inc, "r.complete");
+	}
+cleanup:
+	tt_analyzer_free(a);
+}
+
 #define ERROR_429                                                  \
 	"HTTP/1.1 429 Too Many Requests\r\n"                       \
 	"content-type: application/json\r\ncontent-length: 36\r\n" \
@@ -2497,6 +2568,7 @@ int main(void)
 	TT_RUN(test_lost_while_waiting_for_wire);
 	TT_RUN(test_ids_follow_arrival);
 	TT_RUN(test_non_streaming_response);
+	TT_RUN(test_hop_requests);
 	TT_RUN(test_error_responses);
 	TT_RUN(test_half_close);
 	TT_RUN(test_pipelined);

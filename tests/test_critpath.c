@@ -1469,6 +1469,31 @@ static const struct rq_want sync_calls_want[] = {
 	E_WAKE(t_, x, 101, NR_WRITE, 9),                                      \
 		E_OUT((t_) + 2, x, .sys = NR_FUTEX, .arg0 = w),               \
 		E_IN((t_) + 5, 101)
+/* test_hop: gateway 101 reads its request at 100 and sends it on to the
+ * runner (its bytes in at 205 wake runner reader 301 at 210), then waits
+ * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
+ * 300, which sends its first token at 1300, waking 101 at 1310; 101 hands
+ * the token to the gateway's writer 102 at 1400, which writes at 1500. */
+#define HOP_STREAM                                                             \
+	STEPS(E_IN(0, 101), E_IN(5, 301), E_OUT(50, 301, SOCK_WAIT),          \
+	      E_IN(6, 302), E_OUT(60, 302, .sys = NR_FUTEX, .arg0 = 0x10),    \
+	      E_IN(7, 102), E_OUT(70, 102, .sys = NR_FUTEX, .arg0 = 0x20),    \
+	      E_SOFTIRQ(210, 101, 301), E_OUT(220, 101, SOCK_WAIT),           \
+	      E_IN(215, 301), E_WAKE(300, 301, 302, NR_FUTEX, 0x10),          \
+	      E_OUT(310, 301, .sys = NR_FUTEX, .arg0 = 0x30), E_IN(305, 302), \
+	      E_SOFTIRQ(1310, 302, 101),                                      \
+	      E_OUT(1320, 302, .sys = NR_FUTEX, .arg0 = 0x10),                \
+	      E_IN(1315, 101), E_WAKE(1400, 101, 102, NR_FUTEX, 0x20),        \
+	      E_OUT(1410, 101, SOCK_WAIT), E_IN(1405, 102),                   \
+	      E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x20))
+
+/* no hop taken: the gateway relay's wake of its writer is the pick-up */
+#define RELAY_PICKUP_WANT                                                      \
+	WANTS({ 1,                                                             \
+		NULL,                                                          \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),           \
+		  R_T(t_enqueue, 1400), R_T(t_dispatch, 1405), R(hop_id, 0) } })
+
 /* test_batch's threads: loop 101, batcher 102 waiting in read on its
  * input pipe (inode 500), the pipe's feeder 103; request 1 read at 100 us
  * and handed to 103 at 300, whose write wakes 102 at 320 */
@@ -4011,6 +4036,52 @@ static const struct scenario scenarios[] = {
 			  R_T(t_dispatch, 1000), R_T(t_enqueue, 600) },
 		}),
 	},
+	/* A gateway's request through a hop (docs/design.md §4.11): the
+	 * runner's queue and dispatch are the gateway request's, its path
+	 * the hop's from the gateway's send on. */
+	{
+		SC("test_hop", "through_runner"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 1300, 1305, 301, 302, .hop_sender_tid = 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_enqueue, 300), R_T(t_dispatch, 305),
+			  R(hop_id, 2) },
+			{ SEG_AT(1307, "hop out", G(tid, 302)),
+			  SEG_AT(207, "hop in", G(tid, 301)),
+			  SEG_AT(212, "runqueue", G(tid, 301)),
+			  SEG_AT(700, "on-cpu", G(tid, 302)),
+			  SEG_AT(150, "on-cpu", G(tid, 101)) },
+		}, {
+			/* the hop itself, walked as any request */
+			2,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_enqueue, 300), R_T(t_dispatch, 305),
+			  R(hop_id, 0) },
+		}),
+	},
+	/* the same requests, the runner's not known for a hop: the gateway
+	 * relay's wake of its writer is taken for the pick-up */
+	{
+		SC("test_hop", "not_a_hop"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 1300, 1305, 301, 302)),
+		.want = RELAY_PICKUP_WANT,
+	},
+	/* a hop whose first token went out long before the wake: a later
+	 * send of it, not its first token, woke the gateway */
+	{
+		SC("test_hop", "late_wake"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 300, 301, 301, 302, .hop_sender_tid = 101)),
+		.want = RELAY_PICKUP_WANT,
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))
@@ -4335,6 +4406,7 @@ int main(void)
 	TT_RUN_GROUP(test_lock_turn);
 	TT_RUN_GROUP(test_markers);
 	TT_RUN_GROUP(test_batch);
+	TT_RUN_GROUP(test_hop);
 	TT_RUN(test_throughput);
 	printf("  closure checked for %d requests\n", closure_checked);
 	TT_EXIT();

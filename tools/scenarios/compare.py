@@ -3,7 +3,8 @@
 """Truth vs attributed for one scenario run (tools/scenarios/run.sh).
 
   compare.py --name NAME --report REPORT.json --truth TRUTH.csv CLIENT.csv...
-             [--ttftrace BIN --recording FILE.ttft] [--markdown] [--summary FILE]
+             [--hops RUNNER.csv] [--ttftrace BIN --recording FILE.ttft] [--markdown]
+             [--summary FILE]
   compare.py --table FILE      (the --summary lines as one Markdown table)
 
 Requests are matched by the client's port and, on a keep-alive connection,
@@ -55,6 +56,20 @@ def matched(report, truth, clients):
     for port, crs in cl.items():
         for c, g, t in zip(crs, gt.get(port, []), tool.get(port, [])):
             out.append((c, g, t))
+    return out
+
+
+def join_hops(front, runner):
+    """A proxy's rows joined to its runner's by the upstream connection's
+    port and order on it: the front's t_read, first and last token, the
+    runner's t_enqueue and t_admit (the engine's queue)"""
+    up = by_port(runner, lambda r: int(r["port"]), lambda r: int(r["t_read"]))
+    fr = by_port(front, lambda r: int(r["upstream_port"]), lambda r: int(r["t_forward"]))
+    out = []
+    for port, rows in fr.items():
+        for f, r in zip(rows, up.get(port, [])):
+            out.append(dict(f, t_enqueue=r["t_enqueue"], t_admit=r["t_admit"], io_ns="0",
+                            t_forward=f["t_forward"], t_runner_read=r["t_read"]))
     return out
 
 
@@ -122,6 +137,8 @@ def main():
     ap.add_argument("--report", required=True)
     ap.add_argument("--truth", required=True)
     ap.add_argument("client", nargs="+")
+    ap.add_argument("--hops", metavar="RUNNER.csv",
+                    help="--truth is a proxy's log; join it to its runner's")
     ap.add_argument("--ttftrace")
     ap.add_argument("--recording")
     ap.add_argument("--markdown", action="store_true", help="tables as Markdown")
@@ -132,6 +149,8 @@ def main():
     args = ap.parse_args()
     report = json.load(open(args.report))
     truth = cs.read_csv(args.truth)
+    if args.hops:
+        truth = join_hops(truth, cs.read_csv(args.hops))
     clients = []
     for path in args.client:
         clients += cs.read_csv(path)

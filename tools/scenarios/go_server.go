@@ -15,7 +15,7 @@
 // t_enqueue, t_admit, t_first_token_emit / t_last_token_emit (before the
 // write), tokens, io_ns (0), status.
 //
-// Standard library only: GO111MODULE=off go build -o OUT go_server.go
+// Standard library only: GO111MODULE=off go build -o OUT go_server.go goclock.go
 package main
 
 import (
@@ -29,21 +29,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
-	"unsafe"
 )
-
-func now() int64 {
-	var ts syscall.Timespec
-	syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, 1, uintptr(unsafe.Pointer(&ts)), 0)
-	return ts.Nano()
-}
-
-func spin(ms float64) {
-	end := now() + int64(ms*1e6)
-	for now() < end {
-	}
-}
 
 type token struct {
 	idx  int
@@ -162,17 +148,12 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*procs)
-	var err error
-	if logFile, err = os.Create(*logPath); err != nil {
-		fmt.Fprintln(os.Stderr, "go_server:", err)
-		os.Exit(1)
-	}
-	fmt.Fprintln(logFile, "port,t_read,t_enqueue,t_admit,t_first_token_emit,"+
-		"t_last_token_emit,tokens,io_ns,status")
+	logFile = openLog("go_server", *logPath, "port,t_read,t_enqueue,t_admit,"+
+		"t_first_token_emit,t_last_token_emit,tokens,io_ns,status")
 	go scheduler()
 	http.HandleFunc("/v1/completions", completions)
 	fmt.Fprintf(os.Stderr, "go_server: listening on %d (lock %v)\n", *port, *lock)
-	err = http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil)
+	err := http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil)
 	fmt.Fprintln(os.Stderr, "go_server:", err)
 	os.Exit(1)
 }

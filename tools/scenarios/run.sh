@@ -6,7 +6,8 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama
-# llama-delay lit (see README.md).
+# llama-delay lit ollama (see README.md).
+# RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -19,6 +20,8 @@ CONC=${CONC:-1 4 8}
 N=${N:-40}
 OUTDIR=${OUTDIR:-$OUTPUT/scenarios/runs/$(date +%Y%m%d-%H%M%S)}
 PY=/usr/bin/python3	# Debian's: uvicorn, starlette, aiohttp, zmq are its packages
+# RECORD_OPTS: more `ttftrace record` options, e.g. --goroutines=off
+read -ra record_opts <<<"${RECORD_OPTS:-}"
 RECORD_PID=
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -32,11 +35,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-build_go() {
-	[ "$OUTPUT/scenarios/go_server" -nt "$SCEN/go_server.go" ] && return 0
+build_go() { # NAME: tools/scenarios/NAME.go, a Go program, with goclock.go
+	[ "$OUTPUT/scenarios/$1" -nt "$SCEN/$1.go" ] &&
+		[ "$OUTPUT/scenarios/$1" -nt "$SCEN/goclock.go" ] && return 0
 	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
-		go build -o "$OUTPUT/scenarios/go_server" "$SCEN/go_server.go"
+		go build -o "$OUTPUT/scenarios/$1" "$SCEN/$1.go" "$SCEN/goclock.go"
 }
 
 build_c() { # NAME: tools/scenarios/NAME.c, a C server
@@ -67,21 +71,25 @@ server_cmd() {
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
-	go) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
-	go-lock) build_go && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	go) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
+	go-lock) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
 	llama-delay) build_c llama_server &&
 		echo "$OUTPUT/scenarios/llama_server -p $port --log $log --batch-delay-ms 5" ;;
+	# the runner's own rows go beside the proxy's: compare.py --hops joins them
+	ollama) build_go ollama_proxy && build_c llama_server &&
+		echo "$OUTPUT/scenarios/ollama_proxy -p $port -log $log \
+-runner $OUTPUT/scenarios/llama_server -runner-log ${log%.csv}-runner.csv" ;;
 	*) return 1 ;;
 	esac
 }
 
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=()
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=()
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
 	echo "=== $name: $cmd"
-	"$TTFTRACE" record -o "$d/rec.ttft" -c "$cmd" 2>"$d/record.log" &
+	"$TTFTRACE" record "${record_opts[@]}" -o "$d/rec.ttft" -c "$cmd" 2>"$d/record.log" &
 	RECORD_PID=$!
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" | grep -q . && break
@@ -99,13 +107,15 @@ run_one() {
 	RECORD_PID=
 	tail -n 3 "$d/record.log"
 	"$TTFTRACE" report --json "$d/rec.ttft" >"$d/report.json" 2>"$d/report.err"
+	[ -f "$d/truth-runner.csv" ] && hops=(--hops "$d/truth-runner.csv")
 	"$PY" "$SCEN/compare.py" --name "$name" --report "$d/report.json" --truth "$d/truth.csv" \
-		--ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
+		"${hops[@]}" --ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
 		"${clients[@]}" |
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama llama-delay lit
+[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama llama-delay lit \
+	ollama
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

@@ -357,6 +357,8 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 		return 0;
 	}
 	c->state = CONN_IDLE;
+	if (c->hop)
+		r->incomplete |= TT_INC_HOP;
 	/* a stream without its end, or headers without a body; a body that
 	 * runs to the close ends there */
 	if (how == END_CLOSE && q->answered && !q->done && !q->close_delim &&
@@ -478,9 +480,12 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	 * alone (one more in the queue) is no request's arrival */
 	if (!news)
 		return 0;
+	if (an_sent_by_server(a, c, ev))
+		c->hop = true;
 	switch (c->state) {
 	case CONN_IDLE:
 		req_begin(c, ts, t_dev);
+		an_hop_begin(a, c, ev);
 		return 0;
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
@@ -489,6 +494,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	case CONN_RESPONDING:
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
+		an_hop_begin(a, c, ev);
 		return err;
 	}
 	return 0;
@@ -501,6 +507,8 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 
 	if (ev->sock.len <= 0)
 		return 0; /* EOF, EAGAIN, errors */
+	if (an_server_read(a, ev->h.tgid))
+		return -ENOMEM;
 	c->unread = c->unread > (__u64)ev->sock.len ? c->unread - ev->sock.len :
 						      0;
 	if (c->state == CONN_RESPONDING) {
@@ -937,6 +945,7 @@ int tt_analyzer_finish(struct tt_analyzer *a)
 		free(c);
 	}
 	tt_hmap_free(&a->conns);
+	tt_hmap_free(&a->server_tgids);
 	if (a->nreqs > 1)
 		qsort(a->reqs, a->nreqs, sizeof(*a->reqs), cmp_rec);
 	for (i = 0; i < a->nreqs; i++)
@@ -967,6 +976,7 @@ void tt_analyzer_free(struct tt_analyzer *a)
 		free(c);
 	}
 	tt_hmap_free(&a->conns);
+	tt_hmap_free(&a->server_tgids);
 	tt_reorder_free(&a->win);
 	an_golift_free(&a->golift);
 	for (i = 0; i < a->nreqs; i++)

@@ -79,6 +79,10 @@ struct tt_request {
 	__u8 enqueue_rule; /* enum tt_cp_enqueue */
 	bool token_marker; /* t_token is a token marker's */
 	bool attributed;
+	/* a hop (TT_INC_HOP): the traced thread whose send brought its bytes
+	 * (0: unknown); of a request whose path went through a hop: its id */
+	__u32 hop_sender_tid;
+	__u64 hop_id;
 };
 
 /* tt_request.end */
@@ -112,9 +116,13 @@ const char *tt_end_name(unsigned int end);
 /* A response with no read of its own before it: its request came in the
  * bytes of an earlier one (HTTP pipelining), so its arrival is unknown. */
 #define TT_INC_PIPELINED (1u << 10)
-#define TT_INC_NBITS 11
+/* A hop: a request another traced process sent on loopback (a gateway's
+ * call to its runner). Its time is inside the request that made it, whose
+ * path goes through it (docs/design.md §4.11); it is no client's. */
+#define TT_INC_HOP (1u << 11)
+#define TT_INC_NBITS 12
 /* The bits that keep a request out of the percentiles even with --all. */
-#define TT_INC_NOT_TOKENS (TT_INC_ERROR | TT_INC_NO_TOKEN)
+#define TT_INC_NOT_TOKENS (TT_INC_ERROR | TT_INC_NO_TOKEN | TT_INC_HOP)
 
 /* A finished response waits this long (trace time) for the XMIT of its
  * first body byte before it is closed without t_wire. */

@@ -72,6 +72,8 @@ struct conn {
 	bool closed; /* kept only while its tail waits for an XMIT */
 	bool peer_fin; /* the client half-closed: nothing new arrives */
 	bool had_request; /* a request was taken up on it in this trace */
+	/* a traced process on this host sent on it: its requests are hops */
+	bool hop;
 	__u64 unread; /* bytes queued at the latest DATA_READY, less reads */
 	__u64 last_send_ts; /* hdr.ts of the latest send */
 	bool have_tail;
@@ -107,6 +109,9 @@ struct tt_analyzer {
 	__u64 next_seq;
 
 	struct tt_hmap conns; /* sk -> struct conn */
+	/* processes that read a request: only their sends make hops (a load
+	 * generator traced beside its server makes none) */
+	struct tt_hmap server_tgids;
 
 	struct req_rec *reqs;
 	size_t nreqs, capreqs;
@@ -139,5 +144,14 @@ int an_attribute(struct tt_analyzer *a);
 int an_regroup_gaps(struct tt_analyzer *a);
 /* results.c: the ready requests walked, what they alone reached dropped */
 int an_stream_step(struct tt_analyzer *a);
+
+/* hopconn.c: process tgid read a request (-ENOMEM, else 0); bytes of ev on
+ * c a traced server process on this host sent; c's request just begun
+ * takes its sender, if c carries hops */
+int an_server_read(struct tt_analyzer *a, __u32 tgid);
+bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
+		       const struct tt_event *ev);
+void an_hop_begin(const struct tt_analyzer *a, struct conn *c,
+		  const struct tt_event *ev);
 
 #endif /* TT_ANALYZER_INT_H */

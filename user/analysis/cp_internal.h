@@ -378,6 +378,7 @@ struct tt_critpath {
 	 * ones for each of thousands of requests was a tenth of report */
 	struct segvec walk_path, walk_segs;
 	bool drop_segments; /* results keep their stage sums only */
+	int hop_depth; /* hops being walked inside a walk (hop.c) */
 };
 
 struct rq_ent {
@@ -416,6 +417,9 @@ struct rq_index {
 	size_t ntids;
 	struct rq_act *act; /* sorted by tid, then t */
 	size_t nact;
+	const struct tt_cp_request *rqs; /* the requests indexed */
+	const struct cp_rq_marks *mk; /* their markers, NULL until bound */
+	size_t nhops; /* of them, hops (tt_cp_request.hop_sender_tid) */
 	/* per act, a read's own hand-off on a reader that serves several
 	 * requests in turn (loopfifo.c), 0 if none; CP_TURN_AFTER | t: after
 	 * the turn at t, its own made no wake; CP_TURN_BEFORE | t: before the
@@ -453,6 +457,8 @@ struct walk {
 	/* the request's reader, looked up once; NULL if it has no timeline */
 	const struct cp_thread *reader;
 	bool resumes; /* third walk: the resume rule too (§4.4) */
+	__u64 hop_id; /* the hop whose path it took, 0: none (hop.c) */
+	bool hop_probe; /* no rules: a walk that looks for a hop */
 	int err;
 };
 
@@ -472,6 +478,8 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
 bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
 		__u32 tid);
+/* The first act of ix (by tid, then time) after tid's at t. */
+size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
 /* qsort order of rq_act: by tid, then time, then request */
 int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
@@ -510,6 +518,20 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
  * §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j);
+
+/* hop.c */
+/* The hop (index in ix->rqs) whose first token's send by tid woke the
+ * path at t, -1 if none. */
+long cp_hop_at(const struct walk *wk, __u32 tid, __u64 t);
+/* Puts hop hi's path, to its wake at t, on wk's, and (not dispatched) its
+ * queue and dispatch into *disp, *rule and wk: false when it could not. */
+bool cp_hop_take(struct walk *wk, long hi, __u64 t, bool dispatched,
+		 __u64 *disp, __u8 *rule);
+
+/* walk.c */
+int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
+		const struct tt_cp_request *rqs, size_t ri,
+		const struct cp_rq_marks *mk, struct tt_cp_result *out);
 
 /* reader.c */
 /* [t_arrive, t_read) of the walked request, in time order, into out. */

@@ -32,6 +32,9 @@ struct tt_cp_request {
 	__u64 t_last_arrive;
 	__u32 reader_tid; /* thread that read the request (last RECV) */
 	__u32 writer_tid; /* thread that did the first token write */
+	/* a hop, sent by this traced thread on loopback: a request whose path
+	 * meets its response takes its path (docs/design.md §4.11) */
+	__u32 hop_sender_tid;
 };
 
 /* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */
@@ -150,6 +153,8 @@ struct tt_cp_result {
 	 * path (0, 0 when none): the span the reads took, waits for a CPU
 	 * between them included, as a server's own clock around its reads */
 	__u64 t_storage_start, t_storage_end;
+	/* the hop whose path this one took (its tt_cp_request.id), 0: none */
+	__u64 hop_id;
 	__u8 dispatch; /* enum tt_cp_dispatch */
 	__u8 enqueue; /* enum tt_cp_enqueue */
 	bool token_marker; /* t_token is a token marker's (record --mark) */

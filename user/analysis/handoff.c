@@ -124,9 +124,11 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	ix->act = malloc((n ? n : 1) * 2 * sizeof(*ix->act));
 	if (!ix->e || !ix->srv || !ix->act)
 		return -ENOMEM;
+	ix->rqs = rqs;
 	for (i = 0; i < n; i++) {
 		const struct tt_cp_request *rq = &rqs[i];
 
+		ix->nhops += !!rq->hop_sender_tid;
 		if (rq->reader_tid && rq->t_read)
 			ix->act[ix->nact++] = (struct rq_act){
 				.tid = rq->reader_tid, .req = i, .t = rq->t_read
@@ -348,10 +350,7 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 	return c->pos > c->lo && serves_other(&ix->e[c->pos - 1], ts, req);
 }
 
-/* tid's first read or first write of a request other than req after t, or
- * UINT64_MAX. */
-static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
-			 __u32 req)
+size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t)
 {
 	size_t a = 0, b = ix->nact, mid;
 
@@ -363,6 +362,16 @@ static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
 		else
 			b = mid;
 	}
+	return a;
+}
+
+/* tid's first read or first write of a request other than req after t, or
+ * UINT64_MAX. */
+static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
+			 __u32 req)
+{
+	size_t a = cp_act_after(ix, tid, t);
+
 	for (; a < ix->nact && ix->act[a].tid == tid; a++)
 		if (ix->act[a].req != req)
 			return ix->act[a].t;

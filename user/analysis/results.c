@@ -75,6 +75,7 @@ static void attribute_one(struct tt_request *r, const struct tt_cp_result *res)
 		r->dispatch_rule = res->dispatch;
 		r->enqueue_rule = res->enqueue;
 		r->token_marker = res->token_marker;
+		r->hop_id = res->hop_id;
 	}
 	r->attributed = res->complete;
 	if (!res->complete &&
@@ -99,6 +100,7 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 		.t_last_arrive = t_last_arrive,
 		.reader_tid = r->reader_tid,
 		.writer_tid = r->writer_tid,
+		.hop_sender_tid = r->hop_sender_tid,
 	};
 }
 
@@ -360,7 +362,7 @@ const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 		"no-arrive", "no-read",		  "no-response",
 		"no-wire",   "closed-mid-stream", "open-at-end",
 		"lost",	     "no-path",		  "error",
-		"no-token",  "pipelined",
+		"no-token",  "pipelined",	  "hop",
 	};
 
 	if (len && !incomplete)

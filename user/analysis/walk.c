@@ -470,8 +470,10 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_wake *handed;
 	bool boundary, resume, collect, via_handoff, dispatched = false;
 	__u32 tid = rq->writer_tid, from;
-	long k = th ? cp_rec_before(th, t) : -1, turn;
+	long k = th ? cp_rec_before(th, t) : -1, turn, hop;
 	__u64 marked = wk->mk.dispatch;
+	/* a marker says where; a walk looking for a hop follows wakes only */
+	const bool norules = marked || wk->hop_probe;
 	struct lock_return rets[LOCK_RETURNS];
 	int nret = 0;
 	/* the walk's floor on this thread: t_read, or where a lock wait it
@@ -504,8 +506,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				boundary = !dispatched && marked >= s &&
 					   marked <= t;
 			else
-				boundary = !dispatched && cs.entered &&
-					   cs.has_tb && cs.tb >= s && cs.tb <= t;
+				boundary = !dispatched && !norules &&
+					   cs.entered && cs.has_tb &&
+					   cs.tb >= s && cs.tb <= t;
 			/* a take of this request's element is its admission,
 			 * whatever hand-off of the engine follows it (the
 			 * burst that hands out this step's tokens, split) */
@@ -516,7 +519,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				boundary = false;
 			take = NULL;
 			/* a take later than the hand-off in this record wins */
-			batch = !marked && !dispatched &&
+			batch = !norules && !dispatched &&
 						rec->state == REC_RUNNING &&
 						th->tid != rq->reader_tid ?
 					cp_take_in(th, boundary ? cs.tb : s, t,
@@ -527,13 +530,13 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 				cs.tb = batch->ts;
 				wk->t_chan_send = take->t_send;
 			}
-			resume = !boundary && !marked && !dispatched &&
+			resume = !boundary && !norules && !dispatched &&
 				 wk->resumes && cs.entered &&
 				 resumed(wk, th, k, floor);
 			/* a batcher's last wait on its input before it
 			 * computed this request ends the queue */
 			collect =
-				!boundary && !resume && !marked &&
+				!boundary && !resume && !norules &&
 				!dispatched && cs.entered && rec->ts > lo &&
 				th->tid != rq->reader_tid &&
 				ran + (rec->state == REC_RUNNING ? t - s : 0) >=
@@ -579,8 +582,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		}
 		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
-		turn = waker && !dispatched && !marked ? cp_lock_turn(wk, th, k) :
-							 -1;
+		turn = waker && !dispatched && !norules ?
+			       cp_lock_turn(wk, th, k) :
+			       -1;
 		/* its tries for the interpreter lock after its turn at an
 		 * application's: its own way to that turn, not the GIL's
 		 * holder's work */
@@ -588,13 +592,26 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			waker = NULL;
 		/* a lock wake after a hand-off to th: that hand-off */
 		handed = waker ? cp_lock_detour(cp, th, k, floor) : NULL;
-		if (handed && !dispatched && !marked && wk->detours)
+		if (handed && !dispatched && !norules && wk->detours)
 			waker = NULL;
-		if (waker && turn < 0 && !dispatched && !marked &&
+		if (waker && turn < 0 && !dispatched && !norules &&
 		    boundary_then_lock(wk, th, k, &cs))
 			waker = NULL;
 		if (!waker) {
 			k--;
+			continue;
+		}
+		/* a hop's first token woke it: the hop's path, from its send */
+		hop = cp_hop_at(wk, waker->tid, t);
+		if (hop >= 0 && cp_hop_take(wk, hop, t, dispatched || marked,
+					    &disp, rule)) {
+			dispatched = true;
+			tid = wk->ix->rqs[hop].hop_sender_tid;
+			th = cp_thread_find(cp, tid);
+			t = wk->ix->rqs[hop].t_arrive;
+			k = th ? cp_rec_before(th, t) : -1;
+			t_out = t;
+			ran = 0;
 			continue;
 		}
 		/* the wait is the waker's path: move there at the wake */
@@ -657,7 +674,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
-		if (!dispatched && !marked && !w->lock &&
+		if (!dispatched && !norules && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
 		    !reader_asked_helper(wk, th->tid, t)) {
@@ -696,7 +713,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		tid = th->tid;
 		k = cp_rec_before(th, t);
 		t_out = t;
-		if (dispatched || marked)
+		if (dispatched || norules)
 			continue;
 		cs.entered = true;
 		cp_scan_consumer(wk, th, t, floor, from, &cs);
@@ -735,6 +752,34 @@ static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
 	return alt_disp;
 }
 
+/*
+ * A gateway's request whose path meets a hop's response: the first walk
+ * follows wakes only, so that no rule fires on the gateway's own threads
+ * (its relays look like pick-ups), and is kept when it took the hop.
+ */
+static __u64 hop_first(const struct walk *start, struct walk *wk, __u8 *rule)
+{
+	struct walk probe = *start;
+	__u64 disp;
+
+	if (!start->ix->nhops)
+		return 0;
+	probe.path = (struct segvec){ 0 };
+	probe.hop_probe = true;
+	disp = walk_path(&probe, rule);
+	if (probe.err || !probe.hop_id) {
+		wk->err = probe.err;
+		free(probe.path.v);
+		free(probe.passed);
+		return 0;
+	}
+	free(wk->path.v);
+	free(wk->passed);
+	*wk = probe;
+	wk->hop_probe = false;
+	return disp;
+}
+
 static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
 {
 	return x < lo ? lo : x > hi ? hi : x;
@@ -754,9 +799,9 @@ static void take_marks(struct walk *wk, const struct cp_rq_marks *mk)
 		wk->mk.token = clamp(mk->token, wk->r, wk->f);
 }
 
-static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
-		    const struct tt_cp_request *rqs, size_t ri,
-		    const struct cp_rq_marks *mk, struct tt_cp_result *out)
+int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
+		const struct tt_cp_request *rqs, size_t ri,
+		const struct cp_rq_marks *mk, struct tt_cp_result *out)
 {
 	const struct tt_cp_request *rq = &rqs[ri];
 	struct walk wk = { .cp = cp, .ix = ix, .rq = rq, .ri = ri }, start;
@@ -790,25 +835,29 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	take_marks(&wk, mk);
 
 	start = wk;
-	disp = walk_path(&wk, &rule);
+	disp = hop_first(&start, &wk, &rule);
+	if (!wk.hop_id && !wk.err)
+		disp = walk_path(&wk, &rule);
 	gil = wk.gil_followed;
-	/* the GPU rule first: an engine's iterations bound its queue */
-	if (!wk.err && rule == TT_CP_DISP_READ)
+	/* the GPU rule first: an engine's iterations bound its queue; a
+	 * hop's walk had its own fallbacks */
+	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id)
 		disp = cp_gpu_dispatch(&wk, disp, &rule);
-	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed)
+	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed && !wk.hop_id)
 		disp = rewalk(&start, &wk, disp, &rule, true, false);
 	/* an interpreter lock passed around hides who runs: no resume then,
 	 * but for a consumer in another process (vLLM's engine behind its
 	 * API's loop) */
-	if (!wk.err && rule == TT_CP_DISP_READ) {
+	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id) {
 		start.gil_followed = gil;
 		disp = rewalk(&start, &wk, disp, &rule, false, true);
 	}
 	err = wk.err;
 	if (!err)
 		err = cp_reader_phase(&wk, &segs);
-	/* with a pick-up or a hand-off the path holds its queue */
-	if (!err && (rule == TT_CP_DISP_READ || rule == TT_CP_DISP_GPU)) {
+	/* with a pick-up, a hand-off or a hop the path holds its queue */
+	if (!err && !wk.hop_id &&
+	    (rule == TT_CP_DISP_READ || rule == TT_CP_DISP_GPU)) {
 		wk.t_enqueue = wk.r;
 		err = cp_seg_add(&segs, false, wk.r, disp, 0, TT_CP_PHASE,
 				 TT_ST_QUEUE, "queued");
@@ -845,6 +894,7 @@ static int walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		out->nsegs = segs.n;
 	}
 	out->t_enqueue = wk.t_enqueue;
+	out->hop_id = wk.hop_id;
 	out->gil_ns = wk.gil_ns;
 	out->t_dispatch = disp;
 	out->t_token = clamp(wk.mk.token ? wk.mk.token :
@@ -891,8 +941,9 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 		err = cp_loop_fifo(cp, &ix);
 	if (!err)
 		err = cp_marks_bind(cp, rqs, n, mk);
+	ix.mk = mk;
 	for (i = 0; i < nsel && !err; i++)
-		err = walk_one(cp, &ix, rqs, sel[i], &mk[sel[i]], &out[i]);
+		err = cp_walk_one(cp, &ix, rqs, sel[i], &mk[sel[i]], &out[i]);
 	cp_rq_index_free(&ix);
 	free(mk);
 	if (err) {

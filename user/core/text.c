@@ -79,3 +79,26 @@ void tt_html_str(FILE *out, const char *s, size_t max)
 		i++;
 	}
 }
+
+/* The recording's host, kernel and command line, escaped: they are bytes
+ * of the recorded machine. */
+void tt_meta_text(FILE *out, const struct tt_file_meta *m)
+{
+	char host[TT_TEXT_ROOM(sizeof(m->hostname))];
+	char kernel[TT_TEXT_ROOM(sizeof(m->kernel))];
+	char opts[TT_TEXT_ROOM(sizeof(m->options))];
+
+	fprintf(out, "host: %s  kernel: %s\n",
+		tt_text_escape(host, sizeof(host), m->hostname,
+			       sizeof(m->hostname)),
+		tt_text_escape(kernel, sizeof(kernel), m->kernel,
+			       sizeof(m->kernel)));
+	if (m->recorder[0])
+		fprintf(out, "recorder: ttftrace %s\n",
+			tt_text_escape(opts, sizeof(opts), m->recorder,
+				       sizeof(m->recorder)));
+	if (m->options[0])
+		fprintf(out, "recorded with: %s\n",
+			tt_text_escape(opts, sizeof(opts), m->options,
+				       sizeof(m->options)));
+}

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "event.h"
 
 /*
  * s, at most max bytes or up to its NUL, into buf (always terminated,
@@ -30,5 +31,9 @@ void tt_html_str(FILE *out, const char *s, size_t max);
 
 /* Room for the escape of a string of n bytes: "\xNN" per byte at most. */
 #define TT_TEXT_ROOM(n) (4 * (n) + 1)
+
+/* The recording's host, kernel, recorder and command line, one per line,
+ * escaped: they are bytes of the recorded machine. */
+void tt_meta_text(FILE *out, const struct tt_file_meta *m);
 
 #endif /* TT_TEXT_H */

@@ -87,6 +87,7 @@ struct report_data {
 	struct tt_u64vec ttft, tpot;
 	struct tt_summary s_ttft, s_tpot, s_itl, s_itl_emit;
 	size_t complete, incomplete;
+	size_t hops; /* counted apart: inside the requests that made them */
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
 	size_t errors, no_token; /* answered without tokens: counted apart */
 	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
@@ -202,6 +203,10 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 	memset(d, 0, sizeof(*d));
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		r = tt_analyzer_request(a, i);
+		if (r->incomplete & TT_INC_HOP) {
+			d->hops++;
+			continue;
+		}
 		if (r->complete) {
 			d->complete++;
 		} else {
@@ -396,29 +401,6 @@ static void text_table(FILE *out, const struct tt_analyzer *a,
 	}
 }
 
-/* The recording's host, kernel and command line, escaped: they are bytes
- * of the recorded machine. */
-static void meta_text(FILE *out, const struct tt_file_meta *m)
-{
-	char host[TT_TEXT_ROOM(sizeof(m->hostname))];
-	char kernel[TT_TEXT_ROOM(sizeof(m->kernel))];
-	char opts[TT_TEXT_ROOM(sizeof(m->options))];
-
-	fprintf(out, "host: %s  kernel: %s\n",
-		tt_text_escape(host, sizeof(host), m->hostname,
-			       sizeof(m->hostname)),
-		tt_text_escape(kernel, sizeof(kernel), m->kernel,
-			       sizeof(m->kernel)));
-	if (m->recorder[0])
-		fprintf(out, "recorder: ttftrace %s\n",
-			tt_text_escape(opts, sizeof(opts), m->recorder,
-				       sizeof(m->recorder)));
-	if (m->options[0])
-		fprintf(out, "recorded with: %s\n",
-			tt_text_escape(opts, sizeof(opts), m->options,
-				       sizeof(m->options)));
-}
-
 int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		   const struct tt_file_meta *meta,
 		   const struct tt_report_opts *o)
@@ -435,9 +417,14 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		goto cleanup;
 	tt_critpath_stats(tt_analyzer_critpath(a), &cst);
 	if (meta)
-		meta_text(out, meta);
+		tt_meta_text(out, meta);
 	fprintf(out, "requests: %zu (complete %zu, incomplete %zu)\n",
 		d.complete + d.incomplete, d.complete, d.incomplete);
+	if (d.hops)
+		fprintf(out,
+			"hops: %zu (sent on loopback by a traced process: "
+			"inside the requests that sent them)\n",
+			d.hops);
 	if (d.incomplete) {
 		fprintf(out, "incomplete:");
 		for (k = 0; k < NREASONS; k++) {
@@ -862,6 +849,10 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 	json_request_stages(out, a, i);
 	if (x)
 		x->request_json(out, x->ctx, i);
+	/* null: no hop on the path / not a hop (docs/design.md §4.11) */
+	json_opt(out, "hop_id", has_stages(a, i) ? r->hop_id : 0);
+	json_opt(out, "hop_sender_tid",
+		 (r->incomplete & TT_INC_HOP) ? r->hop_sender_tid : 0);
 	if (r->complete) {
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
@@ -951,6 +942,8 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		(unsigned long long)d.steal_total,
 		(unsigned long long)d.steal_max,
 		o->include_incomplete ? "true" : "false");
+	/* requests sent on by a traced gateway: inside the ones that sent them */
+	fprintf(out, ",\"hops\":%zu", d.hops);
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
