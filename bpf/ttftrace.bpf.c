@@ -74,6 +74,16 @@ struct {
 	__type(value, __u64);
 } traced_ports SEC(".maps");
 
+/* Local ports of traced processes' client TCP sockets, by port: the tgid
+ * that sent on it (0: none). A server connection whose peer has one of
+ * these ports carries hops (docs/design.md §4.11). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* local port, host order */
+	__type(value, __u32);
+} client_ports SEC(".maps");
+
 /* Connections already announced with TT_EV_CONN_OPEN: a mark kept with
  * the socket, which every send, receive and data_ready looks at (a hash
  * lookup by address was 100-180 ns of each send, bench/prog_cost.sh). It
@@ -529,6 +539,14 @@ int BPF_PROG(tt_rename, struct task_struct *task, const char *comm)
 
 /* ---- connections ---- */
 
+static __always_inline void forget_client_port(__u32 port)
+{
+	__u32 *owner = bpf_map_lookup_elem(&client_ports, &port);
+
+	if (owner && *owner)
+		*owner = 0;
+}
+
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 {
@@ -545,6 +563,10 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 					    BPF_ANY);
 		return 0;
 	}
+	/* a client socket leaving ESTABLISHED (its port still bound): the
+	 * port may go to an untraced process next */
+	if (oldstate == TCP_ESTABLISHED && !port_traced(port))
+		forget_client_port(port);
 	/* by TCP_CLOSE the port is released (inet_num is 0): go by the
 	 * socket's address alone */
 	if (conn_announced(sk)) {
@@ -704,6 +726,38 @@ static __always_inline __u64 rx_dev_time(const struct sock *sk)
 	return now - age;
 }
 
+/* TT_F_HOP and TT_F_HOP_SENDER of a server socket's data */
+static __always_inline __u32 hop_flags(const struct sock *sk)
+{
+	__u32 port = bpf_ntohs(sk->__sk_common.skc_dport), *owner;
+
+	owner = bpf_map_lookup_elem(&client_ports, &port);
+	if (!owner || !*owner)
+		return 0;
+	if (*owner == bpf_get_current_pid_tgid() >> 32)
+		return TT_F_HOP | TT_F_HOP_SENDER;
+	return TT_F_HOP;
+}
+
+/* A traced process sends on a TCP socket that no traced listener accepted:
+ * a client socket, marked before its bytes reach the peer (this runs at the
+ * start of tcp_sendmsg, in the sender's context). */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tt_client_send, const struct sock *sk)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, port, *owner;
+
+	if (!tgid_traced(tgid))
+		return 0;
+	port = sk->__sk_common.skc_num;
+	if (port_traced(port))
+		return 0;
+	owner = bpf_map_lookup_elem(&client_ports, &port);
+	if (owner && *owner != tgid)
+		*owner = tgid;
+	return 0;
+}
+
 SEC("tp_btf/sk_data_ready")
 int BPF_PROG(tt_data_ready, const struct sock *sk)
 {
@@ -726,9 +780,7 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	}
 	ensure_conn(sk);
 	queued = BPF_CORE_READ(tp, rcv_nxt) - BPF_CORE_READ(tp, copied_seq);
-	flags = irq_flags();
-	if (tgid_traced(bpf_get_current_pid_tgid() >> 32))
-		flags |= TT_F_TRACED_SENDER;
+	flags = irq_flags() | hop_flags(sk);
 	ts_dev = rx_dev_time(sk);
 	if (!ts_dev) {
 		emit_sock(TT_EV_DATA_READY, sk, queued, flags);

@@ -74,9 +74,11 @@ enum tt_event_type {
  * never a hand-off (a goroutine readied by the Go scheduler itself, or
  * started: docs/design.md §4.10) */
 #define TT_F_RUNTIME (1u << 2)
-/* DATA_READY: current is a traced process; on loopback, where the delivery
- * runs in the sender's send, the sender (a hop: docs/design.md §4.11) */
-#define TT_F_TRACED_SENDER (1u << 3)
+/* DATA_READY: the peer's port is a client socket of a traced process on
+ * this host, a hop (docs/design.md §4.11); HOP_SENDER: current is of that
+ * process (on loopback the delivery runs in the sender's send) */
+#define TT_F_HOP (1u << 3)
+#define TT_F_HOP_SENDER (1u << 4)
 
 struct tt_hdr {
 	__u64 ts; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

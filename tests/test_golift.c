@@ -182,8 +182,57 @@ static void test_probe_taken_off(void)
 	an_golift_free(&gl);
 }
 
+/* s holds a runtime wake of target by waker, then a switch. */
+static void runtime_wake(const struct sink *s, __u32 waker, __u32 target)
+{
+	ASSERT_EQ(s->n, 2, "a wake and a switch");
+	ASSERT_EQ(s->ev[0].h.type, TT_EV_WAKING, "a wake");
+	ASSERT_EQ(s->ev[0].h.tid, waker, "its waker");
+	ASSERT_EQ(s->ev[0].wake.target_tid, target, "its target");
+	ASSERT_EQ(s->ev[0].h.flags, TT_F_RUNTIME, "the runtime's");
+	ASSERT_EQ(s->ev[1].h.type, TT_EV_SWITCH, "then a switch");
+}
+
+/* The wakes the runtime makes without ready() (docs/design.md §4.11): a
+ * goroutine first seen running was started, one netpoll readied runs with
+ * no ready seen, and a goroutine that stops gives its M back. */
+static void test_runtime_wakes_without_ready(void)
+{
+	struct an_golift gl = {};
+	struct sink s = {};
+	__u32 gh;
+	int i;
+
+	/* first seen running: started, by the M's scheduler */
+	feed_go(&gl, &s, 100, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	ASSERT_EQ(s.ev[1].h.type, TT_EV_WAKEUP_NEW, "started");
+	ASSERT_EQ(s.ev[1].h.tid, M1, "by its M");
+	ASSERT_EQ(s.ev[1].h.flags, TT_F_RUNTIME, "the runtime's");
+	gh = s.ev[1].wake.target_tid;
+	ASSERT_EQ(s.ev[2].h.type, TT_EV_SWITCH, "then it runs");
+	ASSERT_EQ(s.ev[2].sw.next_tid, gh, "on M1");
+	/* it parks on a socket: it gives its M back to the scheduler */
+	s.n = 0;
+	feed_go(&gl, &s, 200, M1, G_HANDLER, TT_GO_RUNNING, TT_GO_WAITING);
+	runtime_wake(&s, gh, M1);
+	ASSERT_EQ(s.ev[1].h.tid, gh, "then the goroutine leaves");
+	/* netpoll readied it on M2, no ready() seen: M2's runtime wake */
+	s.n = 0;
+	feed_go(&gl, &s, 300, M2, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	runtime_wake(&s, M2, gh);
+	/* readied by ready(): that wake only */
+	feed_go(&gl, &s, 400, M2, G_HANDLER, TT_GO_RUNNING, TT_GO_WAITING);
+	feed_go(&gl, &s, 450, M1, G_HANDLER, TT_GO_WAITING, TT_GO_RUNNABLE);
+	s.n = 0;
+	feed_go(&gl, &s, 460, M2, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	for (i = 0; i < s.n; i++)
+		ASSERT_NEQ(s.ev[i].h.type, TT_EV_WAKING, "no second wake");
+	an_golift_free(&gl);
+}
+
 int main(void)
 {
+	TT_RUN(test_runtime_wakes_without_ready);
 	TT_RUN(test_probe_taken_off);
 	TT_RUN(test_untouched_without_go);
 	TT_RUN(test_handler_and_locked_engine);

@@ -112,29 +112,19 @@ func completions(w http.ResponseWriter, r *http.Request) {
 	}
 	tEnqueue := now()
 	jobs <- j
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(200)
-	f := w.(http.Flusher)
-	var tFirst, tLast int64
-	n := 0
+	sse := newSSE(w)
 	for t := range j.out {
-		tLast = now()
-		if tFirst == 0 {
-			tFirst = tLast
-		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":\"tok%d\"}]}\n\n", t.idx)
-		f.Flush()
-		n++
+		sse.token(fmt.Sprintf("\"tok%d\"", t.idx))
 		if t.last {
 			break
 		}
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	sse.done()
 	_, port, _ := net.SplitHostPort(r.RemoteAddr)
 	p, _ := strconv.Atoi(port)
 	logMu.Lock()
 	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,0,ok\n", p, tRead, tEnqueue, j.tAdmit,
-		tFirst, tLast, n)
+		sse.tFirst, sse.tLast, sse.n)
 	logMu.Unlock()
 }
 

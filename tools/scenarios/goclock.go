@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"syscall"
 	"unsafe"
@@ -35,4 +36,33 @@ func openLog(prog, path, header string) *os.File {
 	}
 	fmt.Fprintln(f, header)
 	return f
+}
+
+// sseStream writes a completion's tokens as SSE events, each flushed, and
+// keeps the truth's emit times: just before the first and the last write
+type sseStream struct {
+	w             http.ResponseWriter
+	tFirst, tLast int64
+	n             int
+}
+
+func newSSE(w http.ResponseWriter) *sseStream {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	return &sseStream{w: w}
+}
+
+// token writes text (a JSON string) as one completion chunk
+func (s *sseStream) token(text string) {
+	s.tLast = now()
+	if s.tFirst == 0 {
+		s.tFirst = s.tLast
+	}
+	fmt.Fprintf(s.w, "data: {\"choices\":[{\"index\":0,\"text\":%s}]}\n\n", text)
+	s.w.(http.Flusher).Flush()
+	s.n++
+}
+
+func (s *sseStream) done() {
+	fmt.Fprint(s.w, "data: [DONE]\n\n")
 }

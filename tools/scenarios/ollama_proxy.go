@@ -105,25 +105,16 @@ func generate(w http.ResponseWriter, r *http.Request) {
 	port := make(chan int, 1)
 	tForward := now()
 	go completion(r.Context(), body, out, port)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(200)
-	f := w.(http.Flusher)
-	var tFirst, tLast int64
-	n, status := 0, "ok"
+	sse := newSSE(w)
+	status := "ok"
 	for p := range out {
 		if p.err != nil {
 			status = "error"
 			break
 		}
-		tLast = now()
-		if tFirst == 0 {
-			tFirst = tLast
-		}
-		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"text\":%q}]}\n\n", p.text)
-		f.Flush()
-		n++
+		sse.token(strconv.Quote(p.text))
 	}
-	io.WriteString(w, "data: [DONE]\n\n")
+	sse.done()
 	up := 0
 	select {
 	case up = <-port:
@@ -132,8 +123,8 @@ func generate(w http.ResponseWriter, r *http.Request) {
 	_, cport, _ := net.SplitHostPort(r.RemoteAddr)
 	cp, _ := strconv.Atoi(cport)
 	logMu.Lock()
-	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,%s\n", cp, tRead, up, tForward, tFirst, tLast,
-		n, status)
+	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,%s\n", cp, tRead, up, tForward, sse.tFirst,
+		sse.tLast, sse.n, status)
 	logMu.Unlock()
 }
 

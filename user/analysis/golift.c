@@ -29,11 +29,12 @@ static int set_cur(struct an_golift *gl, __u32 m, __u32 g)
 
 /* The goroutine tid of struct g gp in tgid, its name emitted when new. */
 static int go_tid(struct an_golift *gl, const struct tt_event *ev, __u64 gp,
-		  __u32 *tid, an_golift_fn fn, void *ctx)
+		  __u32 *tid, bool *fresh, an_golift_fn fn, void *ctx)
 {
 	struct tt_hmap_ent *e = tt_hmap_find(&gl->gs, gp, ev->h.tgid);
 	struct tt_event name;
 
+	*fresh = !e;
 	if (e) {
 		*tid = e->val;
 		return 0;
@@ -75,17 +76,55 @@ static int emit_switch(const struct tt_event *ev, __u32 prev, __u32 next,
 	return fn(ctx, &sw);
 }
 
+/* A wake (type WAKING or WAKEUP_NEW) of target by waker at ev's time. */
+static int emit_wake(const struct tt_event *ev, __u16 type, __u32 waker,
+		     __u32 target, __u32 flags, an_golift_fn fn, void *ctx)
+{
+	struct tt_event wk;
+
+	memset(&wk, 0, sizeof(wk));
+	wk.h = ev->h;
+	wk.h.type = type;
+	wk.h.tid = waker;
+	wk.h.flags = flags;
+	wk.wake = (struct tt_wake){
+		.target_tid = target,
+		.target_tgid = ev->h.tgid,
+		.waker_syscall = -1,
+		.target_cpu = ev->h.cpu,
+	};
+	return fn(ctx, &wk);
+}
+
+/* Goroutine g, parked and readied by no ready(), runs on M (ev's thread):
+ * the netpoller readied it (netpoll's list goes runnable without ready()),
+ * mostly on this M just before: a runtime wake by M, which the walk follows
+ * to the M's own wake (the socket's data: a hop's send, docs/design.md
+ * §4.11). A goroutine first seen here (fresh: newproc is not probed) was
+ * started, on its creator's P; its creator gave this M back (give_back in
+ * lift_status): followed there, handing nothing off. */
+static int parked_runs(struct an_golift *gl, const struct tt_event *ev, __u32 g,
+		       bool fresh, an_golift_fn fn, void *ctx)
+{
+	if (!fresh && !tt_hmap_find(&gl->parked, g, 0))
+		return 0;
+	tt_hmap_del(&gl->parked, g, 0);
+	return emit_wake(ev, fresh ? TT_EV_WAKEUP_NEW : TT_EV_WAKING, ev->h.tid,
+			 g, TT_F_RUNTIME, fn, ctx);
+}
+
 /* One runtime.casgstatus on M (ev's thread): the goroutine starts or
  * stops on M, or is readied by whatever M runs. */
 static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 		       an_golift_fn fn, void *ctx)
 {
 	__u32 m = ev->h.tid, from = ev->go.from, to = ev->go.to;
-	__u32 g, running = on_m(gl, m);
-	struct tt_event wk;
+	__u32 g, running = on_m(gl, m), flags;
+	bool fresh;
+	__u16 type;
 	int err;
 
-	err = go_tid(gl, ev, ev->go.g, &g, fn, ctx);
+	err = go_tid(gl, ev, ev->go.g, &g, &fresh, fn, ctx);
 	if (err)
 		return err;
 	gl->lifted++;
@@ -99,7 +138,9 @@ static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 			if (err)
 				return err;
 		}
-		err = emit_switch(ev, m, g, 1, fn, ctx);
+		err = parked_runs(gl, ev, g, fresh, fn, ctx);
+		if (!err)
+			err = emit_switch(ev, m, g, 1, fn, ctx);
 		return err ? err : set_cur(gl, m, g);
 	}
 	if (from == TT_GO_RUNNING || from == TT_GO_SYSCALL) {
@@ -107,9 +148,15 @@ static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 		 * without its P: g leaves M */
 		bool runnable = to == TT_GO_RUNNABLE || to == TT_GO_PREEMPTED;
 
-		err = emit_switch(ev, g, m, runnable ? 0 : 1, fn, ctx);
+		/* M runs the scheduler after g: what it starts or polls
+		 * ready next follows g's work */
+		err = emit_wake(ev, TT_EV_WAKING, g, m, TT_F_RUNTIME, fn, ctx);
+		if (!err)
+			err = emit_switch(ev, g, m, runnable ? 0 : 1, fn, ctx);
 		if (!err && running == g)
 			err = set_cur(gl, m, 0);
+		if (!err && to == TT_GO_WAITING)
+			err = tt_hmap_put(&gl->parked, g, 0, 1);
 		return err;
 	}
 	if (to != TT_GO_RUNNABLE ||
@@ -118,21 +165,12 @@ static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 	/* readied (a channel, a lock, a new goroutine): by the goroutine M
 	 * runs, a hand-off; by the scheduler itself (netpoll, timers), a
 	 * runtime wake */
-	memset(&wk, 0, sizeof(wk));
-	wk.h = ev->h;
-	/* one that was waiting before the trace: blocked since its start */
-	wk.h.type = from == TT_GO_WAITING ? TT_EV_WAKING : TT_EV_WAKEUP_NEW;
-	wk.h.tid = running;
+	tt_hmap_del(&gl->parked, g, 0);
 	/* a new goroutine is followed to its creator but hands nothing
 	 * off: Go's libraries start their own (net/http's background read) */
-	wk.h.flags = running == m || from != TT_GO_WAITING ? TT_F_RUNTIME : 0;
-	wk.wake = (struct tt_wake){
-		.target_tid = g,
-		.target_tgid = ev->h.tgid,
-		.waker_syscall = -1,
-		.target_cpu = ev->h.cpu,
-	};
-	return fn(ctx, &wk);
+	type = from == TT_GO_WAITING ? TT_EV_WAKING : TT_EV_WAKEUP_NEW;
+	flags = running == m || from != TT_GO_WAITING ? TT_F_RUNTIME : 0;
+	return emit_wake(ev, type, running, g, flags, fn, ctx);
 }
 
 static void remap(const struct an_golift *gl, __u32 tgid, __u32 *tid)
@@ -208,5 +246,6 @@ void an_golift_free(struct an_golift *gl)
 	tt_hmap_free(&gl->gs);
 	tt_hmap_free(&gl->cur);
 	tt_hmap_free(&gl->stopped);
+	tt_hmap_free(&gl->parked);
 	memset(gl, 0, sizeof(*gl));
 }

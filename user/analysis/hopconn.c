@@ -29,13 +29,16 @@ static bool conn_local(const struct conn *c)
 	       (IN6_IS_ADDR_V4MAPPED(&a6) && c->raddr[12] == 127);
 }
 
-/* Bytes a traced server process on this host sent: on loopback the
- * delivery runs in the sender's send, so current is the sender
- * (docs/design.md §4.11). */
+/* Bytes that a traced server process on this host sent from a client
+ * socket (the recorder knows its port), its own thread current as the
+ * loopback delivery runs in its send (docs/design.md §4.11); a traced load
+ * generator serves nothing. */
 bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
 		       const struct tt_event *ev)
 {
-	return (ev->h.flags & TT_F_TRACED_SENDER) && conn_local(c) &&
+	const __u32 both = TT_F_HOP | TT_F_HOP_SENDER;
+
+	return (ev->h.flags & both) == both && conn_local(c) &&
 	       tt_hmap_find(&a->server_tgids, ev->h.tgid, 0);
 }
 
