@@ -1474,8 +1474,9 @@ static const struct rq_want sync_calls_want[] = {
  * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
  * 300, which sends its first token at 1300, waking 101 at 1310; 101 hands
  * the token to the gateway's writer 102 at 1400, which writes at 1500. */
-#define HOP_STREAM                                                             \
-	STEPS(E_IN(0, 101), E_IN(5, 301), E_OUT(50, 301, SOCK_WAIT),          \
+#define HOP_STREAM STEPS(UNPAREN HOP_EVENTS)
+#define HOP_EVENTS                                                             \
+	(E_IN(0, 101), E_IN(5, 301), E_OUT(50, 301, SOCK_WAIT),               \
 	      E_IN(6, 302), E_OUT(60, 302, .sys = NR_FUTEX, .arg0 = 0x10),    \
 	      E_IN(7, 102), E_OUT(70, 102, .sys = NR_FUTEX, .arg0 = 0x20),    \
 	      E_SOFTIRQ(210, 101, 301), E_OUT(220, 101, SOCK_WAIT),           \
@@ -4061,6 +4062,20 @@ static const struct scenario scenarios[] = {
 			NULL,
 			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
 			  R_T(t_enqueue, 300), R_T(t_dispatch, 305),
+			  R(hop_id, 0) },
+		}),
+	},
+	/* a dispatch marker of the gateway's, before it sends the hop: the
+	 * user said where the queue ends, the walk is as before, no hop */
+	{
+		SC("test_hop", "marker_wins"),
+		.steps = STEPS(UNPAREN HOP_EVENTS, E_MARK_NOKEY(150, 101, DISPATCH)),
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 1300, 1305, 301, 302, .hop_sender_tid = 101)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 150),
 			  R(hop_id, 0) },
 		}),
 	},

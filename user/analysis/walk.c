@@ -601,10 +601,11 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			k--;
 			continue;
 		}
-		/* a hop's first token woke it: the hop's path, from its send */
-		hop = cp_hop_at(wk, waker->tid, t);
-		if (hop >= 0 && cp_hop_take(wk, hop, t, dispatched || marked,
-					    &disp, rule)) {
+		/* a hop's first token woke it: the hop's path, from its send
+		 * (a marker says where the queue is: the walk as it was) */
+		hop = marked ? -1 : cp_hop_at(wk, waker->tid, t);
+		if (hop >= 0 &&
+		    cp_hop_take(wk, hop, t, dispatched, &disp, rule)) {
 			dispatched = true;
 			tid = wk->ix->rqs[hop].hop_sender_tid;
 			th = cp_thread_find(cp, tid);
