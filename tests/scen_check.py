@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
 
-  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50] ...
+  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50|:hops=S] ...
 
 --scale multiplies the shares DISPATCH, QUEUE and A2T (the sanitizer
 suite's: an ASan build of the recorder takes CPU the traced server lacks).
@@ -29,7 +29,9 @@ are also within max(1 ms, 5%) of the server's own at p50 and p99 (issue
 ranks of 120 either side of its median, where a gap at the median makes
 one request off a jump: median_within()); with "p50", at p50 only (a
 p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
-single one the kernel ran late moves it).
+single one the kernel ran late moves it); with "hops=S" (a gateway in
+front of a runner), every runner request a hop and at least S of the
+requests walked through theirs (hop_checks()).
 """
 import json
 import os
@@ -52,6 +54,25 @@ def median_within(v):
     lo, hi = v[5], v[6]
     gap = 0 if lo <= a <= hi else min(abs(a - lo), abs(a - hi))
     return gap <= max(1_000_000, 0.05 * t)
+
+
+def hop_checks(rep, share):
+    """A gateway's scenario (mode hops=SHARE): each of its calls to the
+    runner a hop counted apart, with the thread that sent it, and at least
+    SHARE of its requests walked through their hop (docs/design.md
+    §4.11)."""
+    hops = [r for r in rep["requests"] if r.get("incomplete_reason") == "hop"]
+    outer = [r for r in rep["requests"] if r.get("incomplete_reason") != "hop"]
+    taken = sum(1 for r in outer if r.get("hop_id"))
+    sender = sum(1 for r in hops if r.get("hop_sender_tid"))
+    return [
+        (len(hops) == len(outer) == rep["summary"]["hops"],
+         f"every runner request a hop: {len(hops)} for {len(outer)} requests, "
+         f"{rep['summary']['hops']} in the summary"),
+        (sender >= 0.9 * len(hops), f"hops that know their sender: {sender} of {len(hops)}"),
+        (taken >= share * len(outer),
+         f"walked through their hop: {taken} of {len(outer)} (at least {share:.0%})"),
+    ]
 
 
 def evidence(outdir, name):
@@ -124,6 +145,8 @@ def main():
                            f"storage span off for {st[4]} of {n} (at most {a2t:.0%})"))
         # the last token's stamp is exact only when [DONE] came in a later
         # read (Node writes them back to back: none is, nothing to check)
+        if mode.startswith("hops="):
+            checks += hop_checks(rep, float(mode[5:]))
         if all_tpot:
             checks.append((all_tpot - ok_tpot <= 0.01 * n,
                            f"TPOT within 0.2 ms + 5% of the client's stamps: "

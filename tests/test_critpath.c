@@ -1474,12 +1474,12 @@ static const struct rq_want sync_calls_want[] = {
  * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
  * 300, which sends its first token at 1300, waking 101 at 1310; 101 hands
  * the token to the gateway's writer 102 at 1400, which writes at 1500. */
-#define HOP_STREAM STEPS(UNPAREN HOP_EVENTS)
-#define HOP_EVENTS                                                             \
+#define HOP_STREAM STEPS(UNPAREN HOP_EVENTS(SOCK_WAIT))
+#define HOP_EVENTS(...)                                                        \
 	(E_IN(0, 101), E_IN(5, 301), E_OUT(50, 301, SOCK_WAIT),               \
 	      E_IN(6, 302), E_OUT(60, 302, .sys = NR_FUTEX, .arg0 = 0x10),    \
 	      E_IN(7, 102), E_OUT(70, 102, .sys = NR_FUTEX, .arg0 = 0x20),    \
-	      E_SOFTIRQ(210, 101, 301), E_OUT(220, 101, SOCK_WAIT),           \
+	      E_SOFTIRQ(210, 101, 301), E_OUT(220, 101, __VA_ARGS__),         \
 	      E_IN(215, 301), E_WAKE(300, 301, 302, NR_FUTEX, 0x10),          \
 	      E_OUT(310, 301, .sys = NR_FUTEX, .arg0 = 0x30), E_IN(305, 302), \
 	      E_SOFTIRQ(1310, 302, 101),                                      \
@@ -1487,6 +1487,19 @@ static const struct rq_want sync_calls_want[] = {
 	      E_IN(1315, 101), E_WAKE(1400, 101, 102, NR_FUTEX, 0x20),        \
 	      E_OUT(1410, 101, SOCK_WAIT), E_IN(1405, 102),                   \
 	      E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x20))
+
+/* test_hop's sender 103 (a Go client's writeLoop), woken by waker at 200
+ * to send the hop, its bytes in at 205 */
+#define SENDER_103(waker)                                                      \
+	E_IN(8, 103), E_OUT(80, 103, .sys = NR_FUTEX, .arg0 = 0x50),          \
+		E_WAKE(200, waker, 103, NR_FUTEX, 0x50), E_IN(202, 103),       \
+		E_OUT(207, 103, .sys = NR_FUTEX, .arg0 = 0x50)
+
+/* the hop taken: the runner engine's pick-up is the gateway request's */
+#define HOP_TAKEN_FIELDS                                                       \
+	{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),                   \
+	  R_T(t_enqueue, 300), R_T(t_dispatch, 305), R(hop_id, 2) }
+#define HOP_TAKEN_WANT(...) WANTS({ 1, NULL, HOP_TAKEN_FIELDS, { __VA_ARGS__ } })
 
 /* no hop taken: the gateway relay's wake of its writer is the pick-up */
 #define RELAY_PICKUP_WANT                                                      \
@@ -4048,9 +4061,7 @@ static const struct scenario scenarios[] = {
 		.want = WANTS({
 			1,
 			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
-			  R_T(t_enqueue, 300), R_T(t_dispatch, 305),
-			  R(hop_id, 2) },
+			HOP_TAKEN_FIELDS,
 			{ SEG_AT(1307, "hop out", G(tid, 302)),
 			  SEG_AT(207, "hop in", G(tid, 301)),
 			  SEG_AT(212, "runqueue", G(tid, 301)),
@@ -4069,7 +4080,8 @@ static const struct scenario scenarios[] = {
 	 * user said where the queue ends, the walk is as before, no hop */
 	{
 		SC("test_hop", "marker_wins"),
-		.steps = STEPS(UNPAREN HOP_EVENTS, E_MARK_NOKEY(150, 101, DISPATCH)),
+		.steps = STEPS(UNPAREN HOP_EVENTS(SOCK_WAIT),
+			       E_MARK_NOKEY(150, 101, DISPATCH)),
 		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
 		    RQ(2, 205, 220, 1300, 1305, 301, 302, .hop_sender_tid = 101)),
 		.want = WANTS({
@@ -4078,6 +4090,46 @@ static const struct scenario scenarios[] = {
 			{ R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 150),
 			  R(hop_id, 0) },
 		}),
+	},
+	/* the gateway's relay parked as a goroutine does (no socket read):
+	 * the hop's first token came while it waited and a later send woke
+	 * it (a busy M polled the data ready); its wait to run after the
+	 * bytes were in is scheduler.runqueue */
+	{
+		SC("test_hop", "came_while_parked"),
+		.steps = STEPS(UNPAREN HOP_EVENTS(.sys = -1)),
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 400, 401, 301, 302, .hop_sender_tid = 101)),
+		.want = HOP_TAKEN_WANT(SEG_AT(800, "hop data in", G(tid, 101),
+					      G(stage, TT_ST_RUNQUEUE))),
+	},
+	/* an event loop (101) that read rq1, then rq3, and sent their hops
+	 * 2 and 4 in that order: hop 2's first token woke its epoll wait,
+	 * hop 4's came in while it ran. Each request takes its own hop, in
+	 * the order the loop read and sent, not the one that woke it. */
+	{
+		SC("test_hop", "event_loop_order"),
+		.steps = STEPS(E_IN(0, 101), E_IN(5, 301),
+			       E_OUT(50, 301, SOCK_WAIT), E_IN(6, 303),
+			       E_OUT(60, 303, SOCK_WAIT),
+			       E_SOFTIRQ(210, 101, 301), E_IN(212, 301),
+			       E_SOFTIRQ(225, 101, 303), E_IN(227, 303),
+			       E_OUT(235, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3,
+				     .anon = true),
+			       E_SOFTIRQ(1310, 301, 101), E_IN(1315, 101),
+			       E_OUT(1320, 301, SOCK_WAIT),
+			       E_OUT(1350, 303, SOCK_WAIT)),
+		RQS(RQ(1, 90, 100, 1400, 1405, 101, 101),
+		    RQ(2, 205, 215, 1300, 1305, 301, 301, .hop_sender_tid = 101),
+		    RQ(3, 140, 150, 1360, 1365, 101, 101),
+		    RQ(4, 220, 230, 1340, 1345, 303, 303,
+		       .hop_sender_tid = 101)),
+		.want = WANTS({ 1, NULL, { R(complete, true), R(hop_id, 2),
+					    R_T(t_dispatch, 215) } },
+			      { 3, NULL, { R(complete, true), R(hop_id, 4),
+					    R_T(t_dispatch, 230) },
+				{ SEG_AT(1350, "on-cpu", G(tid, 101)),
+				  SEG_AT(1342, "hop out", G(tid, 303)) } }),
 	},
 	/* the same requests, the runner's not known for a hop: the gateway
 	 * relay's wake of its writer is taken for the pick-up */
@@ -4088,13 +4140,36 @@ static const struct scenario scenarios[] = {
 		    RQ(2, 205, 220, 1300, 1305, 301, 302)),
 		.want = RELAY_PICKUP_WANT,
 	},
-	/* a hop whose first token went out long before the wake: a later
-	 * send of it, not its first token, woke the gateway */
+	/* the hop sent by a thread the relay woke (a Go client's
+	 * writeLoop): this request's, the walk goes on there */
+	{
+		SC("test_hop", "sender_woken"),
+		.steps = STEPS(UNPAREN HOP_EVENTS(SOCK_WAIT), SENDER_103(101)),
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 1300, 1305, 301, 302, .hop_sender_tid = 103)),
+		.want = HOP_TAKEN_WANT(SEG_AT(204, "on-cpu", G(tid, 103)),
+				       SEG_AT(201, "runqueue", G(tid, 103))),
+	},
+	/* a hop whose first token came while the relay was parked, but
+	 * whose sender was handed it by a thread (104) this path is not on:
+	 * another request's */
+	{
+		SC("test_hop", "another_requests"),
+		.steps = STEPS(UNPAREN HOP_EVENTS(.sys = -1), E_IN(9, 104),
+			       SENDER_103(104),
+			       E_OUT(201, 104, .sys = NR_FUTEX, .arg0 = 0x60)),
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 400, 401, 301, 302, .hop_sender_tid = 103)),
+		.want = RELAY_PICKUP_WANT,
+	},
+	/* a hop whose first token went out long before the wake of a
+	 * thread blocked reading its socket: a later send of it, not its
+	 * first token, woke the gateway */
 	{
 		SC("test_hop", "late_wake"),
 		.steps = HOP_STREAM,
 		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
-		    RQ(2, 205, 220, 300, 301, 301, 302, .hop_sender_tid = 101)),
+		    RQ(2, 205, 220, 306, 307, 301, 302, .hop_sender_tid = 101)),
 		.want = RELAY_PICKUP_WANT,
 	},
 };

@@ -50,30 +50,13 @@ done
 # Under ASan the recorder takes two to three times its CPU (as in
 # test_scen_py.sh): twice the shares (go: 10 of 120 off in one such CI run)
 # ollama: a Go gateway in front of the C runner (docs/design.md §4.11),
-# its shares from five runs, two beside a CPU hog: t_dispatch off for 2-6
-# of 120 (65-73% before hops), the queue for 26-48 (the requests whose
-# walk met no hop: their t_enqueue is the gateway's), admission to token
-# for 2-8
+# its shares from five runs, two beside a CPU hog: t_dispatch off for 1-3
+# of 120 (58-97% before hops), the queue for 3-10, admission to token
+# for 1-3
+# Each runner request must be a hop, counted apart, and two thirds of the
+# gateway's requests walked through theirs (104-119 of 120 in those runs).
 scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 \
-	ollama:0.15:0.5:0.15
-# each runner request a hop, counted apart, and most gateway requests
-# walked through theirs (87-94 of 120 in five runs)
-/usr/bin/python3 - "$OUTDIR/ollama/report.json" >"$TT_TMP/hops.txt" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-hops = [q for q in r["requests"] if q.get("incomplete_reason") == "hop"]
-outer = [q for q in r["requests"] if q.get("incomplete_reason") != "hop"]
-print(r["summary"]["hops"], len(hops), len(outer),
-      sum(1 for q in outer if q.get("hop_id")),
-      sum(1 for q in hops if q.get("hop_sender_tid")))
-PY
-read -r n_sum n_hops n_outer n_taken n_sender <"$TT_TMP/hops.txt"
-check "scen_go: ollama: every runner request a hop ($n_hops of $n_outer)" \
-	[ "${n_hops:-0}" = "${n_outer:-x}" ] && [ "$n_sum" = "$n_hops" ]
-check "scen_go: ollama: hops know their sender ($n_sender of $n_hops)" \
-	[ "${n_sender:-0}" -ge $((${n_hops:-1} * 9 / 10)) ]
-check "scen_go: ollama: walked through their hop ($n_taken of $n_outer)" \
-	[ "${n_taken:-0}" -ge $((${n_outer:-1} / 2)) ]
+	ollama:0.1:0.2:0.1:hops=0.67
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

@@ -24,6 +24,12 @@
 #          hog (an engine's put that woke nobody: the step before taken),
 #          and 94-118 before the batch rule: 35% allowed, held by its
 #          shares only (its admission-to-token has two modes, as Node's)
+#   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
+#          on loopback (written after the hop rules, to judge them:
+#          docs/design.md §4.11): every runner call a hop counted apart,
+#          every request walked through its own (120 of 120 in five runs,
+#          two with a CPU hog), t_dispatch off for 1-10 of 120 (the
+#          runner's own rules), 14-50 before hops
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -64,15 +70,17 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm node odirect pool lit \
-	>"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool lit" [ $? = 0 ]
+	gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool lit gateway" \
+	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
 # normal suite holds the figures; this one, memory safety on real servers.
 scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
-	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35
+	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
+	gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
 	fail "scen_py: lit: no request dispatched by the batch rule"
 # a request left no-wire has not been seen here, only in CI runs: the

@@ -399,6 +399,12 @@ struct rq_act {
 	bool write; /* its first write, not its read */
 };
 
+/* A hop (its request's index) and the time its first token went out. */
+struct rq_hop {
+	__u64 t_wire;
+	__u32 req;
+};
+
 /* A thread's entries in rq_index.e: [lo, hi). */
 struct rq_tid {
 	__u32 tid;
@@ -420,6 +426,12 @@ struct rq_index {
 	const struct tt_cp_request *rqs; /* the requests indexed */
 	const struct cp_rq_marks *mk; /* their markers, NULL until bound */
 	size_t nhops; /* of them, hops (tt_cp_request.hop_sender_tid) */
+	struct rq_hop *hops; /* by t_wire */
+	/* per request, of a hop: the request that sent it, when its sender
+	 * read requests itself (an event loop), else NONE32 (hop.c) */
+	__u32 *hop_owner;
+	__u32 *owned_hop; /* per request, the hop it sent so, else NONE32 */
+	size_t nrqs;
 	/* per act, a read's own hand-off on a reader that serves several
 	 * requests in turn (loopfifo.c), 0 if none; CP_TURN_AFTER | t: after
 	 * the turn at t, its own made no wake; CP_TURN_BEFORE | t: before the
@@ -459,6 +471,10 @@ struct walk {
 	bool resumes; /* third walk: the resume rule too (§4.4) */
 	__u64 hop_id; /* the hop whose path it took, 0: none (hop.c) */
 	bool hop_probe; /* no rules: a walk that looks for a hop */
+	/* the first threads the walk was on: a hop is this request's when
+	 * one of them sent it or woke its sender (hop.c) */
+	__u32 hop_tids[8];
+	int nhop_tids;
 	int err;
 };
 
@@ -478,6 +494,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
 bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
 		__u32 tid);
+/* The first of n wakes (indices in cp->wakes, in time order) at lo or
+ * later. */
+size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
+		  __u64 lo);
 /* The first act of ix (by tid, then time) after tid's at t. */
 size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
 /* qsort order of rq_act: by tid, then time, then request */
@@ -523,12 +543,37 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 /* The hop (index in ix->rqs) whose first token's send by tid woke the
  * path at t, -1 if none. */
 long cp_hop_at(const struct walk *wk, __u32 tid, __u64 t);
-/* Puts hop hi's path, to its wake at t, on wk's, and (not dispatched) its
- * queue and dispatch into *disp, *rule and wk: false when it could not. */
-bool cp_hop_take(struct walk *wk, long hi, __u64 t, bool dispatched,
+/* The hop whose first token reached th's socket while th waited in the
+ * block before its record k, which ended at t, -1 if none: a gateway
+ * thread the runner's send did not wake (a busy M polled its data). */
+long cp_hop_waited(const struct walk *wk, const struct cp_thread *th, long k,
+		   __u64 t);
+/* The walk has been on thread tid. */
+void cp_hop_visit(struct walk *wk, __u32 tid);
+/* ix->hop_owner: a sender that read requests sent their hops in the order
+ * it read them (docs/design.md §4.11). */
+int cp_hop_owners(struct rq_index *ix);
+/* The hop the walk's request sent, known by the order its event loop
+ * read and sent (cp_hop_owners), if its first token came by t; -1. */
+long cp_hop_owned(const struct walk *wk, __u64 t);
+/* Hop's first token, when it came in while th, its sender (an event loop
+ * reads its upstream sockets itself), was in rec (from lo) before t; 0. */
+__u64 cp_hop_came(const struct walk *wk, long hop, const struct cp_thread *th,
+		  const struct cp_rec *rec, __u64 lo, __u64 t);
+/* Puts hop hi's path, to t, on wk's (from its first token to t: the
+ * delivery on its writer, or join's wait to run), and (not dispatched)
+ * its queue and dispatch into *disp, *rule and wk: false when it could
+ * not. */
+bool cp_hop_take(struct walk *wk, long hi, __u64 t, __u32 join, bool dispatched,
 		 __u64 *disp, __u8 *rule);
 
+/* A gateway's request whose path meets a hop: walks with no rule first
+ * (start's copy), kept in wk when it took a hop; its dispatch, else 0. */
+__u64 cp_hop_first(const struct walk *start, struct walk *wk, __u8 *rule);
+
 /* walk.c */
+/* Walks wk's request back from its first write; its t_dispatch. */
+__u64 cp_walk_path(struct walk *wk, __u8 *rule);
 int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		const struct tt_cp_request *rqs, size_t ri,
 		const struct cp_rq_marks *mk, struct tt_cp_result *out);

@@ -45,6 +45,9 @@ void cp_rq_index_free(struct rq_index *ix)
 	free(ix->srv);
 	free(ix->tids);
 	free(ix->act);
+	free(ix->hops);
+	free(ix->hop_owner);
+	free(ix->owned_hop);
 	free(ix->fifo);
 	memset(ix, 0, sizeof(*ix));
 }
@@ -114,10 +117,17 @@ static size_t rq_ents_add(struct rq_ent *e, const struct tt_cp_request *rq,
 	return k;
 }
 
+static int rq_hop_cmp(const void *a, const void *b)
+{
+	const struct rq_hop *x = a, *y = b;
+
+	return x->t_wire < y->t_wire ? -1 : x->t_wire > y->t_wire;
+}
+
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n)
 {
-	size_t i, k = 0;
+	size_t i, k = 0, caphops = 0;
 
 	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
 	ix->srv = malloc((n ? n : 1) * 2 * sizeof(*ix->srv));
@@ -125,10 +135,18 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	if (!ix->e || !ix->srv || !ix->act)
 		return -ENOMEM;
 	ix->rqs = rqs;
+	ix->nrqs = n;
 	for (i = 0; i < n; i++) {
 		const struct tt_cp_request *rq = &rqs[i];
 
-		ix->nhops += !!rq->hop_sender_tid;
+		if (rq->hop_sender_tid && rq->t_wire) {
+			if (tt_grow((void **)&ix->hops, &caphops, ix->nhops + 1,
+				    sizeof(*ix->hops)))
+				return -ENOMEM;
+			ix->hops[ix->nhops++] =
+				(struct rq_hop){ .t_wire = rq->t_wire,
+						 .req = i };
+		}
 		if (rq->reader_tid && rq->t_read)
 			ix->act[ix->nact++] = (struct rq_act){
 				.tid = rq->reader_tid, .req = i, .t = rq->t_read
@@ -148,6 +166,8 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	rq_ents_sort(ix->e, k, NULL);
 	rq_ents_sort(ix->srv, ix->nsrv, rqs);
 	qsort(ix->act, ix->nact, sizeof(*ix->act), cp_rq_act_cmp);
+	if (ix->nhops)
+		qsort(ix->hops, ix->nhops, sizeof(*ix->hops), rq_hop_cmp);
 	ix->n = k;
 	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
 	if (!ix->tids)
@@ -348,6 +368,21 @@ static bool alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
 	while (c->pos > c->lo && ix->e[c->pos - 1].start > ts)
 		c->pos--;
 	return c->pos > c->lo && serves_other(&ix->e[c->pos - 1], ts, req);
+}
+
+size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
+		  __u64 lo)
+{
+	size_t a = 0, b = n, mid;
+
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (cp->wakes[idx[mid]].ts < lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
 }
 
 size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t)
@@ -669,15 +704,8 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 		       __u64 lo, __u64 hi)
 {
-	size_t a = 0, b = th->ncand, mid;
+	size_t a = cp_wake_at(cp, th->cand, th->ncand, lo);
 
-	while (a < b) {
-		mid = a + (b - a) / 2;
-		if (cp->wakes[th->cand[mid]].ts < lo)
-			a = mid + 1;
-		else
-			b = mid;
-	}
 	for (; a < th->ncand; a++) {
 		const struct cp_wake *w = &cp->wakes[th->cand[a]];
 

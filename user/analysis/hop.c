@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cp_internal.h"
 
 /* A loopback delivery runs in the sender's send, right after its XMIT: a
@@ -18,6 +19,207 @@
 #define HOP_WAKE_NS 1000000ULL
 /* a gateway of a gateway of ...: deeper chains are walked as threads */
 #define HOP_DEPTH_MAX 4
+
+void cp_hop_visit(struct walk *wk, __u32 tid)
+{
+	int i;
+
+	if (!wk->ix->nhops)
+		return;
+	for (i = 0; i < wk->nhop_tids; i++)
+		if (wk->hop_tids[i] == tid)
+			return;
+	if (wk->nhop_tids < (int)(sizeof(wk->hop_tids) / sizeof(__u32)))
+		wk->hop_tids[wk->nhop_tids++] = tid;
+}
+
+/* v woke tid in [lo, hi] (its wakes in process context are in time order) */
+static bool woke(const struct tt_critpath *cp, const struct cp_thread *v,
+		 __u32 tid, __u64 lo, __u64 hi)
+{
+	size_t a = cp_wake_at(cp, v->wout, v->nwout, lo);
+	const struct cp_wake *w;
+
+	for (; a < v->nwout; a++) {
+		w = &cp->wakes[v->wout[a]];
+		if (w->ts > hi)
+			return false;
+		if (w->target_tid == tid)
+			return true;
+	}
+	return false;
+}
+
+/* A sender's hops in the order sent. */
+static int hop_sent_cmp(const void *a, const void *b)
+{
+	const struct rq_hop *x = a, *y = b;
+
+	return x->t_wire < y->t_wire ? -1 : x->t_wire > y->t_wire;
+}
+
+/* Of the reads of tid (acts [lo, hi)), the first one not taken that read a
+ * request whose answer came after hop h's first token, by h's send; -1. */
+static long fifo_read(const struct rq_index *ix, size_t lo, size_t hi,
+		      const bool *taken, const struct tt_cp_request *h)
+{
+	const struct tt_cp_request *r;
+	size_t a, seen = 0;
+
+	for (a = lo; a < hi && ix->act[a].t <= h->t_arrive && seen < 64; a++) {
+		r = &ix->rqs[ix->act[a].req];
+		if (ix->act[a].write || taken[a] || r->hop_sender_tid)
+			continue;
+		seen++;
+		if (!r->t_first_write || r->t_first_write >= h->t_wire)
+			return (long)a;
+	}
+	return -1;
+}
+
+int cp_hop_owners(struct rq_index *ix)
+{
+	struct rq_hop *by_sender;
+	size_t i, n = 0, lo, hi;
+	bool *taken;
+	long a;
+
+	if (!ix->nhops)
+		return 0;
+	for (i = 0; i < ix->nhops; i++)
+		if (ix->hops[i].req >= n)
+			n = ix->hops[i].req + 1;
+	ix->hop_owner = malloc(n * sizeof(*ix->hop_owner));
+	ix->owned_hop = malloc(ix->nrqs * sizeof(*ix->owned_hop));
+	by_sender = malloc(ix->nhops * sizeof(*by_sender));
+	taken = calloc(ix->nact ? ix->nact : 1, sizeof(*taken));
+	if (!ix->hop_owner || !ix->owned_hop || !by_sender || !taken) {
+		free(by_sender);
+		free(taken);
+		return -ENOMEM;
+	}
+	memset(ix->hop_owner, 0xff, n * sizeof(*ix->hop_owner));
+	memset(ix->owned_hop, 0xff, ix->nrqs * sizeof(*ix->owned_hop));
+	/* in the order sent (t_wire holds t_arrive here) */
+	for (i = 0; i < ix->nhops; i++) {
+		const struct tt_cp_request *h = &ix->rqs[ix->hops[i].req];
+
+		by_sender[i] = (struct rq_hop){ .req = ix->hops[i].req,
+						.t_wire = h->t_arrive };
+	}
+	qsort(by_sender, ix->nhops, sizeof(*by_sender), hop_sent_cmp);
+	for (i = 0; i < ix->nhops; i++) {
+		const struct tt_cp_request *h = &ix->rqs[by_sender[i].req];
+
+		lo = cp_act_after(ix, h->hop_sender_tid, 0);
+		hi = cp_act_after(ix, h->hop_sender_tid, UINT64_MAX);
+		a = fifo_read(ix, lo, hi, taken, h);
+		if (a < 0)
+			continue;
+		taken[a] = true;
+		ix->hop_owner[by_sender[i].req] = ix->act[a].req;
+		ix->owned_hop[ix->act[a].req] = by_sender[i].req;
+	}
+	free(by_sender);
+	free(taken);
+	return 0;
+}
+
+static __u32 hop_owner(const struct walk *wk, const struct tt_cp_request *h)
+{
+	return wk->ix->hop_owner[h - wk->ix->rqs];
+}
+
+/* Hop h (another request than the walk's) went out after its read and
+ * its first token before t. */
+static bool hop_sent(const struct walk *wk, const struct tt_cp_request *h,
+		     __u64 t)
+{
+	if (h == wk->rq || !h->hop_sender_tid || h->t_arrive < wk->r ||
+	    h->t_arrive >= t || !h->t_wire || h->t_wire > t)
+		return false;
+	/* an event loop's hop: the request it read before it sent it */
+	return hop_owner(wk, h) == NONE32 || hop_owner(wk, h) == wk->ri;
+}
+
+/* Hop h is this request's: sent after its read by a thread the walk has
+ * been on, or by one such a thread woke (a Go client's writeLoop). A hop
+ * of another request the same gateway threads carry fails: its sender was
+ * woken by that request's own goroutine. */
+static bool hop_mine(const struct walk *wk, const struct tt_cp_request *h,
+		     __u64 t)
+{
+	const struct cp_thread *v;
+	int i;
+
+	if (!hop_sent(wk, h, t))
+		return false;
+	if (hop_owner(wk, h) == wk->ri)
+		return true;
+	for (i = 0; i < wk->nhop_tids; i++) {
+		if (wk->hop_tids[i] == h->hop_sender_tid)
+			return true;
+		v = cp_thread_find(wk->cp, wk->hop_tids[i]);
+		if (v && woke(wk->cp, v, h->hop_sender_tid, wk->r, h->t_arrive))
+			return true;
+	}
+	return false;
+}
+
+/* A wait that stands for many sockets: a goroutine parked (golift gives
+ * it no syscall) or an epoll wait. A read of the socket itself would have
+ * been woken by the first token; a lock wait is no wait for data. */
+static bool polls(const struct tt_critpath *cp, const struct cp_rec *r)
+{
+	if (r->state != REC_BLOCKED || r->info >= cp->nblocks)
+		return false;
+	return cp->blocks[r->info].syscall < 0 ||
+	       ((r->flags & REC_F_ANON) &&
+		!S_ISSOCK(cp->blocks[r->info].fd_mode));
+}
+
+long cp_hop_waited(const struct walk *wk, const struct cp_thread *th, long k,
+		   __u64 t)
+{
+	const struct rq_index *ix = wk->ix;
+	size_t a = 0, b = ix->nhops, mid;
+	__u64 since;
+
+	if (!ix->nhops || k < 1 || th->recs[k].ts != t ||
+	    !polls(wk->cp, &th->recs[k - 1]))
+		return -1;
+	since = th->recs[k - 1].ts;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (ix->hops[mid].t_wire <= t)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* the latest first token that came while th waited */
+	for (; a-- > 0 && ix->hops[a].t_wire >= since;)
+		if (hop_mine(wk, &ix->rqs[ix->hops[a].req], t))
+			return ix->hops[a].req;
+	return -1;
+}
+
+__u64 cp_hop_came(const struct walk *wk, long hop, const struct cp_thread *th,
+		  const struct cp_rec *rec, __u64 lo, __u64 t)
+{
+	const struct tt_cp_request *h = &wk->ix->rqs[hop];
+	__u64 s = rec->ts > lo ? rec->ts : lo;
+
+	if (th->tid != h->hop_sender_tid || h->t_wire < s || h->t_wire >= t)
+		return 0;
+	return h->t_wire;
+}
+
+long cp_hop_owned(const struct walk *wk, __u64 t)
+{
+	__u32 h = wk->ix->nhops ? wk->ix->owned_hop[wk->ri] : NONE32;
+
+	return h != NONE32 && hop_sent(wk, &wk->ix->rqs[h], t) ? (long)h : -1;
+}
 
 long cp_hop_at(const struct walk *wk, __u32 tid, __u64 t)
 {
@@ -33,9 +235,10 @@ long cp_hop_at(const struct walk *wk, __u32 tid, __u64 t)
 		if (!ix->act[lo].write)
 			continue;
 		h = &ix->rqs[ix->act[lo].req];
-		if (!h->hop_sender_tid || ix->act[lo].req == wk->ri ||
-		    !h->t_wire || h->t_arrive < wk->r || h->t_arrive >= t ||
-		    t > h->t_wire + HOP_WAKE_NS)
+		/* its first token woke this path: the hop is this request's
+		 * (a gateway's sender is often woken by no one it would name:
+		 * a new goroutine, a buffered channel) */
+		if (!hop_sent(wk, h, t) || t > h->t_wire + HOP_WAKE_NS)
 			return -1;
 		return ix->act[lo].req;
 	}
@@ -54,7 +257,8 @@ static const char *hop_reason(const struct tt_cp_segment *s)
 
 /* Walks hop hi into h and puts its path, to t, on wk's: 0, 1 when it could
  * not (too deep, not walked), or -errno. */
-static int hop_splice(struct walk *wk, long hi, __u64 t, struct tt_cp_result *h)
+static int hop_splice(struct walk *wk, long hi, __u64 t, __u32 join,
+		      struct tt_cp_result *h)
 {
 	static const struct cp_rq_marks none;
 	struct tt_critpath *cp = wk->cp;
@@ -85,8 +289,14 @@ static int hop_splice(struct walk *wk, long hi, __u64 t, struct tt_cp_result *h)
 		return err;
 	if (!h->segs)
 		return 1; /* not walked: the wake is followed as any */
-	err = cp_seg_add(&wk->path, true, end, t, hq->writer_tid, TT_CP_PHASE,
-			 TT_ST_NET_OUT, "hop out");
+	/* its first token's delivery, or its gateway thread's wait to run
+	 * with the bytes in (the wake came later, for another) */
+	if (join == hq->writer_tid)
+		err = cp_seg_add(&wk->path, true, end, t, join, TT_CP_PHASE,
+				 TT_ST_NET_OUT, "hop out");
+	else
+		err = cp_seg_add(&wk->path, true, end, t, join, TT_CP_RUNNABLE,
+				 TT_ST_RUNQUEUE, "hop data in");
 	for (i = h->nsegs; i-- > 0 && !err;) {
 		s = &h->segs[i];
 		if (s->start >= end)
@@ -100,11 +310,11 @@ static int hop_splice(struct walk *wk, long hi, __u64 t, struct tt_cp_result *h)
 	return err;
 }
 
-bool cp_hop_take(struct walk *wk, long hi, __u64 t, bool dispatched,
+bool cp_hop_take(struct walk *wk, long hi, __u64 t, __u32 join, bool dispatched,
 		 __u64 *disp, __u8 *rule)
 {
 	struct tt_cp_result h;
-	int ret = hop_splice(wk, hi, t, &h);
+	int ret = hop_splice(wk, hi, t, join, &h);
 
 	if (ret < 0)
 		wk->err = ret;
@@ -121,4 +331,32 @@ bool cp_hop_take(struct walk *wk, long hi, __u64 t, bool dispatched,
 	}
 	tt_cp_result_free(&h);
 	return !ret;
+}
+
+/*
+ * A gateway's request whose path meets a hop's response: the first walk
+ * follows wakes only, so that no rule fires on the gateway's own threads
+ * (its relays look like pick-ups), and is kept when it took the hop.
+ */
+__u64 cp_hop_first(const struct walk *start, struct walk *wk, __u8 *rule)
+{
+	struct walk probe = *start;
+	__u64 disp;
+
+	if (!start->ix->nhops)
+		return 0;
+	probe.path = (struct segvec){ 0 };
+	probe.hop_probe = true;
+	disp = cp_walk_path(&probe, rule);
+	if (probe.err || !probe.hop_id) {
+		wk->err = probe.err;
+		free(probe.path.v);
+		free(probe.passed);
+		return 0;
+	}
+	free(wk->path.v);
+	free(wk->passed);
+	*wk = probe;
+	wk->hop_probe = false;
+	return disp;
 }

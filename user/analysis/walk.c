@@ -441,6 +441,19 @@ static bool reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
 	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
 }
 
+/* The walk goes on from hop's send, on its sender: that thread. */
+static struct cp_thread *hop_jump(struct walk *wk, long hop, __u32 *tid,
+				  __u64 *t, long *k)
+{
+	struct cp_thread *th;
+
+	*tid = wk->ix->rqs[hop].hop_sender_tid;
+	*t = wk->ix->rqs[hop].t_arrive;
+	th = cp_thread_find(wk->cp, *tid);
+	*k = th ? cp_rec_before(th, *t) : -1;
+	return th;
+}
+
 /*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
  * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
@@ -450,7 +463,7 @@ static bool reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
  * A dispatch marker is the one boundary when there is one: wherever the
  * walk is when it reaches its time (docs/design.md §4.9).
  */
-static __u64 walk_path(struct walk *wk, __u8 *rule)
+__u64 cp_walk_path(struct walk *wk, __u8 *rule)
 {
 	struct tt_critpath *cp = wk->cp;
 	const struct tt_cp_request *rq = wk->rq;
@@ -469,8 +482,9 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
 	bool boundary, resume, collect, via_handoff, dispatched = false;
-	__u32 tid = rq->writer_tid, from;
-	long k = th ? cp_rec_before(th, t) : -1, turn, hop;
+	__u32 tid = rq->writer_tid, from, join;
+	long k = th ? cp_rec_before(th, t) : -1, turn, hop,
+	     owned = cp_hop_owned(wk, t);
 	__u64 marked = wk->mk.dispatch;
 	/* a marker says where; a walk looking for a hop follows wakes only */
 	const bool norules = marked || wk->hop_probe;
@@ -482,6 +496,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 
 	*rule = TT_CP_DISP_READ;
 	wk->t_chan_send = 0;
+	cp_hop_visit(wk, tid);
 	while (t > floor && !wk->err) {
 		take = batch = NULL;
 		collect = false;
@@ -489,6 +504,28 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 			nret = 0;
 		lo = nret && rets[nret - 1].t > floor ? rets[nret - 1].t :
 							floor;
+		/* an event loop's own hop: its first token came in here */
+		s = owned >= 0 && th && k >= 0 ?
+			    cp_hop_came(wk, owned, th, &th->recs[k], lo, t) :
+			    0;
+		if (s) {
+			if (th->recs[k].state == REC_BLOCKED)
+				charge(wk, s, t, tid, TT_CP_RUNNABLE,
+				       TT_ST_RUNQUEUE, "hop data in");
+			else
+				charge_rec(wk, th, &th->recs[k], s, t);
+			t = s;
+			hop = owned;
+			owned = -1;
+			if (cp_hop_take(wk, hop, t, tid, dispatched, &disp,
+					rule)) {
+				th = hop_jump(wk, hop, &tid, &t, &k);
+				t_out = t;
+				ran = 0;
+				dispatched = true;
+			}
+			continue;
+		}
 		if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
 			boundary = marked && !dispatched && marked <= t;
@@ -597,22 +634,26 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		if (waker && turn < 0 && !dispatched && !norules &&
 		    boundary_then_lock(wk, th, k, &cs))
 			waker = NULL;
-		if (!waker) {
-			k--;
-			continue;
+		/* a hop's first token woke it, or came while it waited: the
+		 * hop's path, from its send (a marker says where the queue
+		 * is: the walk as it was) */
+		hop = marked || !waker ? -1 : cp_hop_at(wk, waker->tid, t);
+		join = waker ? waker->tid : 0;
+		if (hop < 0 && !marked && rec->ts >= floor) {
+			hop = cp_hop_waited(wk, th, k, t);
+			join = th->tid;
 		}
-		/* a hop's first token woke it: the hop's path, from its send
-		 * (a marker says where the queue is: the walk as it was) */
-		hop = marked ? -1 : cp_hop_at(wk, waker->tid, t);
 		if (hop >= 0 &&
-		    cp_hop_take(wk, hop, t, dispatched, &disp, rule)) {
-			dispatched = true;
-			tid = wk->ix->rqs[hop].hop_sender_tid;
-			th = cp_thread_find(cp, tid);
-			t = wk->ix->rqs[hop].t_arrive;
-			k = th ? cp_rec_before(th, t) : -1;
+		    cp_hop_take(wk, hop, t, join, dispatched, &disp, rule)) {
+			th = hop_jump(wk, hop, &tid, &t, &k);
 			t_out = t;
 			ran = 0;
+			dispatched = true;
+			owned = -1;
+			continue;
+		}
+		if (!waker) {
+			k--;
 			continue;
 		}
 		/* the wait is the waker's path: move there at the wake */
@@ -714,6 +755,7 @@ static __u64 walk_path(struct walk *wk, __u8 *rule)
 		tid = th->tid;
 		k = cp_rec_before(th, t);
 		t_out = t;
+		cp_hop_visit(wk, tid);
 		if (dispatched || norules)
 			continue;
 		cs.entered = true;
@@ -738,7 +780,7 @@ static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
 	alt.path = (struct segvec){ 0 };
 	alt.detours = detours;
 	alt.resumes = resumes;
-	alt_disp = walk_path(&alt, &alt_rule);
+	alt_disp = cp_walk_path(&alt, &alt_rule);
 	if (alt.err || alt_rule == TT_CP_DISP_READ) {
 		if (alt.err)
 			wk->err = alt.err;
@@ -751,34 +793,6 @@ static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
 	*wk = alt;
 	*rule = alt_rule;
 	return alt_disp;
-}
-
-/*
- * A gateway's request whose path meets a hop's response: the first walk
- * follows wakes only, so that no rule fires on the gateway's own threads
- * (its relays look like pick-ups), and is kept when it took the hop.
- */
-static __u64 hop_first(const struct walk *start, struct walk *wk, __u8 *rule)
-{
-	struct walk probe = *start;
-	__u64 disp;
-
-	if (!start->ix->nhops)
-		return 0;
-	probe.path = (struct segvec){ 0 };
-	probe.hop_probe = true;
-	disp = walk_path(&probe, rule);
-	if (probe.err || !probe.hop_id) {
-		wk->err = probe.err;
-		free(probe.path.v);
-		free(probe.passed);
-		return 0;
-	}
-	free(wk->path.v);
-	free(wk->passed);
-	*wk = probe;
-	wk->hop_probe = false;
-	return disp;
 }
 
 static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
@@ -836,9 +850,9 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	take_marks(&wk, mk);
 
 	start = wk;
-	disp = hop_first(&start, &wk, &rule);
+	disp = cp_hop_first(&start, &wk, &rule);
 	if (!wk.hop_id && !wk.err)
-		disp = walk_path(&wk, &rule);
+		disp = cp_walk_path(&wk, &rule);
 	gil = wk.gil_followed;
 	/* the GPU rule first: an engine's iterations bound its queue; a
 	 * hop's walk had its own fallbacks */
@@ -938,6 +952,8 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 	err = mk ? cp_prepare(cp, n) : -ENOMEM;
 	if (!err)
 		err = cp_rq_index_build(&ix, rqs, n);
+	if (!err)
+		err = cp_hop_owners(&ix);
 	if (!err)
 		err = cp_loop_fifo(cp, &ix);
 	if (!err)
