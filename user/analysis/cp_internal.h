@@ -399,11 +399,15 @@ struct rq_act {
 	bool write; /* its first write, not its read */
 };
 
-/* A hop (its request's index) and the time its first token went out. */
+/* A hop (its request's index) and a time of it: its first token's on the
+ * wire (rq_index.hops), or its send's (hop.c). */
 struct rq_hop {
-	__u64 t_wire;
+	__u64 t;
 	__u32 req;
 };
+
+/* qsort order of rq_hop: by time */
+int cp_rq_hop_cmp(const void *a, const void *b);
 
 /* A thread's entries in rq_index.e: [lo, hi). */
 struct rq_tid {
@@ -426,7 +430,7 @@ struct rq_index {
 	const struct tt_cp_request *rqs; /* the requests indexed */
 	const struct cp_rq_marks *mk; /* their markers, NULL until bound */
 	size_t nhops; /* of them, hops (tt_cp_request.hop_sender_tid) */
-	struct rq_hop *hops; /* by t_wire */
+	struct rq_hop *hops; /* at their first token's t_wire, in order */
 	/* per request, of a hop: the request that sent it, when its sender
 	 * read requests itself (an event loop), else NONE32 (hop.c) */
 	__u32 *hop_owner;

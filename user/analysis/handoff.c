@@ -117,11 +117,11 @@ static size_t rq_ents_add(struct rq_ent *e, const struct tt_cp_request *rq,
 	return k;
 }
 
-static int rq_hop_cmp(const void *a, const void *b)
+int cp_rq_hop_cmp(const void *a, const void *b)
 {
 	const struct rq_hop *x = a, *y = b;
 
-	return x->t_wire < y->t_wire ? -1 : x->t_wire > y->t_wire;
+	return x->t < y->t ? -1 : x->t > y->t;
 }
 
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
@@ -144,7 +144,7 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 				    sizeof(*ix->hops)))
 				return -ENOMEM;
 			ix->hops[ix->nhops++] =
-				(struct rq_hop){ .t_wire = rq->t_wire,
+				(struct rq_hop){ .t = rq->t_wire,
 						 .req = i };
 		}
 		if (rq->reader_tid && rq->t_read)
@@ -167,7 +167,7 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	rq_ents_sort(ix->srv, ix->nsrv, rqs);
 	qsort(ix->act, ix->nact, sizeof(*ix->act), cp_rq_act_cmp);
 	if (ix->nhops)
-		qsort(ix->hops, ix->nhops, sizeof(*ix->hops), rq_hop_cmp);
+		qsort(ix->hops, ix->nhops, sizeof(*ix->hops), cp_rq_hop_cmp);
 	ix->n = k;
 	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
 	if (!ix->tids)

@@ -5,8 +5,10 @@
  * request on to the runner over loopback and relays its tokens. Both are
  * traced, so the runner's side is a request of its own, a hop, whose walk
  * the rules already know how to read. The gateway's request takes the
- * hop's path where the hop's first token woke it, and the hop's queue and
- * dispatch as its own; the walk goes on from the gateway's send of it.
+ * hop's path where the hop's first token woke it, came in while a thread
+ * of its path polled, or (an event loop's, given by the order it read and
+ * sent) came in while the walk is on the loop; the hop's queue and
+ * dispatch are its own, and the walk goes on from the gateway's send.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -50,14 +52,6 @@ static bool woke(const struct tt_critpath *cp, const struct cp_thread *v,
 	return false;
 }
 
-/* A sender's hops in the order sent. */
-static int hop_sent_cmp(const void *a, const void *b)
-{
-	const struct rq_hop *x = a, *y = b;
-
-	return x->t_wire < y->t_wire ? -1 : x->t_wire > y->t_wire;
-}
-
 /* Of the reads of tid (acts [lo, hi)), the first one not taken that read a
  * request whose answer came after hop h's first token, by h's send; -1. */
 static long fifo_read(const struct rq_index *ix, size_t lo, size_t hi,
@@ -79,7 +73,7 @@ static long fifo_read(const struct rq_index *ix, size_t lo, size_t hi,
 
 int cp_hop_owners(struct rq_index *ix)
 {
-	struct rq_hop *by_sender;
+	struct rq_hop *sent;
 	size_t i, n = 0, lo, hi;
 	bool *taken;
 	long a;
@@ -91,25 +85,25 @@ int cp_hop_owners(struct rq_index *ix)
 			n = ix->hops[i].req + 1;
 	ix->hop_owner = malloc(n * sizeof(*ix->hop_owner));
 	ix->owned_hop = malloc(ix->nrqs * sizeof(*ix->owned_hop));
-	by_sender = malloc(ix->nhops * sizeof(*by_sender));
+	sent = malloc(ix->nhops * sizeof(*sent));
 	taken = calloc(ix->nact ? ix->nact : 1, sizeof(*taken));
-	if (!ix->hop_owner || !ix->owned_hop || !by_sender || !taken) {
-		free(by_sender);
+	if (!ix->hop_owner || !ix->owned_hop || !sent || !taken) {
+		free(sent);
 		free(taken);
 		return -ENOMEM;
 	}
 	memset(ix->hop_owner, 0xff, n * sizeof(*ix->hop_owner));
 	memset(ix->owned_hop, 0xff, ix->nrqs * sizeof(*ix->owned_hop));
-	/* in the order sent (t_wire holds t_arrive here) */
+	/* in the order sent */
 	for (i = 0; i < ix->nhops; i++) {
 		const struct tt_cp_request *h = &ix->rqs[ix->hops[i].req];
 
-		by_sender[i] = (struct rq_hop){ .req = ix->hops[i].req,
-						.t_wire = h->t_arrive };
+		sent[i] = (struct rq_hop){ .req = ix->hops[i].req,
+					   .t = h->t_arrive };
 	}
-	qsort(by_sender, ix->nhops, sizeof(*by_sender), hop_sent_cmp);
+	qsort(sent, ix->nhops, sizeof(*sent), cp_rq_hop_cmp);
 	for (i = 0; i < ix->nhops; i++) {
-		const struct tt_cp_request *h = &ix->rqs[by_sender[i].req];
+		const struct tt_cp_request *h = &ix->rqs[sent[i].req];
 
 		lo = cp_act_after(ix, h->hop_sender_tid, 0);
 		hi = cp_act_after(ix, h->hop_sender_tid, UINT64_MAX);
@@ -117,10 +111,10 @@ int cp_hop_owners(struct rq_index *ix)
 		if (a < 0)
 			continue;
 		taken[a] = true;
-		ix->hop_owner[by_sender[i].req] = ix->act[a].req;
-		ix->owned_hop[ix->act[a].req] = by_sender[i].req;
+		ix->hop_owner[sent[i].req] = ix->act[a].req;
+		ix->owned_hop[ix->act[a].req] = sent[i].req;
 	}
-	free(by_sender);
+	free(sent);
 	free(taken);
 	return 0;
 }
@@ -191,13 +185,13 @@ long cp_hop_waited(const struct walk *wk, const struct cp_thread *th, long k,
 	since = th->recs[k - 1].ts;
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (ix->hops[mid].t_wire <= t)
+		if (ix->hops[mid].t <= t)
 			a = mid + 1;
 		else
 			b = mid;
 	}
 	/* the latest first token that came while th waited */
-	for (; a-- > 0 && ix->hops[a].t_wire >= since;)
+	for (; a-- > 0 && ix->hops[a].t >= since;)
 		if (hop_mine(wk, &ix->rqs[ix->hops[a].req], t))
 			return ix->hops[a].req;
 	return -1;
