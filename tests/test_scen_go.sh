@@ -71,3 +71,19 @@ check "scen_go: --goroutines=off: threads, no goroutine" \
 "$TTFTRACE" record --goroutines=maybe -c true >"$TT_TMP/bad.txt" 2>&1
 check "scen_go: a bad --goroutines value is refused" [ $? != 0 ]
 check "scen_go: ... with a one-line reason" grep -q "invalid --goroutines" "$TT_TMP/bad.txt"
+# a kernel without tcp_sendmsg_locked (TTFTRACE_HOPS=0 stands for one): the
+# gateway is recorded all the same, a warning says its calls to the runner
+# count as requests, and no hop is told
+PORT=$(free_port)
+export TTFTRACE_HOPS=0
+start_record "$TT_TMP/nohops.ttft" -c "exec build/scenarios/ollama_proxy -p $PORT -log $TT_TMP/nohops.csv -runner build/scenarios/llama_server"
+unset TTFTRACE_HOPS
+wait_for "ss -Hltn 'sport = :$PORT' | grep -q ." 20 ||
+	{ fail "scen_go: the gateway did not listen on $PORT: $(tail -2 "$TT_TMP/nohops.ttft.log")"; exit 1; }
+"$LOADGEN" -q -p "$PORT" -c 2 -n 8 --tokens 4 --timeout 20
+stop_record
+check "scen_go: no hop probe: a one-line warning" \
+	grep -q "no tcp_sendmsg_locked tracepoint" "$TT_TMP/nohops.ttft.log"
+"$TTFTRACE" report --json "$TT_TMP/nohops.ttft" >"$TT_TMP/nohops.json" 2>&1
+check "scen_go: no hop probe: 16 requests, no hop" \
+	/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]; sys.exit(not (s["requests"] == 16 and s["hops"] == 0))' "$TT_TMP/nohops.json"

@@ -781,6 +781,9 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 		fprintf(stderr, "ttftrace: %s\n", msg);
 		goto cleanup;
 	}
+	if (!tt_collector_hops(c) && !a.quiet)
+		fprintf(stderr,
+			"ttftrace: warning: no tcp_sendmsg_locked tracepoint: a traced gateway's calls to its runner count as requests of their own\n");
 	for (int i = 0; i < a.nmarks; i++) {
 		if (tt_collector_mark(c, &marks[i], i, msg, sizeof(msg))) {
 			fprintf(stderr, "ttftrace: --mark '%s': %s\n",

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "classify.h"
 #include "gpu.h"
@@ -111,6 +112,7 @@ struct tt_collector {
 	struct probed_files go_bins;
 	struct tt_cudalib_prober *prober;
 	int verbose;
+	bool hops; /* tt_client_send loaded: hops can be told */
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
 	/* ZMQ's send functions in the system's libzmq (--msg-probes) */
 	struct bpf_link *zmq_links[ZMQ_LINKS];
@@ -441,6 +443,24 @@ static int attach_candidate(void *ctx, int fd, const char *name, char *err,
 	return tt_collector_probe_cuda_fd(ctx, fd, name, err, errlen);
 }
 
+/* The kernel's BTF knows tracepoint name: a tp_btf program on it loads. */
+static bool btf_has_tracepoint(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char tname[64];
+	bool yes;
+
+	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
+	yes = btf && btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	return yes;
+}
+
+bool tt_collector_hops(const struct tt_collector *c)
+{
+	return c->hops;
+}
+
 int tt_collector_message(struct tt_collector *c, char *buf, size_t len)
 {
 	return c->prober ? tt_cudalib_prober_message(c->prober, buf, len) : 0;
@@ -714,6 +734,13 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	 * compare the two) */
 	hold = getenv("TTFTRACE_XMIT_HOLD");
 	c->skel->rodata->xmit_hold = !hold || strcmp(hold, "0");
+	/* hops need tcp_sendmsg_locked (docs/design.md §4.11): without it
+	 * (older kernels; TTFTRACE_HOPS=0 for the tests) none are told */
+	hold = getenv("TTFTRACE_HOPS");
+	c->hops = (!hold || strcmp(hold, "0")) &&
+		  btf_has_tracepoint("tcp_sendmsg_locked");
+	if (!c->hops)
+		bpf_program__set_autoload(c->skel->progs.tt_client_send, false);
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,

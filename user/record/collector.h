@@ -59,6 +59,9 @@ struct tt_mark_spec;
  * -errno with a one-line reason in err. */
 int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 		      __u32 index, char *err, size_t errlen);
+/* The client ports of traced processes are marked (tcp_sendmsg_locked):
+ * a gateway's calls to its runner are told as hops (docs/design.md §4.11). */
+bool tt_collector_hops(const struct tt_collector *c);
 /* Hits of the goroutine probe so far, all CPUs, traced or not. */
 __u64 tt_collector_go_hits(const struct tt_collector *c);
 /* Takes the goroutine probe off every Go program, for good. */
