@@ -51,7 +51,7 @@ done
 # test_scen_py.sh): twice the shares (go: 10 of 120 off in one such CI run)
 # ollama: a Go gateway in front of the C runner (docs/design.md §4.11),
 # its shares from five runs, two beside a CPU hog: t_dispatch off for 1-3
-# of 120 (58-97% before hops), the queue for 3-10, admission to token
+# of 120 (70-116 before hops), the queue for 3-10, admission to token
 # for 1-3
 # Each runner request must be a hop, counted apart, and two thirds of the
 # gateway's requests walked through theirs (104-119 of 120 in those runs).

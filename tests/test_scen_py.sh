@@ -29,7 +29,7 @@
 #          docs/design.md §4.11): every runner call a hop counted apart,
 #          every request walked through its own (120 of 120 in five runs,
 #          two with a CPU hog), t_dispatch off for 1-10 of 120 (the
-#          runner's own rules), 14-50 before hops
+#          runner's own rules), 14-51 before hops
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
