@@ -68,8 +68,7 @@ def join_hops(front, runner):
     out = []
     for port, rows in fr.items():
         for f, r in zip(rows, up.get(port, [])):
-            out.append(dict(f, t_enqueue=r["t_enqueue"], t_admit=r["t_admit"], io_ns="0",
-                            t_forward=f["t_forward"], t_runner_read=r["t_read"]))
+            out.append(dict(f, t_enqueue=r["t_enqueue"], t_admit=r["t_admit"], io_ns="0"))
     return out
 
 

@@ -465,6 +465,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	__u64 queued = ev->sock.len > 0 ? ev->sock.len : 0, ts = ev->h.ts;
 	bool news = !c->peer_fin || queued > c->unread + 1;
 	__u64 t_dev = ts;
+	__u32 sender;
 	int err;
 
 	/* the device had them first: a backlog's wait is the request's too,
@@ -480,12 +481,14 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	 * alone (one more in the queue) is no request's arrival */
 	if (!news)
 		return 0;
-	if (an_sent_by_server(a, c, ev))
+	/* a traced gateway's call: the thread that sent it */
+	sender = an_sent_by_server(a, c, ev) ? ev->h.tid : 0;
+	if (sender)
 		c->hop = true;
 	switch (c->state) {
 	case CONN_IDLE:
 		req_begin(c, ts, t_dev);
-		an_hop_begin(a, c, ev);
+		c->cur.r.hop_sender_tid = sender;
 		return 0;
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
@@ -494,7 +497,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	case CONN_RESPONDING:
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
-		an_hop_begin(a, c, ev);
+		c->cur.r.hop_sender_tid = sender;
 		return err;
 	}
 	return 0;

@@ -146,12 +146,9 @@ int an_regroup_gaps(struct tt_analyzer *a);
 int an_stream_step(struct tt_analyzer *a);
 
 /* hopconn.c: process tgid read a request (-ENOMEM, else 0); bytes of ev on
- * c a traced server process on this host sent; c's request just begun
- * takes its sender, if c carries hops */
+ * c a traced server process on this host sent */
 int an_server_read(struct tt_analyzer *a, __u32 tgid);
 bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
 		       const struct tt_event *ev);
-void an_hop_begin(const struct tt_analyzer *a, struct conn *c,
-		  const struct tt_event *ev);
 
 #endif /* TT_ANALYZER_INT_H */

@@ -41,11 +41,3 @@ bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
 	return (ev->h.flags & both) == both && conn_local(c) &&
 	       tt_hmap_find(&a->server_tgids, ev->h.tgid, 0);
 }
-
-/* A request begun on a hop connection: the thread that sent it, if known */
-void an_hop_begin(const struct tt_analyzer *a, struct conn *c,
-		  const struct tt_event *ev)
-{
-	if (c->hop && an_sent_by_server(a, c, ev))
-		c->cur.r.hop_sender_tid = ev->h.tid;
-}
