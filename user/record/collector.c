@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "classify.h"
 #include "gpu.h"
@@ -443,19 +442,6 @@ static int attach_candidate(void *ctx, int fd, const char *name, char *err,
 	return tt_collector_probe_cuda_fd(ctx, fd, name, err, errlen);
 }
 
-/* The kernel's BTF knows tracepoint name: a tp_btf program on it loads. */
-static bool btf_has_tracepoint(const char *name)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	char tname[64];
-	bool yes;
-
-	snprintf(tname, sizeof(tname), "btf_trace_%s", name);
-	yes = btf && btf__find_by_name_kind(btf, tname, BTF_KIND_TYPEDEF) >= 0;
-	btf__free(btf);
-	return yes;
-}
-
 bool tt_collector_hops(const struct tt_collector *c)
 {
 	return c->hops;
@@ -738,7 +724,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	 * (older kernels; TTFTRACE_HOPS=0 for the tests) none are told */
 	hold = getenv("TTFTRACE_HOPS");
 	c->hops = (!hold || strcmp(hold, "0")) &&
-		  btf_has_tracepoint("tcp_sendmsg_locked");
+		  tt_tracepoint_exists("tcp", "tcp_sendmsg_locked");
 	if (!c->hops)
 		bpf_program__set_autoload(c->skel->progs.tt_client_send, false);
 	e = ttftrace_bpf__load(c->skel);

@@ -39,6 +39,18 @@ bool tt_have_bpf_privileges(char *err, size_t errlen)
 	return false;
 }
 
+bool tt_tracepoint_exists(const char *group, const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), TRACEFS "/events/%s/%s", group, name);
+	if (!access(path, F_OK))
+		return true;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s",
+		 group, name);
+	return !access(path, F_OK);
+}
+
 int tt_ensure_tracefs(char *err, size_t errlen)
 {
 	struct statfs st;

@@ -8,6 +8,8 @@
 
 /* Checks for root or CAP_BPF+CAP_PERFMON; fills err and returns false. */
 bool tt_have_bpf_privileges(char *err, size_t errlen);
+/* The kernel has tracepoint group:name (tracefs mounted, as below). */
+bool tt_tracepoint_exists(const char *group, const char *name);
 /* Mounts tracefs at /sys/kernel/tracing if nothing provides it. */
 int tt_ensure_tracefs(char *err, size_t errlen);
 
