@@ -94,6 +94,26 @@ for q in bad[:2]:
     print(q["id"], q["peer"])
 PY
 }
+# The other views count the gateway's hops apart as the report does (docs/
+# design.md §4.11): top's totals (Prometheus' too), the page, the SLO's
+# judged requests; a hop counted as an incomplete request there was a bug.
+gw=$OUTDIR/gateway
+read -r reqs inc hops < <(/usr/bin/python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+print(s["requests"], s["incomplete"], s["hops"])' "$gw/report.json" 2>/dev/null)
+"$TTFTRACE" top -b --fast --replay "$gw/rec.ttft" >"$TT_TMP/gw-top" 2>&1
+check "scen_py: gateway: top counts its ${reqs:-?} requests" \
+	grep -q "^requests ${reqs:-x} ([0-9]* complete)" "$TT_TMP/gw-top"
+check "scen_py: gateway: top counts its ${hops:-?} hops apart" \
+	grep -q "^hops ${hops:-x} apart; incomplete " "$TT_TMP/gw-top"
+"$TTFTRACE" report --slo ttft=10s --html "$TT_TMP/gw.html" "$gw/rec.ttft" \
+	>"$TT_TMP/gw-slo" 2>&1
+check "scen_py: gateway: the SLO judges no hop" \
+	grep -q "not judged; ${hops:-x} hops counted apart" \
+	"$TT_TMP/gw-slo"
+check "scen_py: gateway: the page counts its hops apart" \
+	grep -q "${reqs:-x} (complete [0-9]*, incomplete ${inc:-x}), ${hops:-x} hops apart" \
+	"$TT_TMP/gw.html"
 if grep -q "^FAIL.*no-wire" "$TT_TMP/check.txt"; then
 	for d in "$OUTDIR"/*/; do
 		no_wire "$d" | while read -r id peer; do

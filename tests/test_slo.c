@@ -207,6 +207,17 @@ static void test_attainment_goodput(void)
 	ASSERT_EQ(f.by_cause[TT_ST_NET_IN], 1, "by cause: net.in");
 	tt_frame_free(&f);
 
+	/* a gateway's call to its runner: apart, neither served nor excluded */
+	r[n] = req(13, 500, 10, 2, 11);
+	r[n].complete = false;
+	r[n].incomplete = TT_INC_HOP;
+	if (ASSERT_OK(tt_frame_compute(&f, r, n + 1, &s, 0), "compute hop")) {
+		ASSERT_EQ(f.hops, 1, "the hop counted apart");
+		ASSERT_EQ(f.excluded, 1, "not an incomplete request");
+		ASSERT_EQ(f.served, 11, "nor a served one");
+	}
+	tt_frame_free(&f);
+
 	/* an E2E limit: 30 ms requests meet 30 ms, not 29 */
 	ASSERT_OK(tt_slo_parse("e2e=29ms", &s, err, sizeof(err)), "e2e");
 	if (ASSERT_OK(tt_frame_compute(&f, r, n, &s, 0), "compute e2e")) {

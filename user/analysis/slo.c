@@ -314,6 +314,11 @@ int tt_frame_compute(struct tt_frame *f, const struct tt_request *reqs,
 		q->e2e_ns = tt_request_e2e(r, &q->e2e_at_wire);
 		if (q->e2e_ns)
 			q->output_tps = r->tokens * 1e9 / q->e2e_ns;
+		/* inside the gateway's request that made it, as in the report */
+		if (r->incomplete & TT_INC_HOP) {
+			f->hops++;
+			continue;
+		}
 		if (!judged(r) || !q->e2e_ns) {
 			f->excluded++;
 			continue;

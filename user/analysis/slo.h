@@ -65,6 +65,7 @@ struct tt_frame {
 	/* every complete request: their E2E, tokens, active window */
 	size_t served; /* complete requests (the ones judged) */
 	size_t excluded; /* incomplete or tokenless: not judged */
+	size_t hops; /* a gateway's calls to its runner: apart, not judged */
 	__u64 output_tokens; /* tokens of the served requests */
 	__u64 t_start, t_end; /* first arrival, last E2E end among them */
 	__u64 active_ns; /* t_end - t_start */

@@ -339,6 +339,11 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 		    sizeof(*w->reqs)))
 		return -ENOMEM;
 	w->seen[w->nseen++] = (struct seen){ anchor, sk_key(r->sk) };
+	/* inside the gateway's request that made it (docs/design.md §4.11) */
+	if (r->incomplete & TT_INC_HOP) {
+		t->hops++;
+		return 0;
+	}
 	gaps = tt_analyzer_request_itl(an, i, &ngaps);
 	if (!r->complete)
 		ngaps = 0;

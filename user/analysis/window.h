@@ -66,6 +66,7 @@ const __u64 *tt_live_buckets(enum tt_live_hist_kind kind, size_t *n);
 struct tt_live_totals {
 	__u64 requests; /* complete + incomplete */
 	__u64 complete;
+	__u64 hops; /* a traced gateway's calls to a runner: apart, not requests */
 	__u64 incomplete[TT_INC_NBITS]; /* per reason (a request may have several) */
 	__u64 lost; /* records lost (TT_EV_LOST counts) */
 	__u64 events;

@@ -93,8 +93,11 @@ static void text_slo(FILE *out, const struct tt_frame *f)
 	}
 	fprintf(out, "%s\n", first ? " none" : "");
 	fprintf(out,
-		"(a TTFT miss goes to the stage furthest above its median among the requests that met; decode: TTFT met, TPOT or E2E not; %zu incomplete request(s) not judged)\n",
+		"(a TTFT miss goes to the stage furthest above its median among the requests that met; decode: TTFT met, TPOT or E2E not; %zu incomplete request(s) not judged",
 		f->excluded);
+	if (f->hops)
+		fprintf(out, "; %zu hops counted apart", f->hops);
+	fprintf(out, ")\n");
 }
 
 static void text_energy(FILE *out, const struct tt_frame_view *v)

@@ -104,12 +104,19 @@ static int run_figures(FILE *out, const struct tt_html_run *run)
 	const char *const keys[TT_M_STAGE0] = {
 		"TTFT", "TPOT", "ITL", "E2E (last token on the wire)"
 	};
-	size_t i, n = tt_analyzer_nrequests(run->a), complete = 0;
-	char key[64], v[160];
+	size_t i, n = tt_analyzer_nrequests(run->a), complete = 0, hops = 0;
+	const struct tt_request *r;
+	char key[64], v[160], hopped[48] = "";
 	int m;
 
-	for (i = 0; i < n; i++)
-		complete += tt_analyzer_request(run->a, i)->complete;
+	for (i = 0; i < n; i++) {
+		r = tt_analyzer_request(run->a, i);
+		/* counted apart, as the report does (docs/design.md §4.11) */
+		hops += !!(r->incomplete & TT_INC_HOP);
+		complete += r->complete;
+	}
+	if (hops)
+		snprintf(hopped, sizeof(hopped), ", %zu hops apart", hops);
 	for (m = 0; m < TT_M_STAGE0; m++) {
 		if (summary_value(run->s, m, v, sizeof(v)))
 			return -ENOMEM;
@@ -122,8 +129,8 @@ static int run_figures(FILE *out, const struct tt_html_run *run)
 		 run->label ? " " : "");
 	snprintf(
 		v, sizeof(v),
-		"%zu (complete %zu, incomplete %zu), %llu events, %llu lost records",
-		n, complete, n - complete,
+		"%zu (complete %zu, incomplete %zu)%s, %llu events, %llu lost records",
+		n - hops, complete, n - hops - complete, hopped,
 		(unsigned long long)tt_analyzer_events(run->a),
 		(unsigned long long)tt_analyzer_lost(run->a));
 	tt_html_figure(out, key, v);

@@ -70,6 +70,9 @@ int tt_prom_text(FILE *out, const struct tt_live_totals *t)
 	}
 	counter(out, "ttftrace_requests_total",
 		"Requests seen to their end, complete or not.", t->requests);
+	counter(out, "ttftrace_hops_total",
+		"A traced gateway's calls to a traced runner on this host, counted apart from the requests.",
+		t->hops);
 	counter(out, "ttftrace_complete_requests_total",
 		"Requests whose every timestamp is backed by events.",
 		t->complete);

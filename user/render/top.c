@@ -45,7 +45,11 @@ static void incomplete_line(FILE *out, const struct tt_live_frame *f)
 	size_t n = 0, k;
 	int len;
 
-	n += snprintf(buf, sizeof(buf), "incomplete %zu", f->n - f->complete);
+	if (f->totals.hops)
+		n += snprintf(buf, sizeof(buf), "hops %llu apart; ",
+			      (unsigned long long)f->totals.hops);
+	n += snprintf(buf + n, sizeof(buf) - n, "incomplete %zu",
+		      f->n - f->complete);
 	for (k = 0; k < TT_INC_NBITS && n < sizeof(buf); k++) {
 		if (!f->incomplete[k])
 			continue;
