@@ -800,6 +800,21 @@ int BPF_PROG(tt_data_ready, const struct sock *sk)
 	return 0;
 }
 
+/* A traced process reads on a socket its own send marked as a client
+ * socket: a gateway reads its runner's answer (the hop's reply). */
+static __always_inline void hop_reply(const struct sock *sk, int ret, __u64 id)
+{
+	__u32 port, *owner;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return;
+	port = BPF_CORE_READ(sk, __sk_common.skc_num);
+	owner = bpf_map_lookup_elem(&client_ports, &port);
+	if (owner && *owner == id >> 32)
+		emit_sock_as(TT_EV_RECV, sk, ret,
+			     TT_F_HOP_REPLY | port << TT_F_PORT_SHIFT, id);
+}
+
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 {
@@ -810,6 +825,8 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 	if (!server_sock(sk)) {
 		if (ret > 0 && unix_sock(sk))
 			ipc_reader_note((__u64)sk, id);
+		else if (ret > 0)
+			hop_reply(sk, ret, id);
 		return 0;
 	}
 	ensure_conn(sk);

@@ -79,6 +79,11 @@ enum tt_event_type {
  * process (on loopback the delivery runs in the sender's send) */
 #define TT_F_HOP (1u << 3)
 #define TT_F_HOP_SENDER (1u << 4)
+/* RECV on a client socket of a traced process (a gateway reads its
+ * runner's answer, §4.11): sk is the client socket, and the flags' high
+ * half its local port, the runner's connection's peer port */
+#define TT_F_HOP_REPLY (1u << 5)
+#define TT_F_PORT_SHIFT 16
 
 struct tt_hdr {
 	__u64 ts; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */

@@ -30,7 +30,8 @@ ranks of 120 either side of its median, where a gap at the median makes
 one request off a jump: median_within()); with "p50", at p50 only (a
 p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
 single one the kernel ran late moves it); with "hops=S" (a gateway in
-front of a runner), every runner request a hop and at least S of the
+front of a runner), every runner request a hop, 90% with the gateway
+threads that sent it and read its first token, and at least S of the
 requests walked through theirs (hop_checks()).
 """
 import json
@@ -58,18 +59,21 @@ def median_within(v):
 
 def hop_checks(rep, share):
     """A gateway's scenario (mode hops=SHARE): each of its calls to the
-    runner a hop counted apart, with the thread that sent it, and at least
-    SHARE of its requests walked through their hop (docs/design.md
-    §4.11)."""
+    runner a hop counted apart, with the threads that sent it and read
+    its first token, and at least SHARE of its requests walked through
+    their hop (docs/design.md §4.11)."""
     hops = [r for r in rep["requests"] if r.get("incomplete_reason") == "hop"]
     outer = [r for r in rep["requests"] if r.get("incomplete_reason") != "hop"]
     taken = sum(1 for r in outer if r.get("hop_id"))
     sender = sum(1 for r in hops if r.get("hop_sender_tid"))
+    read = sum(1 for r in hops if r.get("hop_read_tid"))
     return [
         (len(hops) == len(outer) == rep["summary"]["hops"],
          f"every runner request a hop: {len(hops)} for {len(outer)} requests, "
          f"{rep['summary']['hops']} in the summary"),
         (sender >= 0.9 * len(hops), f"hops that know their sender: {sender} of {len(hops)}"),
+        (read >= 0.9 * len(hops),
+         f"hops whose first token's read by the gateway was seen: {read} of {len(hops)}"),
         (taken >= share * len(outer),
          f"walked through their hop: {taken} of {len(outer)} (at least {share:.0%})"),
     ]

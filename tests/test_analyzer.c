@@ -1557,6 +1557,16 @@ static void sse_answer(__u64 t, __u64 sk)
  * (its port is no traced client's), a hop's bytes delivered by another
  * thread (ksoftirqd: whose they are is unknown), a traced process that
  * serves nothing (a load generator recorded with its server). */
+static void hop_reply(__u64 ts, __u16 port)
+{
+	struct tt_event ev = mk(TT_EV_RECV, ts, 55);
+
+	ev.h.flags = TT_F_HOP_REPLY | (__u32)port << TT_F_PORT_SHIFT;
+	ev.sock.sk = 0xe000 + port;
+	ev.sock.len = 45;
+	push(&ev);
+}
+
 static void test_hop_requests(void)
 {
 	const __u32 hop = TT_F_SOFTIRQ | TT_F_HOP | TT_F_HOP_SENDER;
@@ -1591,6 +1601,14 @@ static void test_hop_requests(void)
 		push(&ev);
 		recv_((1 + 10 * i) * MS + 20 * US, c[i].sk, 300);
 		sse_answer((2 + 10 * i) * MS, c[i].sk);
+		/* the gateway reads the answer on its client socket: the
+		 * headers, the first token (the hop's read; of the second hop
+		 * after the runner closed), the second */
+		hop_reply((2 + 10 * i) * MS + 500 * US, 6000 + i);
+		hop_reply((i == 3 ? 5 : 3) * MS + 10 * i * MS + 50 * US,
+			  6000 + i);
+		hop_reply((i == 3 ? 6 : 4) * MS + 10 * i * MS + 80 * US,
+			  6000 + i);
 	}
 	a = run();
 	if (!ASSERT_EQ(tt_analyzer_nrequests(a), (sizeof(c) / sizeof(c[0])),
@@ -1601,6 +1619,13 @@ static void test_hop_requests(void)
 		ASSERT_EQ(r->incomplete, c[i].want_inc, "r.incomplete");
 		ASSERT_EQ(r->hop_sender_tid, c[i].want_sender,
 			  "r.hop_sender_tid");
+		ASSERT_EQ(r->hop_read_t,
+			  c[i].want_inc ? (i == 3 ? 5 : 3) * MS + 10 * i * MS +
+						  50 * US :
+					  0,
+			  "r.hop_read_t: the first token's read");
+		ASSERT_EQ(r->hop_read_tid, c[i].want_inc ? 55 : 0,
+			  "r.hop_read_tid");
 		ASSERT_EQ(r->complete, !c[i].want_inc, "r.complete");
 	}
 cleanup:

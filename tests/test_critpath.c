@@ -4172,6 +4172,30 @@ static const struct scenario scenarios[] = {
 		    RQ(2, 205, 220, 306, 307, 301, 302, .hop_sender_tid = 101)),
 		.want = RELAY_PICKUP_WANT,
 	},
+	/* the same, and the gateway's read of the hop's first token seen
+	 * (on its client socket, at 1330: a Go M woken for something else
+	 * polled it): the hop is taken there, its wait to be read after
+	 * its bytes were in scheduler.runqueue */
+	{
+		SC("test_hop", "read_by_relay"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 205, 220, 306, 307, 301, 302, .hop_sender_tid = 101,
+		       .hop_read_t = 1330 * US, .hop_read_tid = 101)),
+		.want = HOP_TAKEN_WANT(SEG_AT(800, "hop data in", G(tid, 101),
+					      G(stage, TT_ST_RUNQUEUE)),
+				       SEG_AT(1350, "on-cpu", G(tid, 101))),
+	},
+	/* a read of a hop sent before this request was read: another
+	 * request's, not taken */
+	{
+		SC("test_hop", "read_of_another"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 100, 1500, 1505, 101, 102),
+		    RQ(2, 95, 220, 306, 307, 301, 302, .hop_sender_tid = 101,
+		       .hop_read_t = 1330 * US, .hop_read_tid = 101)),
+		.want = RELAY_PICKUP_WANT,
+	},
 };
 
 #define N_SCENARIOS (sizeof(scenarios) / sizeof(scenarios[0]))

@@ -398,6 +398,7 @@ static int req_end(struct tt_analyzer *a, struct conn *c, __u64 ts,
 static void conn_free(struct tt_analyzer *a, struct conn *c)
 {
 	tt_hmap_del(&a->conns, c->sk, 0);
+	an_hop_conn_gone(a, c);
 	live_free(&c->cur);
 	live_free(&c->tail);
 	free(c);
@@ -483,8 +484,8 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 		return 0;
 	/* a traced gateway's call: the thread that sent it */
 	sender = an_sent_by_server(a, c, ev) ? ev->h.tid : 0;
-	if (sender)
-		c->hop = true;
+	if (sender && (err = an_hop_conn(a, c)))
+		return err;
 	switch (c->state) {
 	case CONN_IDLE:
 		req_begin(c, ts, t_dev);
@@ -768,50 +769,6 @@ static int sweep_tails(struct tt_analyzer *a)
 	return err;
 }
 
-int an_mark_traced(struct tt_analyzer *a, __u32 tgid)
-{
-	int err;
-
-	if (!tgid || tgid == a->last_tgid)
-		return 0;
-	err = tt_critpath_add_tgid(a->cp, tgid);
-	if (!err)
-		a->last_tgid = tgid;
-	return err;
-}
-
-/* Marks the processes whose threads the event shows at work: current in
- * process context for the events only traced threads emit, and the other
- * side of a switch or fork. */
-static int mark_event_tgids(struct tt_analyzer *a, const struct tt_event *ev)
-{
-	bool process_ctx = !(ev->h.flags & (TT_F_HARDIRQ | TT_F_SOFTIRQ));
-	int err = 0;
-
-	switch (ev->h.type) {
-	case TT_EV_RECV:
-	case TT_EV_SEND:
-	case TT_EV_COMM:
-	case TT_EV_EXIT:
-		if (process_ctx)
-			err = an_mark_traced(a, ev->h.tgid);
-		break;
-	case TT_EV_FORK:
-		if (process_ctx)
-			err = an_mark_traced(a, ev->h.tgid);
-		if (!err)
-			err = an_mark_traced(a, ev->fork.child_tgid);
-		break;
-	case TT_EV_SWITCH:
-		if (ev->sw.sw_flags & TT_SW_PREV_TRACED)
-			err = an_mark_traced(a, ev->h.tgid);
-		if (!err && (ev->sw.sw_flags & TT_SW_NEXT_TRACED))
-			err = an_mark_traced(a, ev->sw.next_tgid);
-		break;
-	}
-	return err;
-}
-
 static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 {
 	struct conn *c;
@@ -819,11 +776,14 @@ static int handle(struct tt_analyzer *a, const struct tt_event *ev)
 
 	if (ev->h.ts > a->now)
 		a->now = ev->h.ts;
-	err = mark_event_tgids(a, ev);
+	err = an_mark_event_tgids(a, ev);
 	if (!err)
 		err = tt_critpath_add(a->cp, ev);
 	if (err)
 		return err;
+	/* a gateway reads its runner's answer on a client socket (§4.11) */
+	if (ev->h.type == TT_EV_RECV && (ev->h.flags & TT_F_HOP_REPLY))
+		return an_hop_reply(a, ev);
 	switch (ev->h.type) {
 	case TT_EV_CONN_OPEN:
 		return on_conn_open(a, ev);
@@ -949,6 +909,7 @@ int tt_analyzer_finish(struct tt_analyzer *a)
 	}
 	tt_hmap_free(&a->conns);
 	tt_hmap_free(&a->server_tgids);
+	tt_hmap_free(&a->hop_ports);
 	if (a->nreqs > 1)
 		qsort(a->reqs, a->nreqs, sizeof(*a->reqs), cmp_rec);
 	for (i = 0; i < a->nreqs; i++)
@@ -980,6 +941,7 @@ void tt_analyzer_free(struct tt_analyzer *a)
 	}
 	tt_hmap_free(&a->conns);
 	tt_hmap_free(&a->server_tgids);
+	tt_hmap_free(&a->hop_ports);
 	tt_reorder_free(&a->win);
 	an_golift_free(&a->golift);
 	for (i = 0; i < a->nreqs; i++)

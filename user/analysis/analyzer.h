@@ -83,6 +83,10 @@ struct tt_request {
 	 * (0: unknown); of a request whose path went through a hop: its id */
 	__u32 hop_sender_tid;
 	__u64 hop_id;
+	/* a hop: the gateway's first read of its answer at or after its first
+	 * token, and the thread (0, 0: not seen) */
+	__u64 hop_read_t;
+	__u32 hop_read_tid;
 };
 
 /* tt_request.end */

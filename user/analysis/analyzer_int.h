@@ -112,6 +112,8 @@ struct tt_analyzer {
 	/* processes that read a request: only their sends make hops (a load
 	 * generator traced beside its server makes none) */
 	struct tt_hmap server_tgids;
+	/* the hop connections by their peer's (the gateway's) port -> sk */
+	struct tt_hmap hop_ports;
 
 	struct req_rec *reqs;
 	size_t nreqs, capreqs;
@@ -137,18 +139,25 @@ struct tt_analyzer {
 	struct tt_cp_result *cp_res;
 };
 
-/* analyzer.c */
+/* tgids.c: tgid's threads have timelines (-ENOMEM, else 0); so have
+ * those ev shows at work */
 int an_mark_traced(struct tt_analyzer *a, __u32 tgid);
+int an_mark_event_tgids(struct tt_analyzer *a, const struct tt_event *ev);
 /* results.c: each request's walk taken into it; gaps grouped */
 int an_attribute(struct tt_analyzer *a);
 int an_regroup_gaps(struct tt_analyzer *a);
 /* results.c: the ready requests walked, what they alone reached dropped */
 int an_stream_step(struct tt_analyzer *a);
 
-/* hopconn.c: process tgid read a request (-ENOMEM, else 0); bytes of ev on
- * c a traced server process on this host sent */
+/* tgids.c: process tgid read a request (-ENOMEM, else 0) */
 int an_server_read(struct tt_analyzer *a, __u32 tgid);
+/* hopconn.c: bytes of ev on c a traced server process on this host sent */
 bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
 		       const struct tt_event *ev);
+/* hopconn.c: c carries hops (its peer port known: -ENOMEM, else 0); c goes;
+ * a gateway's read of its runner's answer (a TT_F_HOP_REPLY RECV: 0) */
+int an_hop_conn(struct tt_analyzer *a, struct conn *c);
+void an_hop_conn_gone(struct tt_analyzer *a, const struct conn *c);
+int an_hop_reply(struct tt_analyzer *a, const struct tt_event *ev);
 
 #endif /* TT_ANALYZER_INT_H */

@@ -431,6 +431,9 @@ struct rq_index {
 	const struct cp_rq_marks *mk; /* their markers, NULL until bound */
 	size_t nhops; /* of them, hops (tt_cp_request.hop_sender_tid) */
 	struct rq_hop *hops; /* at their first token's t_wire, in order */
+	/* the gateway's reads of the hops' first tokens, by tid, then t */
+	struct rq_act *hop_reads;
+	size_t nhop_reads;
 	/* per request, of a hop: the request that sent it, when its sender
 	 * read requests itself (an event loop), else NONE32 (hop.c) */
 	__u32 *hop_owner;
@@ -504,6 +507,8 @@ size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
 		  __u64 lo);
 /* The first act of ix (by tid, then time) after tid's at t. */
 size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
+/* The same in n acts v sorted by tid, then time. */
+size_t cp_acts_after(const struct rq_act *v, size_t n, __u32 tid, __u64 t);
 /* qsort order of rq_act: by tid, then time, then request */
 int cp_rq_act_cmp(const void *a, const void *b);
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
@@ -560,10 +565,14 @@ int cp_hop_owners(struct rq_index *ix);
 /* The hop the walk's request sent, known by the order its event loop
  * read and sent (cp_hop_owners), if its first token came by t; -1. */
 long cp_hop_owned(const struct walk *wk, __u64 t);
-/* Hop's first token, when it came in while th, its sender (an event loop
- * reads its upstream sockets itself), was in rec (from lo) before t; 0. */
-__u64 cp_hop_came(const struct walk *wk, long hop, const struct cp_thread *th,
-		  const struct cp_rec *rec, __u64 lo, __u64 t);
+/* While th was in rec (from lo) before t: the first token of hop owned
+ * came in, th its sender (an event loop reads its upstream sockets
+ * itself), or else (read) th read the first token of the latest hop this
+ * request may take (sent after its read, no other's by the loop's order):
+ * then, its hop in *hop; 0 if neither. */
+__u64 cp_hop_came(const struct walk *wk, long owned, const struct cp_thread *th,
+		  const struct cp_rec *rec, __u64 lo, __u64 t, bool read,
+		  long *hop);
 /* Puts hop hi's path, to t, on wk's (from its first token to t: the
  * delivery on its writer, or join's wait to run), and (not dispatched)
  * its queue and dispatch into *disp, *rule and wk: false when it could

@@ -35,6 +35,9 @@ struct tt_cp_request {
 	/* a hop, sent by this traced thread on loopback: a request whose path
 	 * meets its response takes its path (docs/design.md §4.11) */
 	__u32 hop_sender_tid;
+	/* its first token read by the gateway: then, by this thread */
+	__u64 hop_read_t;
+	__u32 hop_read_tid;
 };
 
 /* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */

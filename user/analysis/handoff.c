@@ -46,6 +46,7 @@ void cp_rq_index_free(struct rq_index *ix)
 	free(ix->tids);
 	free(ix->act);
 	free(ix->hops);
+	free(ix->hop_reads);
 	free(ix->hop_owner);
 	free(ix->owned_hop);
 	free(ix->fifo);
@@ -127,7 +128,7 @@ int cp_rq_hop_cmp(const void *a, const void *b)
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n)
 {
-	size_t i, k = 0, caphops = 0;
+	size_t i, k = 0, caphops = 0, capreads = 0;
 
 	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
 	ix->srv = malloc((n ? n : 1) * 2 * sizeof(*ix->srv));
@@ -146,6 +147,15 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 			ix->hops[ix->nhops++] =
 				(struct rq_hop){ .t = rq->t_wire,
 						 .req = i };
+		}
+		if (rq->hop_sender_tid && rq->hop_read_tid) {
+			if (tt_grow((void **)&ix->hop_reads, &capreads,
+				    ix->nhop_reads + 1, sizeof(*ix->hop_reads)))
+				return -ENOMEM;
+			ix->hop_reads[ix->nhop_reads++] =
+				(struct rq_act){ .tid = rq->hop_read_tid,
+						 .req = i,
+						 .t = rq->hop_read_t };
 		}
 		if (rq->reader_tid && rq->t_read)
 			ix->act[ix->nact++] = (struct rq_act){
@@ -168,6 +178,9 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	qsort(ix->act, ix->nact, sizeof(*ix->act), cp_rq_act_cmp);
 	if (ix->nhops)
 		qsort(ix->hops, ix->nhops, sizeof(*ix->hops), cp_rq_hop_cmp);
+	if (ix->nhop_reads)
+		qsort(ix->hop_reads, ix->nhop_reads, sizeof(*ix->hop_reads),
+		      cp_rq_act_cmp);
 	ix->n = k;
 	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
 	if (!ix->tids)
@@ -385,19 +398,23 @@ size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
 	return a;
 }
 
-size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t)
+size_t cp_acts_after(const struct rq_act *v, size_t n, __u32 tid, __u64 t)
 {
-	size_t a = 0, b = ix->nact, mid;
+	size_t a = 0, b = n, mid;
 
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (ix->act[mid].tid < tid ||
-		    (ix->act[mid].tid == tid && ix->act[mid].t <= t))
+		if (v[mid].tid < tid || (v[mid].tid == tid && v[mid].t <= t))
 			a = mid + 1;
 		else
 			b = mid;
 	}
 	return a;
+}
+
+size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t)
+{
+	return cp_acts_after(ix->act, ix->nact, tid, t);
 }
 
 /* tid's first read or first write of a request other than req after t, or

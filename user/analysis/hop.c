@@ -197,15 +197,40 @@ long cp_hop_waited(const struct walk *wk, const struct cp_thread *th, long k,
 	return -1;
 }
 
-__u64 cp_hop_came(const struct walk *wk, long hop, const struct cp_thread *th,
-		  const struct cp_rec *rec, __u64 lo, __u64 t)
+/* The latest hop whose first token th read in [s, t) that hop_sent()
+ * lets this request take: the read's time, the hop in *hop; 0. */
+static __u64 hop_read(const struct walk *wk, const struct cp_thread *th,
+		      __u64 s, __u64 t, long *hop)
 {
-	const struct tt_cp_request *h = &wk->ix->rqs[hop];
+	const struct rq_index *ix = wk->ix;
+	const struct rq_act *rd = ix->hop_reads;
+	size_t a;
+
+	if (!ix->nhop_reads || t <= s)
+		return 0;
+	a = cp_acts_after(rd, ix->nhop_reads, th->tid, t - 1);
+	for (; a-- > 0 && rd[a].tid == th->tid && rd[a].t >= s;) {
+		if (hop_sent(wk, &ix->rqs[rd[a].req], rd[a].t)) {
+			*hop = rd[a].req;
+			return rd[a].t;
+		}
+	}
+	return 0;
+}
+
+__u64 cp_hop_came(const struct walk *wk, long owned, const struct cp_thread *th,
+		  const struct cp_rec *rec, __u64 lo, __u64 t, bool read,
+		  long *hop)
+{
+	const struct tt_cp_request *h = owned >= 0 ? &wk->ix->rqs[owned] : NULL;
 	__u64 s = rec->ts > lo ? rec->ts : lo;
 
-	if (th->tid != h->hop_sender_tid || h->t_wire < s || h->t_wire >= t)
-		return 0;
-	return h->t_wire;
+	if (h && th->tid == h->hop_sender_tid && h->t_wire >= s &&
+	    h->t_wire < t) {
+		*hop = owned;
+		return h->t_wire;
+	}
+	return read ? hop_read(wk, th, s, t, hop) : 0;
 }
 
 long cp_hop_owned(const struct walk *wk, __u64 t)

@@ -101,6 +101,8 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 		.reader_tid = r->reader_tid,
 		.writer_tid = r->writer_tid,
 		.hop_sender_tid = r->hop_sender_tid,
+		.hop_read_t = r->hop_read_t,
+		.hop_read_tid = r->hop_read_tid,
 	};
 }
 

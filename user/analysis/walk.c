@@ -504,10 +504,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			nret = 0;
 		lo = nret && rets[nret - 1].t > floor ? rets[nret - 1].t :
 							floor;
-		/* an event loop's own hop: its first token came in here */
-		s = owned >= 0 && th && k >= 0 ?
-			    cp_hop_came(wk, owned, th, &th->recs[k], lo, t) :
-			    0;
+		/* an event loop's own hop came in here, or th read a hop's */
+		s = th && k >= 0 ? cp_hop_came(wk, owned, th, &th->recs[k], lo,
+					       t, !marked, &hop) :
+				   0;
 		if (s) {
 			if (th->recs[k].state == REC_BLOCKED)
 				charge(wk, s, t, tid, TT_CP_RUNNABLE,
@@ -515,7 +515,6 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			else
 				charge_rec(wk, th, &th->recs[k], s, t);
 			t = s;
-			hop = owned;
 			owned = -1;
 			if (cp_hop_take(wk, hop, t, tid, dispatched, &disp,
 					rule)) {

@@ -42,6 +42,9 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 	case TT_EV_RECV:
 		fprintf(out, "sk=%#llx len=%lld", (unsigned long long)ev->sock.sk,
 			(long long)ev->sock.len);
+		if (ev->h.type == TT_EV_RECV && (ev->h.flags & TT_F_HOP_REPLY))
+			fprintf(out, " hop_reply port=%u",
+				ev->h.flags >> TT_F_PORT_SHIFT);
 		break;
 	case TT_EV_STEAL:
 		fprintf(out, "ns=%llu on=-%lluns",

@@ -853,6 +853,8 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 	json_opt(out, "hop_id", has_stages(a, i) ? r->hop_id : 0);
 	json_opt(out, "hop_sender_tid",
 		 (r->incomplete & TT_INC_HOP) ? r->hop_sender_tid : 0);
+	json_opt(out, "hop_read_tid",
+		 (r->incomplete & TT_INC_HOP) ? r->hop_read_tid : 0);
 	if (r->complete) {
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
