@@ -1010,21 +1010,25 @@ struct {
 	__type(value, struct send_gather);
 } send_gather SEC(".maps");
 
+/* iovecs read at a time: a gather goes on in rounds of them, up to
+ * TT_SEND_IOVECS, with a small array on the stack */
+#define GATHER_ROUND 8
+
 /* Copies the first want bytes of an iovec array to out; returns how many.
  * Servers write a chunk-size line, the event and its CRLF as iovecs of
  * one writev (hyper does): the tokens are past the first iovec. */
 static __always_inline __u32 gather_iovecs(const struct iovec *uiov,
 					   __u64 iovlen, __u32 want, __u8 *out)
 {
-	struct iovec iov[TT_SEND_IOVECS];
+	struct iovec iov[GATHER_ROUND];
 	struct send_gather *g;
-	__u32 zero = 0, i;
+	__u32 zero = 0, i, r, nr;
 	__u64 off = 0, n;
 
 	if (iovlen > TT_SEND_IOVECS)
 		iovlen = TT_SEND_IOVECS;
-	if (!iovlen ||
-	    bpf_probe_read_user(iov, iovlen * sizeof(iov[0]), uiov))
+	nr = iovlen < GATHER_ROUND ? iovlen : GATHER_ROUND;
+	if (!nr || bpf_probe_read_user(iov, nr * sizeof(iov[0]), uiov))
 		return 0;
 	/* one iovec holds it all: no need to gather */
 	if (iov[0].iov_len >= want || iovlen == 1) {
@@ -1036,19 +1040,39 @@ static __always_inline __u32 gather_iovecs(const struct iovec *uiov,
 	g = bpf_map_lookup_elem(&send_gather, &zero);
 	if (!g)
 		return 0;
-	for (i = 0; i < TT_SEND_IOVECS; i++) {
-		if (i >= iovlen || off >= want)
-			break;
-		n = iov[i].iov_len;
-		if (n > want - off)
-			n = want - off;
-		if (n > TT_SEND_CAPTURE)
-			n = TT_SEND_CAPTURE;
-		off &= TT_SEND_CAPTURE - 1; /* off < want <= capture: a no-op */
-		if (n && bpf_probe_read_user(g->data + off, n, iov[i].iov_base))
-			break;
-		off += n;
+	for (r = 0; r < TT_SEND_IOVECS / GATHER_ROUND; r++) {
+		if (r) {
+			if (r * GATHER_ROUND >= iovlen || off >= want)
+				break;
+			n = iovlen - r * GATHER_ROUND;
+			if (n > GATHER_ROUND)
+				n = GATHER_ROUND;
+			nr = n;
+			n *= sizeof(iov[0]);
+			/* the clamped register is the one used */
+			barrier_var(n);
+			if (n > sizeof(iov) ||
+			    bpf_probe_read_user(iov, n,
+						uiov + r * GATHER_ROUND))
+				break;
+		}
+		for (i = 0; i < GATHER_ROUND; i++) {
+			if (i >= nr || off >= want)
+				break;
+			n = iov[i].iov_len;
+			if (n > want - off)
+				n = want - off;
+			if (n > TT_SEND_CAPTURE)
+				n = TT_SEND_CAPTURE;
+			/* off < want <= capture: a no-op */
+			off &= TT_SEND_CAPTURE - 1;
+			if (n && bpf_probe_read_user(g->data + off, n,
+						     iov[i].iov_base))
+				goto copied;
+			off += n;
+		}
 	}
+copied:
 	if (off > TT_SEND_CAPTURE)
 		off = TT_SEND_CAPTURE;
 	barrier_var(off); /* the clamped register is the one passed on */

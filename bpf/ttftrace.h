@@ -10,8 +10,10 @@
 #define TT_COMM_LEN 16
 /* Bytes of each send copied for classification (status line, SSE, chunked). */
 #define TT_SEND_CAPTURE 256
-/* iovecs of a writev/sendmsg gathered into the capture */
-#define TT_SEND_IOVECS 8
+/* iovecs of a writev/sendmsg gathered into the capture: Node writes four
+ * per SSE event (chunk size, CRLF, event, CRLF) and coalesces the events
+ * queued while its socket was busy into one writev */
+#define TT_SEND_IOVECS 32
 /* last bytes of a send longer than the capture: where its end (the chunked
  * terminator, "data: [DONE]") lies */
 #define TT_SEND_TAIL 32

@@ -101,6 +101,8 @@ run_case aiohttp "done" 1 "$PY" $S/aiohttp_server.py
 run_case go "done" 1 "$GOBIN"
 run_case node "done" 1 "$NODE" $S/node_server.js
 run_case hyper "done" 1 "$PY" $S/raw_server.py --framing hyper
+# tokens past the eighth iovec of a writev (Node coalescing queued writes)
+run_case node-writev "done" 1 "$PY" $S/raw_server.py --framing node-writev
 # events past the capture, no [DONE]: the terminator is in the send's tail
 run_case node-tail "done" 0 "$NODE" $S/node_server.js --pad 300 --no-done
 run_case hyper-tail "done" 0 "$PY" $S/raw_server.py --framing hyper --pad 300 --no-done

@@ -10,6 +10,11 @@ uppercase hex and CRLF, the payload, CRLF); the last event's chunk and the
 terminator "0\\r\\n\\r\\n" in one send; a sized body is the headers and the
 body as two iovecs of one send. Keep-alive.
 
+--framing node-writev: Node's http server when its socket was busy: each
+res.write's chunk is four buffers (the size in lowercase hex, CRLF, the
+event, CRLF), and the writes queued meanwhile leave in one writev: here the
+tokens after the first three at a time (12 iovecs a send).
+
 --framing http10: an HTTP/1.0 server as Python's http.server answers: no
 length, no chunking; the body, streamed or not, ends when the server closes
 the connection.
@@ -46,7 +51,11 @@ def hyper_chunk(data):
     return [b"%X\r\n" % len(data), data, b"\r\n"]
 
 
-def serve_hyper(conn, f):
+def node_chunk(data):
+    return [b"%x" % len(data), b"\r\n", data, b"\r\n"]
+
+
+def serve_hyper(conn, f, chunk=hyper_chunk, group=1):
     date = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
     while True:
         body = read_request(f)
@@ -61,17 +70,18 @@ def serve_hyper(conn, f):
             continue
         head = (b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
                 b"transfer-encoding: chunked\r\ndate: %s\r\n\r\n" % date.encode())
+        iov = [head]
         for i in range(n):
-            iov = hyper_chunk(common.event(i, ap_args.pad))
-            if i == 0:
-                iov = [head] + iov
-            else:
-                time.sleep(ap_args.gap_ms / 1000)
+            iov += chunk(common.event(i, ap_args.pad))
             if i == n - 1:
                 if not ap_args.no_done:
-                    iov += hyper_chunk(common.DONE)
+                    iov += chunk(common.DONE)
                 iov.append(b"0\r\n\r\n")
+            elif i % group:
+                continue
             conn.sendmsg(iov)
+            iov = []
+            time.sleep(ap_args.gap_ms / 1000)
 
 
 def serve_http10(conn, f):
@@ -97,7 +107,12 @@ def handle(conn, framing):
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     with conn, conn.makefile("rb") as f:
         try:
-            (serve_hyper if framing == "hyper" else serve_http10)(conn, f)
+            if framing == "hyper":
+                serve_hyper(conn, f)
+            elif framing == "node-writev":
+                serve_hyper(conn, f, node_chunk, 3)
+            else:
+                serve_http10(conn, f)
         except OSError:
             pass
 
@@ -110,8 +125,8 @@ def main():
         k = argv.index("--framing")
         framing = argv[k + 1]
         del argv[k:k + 2]
-    if framing not in ("hyper", "http10"):
-        sys.exit("raw_server.py: --framing hyper|http10")
+    if framing not in ("hyper", "node-writev", "http10"):
+        sys.exit("raw_server.py: --framing hyper|node-writev|http10")
     sys.argv[1:] = argv
     ap_args = common.parse_args(__doc__)
     ls = socket.socket()

@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama
-# llama-delay lit ollama gateway (see README.md).
+# llama-delay lit ollama gateway node-gateway (see README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -82,6 +82,8 @@ server_cmd() {
 -runner $OUTPUT/scenarios/llama_server -runner-log ${log%.csv}-runner.csv" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
+	node-gateway) build_c llama_server && echo "/usr/bin/node $SCEN/node_gateway.js -p $port \
+--log $log --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
 	*) return 1 ;;
 	esac
 }
@@ -117,7 +119,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama llama-delay lit \
-	ollama gateway
+	ollama gateway node-gateway
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do
