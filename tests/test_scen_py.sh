@@ -34,7 +34,9 @@
 #          keep-alive Agent) in front of llama_server.c, written after the
 #          gateway's reads were recorded, to judge them: every request
 #          walked through its own hop in five runs (two hogged), t_dispatch
-#          off for 4-11 of 120, all of them the runner's own; its coalesced
+#          off for 0-6 of 120, all of them the runner's own (4-11 with a
+#          100 us window for the hand-off rule's next run; gateway's CI
+#          run had 20 that way, its rerun passed); its coalesced
 #          writev sends (12 iovecs for three events) held tokens the
 #          recorder did not gather before 32 iovecs (TPOT 17-40% high)
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not

@@ -16,6 +16,11 @@
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
 #define BURST_GAP_NS 100000ULL
+/* A consumer switched out this soon after its hand-off was preempted at
+ * once, by the thread it woke: the next request waits for its next run.
+ * Later, it ran on and may have admitted one first (llama.cpp's loop does,
+ * within 4 us; preempted 56-96 us after by a gateway's thread: §4.4). */
+#define PREEMPT_AT_ONCE_NS 50000ULL
 /* A goroutine's (docs/design.md §4.10): each ready may start an M by a futex
  * syscall, tens of µs on a VM, under the uprobe of every state change. */
 #define GO_BURST_GAP_NS 500000ULL

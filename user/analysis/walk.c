@@ -355,7 +355,7 @@ static __u64 ran_after_boundary(const struct cp_thread *th, __u64 tb)
 	if (k < 0 || k + 2 >= (long)th->nrecs ||
 	    th->recs[k].state != REC_RUNNING ||
 	    th->recs[k + 1].state != REC_RUNNABLE ||
-	    th->recs[k + 1].ts - tb > BURST_GAP_NS ||
+	    th->recs[k + 1].ts - tb > PREEMPT_AT_ONCE_NS ||
 	    th->recs[k + 2].state != REC_RUNNING)
 		return tb;
 	return th->recs[k + 2].ts;
@@ -515,13 +515,15 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			else
 				charge_rec(wk, th, &th->recs[k], s, t);
 			t = s;
-			owned = -1;
 			if (cp_hop_take(wk, hop, t, tid, dispatched, &disp,
 					rule)) {
 				th = hop_jump(wk, hop, &tid, &t, &k);
 				t_out = t;
 				ran = 0;
 				dispatched = true;
+				owned = -1;
+			} else if (hop == owned) {
+				owned = -1;
 			}
 			continue;
 		}
