@@ -55,7 +55,8 @@ def node_chunk(data):
     return [b"%x" % len(data), b"\r\n", data, b"\r\n"]
 
 
-def serve_hyper(conn, f, chunk=hyper_chunk, group=1):
+def serve_chunked(conn, f, chunk=hyper_chunk, group=1):
+    """hyper's framing, or with chunk and group another's (node-writev)"""
     date = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
     while True:
         body = read_request(f)
@@ -108,9 +109,9 @@ def handle(conn, framing):
     with conn, conn.makefile("rb") as f:
         try:
             if framing == "hyper":
-                serve_hyper(conn, f)
+                serve_chunked(conn, f)
             elif framing == "node-writev":
-                serve_hyper(conn, f, node_chunk, 3)
+                serve_chunked(conn, f, node_chunk, 3)
             else:
                 serve_http10(conn, f)
         except OSError:

@@ -26,15 +26,7 @@ const net = require('net');
 const fs = require('fs');
 const { spawn } = require('child_process');
 
-const now = () => process.hrtime.bigint();
-
-function busy(ms) {
-	const end = now() + BigInt(Math.round(ms * 1e6));
-	let x = 1;
-	while (now() < end)
-		x = (x * 33 + 1) | 0;
-	return x;
-}
+const { now, spin } = require('./nodeclock');
 
 function parseArgs(argv) {
 	const o = { port: 8000, log: '', runner: '', runnerLog: '', runnerThreads: 8,
@@ -110,7 +102,7 @@ async function main() {
 		req.on('end', () => {
 			const t_read = now();
 			const payload = Buffer.concat(body);
-			busy(o.prepMs);
+			spin(o.prepMs);
 			const row = { port: req.socket.remotePort, t_read, up: 0,
 				t_forward: now(), t_first: 0n, t_last: 0n, n: 0 };
 			const up = http.request({ host: '127.0.0.1', port: runnerPort,

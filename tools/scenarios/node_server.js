@@ -24,14 +24,7 @@
 const { Worker, isMainThread, parentPort, workerData, receiveMessageOnPort,
 	MessageChannel } = require('worker_threads');
 
-const now = () => process.hrtime.bigint();
-const spin = (ms) => {
-	const end = now() + BigInt(Math.round(ms * 1e6));
-	let x = 0;
-	while (now() < end)
-		x = (x * 31 + 7) | 0;
-	return x;
-};
+const { now, spin } = require('./nodeclock');
 
 function engine() {
 	const { port, flag, opts } = workerData;
