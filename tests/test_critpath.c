@@ -1225,12 +1225,14 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		RQ(2, 1000, 1100, 2050, 2100, 101, 101, .t_end = 5000 * US, \
 		   .t_headers = (h)*US)
 /* An event loop 101, a busy engine 102 preempted at 200 us, an I/O thread
- * 103 asleep; IO_HOP: the loop wakes it at t_, it runs and sleeps again. */
+ * 103 asleep; IO_HOP: the loop wakes it at t_, it runs, passes the message
+ * on to 140 (the engine process's I/O thread) and sleeps again. */
 #define LOOP_ENGINE_PREEMPTED                                                 \
 	E_IN(0, 101), E_IN(0, 102),                                           \
 	E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x30), E_PREEMPT(200, 102)
 #define IO_HOP(t_)                                                            \
 	E_WAKE(t_, 101, 103, NR_WRITE, 6), E_IN((t_) + 5, 103),               \
+	E_WAKE((t_) + 7, 103, 140, NR_WRITE, 7),                              \
 	E_OUT((t_) + 10, 103, .sys = NR_FUTEX, .arg0 = 0x30)
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
@@ -1296,9 +1298,11 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		NULL,                                                         \
 		{ R(complete, true), R_T(t_dispatch, disp),                   \
 		  R_T(t_enqueue, enq), R(dispatch, TT_CP_DISP_##rule) } })
-/* the loop 101 wakes thread tgt at 1420 us, which wakes then at 3000 */
+/* the loop 101 wakes thread tgt at 1420 us, which passes it on to 140
+ * at 2995 us and wakes then at 3000 */
 #define LOOP_WAKE(tgt, then)                                                  \
 	E_WAKE(1420, 101, tgt, NR_FUTEX, 0x5000 + (tgt)), E_IN(2990, tgt),    \
+	E_WAKE(2995, tgt, 140, NR_WRITE, 7),                                  \
 	E_WAKE(3000, tgt, then, NR_FUTEX, 0x5100 + (tgt))
 /* A (request 2) handed on at enq us, queued q us until 1500 */
 #define LOOP_A_WANT(enq, q)                                                   \
@@ -3243,6 +3247,32 @@ static const struct scenario scenarios[] = {
 		SC("test_handoff_enqueue", "event_loop_handler_after_y"),
 		.reuse = true,
 		.steps = STEPS(LOOP_WAKE(120, 101)),
+		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
+		.want = LOOP_A_WANT(1420, 80),
+	},
+	/* the same, a helper the loop set to read the answers woken at 1380
+	 * us, after Y's read, which answered the loop at once (LitServe's
+	 * executor thread reading the response queue): not A's hand-off */
+	{
+		SC("test_handoff_enqueue", "event_loop_answer_helper"),
+		.build = build_busy_handoff,
+		.arg = { true },
+		.steps = STEPS(E_WAKE(1380, 101, 123, NR_FUTEX, 0x5123),
+			       E_IN(1385, 123), E_WAKE(1390, 123, 101, NR_WRITE, 8),
+			       E_OUT(1392, 123, .sys = NR_FUTEX, .arg0 = 0x5123),
+			       LOOP_WAKE(120, 101)),
+		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
+		.want = LOOP_A_WANT(1420, 80),
+	},
+	/* the loop starts a worker for A at 1420 us (an executor's new
+	 * thread), which tells it at once that it runs: A's hand-off */
+	{
+		SC("test_handoff_enqueue", "event_loop_new_worker"),
+		.build = build_busy_handoff,
+		.arg = { true },
+		.steps = STEPS(E_FORK(1415, 101, 124, "worker"),
+			       E_WAKE_NEW(1420, 101, 124, 56), E_IN(1425, 124),
+			       E_WAKE(1430, 124, 101, NR_FUTEX, 0x5124)),
 		RQS(HANDOFF_X_A, HANDOFF_Y(1350)),
 		.want = LOOP_A_WANT(1420, 80),
 	},

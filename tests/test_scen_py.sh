@@ -9,6 +9,8 @@
 #   nagle  the same with continuous batching and Nagle on keep-alive
 #   vllm   vLLM V1-shaped: asyncio API (uvicorn, starlette) -> ZMQ ipc ->
 #          EngineCore (input thread, busy loop, output thread)
+#   vllm-uvloop  the same API on uvloop's loop and httptools' parser, as
+#          vLLM runs uvicorn with its dependencies installed
 #   node   Node http SSE, a worker_threads engine fed by a MessagePort
 #   odirect  gil with 8 MiB of O_DIRECT preadv per request before prefill:
 #          also the storage span (the path's first storage wait to its
@@ -72,22 +74,22 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_py
 tt_setup
-for m in uvicorn starlette zmq aiohttp; do
+for m in uvicorn starlette zmq aiohttp uvloop httptools; do
 	/usr/bin/python3 -c "import $m" 2>/dev/null ||
 		{ fail "scen_py: Debian's python3-$m is missing (tools/deps.sh)"; exit 1; }
 done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
-CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm node odirect pool lit \
-	gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm node odirect pool lit gateway node-gateway" \
+CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
+	lit gateway node-gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit gateway node-gateway" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
 # 20 of 120 in one such run, 0-5 in five runs of the normal build). The
 # normal suite holds the figures; this one, memory safety on real servers.
 scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
-	vllm:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
+	vllm:0.15:0.20:0.15:p50 vllm-uvloop:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||

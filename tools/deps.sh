@@ -16,10 +16,13 @@ otlp_receiver() {
 pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
+      python3-uvloop python3-httptools
       libmicrohttpd-dev prometheus libdeflate0"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
+# python3-uvloop, python3-httptools: uvicorn as vLLM runs it
+# (tools/scenarios/run.sh vllm-uvloop).
 # libmicrohttpd-dev: record --metrics; prometheus (and its promtool):
 # tests/test_bpf_metrics.sh scrapes it.
 # tools/scenarios/ also needs Node; a node installed from elsewhere (for

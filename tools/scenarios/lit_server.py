@@ -134,7 +134,7 @@ def api_main(args):
     async def worker_ready():
         return await asyncio.get_running_loop().run_in_executor(getter, responses.get)
 
-    serve_starlette(completions, worker_ready, response_queue_to_buffer, args.port, worker)
+    serve_starlette(completions, worker_ready, response_queue_to_buffer, args, worker)
 
 
 def main():

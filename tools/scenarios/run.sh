@@ -5,8 +5,8 @@
 # truth vs attributed (compare.py). A measurement tool, like bench/: it
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
-# Scenarios: gil vllm sglang node go go-lock nagle odirect pool llama
-# llama-delay lit ollama gateway node-gateway (see README.md).
+# Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
+# llama llama-delay lit lit-uvloop ollama gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -65,6 +65,9 @@ server_cmd() {
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
 	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
+	# vLLM's own defaults with its dependencies installed: uvloop, httptools
+	vllm-uvloop) echo "$PY $SCEN/vllm_server.py -p $port --log $log --uvloop" ;;
+	lit-uvloop) echo "$PY $SCEN/lit_server.py -p $port --log $log --uvloop" ;;
 	# listens once its Scheduler and Detokenizer said ready, as vllm does
 	# once its EngineCore did: the listen wait below is the readiness wait
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
@@ -118,8 +121,8 @@ run_one() {
 		tee "$d/compare.txt"
 }
 
-[ $# -gt 0 ] || set -- gil vllm sglang node go go-lock nagle odirect pool llama llama-delay lit \
-	ollama gateway node-gateway
+[ $# -gt 0 ] || set -- gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool llama \
+	llama-delay lit lit-uvloop ollama gateway node-gateway
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

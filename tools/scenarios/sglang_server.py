@@ -47,7 +47,8 @@ import zmq
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vllm_server import (aiohttp_done, busy_python, calibrated_compute,  # noqa: E402
-                         ready_or_exit, server_args, sse_event, tokenize, truth_log)
+                         ipc_base, ready_or_exit, server_args, sse_event, tokenize,
+                         truth_log)
 
 now = time.monotonic_ns
 
@@ -134,7 +135,7 @@ def api_main(args):
     import zmq.asyncio
     from aiohttp import web
 
-    base = f"ipc:///tmp/ttft-sglang-{os.getpid()}"
+    base = ipc_base("sglang")
     states = {}
     log = truth_log(args.log, "t_engine_first,t_detok_first")
     next_id = [0]

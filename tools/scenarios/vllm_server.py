@@ -25,6 +25,8 @@ first token put on its output queue).
 """
 import argparse
 import asyncio
+import atexit
+import glob
 import hashlib
 import os
 import pickle
@@ -158,11 +160,25 @@ def truth_log(path, extra):
     return log
 
 
+def ipc_base(name):
+    """The ipc:// address prefix of this process's ZMQ sockets: their
+    files in /tmp go when it exits (uvicorn and aiohttp end on SIGINT and
+    SIGTERM)."""
+    path = f"/tmp/ttft-{name}-{os.getpid()}"
+
+    def remove():
+        for f in glob.glob(path + "-*"):
+            os.unlink(f)
+
+    atexit.register(remove)
+    return "ipc://" + path
+
+
 def api_main(args):
     import zmq.asyncio
     from starlette.responses import StreamingResponse
 
-    base = f"ipc:///tmp/ttft-vllm-{os.getpid()}"
+    base = ipc_base("vllm")
     ctx = zmq.asyncio.Context()
     to_engine = ctx.socket(zmq.PUSH)
     to_engine.bind(base + "-in")
@@ -214,13 +230,15 @@ def api_main(args):
                                "--batch", str(args.batch),
                                "--prefill-ms", str(args.prefill_ms),
                                "--decode-ms", str(args.decode_ms)])
-    serve_starlette(completions, engine_ready, output_handler, args.port, engine)
+    serve_starlette(completions, engine_ready, output_handler, args, engine)
 
 
-def serve_starlette(completions, ready, task, port, child):
+def serve_starlette(completions, ready, task, args, child):
     """POST /v1/completions on starlette and uvicorn; it listens once ready()
     said the child process is up (vLLM's READY), and task() runs beside;
-    the child ends with it."""
+    the child ends with it. With --uvloop, uvicorn runs as vLLM's does with
+    its dependencies installed: uvloop's loop (libuv) and httptools' parser;
+    otherwise asyncio's own loop and h11."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -232,7 +250,9 @@ def serve_starlette(completions, ready, task, port, child):
     app = Starlette(routes=[Route("/v1/completions", completions, methods=["POST"])],
                     on_startup=[startup])
     try:
-        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", loop="asyncio")
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning",
+                    loop="uvloop" if args.uvloop else "asyncio",
+                    http="httptools" if args.uvloop else "h11")
     finally:
         child.terminate()
 
@@ -247,6 +267,8 @@ def server_args(doc):
     ap.add_argument("--prefill-ms", type=float, default=10)
     ap.add_argument("--decode-ms", type=float, default=2)
     ap.add_argument("--tokenize-ms", type=float, default=1)
+    ap.add_argument("--uvloop", action="store_true",
+                    help="uvicorn on uvloop and httptools (starlette servers)")
     return ap
 
 

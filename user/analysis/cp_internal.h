@@ -504,8 +504,10 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
-bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
-		__u32 tid);
+/* Wake w by a reader hands work on: not to a runtime's own thread, nor
+ * to a helper that answers it at once. */
+bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
+		 const struct cp_wake *w);
 /* The first of n wakes (indices in cp->wakes, in time order) at lo or
  * later. */
 size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,

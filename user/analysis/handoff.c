@@ -244,15 +244,58 @@ static bool answers_in(const struct tt_critpath *cp, const struct rq_index *ix,
 }
 
 /*
- * tid answers: it wakes a thread that reads or writes requests, directly or
- * through one other (not through a lock): a hand-off to it can be a
- * request's (an engine, a relay, a worker), where a runtime's own thread
- * (V8's platform workers) answers nobody.
+ * w's target woke w's waker back, not through a lock, before it woke
+ * anyone else or ran RELAY_CPU_NS: it answered at once, a helper the
+ * waker set to read the answers (an executor thread that reads a response
+ * queue, as LitServe's API does), not a thread it handed work to.
  */
-bool cp_answers(const struct tt_critpath *cp, const struct rq_index *ix,
-		__u32 tid)
+static bool answers_back(const struct tt_critpath *cp, const struct cp_wake *w)
 {
-	return answers_in(cp, ix, tid, 1);
+	const struct cp_thread *x = cp_thread_find(cp, w->target_tid);
+	const struct cp_wake *next = NULL;
+	__u64 ran = 0, end;
+	size_t a;
+	long k;
+
+	if (!x || !x->nrecs)
+		return false;
+	/* a thread w started tells its starter it runs, at once */
+	if (x->recs[0].state == REC_RUNNABLE && x->recs[0].info != NONE32 &&
+	    &cp->wakes[x->recs[0].info] == w)
+		return false;
+	for (a = cp_wake_at(cp, x->cand, x->ncand, w->ts); a < x->ncand; a++)
+		if (cp->wakes[x->cand[a]].target_tid != x->tid) {
+			next = &cp->wakes[x->cand[a]];
+			break;
+		}
+	if (!next || next->target_tid != w->waker_tid)
+		return false;
+	k = cp_rec_before(x, w->ts + 1);
+	for (k = k < 0 ? 0 : k; (size_t)k < x->nrecs &&
+				x->recs[k].ts < next->ts && ran < RELAY_CPU_NS;
+	     k++) {
+		if (x->recs[k].state != REC_RUNNING)
+			continue;
+		end = (size_t)k + 1 < x->nrecs ? x->recs[k + 1].ts : next->ts;
+		if (end > next->ts)
+			end = next->ts;
+		ran += end - (x->recs[k].ts > w->ts ? x->recs[k].ts : w->ts);
+	}
+	return ran < RELAY_CPU_NS;
+}
+
+/*
+ * Wake w by a reader hands work on: its target answers (it wakes a thread
+ * that reads or writes requests, directly or through one other, not
+ * through a lock: an engine, a relay, a worker, where a runtime's own
+ * thread, V8's platform workers, answers nobody), and not at once to its
+ * waker alone.
+ */
+bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
+		 const struct cp_wake *w)
+{
+	return w->target_tid != w->waker_tid &&
+	       answers_in(cp, ix, w->target_tid, 1) && !answers_back(cp, w);
 }
 
 /* Entry e, the last of its thread starting by ts: the thread serves a
@@ -708,8 +751,7 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		const struct cp_wake *w = &wk->cp->wakes[th->cand[a]];
 
 		/* the reader's own hand-off: nothing later can be its end */
-		if (w->target_tid != th->tid &&
-		    cp_answers(wk->cp, wk->ix, w->target_tid))
+		if (cp_hands_on(wk->cp, wk->ix, w))
 			return w->ts;
 	}
 	next = rq_next_act(wk->ix, th->tid, from, wk->ri);

@@ -14,8 +14,9 @@
  * earlier ran before the later read (Node runs each at its read), and one
  * that got no wake by then takes none later: handed on after the batch's
  * last turn, or with none before that read (CP_TURN_BEFORE). Only
- * wakes of threads that answer (cp_answers) are turns: a runtime's own
- * threads (V8's platform workers) are no handler's hand-off. A loop that
+ * wakes that hand work on (cp_hands_on) are turns: a runtime's own
+ * threads (V8's platform workers) are no handler's hand-off, nor a helper
+ * the loop sets to read the answers. A loop that
  * hands messages to ZMQ (record's message probes) has its turns in those
  * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
  * its wakes are not turns (the I/O thread's wake follows a send), and as
@@ -116,8 +117,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 				const struct cp_wake *wk =
 					&cp->wakes[th->cand[w++]];
 
-				if (wk->target_tid == th->tid ||
-				    !cp_answers(cp, ix, wk->target_tid))
+				if (!cp_hands_on(cp, ix, wk))
 					continue;
 				turn = wk->ts;
 			}
