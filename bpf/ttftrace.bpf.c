@@ -1152,6 +1152,147 @@ static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 	return 0;
 }
 
+/* count "data:" line starts past the capture: set by the recorder where
+ * the kernel has bpf_loop (5.17) */
+const volatile bool count_data_lines = false;
+
+#define COUNT_CHUNK 64
+/* "\ndata:", its bytes from the lowest: no string in a section of its own */
+#define LINE_PATTERN 0x3a617461640aULL
+
+/* A send's bytes, read COUNT_CHUNK at a time and scanned for "\ndata:" */
+struct line_count {
+	const struct iovec *uiov; /* NULL: one buffer, at base */
+	__u64 iovlen;
+	__u64 base, left; /* what is left of the buffer or iovec at hand */
+	__u64 todo; /* bytes of the send still to scan */
+	__u32 iov; /* the next iovec */
+	__u32 match; /* bytes of "\ndata:" matched so far */
+	__u32 lines;
+	__u32 pad;
+	__u8 buf[COUNT_CHUNK];
+};
+
+/* In a map, not on the stack: the verifier then knows none of its values,
+ * and the loops' states converge (a count it knew would differ each time) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct line_count);
+} line_counts SEC(".maps");
+
+/* bpf_loop's context is on the stack: the map value's address */
+struct line_count_ref {
+	struct line_count *c;
+};
+
+/* match states past "\ndata:": its value next, or after one space */
+#define MATCHED_DATA 6
+#define MATCHED_SPACE 7
+
+/*
+ * One byte a call (a loop over the chunk would be verified byte by byte).
+ * A "data:" line whose value begins with '[' is "data: [DONE]", not a
+ * token's event (those are JSON objects or text).
+ */
+static long scan_byte(__u32 j, void *arg)
+{
+	struct line_count *c = ((struct line_count_ref *)arg)->c;
+	__u8 b = c->buf[j & (COUNT_CHUNK - 1)];
+	__u32 m = c->match & 7;
+
+	if (m == MATCHED_DATA && b == ' ') {
+		c->match = MATCHED_SPACE;
+		return 0;
+	}
+	if (m >= MATCHED_DATA) {
+		c->lines += b != '[';
+		c->match = b == '\n';
+		return 0;
+	}
+	if (b != ((LINE_PATTERN >> (m * 8)) & 0xff))
+		m = b == '\n';
+	else
+		m++;
+	c->match = m;
+	return 0;
+}
+
+static long count_chunk(__u32 i, void *arg)
+{
+	struct line_count *c = ((struct line_count_ref *)arg)->c;
+	struct iovec v;
+	__u64 n;
+
+	if (!c->todo)
+		return 1;
+	if (!c->left) {
+		/* the next iovec; one a round, the loop bounds them */
+		if (!c->uiov || c->iov >= c->iovlen ||
+		    bpf_probe_read_user(&v, sizeof(v), c->uiov + c->iov))
+			return 1;
+		c->iov++;
+		c->base = (__u64)v.iov_base;
+		c->left = v.iov_len;
+		return 0;
+	}
+	n = c->left < c->todo ? c->left : c->todo;
+	if (n > COUNT_CHUNK)
+		n = COUNT_CHUNK;
+	barrier_var(n);
+	if (!n || n > COUNT_CHUNK ||
+	    bpf_probe_read_user(c->buf, n, (void *)c->base))
+		return 1;
+	bpf_loop(n, scan_byte, arg, 0);
+	c->base += n;
+	c->left -= n;
+	c->todo -= n;
+	return 0;
+}
+
+/* The "data:" line starts in the first TT_SEND_COUNT bytes of a send of
+ * sent bytes (a line starts where the send does). */
+static __always_inline __u16 count_lines(long nr, struct pt_regs *regs,
+					 __u64 sent)
+{
+	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
+	struct line_count_ref ref;
+	struct user_msghdr msg;
+	struct line_count *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&line_counts, &zero);
+	if (!c)
+		return 0;
+	c->todo = sent < TT_SEND_COUNT ? sent : TT_SEND_COUNT;
+	c->match = 1;
+	c->lines = 0;
+	c->iov = 0;
+	if (nr == TT_NR_write || nr == TT_NR_sendto) {
+		c->uiov = NULL;
+		c->iovlen = 0;
+		c->base = arg1;
+		c->left = c->todo;
+	} else {
+		c->iovlen = PT_REGS_PARM3_SYSCALL(regs);
+		if (nr == TT_NR_sendmsg) {
+			if (bpf_probe_read_user(&msg, sizeof(msg),
+						(void *)arg1))
+				return 0;
+			arg1 = (unsigned long)msg.msg_iov;
+			c->iovlen = msg.msg_iovlen;
+		}
+		c->uiov = (const struct iovec *)arg1;
+		c->base = 0;
+		c->left = 0;
+	}
+	ref.c = c;
+	bpf_loop(TT_SEND_COUNT / COUNT_CHUNK + TT_SEND_TAIL_IOVECS, count_chunk,
+		 &ref, 0);
+	return c->lines;
+}
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
@@ -1194,7 +1335,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	}
 	s = (void *)(h + 1);
 	s->xmit_held = 0;
-	s->pad = 0;
+	s->data_lines = 0;
 	if (hold) {
 		st->tid = 0;
 		s->xmit_held = 1;
@@ -1228,6 +1369,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 			s->nbytes = send_bytes(nr, regs, n, s->data);
 		if (ret > TT_SEND_CAPTURE)
 			s->ntail = send_tail(nr, regs, ret, s->tail);
+		if (ret > TT_SEND_CAPTURE && count_data_lines)
+			s->data_lines = count_lines(nr, regs, ret);
 	}
 	submit(h);
 	return 0;

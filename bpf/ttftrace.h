@@ -19,6 +19,10 @@
 #define TT_SEND_TAIL 32
 /* iovecs of a writev/sendmsg looked through for its last byte */
 #define TT_SEND_TAIL_IOVECS 64
+/* bytes of a send past the capture whose "data:" lines are counted
+ * (tt_send_raw.data_lines): Node coalesces a burst of events into one
+ * writev */
+#define TT_SEND_COUNT 4096
 /* tgids the traced_tgids map holds, a byte each: the kernel's PID_MAX_LIMIT
  * on 64-bit, the most kernel.pid_max can be raised to */
 #define TT_PID_MAX_LIMIT (4 * 1024 * 1024)
@@ -194,7 +198,11 @@ struct tt_send_raw {
 	 * carried here instead of in a record of its own; the collector
 	 * hands it on as the XMIT event it stands for (docs/design.md §2.4) */
 	__u16 xmit_held;
-	__u16 pad;
+	/* a send longer than the capture: the "data:" line starts in its
+	 * first TT_SEND_COUNT bytes whose value does not begin with '['
+	 * (its SSE events, not [DONE]), counted as it went out; 0 when not
+	 * counted (docs/design.md §2.4) */
+	__u16 data_lines;
 	__u64 xmit_ts;
 	struct tt_xmit xmit;
 	__u8 data[TT_SEND_CAPTURE];

@@ -521,6 +521,39 @@ static void test_end_in_tail(void)
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_SSE);
 }
 
+/* Events past the capture, counted by the recorder as they went out
+ * (tt_send_raw.data_lines): tokens too. */
+static void test_data_lines_past_capture(void)
+{
+	char buf[1024];
+	struct tt_send s;
+	int h;
+
+	h = snprintf(buf, sizeof(buf), "%s%s%s%s", VLLM_CHUNK("one"),
+		     VLLM_CHUNK("two"), VLLM_CHUNK("three"),
+		     VLLM_CHUNK("four"));
+	/* the capture shows the first and the start of the second */
+	s = classify_n(buf, TT_SEND_CAPTURE, h);
+	CHECK_SEND(s, TT_SEND_TOKEN, 2, TT_SEND_F_SSE);
+	tt_classify_data_lines(&s, 4);
+	CHECK_SEND(s, TT_SEND_TOKEN, 4, TT_SEND_F_SSE);
+	/* fewer than the capture showed (a count cut short): kept */
+	tt_classify_data_lines(&s, 2);
+	CHECK_SEND(s, TT_SEND_TOKEN, 4, TT_SEND_F_SSE);
+	/* the end the tail showed stays: tokens and the end */
+	h = snprintf(buf, sizeof(buf), "%s%s%sdata: [DONE]\n\n",
+		     VLLM_CHUNK("one"), VLLM_CHUNK("two"), VLLM_CHUNK("three"));
+	s = classify_n(buf, TT_SEND_CAPTURE, h);
+	tt_classify_send_tail(buf, TT_SEND_CAPTURE, buf + h - 20, 20, h, &s,
+			      NULL);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 2, TT_SEND_F_SSE);
+	tt_classify_data_lines(&s, 3);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 3, TT_SEND_F_SSE);
+	/* none counted: as classified */
+	tt_classify_data_lines(&s, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 3, TT_SEND_F_SSE);
+}
+
 /* HTTP/1.0 or no length and no chunking: the body runs to the close. */
 static void test_close_delimited(void)
 {
@@ -599,6 +632,7 @@ int main(void)
 	TT_RUN(test_chunked_ends);
 	TT_RUN(test_chunk_split_across_sends);
 	TT_RUN(test_end_in_tail);
+	TT_RUN(test_data_lines_past_capture);
 	TT_RUN(test_close_delimited);
 	TT_RUN(test_classifier_keeps_framing);
 	TT_RUN(test_class_names);

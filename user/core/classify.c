@@ -557,6 +557,20 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 	}
 }
 
+/* Node writes a burst of events in one writev: the capture shows the
+ * first few, the count all ([DONE] is not among them) */
+void tt_classify_data_lines(struct tt_send *send, unsigned int lines)
+{
+	bool done = send->cls == TT_SEND_DONE ||
+		    send->cls == TT_SEND_TOKEN_DONE;
+
+	if (lines <= send->tokens)
+		return;
+	send->tokens = lines > 0xffff ? 0xffff : lines;
+	send->cls = done ? TT_SEND_TOKEN_DONE : TT_SEND_TOKEN;
+	send->flags |= TT_SEND_F_SSE;
+}
+
 void tt_classify_send_carry(const void *data, size_t nbytes, __s64 send_len,
 			    struct tt_send *send, struct tt_sse_carry *carry)
 {

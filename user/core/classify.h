@@ -93,6 +93,10 @@ struct tt_classifier {
 void tt_classifier_send(struct tt_classifier *c, const void *data,
 			size_t nbytes, const void *tail, size_t ntail,
 			struct tt_send *send);
+/* A classified send longer than the capture, whose "data:" line starts
+ * the recorder counted as it went out (tt_send_raw.data_lines, 0: not
+ * counted): the events past the capture are tokens too. */
+void tt_classify_data_lines(struct tt_send *send, unsigned int lines);
 /* The connection ended or its socket was reused: its carry goes. */
 void tt_classifier_forget(struct tt_classifier *c, __u64 sk);
 

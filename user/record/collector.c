@@ -534,6 +534,7 @@ static int handle_record(void *ctx, void *data, size_t size)
 				   raw->ntail < TT_SEND_TAIL ? raw->ntail :
 							       TT_SEND_TAIL,
 				   &ev.send);
+		tt_classify_data_lines(&ev.send, raw->data_lines);
 	} else {
 		psize = tt_event_payload_size(h->type);
 		if (psize < 0 || size < sizeof(*h) + (size_t)psize)
@@ -720,6 +721,13 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	 * compare the two) */
 	hold = getenv("TTFTRACE_XMIT_HOLD");
 	c->skel->rodata->xmit_hold = !hold || strcmp(hold, "0");
+	/* the events of a send past its capture, counted with bpf_loop
+	 * (5.17); TTFTRACE_COUNT_LINES=0: not (tests compare the two) */
+	hold = getenv("TTFTRACE_COUNT_LINES");
+	c->skel->rodata->count_data_lines =
+		(!hold || strcmp(hold, "0")) &&
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_SOCKET_FILTER,
+					BPF_FUNC_loop, NULL) > 0;
 	/* hops need tcp_sendmsg_locked (docs/design.md §4.11): without it
 	 * (older kernels; TTFTRACE_HOPS=0 for the tests) none are told */
 	hold = getenv("TTFTRACE_HOPS");
