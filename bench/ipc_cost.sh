@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # What data wakes cost (docs/design.md §4.4): bench/ipc_loop passes a token
 # between two threads ROUNDTRIPS times per round, ROUNDS rounds, over an
-# eventfd pair or a unix socket pair: every hop a write to an object the
-# other thread reads, which `ttftrace record` turns into a DATA_WAKE.
-# Interleaved REPS times per MODE (eventfd unix): untraced, traced
+# eventfd pair, a unix socket pair or a pipe pair: every hop a write to an
+# object the other thread reads, which `ttftrace record` turns into a
+# DATA_WAKE. Interleaved REPS times per MODE (eventfd unix pipe): untraced, traced
 # (record -c), and traced by TTFTRACE_B (an A/B of two builds: one without
 # data wakes gives their cost alone). Prints the median ns per round trip
 # and the tracer's cost per hop (half a round trip's difference).
@@ -15,7 +15,7 @@ set -u
 ROUNDTRIPS=${ROUNDTRIPS:-50000}
 ROUNDS=${ROUNDS:-3}
 REPS=${REPS:-5}
-MODES=${MODES:-eventfd unix}
+MODES=${MODES:-eventfd unix pipe}
 # both threads on one CPU (CPU=all: wherever the scheduler puts them; a
 # wakeup across CPUs of this VM costs tens of us, far more than a record)
 CPU=${CPU:-0}
@@ -30,11 +30,9 @@ if [ -n "${TTFTRACE_B:-}" ]; then
 	[ -x "$TTFTRACE_B" ] || die "TTFTRACE_B=$TTFTRACE_B is not executable"
 fi
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
-# run KIND MODE: one round set, its per-round ns appended to KIND-MODE
+# run MODE KIND: one round set, its per-round ns appended to KIND-MODE
 run() {
-	local kind=$1 mode=$2 bin out=$BENCH_TMP/$1-$2
+	local mode=$1 kind=$2 bin out=$BENCH_TMP/$2-$1
 	case $kind in
 	untraced) "${PIN[@]}" "$LOOP" "$mode" "$ROUNDTRIPS" "$ROUNDS" >>"$out" ;;
 	*)
@@ -54,13 +52,7 @@ kinds="untraced traced"
 [ -n "${TTFTRACE_B:-}" ] && kinds="$kinds traced_b"
 echo "ipc_cost: $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "  $ROUNDTRIPS round trips x $ROUNDS rounds, $REPS reps, CPU $CPU, interleaved: $kinds"
-for rep in $(seq "$REPS"); do
-	for mode in $MODES; do
-		for kind in $kinds; do
-			run "$kind" "$mode"
-		done
-	done
-done
+interleave "$REPS" "$MODES" "$kinds" run
 printf '%-8s %-9s %14s %14s %14s\n' mode run "ns/roundtrip" "ns/hop added" "data wakes/rt"
 for mode in $MODES; do
 	base=$(median <"$BENCH_TMP/untraced-$mode")

@@ -91,6 +91,24 @@ bench_prog() {
 	echo "$f"
 }
 
+# median: the median of the numbers on stdin, one a line
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# interleave REPS "CASES" "KINDS" FUNC: FUNC CASE KIND for every case and
+# kind, REPS times over: the machine's drift falls on all alike
+interleave() {
+	local case kind
+	for _ in $(seq "$1"); do
+		for case in $2; do
+			for kind in $3; do
+				"$4" "$case" "$kind"
+			done
+		done
+	done
+}
+
 # wait_for COND_CMD [SECONDS]: polls every 20 ms
 wait_for() {
 	local cmd=$1 t=${2:-10} i=0

@@ -587,7 +587,13 @@ int BPF_PROG(tt_sock_state, const struct sock *sk, int oldstate, int newstate)
 	return 0;
 }
 
-/* ---- data hand-offs between threads: eventfds and unix sockets ---- */
+/* ---- data hand-offs between threads: eventfds, unix sockets, pipes ---- */
+
+/* inode modes: the file types the hooks tell apart */
+#define S_IFMT 00170000
+#define S_IFREG 0100000
+#define S_IFBLK 0060000
+#define S_IFIFO 0010000
 
 /* WAKING, WAKEUP_NEW, DATA_WAKE and DATA_READ records */
 struct tt_event_wake {
@@ -957,31 +963,58 @@ static __always_inline bool in_send_syscall(__u32 tid)
 	       nr == TT_NR_sendmsg;
 }
 
-/* An 8-byte write is how an eventfd is signalled: to a known reader's
- * eventfd, a data hand-off. */
-static __always_inline void eventfd_write_note(__u64 fd)
+/*
+ * Whether a pipe holds no data: a write to it then is what its reader's
+ * next read takes. Behind older data it is not (a pipe is FIFO: LitServe's
+ * response pipe holds tokens its reader has yet to take), and no data wake
+ * is made of it. Linux before 5.5 counted buffers otherwise: never empty.
+ */
+static __always_inline bool pipe_empty(struct inode *inode)
+{
+	struct pipe_inode_info *pipe;
+
+	if (!bpf_core_field_exists(struct pipe_inode_info, head))
+		return false;
+	pipe = BPF_CORE_READ(inode, i_pipe);
+	return pipe && BPF_CORE_READ(pipe, head) == BPF_CORE_READ(pipe, tail);
+}
+
+/*
+ * A write to an empty pipe with a known reader, or an 8-byte one (how an
+ * eventfd is signalled) to a known reader's eventfd: a data hand-off. A
+ * pipe's two ends are two files of one inode: it is known by its inode.
+ */
+static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	struct inode *inode;
 	struct file *file;
 
 	if (!tgid_traced(id >> 32))
 		return;
 	file = fd_file(bpf_get_current_task_btf(), fd);
-	if (file)
+	if (!file)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFIFO) {
+		if (pipe_empty(inode))
+			ipc_written((__u64)inode, TT_IPC_PIPE, id);
+	} else if (eventfd_sized) {
 		ipc_written((__u64)file, TT_IPC_EVENTFD, id);
+	}
 }
 
 SEC("tracepoint/syscalls/sys_enter_write")
 int tt_enter_write(struct trace_event_raw_sys_enter *ctx)
 {
-	if (ctx->args[2] == 8)
-		eventfd_write_note(ctx->args[0]);
+	ipc_write_note(ctx->args[0], ctx->args[2] == 8);
 	return note_send_enter();
 }
 
 SEC("tracepoint/syscalls/sys_enter_writev")
-int tt_enter_writev(void *ctx)
+int tt_enter_writev(struct trace_event_raw_sys_enter *ctx)
 {
+	ipc_write_note(ctx->args[0], false);
 	return note_send_enter();
 }
 
@@ -995,6 +1028,39 @@ SEC("tracepoint/syscalls/sys_enter_sendmsg")
 int tt_enter_sendmsg(void *ctx)
 {
 	return note_send_enter();
+}
+
+/* Where a send syscall's bytes are: one buffer (write, sendto) or an iovec
+ * array (writev, sendmsg's msghdr), read once for every reader below. */
+struct send_src {
+	unsigned long base; /* the buffer, or the iovec array */
+	__u64 iovlen; /* iovecs, when !flat */
+	bool flat;
+};
+
+/* The syscall's own registers say which syscall it is, so a stale entry
+ * can never be taken for it. False when sendmsg's msghdr is unreadable. */
+static __always_inline bool send_source(long nr, struct pt_regs *regs,
+					struct send_src *src)
+{
+	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
+	__u64 arg2 = PT_REGS_PARM3_SYSCALL(regs);
+	struct user_msghdr msg;
+
+	/* loaded here: one load of either regs or msg is refused */
+	barrier_var(arg1);
+	barrier_var(arg2);
+	src->flat = nr == TT_NR_write || nr == TT_NR_sendto;
+	if (nr != TT_NR_sendmsg) {
+		src->base = arg1;
+		src->iovlen = arg2;
+		return true;
+	}
+	if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
+		return false;
+	src->base = (unsigned long)msg.msg_iov;
+	src->iovlen = msg.msg_iovlen;
+	return true;
 }
 
 /* Vectored sends gather their first iovecs here; twice the capture, so
@@ -1079,59 +1145,41 @@ copied:
 	return bpf_probe_read_kernel(out, off, g->data) ? 0 : off;
 }
 
-/* The first bytes of the send in progress, up to want: the syscall's own
- * registers say which syscall it is, so a stale entry can never be taken
- * for it. Returns how many were copied to out. */
-static __always_inline __u32 send_bytes(long nr, struct pt_regs *regs,
-					__u32 want, __u8 *out)
+/* The first bytes of the send in progress, up to want. Returns how many
+ * were copied to out. */
+static __always_inline __u32 send_bytes(const struct send_src *src, __u32 want,
+					__u8 *out)
 {
-	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
-	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs);
-	struct user_msghdr msg;
-
-	if (nr == TT_NR_write || nr == TT_NR_sendto) {
+	if (src->flat) {
 		if (want > TT_SEND_CAPTURE)
 			want = TT_SEND_CAPTURE;
-		return bpf_probe_read_user(out, want, (void *)arg1) ? 0 : want;
+		return bpf_probe_read_user(out, want, (void *)src->base) ? 0 :
+									   want;
 	}
-	if (nr == TT_NR_sendmsg) {
-		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
-			return 0;
-		arg1 = (unsigned long)msg.msg_iov;
-		iovlen = msg.msg_iovlen;
-	}
-	return gather_iovecs((const struct iovec *)arg1, iovlen, want, out);
+	return gather_iovecs((const struct iovec *)src->base, src->iovlen, want,
+			     out);
 }
 
 /* The last bytes of a send of sent bytes (more than the capture): of its
  * buffer, or of the iovec its last byte is in, among the first
  * TT_SEND_TAIL_IOVECS (Node ends a response with a writev of nine).
  * Returns how many were copied to out. */
-static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
-				       __u64 sent, __u8 *out)
+static __always_inline __u32 send_tail(const struct send_src *src, __u64 sent,
+				       __u8 *out)
 {
-	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
-	__u64 iovlen = PT_REGS_PARM3_SYSCALL(regs), off = 0, k;
-	const struct iovec *uiov;
-	struct user_msghdr msg;
+	const struct iovec *uiov = (const struct iovec *)src->base;
 	struct iovec iov;
+	__u64 off = 0, k;
 	__u32 i;
 
-	if (nr == TT_NR_write || nr == TT_NR_sendto)
+	if (src->flat)
 		return bpf_probe_read_user(
 			       out, TT_SEND_TAIL,
-			       (void *)(arg1 + sent - TT_SEND_TAIL)) ?
+			       (void *)(src->base + sent - TT_SEND_TAIL)) ?
 			       0 :
 			       TT_SEND_TAIL;
-	if (nr == TT_NR_sendmsg) {
-		if (bpf_probe_read_user(&msg, sizeof(msg), (void *)arg1))
-			return 0;
-		arg1 = (unsigned long)msg.msg_iov;
-		iovlen = msg.msg_iovlen;
-	}
-	uiov = (const struct iovec *)arg1;
 	for (i = 0; i < TT_SEND_TAIL_IOVECS; i++) {
-		if (i >= iovlen ||
+		if (i >= src->iovlen ||
 		    bpf_probe_read_user(&iov, sizeof(iov), uiov + i))
 			return 0;
 		if (off + iov.iov_len < sent) {
@@ -1157,6 +1205,8 @@ static __always_inline __u32 send_tail(long nr, struct pt_regs *regs,
 const volatile bool count_data_lines = false;
 
 #define COUNT_CHUNK 64
+/* the bytes of a send that must hold an event for the rest to be scanned */
+#define COUNT_HEAD 512
 /* "\ndata:", its bytes from the lowest: no string in a section of its own */
 #define LINE_PATTERN 0x3a617461640aULL
 
@@ -1166,10 +1216,13 @@ struct line_count {
 	__u64 iovlen;
 	__u64 base, left; /* what is left of the buffer or iovec at hand */
 	__u64 todo; /* bytes of the send still to scan */
+	__u64 total; /* of the send's bytes to scan */
 	__u32 iov; /* the next iovec */
 	__u32 match; /* bytes of "\ndata:" matched so far */
 	__u32 lines;
-	__u32 pad;
+	__u8 has_data; /* the event at hand has had a data: line */
+	__u8 line_empty; /* the line at hand is empty so far ('\r' aside) */
+	__u16 pad;
 	__u8 buf[COUNT_CHUNK];
 };
 
@@ -1191,10 +1244,18 @@ struct line_count_ref {
 #define MATCHED_DATA 6
 #define MATCHED_SPACE 7
 
+/* A data: line whose value begins with b: an event's first counts, but
+ * for "data: [DONE]" (token events are JSON objects or text) */
+static __always_inline void data_line(struct line_count *c, __u8 b)
+{
+	c->lines += b != '[' && !c->has_data;
+	c->has_data = 1;
+}
+
 /*
  * One byte a call (a loop over the chunk would be verified byte by byte).
- * A "data:" line whose value begins with '[' is "data: [DONE]", not a
- * token's event (those are JSON objects or text).
+ * An event is its lines up to a blank one; one with several data: lines
+ * (a payload of several lines) is one event, as the capture counts it.
  */
 static long scan_byte(__u32 j, void *arg)
 {
@@ -1202,20 +1263,27 @@ static long scan_byte(__u32 j, void *arg)
 	__u8 b = c->buf[j & (COUNT_CHUNK - 1)];
 	__u32 m = c->match & 7;
 
+	if (b == '\n') {
+		if (m >= MATCHED_DATA)
+			data_line(c, b); /* "data:" with no value */
+		else if (c->line_empty)
+			c->has_data = 0;
+		c->line_empty = 1;
+		c->match = 1;
+		return 0;
+	}
+	if (b != '\r')
+		c->line_empty = 0;
 	if (m == MATCHED_DATA && b == ' ') {
 		c->match = MATCHED_SPACE;
 		return 0;
 	}
 	if (m >= MATCHED_DATA) {
-		c->lines += b != '[';
-		c->match = b == '\n';
+		data_line(c, b);
+		c->match = 0;
 		return 0;
 	}
-	if (b != ((LINE_PATTERN >> (m * 8)) & 0xff))
-		m = b == '\n';
-	else
-		m++;
-	c->match = m;
+	c->match = b == ((LINE_PATTERN >> (m * 8)) & 0xff) ? m + 1 : 0;
 	return 0;
 }
 
@@ -1225,7 +1293,9 @@ static long count_chunk(__u32 i, void *arg)
 	struct iovec v;
 	__u64 n;
 
-	if (!c->todo)
+	/* a send with no event in its head (headers included) is no SSE
+	 * stream's: a large JSON answer is not scanned through */
+	if (!c->todo || (!c->lines && c->total - c->todo >= COUNT_HEAD))
 		return 1;
 	if (!c->left) {
 		/* the next iovec; one a round, the loop bounds them */
@@ -1251,14 +1321,12 @@ static long count_chunk(__u32 i, void *arg)
 	return 0;
 }
 
-/* The "data:" line starts in the first TT_SEND_COUNT bytes of a send of
- * sent bytes (a line starts where the send does). */
-static __always_inline __u16 count_lines(long nr, struct pt_regs *regs,
-					 __u64 sent)
+/* The events with a data: line in the first TT_SEND_COUNT bytes of a send
+ * of sent bytes (a line starts where the send does); none past its first
+ * COUNT_HEAD bytes when those hold none. */
+static __always_inline __u16 count_lines(const struct send_src *src, __u64 sent)
 {
-	unsigned long arg1 = PT_REGS_PARM2_SYSCALL(regs);
 	struct line_count_ref ref;
-	struct user_msghdr msg;
 	struct line_count *c;
 	__u32 zero = 0;
 
@@ -1266,24 +1334,20 @@ static __always_inline __u16 count_lines(long nr, struct pt_regs *regs,
 	if (!c)
 		return 0;
 	c->todo = sent < TT_SEND_COUNT ? sent : TT_SEND_COUNT;
+	c->total = c->todo;
 	c->match = 1;
 	c->lines = 0;
+	c->has_data = 0;
+	c->line_empty = 1;
 	c->iov = 0;
-	if (nr == TT_NR_write || nr == TT_NR_sendto) {
+	if (src->flat) {
 		c->uiov = NULL;
 		c->iovlen = 0;
-		c->base = arg1;
+		c->base = src->base;
 		c->left = c->todo;
 	} else {
-		c->iovlen = PT_REGS_PARM3_SYSCALL(regs);
-		if (nr == TT_NR_sendmsg) {
-			if (bpf_probe_read_user(&msg, sizeof(msg),
-						(void *)arg1))
-				return 0;
-			arg1 = (unsigned long)msg.msg_iov;
-			c->iovlen = msg.msg_iovlen;
-		}
-		c->uiov = (const struct iovec *)arg1;
+		c->uiov = (const struct iovec *)src->base;
+		c->iovlen = src->iovlen;
 		c->base = 0;
 		c->left = 0;
 	}
@@ -1300,6 +1364,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct tcp_sock *tp;
 	__u64 skey = (__u64)sk;
 	struct task_struct *task;
+	struct send_src src;
 	struct xmit_stash *st = NULL;
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
@@ -1358,19 +1423,20 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
-	if (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
-	    nr == TT_NR_sendmsg) {
+	if ((nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	     nr == TT_NR_sendmsg) &&
+	    send_source(nr, regs, &src)) {
 		n = ret > 0 ? ret : 0;
 		if (n > send_capture_bytes)
 			n = send_capture_bytes;
 		if (n > TT_SEND_CAPTURE)
 			n = TT_SEND_CAPTURE;
 		if (n)
-			s->nbytes = send_bytes(nr, regs, n, s->data);
+			s->nbytes = send_bytes(&src, n, s->data);
 		if (ret > TT_SEND_CAPTURE)
-			s->ntail = send_tail(nr, regs, ret, s->tail);
+			s->ntail = send_tail(&src, ret, s->tail);
 		if (ret > TT_SEND_CAPTURE && count_data_lines)
-			s->data_lines = count_lines(nr, regs, ret);
+			s->data_lines = count_lines(&src, ret);
 	}
 	submit(h);
 	return 0;
@@ -1752,10 +1818,6 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 
 /* ---- file I/O: reads on regular files and block devices ---- */
 
-#define S_IFMT 00170000
-#define S_IFREG 0100000
-#define S_IFBLK 0060000
-
 /* The file read a thread is in, from its syscall entry to its exit. */
 struct fileio_enter {
 	__u64 ts; /* 0: none in progress */
@@ -1803,9 +1865,9 @@ static __always_inline bool pseudo_fs(unsigned long magic)
 /*
  * A read syscall's entry: noted only for a traced thread and an fd on a
  * regular file of a filesystem that stores data, or a block device
- * (docs/design.md §2.1). A read of a socket or pipe costs the tgid
- * lookup and the walk to the inode's mode; one of an eventfd or /proc a
- * read of the superblock's magic more.
+ * (docs/design.md §2.1). A read of a socket costs the tgid lookup and
+ * the walk to the inode's mode; of a pipe, a reader's note (§4.4) more;
+ * of an eventfd or /proc a read of the superblock's magic more.
  */
 static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 {
@@ -1835,6 +1897,11 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 			ipc_reader_note((__u64)file, id);
 		if (!(mode & S_IFMT) || pseudo_fs(magic))
 			return 0;
+	} else if ((mode & S_IFMT) == S_IFIFO) {
+		/* a pipe's reader, for its writers' data wakes */
+		if (nr == TT_NR_read || nr == TT_NR_readv)
+			ipc_reader_note((__u64)inode, id);
+		return 0;
 	} else if ((mode & S_IFMT) != S_IFBLK) {
 		return 0;
 	}

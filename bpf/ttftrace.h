@@ -297,6 +297,7 @@ enum tt_msg_fn {
 enum tt_ipc_kind {
 	TT_IPC_UNIX = 1, /* an AF_UNIX socket (sk_data_ready) */
 	TT_IPC_EVENTFD = 2, /* an eventfd (an 8-byte write(2)) */
+	TT_IPC_PIPE = 3, /* a pipe or FIFO (write(2), writev(2)) */
 };
 
 enum tt_block_phase {

@@ -9,7 +9,8 @@
 # SSE streams, then non-streamed JSON answers with a Content-Length. Every
 # stream must be complete with the client's 8 tokens, ended by its bytes
 # ("end":"done"; "close" for HTTP/1.0), its stages summing to its TTFT;
-# a send of more events than its capture holds counts them all;
+# a send of more events than its capture holds counts them all, an event
+# of several data: lines once;
 # every JSON answer must end at its last body byte ("end":"done"; no token,
 # so "no-token" is its only reason). Node and hyper also run with events
 # past the capture and no [DONE]: only the terminator at the end of the
@@ -107,6 +108,10 @@ run_case node-writev "done" 1 "$PY" $S/raw_server.py --framing node-writev
 # three events of 200 bytes a writev: past the capture, counted as they go
 # out (tt_send_raw.data_lines); 4-5 tokens of 8 when not
 run_case node-burst "done" 1 "$PY" $S/raw_server.py --framing node-writev --pad 150
+# the same, each event's payload on two data: lines: one token an event,
+# not two (16 of 8 when the count took lines for events)
+run_case node-burst-multiline "done" 1 "$PY" $S/raw_server.py --framing node-writev \
+	--pad 150 --multiline
 # events past the capture, no [DONE]: the terminator is in the send's tail
 run_case node-tail "done" 0 "$NODE" $S/node_server.js --pad 300 --no-done
 run_case hyper-tail "done" 0 "$PY" $S/raw_server.py --framing hyper --pad 300 --no-done

@@ -19,6 +19,8 @@ def parse_args(desc):
                     help="end the stream without data: [DONE]")
     ap.add_argument("--gap-ms", type=float, default=1.0,
                     help="time between tokens")
+    ap.add_argument("--multiline", action="store_true",
+                    help="each event's payload on two data: lines")
     return ap.parse_args()
 
 
@@ -31,12 +33,17 @@ def want(body):
     return int(req.get("max_tokens") or 8), bool(req.get("stream", True))
 
 
-def event(i, pad):
-    """One SSE event: a completion chunk carrying token i."""
+def event(i, pad, multiline=False):
+    """One SSE event: a completion chunk carrying token i; multiline: its
+    JSON on two data: lines, as a server splits a payload of two lines (the
+    client joins them with a newline)."""
     chunk = {"id": "cmpl-1", "object": "text_completion",
              "choices": [{"index": 0, "text": " tok%d" % i}],
              "pad": "x" * pad}
-    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    text = json.dumps(chunk).encode()
+    if multiline:
+        text = text.replace(b", ", b",\ndata: ", 1)
+    return b"data: " + text + b"\n\n"
 
 
 DONE = b"data: [DONE]\n\n"

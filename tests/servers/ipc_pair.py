@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-"""Two threads handing data to each other over an eventfd and a unix socket
-pair, for tests/test_bpf_datawake.sh (docs/design.md §4.4).
+"""Two threads handing data to each other over an eventfd, a unix socket
+pair and a pipe, for tests/test_bpf_datawake.sh (docs/design.md §4.4).
 
   ipc_pair.py DIR N
 
 Writes DIR/tids ("READER WRITER") and waits for DIR/go; then the writer
-signals the eventfd and sends a byte on the pair N times each, 2 ms apart;
-the reader reads both each time. Writes DIR/done at the end.
+signals the eventfd, sends a byte on the pair and writes a message to the
+pipe (as multiprocessing's Connection does: its length, then its bytes) N
+times each, 2 ms apart; the reader reads all three each time. Then, while
+the reader sleeps, the writer writes BURST messages to the pipe: only the
+first finds it empty (what the reader's next read takes). The reader reads
+them all. Writes DIR/done at the end.
 """
 import os
 import socket
@@ -15,12 +19,23 @@ import sys
 import threading
 import time
 
+BURST = 10
+
+
+def read_message(fd):
+    """One message as multiprocessing's Connection reads it."""
+    size = int.from_bytes(os.read(fd, 4), "big")
+    os.read(fd, size)
+
 
 def main():
     d, n = sys.argv[1], int(sys.argv[2])
     efd = os.eventfd(0)
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pipe_r, pipe_w = os.pipe()
+    message = b"token" * 8
     ready = threading.Event()
+    asleep = threading.Event()
     tid = []
 
     def reader():
@@ -29,6 +44,11 @@ def main():
         for _ in range(n):
             os.eventfd_read(efd)
             b.recv(1)
+            read_message(pipe_r)
+        asleep.set()
+        time.sleep(0.1)
+        for _ in range(BURST):
+            read_message(pipe_r)
 
     t = threading.Thread(target=reader)
     t.start()
@@ -42,6 +62,11 @@ def main():
         time.sleep(0.002)
         a.send(b"x")
         time.sleep(0.002)
+        os.write(pipe_w, len(message).to_bytes(4, "big") + message)
+        time.sleep(0.002)
+    asleep.wait()
+    for _ in range(BURST):
+        os.write(pipe_w, len(message).to_bytes(4, "big") + message)
     t.join()
     open(os.path.join(d, "done"), "w").close()
 

@@ -73,7 +73,7 @@ def serve_chunked(conn, f, chunk=hyper_chunk, group=1):
                 b"transfer-encoding: chunked\r\ndate: %s\r\n\r\n" % date.encode())
         iov = [head]
         for i in range(n):
-            iov += chunk(common.event(i, ap_args.pad))
+            iov += chunk(common.event(i, ap_args.pad, ap_args.multiline))
             if i == n - 1:
                 if not ap_args.no_done:
                     iov += chunk(common.DONE)
@@ -99,7 +99,7 @@ def serve_http10(conn, f):
     for i in range(n):
         if i:
             time.sleep(ap_args.gap_ms / 1000)
-        conn.sendall(common.event(i, ap_args.pad))
+        conn.sendall(common.event(i, ap_args.pad, ap_args.multiline))
     if not ap_args.no_done:
         conn.sendall(common.DONE)
 

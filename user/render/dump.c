@@ -10,6 +10,7 @@ static const char *ipc_kind_name(__u32 kind)
 {
 	return kind == TT_IPC_UNIX    ? "unix" :
 	       kind == TT_IPC_EVENTFD ? "eventfd" :
+	       kind == TT_IPC_PIPE    ? "pipe" :
 					"?";
 }
 
