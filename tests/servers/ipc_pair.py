@@ -9,9 +9,9 @@ Writes DIR/tids ("READER WRITER") and waits for DIR/go; then the writer
 signals the eventfd, sends a byte on the pair and writes a message to the
 pipe (as multiprocessing's Connection does: its length, then its bytes) N
 times each, 2 ms apart; the reader reads all three each time. Then, while
-the reader sleeps, the writer writes BURST messages to the pipe: only the
-first finds it empty (what the reader's next read takes). The reader reads
-them all. Writes DIR/done at the end.
+the reader waits for it to be done, the writer writes BURST messages to the
+pipe: only the first finds it empty (what the reader's next read takes).
+The reader then reads them all. Writes DIR/done at the end.
 """
 import os
 import socket
@@ -36,6 +36,7 @@ def main():
     message = b"token" * 8
     ready = threading.Event()
     asleep = threading.Event()
+    burst_written = threading.Event()
     tid = []
 
     def reader():
@@ -46,7 +47,7 @@ def main():
             b.recv(1)
             read_message(pipe_r)
         asleep.set()
-        time.sleep(0.1)
+        burst_written.wait()
         for _ in range(BURST):
             read_message(pipe_r)
 
@@ -67,6 +68,7 @@ def main():
     asleep.wait()
     for _ in range(BURST):
         os.write(pipe_w, len(message).to_bytes(4, "big") + message)
+    burst_written.set()
     t.join()
     open(os.path.join(d, "done"), "w").close()
 
