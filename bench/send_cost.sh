@@ -66,11 +66,9 @@ tt_send_ns() {
 
 # run SHAPE KIND: one measurement, "ns/send sends" appended to KIND-SHAPE
 run() {
-	local shape=$1 kind=$2 out=$BENCH_TMP/$2-$1.ttft stats sends
-	local bin=${TTFTRACE_B:-}
+	local shape=$1 kind=$2 out=$BENCH_TMP/$2-$1.ttft stats sends bin=$TTFTRACE
 
-	[ "$kind" = ttftrace ] && bin=$OUTPUT/ttftrace
-	[ "$kind" = ttftrace ] && [ -n "${TTFTRACE_BIN:-}" ] && bin=$TTFTRACE_BIN
+	[ "$kind" = ttftrace_b ] && bin=$TTFTRACE_B
 	start_shape "$shape"
 	TTFTRACE=$bin start_ttftrace "$out" -p "$SERVER_PID"
 	"$LOADGEN" -p "$PORT" -c 4 -n "$REQUESTS" "${LOAD[@]}" -q >/dev/null ||

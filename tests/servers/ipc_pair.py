@@ -34,8 +34,9 @@ def main():
     a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pipe_r, pipe_w = os.pipe()
     message = b"token" * 8
+    frame = len(message).to_bytes(4, "big") + message  # Connection's framing
     ready = threading.Event()
-    asleep = threading.Event()
+    reader_waits = threading.Event()
     burst_written = threading.Event()
     tid = []
 
@@ -46,7 +47,7 @@ def main():
             os.eventfd_read(efd)
             b.recv(1)
             read_message(pipe_r)
-        asleep.set()
+        reader_waits.set()
         burst_written.wait()
         for _ in range(BURST):
             read_message(pipe_r)
@@ -63,11 +64,11 @@ def main():
         time.sleep(0.002)
         a.send(b"x")
         time.sleep(0.002)
-        os.write(pipe_w, len(message).to_bytes(4, "big") + message)
+        os.write(pipe_w, frame)
         time.sleep(0.002)
-    asleep.wait()
+    reader_waits.wait()
     for _ in range(BURST):
-        os.write(pipe_w, len(message).to_bytes(4, "big") + message)
+        os.write(pipe_w, frame)
     burst_written.set()
     t.join()
     open(os.path.join(d, "done"), "w").close()
