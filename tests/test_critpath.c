@@ -1588,6 +1588,19 @@ static const struct rq_want sync_calls_want[] = {
 	      .ino = 500)
 /* clang-format on */
 
+/* The loop 101 wakes the engine 102 at 300 us (its pick-up of request 1);
+ * the loop's executor thread 104 waits on the engine's output pipe (inode
+ * 600) */
+/* clang-format off */
+#define PIPE_RELAY_HEAD                                                       \
+	E_IN(0, 101), E_IN(0, 102), E_IN(0, 104),                             \
+	E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x40),                        \
+	E_OUT(20, 104, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,            \
+	      .ino = 600),                                                    \
+	E_WAKE(300, 101, 102, NR_FUTEX, 0x40),                                \
+	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 102)
+/* clang-format on */
+
 static const struct scenario scenarios[] = {
 	/* One thread reads, computes and writes; its wakeup by the arriving
 	 * data (softirq, untraced current) leaves runqueue time inside
@@ -4019,13 +4032,7 @@ static const struct scenario scenarios[] = {
 	 * picked up at 300. */
 	{
 		SC("test_batch", "reader_asks_relay"),
-		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 104),
-			       E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x40),
-			       E_OUT(20, 104, .sys = NR_READ, .arg0 = 5,
-				     .mode = S_IFIFO, .ino = 600),
-			       E_WAKE(300, 101, 102, NR_FUTEX, 0x40),
-			       E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(305, 102),
+		.steps = STEPS(PIPE_RELAY_HEAD,
 			       E_WAKE(10300, 102, 104, NR_WRITE, 8),
 			       E_OUT(10302, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_IN(10305, 104),
@@ -4042,6 +4049,40 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_CPU] = 200 + 9995 + 15 + 15 + 15 + 5,
 			       [TT_ST_RUNQUEUE] = 5 + 5 + 5 + 5 + 5,
 			       [TT_ST_NET_OUT] = 10),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },
+		}),
+	},
+	/* The engine 102, woken by the loop 101 (300 us), computes requests
+	 * 1 and 2 and writes both tokens to a pipe (10300), waking the
+	 * loop's executor thread 104 blocked reading it. 104 takes 695 us
+	 * (a CPU shared with other work) to hand the loop request 2's token
+	 * (11000), is switched out (11005) and, back at 11200, takes 150 us,
+	 * more than a burst gap, to hand over request 1's, there since
+	 * 10300. 104 drained what one wake brought: its hand-off of request
+	 * 2 ends no step, and request 1 was picked up at 300 (with the burst
+	 * split, its t_dispatch read 11200). */
+	{
+		SC("test_batch", "relay_drains_slowly"),
+		.steps = STEPS(PIPE_RELAY_HEAD,
+			       E_DATA(10300, 102, 104, NR_WRITE, 5),
+			       E_WAKE(10300, 102, 104, NR_WRITE, 5),
+			       E_OUT(10302, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_IN(10305, 104), E_DREAD(10310, 104),
+			       E_WAKE(11000, 104, 101, NR_WRITE, 9),
+			       E_PREEMPT(11005, 104), E_IN(11006, 101),
+			       E_OUT(11020, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(11200, 104),
+			       E_WAKE(11350, 104, 101, NR_WRITE, 9),
+			       E_OUT(11352, 104, .sys = NR_READ, .arg0 = 5,
+				     .mode = S_IFIFO, .ino = 600),
+			       E_IN(11355, 101)),
+		RQS(RQ(1, 50, 100, 11365, 11370, 101, 101),
+		    RQ(2, 60, 110, 11010, 11015, 101, 101,
+		       .t_end = 11020 * US)),
+		.want = WANTS({
+			1,
+			NULL,
 			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
 			  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },
 		}),

@@ -32,6 +32,10 @@
  * it ran: a relay's run (ZMQ's I/O thread) reads a millisecond when this
  * VM's CPU is taken from it, which no engine's short run does */
 #define RELAY_SHARE 4
+/* A relay's CPU from its wake to the last item it drains, one at a time,
+ * from what the wake brought: a queue's feeder on a shared CPU took 950 us
+ * for four tokens (docs/design.md §4.4) */
+#define DRAIN_CPU_NS 1000000ULL
 /* Distinct wake targets cp_answers() looks at per thread: an engine wakes
  * a writer among its first few. */
 #define ANSWER_TARGETS 16

@@ -608,6 +608,45 @@ static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
 }
 
 /*
+ * c handed off to another request at tb and to this one at tj (not through
+ * a lock), both after the wake that ended its last wait, with less than a
+ * relay's CPU (RELAY_CPU_NS) between them and less than DRAIN_CPU_NS since
+ * that wake: a relay draining what the wake brought one item at a time (an
+ * executor thread reading a response pipe a token a call, a queue's feeder
+ * writing it), its items split past a burst gap by a busy machine. tb ends
+ * no step of an engine: the wake, which the walk follows, leads to it.
+ */
+static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
+			__u64 tb, __u64 tj)
+{
+	const struct cp_rec *r;
+	__u64 run = 0, hi = tj, since_tb = 0;
+	bool past_tb = false;
+	long k;
+
+	for (k = cp_rec_before(c, tj); k >= 0; hi = r->ts, k--) {
+		r = &c->recs[k];
+		if (r->state == REC_BLOCKED)
+			return false;
+		if (r->state == REC_RUNNING) {
+			if (!past_tb && r->ts <= tb) {
+				since_tb = run + (hi - tb);
+				past_tb = true;
+			}
+			run += hi - r->ts;
+			if (run >= DRAIN_CPU_NS)
+				return false;
+		} else if (r->info != NONE32) {
+			return r->ts < tb && past_tb &&
+			       since_tb < RELAY_CPU_NS &&
+			       !cp->wakes[r->info].lock &&
+			       cp_wake_followed(cp, c, k, tj);
+		}
+	}
+	return false;
+}
+
+/*
  * Consumer c was entered at tj through a wake of thread from (0 when that
  * wake was through a lock). Its hand-offs before tj are its wakes of
  * threads serving other live requests, of from, and of this request's
@@ -618,7 +657,7 @@ static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
  * has one is the boundary tb. A wake of this request's own thread that
  * serves no other live request is never a boundary: with one request in
  * flight, a consumer that wakes its writer twice has handed nothing else
- * off.
+ * off. Nor is one that a relay's drain split off (relay_drain()).
  */
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs)
@@ -646,7 +685,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		if (b.open && !double_wake(c, w, b.low, b.low_k) &&
 		    burst_break(c, w->ts, b.low->ts, b.low_k) &&
 		    burst_close(&b, &may_skip, cs))
-			return;
+			break;
 		if (!b.open)
 			b = (struct burst){ .open = true, .low_k = b.low_k };
 		if (mine)
@@ -662,6 +701,8 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	}
 	if (b.open)
 		burst_close(&b, &may_skip, cs);
+	if (cs->has_tb && from && relay_drain(cp, c, cs->tb, tj))
+		cs->has_tb = false;
 }
 
 /*
