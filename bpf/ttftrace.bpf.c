@@ -1212,11 +1212,10 @@ const volatile bool count_data_lines = false;
 
 /* A send's bytes, read COUNT_CHUNK at a time and scanned for "\ndata:" */
 struct line_count {
-	const struct iovec *uiov; /* NULL: one buffer, at base */
-	__u64 iovlen;
-	__u64 base, left; /* what is left of the buffer or iovec at hand */
+	struct send_src src;
+	__u64 at, left; /* what is left of the buffer or iovec at hand */
 	__u64 todo; /* bytes of the send still to scan */
-	__u64 total; /* of the send's bytes to scan */
+	__u64 scanned; /* bytes of the send scanned */
 	__u32 iov; /* the next iovec */
 	__u32 match; /* bytes of "\ndata:" matched so far */
 	__u32 lines;
@@ -1295,15 +1294,17 @@ static long count_chunk(__u32 i, void *arg)
 
 	/* a send with no event in its head (headers included) is no SSE
 	 * stream's: a large JSON answer is not scanned through */
-	if (!c->todo || (!c->lines && c->total - c->todo >= COUNT_HEAD))
+	if (!c->todo || (!c->lines && c->scanned >= COUNT_HEAD))
 		return 1;
 	if (!c->left) {
 		/* the next iovec; one a round, the loop bounds them */
-		if (!c->uiov || c->iov >= c->iovlen ||
-		    bpf_probe_read_user(&v, sizeof(v), c->uiov + c->iov))
+		if (c->src.flat || c->iov >= c->src.iovlen ||
+		    bpf_probe_read_user(&v, sizeof(v),
+					(const struct iovec *)c->src.base +
+						c->iov))
 			return 1;
 		c->iov++;
-		c->base = (__u64)v.iov_base;
+		c->at = (__u64)v.iov_base;
 		c->left = v.iov_len;
 		return 0;
 	}
@@ -1312,12 +1313,13 @@ static long count_chunk(__u32 i, void *arg)
 		n = COUNT_CHUNK;
 	barrier_var(n);
 	if (!n || n > COUNT_CHUNK ||
-	    bpf_probe_read_user(c->buf, n, (void *)c->base))
+	    bpf_probe_read_user(c->buf, n, (void *)c->at))
 		return 1;
 	bpf_loop(n, scan_byte, arg, 0);
-	c->base += n;
+	c->at += n;
 	c->left -= n;
 	c->todo -= n;
+	c->scanned += n;
 	return 0;
 }
 
@@ -1333,24 +1335,17 @@ static __always_inline __u16 count_lines(const struct send_src *src, __u64 sent)
 	c = bpf_map_lookup_elem(&line_counts, &zero);
 	if (!c)
 		return 0;
+	c->src = *src;
 	c->todo = sent < TT_SEND_COUNT ? sent : TT_SEND_COUNT;
-	c->total = c->todo;
+	c->scanned = 0;
 	c->match = 1;
 	c->lines = 0;
 	c->has_data = 0;
 	c->line_empty = 1;
 	c->iov = 0;
-	if (src->flat) {
-		c->uiov = NULL;
-		c->iovlen = 0;
-		c->base = src->base;
-		c->left = c->todo;
-	} else {
-		c->uiov = (const struct iovec *)src->base;
-		c->iovlen = src->iovlen;
-		c->base = 0;
-		c->left = 0;
-	}
+	/* one buffer is at hand from the start; iovecs are read in turn */
+	c->at = src->flat ? src->base : 0;
+	c->left = src->flat ? c->todo : 0;
 	ref.c = c;
 	bpf_loop(TT_SEND_COUNT / COUNT_CHUNK + TT_SEND_TAIL_IOVECS, count_chunk,
 		 &ref, 0);
@@ -1423,14 +1418,16 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	task = bpf_get_current_task_btf();
 	regs = (struct pt_regs *)bpf_task_pt_regs(task);
 	nr = TT_REGS_SYSCALL_NR(regs);
-	if ((nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	n = ret > 0 ? ret : 0;
+	if (n > send_capture_bytes)
+		n = send_capture_bytes;
+	if (n > TT_SEND_CAPTURE)
+		n = TT_SEND_CAPTURE;
+	/* nothing to read (failed, or capture off and short): no user reads */
+	if ((n || ret > TT_SEND_CAPTURE) &&
+	    (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
 	     nr == TT_NR_sendmsg) &&
 	    send_source(nr, regs, &src)) {
-		n = ret > 0 ? ret : 0;
-		if (n > send_capture_bytes)
-			n = send_capture_bytes;
-		if (n > TT_SEND_CAPTURE)
-			n = TT_SEND_CAPTURE;
 		if (n)
 			s->nbytes = send_bytes(&src, n, s->data);
 		if (ret > TT_SEND_CAPTURE)
