@@ -1599,6 +1599,26 @@ static const struct rq_want sync_calls_want[] = {
 	      .ino = 600),                                                    \
 	E_WAKE(300, 101, 102, NR_FUTEX, 0x40),                                \
 	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 102)
+/* 104, reading the pipe, hands the loop request 2's token at 11000 us, is
+ * switched out, and hands it request 1's at 11350: request 1 was picked up
+ * at 300 */
+#define RELAY_DRAIN_TAIL                                                      \
+	E_WAKE(11000, 104, 101, NR_WRITE, 9),                                 \
+	E_PREEMPT(11005, 104), E_IN(11006, 101),                              \
+	E_OUT(11020, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                   \
+	E_IN(11200, 104), E_WAKE(11350, 104, 101, NR_WRITE, 9),               \
+	E_OUT(11352, 104, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,         \
+	      .ino = 600),                                                    \
+	E_IN(11355, 101)
+#define RELAY_DRAIN_RQS_WANT                                                  \
+	RQS(RQ(1, 50, 100, 11365, 11370, 101, 101),                           \
+	    RQ(2, 60, 110, 11010, 11015, 101, 101, .t_end = 11020 * US)),     \
+	.want = WANTS({                                                       \
+		1,                                                            \
+		NULL,                                                         \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),          \
+		  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },                \
+	})
 /* clang-format on */
 
 static const struct scenario scenarios[] = {
@@ -4069,23 +4089,26 @@ static const struct scenario scenarios[] = {
 			       E_WAKE(10300, 102, 104, NR_WRITE, 5),
 			       E_OUT(10302, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_IN(10305, 104), E_DREAD(10310, 104),
-			       E_WAKE(11000, 104, 101, NR_WRITE, 9),
-			       E_PREEMPT(11005, 104), E_IN(11006, 101),
-			       E_OUT(11020, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(11200, 104),
-			       E_WAKE(11350, 104, 101, NR_WRITE, 9),
-			       E_OUT(11352, 104, .sys = NR_READ, .arg0 = 5,
-				     .mode = S_IFIFO, .ino = 600),
-			       E_IN(11355, 101)),
-		RQS(RQ(1, 50, 100, 11365, 11370, 101, 101),
-		    RQ(2, 60, 110, 11010, 11015, 101, 101,
-		       .t_end = 11020 * US)),
-		.want = WANTS({
-			1,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
-			  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },
-		}),
+			       RELAY_DRAIN_TAIL),
+		RELAY_DRAIN_RQS_WANT,
+	},
+	/* The same, 104 woken by the pipe while the engine 102 holds the GIL
+	 * (0x7200): it waits for it (10310) until 102 lets it go (10400). A
+	 * wait for a lock is part of the drain: request 1 was picked up at
+	 * 300, not at 104's run after request 2's token. */
+	{
+		SC("test_batch", "relay_drains_after_gil"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       PIPE_RELAY_HEAD,
+			       E_DATA(10300, 102, 104, NR_WRITE, 5),
+			       E_WAKE(10300, 102, 104, NR_WRITE, 5),
+			       E_IN(10305, 104),
+			       E_OUT(10310, 104, .sys = NR_FUTEX, .arg0 = 0x7200),
+			       E_WAKE(10400, 102, 104, NR_FUTEX, 0x7200),
+			       E_OUT(10402, 102, .sys = NR_FUTEX, .arg0 = 0x40),
+			       E_IN(10405, 104), E_DREAD(10410, 104),
+			       RELAY_DRAIN_TAIL),
+		RELAY_DRAIN_RQS_WANT,
 	},
 	/* The engine 102 (CPython, GIL 0x7200) ends X's step by putting its
 	 * token on output thread 103's queue (1000 us) and then waits for

@@ -609,12 +609,12 @@ static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
 
 /*
  * c handed off to another request at tb and to this one at tj (not through
- * a lock), both after the wake that ended its last wait, with less than a
- * relay's CPU (RELAY_CPU_NS) between them and less than DRAIN_CPU_NS since
- * that wake: a relay draining what the wake brought one item at a time (an
- * executor thread reading a response pipe a token a call, a queue's feeder
- * writing it), its items split past a burst gap by a busy machine. tb ends
- * no step of an engine: the wake, which the walk follows, leads to it.
+ * a lock), both after the wake that ended its last wait for anything but a
+ * lock, with less than a relay's CPU (RELAY_CPU_NS) between them and less
+ * than DRAIN_CPU_NS since that wake: a relay draining what the wake brought
+ * one item at a time (an executor thread reading a response pipe a token a
+ * call, a queue's feeder writing it), its items split past a burst gap by a
+ * busy machine. tb ends no step of an engine: the wake leads to it.
  */
 static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
 			__u64 tb, __u64 tj)
@@ -628,6 +628,14 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
 		r = &c->recs[k];
 		if (r->state == REC_BLOCKED)
 			return false;
+		/* a wait for a lock (the interpreter's, to run the code
+		 * that hands the items on) is part of the drain */
+		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
+		    cp->wakes[r->info].lock && k > 0 &&
+		    c->recs[k - 1].state == REC_BLOCKED) {
+			r = &c->recs[--k];
+			continue;
+		}
 		if (r->state == REC_RUNNING) {
 			if (!past_tb && r->ts <= tb) {
 				since_tb = run + (hi - tb);
