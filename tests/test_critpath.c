@@ -1473,6 +1473,22 @@ static const struct rq_want sync_calls_want[] = {
 	E_WAKE(t_, x, 101, NR_WRITE, 9),                                      \
 		E_OUT((t_) + 2, x, .sys = NR_FUTEX, .arg0 = w),               \
 		E_IN((t_) + 5, 101)
+/* build_busy_handoff's reader 101 waits for the GIL (0x7200) at AT us
+ * until thread 113 lets it go at WOKEN: A queued from ENQ, Q us */
+#define GIL_WAIT_AT(name, at, woken, enq, q)                                  \
+	{                                                                     \
+		SC("test_handoff_enqueue", name),                             \
+		.build = build_busy_handoff, .arg = { false },                \
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),              \
+			       E_IN(0, 113),                                  \
+			       E_OUT(at, 101, .sys = NR_FUTEX,                \
+				     .arg0 = 0x7200),                         \
+			       E_WAKE(woken, 113, 101, NR_FUTEX, 0x7200),     \
+			       E_OUT((woken) + 2, 113, .sys = NR_FUTEX,       \
+				     .arg0 = 0x80),                           \
+			       E_IN((woken) + 5, 101)),                       \
+		RQS(HANDOFF_X_A), .want = HANDOFF_A_WANT(1500, enq, q),       \
+	}
 /* build_busy_handoff's engine 102, whose boundary is at 1500 us, switched
  * out at AT us and running again at 1600 us: A's t_dispatch DISP */
 #define PREEMPTED_AT(name, at, disp)                                         \
@@ -3208,6 +3224,15 @@ static const struct scenario scenarios[] = {
 		RQS(HANDOFF_X_A, HANDOFF_Y(1300)),
 		.want = handoff_blocking_want,
 	},
+	/* the reader waits for the GIL (0x7200) 10 us after its read of A,
+	 * before its handler ran, until thread 113 lets it go: that wait is
+	 * no end of its work on A, its block at 1300 us is (A queued from
+	 * 1110 us before) */
+	GIL_WAIT_AT("gil_before_handler", 1110, 1150, 1300, 200),
+	/* its wait for the GIL after 130 us of its handler (1280 us) is its
+	 * first block, as any: it may have let A go before (a put to a busy
+	 * engine wakes nobody) */
+	GIL_WAIT_AT("gil_after_handler", 1280, 1290, 1280, 220),
 	/* the reader, which writes A too, sent its headers at 1150 us and
 	 * then waited for a CPU before its block at 1300 us: it had handed A
 	 * on by the headers */

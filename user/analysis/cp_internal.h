@@ -36,6 +36,9 @@
  * from what the wake brought: a queue's feeder on a shared CPU took 950 us
  * for four tokens (docs/design.md §4.4) */
 #define DRAIN_CPU_NS 1000000ULL
+/* A reader that waits for the interpreter lock within this much CPU of its
+ * read had not run the request's handler yet (docs/design.md §4.4) */
+#define HANDLER_START_NS 100000ULL
 /* Distinct wake targets cp_answers() looks at per thread: an engine wakes
  * a writer among its first few. */
 #define ANSWER_TARGETS 16

@@ -739,7 +739,8 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 /*
  * Where the reader let the request go, for a queue that a busy consumer's
  * boundary tb ends: its first wake of another thread (not through a lock),
- * its first block, or its next read or first write of another request
+ * its first block (not one for the GIL before its handler ran), or its next
+ * read or first write of another request
  * after t_read, whichever comes first; tb when none comes before. The
  * enqueue makes no wakeup when the consumer is busy: the end of the
  * reader's own work on the request is the best evidence of it. A reader
@@ -751,7 +752,8 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
 	const struct cp_thread *th = wk->reader;
-	__u64 t = tb, next, from = wk->r;
+	__u64 t = tb, next, from = wk->r, ran = 0;
+	const struct cp_rec *r;
 	size_t a = 0, b, mid;
 	long k;
 
@@ -760,10 +762,20 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	k = cp_rec_before(th, wk->r + 1);
 	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
 	     k++) {
-		if (th->recs[k].state == REC_BLOCKED) {
-			t = th->recs[k].ts > wk->r ? th->recs[k].ts : wk->r;
+		r = &th->recs[k];
+		/* a wait for the interpreter lock this soon after the read
+		 * comes before the handler ran (uvloop takes the GIL back
+		 * from a helper thread): no end of the reader's work */
+		if (r->state == REC_BLOCKED &&
+		    (ran >= HANDLER_START_NS ||
+		     !cp_block_is_runtime(wk->cp, th, r))) {
+			t = r->ts > wk->r ? r->ts : wk->r;
 			break;
 		}
+		if (r->state == REC_RUNNING && (size_t)k + 1 < th->nrecs &&
+		    th->recs[k + 1].ts > wk->r)
+			ran += th->recs[k + 1].ts -
+			       (r->ts > wk->r ? r->ts : wk->r);
 	}
 	/* an event loop's own turn: earlier requests took the wakes before */
 	next = cp_loop_handoff(wk->ix, th->tid, wk->r, wk->ri);
