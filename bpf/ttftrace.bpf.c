@@ -617,7 +617,9 @@ static __always_inline void waker_regs(struct tt_wake *w,
 struct ipc_reader {
 	__u32 tid;
 	__u32 tgid;
-	__u32 pending; /* a data wake since its last read (tt_ipc_kind) */
+	/* a data wake since its last read, or a pipe written behind unread
+	 * data (tt_ipc_kind) */
+	__u32 pending;
 	__u32 pad;
 };
 
@@ -633,7 +635,8 @@ static __always_inline struct file *fd_file(struct task_struct *task,
 
 /* Current, a traced thread, reads obj: its reader from now on. A read of
  * what a data wake announced is recorded: the analysis follows that wake
- * only to a reader that read after it (docs/design.md §4.4). */
+ * only to a reader that read after it; so is one of a pipe written behind
+ * unread data: where a batcher took its input (docs/design.md §4.4). */
 static __always_inline void ipc_reader_note(__u64 obj, __u64 id)
 {
 	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
@@ -681,6 +684,16 @@ static __always_inline void ipc_written(__u64 obj, __u32 kind, __u64 id)
 	waker_regs(&e->w, bpf_get_current_task_btf());
 	r->pending = kind;
 	submit(e);
+}
+
+/* Current (id) writes to pipe obj behind data its reader has yet to take:
+ * no hand-off of this write, but the reader's next read is recorded. */
+static __always_inline void ipc_written_behind(__u64 obj, __u64 id)
+{
+	struct ipc_reader *r = bpf_map_lookup_elem(&ipc_readers, &obj);
+
+	if (r && r->tid != (__u32)id && !r->pending)
+		r->pending = TT_IPC_PIPE_BEHIND;
 }
 
 static __always_inline bool unix_sock(const struct sock *sk)
@@ -999,6 +1012,8 @@ static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)
 	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFIFO) {
 		if (pipe_empty(inode))
 			ipc_written((__u64)inode, TT_IPC_PIPE, id);
+		else
+			ipc_written_behind((__u64)inode, id);
 	} else if (eventfd_sized) {
 		ipc_written((__u64)file, TT_IPC_EVENTFD, id);
 	}

@@ -298,6 +298,9 @@ enum tt_ipc_kind {
 	TT_IPC_UNIX = 1, /* an AF_UNIX socket (sk_data_ready) */
 	TT_IPC_EVENTFD = 2, /* an eventfd (an 8-byte write(2)) */
 	TT_IPC_PIPE = 3, /* a pipe or FIFO (write(2), writev(2)) */
+	/* DATA_READ only: a pipe written to behind unread data since the
+	 * reader's last read, and no data wake */
+	TT_IPC_PIPE_BEHIND = 4,
 };
 
 enum tt_block_phase {

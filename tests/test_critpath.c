@@ -179,6 +179,9 @@ struct step {
 #define E_DATA(t_, cur, tgt, sys_, arg)                                       \
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
+/* tid reads a pipe a traced thread wrote to behind unread data */
+#define E_BREAD(t_, tid_)                                                     \
+	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_PIPE_BEHIND }
 #define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
 #define E_STEAL(t0_, t_, tid_, us_)                                           \
 	{ OP_STEAL, (t_) * US, tid_, .t0 = (t0_) * US, .arg0 = us_ }
@@ -268,6 +271,7 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_DATA_READ, st->t, st->tid);
 		ev->wake.target_tid = st->tid;
 		ev->wake.target_tgid = TGID(st->tid);
+		ev->wake.target_cpu = st->arg0;
 		break;
 	case OP_MSG_SEND:
 		ev = ev_new(s, TT_EV_MSG_SEND, st->t, st->tid);
@@ -1499,6 +1503,29 @@ static const struct rq_want sync_calls_want[] = {
 			RQS(HANDOFF_X_A),                                    \
 			.want = HANDOFF_A_WANT(disp, 1300, 200)              \
 	}
+/* build_busy_handoff's engine 102 (CPython, GIL 0x7200), preempted at
+ * once by the thread it woke at its boundary (1500 us), runs at 1520 to
+ * hand the GIL to 113 (1535) and is preempted at once again; it runs again
+ * at 1800 and reads its input at READ: A's t_dispatch DISP, the queue
+ * still ending at the boundary */
+#define PREEMPTED_GIL(name, read, disp)                                       \
+	{                                                                     \
+		SC("test_handoff_enqueue", name),                             \
+			.build = build_busy_handoff, .arg = { false },        \
+			.steps = STEPS(E_RTLOCK(0, 102, 0x7200, 0x7300),      \
+				       E_IN(0, 113),                          \
+				       E_OUT(3, 113, .sys = NR_FUTEX,         \
+					     .arg0 = 0x7200),                 \
+				       E_PREEMPT(1502, 102), E_IN(1520, 102), \
+				       E_WAKE(1535, 102, 113, NR_FUTEX,       \
+					      0x7200),                        \
+				       E_PREEMPT(1536, 102), E_IN(1540, 113), \
+				       E_OUT(1545, 113, .sys = NR_FUTEX,      \
+					     .arg0 = 0x7300),                 \
+				       E_IN(1800, 102), E_BREAD(read, 102)),  \
+			RQS(HANDOFF_X_A),                                     \
+			.want = HANDOFF_A_WANT(disp, 1300, 200),              \
+	}
 /* test_hop: gateway 101 reads its request at 100 and sends it on to the
  * runner (its bytes in at 205 wake runner reader 301 at 210), then waits
  * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
@@ -1615,26 +1642,42 @@ static const struct rq_want sync_calls_want[] = {
 	      .ino = 600),                                                    \
 	E_WAKE(300, 101, 102, NR_FUTEX, 0x40),                                \
 	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 102)
-/* 104, reading the pipe, hands the loop request 2's token at 11000 us, is
- * switched out, and hands it request 1's at 11350: request 1 was picked up
- * at 300 */
-#define RELAY_DRAIN_TAIL                                                      \
-	E_WAKE(11000, 104, 101, NR_WRITE, 9),                                 \
-	E_PREEMPT(11005, 104), E_IN(11006, 101),                              \
-	E_OUT(11020, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                   \
-	E_IN(11200, 104), E_WAKE(11350, 104, 101, NR_WRITE, 9),               \
-	E_OUT(11352, 104, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,         \
+/* 104, reading the pipe, hands the loop request 2's token at `a` us, is
+ * switched out, back at `b`, and hands it request 1's at `c`: request 1 was
+ * picked up at 300 */
+#define RELAY_DRAIN_TAIL(a, b, c)                                             \
+	E_WAKE(a, 104, 101, NR_WRITE, 9),                                     \
+	E_PREEMPT((a) + 5, 104), E_IN((a) + 6, 101),                          \
+	E_OUT((a) + 20, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                \
+	E_IN(b, 104), E_WAKE(c, 104, 101, NR_WRITE, 9),                       \
+	E_OUT((c) + 2, 104, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,       \
 	      .ino = 600),                                                    \
-	E_IN(11355, 101)
-#define RELAY_DRAIN_RQS_WANT                                                  \
-	RQS(RQ(1, 50, 100, 11365, 11370, 101, 101),                           \
-	    RQ(2, 60, 110, 11010, 11015, 101, 101, .t_end = 11020 * US)),     \
+	E_IN((c) + 5, 101)
+#define RELAY_DRAIN_RQS_WANT(a, c)                                            \
+	RQS(RQ(1, 50, 100, (c) + 15, (c) + 20, 101, 101),                     \
+	    RQ(2, 60, 110, (a) + 10, (a) + 15, 101, 101,                      \
+	       .t_end = ((a) + 20) * US)),                                    \
 	.want = WANTS({                                                       \
 		1,                                                            \
 		NULL,                                                         \
 		{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),          \
 		  R_T(t_dispatch, 305), R_T(t_enqueue, 300) },                \
 	})
+/* test_batch: the engine 102 writes requests 1's and 2's tokens to the
+ * pipe (10300 us), waking the loop's executor thread 104 blocked reading
+ * it; 104 reads (10310), then RELAY_DRAIN_TAIL(a, b, c) */
+#define RELAY_DRAINS(name, a, b, c)                                           \
+	{                                                                     \
+		SC("test_batch", name),                                       \
+		.steps = STEPS(PIPE_RELAY_HEAD,                               \
+			       E_DATA(10300, 102, 104, NR_WRITE, 5),          \
+			       E_WAKE(10300, 102, 104, NR_WRITE, 5),          \
+			       E_OUT(10302, 102, .sys = NR_FUTEX,             \
+				     .arg0 = 0x40),                           \
+			       E_IN(10305, 104), E_DREAD(10310, 104),         \
+			       RELAY_DRAIN_TAIL(a, b, c)),                    \
+		RELAY_DRAIN_RQS_WANT(a, c),                                   \
+	}
 /* clang-format on */
 
 static const struct scenario scenarios[] = {
@@ -3270,6 +3313,17 @@ static const struct scenario scenarios[] = {
 	 * may have taken A up (llama.cpp's loop does within 4 us), so the
 	 * boundary stands */
 	PREEMPTED_AT("preempted_later", 1570, 1500),
+	/* past the run that gave its feeder the GIL: the run after its wait
+	 * for a CPU starts with the read of its input (LitServe's worker
+	 * collating its next batch from its request pipe), and A waited in
+	 * that pipe till then */
+	PREEMPTED_GIL("preempted_gil_then_read", 1810, 1800),
+	/* it read its input in the run that handed the GIL on: taken up
+	 * there */
+	PREEMPTED_GIL("preempted_gil_read_first", 1525, 1520),
+	/* no read as it ran again (vLLM's loop admits from an in-process
+	 * queue as soon as it runs): that first run */
+	PREEMPTED_GIL("preempted_gil_no_read", 1900, 1520),
 	/* the same engine behind an event loop that hands requests to ZMQ:
 	 * A's send (1550 us) comes after the boundary, before the engine ran
 	 * again (1600 us): handed on then, nothing queued */
@@ -4107,16 +4161,12 @@ static const struct scenario scenarios[] = {
 	 * 10300. 104 drained what one wake brought: its hand-off of request
 	 * 2 ends no step, and request 1 was picked up at 300 (with the burst
 	 * split, its t_dispatch read 11200). */
-	{
-		SC("test_batch", "relay_drains_slowly"),
-		.steps = STEPS(PIPE_RELAY_HEAD,
-			       E_DATA(10300, 102, 104, NR_WRITE, 5),
-			       E_WAKE(10300, 102, 104, NR_WRITE, 5),
-			       E_OUT(10302, 102, .sys = NR_FUTEX, .arg0 = 0x40),
-			       E_IN(10305, 104), E_DREAD(10310, 104),
-			       RELAY_DRAIN_TAIL),
-		RELAY_DRAIN_RQS_WANT,
-	},
+	RELAY_DRAINS("relay_drains_slowly", 11000, 11200, 11350),
+	/* The same, 104 handing over request 2's token 55 us after its read
+	 * (10360), switched out, and back at 11200 taking 600 us (its CPU
+	 * shared) for request 1's: the CPU between the two tokens ends no
+	 * step either (a queue's feeder, 615 us in a lit-uvloop run). */
+	RELAY_DRAINS("relay_drains_switched_out", 10360, 11200, 11800),
 	/* The same, 104 woken by the pipe while the engine 102 holds the GIL
 	 * (0x7200): it waits for it (10310) until 102 lets it go (10400). A
 	 * wait for a lock is part of the drain: request 1 was picked up at
@@ -4132,8 +4182,8 @@ static const struct scenario scenarios[] = {
 			       E_WAKE(10400, 102, 104, NR_FUTEX, 0x7200),
 			       E_OUT(10402, 102, .sys = NR_FUTEX, .arg0 = 0x40),
 			       E_IN(10405, 104), E_DREAD(10410, 104),
-			       RELAY_DRAIN_TAIL),
-		RELAY_DRAIN_RQS_WANT,
+			       RELAY_DRAIN_TAIL(11000, 11200, 11350)),
+		RELAY_DRAIN_RQS_WANT(11000, 11350),
 	},
 	/* The engine 102 (CPython, GIL 0x7200) ends X's step by putting its
 	 * token on output thread 103's queue (1000 us) and then waits for

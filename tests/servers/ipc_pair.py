@@ -11,7 +11,11 @@ pipe (as multiprocessing's Connection does: its length, then its bytes) N
 times each, 2 ms apart; the reader reads all three each time. Then, while
 the reader waits for it to be done, the writer writes BURST messages to the
 pipe: only the first finds it empty (what the reader's next read takes).
-The reader then reads them all. Writes DIR/done at the end.
+The reader then reads them all. Last, the writer writes two messages (the
+first a data wake), the reader reads one, the writer writes a third behind
+the unread second, and the reader reads both: its first read of them is
+recorded though no data wake announced the third. Writes DIR/done at the
+end.
 """
 import os
 import socket
@@ -38,6 +42,10 @@ def main():
     ready = threading.Event()
     reader_waits = threading.Event()
     burst_written = threading.Event()
+    burst_read = threading.Event()
+    pair_written = threading.Event()
+    one_read = threading.Event()
+    late_written = threading.Event()
     tid = []
 
     def reader():
@@ -51,6 +59,13 @@ def main():
         burst_written.wait()
         for _ in range(BURST):
             read_message(pipe_r)
+        burst_read.set()
+        pair_written.wait()
+        read_message(pipe_r)
+        one_read.set()
+        late_written.wait()
+        read_message(pipe_r)
+        read_message(pipe_r)
 
     t = threading.Thread(target=reader)
     t.start()
@@ -70,6 +85,13 @@ def main():
     for _ in range(BURST):
         os.write(pipe_w, frame)
     burst_written.set()
+    burst_read.wait()
+    os.write(pipe_w, frame)
+    os.write(pipe_w, frame)
+    pair_written.set()
+    one_read.wait()
+    os.write(pipe_w, frame)
+    late_written.set()
     t.join()
     open(os.path.join(d, "done"), "w").close()
 

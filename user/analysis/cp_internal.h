@@ -243,6 +243,9 @@ struct cp_thread {
 	size_t ntakes, captakes;
 	__u64 *dreads; /* its reads of what a data wake announced, sorted */
 	size_t ndreads, capdreads;
+	/* its reads of a pipe written behind unread data, sorted */
+	__u64 *breads;
+	size_t nbreads, capbreads;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
 	 * hand-off, whether or not it woke anyone */
 	__u64 *msends;
@@ -282,6 +285,9 @@ size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,
 		     __u64 t);
 /* th read what a data wake announced in (s, t]. */
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* ... or any input a traced thread wrote to it, a pipe's behind unread
+ * data too. */
+bool cp_input_read_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first message send in [s, t), or 0 */
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 
@@ -561,6 +567,12 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
  * §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j);
+/* When consumer th, whose hand-off at tb bounds the queue, ran again: its
+ * hand-off's target often preempts it at once (a wakeup on its CPU), and
+ * the engine admits the next request only when it runs again (its wait
+ * for a CPU stays scheduler.runqueue). tb when it ran on. */
+__u64 cp_ran_after_boundary(const struct tt_critpath *cp,
+			    const struct cp_thread *th, __u64 tb);
 
 /* hop.c */
 /* The hop (index in ix->rqs) whose first token's send by tid woke the

@@ -38,6 +38,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->steals);
 		free(cp->threads[i]->takes);
 		free(cp->threads[i]->dreads);
+		free(cp->threads[i]->breads);
 		free(cp->threads[i]->msends);
 		free(cp->threads[i]);
 	}
@@ -567,9 +568,12 @@ static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
 
-	return th ? times_push(&th->dreads, &th->ndreads, &th->capdreads,
-			       ev->h.ts) :
-		    0;
+	if (!th)
+		return 0;
+	if (ev->wake.target_cpu == TT_IPC_PIPE_BEHIND)
+		return times_push(&th->breads, &th->nbreads, &th->capbreads,
+				  ev->h.ts);
+	return times_push(&th->dreads, &th->ndreads, &th->capdreads, ev->h.ts);
 }
 
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
@@ -577,6 +581,13 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 	__u64 r = time_from(th->dreads, th->ndreads, s + 1);
 
 	return r && r <= t;
+}
+
+bool cp_input_read_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	__u64 r = time_from(th->breads, th->nbreads, s + 1);
+
+	return cp_dread_in(th, s, t) || (r && r <= t);
 }
 
 /* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).

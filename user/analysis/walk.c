@@ -344,23 +344,6 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
 }
 
-/* When consumer th, whose hand-off at tb bounds the queue, ran again: its
- * hand-off's target often preempts it at once (a wakeup on its CPU), and
- * the engine admits the next request only when it runs again (its wait
- * for a CPU stays scheduler.runqueue). tb when it ran on. */
-static __u64 ran_after_boundary(const struct cp_thread *th, __u64 tb)
-{
-	long k = cp_rec_before(th, tb);
-
-	if (k < 0 || k + 2 >= (long)th->nrecs ||
-	    th->recs[k].state != REC_RUNNING ||
-	    th->recs[k + 1].state != REC_RUNNABLE ||
-	    th->recs[k + 1].ts - tb > PREEMPT_AT_ONCE_NS ||
-	    th->recs[k + 2].state != REC_RUNNING)
-		return tb;
-	return th->recs[k + 2].ts;
-}
-
 /* A take of this request's element: sent after t_read by its reader, or
  * by a thread serving this request only. */
 static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
@@ -596,7 +579,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				batch	? TT_CP_DISP_CHANNEL :
 					  TT_CP_DISP_HANDOFF;
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
-				       ran_after_boundary(th, t) :
+				       cp_ran_after_boundary(cp, th, t) :
 			       collect ? cp_ran_after(th, k, t) :
 					 t;
 			dispatched = true;

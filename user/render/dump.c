@@ -8,10 +8,11 @@
 /* What a data wake's writer wrote to (enum tt_ipc_kind). */
 static const char *ipc_kind_name(__u32 kind)
 {
-	return kind == TT_IPC_UNIX    ? "unix" :
-	       kind == TT_IPC_EVENTFD ? "eventfd" :
-	       kind == TT_IPC_PIPE    ? "pipe" :
-					"?";
+	return kind == TT_IPC_UNIX	  ? "unix" :
+	       kind == TT_IPC_EVENTFD	  ? "eventfd" :
+	       kind == TT_IPC_PIPE	  ? "pipe" :
+	       kind == TT_IPC_PIPE_BEHIND ? "pipe-behind" :
+					    "?";
 }
 
 static void dump_payload(FILE *out, const struct tt_event *ev)
