@@ -1430,17 +1430,21 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.status = 0;
 	s->nbytes = 0;
 	s->ntail = 0;
-	task = bpf_get_current_task_btf();
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	nr = TT_REGS_SYSCALL_NR(regs);
 	n = ret > 0 ? ret : 0;
 	if (n > send_capture_bytes)
 		n = send_capture_bytes;
 	if (n > TT_SEND_CAPTURE)
 		n = TT_SEND_CAPTURE;
-	/* nothing to read (failed, or capture off and short): no user reads */
-	if ((n || ret > TT_SEND_CAPTURE) &&
-	    (nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	/* nothing to read (failed, or capture off and short): no user reads,
+	 * nor the registers that find them */
+	if (!n && ret <= TT_SEND_CAPTURE) {
+		submit(h);
+		return 0;
+	}
+	task = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	nr = TT_REGS_SYSCALL_NR(regs);
+	if ((nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
 	     nr == TT_NR_sendmsg) &&
 	    send_source(nr, regs, &src)) {
 		if (n)
