@@ -1506,9 +1506,9 @@ static const struct rq_want sync_calls_want[] = {
 /* build_busy_handoff's engine 102 (CPython, GIL 0x7200), preempted at
  * once by the thread it woke at its boundary (1500 us), runs at 1520 to
  * hand the GIL to 113 (1535) and is preempted at once again; it runs again
- * at 1800 and reads its input at READ: A's t_dispatch DISP, the queue
- * still ending at the boundary */
-#define PREEMPTED_GIL(name, read, disp)                                       \
+ * at 1800 and reads at 1810 (READ: E_BREAD, its request pipe; E_DREAD, an
+ * eventfd or socket): A's want W */
+#define PREEMPTED_GIL(name, read, w)                                          \
 	{                                                                     \
 		SC("test_handoff_enqueue", name),                             \
 			.build = build_busy_handoff, .arg = { false },        \
@@ -1522,10 +1522,16 @@ static const struct rq_want sync_calls_want[] = {
 				       E_PREEMPT(1536, 102), E_IN(1540, 113), \
 				       E_OUT(1545, 113, .sys = NR_FUTEX,      \
 					     .arg0 = 0x7300),                 \
-				       E_IN(1800, 102), E_BREAD(read, 102)),  \
-			RQS(HANDOFF_X_A),                                     \
-			.want = HANDOFF_A_WANT(disp, 1300, 200),              \
+				       E_IN(1800, 102), read(1810, 102)),     \
+			RQS(HANDOFF_X_A), .want = w,                          \
 	}
+/* A taken from the engine's input pipe at disp us: queued from 1300 */
+#define TAKE_A_WANT(disp)                                          \
+	WANTS({ 2,                                                 \
+		NULL,                                              \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_TAKE), \
+		  R_T(t_dispatch, disp), R_T(t_enqueue, 1300),     \
+		  R_STAGE(TT_ST_QUEUE, (disp)-1300) } })
 /* test_hop: gateway 101 reads its request at 100 and sends it on to the
  * runner (its bytes in at 205 wake runner reader 301 at 210), then waits
  * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
@@ -3313,17 +3319,50 @@ static const struct scenario scenarios[] = {
 	 * may have taken A up (llama.cpp's loop does within 4 us), so the
 	 * boundary stands */
 	PREEMPTED_AT("preempted_later", 1570, 1500),
-	/* past the run that gave its feeder the GIL: the run after its wait
-	 * for a CPU starts with the read of its input (LitServe's worker
-	 * collating its next batch from its request pipe), and A waited in
-	 * that pipe till then */
-	PREEMPTED_GIL("preempted_gil_then_read", 1810, 1800),
-	/* it read its input in the run that handed the GIL on: taken up
-	 * there */
-	PREEMPTED_GIL("preempted_gil_read_first", 1525, 1520),
-	/* no read as it ran again (vLLM's loop admits from an in-process
-	 * queue as soon as it runs): that first run */
-	PREEMPTED_GIL("preempted_gil_no_read", 1900, 1520),
+	/* busy past its boundary (the previous batch's last step, its tokens
+	 * put while its feeder was busy: no wake), the engine reads its
+	 * request pipe at 1700 us: A waited in the pipe till then */
+	{
+		SC("test_handoff_enqueue", "pipe_read_after_boundary"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_BREAD(1700, 102)),
+		RQS(HANDOFF_X_A),
+		.want = TAKE_A_WANT(1700),
+	},
+	/* a read of an eventfd or a socket there is no such take */
+	{
+		SC("test_handoff_enqueue", "other_read_after_boundary"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_DREAD(1700, 102)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
+	/* nor a read after it waited (for a lock here): a relay reading
+	 * what it was handed */
+	{
+		SC("test_handoff_enqueue", "pipe_read_after_wait"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps =
+			STEPS(E_RTLOCK(0, 102, 0x7200, 0x7300), E_IN(0, 113),
+			      E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			      E_WAKE(1650, 113, 102, NR_FUTEX, 0x7200),
+			      E_OUT(1652, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			      E_IN(1655, 102), E_BREAD(1700, 102)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
+	/* past its GIL hand-backs and its wait for a CPU, it reads its
+	 * request pipe (LitServe's worker collating its next batch): queued
+	 * till then, the wait for a CPU included */
+	PREEMPTED_GIL("preempted_gil_then_read", E_BREAD, TAKE_A_WANT(1810)),
+	/* no pipe read (vLLM's loop admits from an in-process queue as soon
+	 * as it runs): its first run after the boundary, the rest of its
+	 * wait for a CPU scheduler.runqueue */
+	PREEMPTED_GIL("preempted_gil_no_take", E_DREAD,
+		      HANDOFF_A_WANT(1520, 1300, 200)),
 	/* the same engine behind an event loop that hands requests to ZMQ:
 	 * A's send (1550 us) comes after the boundary, before the engine ran
 	 * again (1600 us): handed on then, nothing queued */

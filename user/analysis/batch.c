@@ -7,8 +7,7 @@
  * full or its timeout passes, and that wait is the request's queue. Its
  * evidence: a wait on a pipe, a socket or a condition variable that its
  * timeout ended, or a second wait on the pipe, socket or (timed) condition
- * variable it just took from. And when an engine past its boundary ran
- * again to take its next requests up (the hand-off rule's next run).
+ * variable it just took from.
  */
 #include <sys/stat.h>
 #include "cp_internal.h"
@@ -109,52 +108,4 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		}
 	}
 	return false;
-}
-
-/* th, running in [s, t], woke a thread through a lock: the GIL handed
- * back to the thread it had just woken. */
-static bool lock_wake_in(const struct tt_critpath *cp,
-			 const struct cp_thread *th, __u64 s, __u64 t)
-{
-	size_t a;
-
-	for (a = cp_wake_at(cp, th->wout, th->nwout, s);
-	     a < th->nwout && cp->wakes[th->wout[a]].ts <= t; a++)
-		if (cp->wakes[th->wout[a]].lock)
-			return true;
-	return false;
-}
-
-/* Past runs that only gave the thread it woke the interpreter lock, each
- * preempted at once, when the run after them starts with a read of its
- * input (CPython's queue feeder; LitServe's worker reads its request
- * pipe): till that read the request waited in the pipe. */
-__u64 cp_ran_after_boundary(const struct tt_critpath *cp,
-			    const struct cp_thread *th, __u64 tb)
-{
-	long k = cp_rec_before(th, tb);
-	__u64 first = 0, t = tb, w = tb, end;
-
-	while (k >= 0 && k + 2 < (long)th->nrecs &&
-	       th->recs[k].state == REC_RUNNING &&
-	       th->recs[k + 1].state == REC_RUNNABLE &&
-	       th->recs[k + 1].ts - w <= PREEMPT_AT_ONCE_NS &&
-	       th->recs[k + 2].state == REC_RUNNING) {
-		k += 2;
-		t = th->recs[k].ts;
-		first = first ? first : t;
-		end = k + 1 < (long)th->nrecs ? th->recs[k + 1].ts : UINT64_MAX;
-		if (cp_input_read_in(th, t - 1, end) ||
-		    !lock_wake_in(cp, th, t, end))
-			break;
-		w = t;
-	}
-	if (!first)
-		return tb;
-	if (t == first)
-		return first;
-	end = k + 1 < (long)th->nrecs ? th->recs[k + 1].ts : UINT64_MAX;
-	if (end > t + PREEMPT_AT_ONCE_NS)
-		end = t + PREEMPT_AT_ONCE_NS;
-	return cp_input_read_in(th, t - 1, end) ? t : first;
 }

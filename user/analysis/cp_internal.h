@@ -243,9 +243,10 @@ struct cp_thread {
 	size_t ntakes, captakes;
 	__u64 *dreads; /* its reads of what a data wake announced, sorted */
 	size_t ndreads, capdreads;
-	/* its reads of a pipe written behind unread data, sorted */
-	__u64 *breads;
-	size_t nbreads, capbreads;
+	/* its reads of a pipe a traced thread wrote to (after a data wake or
+	 * behind unread data), sorted */
+	__u64 *preads;
+	size_t npreads, cappreads;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
 	 * hand-off, whether or not it woke anyone */
 	__u64 *msends;
@@ -267,6 +268,11 @@ struct cp_thread {
 struct walk;
 /* When th, woken at its record k, first ran after t: t when not at once. */
 __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
+/* When consumer th, whose hand-off at tb bounds the queue, ran again: its
+ * hand-off's target often preempts it at once (a wakeup on its CPU), and
+ * the engine admits the next request only when it runs again (its wait
+ * for a CPU stays scheduler.runqueue). tb when it ran on. */
+__u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
 /* A hand-off before th's lock waits that end at runnable record k, when
  * th waited on locks only since: the wake to stay on th for, or NULL. */
 const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
@@ -285,9 +291,9 @@ size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,
 		     __u64 t);
 /* th read what a data wake announced in (s, t]. */
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
-/* ... or any input a traced thread wrote to it, a pipe's behind unread
- * data too. */
-bool cp_input_read_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* th's first read in (s, t) of a pipe a traced thread wrote to, or 0: a
+ * consumer taking its input (a multiprocessing queue's). */
+__u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first message send in [s, t), or 0 */
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 
@@ -507,6 +513,9 @@ struct walk {
 struct consumer {
 	bool entered; /* false on the writer, before any jump */
 	bool has_tb;
+	/* tb is its read of its input pipe after that burst: it took the
+	 * request there */
+	bool took;
 	__u64 tb; /* the last wake of the previous hand-off burst */
 	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
 };
@@ -567,12 +576,6 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
  * §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j);
-/* When consumer th, whose hand-off at tb bounds the queue, ran again: its
- * hand-off's target often preempts it at once (a wakeup on its CPU), and
- * the engine admits the next request only when it runs again (its wait
- * for a CPU stays scheduler.runqueue). tb when it ran on. */
-__u64 cp_ran_after_boundary(const struct tt_critpath *cp,
-			    const struct cp_thread *th, __u64 tb);
 
 /* hop.c */
 /* The hop (index in ix->rqs) whose first token's send by tid woke the

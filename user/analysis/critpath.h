@@ -116,6 +116,10 @@ enum tt_cp_dispatch {
 	 * (a dynamic batch filling, or its timeout): queued until that wait's
 	 * end, when it ran to compute them (docs/design.md §4.4) */
 	TT_CP_DISP_BATCH,
+	/* a busy consumer read its input pipe after its last hand-off to
+	 * another request, not waiting for it: the request waited in the pipe
+	 * till that read (docs/design.md §4.4) */
+	TT_CP_DISP_TAKE,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */

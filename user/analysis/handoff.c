@@ -651,6 +651,17 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
 	return false;
 }
 
+/* c blocked somewhere in (s, t). */
+static bool blocked_between(const struct cp_thread *c, __u64 s, __u64 t)
+{
+	long k;
+
+	for (k = cp_rec_before(c, t); k >= 0 && c->recs[k].ts > s; k--)
+		if (c->recs[k].state == REC_BLOCKED)
+			return true;
+	return false;
+}
+
 /*
  * Consumer c was entered at tj through a wake of thread from (0 when that
  * wake was through a lock). Its hand-offs before tj are its wakes of
@@ -662,7 +673,10 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
  * has one is the boundary tb. A wake of this request's own thread that
  * serves no other live request is never a boundary: with one request in
  * flight, a consumer that wakes its writer twice has handed nothing else
- * off. Nor is one that a relay's drain split off (relay_drain()).
+ * off. Nor is one that a relay's drain split off (relay_drain()). A read
+ * of its input pipe after tb, with no wait between, moves tb there: a
+ * batcher busy past its boundary took the request from the pipe then
+ * (docs/design.md §4.4).
  */
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs)
@@ -671,9 +685,11 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
 	struct burst b = { .low_k = LONG_MAX };
 	struct alive_scan sc = { 0 };
+	__u64 r;
 	long i;
 
 	cs->has_tb = false;
+	cs->took = false;
 	cs->own_low = 0;
 	for (i = (long)cp_cand_after(cp, c, tj) - 1; i >= 0; i--) {
 		const struct cp_wake *w = &cp->wakes[c->cand[i]];
@@ -708,6 +724,12 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		burst_close(&b, &may_skip, cs);
 	if (cs->has_tb && from && relay_drain(cp, c, cs->tb, tj))
 		cs->has_tb = false;
+	/* it took its input after, without waiting for it: there */
+	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;
+	if (r && !blocked_between(c, cs->tb, r)) {
+		cs->tb = r;
+		cs->took = true;
+	}
 }
 
 /*

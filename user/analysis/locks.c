@@ -14,6 +14,19 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t)
 	return t;
 }
 
+__u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb)
+{
+	long k = cp_rec_before(th, tb);
+
+	if (k < 0 || k + 2 >= (long)th->nrecs ||
+	    th->recs[k].state != REC_RUNNING ||
+	    th->recs[k + 1].state != REC_RUNNABLE ||
+	    th->recs[k + 1].ts - tb > PREEMPT_AT_ONCE_NS ||
+	    th->recs[k + 2].state != REC_RUNNING)
+		return tb;
+	return th->recs[k + 2].ts;
+}
+
 /*
  * Runnable record k of th ends a wait on a lock word, and before that wait
  * th was woken by a hand-off (not through a lock) after floor, blocked

@@ -38,7 +38,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->steals);
 		free(cp->threads[i]->takes);
 		free(cp->threads[i]->dreads);
-		free(cp->threads[i]->breads);
+		free(cp->threads[i]->preads);
 		free(cp->threads[i]->msends);
 		free(cp->threads[i]);
 	}
@@ -568,11 +568,15 @@ static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
 
+	__u32 kind = ev->wake.target_cpu;
+
 	if (!th)
 		return 0;
-	if (ev->wake.target_cpu == TT_IPC_PIPE_BEHIND)
-		return times_push(&th->breads, &th->nbreads, &th->capbreads,
-				  ev->h.ts);
+	if ((kind == TT_IPC_PIPE || kind == TT_IPC_PIPE_BEHIND) &&
+	    times_push(&th->preads, &th->npreads, &th->cappreads, ev->h.ts))
+		return -ENOMEM;
+	if (kind == TT_IPC_PIPE_BEHIND)
+		return 0;
 	return times_push(&th->dreads, &th->ndreads, &th->capdreads, ev->h.ts);
 }
 
@@ -583,11 +587,11 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 	return r && r <= t;
 }
 
-bool cp_input_read_in(const struct cp_thread *th, __u64 s, __u64 t)
+__u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 r = time_from(th->breads, th->nbreads, s + 1);
+	__u64 r = time_from(th->preads, th->npreads, s + 1);
 
-	return cp_dread_in(th, s, t) || (r && r <= t);
+	return r && r < t ? r : 0;
 }
 
 /* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).

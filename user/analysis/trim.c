@@ -109,7 +109,7 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 				       sizeof(*th->takes), t0),
 		      sizeof(*th->takes));
 	times_trim(&th->dreads, &th->ndreads, &th->capdreads, t0);
-	times_trim(&th->breads, &th->nbreads, &th->capbreads, t0);
+	times_trim(&th->preads, &th->npreads, &th->cappreads, t0);
 	times_trim(&th->msends, &th->nmsends, &th->capmsends, t0);
 }
 

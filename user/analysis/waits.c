@@ -86,6 +86,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "lock";
 	case TT_CP_DISP_BATCH:
 		return "batch";
+	case TT_CP_DISP_TAKE:
+		return "take";
 	}
 	return "?";
 }

@@ -577,9 +577,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				resume	? TT_CP_DISP_RESUME :
 				collect ? TT_CP_DISP_BATCH :
 				batch	? TT_CP_DISP_CHANNEL :
+				cs.took ? TT_CP_DISP_TAKE :
 					  TT_CP_DISP_HANDOFF;
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
-				       cp_ran_after_boundary(cp, th, t) :
+				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :
 					 t;
 			dispatched = true;

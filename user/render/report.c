@@ -561,6 +561,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the worker held the lock another request's thread released";
 	case TT_CP_DISP_BATCH:
 		return "the batcher's last wait on its input ended: it ran to compute";
+	case TT_CP_DISP_TAKE:
+		return "the engine, busy past its last hand-off to another request, read its input pipe";
 	default:
 		return "nothing better: taken as t_read";
 	}
