@@ -24,8 +24,11 @@
 #          (docs/design.md §4.4, "Batches that fill"): off by more than
 #          1 ms for 0-10 of 120 in nine runs, 14-37 in six beside a CPU
 #          hog (an engine's put that woke nobody: the step before taken),
-#          and 94-118 before the batch rule: 35% allowed, held by its
-#          shares only (its admission-to-token has two modes, as Node's)
+#          and 94-118 before the batch rule; with the take rule (the
+#          worker's read of its request pipe), 0-1 in six runs, two of
+#          them hogged, and 22-42 beside a compile: 35% allowed, held by
+#          its shares only (its admission-to-token has two modes, as
+#          Node's)
 #   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
 #          on loopback (written after the hop rules, to judge them:
 #          docs/design.md §4.11): every runner call a hop counted apart,
