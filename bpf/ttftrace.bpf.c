@@ -994,7 +994,8 @@ static __always_inline bool pipe_empty(struct inode *inode)
 
 /*
  * A write to an empty pipe with a known reader, or an 8-byte one (how an
- * eventfd is signalled) to a known reader's eventfd: a data hand-off. A
+ * eventfd is signalled) to a known reader's eventfd: a data hand-off; one
+ * behind unread data in a pipe only marks it for its reader's next read. A
  * pipe's two ends are two files of one inode: it is known by its inode.
  */
 static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)

@@ -25,7 +25,7 @@
 #          1 ms for 0-10 of 120 in nine runs, 14-37 in six beside a CPU
 #          hog (an engine's put that woke nobody: the step before taken),
 #          and 94-118 before the batch rule; with the take rule (the
-#          worker's read of its request pipe), 0-1 in six runs, two of
+#          worker's read of its request pipe), 0-1 in five runs, two of
 #          them hogged, and 22-42 beside a compile: 35% allowed, held by
 #          its shares only (its admission-to-token has two modes, as
 #          Node's)

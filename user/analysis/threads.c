@@ -567,7 +567,6 @@ static __u64 time_from(const __u64 *v, size_t n, __u64 s)
 static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_find(cp, ev->h.tid);
-
 	__u32 kind = ev->wake.target_cpu;
 
 	if (!th)
