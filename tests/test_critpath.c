@@ -1594,6 +1594,33 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 200, 103, 102, NR_WRITE, 7),                    \
 		E_OUT((t_) + 202, 103, .sys = NR_FUTEX, .arg0 = 0x40),        \
 		E_IN((t_) + 205, 102)
+/* loop 101 hands request 1 to its queue feeder 103 at 300 us, whose write
+ * (320) wakes reader_, blocked reading the pipe (inode 500) */
+#define PIPE_FEED(reader_)                                                    \
+	E_IN(0, 101), E_IN(0, reader_), E_IN(0, 103),                         \
+	E_OUT(10, reader_, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,        \
+	      .ino = 500),                                                    \
+	E_OUT(20, 103, .sys = NR_FUTEX, .arg0 = 0x40),                        \
+	E_WAKE(300, 101, 103, NR_FUTEX, 0x40),                                \
+	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 103),     \
+	E_WAKE(320, 103, reader_, NR_WRITE, 7),                               \
+	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40)
+/* PIPE_FEED(reader_): reader_ runs from 330 us and writes request 1's token
+ * to the loop at 2330; taken up at 330 by rule_ */
+#define PIPE_WRITE_WAKES(name, reader_, rule_)                                \
+	{                                                                     \
+		SC("test_batch", name),                                       \
+		.steps = STEPS(PIPE_FEED(reader_), E_IN(330, reader_),        \
+			       E_WAKE(2330, reader_, 101, NR_WRITE, 9),       \
+			       E_IN(2335, 101)),                              \
+		RQS(RQ(1, 50, 100, 2350, 2360, 101, 101)),                    \
+		.want = WANTS({                                               \
+			1,                                                    \
+			NULL,                                                 \
+			{ R(complete, true), R(dispatch, rule_),              \
+			  R_T(t_dispatch, 330), R_T(t_enqueue, 300) },        \
+		}),                                                           \
+	}
 /* test_batch's condition variable: handler 101's notify (futex 0x60) wakes
  * the batcher 102 at 300 us, which waits on for more (0x64, timed_) until
  * handler 103's notify (880); it computes to 10885 */
@@ -4161,6 +4188,16 @@ static const struct scenario scenarios[] = {
 			  R_T(t_dispatch, 2905), R_T(t_enqueue, 2880) },
 		}),
 	},
+	/* An engine 202 in a process apart from the loop's (LitServe's
+	 * worker) blocked reading its input pipe; the loop's queue feeder
+	 * 103 writes request 1 to it (320 us): 202 took the request up when
+	 * it ran after that write, whoever wrote it (a feeder serving every
+	 * request, behind others in its buffer) */
+	PIPE_WRITE_WAKES("pipe_write_apart", 202, TT_CP_DISP_BATCH),
+	/* Control: a pipe reader of the loop's own process (its executor
+	 * thread reading a response pipe) is a relay: the feeder's write
+	 * that woke it is a pick-up */
+	PIPE_WRITE_WAKES("pipe_write_same_process", 102, TT_CP_DISP_PICKUP),
 	/* The engine 102, woken by the loop 101 (300 us), computes request 1
 	 * and writes its token to a pipe (10300), waking the loop's executor
 	 * thread 104 blocked reading it; 104 hands the loop another

@@ -7,7 +7,10 @@
  * full or its timeout passes, and that wait is the request's queue. Its
  * evidence: a wait on a pipe, a socket or a condition variable that its
  * timeout ended, or a second wait on the pipe, socket or (timed) condition
- * variable it just took from.
+ * variable it just took from. In a process apart from the reader's, any
+ * wait on its input pipe that a write ended: an engine behind a
+ * multiprocessing queue (a relay of the reader's own process reading a
+ * response pipe is none).
  */
 #include <sys/stat.h>
 #include "cp_internal.h"
@@ -66,7 +69,7 @@ static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
 }
 
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long j)
+		  long j, __u32 reader_tgid)
 {
 	const struct cp_rec *r;
 	__u64 obj, run = 0, hi;
@@ -82,6 +85,13 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 	if (r->state == REC_RUNNABLE &&
 	    (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ))
 		return obj || cond_wait(cp, th, b);
+	/* a write to the pipe it waited on, from the reader's process: the
+	 * request reached it there, however long it waited in the writer */
+	if (th->tgid != reader_tgid && obj && r->state == REC_RUNNABLE &&
+	    S_ISFIFO(cp->blocks[th->recs[b].info].fd_mode) &&
+	    (cp->wakes[r->info].syscall == TT_NR_write ||
+	     cp->wakes[r->info].syscall == TT_NR_writev))
+		return true;
 	/* a timed wait on a condition variable it had waited on just before:
 	 * no timeout need end it (the request that fills the batch) */
 	cond = !obj && (th->recs[b].flags & REC_F_TIMED) &&

@@ -572,10 +572,11 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
 /* Record j of th ends a wait on a pipe, socket or condition variable that
  * its timeout ended, or on a pipe, socket or condition variable (a timed
  * wait) th had waited on just before (less than RELAY_CPU_NS of run
- * between): a batcher collecting requests from its input (docs/design.md
- * §4.4). */
+ * between): a batcher collecting requests from its input; or, th apart
+ * from the request's reader's process, a wait on a pipe that a write ended
+ * (docs/design.md §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long j);
+		  long j, __u32 reader_tgid);
 
 /* hop.c */
 /* The hop (index in ix->rqs) whose first token's send by tid woke the

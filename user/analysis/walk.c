@@ -465,7 +465,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
 	bool boundary, resume, collect, via_handoff, dispatched = false;
-	__u32 tid = rq->writer_tid, from, join;
+	__u32 tid = rq->writer_tid, from, join, reader_tgid;
 	long k = th ? cp_rec_before(th, t) : -1, turn, hop,
 	     owned = cp_hop_owned(wk, t);
 	__u64 marked = wk->mk.dispatch;
@@ -479,6 +479,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 
 	*rule = TT_CP_DISP_READ;
 	wk->t_chan_send = 0;
+	reader_tgid = wk->reader ? wk->reader->tgid : 0;
 	cp_hop_visit(wk, tid);
 	while (t > floor && !wk->err) {
 		take = batch = NULL;
@@ -562,7 +563,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				th->tid != rq->reader_tid &&
 				ran + (rec->state == REC_RUNNING ? t - s : 0) >=
 					RELAY_CPU_NS &&
-				cp_batch_end(cp, th, k);
+				cp_batch_end(cp, th, k, reader_tgid);
 			if (resume || collect)
 				boundary = true;
 			else if (boundary)
