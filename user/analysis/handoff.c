@@ -651,17 +651,6 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
 	return false;
 }
 
-/* c blocked somewhere in (s, t). */
-static bool blocked_between(const struct cp_thread *c, __u64 s, __u64 t)
-{
-	long k;
-
-	for (k = cp_rec_before(c, t); k >= 0 && c->recs[k].ts > s; k--)
-		if (c->recs[k].state == REC_BLOCKED)
-			return true;
-	return false;
-}
-
 /*
  * Consumer c was entered at tj through a wake of thread from (0 when that
  * wake was through a lock). Its hand-offs before tj are its wakes of
@@ -726,7 +715,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		cs->has_tb = false;
 	/* it took its input after, without waiting for it: there */
 	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;
-	if (r && !blocked_between(c, cs->tb, r)) {
+	if (r && !blocked_in(c, cs->tb, cp_rec_before(c, r))) {
 		cs->tb = r;
 		cs->took = true;
 	}
