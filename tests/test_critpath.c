@@ -1571,19 +1571,22 @@ static const struct rq_want sync_calls_want[] = {
 		{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),           \
 		  R_T(t_enqueue, 1400), R_T(t_dispatch, 1405), R(hop_id, 0) } })
 
-/* test_batch's threads: loop 101, batcher 102 waiting in read on its
- * input pipe (inode 500), the pipe's feeder 103; request 1 read at 100 us
- * and handed to 103 at 300, whose write wakes 102 at 320 */
+/* loop 101 hands request 1 (read at 100 us) to its queue feeder 103 at
+ * 300, whose write (320) wakes reader_, blocked reading the pipe (inode
+ * 500) */
 /* clang-format off */
-#define BATCH_HEAD                                                            \
-	E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),                             \
-	E_OUT(10, 102, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,            \
+#define PIPE_FEED(reader_)                                                    \
+	E_IN(0, 101), E_IN(0, reader_), E_IN(0, 103),                         \
+	E_OUT(10, reader_, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,        \
 	      .ino = 500),                                                    \
 	E_OUT(20, 103, .sys = NR_FUTEX, .arg0 = 0x40),                        \
 	E_WAKE(300, 101, 103, NR_FUTEX, 0x40),                                \
 	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 103),     \
-	E_WAKE(320, 103, 102, NR_WRITE, 7),                                   \
-	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40), E_IN(330, 102)
+	E_WAKE(320, 103, reader_, NR_WRITE, 7),                               \
+	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40)
+/* test_batch's threads: loop 101, batcher 102 waiting in read on its
+ * input pipe, the pipe's feeder 103; 102 runs at 330 us */
+#define BATCH_HEAD PIPE_FEED(102), E_IN(330, 102)
 /* request 2's bytes wake the loop 101 at t_ us; it hands the request to
  * the feeder 103 180 us later, whose write wakes 102 (t_ + 200) */
 #define BATCH_NEXT(t_)                                                        \
@@ -1594,17 +1597,6 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 200, 103, 102, NR_WRITE, 7),                    \
 		E_OUT((t_) + 202, 103, .sys = NR_FUTEX, .arg0 = 0x40),        \
 		E_IN((t_) + 205, 102)
-/* loop 101 hands request 1 to its queue feeder 103 at 300 us, whose write
- * (320) wakes reader_, blocked reading the pipe (inode 500) */
-#define PIPE_FEED(reader_)                                                    \
-	E_IN(0, 101), E_IN(0, reader_), E_IN(0, 103),                         \
-	E_OUT(10, reader_, .sys = NR_READ, .arg0 = 5, .mode = S_IFIFO,        \
-	      .ino = 500),                                                    \
-	E_OUT(20, 103, .sys = NR_FUTEX, .arg0 = 0x40),                        \
-	E_WAKE(300, 101, 103, NR_FUTEX, 0x40),                                \
-	E_OUT(302, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(305, 103),     \
-	E_WAKE(320, 103, reader_, NR_WRITE, 7),                               \
-	E_OUT(322, 103, .sys = NR_FUTEX, .arg0 = 0x40)
 /* PIPE_FEED(reader_): reader_ runs from 330 us and writes request 1's token
  * to the loop at 2330; taken up at 330 by rule_ */
 #define PIPE_WRITE_WAKES(name, reader_, rule_)                                \
