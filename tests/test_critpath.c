@@ -1282,14 +1282,15 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		E_WAKE(1500, 102, 111, NR_FUTEX, 111), E_IN(1505, 111),       \
 		E_OUT(1530, 111, .sys = NR_FUTEX, .arg0 = 111),               \
 		E_WAKE(2000, 102, 112, NR_FUTEX, 112), E_IN(2010, 112)
-/* A (request 2) complete, dispatched at disp us by the hand-off rule,
- * queued from enq us for q us */
-#define HANDOFF_A_WANT(disp, enq, q)                                          \
-	WANTS({ 2,                                                            \
-		NULL,                                                         \
-		{ R(complete, true), R(dispatch, TT_CP_DISP_HANDOFF),         \
-		  R_T(t_dispatch, disp), R_T(t_enqueue, enq),                 \
+/* A (request 2) complete, dispatched at disp us by rule, queued from enq
+ * us for q us; HANDOFF_A_WANT by the hand-off rule */
+#define A_WANT(rule, disp, enq, q)                                   \
+	WANTS({ 2,                                                   \
+		NULL,                                                \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_##rule), \
+		  R_T(t_dispatch, disp), R_T(t_enqueue, enq),        \
 		  R_STAGE(TT_ST_QUEUE, q) } })
+#define HANDOFF_A_WANT(disp, enq, q) A_WANT(HANDOFF, disp, enq, q)
 /* A handed on at its send at 1200 us, dispatched at the hand-off to X */
 #define SENT_A_WANT HANDOFF_A_WANT(1500, 1200, 300)
 /* reader 101 running, engine 102 and its relay 103 asleep */
@@ -1526,12 +1527,7 @@ static const struct rq_want sync_calls_want[] = {
 			RQS(HANDOFF_X_A), .want = w,                          \
 	}
 /* A taken from the engine's input pipe at disp us: queued from 1300 */
-#define TAKE_A_WANT(disp)                                          \
-	WANTS({ 2,                                                 \
-		NULL,                                              \
-		{ R(complete, true), R(dispatch, TT_CP_DISP_TAKE), \
-		  R_T(t_dispatch, disp), R_T(t_enqueue, 1300),     \
-		  R_STAGE(TT_ST_QUEUE, (disp)-1300) } })
+#define TAKE_A_WANT(disp) A_WANT(TAKE, disp, 1300, (disp)-1300)
 /* test_hop: gateway 101 reads its request at 100 and sends it on to the
  * runner (its bytes in at 205 wake runner reader 301 at 210), then waits
  * on the upstream socket; 301 reads at 220 and hands it to engine 302 at
