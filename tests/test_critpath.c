@@ -1699,6 +1699,47 @@ static const struct rq_want sync_calls_want[] = {
 			       RELAY_DRAIN_TAIL(a, b, c)),                    \
 		RELAY_DRAIN_RQS_WANT(a, c),                                   \
 	}
+/* test_data_wake's busy readers: loop 101 (GIL 0x7200) hands the
+ * request to engine 202 (another process) at 100 us, whose token goes to
+ * executor 103's pipe at 5000 while 103 waits for work (0x40); the
+ * engine runs on until 5900 */
+#define BUSY_HEAD                                                             \
+	E_RTLOCK(0, 101, 0x7100, 0x7300), E_IN(0, 101),                       \
+		E_OUT(5, 202, .sys = NR_READ, .arg0 = 5),                     \
+		E_OUT(30, 104, .sys = NR_FUTEX, .arg0 = 0x44),                \
+		E_OUT(50, 103, .sys = NR_FUTEX, .arg0 = 0x40),                \
+		E_WAKE(100, 101, 202, NR_WRITE, 5), E_IN(105, 202),           \
+		E_DATA(5000, 202, 103, NR_WRITE, 7),                          \
+		E_OUT(5900, 202, .sys = NR_READ, .arg0 = 5)
+/* thread 205 runs at 5400 us and writes to tgt's pipe at 5500 */
+#define BUSY_THIRD(tgt)                                                       \
+	E_IN(5400, 205), E_DATA(5500, 205, tgt, NR_WRITE, 7),                 \
+		E_OUT(5510, 205, .sys = NR_FUTEX, .arg0 = 0x48)
+/* the loop asks 103 at 6000 us, which reads its pipe at r_ */
+#define BUSY_ASKED(r_)                                                        \
+	E_WAKE(6000, 101, 103, NR_FUTEX, 0x40), E_IN(6005, 103),              \
+		E_DREAD(r_, 103)
+/* BUSY_HEAD, the steps (the loop's read of 103's data among them), 103
+ * writing to the loop's eventfd at t_ us; the loop waits for the GIL
+ * (0x7200) that 104 holds from t_ + 90 to t_ + 130 and sends the token at
+ * t_ + 180 */
+#define BUSY_READER(name, t_, want_, ...)                                     \
+	{                                                                     \
+		SC("test_data_wake", name),                                   \
+		.steps = STEPS(BUSY_HEAD, __VA_ARGS__,                        \
+			       E_DATA(t_, 103, 101, NR_WRITE, 9),             \
+			       E_OUT((t_) + 10, 103, .sys = NR_FUTEX,         \
+				     .arg0 = 0x40),                           \
+			       E_IN((t_) + 20, 104),                          \
+			       E_OUT((t_) + 90, 101, .sys = NR_FUTEX,         \
+				     .arg0 = 0x7200),                         \
+			       E_WAKE((t_) + 130, 104, 101, NR_FUTEX, 0x7200),\
+			       E_OUT((t_) + 132, 104, .sys = NR_FUTEX,        \
+				     .arg0 = 0x44),                           \
+			       E_IN((t_) + 135, 101)),                        \
+		RQS(RQ(1, 10, 20, (t_) + 180, (t_) + 190, 101, 101)),         \
+		.want = want_,                                                \
+	}
 /* clang-format on */
 
 static const struct scenario scenarios[] = {
@@ -2521,6 +2562,48 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true), R_T(t_token, 1000) },
 		}),
 	},
+	/* Loop 101 hands the request to engine 202 (another process) at 100
+	 * us. The token (5000 us) waits in executor 103's pipe while 103
+	 * waits for work, until the loop, busy all along, asks it at 6000;
+	 * 103 reads it at 6010 and writes it to the loop's eventfd at 6020.
+	 * The loop reads that at 6100, waits for the GIL (0x7200) 104 holds
+	 * until 6150 and sends at 6200. The reads lead back to the engine
+	 * (without them, or without the step past the GIL wait, the walk
+	 * never reaches it: no dispatch) */
+	BUSY_READER("busy_reader_takes_data", 6020,
+		    WANT_DISPATCH(1, 105, 100, PICKUP), BUSY_ASKED(6010),
+		    E_DREAD(6100, 101)),
+	/* The same, 103 computing 700 us after its read: no relay, its read
+	 * is its input (the dispatch rules judge it) */
+	BUSY_READER("busy_reader_computes", 6710,
+		    WANT_DISPATCH(1, 6005, 6000, PICKUP), BUSY_ASKED(6010),
+		    E_DREAD(6790, 101)),
+	/* Thread 205 writes to 103's pipe too, at 5500: the read takes the
+	 * oldest data, the engine's */
+	BUSY_READER("busy_reader_takes_oldest", 6020,
+		    WANT_DISPATCH(1, 105, 100, PICKUP), BUSY_THIRD(103),
+		    BUSY_ASKED(6010), E_DREAD(6100, 101)),
+	/* The loop reads nothing: its wait for the GIL leads to the holder
+	 * 104, whose read at 6045 took the data 205 (woken by the loop at
+	 * 5390) wrote at 5500: the holder's own work, no token's path, and
+	 * no dispatch found (taking it: 205's pick-up, t_dispatch 5400) */
+	BUSY_READER("busy_reader_lock_holder", 6020,
+		    WANTS({ 1,
+			    NULL,
+			    { R(complete, false), R_T(t_dispatch, 20),
+			      R(dispatch, TT_CP_DISP_READ) } }),
+		    E_OUT(5300, 205, .sys = NR_FUTEX, .arg0 = 0x48),
+		    E_WAKE(5390, 101, 205, NR_FUTEX, 0x48), BUSY_THIRD(104),
+		    BUSY_ASKED(6010), E_DREAD(6045, 104)),
+	/* The engine wakes 103 at 5800 (0x40) after its data at 5000: the
+	 * walk follows that hand-off, 103's wait until then its own */
+	BUSY_READER("busy_reader_woken_after", 6020,
+		    WANTS({ 1,
+			    NULL,
+			    { R(complete, true), R_T(t_dispatch, 105),
+			      R_STAGE(TT_ST_CPU, 6125) } }),
+		    E_WAKE(5800, 202, 103, NR_FUTEX, 0x40), E_IN(5805, 103),
+		    E_DREAD(6010, 103), E_DREAD(6100, 101)),
 	/* A relay asleep on the eventfd: the kernel's wakeup follows the data
 	 * wake, which adds nothing (the same path as a plain wakeup) */
 	{

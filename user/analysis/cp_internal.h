@@ -209,6 +209,14 @@ struct cp_take {
 	__u32 pad;
 };
 
+/* Data a traced thread wrote for this one (a data wake, whatever the
+ * reader was doing): what its next read took. */
+struct cp_arrival {
+	__u64 ts;
+	__u32 writer;
+	__u32 pad;
+};
+
 /* A Go channel's sends, the latest CHAN_SENDS_KEPT at least (gochan.c). */
 struct cp_chan {
 	struct cp_send {
@@ -247,6 +255,8 @@ struct cp_thread {
 	 * behind unread data), sorted */
 	__u64 *preads;
 	size_t npreads, cappreads;
+	struct cp_arrival *arrs; /* sorted */
+	size_t narrs, caparrs;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
 	 * hand-off, whether or not it woke anyone */
 	__u64 *msends;
@@ -294,6 +304,14 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first read in (s, t) of a pipe a traced thread wrote to, or 0: a
  * consumer taking its input (a multiprocessing queue's). */
 __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t);
+/* th's latest data read in (lo, t], back from its record k through its
+ * runs and waits for the interpreter lock, of data that came while th
+ * neither waited for it nor was woken by it, th a relay that handed on at
+ * t_out: *r the read, *a the data (docs/design.md §4.4, "A busy reader's
+ * data"). */
+bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
+		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
+		  const struct cp_arrival **a);
 /* th's first message send in [s, t), or 0 */
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 
@@ -525,6 +543,9 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		    __u64 to);
 __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
+/* The reader, which writes the response too, woke tid at t after it let
+ * the request go: a helper it asked for what is already computed. */
+bool cp_reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
 /* Wake w by a reader hands work on: not to a runtime's own thread, nor
  * to a helper that answers it at once. */
@@ -582,6 +603,10 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 /* The hop (index in ix->rqs) whose first token's send by tid woke the
  * path at t, -1 if none. */
 long cp_hop_at(const struct walk *wk, __u32 tid, __u64 t);
+/* The walk goes on from hop's send, on its sender: that thread, *tid, *t
+ * and *k its record then. */
+struct cp_thread *cp_hop_jump(struct walk *wk, long hop, __u32 *tid, __u64 *t,
+			      long *k);
 /* The hop whose first token reached th's socket while th waited in the
  * block before its record k, which ended at t, -1 if none: a gateway
  * thread the runner's send did not wake (a busy M polled its data). */

@@ -965,3 +965,30 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 	}
 	return to;
 }
+
+/*
+ * The reader, which writes the response too, woke th at t, after it had let
+ * the request go, and from there the path went only through th and the
+ * reader, th on a CPU for less than a relay runs (RELAY_CPU_NS): a helper
+ * the reader asks for what is already computed (an executor thread running
+ * an output queue's blocking get for an event loop) took nothing up.
+ */
+bool cp_reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
+{
+	const struct tt_cp_segment *sg;
+	__u64 cpu = 0;
+	size_t i;
+
+	if (wk->rq->writer_tid != wk->rq->reader_tid)
+		return false;
+	for (i = 0; i < wk->path.n; i++) {
+		sg = &wk->path.v[i];
+		if (sg->tid == wk->rq->reader_tid)
+			continue;
+		if (sg->tid != tid)
+			return false;
+		if (sg->state == TT_CP_RUNNING)
+			cpu += sg->dur;
+	}
+	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
+}

@@ -379,3 +379,16 @@ __u64 cp_hop_first(const struct walk *start, struct walk *wk, __u8 *rule)
 	wk->hop_probe = false;
 	return disp;
 }
+
+/* The walk goes on from hop's send, on its sender: that thread. */
+struct cp_thread *cp_hop_jump(struct walk *wk, long hop, __u32 *tid, __u64 *t,
+			      long *k)
+{
+	struct cp_thread *th;
+
+	*tid = wk->ix->rqs[hop].hop_sender_tid;
+	*t = wk->ix->rqs[hop].t_arrive;
+	th = cp_thread_find(wk->cp, *tid);
+	*k = th ? cp_rec_before(th, *t) : -1;
+	return th;
+}

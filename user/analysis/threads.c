@@ -39,6 +39,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->takes);
 		free(cp->threads[i]->dreads);
 		free(cp->threads[i]->preads);
+		free(cp->threads[i]->arrs);
 		free(cp->threads[i]->msends);
 		free(cp->threads[i]);
 	}
@@ -166,6 +167,7 @@ _Static_assert(offsetof(struct cp_call, start) == 0 &&
 		       offsetof(struct cp_ioctl, start) == 0 &&
 		       offsetof(struct cp_fileio, start) == 0 &&
 		       offsetof(struct cp_rec, ts) == 0 &&
+		       offsetof(struct cp_arrival, ts) == 0 &&
 		       offsetof(struct cp_window, start) == 0,
 	       "cp_starts_before() reads the time at offset 0");
 _Static_assert(offsetof(struct cp_call, end) == sizeof(__u64) &&
@@ -525,6 +527,15 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	    ev->wake.target_tid == ev->h.tid)
 		return 0;
 	th = cp_thread_find(cp, ev->wake.target_tid);
+	if (th) {
+		if (tt_grow((void **)&th->arrs, &th->caparrs, th->narrs + 1,
+			    sizeof(*th->arrs)))
+			return -ENOMEM;
+		th->arrs[th->narrs++] = (struct cp_arrival){
+			.ts = ev->h.ts,
+			.writer = ev->h.tid,
+		};
+	}
 	last = th && th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
 	if (!last || last->state == REC_BLOCKED)
 		return 0;
@@ -591,6 +602,94 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 	__u64 r = time_from(th->preads, th->npreads, s + 1);
 
 	return r && r < t ? r : 0;
+}
+
+/* Record k of th is a wait for the interpreter lock, or for a CPU with no
+ * wake or one through that lock: a busy thread's, not a hand-off to it. */
+static bool gil_bound(const struct tt_critpath *cp, const struct cp_thread *th,
+		      long k)
+{
+	const struct cp_rec *rec = &th->recs[k];
+
+	if (rec->state == REC_BLOCKED)
+		return k + 1 < (long)th->nrecs &&
+		       th->recs[k + 1].state == REC_RUNNABLE &&
+		       gil_bound(cp, th, k + 1) &&
+		       th->recs[k + 1].info != NONE32;
+	return rec->state == REC_RUNNABLE &&
+	       (rec->info == NONE32 ||
+		cp->wakes[rec->info].lock == CP_LOCK_RUNTIME);
+}
+
+/* th's latest data read in (lo, t], back from record k through its runs
+ * and its waits for the interpreter lock only, or 0. */
+static __u64 read_past_gil(const struct tt_critpath *cp,
+			   const struct cp_thread *th, long k, __u64 lo,
+			   __u64 t)
+{
+	size_t i;
+
+	for (; k >= 0 && t > lo; t = th->recs[k--].ts) {
+		if (th->recs[k].state != REC_RUNNING) {
+			if (!gil_bound(cp, th, k))
+				return 0;
+			continue;
+		}
+		i = cp_starts_before(th->dreads, th->ndreads, sizeof(__u64),
+				     t + 1);
+		if (i && th->dreads[i - 1] > th->recs[k].ts &&
+		    th->dreads[i - 1] > lo)
+			return th->dreads[i - 1];
+	}
+	return 0;
+}
+
+/* th's time on a CPU in [s, t) */
+static __u64 cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	long k = cp_rec_before(th, t);
+	__u64 cpu = 0, hi = t, lo;
+
+	for (; k >= 0 && hi > s; hi = th->recs[k--].ts) {
+		lo = th->recs[k].ts > s ? th->recs[k].ts : s;
+		if (th->recs[k].state == REC_RUNNING)
+			cpu += hi - lo;
+	}
+	return cpu;
+}
+
+bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
+		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
+		  const struct cp_arrival **a)
+{
+	__u64 read = read_past_gil(cp, th, k, lo, t);
+	const struct cp_arrival *arr;
+	const struct cp_wake *w;
+	size_t i, j;
+	long m;
+
+	/* a relay's: what computes after its input read is its own work */
+	if (!read || cpu_in(th, read, t_out) >= RELAY_CPU_NS)
+		return false;
+	/* the oldest data since th's read before: a read takes that first */
+	i = cp_starts_before(th->dreads, th->ndreads, sizeof(__u64), read);
+	j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
+			     i ? th->dreads[i - 1] + 1 : 0);
+	if (j >= th->narrs || th->arrs[j].ts >= read || th->arrs[j].ts <= lo)
+		return false;
+	arr = &th->arrs[j];
+	/* a hand-off by its writer from then on: the walk follows that */
+	for (m = cp_rec_before(th, arr->ts); m <= k; m++) {
+		w = m >= 0 && th->recs[m].state == REC_RUNNABLE &&
+				    th->recs[m].info != NONE32 ?
+			    &cp->wakes[th->recs[m].info] :
+			    NULL;
+		if (w && w->waker_tid == arr->writer && !w->lock)
+			return false;
+	}
+	*r = read;
+	*a = arr;
+	return true;
 }
 
 /* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).

@@ -111,6 +111,10 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	times_trim(&th->dreads, &th->ndreads, &th->capdreads, t0);
 	times_trim(&th->preads, &th->npreads, &th->cappreads, t0);
 	times_trim(&th->msends, &th->nmsends, &th->capmsends, t0);
+	cp_drop_front((void **)&th->arrs, &th->narrs, &th->caparrs,
+		      cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
+				       t0),
+		      sizeof(*th->arrs));
 }
 
 /* The wakes and blocks before the first one still referred to go, and

@@ -277,6 +277,19 @@ static void charge_rec(struct walk *wk, const struct cp_thread *th,
 	}
 }
 
+/* th's records over [lo, t), latest first, k the one holding t: a busy
+ * reader's own work while data written for it waited for its read. */
+static void charge_span(struct walk *wk, const struct cp_thread *th, long k,
+			__u64 lo, __u64 t)
+{
+	__u64 s;
+
+	for (; k >= 0 && t > lo; k--, t = s) {
+		s = th->recs[k].ts > lo ? th->recs[k].ts : lo;
+		charge_rec(wk, th, &th->recs[k], s, t);
+	}
+}
+
 /* The request's reader hands messages to ZMQ (record's message probes). */
 static bool reader_sends(const struct walk *wk)
 {
@@ -398,46 +411,6 @@ static bool boundary_then_lock(const struct walk *wk,
 }
 
 /*
- * The reader, which writes the response too, woke th at t, after it had let
- * the request go, and from there the path went only through th and the
- * reader, th on a CPU for less than a relay runs (RELAY_CPU_NS): a helper
- * the reader asks for what is already computed (an executor thread running
- * an output queue's blocking get for an event loop) took nothing up.
- */
-static bool reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
-{
-	const struct tt_cp_segment *sg;
-	__u64 cpu = 0;
-	size_t i;
-
-	if (wk->rq->writer_tid != wk->rq->reader_tid)
-		return false;
-	for (i = 0; i < wk->path.n; i++) {
-		sg = &wk->path.v[i];
-		if (sg->tid == wk->rq->reader_tid)
-			continue;
-		if (sg->tid != tid)
-			return false;
-		if (sg->state == TT_CP_RUNNING)
-			cpu += sg->dur;
-	}
-	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
-}
-
-/* The walk goes on from hop's send, on its sender: that thread. */
-static struct cp_thread *hop_jump(struct walk *wk, long hop, __u32 *tid,
-				  __u64 *t, long *k)
-{
-	struct cp_thread *th;
-
-	*tid = wk->ix->rqs[hop].hop_sender_tid;
-	*t = wk->ix->rqs[hop].t_arrive;
-	th = cp_thread_find(wk->cp, *tid);
-	*k = th ? cp_rec_before(th, *t) : -1;
-	return th;
-}
-
-/*
  * Walks back from (writer, t_first_write) to t_read, charging the path;
  * returns t_dispatch and sets *rule. Once the dispatch is found, the walk
  * goes on down to t_read without looking for another: with a pick-up on
@@ -452,8 +425,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct tt_cp_request *rq = wk->rq;
 	struct cp_thread *th = cp_thread_find(cp, rq->writer_tid), *waker;
 	const struct cp_wake *w;
+	const struct cp_arrival *arr;
+	struct cp_wake aw;
 	struct consumer cs = { 0 };
-	__u64 t = wk->f, floor = wk->r, s, disp = floor;
+	__u64 t = wk->f, floor = wk->r, s, disp = floor, took = 0;
 	/* where the path left the thread it is on (toward the token) */
 	__u64 t_out = wk->f;
 	/* on-CPU on this thread of the path; the latest wake of a thread
@@ -465,6 +440,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
 	bool boundary, resume, collect, via_handoff, dispatched = false;
+	/* th carries the token: the walk came to it by no lock's wake */
+	bool carries = true;
 	__u32 tid = rq->writer_tid, from, join, reader_tgid;
 	long k = th ? cp_rec_before(th, t) : -1, turn, hop,
 	     owned = cp_hop_owned(wk, t);
@@ -501,7 +478,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			t = s;
 			if (cp_hop_take(wk, hop, t, tid, dispatched, &disp,
 					rule)) {
-				th = hop_jump(wk, hop, &tid, &t, &k);
+				th = cp_hop_jump(wk, hop, &tid, &t, &k);
 				t_out = t;
 				ran = 0;
 				dispatched = true;
@@ -511,7 +488,22 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			}
 			continue;
 		}
-		if (!th || k < 0) {
+		/* a busy reader's read of data written for it: the writer's
+		 * path from the write, the reader's work until the read on
+		 * it (docs/design.md §4.4, "A busy reader's data") */
+		arr = NULL;
+		if (!dispatched && !norules && carries && th && k >= 0 &&
+		    cp_busy_read(cp, th, k, lo, t, t_out, &took, &arr) &&
+		    cp_thread_find(cp, arr->writer)) {
+			charge_span(wk, th, k, arr->ts, t);
+			boundary = false;
+			s = arr->ts;
+			aw = (struct cp_wake){ .ts = s,
+					       .waker_tid = arr->writer,
+					       .target_tid = th->tid,
+					       .block = NONE32,
+					       .syscall = -1 };
+		} else if (!th || k < 0) {
 			/* the marker still cuts a path that has no data */
 			boundary = marked && !dispatched && marked <= t;
 			s = boundary ? marked : lo;
@@ -603,9 +595,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			t_out = t;
 			continue;
 		}
-		waker = rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
+		waker = arr		 ? cp_thread_find(cp, arr->writer) :
+			rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
 					   NULL;
-		turn = waker && !dispatched && !norules ?
+		turn = waker && !arr && !dispatched && !norules ?
 			       cp_lock_turn(wk, th, k) :
 			       -1;
 		/* its tries for the interpreter lock after its turn at an
@@ -614,10 +607,11 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (turn >= 0 && turn != k)
 			waker = NULL;
 		/* a lock wake after a hand-off to th: that hand-off */
-		handed = waker ? cp_lock_detour(cp, th, k, floor) : NULL;
+		handed = waker && !arr ? cp_lock_detour(cp, th, k, floor) :
+					 NULL;
 		if (handed && !dispatched && !norules && wk->detours)
 			waker = NULL;
-		if (waker && turn < 0 && !dispatched && !norules &&
+		if (waker && !arr && turn < 0 && !dispatched && !norules &&
 		    boundary_then_lock(wk, th, k, &cs))
 			waker = NULL;
 		/* a hop's first token woke it, or came while it waited: the
@@ -625,13 +619,13 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		 * is: the walk as it was) */
 		hop = marked || !waker ? -1 : cp_hop_at(wk, waker->tid, t);
 		join = waker ? waker->tid : 0;
-		if (hop < 0 && !marked && rec->ts >= floor) {
+		if (hop < 0 && !marked && !arr && rec->ts >= floor) {
 			hop = cp_hop_waited(wk, th, k, t);
 			join = th->tid;
 		}
 		if (hop >= 0 &&
 		    cp_hop_take(wk, hop, t, join, dispatched, &disp, rule)) {
-			th = hop_jump(wk, hop, &tid, &t, &k);
+			th = cp_hop_jump(wk, hop, &tid, &t, &k);
 			t_out = t;
 			ran = 0;
 			dispatched = true;
@@ -643,7 +637,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			continue;
 		}
 		/* the wait is the waker's path: move there at the wake */
-		w = &cp->wakes[rec->info];
+		w = arr ? &aw : &cp->wakes[rec->info];
+		took = arr ? took : cp_ran_after(th, k, t);
 		/* an application's lock its holder had kept for another
 		 * request (one model behind it): this one waited its turn,
 		 * queued until it held the lock (docs/design.md §4.4) */
@@ -697,7 +692,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (!dispatched && via_handoff && ran >= RELAY_CPU_NS &&
 		    ran * RELAY_SHARE >= worker_cpu) {
 			worker_wake = t;
-			worker_ran = cp_ran_after(th, k, t);
+			worker_ran = took;
 			worker_cpu = ran;
 			worker_seg = wk->path.n;
 		}
@@ -705,9 +700,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (!dispatched && !norules && !w->lock &&
 		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
-		    !reader_asked_helper(wk, th->tid, t)) {
+		    !cp_reader_asked_helper(wk, th->tid, t)) {
 			*rule = TT_CP_DISP_PICKUP;
-			disp = cp_ran_after(th, k, t);
+			disp = took;
 			if (worker_wake > t)
 				disp = worker_ran;
 			dispatched = true;
@@ -737,6 +732,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (!dispatched && w->lock == CP_LOCK_RUNTIME)
 			wk->gil_followed = true;
 		from = via_handoff ? th->tid : 0;
+		carries = !w->lock;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);
