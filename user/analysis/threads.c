@@ -610,12 +610,12 @@ static bool gil_bound(const struct tt_critpath *cp, const struct cp_thread *th,
 		      long k)
 {
 	const struct cp_rec *rec = &th->recs[k];
+	const struct cp_rec *next = k + 1 < (long)th->nrecs ? rec + 1 : NULL;
 
 	if (rec->state == REC_BLOCKED)
-		return k + 1 < (long)th->nrecs &&
-		       th->recs[k + 1].state == REC_RUNNABLE &&
-		       gil_bound(cp, th, k + 1) &&
-		       th->recs[k + 1].info != NONE32;
+		return next && next->state == REC_RUNNABLE &&
+		       next->info != NONE32 &&
+		       cp->wakes[next->info].lock == CP_LOCK_RUNTIME;
 	return rec->state == REC_RUNNABLE &&
 	       (rec->info == NONE32 ||
 		cp->wakes[rec->info].lock == CP_LOCK_RUNTIME);

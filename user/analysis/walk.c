@@ -494,7 +494,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		arr = NULL;
 		if (!dispatched && !norules && carries && th && k >= 0 &&
 		    cp_busy_read(cp, th, k, lo, t, t_out, &took, &arr) &&
-		    cp_thread_find(cp, arr->writer)) {
+		    !cp_thread_find(cp, arr->writer))
+			arr = NULL;
+		if (arr) {
 			charge_span(wk, th, k, arr->ts, t);
 			boundary = false;
 			s = arr->ts;
