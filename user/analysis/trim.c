@@ -65,12 +65,13 @@ static void min_u32(__u32 *m, __u32 v)
 		*m = v;
 }
 
-/* Drops the times before t0 (trimming: nothing earlier is walked). */
-static void times_trim(__u64 **v, size_t *n, size_t *cap, __u64 t0)
-{
-	cp_drop_front((void **)v, n, cap,
-		      cp_starts_before(*v, *n, sizeof(**v), t0), sizeof(**v));
-}
+/* th's sorted times or records timed at their start, arr (reads, takes,
+ * ...), from before t0 go (trimming: nothing earlier is walked) */
+#define DROP_STARTED(th, arr, t0)                                          \
+	cp_drop_front((void **)&(th)->arr, &(th)->n##arr, &(th)->cap##arr, \
+		      cp_starts_before((th)->arr, (th)->n##arr,            \
+				       sizeof(*(th)->arr), t0),            \
+		      sizeof(*(th)->arr))
 
 /* th's sorted, disjoint intervals arr (calls, ioctls, ...) that ended
  * before t0 go */
@@ -104,17 +105,11 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	DROP_ENDED(th, fileios, t0);
 	DROP_ENDED(th, steals, t0);
 	/* a take names a request by a send after its read: none now */
-	cp_drop_front((void **)&th->takes, &th->ntakes, &th->captakes,
-		      cp_starts_before(th->takes, th->ntakes,
-				       sizeof(*th->takes), t0),
-		      sizeof(*th->takes));
-	times_trim(&th->dreads, &th->ndreads, &th->capdreads, t0);
-	times_trim(&th->preads, &th->npreads, &th->cappreads, t0);
-	times_trim(&th->msends, &th->nmsends, &th->capmsends, t0);
-	cp_drop_front((void **)&th->arrs, &th->narrs, &th->caparrs,
-		      cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
-				       t0),
-		      sizeof(*th->arrs));
+	DROP_STARTED(th, takes, t0);
+	DROP_STARTED(th, dreads, t0);
+	DROP_STARTED(th, preads, t0);
+	DROP_STARTED(th, msends, t0);
+	DROP_STARTED(th, arrs, t0);
 }
 
 /* The wakes and blocks before the first one still referred to go, and
