@@ -621,27 +621,28 @@ static bool gil_bound(const struct tt_critpath *cp, const struct cp_thread *th,
 		cp->wakes[rec->info].lock == CP_LOCK_RUNTIME);
 }
 
-/* th's latest data read in (lo, t], back from record k through its runs
- * and its waits for the interpreter lock only, or 0. */
-static __u64 read_past_gil(const struct tt_critpath *cp,
-			   const struct cp_thread *th, long k, __u64 lo,
-			   __u64 t)
+/* The index in th->dreads of th's latest data read in (lo, t], back from
+ * record k through its runs and its waits for the interpreter lock only,
+ * or th->ndreads. */
+static size_t read_past_gil(const struct tt_critpath *cp,
+			    const struct cp_thread *th, long k, __u64 lo,
+			    __u64 t)
 {
 	size_t i;
 
 	for (; k >= 0 && t > lo; t = th->recs[k--].ts) {
 		if (th->recs[k].state != REC_RUNNING) {
 			if (!gil_bound(cp, th, k))
-				return 0;
+				break;
 			continue;
 		}
 		i = cp_starts_before(th->dreads, th->ndreads, sizeof(__u64),
 				     t + 1);
 		if (i && th->dreads[i - 1] > th->recs[k].ts &&
 		    th->dreads[i - 1] > lo)
-			return th->dreads[i - 1];
+			return i - 1;
 	}
-	return 0;
+	return th->ndreads;
 }
 
 /* th's time on a CPU in [s, t) */
@@ -662,17 +663,19 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
 		  const struct cp_arrival **a)
 {
-	__u64 read = read_past_gil(cp, th, k, lo, t);
+	size_t i = read_past_gil(cp, th, k, lo, t), j;
 	const struct cp_arrival *arr;
 	const struct cp_wake *w;
-	size_t i, j;
+	__u64 read;
 	long m;
 
+	if (i == th->ndreads)
+		return false;
+	read = th->dreads[i];
 	/* a relay's: what computes after its input read is its own work */
-	if (!read || cpu_in(th, read, t_out) >= RELAY_CPU_NS)
+	if (cpu_in(th, read, t_out) >= RELAY_CPU_NS)
 		return false;
 	/* the oldest data since th's read before: a read takes that first */
-	i = cp_starts_before(th->dreads, th->ndreads, sizeof(__u64), read);
 	j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
 			     i ? th->dreads[i - 1] + 1 : 0);
 	if (j >= th->narrs || th->arrs[j].ts >= read || th->arrs[j].ts <= lo)

@@ -492,9 +492,11 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		 * path from the write, the reader's work until the read on
 		 * it (docs/design.md §4.4, "A busy reader's data") */
 		arr = NULL;
+		waker = NULL;
 		if (!dispatched && !norules && carries && th && k >= 0 &&
-		    cp_busy_read(cp, th, k, lo, t, t_out, &took, &arr) &&
-		    !cp_thread_find(cp, arr->writer))
+		    cp_busy_read(cp, th, k, lo, t, t_out, &took, &arr))
+			waker = cp_thread_find(cp, arr->writer);
+		if (!waker)
 			arr = NULL;
 		if (arr) {
 			charge_span(wk, th, k, arr->ts, t);
@@ -597,9 +599,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			t_out = t;
 			continue;
 		}
-		waker = arr		 ? cp_thread_find(cp, arr->writer) :
-			rec->ts >= floor ? cp_wake_followed(cp, th, k, t_out) :
-					   NULL;
+		if (!arr)
+			waker = rec->ts >= floor ?
+					cp_wake_followed(cp, th, k, t_out) :
+					NULL;
 		turn = waker && !arr && !dispatched && !norules ?
 			       cp_lock_turn(wk, th, k) :
 			       -1;
