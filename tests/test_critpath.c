@@ -2573,6 +2573,17 @@ static const struct scenario scenarios[] = {
 	BUSY_READER("busy_reader_takes_data", 6020,
 		    WANT_DISPATCH(1, 105, 100, PICKUP), BUSY_ASKED(6010),
 		    E_DREAD(6100, 101)),
+	/* The engine, asked again by the loop at 5995, writes to 103's pipe
+	 * again at 6002, while 103 waits for a CPU: data behind its first,
+	 * no wakeup; the read takes the first (following the later data: a
+	 * pick-up at 6001) */
+	BUSY_READER("busy_reader_more_data", 6020,
+		    WANT_DISPATCH(1, 105, 100, PICKUP),
+		    E_WAKE(5995, 101, 202, NR_FUTEX, 0x50),
+		    E_WAKE(6000, 101, 103, NR_FUTEX, 0x40), E_IN(6001, 202),
+		    E_DATA(6002, 202, 103, NR_WRITE, 7),
+		    E_OUT(6003, 202, .sys = NR_READ, .arg0 = 5),
+		    E_IN(6005, 103), E_DREAD(6010, 103), E_DREAD(6100, 101)),
 	/* The same, 103 computing 700 us after its read: no relay, its read
 	 * is its input (the dispatch rules judge it) */
 	BUSY_READER("busy_reader_computes", 6710,

@@ -681,9 +681,11 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 	if (j >= th->narrs || th->arrs[j].ts >= read || th->arrs[j].ts <= lo)
 		return false;
 	arr = &th->arrs[j];
-	/* a hand-off by its writer from then on: the walk follows that */
+	/* a wakeup by its writer from then on: the walk follows that; more
+	 * data it wrote to a reader awake queued behind the first */
 	for (m = cp_rec_before(th, arr->ts); m <= k; m++) {
 		w = m >= 0 && th->recs[m].state == REC_RUNNABLE &&
+				    !(th->recs[m].flags & REC_F_DATA) &&
 				    th->recs[m].info != NONE32 ?
 			    &cp->wakes[th->recs[m].info] :
 			    NULL;
