@@ -1526,6 +1526,16 @@ static const struct rq_want sync_calls_want[] = {
 				       E_IN(1800, 102), read(1810, 102)),     \
 			RQS(HANDOFF_X_A), .want = w,                          \
 	}
+/* build_busy_handoff's engine 102 in CPython (GIL 0x7200), with thread
+ * 113 of its process running at 0 us, then the steps */
+#define BUSY_GIL_ENGINE(name, want_, ...)                                    \
+	{                                                                    \
+		SC("test_handoff_enqueue", name),                            \
+			.build = build_busy_handoff, .arg = { false },       \
+			.steps = STEPS(E_RTLOCK(0, 102, 0x7200, 0x7300),     \
+				       E_IN(0, 113), __VA_ARGS__),           \
+			RQS(HANDOFF_X_A), .want = want_,                     \
+	}
 /* A taken from the engine's input pipe at disp us: queued from 1300 */
 #define TAKE_A_WANT(disp) A_WANT(TAKE, disp, 1300, (disp)-1300)
 /* test_hop: gateway 101 reads its request at 100 and sends it on to the
@@ -3439,6 +3449,17 @@ static const struct scenario scenarios[] = {
 		RQS(HANDOFF_X_A),
 		.want = TAKE_A_WANT(1700),
 	},
+	/* the same, then waiting for the GIL (0x7200) that 113 holds till
+	 * 1800 us and for a CPU till 1850: A waited till then (LitServe's
+	 * worker, its batch collected, while its feeder pickles tokens); the
+	 * engine's run, GIL wait and wait for a CPU stay their stages */
+	BUSY_GIL_ENGINE("pipe_read_then_gil", A_WANT(TAKE, 1850, 1300, 400),
+			E_OUT(3, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_BREAD(1700, 102), E_IN(1745, 113),
+			E_OUT(1750, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			E_WAKE(1800, 113, 102, NR_FUTEX, 0x7200),
+			E_OUT(1802, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_IN(1850, 102)),
 	/* a read of an eventfd or a socket there is no such take */
 	{
 		SC("test_handoff_enqueue", "other_read_after_boundary"),
@@ -3450,19 +3471,12 @@ static const struct scenario scenarios[] = {
 	},
 	/* nor a read after it waited (for a lock here): a relay reading
 	 * what it was handed */
-	{
-		SC("test_handoff_enqueue", "pipe_read_after_wait"),
-		.build = build_busy_handoff,
-		.arg = { false },
-		.steps =
-			STEPS(E_RTLOCK(0, 102, 0x7200, 0x7300), E_IN(0, 113),
-			      E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
-			      E_WAKE(1650, 113, 102, NR_FUTEX, 0x7200),
-			      E_OUT(1652, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
-			      E_IN(1655, 102), E_BREAD(1700, 102)),
-		RQS(HANDOFF_X_A),
-		.want = HANDOFF_A_WANT(1500, 1300, 200),
-	},
+	BUSY_GIL_ENGINE("pipe_read_after_wait",
+			HANDOFF_A_WANT(1500, 1300, 200),
+			E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			E_WAKE(1650, 113, 102, NR_FUTEX, 0x7200),
+			E_OUT(1652, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_IN(1655, 102), E_BREAD(1700, 102)),
 	/* past its GIL hand-backs and its wait for a CPU, it reads its
 	 * request pipe (LitServe's worker collating its next batch): queued
 	 * till then, the wait for a CPU included */

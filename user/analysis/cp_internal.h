@@ -283,6 +283,12 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
  * the engine admits the next request only when it runs again (its wait
  * for a CPU stays scheduler.runqueue). tb when it ran on. */
 __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
+/* When th, taking a request up at t, first ran holding the interpreter
+ * lock: a wait for that lock less than a relay's CPU (RELAY_CPU_NS) after t
+ * (another thread of its process held it) keeps the request waiting, the
+ * waits for a CPU after it too. t when it ran on. */
+__u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 t);
 /* A hand-off before th's lock waits that end at runnable record k, when
  * th waited on locks only since: the wake to stay on th for, or NULL. */
 const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,

@@ -27,6 +27,31 @@ __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb)
 	return th->recs[k + 2].ts;
 }
 
+__u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 t)
+{
+	long k = cp_rec_before(th, t), n = (long)th->nrecs;
+	__u64 cpu = 0;
+
+	if (k < 0)
+		return t;
+	/* its runs from t to its next wait */
+	for (; k + 1 < n && th->recs[k].state == REC_RUNNING; k++) {
+		cpu += th->recs[k + 1].ts -
+		       (th->recs[k].ts > t ? th->recs[k].ts : t);
+		if (cpu >= RELAY_CPU_NS)
+			return t;
+	}
+	if (k + 1 >= n || !cp_block_is_runtime(cp, th, &th->recs[k]))
+		return t;
+	/* past that wait and its waits for a CPU or the lock again */
+	for (k++; k < n && th->recs[k].state != REC_RUNNING; k++)
+		if (th->recs[k].state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, th, &th->recs[k]))
+			return t;
+	return k < n ? th->recs[k].ts : t;
+}
+
 /*
  * Runnable record k of th ends a wait on a lock word, and before that wait
  * th was woken by a hand-off (not through a lock) after floor, blocked

@@ -579,6 +579,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
 				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :
+			       cs.took ? cp_ran_past_gil(cp, th, t) :
 					 t;
 			dispatched = true;
 			t = queue_cut(wk, t, disp);
