@@ -696,6 +696,63 @@ static __always_inline void ipc_written_behind(__u64 obj, __u64 id)
 		r->pending = TT_IPC_PIPE_BEHIND;
 }
 
+/* A pipe's bytes written and read by traced threads (struct tt_pipe_io),
+ * by its inode: created by its first traced read. */
+struct pipe_pos {
+	__u64 written;
+	__u64 read;
+	bool counted; /* a traced write came: its reads are recorded */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u64);
+	__type(value, struct pipe_pos);
+} pipe_pos SEC(".maps");
+
+static __always_inline void pipe_io_emit(const struct tt_pipe_io *io)
+{
+	struct {
+		struct tt_hdr h;
+		struct tt_pipe_io p;
+	} *e = reserve(sizeof(*e), TT_EV_PIPE_IO);
+
+	if (e) {
+		e->p = *io;
+		submit(e);
+	}
+}
+
+/* Current, a traced thread, writes len bytes to pipe obj, empty or not: its
+ * bytes' place in the pipe's stream, when a traced thread reads it. */
+static __always_inline void pipe_write_count(__u64 obj, bool empty, __u64 len)
+{
+	struct pipe_pos *pp = bpf_map_lookup_elem(&pipe_pos, &obj);
+	struct tt_pipe_io io = { .pipe = obj, .len = len, .op = TT_PIPE_WRITE };
+
+	if (!pp || !len)
+		return;
+	/* all bytes written so far were read, by whomever */
+	if (empty)
+		pp->read = pp->written;
+	pp->counted = true;
+	io.pos = __sync_fetch_and_add(&pp->written, len);
+	pipe_io_emit(&io);
+}
+
+/* Current, a traced thread, read ret bytes from pipe obj. */
+static __always_inline void pipe_read_count(__u64 obj, long ret)
+{
+	struct pipe_pos *pp = bpf_map_lookup_elem(&pipe_pos, &obj);
+	struct tt_pipe_io io = { .pipe = obj, .len = ret, .op = TT_PIPE_READ };
+
+	if (!pp || !pp->counted || ret <= 0)
+		return;
+	io.pos = __sync_fetch_and_add(&pp->read, ret);
+	pipe_io_emit(&io);
+}
+
 static __always_inline bool unix_sock(const struct sock *sk)
 {
 	return sk && BPF_CORE_READ(sk, __sk_common.skc_family) == AF_UNIX;
@@ -992,17 +1049,38 @@ static __always_inline bool pipe_empty(struct inode *inode)
 	return pipe && BPF_CORE_READ(pipe, head) == BPF_CORE_READ(pipe, tail);
 }
 
+/* The bytes of a writev's first IOV_COUNTED iovecs: a pipe's writers
+ * pass one or two (a longer one leaves the count short until the pipe
+ * empties again). */
+#define IOV_COUNTED 8
+
+static __always_inline __u64 iov_bytes(const struct iovec *uiov, __u64 n)
+{
+	struct iovec iov;
+	__u64 sum = 0;
+	__u32 i;
+
+	for (i = 0; i < IOV_COUNTED && i < n; i++) {
+		if (bpf_probe_read_user(&iov, sizeof(iov), &uiov[i]))
+			break;
+		sum += iov.iov_len;
+	}
+	return sum;
+}
+
 /*
  * A write to an empty pipe with a known reader, or an 8-byte one (how an
  * eventfd is signalled) to a known reader's eventfd: a data hand-off; one
  * behind unread data in a pipe only marks it for its reader's next read. A
  * pipe's two ends are two files of one inode: it is known by its inode.
  */
-static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)
+static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized,
+					   __u64 len)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct inode *inode;
 	struct file *file;
+	bool empty;
 
 	if (!tgid_traced(id >> 32))
 		return;
@@ -1011,10 +1089,12 @@ static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (inode && (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFIFO) {
-		if (pipe_empty(inode))
+		empty = pipe_empty(inode);
+		if (empty)
 			ipc_written((__u64)inode, TT_IPC_PIPE, id);
 		else
 			ipc_written_behind((__u64)inode, id);
+		pipe_write_count((__u64)inode, empty, len);
 	} else if (eventfd_sized) {
 		ipc_written((__u64)file, TT_IPC_EVENTFD, id);
 	}
@@ -1023,14 +1103,16 @@ static __always_inline void ipc_write_note(__u64 fd, bool eventfd_sized)
 SEC("tracepoint/syscalls/sys_enter_write")
 int tt_enter_write(struct trace_event_raw_sys_enter *ctx)
 {
-	ipc_write_note(ctx->args[0], ctx->args[2] == 8);
+	ipc_write_note(ctx->args[0], ctx->args[2] == 8, ctx->args[2]);
 	return note_send_enter();
 }
 
 SEC("tracepoint/syscalls/sys_enter_writev")
 int tt_enter_writev(struct trace_event_raw_sys_enter *ctx)
 {
-	ipc_write_note(ctx->args[0], false);
+	ipc_write_note(ctx->args[0], false,
+		       iov_bytes((const struct iovec *)ctx->args[1],
+				 ctx->args[2]));
 	return note_send_enter();
 }
 
@@ -1838,6 +1920,7 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 /* The file read a thread is in, from its syscall entry to its exit. */
 struct fileio_enter {
 	__u64 ts; /* 0: none in progress */
+	__u64 pipe; /* or a read of this pipe (its inode), 0: none */
 	__u64 ino;
 	__u32 dev, rdev, fd, mode, f_flags;
 	__s32 syscall;
@@ -1915,9 +1998,18 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 		if (!(mode & S_IFMT) || pseudo_fs(magic))
 			return 0;
 	} else if ((mode & S_IFMT) == S_IFIFO) {
-		/* a pipe's reader, for its writers' data wakes */
-		if (nr == TT_NR_read || nr == TT_NR_readv)
-			ipc_reader_note((__u64)inode, id);
+		/* a pipe's reader, for its writers' data wakes, and its
+		 * bytes' count */
+		if (nr != TT_NR_read && nr != TT_NR_readv)
+			return 0;
+		ipc_reader_note((__u64)inode, id);
+		if (!bpf_map_lookup_elem(&pipe_pos, &inode))
+			bpf_map_update_elem(&pipe_pos, &inode,
+					    &(struct pipe_pos){}, BPF_NOEXIST);
+		fe = bpf_task_storage_get(&fileio_enter, task, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (fe)
+			fe->pipe = (__u64)inode;
 		return 0;
 	} else if ((mode & S_IFMT) != S_IFBLK) {
 		return 0;
@@ -1926,6 +2018,7 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!fe)
 		return 0;
+	fe->pipe = 0;
 	fe->ino = BPF_CORE_READ(inode, i_ino);
 	fe->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	fe->rdev = BPF_CORE_READ(inode, i_rdev);
@@ -1952,6 +2045,11 @@ static __always_inline int fileio_exit_emit(long ret)
 		return 0;
 	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
 				  0);
+	if (fe && fe->pipe) {
+		pipe_read_count(fe->pipe, ret);
+		fe->pipe = 0;
+		return 0;
+	}
 	if (!fe || !fe->ts)
 		return 0;
 	e = reserve(sizeof(*e), TT_EV_FILEIO);

@@ -70,6 +70,8 @@ enum tt_event_type {
 				    * received the newest queued bytes */
 	TT_EV_STEAL = 30, /* hdr: a thread switched out whose CPU the
 			   * hypervisor took while it ran (tt_steal) */
+	TT_EV_PIPE_IO = 31, /* hdr: a traced thread wrote to or read from a
+			     * pipe a traced thread reads (tt_pipe_io) */
 	TT_EV_MAX
 };
 
@@ -219,6 +221,24 @@ struct tt_send_raw {
 struct tt_steal {
 	__u64 ns;
 	__u64 ts_on;
+};
+
+/* TT_EV_PIPE_IO: a pipe's bytes in order, counted over its traced writes
+ * and reads: bytes [pos, pos + len) of the pipe's stream; a read takes the
+ * bytes of the writes whose ranges it covers (docs/design.md §4.4, "A
+ * pipe's bytes"). A write to an empty pipe restarts the count of bytes
+ * read at the bytes written: what untraced threads wrote or read before
+ * leaves no drift past that. */
+struct tt_pipe_io {
+	__u64 pipe; /* the pipe's inode (its id, as a data wake's object) */
+	__u64 pos;
+	__u32 len; /* a write's bytes asked, a read's bytes got */
+	__u32 op; /* enum tt_pipe_op */
+};
+
+enum tt_pipe_op {
+	TT_PIPE_WRITE = 1, /* at the write's entry */
+	TT_PIPE_READ = 2, /* at the read's exit */
 };
 
 /* Less steal than this in one run of a thread is no record (a host's

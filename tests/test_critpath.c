@@ -121,6 +121,8 @@ enum step_op {
 	OP_DATA_READ, /* tid reads what a data wake announced */
 	OP_MSG_SEND, /* tid hands a message to ZMQ */
 	OP_STEAL, /* tid's run [t0, t) lost arg0 us to the hypervisor */
+	OP_PIPE_IO, /* tid writes or reads (cmd) bytes [t0, t0 + flags) of a
+		     * pipe */
 };
 
 struct step {
@@ -185,6 +187,10 @@ struct step {
 #define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
 #define E_STEAL(t0_, t_, tid_, us_)                                           \
 	{ OP_STEAL, (t_) * US, tid_, .t0 = (t0_) * US, .arg0 = us_ }
+/* tid writes or reads bytes [pos, pos + len) of the pipe */
+#define E_PIPE(t_, tid_, op_, pos_, len_)                                     \
+	{ OP_PIPE_IO, (t_) * US, tid_, .t0 = pos_, .flags = len_,             \
+	  .cmd = TT_PIPE_##op_ }
 #define E_CHAN(t_, tid_, op_, ch_, qcount_)                                   \
 	{ OP_CHAN, (t_) * US, tid_, .cmd = TT_GO_CHAN_##op_, .arg0 = ch_,     \
 	  .flags = qcount_ }
@@ -282,6 +288,13 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_STEAL, st->t, st->tid);
 		ev->steal.ns = st->arg0 * US;
 		ev->steal.ts_on = st->t0;
+		break;
+	case OP_PIPE_IO:
+		ev = ev_new(s, TT_EV_PIPE_IO, st->t, st->tid);
+		ev->pipe.pipe = 0x6000;
+		ev->pipe.pos = st->t0;
+		ev->pipe.len = st->flags;
+		ev->pipe.op = st->cmd;
 		break;
 	case OP_CHAN:
 		ev = ev_new(s, TT_EV_GO_CHAN, st->t, st->tid);
@@ -2616,6 +2629,18 @@ static const struct scenario scenarios[] = {
 		    E_OUT(5300, 205, .sys = NR_FUTEX, .arg0 = 0x48),
 		    E_WAKE(5390, 101, 205, NR_FUTEX, 0x48), BUSY_THIRD(104),
 		    BUSY_ASKED(6010), E_DREAD(6045, 104)),
+	/* 205, asked by the loop at 5390, writes a message to 103's pipe at
+	 * 5500 behind the engine's (5000); 103 reads both: its latest read
+	 * names 205's write, which the walk follows (the oldest data: the
+	 * engine's, t_dispatch 105) */
+	BUSY_READER("busy_reader_names_write", 6020,
+		    WANT_DISPATCH(1, 5400, 5390, PICKUP),
+		    E_OUT(5300, 205, .sys = NR_FUTEX, .arg0 = 0x48),
+		    E_WAKE(5390, 101, 205, NR_FUTEX, 0x48), BUSY_THIRD(103),
+		    E_PIPE(5000, 202, WRITE, 0, 48),
+		    E_PIPE(5500, 205, WRITE, 48, 48), BUSY_ASKED(6010),
+		    E_PIPE(6008, 103, READ, 0, 48),
+		    E_PIPE(6012, 103, READ, 48, 48), E_DREAD(6100, 101)),
 	/* The engine wakes 103 at 5800 (0x40) after its data at 5000: the
 	 * walk follows that hand-off, 103's wait until then its own */
 	BUSY_READER("busy_reader_woken_after", 6020,

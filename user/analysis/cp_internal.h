@@ -217,6 +217,26 @@ struct cp_arrival {
 	__u32 pad;
 };
 
+/* A pipe read that names the write whose bytes it took first (pipefifo.c). */
+struct cp_fread {
+	__u64 ts; /* the read's end */
+	struct cp_arrival w; /* the write: its start, its writer */
+};
+
+/* A traced write to a pipe: its bytes [pos, pos + len) of the pipe's. */
+struct cp_pwrite {
+	__u64 pos; /* first: searched as cp_starts_before() searches times */
+	__u64 ts;
+	__u32 len;
+	__u32 tid;
+};
+
+/* A pipe's traced writes, the latest ones (pipefifo.c). */
+struct cp_pipe {
+	struct cp_pwrite *w; /* in byte order */
+	size_t n, cap;
+};
+
 /* A Go channel's sends, the latest CHAN_SENDS_KEPT at least (gochan.c). */
 struct cp_chan {
 	struct cp_send {
@@ -257,6 +277,8 @@ struct cp_thread {
 	size_t npreads, cappreads;
 	struct cp_arrival *arrs; /* sorted */
 	size_t narrs, caparrs;
+	struct cp_fread *freads; /* sorted */
+	size_t nfreads, capfreads;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
 	 * hand-off, whether or not it woke anyone */
 	__u64 *msends;
@@ -310,11 +332,11 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first read in (s, t) of a pipe a traced thread wrote to, or 0: a
  * consumer taking its input (a multiprocessing queue's). */
 __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t);
-/* th's latest data read in (lo, t], back from its record k through its
- * runs and waits for the interpreter lock, of data that came while th
- * neither waited for it nor was woken by it, th a relay that handed on at
- * t_out: *r the read, *a the data (docs/design.md §4.4, "A busy reader's
- * data"). */
+/* busyread.c: th's latest data read in (lo, t], back from its record k
+ * through its runs and waits for the interpreter lock, of data that came
+ * while th neither waited for it nor was woken by it, th a relay that
+ * handed on at t_out: *r the read, *a the data (docs/design.md §4.4, "A
+ * busy reader's data"). */
 bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
 		  const struct cp_arrival **a);
@@ -332,6 +354,10 @@ void cp_chans_free(struct tt_critpath *cp);
 /* Forgets the sends before t: a receive of one names no request still to
  * be walked (the base keeps the count). */
 void cp_chans_trim(struct tt_critpath *cp, __u64 t);
+/* pipefifo.c: a TT_EV_PIPE_IO (tt_critpath_add); 0 or -ENOMEM. */
+int cp_pipe_add(struct tt_critpath *cp, const struct tt_event *ev);
+void cp_pipes_trim(struct tt_critpath *cp, __u64 t);
+void cp_pipes_free(struct tt_critpath *cp);
 /* The last take of th's latest batch admission that ends in (s, t] and
  * holds a take pred accepts (in *own), or NULL. */
 const struct cp_take *cp_take_in(const struct cp_thread *th, __u64 s, __u64 t,
@@ -396,6 +422,9 @@ struct tt_critpath {
 	struct tt_hmap chan_ix; /* (hchan, tgid) -> index in chans */
 	struct cp_chan *chans;
 	size_t nchans, capchans;
+	struct tt_hmap pipe_ix; /* pipe -> index in pipes */
+	struct cp_pipe *pipes;
+	size_t npipes, cappipes;
 	/* of the last walk: markers bound to no request, and bound ones
 	 * outside their request's [t_read, t_first_write] */
 	__u64 marks_unbound, marks_outside;
@@ -673,6 +702,10 @@ struct gpu_wait {
 /* Drops the first k of the n elements of size size at *v, and gives back
  * the memory of a buffer mostly empty then (cap NULL: never). */
 void cp_drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size);
+/* cp_drop_front(), and an array left empty goes (a request's own channel
+ * or pipe, done with). */
+void cp_drop_front_release(void **v, size_t *n, size_t *cap, size_t k,
+			   size_t size);
 /* The element of v keyed (k1, k2) in ix, zeroed and appended when new;
  * NULL when out of memory. */
 void *cp_keyed_get(struct tt_hmap *ix, __u64 k1, __u64 k2, void **v, size_t *n,

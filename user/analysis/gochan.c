@@ -66,15 +66,9 @@ void cp_chans_trim(struct tt_critpath *cp, __u64 t)
 		struct cp_chan *c = &cp->chans[i];
 		size_t k = cp_starts_before(c->sends, c->n, sizeof(*c->sends), t);
 
-		cp_drop_front((void **)&c->sends, &c->n, &c->cap, k,
-			      sizeof(*c->sends));
+		cp_drop_front_release((void **)&c->sends, &c->n, &c->cap, k,
+				      sizeof(*c->sends));
 		c->base += k;
-		if (!c->n && c->cap) {
-			/* a request's own channel, done with: its array goes */
-			free(c->sends);
-			c->sends = NULL;
-			c->cap = 0;
-		}
 	}
 }
 

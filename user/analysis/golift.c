@@ -231,6 +231,11 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 		if (is_go(gl, ev->h.tgid) || is_go(gl, ev->wake.target_tgid))
 			return 0;
 		break;
+	case TT_EV_PIPE_IO:
+		/* an M read or wrote it, as a data wake's */
+		if (is_go(gl, ev->h.tgid))
+			return 0;
+		break;
 	case TT_EV_MSG_SEND:
 		/* an M called it (cgo), not a goroutine */
 		if (is_go(gl, ev->h.tgid))

@@ -40,6 +40,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->dreads);
 		free(cp->threads[i]->preads);
 		free(cp->threads[i]->arrs);
+		free(cp->threads[i]->freads);
 		free(cp->threads[i]->msends);
 		free(cp->threads[i]);
 	}
@@ -55,6 +56,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 	free(cp->lost);
 	free(cp->lost_merged);
 	cp_chans_free(cp);
+	cp_pipes_free(cp);
 	free(cp->gpu_devs);
 	free(cp->gpu_threads);
 	free(cp->gpu_majors);
@@ -604,99 +606,6 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 	return r && r < t ? r : 0;
 }
 
-/* Record k of th is a wait for the interpreter lock, or for a CPU with no
- * wake or one through that lock: a busy thread's, not a hand-off to it. */
-static bool gil_bound(const struct tt_critpath *cp, const struct cp_thread *th,
-		      long k)
-{
-	const struct cp_rec *rec = &th->recs[k];
-	const struct cp_rec *next = k + 1 < (long)th->nrecs ? rec + 1 : NULL;
-
-	if (rec->state == REC_BLOCKED)
-		return next && next->state == REC_RUNNABLE &&
-		       next->info != NONE32 &&
-		       cp->wakes[next->info].lock == CP_LOCK_RUNTIME;
-	return rec->state == REC_RUNNABLE &&
-	       (rec->info == NONE32 ||
-		cp->wakes[rec->info].lock == CP_LOCK_RUNTIME);
-}
-
-/* The index in th->dreads of th's latest data read in (lo, t], back from
- * record k through its runs and its waits for the interpreter lock only,
- * or th->ndreads. */
-static size_t read_past_gil(const struct tt_critpath *cp,
-			    const struct cp_thread *th, long k, __u64 lo,
-			    __u64 t)
-{
-	size_t i;
-
-	for (; k >= 0 && t > lo; t = th->recs[k--].ts) {
-		if (th->recs[k].state != REC_RUNNING) {
-			if (!gil_bound(cp, th, k))
-				break;
-			continue;
-		}
-		i = cp_starts_before(th->dreads, th->ndreads, sizeof(__u64),
-				     t + 1);
-		if (i && th->dreads[i - 1] > th->recs[k].ts &&
-		    th->dreads[i - 1] > lo)
-			return i - 1;
-	}
-	return th->ndreads;
-}
-
-/* th's time on a CPU in [s, t) */
-static __u64 cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
-{
-	long k = cp_rec_before(th, t);
-	__u64 cpu = 0, hi = t, lo;
-
-	for (; k >= 0 && hi > s; hi = th->recs[k--].ts) {
-		lo = th->recs[k].ts > s ? th->recs[k].ts : s;
-		if (th->recs[k].state == REC_RUNNING)
-			cpu += hi - lo;
-	}
-	return cpu;
-}
-
-bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
-		  const struct cp_arrival **a)
-{
-	size_t i = read_past_gil(cp, th, k, lo, t), j;
-	const struct cp_arrival *arr;
-	const struct cp_wake *w;
-	__u64 read;
-	long m;
-
-	if (i == th->ndreads)
-		return false;
-	read = th->dreads[i];
-	/* a relay's: what computes after its input read is its own work */
-	if (cpu_in(th, read, t_out) >= RELAY_CPU_NS)
-		return false;
-	/* the oldest data since th's read before: a read takes that first */
-	j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
-			     i ? th->dreads[i - 1] + 1 : 0);
-	if (j >= th->narrs || th->arrs[j].ts >= read || th->arrs[j].ts <= lo)
-		return false;
-	arr = &th->arrs[j];
-	/* a wakeup by its writer from then on: the walk follows that; more
-	 * data it wrote to a reader awake queued behind the first */
-	for (m = cp_rec_before(th, arr->ts); m <= k; m++) {
-		w = m >= 0 && th->recs[m].state == REC_RUNNABLE &&
-				    !(th->recs[m].flags & REC_F_DATA) &&
-				    th->recs[m].info != NONE32 ?
-			    &cp->wakes[th->recs[m].info] :
-			    NULL;
-		if (w && w->waker_tid == arr->writer && !w->lock)
-			return false;
-	}
-	*r = read;
-	*a = arr;
-	return true;
-}
-
 /* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).
  * Its thread may not have run in the trace yet: it is made. */
 static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
@@ -897,6 +806,8 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 		return on_data_read(cp, ev);
 	case TT_EV_MSG_SEND:
 		return on_msg_send(cp, ev);
+	case TT_EV_PIPE_IO:
+		return cp_pipe_add(cp, ev);
 	case TT_EV_GPU_CALL:
 		return cp_on_gpu_call(cp, ev);
 	case TT_EV_IOCTL:

@@ -32,6 +32,17 @@ void cp_drop_front(void **v, size_t *n, size_t *cap, size_t k, size_t size)
 	}
 }
 
+void cp_drop_front_release(void **v, size_t *n, size_t *cap, size_t k,
+			   size_t size)
+{
+	cp_drop_front(v, n, cap, k, size);
+	if (!*n && *cap) {
+		free(*v);
+		*v = NULL;
+		*cap = 0;
+	}
+}
+
 /* How many of th's wakes idx[0..n) (in time order) came before t. */
 static size_t wakes_before(const struct tt_critpath *cp, const __u32 *idx,
 			   size_t n, __u64 t)
@@ -110,6 +121,7 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	DROP_STARTED(th, preads, t0);
 	DROP_STARTED(th, msends, t0);
 	DROP_STARTED(th, arrs, t0);
+	DROP_STARTED(th, freads, t0);
 }
 
 /* The wakes and blocks before the first one still referred to go, and
@@ -173,6 +185,7 @@ void tt_critpath_trim(struct tt_critpath *cp, __u64 t)
 		trim_thread(cp, cp->threads[i], t);
 	trim_shared(cp);
 	cp_chans_trim(cp, t);
+	cp_pipes_trim(cp, t);
 }
 
 void tt_critpath_stats(const struct tt_critpath *cp,

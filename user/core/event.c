@@ -41,6 +41,7 @@ static const struct {
 	[TT_EV_FILEIO] = { "fileio", true, sizeof(struct tt_fileio) },
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 	[TT_EV_STEAL] = { "steal", true, sizeof(struct tt_steal) },
+	[TT_EV_PIPE_IO] = { "pipe_io", true, sizeof(struct tt_pipe_io) },
 };
 
 int tt_event_payload_size(unsigned int type)

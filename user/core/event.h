@@ -33,6 +33,7 @@ struct tt_event {
 		struct tt_mark mark;
 		struct tt_energy energy;
 		struct tt_fileio fileio;
+		struct tt_pipe_io pipe;
 	};
 };
 

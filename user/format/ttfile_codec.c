@@ -119,6 +119,13 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_steal, ns, UINT),
 			FLD(tt_steal, ts_on, TS),
 		} },
+	[TT_EV_PIPE_IO] = {
+		4, {
+			FLD(tt_pipe_io, pipe, UINT),
+			FLD(tt_pipe_io, pos, UINT),
+			FLD(tt_pipe_io, len, UINT),
+			FLD(tt_pipe_io, op, UINT),
+		} },
 	[TT_EV_MSG_SEND] = {
 		3, {
 			FLD(tt_msg_send, sock, UINT),

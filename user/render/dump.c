@@ -89,6 +89,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 	case TT_EV_DATA_READ:
 		fprintf(out, "via=%s", ipc_kind_name(ev->wake.target_cpu));
 		break;
+	case TT_EV_PIPE_IO:
+		fprintf(out, "%s pipe=%#llx pos=%llu len=%u",
+			ev->pipe.op == TT_PIPE_WRITE ? "write" : "read",
+			(unsigned long long)ev->pipe.pipe,
+			(unsigned long long)ev->pipe.pos, ev->pipe.len);
+		break;
 	case TT_EV_MSG_SEND:
 		fprintf(out, "zmq sock=%#llx fn=%s flags=%#x",
 			(unsigned long long)ev->msg.sock,
