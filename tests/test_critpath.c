@@ -3485,6 +3485,16 @@ static const struct scenario scenarios[] = {
 			E_WAKE(1800, 113, 102, NR_FUTEX, 0x7200),
 			E_OUT(1802, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
 			E_IN(1850, 102)),
+	/* the same GIL wait after 510 us of its CPU since the take at 1505
+	 * (past A's hand-off at 2000): its batch had started, the take stands
+	 * (without the limit: t_dispatch 2040) */
+	BUSY_GIL_ENGINE("pipe_read_run_then_gil", A_WANT(TAKE, 1505, 1300, 205),
+			E_OUT(3, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_BREAD(1505, 102), E_IN(2012, 113),
+			E_OUT(2015, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			E_WAKE(2030, 113, 102, NR_FUTEX, 0x7200),
+			E_OUT(2032, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_IN(2040, 102)),
 	/* a read of an eventfd or a socket there is no such take */
 	{
 		SC("test_handoff_enqueue", "other_read_after_boundary"),
