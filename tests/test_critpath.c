@@ -1549,6 +1549,18 @@ static const struct rq_want sync_calls_want[] = {
 				       E_IN(0, 113), __VA_ARGS__),           \
 			RQS(HANDOFF_X_A), .want = want_,                     \
 	}
+/* BUSY_GIL_ENGINE's engine takes from its input pipe at take us and
+ * waits at gil us for the GIL, which 113 holds for 50 us; it runs again
+ * 100 us after its wait began */
+#define TAKE_THEN_GIL(name, want_, take, gil)                                 \
+	BUSY_GIL_ENGINE(name, want_,                                          \
+			E_OUT(3, 113, .sys = NR_FUTEX, .arg0 = 0x7300),       \
+			E_BREAD(take, 102), E_IN((gil)-5, 113),               \
+			E_OUT(gil, 102, .sys = NR_FUTEX, .arg0 = 0x7200),     \
+			E_WAKE((gil) + 50, 113, 102, NR_FUTEX, 0x7200),       \
+			E_OUT((gil) + 52, 113, .sys = NR_FUTEX,               \
+			      .arg0 = 0x7300),                                \
+			E_IN((gil) + 100, 102))
 /* A taken from the engine's input pipe at disp us: queued from 1300 */
 #define TAKE_A_WANT(disp) A_WANT(TAKE, disp, 1300, (disp)-1300)
 /* test_hop: gateway 101 reads its request at 100 and sends it on to the
@@ -3478,23 +3490,13 @@ static const struct scenario scenarios[] = {
 	 * 1800 us and for a CPU till 1850: A waited till then (LitServe's
 	 * worker, its batch collected, while its feeder pickles tokens); the
 	 * engine's run, GIL wait and wait for a CPU stay their stages */
-	BUSY_GIL_ENGINE("pipe_read_then_gil", A_WANT(TAKE, 1850, 1300, 400),
-			E_OUT(3, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
-			E_BREAD(1700, 102), E_IN(1745, 113),
-			E_OUT(1750, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
-			E_WAKE(1800, 113, 102, NR_FUTEX, 0x7200),
-			E_OUT(1802, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
-			E_IN(1850, 102)),
+	TAKE_THEN_GIL("pipe_read_then_gil", A_WANT(TAKE, 1850, 1300, 400), 1700,
+		      1750),
 	/* the same GIL wait after 510 us of its CPU since the take at 1505
 	 * (past A's hand-off at 2000): its batch had started, the take stands
-	 * (without the limit: t_dispatch 2040) */
-	BUSY_GIL_ENGINE("pipe_read_run_then_gil", A_WANT(TAKE, 1505, 1300, 205),
-			E_OUT(3, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
-			E_BREAD(1505, 102), E_IN(2012, 113),
-			E_OUT(2015, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
-			E_WAKE(2030, 113, 102, NR_FUTEX, 0x7200),
-			E_OUT(2032, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
-			E_IN(2040, 102)),
+	 * (without the limit: t_dispatch 2115) */
+	TAKE_THEN_GIL("pipe_read_run_then_gil", A_WANT(TAKE, 1505, 1300, 205),
+		      1505, 2015),
 	/* a read of an eventfd or a socket there is no such take */
 	{
 		SC("test_handoff_enqueue", "other_read_after_boundary"),
