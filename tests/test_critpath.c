@@ -2653,6 +2653,32 @@ static const struct scenario scenarios[] = {
 		    E_PIPE(5500, 205, WRITE, 48, 48), BUSY_ASKED(6010),
 		    E_PIPE(6008, 103, READ, 0, 48),
 		    E_PIPE(6012, 103, READ, 48, 48), E_DREAD(6100, 101)),
+	/* The same, the writes counted out of byte order (205's bytes first:
+	 * writers racing on two CPUs); 103's read of 205's bytes names 205's
+	 * write still (unsorted, it named none: the engine's data, 105) */
+	BUSY_READER("busy_reader_names_raced_write", 6020,
+		    WANT_DISPATCH(1, 5400, 5390, PICKUP),
+		    E_OUT(5300, 205, .sys = NR_FUTEX, .arg0 = 0x48),
+		    E_WAKE(5390, 101, 205, NR_FUTEX, 0x48), BUSY_THIRD(103),
+		    E_PIPE(5000, 202, WRITE, 48, 48),
+		    E_PIPE(5100, 202, WRITE, 96, 48),
+		    E_PIPE(5500, 205, WRITE, 0, 48), BUSY_ASKED(6010),
+		    E_PIPE(6012, 103, READ, 0, 48), E_DREAD(6100, 101)),
+	/* 103, asked at 6000, writes to its own pipe at 6006 and waits; 205,
+	 * asked by the loop at 6007, wakes it at 6009; 103 reads its own
+	 * bytes back at 6012: no hand-off named, the walk follows 205's wake
+	 * (naming 103's own write: the loop's ask of 103, t_dispatch 6005) */
+	BUSY_READER("busy_reader_own_bytes", 6020,
+		    WANT_DISPATCH(1, 6008, 6007, PICKUP),
+		    E_OUT(5300, 205, .sys = NR_FUTEX, .arg0 = 0x48),
+		    E_WAKE(6000, 101, 103, NR_FUTEX, 0x40), E_IN(6005, 103),
+		    E_PIPE(6006, 103, WRITE, 0, 48),
+		    E_OUT(6007, 103, .sys = NR_FUTEX, .arg0 = 0x4c),
+		    E_WAKE(6007, 101, 205, NR_FUTEX, 0x48), E_IN(6008, 205),
+		    E_WAKE(6009, 205, 103, NR_FUTEX, 0x4c),
+		    E_OUT(6010, 205, .sys = NR_FUTEX, .arg0 = 0x48),
+		    E_IN(6010, 103), E_PIPE(6012, 103, READ, 0, 48),
+		    E_DREAD(6100, 101)),
 	/* The engine wakes 103 at 5800 (0x40) after its data at 5000: the
 	 * walk follows that hand-off, 103's wait until then its own */
 	BUSY_READER("busy_reader_woken_after", 6020,
