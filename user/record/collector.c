@@ -812,6 +812,16 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 			__atomic_store_n(&c->ports[ports[j]], 1,
 					 __ATOMIC_RELAXED);
 	}
+	/* one that exited between the scan and its mark left BPF no exit to
+	 * unmark it by: marked, record waited for it until -d or Ctrl-C (a
+	 * launcher's short-lived children); BPF unmarks those that exit now */
+	for (int i = 0; i < n; i++) {
+		if (tt_proc_alive(tree[i]))
+			continue;
+		__atomic_store_n(&c->tgids[tree[i] / 8].b[tree[i] % 8], 0,
+				 __ATOMIC_RELAXED);
+		c->tgids_user_gen++;
+	}
 	return 0;
 }
 
