@@ -697,11 +697,11 @@ static __always_inline void ipc_written_behind(__u64 obj, __u64 id)
 }
 
 /* A pipe's bytes written and read by traced threads (struct tt_pipe_io),
- * by its inode: created by its first traced read. */
+ * by its inode: created by its first traced read; its reads are recorded
+ * once a traced write came (written is not 0). */
 struct pipe_pos {
 	__u64 written;
 	__u64 read;
-	bool counted; /* a traced write came: its reads are recorded */
 };
 
 struct {
@@ -736,7 +736,6 @@ static __always_inline void pipe_write_count(__u64 obj, bool empty, __u64 len)
 	/* all bytes written so far were read, by whomever */
 	if (empty)
 		pp->read = pp->written;
-	pp->counted = true;
 	io.pos = __sync_fetch_and_add(&pp->written, len);
 	pipe_io_emit(&io);
 }
@@ -747,7 +746,7 @@ static __always_inline void pipe_read_count(__u64 obj, long ret)
 	struct pipe_pos *pp = bpf_map_lookup_elem(&pipe_pos, &obj);
 	struct tt_pipe_io io = { .pipe = obj, .len = ret, .op = TT_PIPE_READ };
 
-	if (!pp || !pp->counted || ret <= 0)
+	if (!pp || !pp->written || ret <= 0)
 		return;
 	io.pos = __sync_fetch_and_add(&pp->read, ret);
 	pipe_io_emit(&io);
