@@ -782,6 +782,14 @@ cleanup:
 	return NULL;
 }
 
+/* Marks tgid traced (v 1) or not (0) in the map BPF shares, as BPF's
+ * fork and exit do, and tells the next look at the map. */
+static void tgid_mark(struct tt_collector *c, __u32 tgid, __u8 v)
+{
+	__atomic_store_n(&c->tgids[tgid / 8].b[tgid % 8], v, __ATOMIC_RELAXED);
+	c->tgids_user_gen++;
+}
+
 int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 			   size_t errlen)
 {
@@ -804,9 +812,7 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 				 tgid);
 			return -EINVAL;
 		}
-		__atomic_store_n(&c->tgids[tgid / 8].b[tgid % 8], 1,
-				 __ATOMIC_RELAXED);
-		c->tgids_user_gen++;
+		tgid_mark(c, tgid, 1);
 		nports = tt_proc_listen_ports(tree[i], ports, 256);
 		for (int j = 0; j < nports; j++)
 			__atomic_store_n(&c->ports[ports[j]], 1,
@@ -815,13 +821,9 @@ int tt_collector_trace_pid(struct tt_collector *c, pid_t pid, char *err,
 	/* one that exited between the scan and its mark left BPF no exit to
 	 * unmark it by: marked, record waited for it until -d or Ctrl-C (a
 	 * launcher's short-lived children); BPF unmarks those that exit now */
-	for (int i = 0; i < n; i++) {
-		if (tt_proc_alive(tree[i]))
-			continue;
-		__atomic_store_n(&c->tgids[tree[i] / 8].b[tree[i] % 8], 0,
-				 __ATOMIC_RELAXED);
-		c->tgids_user_gen++;
-	}
+	for (int i = 0; i < n; i++)
+		if (!tt_proc_alive(tree[i]))
+			tgid_mark(c, tree[i], 0);
 	return 0;
 }
 
