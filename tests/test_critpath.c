@@ -1485,6 +1485,32 @@ static const struct rq_want sync_calls_want[] = {
 	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
 		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
 
+/* test_lock_turn's case NAME: worker 103, preempted at 520 us, runs again
+ * at RUN and waits for the GIL at 1655 until loop 101 lets it go at 1800 */
+/* clang-format off */
+#define GIL_FROM_READER(name, run, ...)                                       \
+	{                                                                     \
+		SC("test_lock_turn", name),                                   \
+		.steps = STEPS(                                               \
+			E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101),       \
+			E_IN(0, 103),                                         \
+			E_OUT(400, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_DATA(500, 103, 101, NR_WRITE, 6),                   \
+			E_WAKE(500, 103, 101, NR_WRITE, 6), E_IN(505, 101),   \
+			E_PREEMPT(520, 103), E_IN(run, 103),                  \
+			E_OUT(1655, 103, .sys = NR_FUTEX, .arg0 = 0x7000),    \
+			E_WAKE(1800, 101, 103, NR_FUTEX, 0x7000),             \
+			E_OUT(1810, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_IN(1815, 103), E_DATA(5000, 103, 101, NR_WRITE, 6), \
+			E_WAKE(5000, 103, 101, NR_WRITE, 6), E_IN(5005, 101), \
+			E_DREAD(5010, 101)),                                  \
+		RQS(RQ(1, 200, 250, 510, 515, 101, 101, .t_end = 6000 * US),  \
+		    RQ(2, 1000, 1100, 5100, 5110, 101, 101,                   \
+		       .t_end = 6000 * US)),                                  \
+		.want = WANTS({ 2, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
 /* x hands the loop 101 a token at t_ us (a write to its self-pipe) and
  * blocks on word w; 101 runs 5 us later */
 #define HAND_BACK(t_, x, w)                                                   \
@@ -3932,7 +3958,10 @@ static const struct scenario scenarios[] = {
 	 * runtime state (the recorder found _PyRuntime there): the reader's
 	 * wake of the engine is a GIL release, waited on once. It is followed
 	 * (the engine waited for the GIL the reader held) but is no pick-up,
-	 * and the engine's wait for it, from the read on, is the GIL's. */
+	 * and the engine's wait for it, from the read on, is the GIL's. The
+	 * engine, idle since before the read, could take the request up only
+	 * once it held the GIL: the last rule, gil, bounds the dispatch
+	 * there (the stages stay; without it: read, t_dispatch 1100). */
 	{
 		SC("test_runtime_lock", "gil_wake_not_pickup"),
 		.steps = STEPS(
@@ -3943,8 +3972,9 @@ static const struct scenario scenarios[] = {
 			1,
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 965,
 			       [TT_ST_RUNQUEUE] = 35, [TT_ST_NET_OUT] = 50),
-			{ R(complete, true), R(dispatch, TT_CP_DISP_READ),
-			  R_T(t_dispatch, 1100), R_T(gil_ns, 100) },
+			{ R(complete, true), R(dispatch, TT_CP_DISP_GIL),
+			  R_T(t_dispatch, 1230), R(enqueue, TT_CP_ENQ_GIL),
+			  R_T(t_enqueue, 1200), R_T(gil_ns, 100) },
 		}),
 	},
 	/* The writer waits for the GIL and nothing traced ends the wait (an
@@ -4036,6 +4066,25 @@ static const struct scenario scenarios[] = {
 			  R_T(t_token, 5000), R_STAGE(TT_ST_QUEUE, 1800) },
 		}),
 	},
+	/*
+	 * A thread pool's worker busy with the last request when the loop
+	 * queues the next (tools/scenarios' pool beside a CPU hog): worker
+	 * 103 hands X's token to loop 101 at 500 us and is preempted at 520;
+	 * 101 reads A at 1100 and tokenizes it; 103 runs again at 1650 and
+	 * waits for the GIL (0x7000), which 101 lets go at 1800 (A queued
+	 * without a wake: the pool's queue had no waiter); 103 takes A and
+	 * hands its token at 5000. Rule gil: t_enqueue 1800, t_dispatch
+	 * 1815 (without it: read, 1100).
+	 */
+	GIL_FROM_READER("gil_from_reader", 1650,
+			R(dispatch, TT_CP_DISP_GIL), R(enqueue, TT_CP_ENQ_GIL),
+			R_T(t_enqueue, 1800), R_T(t_dispatch, 1815),
+			R_T(t_token, 5000)),
+	/* The same with 103 on a CPU from 1150 us to its wait: 505 us past
+	 * the read, it could have taken A then; no rule (without the CPU
+	 * bound: gil, 1815) */
+	GIL_FROM_READER("gil_after_worker_ran", 1150,
+			R(dispatch, TT_CP_DISP_READ), R_T(t_dispatch, 1100)),
 	/* CPython allocates a lock for each wait on a Condition, and malloc
 	 * hands a freed one's address to another thread: word 0x300 was
 	 * reader 101's wait (woken by engine 102), then engine 102 waits on

@@ -52,6 +52,40 @@ __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 	return k < n ? th->recs[k].ts : t;
 }
 
+bool cp_gil_pickup(const struct walk *wk, const struct cp_thread *th, long k,
+		   __u64 floor)
+{
+	const struct tt_critpath *cp = wk->cp;
+	__u32 reader = wk->rq->reader_tid;
+	const struct cp_wake *w;
+	__u64 cpu = 0, end;
+	long j;
+
+	if (!wk->gil_pickups || k < 1 || th->recs[k].state != REC_RUNNABLE ||
+	    th->recs[k].ts < floor || th->recs[k].info == NONE32 || !reader ||
+	    !cp_block_is_runtime(cp, th, &th->recs[k - 1]))
+		return false;
+	w = &cp->wakes[th->recs[k].info];
+	if (w->lock != CP_LOCK_RUNTIME || w->waker_tid != reader)
+		return false;
+	for (j = k - 1; j >= 0; j--) {
+		const struct cp_rec *r = &th->recs[j];
+
+		end = th->recs[j + 1].ts;
+		if (end <= floor)
+			return true;
+		if (r->state == REC_RUNNING)
+			cpu += end - (r->ts > floor ? r->ts : floor);
+		else if (r->state == REC_BLOCKED &&
+			 !cp_block_is_runtime(cp, th, r))
+			return false;
+		if (cpu >= RELAY_CPU_NS)
+			return false;
+	}
+	/* its timeline begins after floor: nothing says what it did */
+	return false;
+}
+
 /*
  * Runnable record k of th ends a wait on a lock word, and before that wait
  * th was woken by a hand-off (not through a lock) after floor, blocked

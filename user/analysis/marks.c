@@ -30,13 +30,16 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev)
 
 const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 {
+	/* clang-format off */
 	static const char *const names[] = {
 		[TT_CP_ENQ_READ] = "read",
 		[TT_CP_ENQ_PICKUP] = "pickup",
 		[TT_CP_ENQ_HANDOFF] = "handoff",
 		[TT_CP_ENQ_MARKER] = "marker",
 		[TT_CP_ENQ_CHANNEL] = "channel",
+		[TT_CP_ENQ_GIL] = "gil",
 	};
+	/* clang-format on */
 
 	return (unsigned int)e < sizeof(names) / sizeof(names[0]) ? names[e] :
 								    "?";

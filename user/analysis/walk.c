@@ -439,7 +439,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, collect, via_handoff, dispatched = false;
+	bool boundary, resume, collect, via_handoff, gil_pickup,
+		dispatched = false;
 	/* th carries the token: the walk came to it by no lock's wake */
 	bool carries = true;
 	__u32 tid = rq->writer_tid, from, join, reader_tgid;
@@ -703,17 +704,23 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
-		if (!dispatched && !norules && !w->lock &&
-		    ((rq->reader_tid && waker->tid == rq->reader_tid) ||
-		     cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
-		    !cp_reader_asked_helper(wk, th->tid, t)) {
-			*rule = TT_CP_DISP_PICKUP;
+		gil_pickup = cp_gil_pickup(wk, th, k, floor);
+		if (gil_pickup) /* that worker computes: no relay behind it */
+			worker_wake = 0;
+		if (!dispatched && !norules &&
+		    ((!w->lock &&
+		      ((rq->reader_tid && waker->tid == rq->reader_tid) ||
+		       cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
+		      !cp_reader_asked_helper(wk, th->tid, t)) ||
+		     gil_pickup)) {
+			*rule = gil_pickup ? TT_CP_DISP_GIL : TT_CP_DISP_PICKUP;
 			disp = took;
 			if (worker_wake > t)
 				disp = worker_ran;
 			dispatched = true;
 			wk->t_enqueue = t;
-			wk->enqueue = TT_CP_ENQ_PICKUP;
+			wk->enqueue = gil_pickup ? TT_CP_ENQ_GIL :
+						   TT_CP_ENQ_PICKUP;
 			/* ZMQ wakes its I/O thread once for several sends:
 			 * this request's own send may come after that wake,
 			 * an earlier request's, the relays' work not its queue */
@@ -854,6 +861,11 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id) {
 		start.gil_followed = gil;
 		disp = rewalk(&start, &wk, disp, &rule, false, true);
+	}
+	/* last, a worker that got the interpreter lock from the reader */
+	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id && gil) {
+		start.gil_pickups = true;
+		disp = rewalk(&start, &wk, disp, &rule, false, false);
 	}
 	err = wk.err;
 	if (!err)
