@@ -181,6 +181,12 @@ struct step {
 #define E_DATA(t_, cur, tgt, sys_, arg)                                       \
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
+/* the same of an eventfd's (EFD) or a unix socket's (UNIX) data */
+#define E_DATA_K(t_, cur, tgt, kind_)                                         \
+	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = NR_WRITE, .arg0 = 6,      \
+	  .cmd = TT_IPC_##kind_ }
+#define E_DREAD_K(t_, tid_, kind_)                                            \
+	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_##kind_ }
 /* tid reads a pipe a traced thread wrote to behind unread data */
 #define E_BREAD(t_, tid_)                                                     \
 	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_PIPE_BEHIND }
@@ -272,6 +278,7 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_DATA_WAKE:
 		wake(s, st->t, st->tid, st->target, 0, st->sys, st->arg0);
 		s->ev[s->n - 1].h.type = TT_EV_DATA_WAKE;
+		s->ev[s->n - 1].wake.target_cpu = st->cmd;
 		break;
 	case OP_DATA_READ:
 		ev = ev_new(s, TT_EV_DATA_READ, st->t, st->tid);
@@ -1316,6 +1323,34 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		NULL,                                                         \
 		{ R(complete, true), R_T(t_dispatch, disp),                   \
 		  R_T(t_enqueue, enq), R(dispatch, TT_CP_DISP_##rule) } })
+/* test_data_wake's I/O thread 202 with inputs of two kinds; it runs as
+ * the steps after 203's write at 1500 us say */
+/* clang-format off */
+#define IO_THREAD_KINDS(name_, ...)                                           \
+	{                                                                     \
+		SC("test_data_wake", name_),                                  \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, 201), E_IN(0, 202),             \
+			E_IN(0, 203),                                         \
+			E_OUT(10, 201, .sys = NR_FUTEX, .arg0 = 0x70),        \
+			E_OUT(20, 202, .sys = NR_EPOLL_WAIT, .arg0 = 7),      \
+			E_WAKE(200, 101, 201, NR_FUTEX, 0x70),                \
+			E_IN(205, 201),                                       \
+			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_DATA_K(1000, 201, 202, EVENTFD),                    \
+			E_WAKE(1000, 201, 202, NR_WRITE, 6),                  \
+			E_OUT(1010, 201, .sys = NR_FUTEX, .arg0 = 0x70),      \
+			E_DATA_K(1500, 203, 202, UNIX), __VA_ARGS__,          \
+			E_DREAD_K(2005, 202, EVENTFD),                        \
+			E_DATA_K(2010, 202, 101, UNIX),                       \
+			E_WAKE(2010, 202, 101, NR_SENDMSG, 0xb),              \
+			E_IN(2015, 101), E_DREAD_K(2016, 101, UNIX),          \
+			E_DREAD_K(2030, 202, UNIX),                           \
+			E_OUT(2040, 202, .sys = NR_EPOLL_WAIT, .arg0 = 7)),   \
+		RQS(RQ(1, 50, 100, 2100, 2110, 101, 101)),                    \
+		.want = WANT_DISPATCH(1, 205, 200, PICKUP),                   \
+	}
+/* clang-format on */
 /* the loop 101 wakes thread tgt at 1420 us, which passes it on to 140
  * at 2995 us and wakes then at 3000 */
 #define LOOP_WAKE(tgt, then)                                                  \
@@ -2634,6 +2669,23 @@ static const struct scenario scenarios[] = {
 	BUSY_READER("busy_reader_takes_data", 6020,
 		    WANT_DISPATCH(1, 105, 100, PICKUP), BUSY_ASKED(6010),
 		    E_DREAD(6100, 101)),
+	/*
+	 * An I/O thread's inputs of two kinds (ZMQ's, as SGLang's
+	 * detokenizer's beside a compile): engine 201, woken by loop 101 at
+	 * 200 us, signals its I/O thread 202's eventfd at 1000, waking it;
+	 * 202 waits for a CPU, and 203 writes to its socket at 1500 (data to
+	 * it awake). 202 runs at 2000, reads the eventfd and sends to 101:
+	 * the engine's message, a pick-up at 205 (following the later data,
+	 * 203's: no dispatch, t_read).
+	 */
+	IO_THREAD_KINDS("busy_reader_read_kind", E_IN(2000, 202)),
+	/* The same with 202 on a CPU from 1600 to 1610, reading the socket
+	 * (203's data): its eventfd read later takes the engine's signal,
+	 * the oldest since its eventfd read before (the oldest since its
+	 * read before, of any kind: none, and the walk follows 203's data) */
+	IO_THREAD_KINDS("busy_reader_kind_since", E_IN(1600, 202),
+			E_DREAD_K(1605, 202, UNIX), E_PREEMPT(1610, 202),
+			E_IN(2000, 202)),
 	/* The engine, asked again by the loop at 5995, writes to 103's pipe
 	 * again at 6002, while 103 waits for a CPU: data behind its first,
 	 * no wakeup; the read takes the first (following the later data: a

@@ -3,11 +3,45 @@
  * A busy reader's data (docs/design.md §4.4, "A busy reader's data"): a
  * relay that read data written for it while it waited for something else
  * (the interpreter lock) or ran. Its latest read names the data it took:
- * a pipe read by its bytes (pipefifo.c), another read the oldest data that
- * came since the thread's read before; the walk moves to that data's
- * writer at the write.
+ * a pipe read by its bytes (pipefifo.c), another read the oldest data of
+ * its kind (an eventfd's, a socket's) that came since the thread's read
+ * of that kind before; the walk moves to that data's writer at the write.
  */
 #include "cp_internal.h"
+
+/* The kind of the data whose arrival made th's runnable record m, a data
+ * record (REC_F_DATA). */
+static __u32 data_kind(const struct tt_critpath *cp, const struct cp_thread *th,
+		       long m)
+{
+	const struct cp_wake *w = &cp->wakes[th->recs[m].info];
+	size_t j =
+		cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs), w->ts);
+
+	for (; j < th->narrs && th->arrs[j].ts == w->ts; j++)
+		if (th->arrs[j].writer == w->waker_tid)
+			return th->arrs[j].kind;
+	return 0;
+}
+
+/* The oldest data th took with its read i: the first of its arrivals of
+ * that read's kind since its read of that kind before; narrs if none. An
+ * eventfd's read takes no socket's data: ZMQ's I/O thread reads its
+ * mailbox's eventfd and its peers' sockets in turn. */
+static size_t data_taken(const struct cp_thread *th, size_t i)
+{
+	__u32 kind = th->dreads[i].kind;
+	long p = (long)i - 1;
+	size_t j;
+
+	while (p >= 0 && th->dreads[p].kind != kind)
+		p--;
+	j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
+			     p >= 0 ? th->dreads[p].ts + 1 : 0);
+	while (j < th->narrs && th->arrs[j].kind != kind)
+		j++;
+	return j;
+}
 
 /* Record k of th is a wait for the interpreter lock, or for a CPU with no
  * wake or one through that lock: a busy thread's, not a hand-off to it. */
@@ -54,13 +88,14 @@ static bool read_past_gil(const struct tt_critpath *cp,
 			continue;
 		}
 		s = th->recs[k].ts > lo ? th->recs[k].ts : lo;
-		*d = read_in(th->dreads, th->ndreads, sizeof(__u64), s, t);
+		*d = read_in(th->dreads, th->ndreads, sizeof(*th->dreads), s,
+			     t);
 		*f = read_in(th->freads, th->nfreads, sizeof(*th->freads), s,
 			     t);
 		if (*d == th->ndreads && *f == th->nfreads)
 			continue;
 		if (*d < th->ndreads && *f < th->nfreads &&
-		    th->dreads[*d] > th->freads[*f].ts)
+		    th->dreads[*d].ts > th->freads[*f].ts)
 			*f = th->nfreads;
 		else if (*f < th->nfreads)
 			*d = th->ndreads;
@@ -91,11 +126,13 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 	const struct cp_wake *w;
 	size_t i, f, j;
 	__u64 read;
-	long m;
+	__u32 kind;
+	long m, first;
 
 	if (!read_past_gil(cp, th, k, lo, t, &i, &f))
 		return false;
-	read = f < th->nfreads ? th->freads[f].ts : th->dreads[i];
+	read = f < th->nfreads ? th->freads[f].ts : th->dreads[i].ts;
+	kind = f < th->nfreads ? TT_IPC_PIPE : th->dreads[i].kind;
 	/* a relay's: what computes after its input read is its own work */
 	if (cpu_in(th, read, t_out) >= RELAY_CPU_NS)
 		return false;
@@ -103,26 +140,34 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 		/* a pipe read names the write it took */
 		arr = &th->freads[f].w;
 	} else {
-		/* the oldest data since th's read before: a read takes that
-		 * first */
-		j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs),
-				     i ? th->dreads[i - 1] + 1 : 0);
+		/* a read takes the oldest data first */
+		j = data_taken(th, i);
 		if (j >= th->narrs)
 			return false;
 		arr = &th->arrs[j];
 	}
 	if (arr->ts >= read || arr->ts <= lo)
 		return false;
-	/* a wakeup by its writer from then on: the walk follows that; more
-	 * data it wrote to a reader awake queued behind the first */
-	for (m = cp_rec_before(th, arr->ts); m <= k; m++) {
-		w = m >= 0 && th->recs[m].state == REC_RUNNABLE &&
-				    !(th->recs[m].flags & REC_F_DATA) &&
+	/* a wakeup by its writer from then on: the walk follows that, but
+	 * not past another's later data of another kind to it awake, which
+	 * the walk would take for the end of its wait though the read did
+	 * not take it; more data its writer wrote to it awake queued behind
+	 * the first */
+	for (m = k, first = cp_rec_before(th, arr->ts); m >= 0 && m >= first;
+	     m--) {
+		w = th->recs[m].state == REC_RUNNABLE &&
 				    th->recs[m].info != NONE32 ?
 			    &cp->wakes[th->recs[m].info] :
 			    NULL;
-		if (w && w->waker_tid == arr->writer && !w->lock)
+		if (!w)
+			continue;
+		if (th->recs[m].flags & REC_F_DATA) {
+			if (w->waker_tid != arr->writer &&
+			    data_kind(cp, th, m) != kind)
+				break;
+		} else if (w->waker_tid == arr->writer && !w->lock) {
 			return false;
+		}
 	}
 	*r = read;
 	*a = arr;

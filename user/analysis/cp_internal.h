@@ -214,6 +214,13 @@ struct cp_take {
 struct cp_arrival {
 	__u64 ts;
 	__u32 writer;
+	__u32 kind; /* enum tt_ipc_kind */
+};
+
+/* A read of what a data wake announced. */
+struct cp_dread {
+	__u64 ts;
+	__u32 kind; /* enum tt_ipc_kind: an eventfd takes no socket's data */
 	__u32 pad;
 };
 
@@ -269,7 +276,7 @@ struct cp_thread {
 	size_t nsteals, capsteals;
 	struct cp_take *takes; /* sorted */
 	size_t ntakes, captakes;
-	__u64 *dreads; /* its reads of what a data wake announced, sorted */
+	struct cp_dread *dreads; /* sorted */
 	size_t ndreads, capdreads;
 	/* its reads of a pipe a traced thread wrote to (after a data wake or
 	 * behind unread data), sorted */

@@ -170,6 +170,7 @@ _Static_assert(offsetof(struct cp_call, start) == 0 &&
 		       offsetof(struct cp_fileio, start) == 0 &&
 		       offsetof(struct cp_rec, ts) == 0 &&
 		       offsetof(struct cp_arrival, ts) == 0 &&
+		       offsetof(struct cp_dread, ts) == 0 &&
 		       offsetof(struct cp_window, start) == 0,
 	       "cp_starts_before() reads the time at offset 0");
 _Static_assert(offsetof(struct cp_call, end) == sizeof(__u64) &&
@@ -536,6 +537,7 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 		th->arrs[th->narrs++] = (struct cp_arrival){
 			.ts = ev->h.ts,
 			.writer = ev->h.tid,
+			.kind = ev->wake.target_cpu,
 		};
 	}
 	last = th && th->nrecs ? &th->recs[th->nrecs - 1] : NULL;
@@ -589,14 +591,20 @@ static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
 		return -ENOMEM;
 	if (kind == TT_IPC_PIPE_BEHIND)
 		return 0;
-	return times_push(&th->dreads, &th->ndreads, &th->capdreads, ev->h.ts);
+	if (tt_grow((void **)&th->dreads, &th->capdreads, th->ndreads + 1,
+		    sizeof(*th->dreads)))
+		return -ENOMEM;
+	th->dreads[th->ndreads++] =
+		(struct cp_dread){ .ts = ev->h.ts, .kind = kind };
+	return 0;
 }
 
 bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 r = time_from(th->dreads, th->ndreads, s + 1);
+	size_t i = cp_starts_before(th->dreads, th->ndreads,
+				    sizeof(*th->dreads), s + 1);
 
-	return r && r <= t;
+	return i < th->ndreads && th->dreads[i].ts <= t;
 }
 
 __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
