@@ -1486,6 +1486,13 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 2, 102, 103, NR_FUTEX, w), E_IN((t_) + 3, 103), \
 		E_OUT((t_) + 4, 102, .sys = NR_FUTEX, .arg0 = w),             \
 		E_WAKE((t_) + 6, 103, 102, NR_FUTEX, w), E_IN((t_) + 7, 102)
+/* loop 101 and worker 103 pass word 0x500 back and forth at t_ us */
+#define LOOP_PASS(t_)                                                         \
+	E_OUT(t_, 103, .sys = NR_FUTEX, .arg0 = 0x500),                       \
+		E_WAKE((t_) + 2, 101, 103, NR_FUTEX, 0x500),                  \
+		E_IN((t_) + 3, 103),                                          \
+		E_OUT((t_) + 4, 101, .sys = NR_FUTEX, .arg0 = 0x500),         \
+		E_WAKE((t_) + 6, 103, 101, NR_FUTEX, 0x500), E_IN((t_) + 7, 101)
 /* engine 102 waits on word 0x300 at t_ us, reader 101 wakes it 20 later */
 #define WORD_WAIT_PUT(t_)                                                     \
 	E_OUT(t_, 102, .sys = NR_FUTEX, .arg0 = 0x300),                       \
@@ -4024,8 +4031,8 @@ static const struct scenario scenarios[] = {
 			1,
 			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 965,
 			       [TT_ST_RUNQUEUE] = 35, [TT_ST_NET_OUT] = 50),
-			{ R(complete, true), R(dispatch, TT_CP_DISP_GIL),
-			  R_T(t_dispatch, 1230), R(enqueue, TT_CP_ENQ_GIL),
+			{ R(complete, true), R(dispatch, TT_CP_DISP_RELEASE),
+			  R_T(t_dispatch, 1230), R(enqueue, TT_CP_ENQ_RELEASE),
 			  R_T(t_enqueue, 1200), R_T(gil_ns, 100) },
 		}),
 	},
@@ -4129,7 +4136,7 @@ static const struct scenario scenarios[] = {
 	 * 1815 (without it: read, 1100).
 	 */
 	GIL_FROM_READER("gil_from_reader", 1650,
-			R(dispatch, TT_CP_DISP_GIL), R(enqueue, TT_CP_ENQ_GIL),
+			R(dispatch, TT_CP_DISP_RELEASE), R(enqueue, TT_CP_ENQ_RELEASE),
 			R_T(t_enqueue, 1800), R_T(t_dispatch, 1815),
 			R_T(t_token, 5000)),
 	/* The same with 103 on a CPU from 1150 us to its wait: 505 us past
@@ -4137,6 +4144,37 @@ static const struct scenario scenarios[] = {
 	 * bound: gil, 1815) */
 	GIL_FROM_READER("gil_after_worker_ran", 1150,
 			R(dispatch, TT_CP_DISP_READ), R_T(t_dispatch, 1100)),
+	/* The same through a word the loop and worker 103 passed back and
+	 * forth (judged a lock, as a Condition's recycled waiter lock often
+	 * is): 103, waiting on it since 50 us, is woken through it by the
+	 * loop at 1200 after the read; the loop, handed the token at 5000,
+	 * waits for the GIL 103 holds until 5020. Rule release at 103's run,
+	 * 1210 (without the rule: read, 1100; the resume rule is not tried
+	 * past the GIL) */
+	{
+		SC("test_lock_turn", "release_of_a_word"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x6f00, 0x7100), E_IN(0, 101),
+			       E_IN(0, 103), LOOP_PASS(10), LOOP_PASS(20),
+			       LOOP_PASS(30),
+			       E_OUT(50, 103, .sys = NR_FUTEX, .arg0 = 0x500),
+			       E_WAKE(1200, 101, 103, NR_FUTEX, 0x500),
+			       E_IN(1210, 103),
+			       E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_DATA(5000, 103, 101, NR_WRITE, 6),
+			       E_WAKE(5000, 103, 101, NR_WRITE, 6),
+			       E_IN(5005, 101),
+			       E_OUT(5006, 101, .sys = NR_FUTEX, .arg0 = 0x7000),
+			       E_WAKE(5020, 103, 101, NR_FUTEX, 0x7000),
+			       E_IN(5025, 101), E_DREAD(5030, 101),
+			       E_OUT(5040, 103, .sys = NR_FUTEX, .arg0 = 0x500)),
+		RQS(RQ(1, 1000, 1100, 5100, 5110, 101, 101)),
+		.want = WANTS({ 1,
+				NULL,
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_RELEASE),
+				  R(enqueue, TT_CP_ENQ_RELEASE),
+				  R_T(t_enqueue, 1200), R_T(t_dispatch, 1210) } }),
+	},
 	/* CPython allocates a lock for each wait on a Condition, and malloc
 	 * hands a freed one's address to another thread: word 0x300 was
 	 * reader 101's wait (woken by engine 102), then engine 102 waits on

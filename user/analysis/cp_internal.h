@@ -318,13 +318,13 @@ __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
  * waits for a CPU after it too. t when it ran on. */
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 		      __u64 t);
-/* On a walk that looks for it (its gil_pickups): runnable record k of th
- * ends a wait on the interpreter lock that the request's reader let go,
- * and since floor th ran less than a relay's CPU and blocked on that lock
- * only: it held the lock at no time since floor, so took up nothing
- * queued after floor before k. */
-bool cp_gil_pickup(const struct walk *wk, const struct cp_thread *th, long k,
-		   __u64 floor);
+/* On a walk that looks for it (its releases): runnable record k of th
+ * ends a wait on a lock (the GIL, a word judged a lock) that the request's
+ * reader released, and since floor th ran less than a relay's CPU and
+ * blocked on locks only: it worked on nothing since floor, so took up
+ * nothing queued after floor before k. */
+bool cp_release_pickup(const struct walk *wk, const struct cp_thread *th,
+		       long k, __u64 floor);
 /* A hand-off before th's lock waits that end at runnable record k, when
  * th waited on locks only since: the wake to stay on th for, or NULL. */
 const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
@@ -567,7 +567,7 @@ struct walk {
 	/* the request's reader, looked up once; NULL if it has no timeline */
 	const struct cp_thread *reader;
 	bool resumes; /* third walk: the resume rule too (§4.4) */
-	bool gil_pickups; /* last walk: the reader's GIL release (§4.4) */
+	bool releases; /* last walk: the reader's release of a lock (§4.4) */
 	__u64 hop_id; /* the hop whose path it took, 0: none (hop.c) */
 	bool hop_probe; /* no rules: a walk that looks for a hop */
 	/* the first threads the walk was on: a hop is this request's when

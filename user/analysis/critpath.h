@@ -120,10 +120,10 @@ enum tt_cp_dispatch {
 	 * another request, not waiting for it: the request waited in the pipe
 	 * till that read (docs/design.md §4.4) */
 	TT_CP_DISP_TAKE,
-	/* a worker, idle since the read but for its waits on the interpreter
-	 * lock, got that lock from the reader after the reader queued the
-	 * request without a wake: it took the request up then (§4.4) */
-	TT_CP_DISP_GIL,
+	/* a worker, idle since the read but for its waits on locks (the
+	 * interpreter lock, a word judged a lock), got such a lock from the
+	 * reader: it took the request up when it first ran after (§4.4) */
+	TT_CP_DISP_RELEASE,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */
@@ -133,9 +133,9 @@ enum tt_cp_enqueue {
 	TT_CP_ENQ_HANDOFF, /* where the reader let the request go */
 	TT_CP_ENQ_MARKER, /* an application marker (record --mark enqueue=) */
 	TT_CP_ENQ_CHANNEL, /* the reader's send on a Go channel */
-	/* the reader's release of the interpreter lock to the worker that
-	 * took the request up (TT_CP_DISP_GIL): it had queued it by then */
-	TT_CP_ENQ_GIL,
+	/* the reader's release of a lock to the worker that took the request
+	 * up (TT_CP_DISP_RELEASE): it had queued it by then */
+	TT_CP_ENQ_RELEASE,
 };
 
 /* tt_cp_result.incomplete */

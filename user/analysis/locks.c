@@ -52,8 +52,8 @@ __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 	return k < n ? th->recs[k].ts : t;
 }
 
-bool cp_gil_pickup(const struct walk *wk, const struct cp_thread *th, long k,
-		   __u64 floor)
+bool cp_release_pickup(const struct walk *wk, const struct cp_thread *th,
+		       long k, __u64 floor)
 {
 	const struct tt_critpath *cp = wk->cp;
 	__u32 reader = wk->rq->reader_tid;
@@ -61,12 +61,13 @@ bool cp_gil_pickup(const struct walk *wk, const struct cp_thread *th, long k,
 	__u64 cpu = 0, end;
 	long j;
 
-	if (!wk->gil_pickups || k < 1 || th->recs[k].state != REC_RUNNABLE ||
+	if (!wk->releases || k < 1 || th->recs[k].state != REC_RUNNABLE ||
 	    th->recs[k].ts < floor || th->recs[k].info == NONE32 || !reader ||
-	    !cp_block_is_runtime(cp, th, &th->recs[k - 1]))
+	    !cp_block_on_lock(cp, th, &th->recs[k - 1]))
 		return false;
 	w = &cp->wakes[th->recs[k].info];
-	if (w->lock != CP_LOCK_RUNTIME || w->waker_tid != reader)
+	if ((w->lock != CP_LOCK_RUNTIME && w->lock != CP_LOCK_WORD) ||
+	    w->waker_tid != reader)
 		return false;
 	for (j = k - 1; j >= 0; j--) {
 		const struct cp_rec *r = &th->recs[j];
@@ -77,7 +78,7 @@ bool cp_gil_pickup(const struct walk *wk, const struct cp_thread *th, long k,
 		if (r->state == REC_RUNNING)
 			cpu += end - (r->ts > floor ? r->ts : floor);
 		else if (r->state == REC_BLOCKED &&
-			 !cp_block_is_runtime(cp, th, r))
+			 !cp_block_on_lock(cp, th, r))
 			return false;
 		if (cpu >= RELAY_CPU_NS)
 			return false;

@@ -37,7 +37,7 @@ const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 		[TT_CP_ENQ_HANDOFF] = "handoff",
 		[TT_CP_ENQ_MARKER] = "marker",
 		[TT_CP_ENQ_CHANNEL] = "channel",
-		[TT_CP_ENQ_GIL] = "gil",
+		[TT_CP_ENQ_RELEASE] = "release",
 	};
 	/* clang-format on */
 

@@ -88,8 +88,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "batch";
 	case TT_CP_DISP_TAKE:
 		return "take";
-	case TT_CP_DISP_GIL:
-		return "gil";
+	case TT_CP_DISP_RELEASE:
+		return "release";
 	}
 	return "?";
 }

@@ -439,7 +439,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, collect, via_handoff, gil_pickup,
+	bool boundary, resume, collect, via_handoff, released,
 		dispatched = false;
 	/* th carries the token: the walk came to it by no lock's wake */
 	bool carries = true;
@@ -704,23 +704,24 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			worker_seg = wk->path.n;
 		}
 		ran = 0;
-		gil_pickup = cp_gil_pickup(wk, th, k, floor);
-		if (gil_pickup) /* that worker computes: no relay behind it */
+		released = cp_release_pickup(wk, th, k, floor) && took <= t_out;
+		if (released) /* it ran on the path, computing: no relay */
 			worker_wake = 0;
 		if (!dispatched && !norules &&
 		    ((!w->lock &&
 		      ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		       cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
 		      !cp_reader_asked_helper(wk, th->tid, t)) ||
-		     gil_pickup)) {
-			*rule = gil_pickup ? TT_CP_DISP_GIL : TT_CP_DISP_PICKUP;
+		     released)) {
+			*rule = released ? TT_CP_DISP_RELEASE :
+					   TT_CP_DISP_PICKUP;
 			disp = took;
 			if (worker_wake > t)
 				disp = worker_ran;
 			dispatched = true;
 			wk->t_enqueue = t;
-			wk->enqueue = gil_pickup ? TT_CP_ENQ_GIL :
-						   TT_CP_ENQ_PICKUP;
+			wk->enqueue = released ? TT_CP_ENQ_RELEASE :
+						 TT_CP_ENQ_PICKUP;
 			/* ZMQ wakes its I/O thread once for several sends:
 			 * this request's own send may come after that wake,
 			 * an earlier request's, the relays' work not its queue */
@@ -856,15 +857,15 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	if (!wk.err && rule == TT_CP_DISP_READ && wk.lock_followed && !wk.hop_id)
 		disp = rewalk(&start, &wk, disp, &rule, true, false);
 	/* an interpreter lock passed around hides who runs: no resume then,
-	 * but for a consumer in another process (vLLM's engine behind its
-	 * API's loop) */
+	 * but for a consumer in another process (vLLM's engine) */
 	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id) {
 		start.gil_followed = gil;
 		disp = rewalk(&start, &wk, disp, &rule, false, true);
 	}
-	/* last, a worker that got the interpreter lock from the reader */
-	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id && gil) {
-		start.gil_pickups = true;
+	/* last, a worker idle but for its locks, which the reader released */
+	if (!wk.err && rule == TT_CP_DISP_READ && !wk.hop_id &&
+	    wk.lock_followed) {
+		start.releases = true;
 		disp = rewalk(&start, &wk, disp, &rule, false, false);
 	}
 	err = wk.err;

@@ -563,8 +563,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the batcher's last wait on its input ended: it ran to compute";
 	case TT_CP_DISP_TAKE:
 		return "the engine, busy past its last hand-off to another request, read its input pipe";
-	case TT_CP_DISP_GIL:
-		return "the worker, idle since the read, got the interpreter lock from the reader";
+	case TT_CP_DISP_RELEASE:
+		return "the worker, idle since the read, ran after the reader released a lock it waited on";
 	default:
 		return "nothing better: taken as t_read";
 	}
