@@ -1553,6 +1553,36 @@ static const struct rq_want sync_calls_want[] = {
 	}
 /* clang-format on */
 
+/* test_pickup_producer_work's case NAME: reader 101, holding the GIL
+ * (0x7200), wakes the idle engine 102 at 1400 us, which runs at 1410 and
+ * waits for the GIL at 1420; the events after, then 102 wakes writer 103 at
+ * 1600 us */
+/* clang-format off */
+#define PICKUP_THEN_GIL(name, disp, gil, ...)                                   \
+	{                                                                     \
+		SC("test_pickup_producer_work", name),                        \
+		.steps = STEPS(                                               \
+			E_RTLOCK(0, 101, 0x7100, 0x7300), E_IN(0, 101),       \
+			E_IN(5, 102), E_OUT(10, 102, .sys = NR_FUTEX,         \
+					    .arg0 = 0x70),                    \
+			E_IN(6, 103), E_OUT(11, 103, .sys = NR_FUTEX,         \
+					    .arg0 = 0x80),                    \
+			E_WAKE(1400, 101, 102, NR_FUTEX, 0x70),               \
+			E_IN(1410, 102),                                      \
+			E_OUT(1420, 102, .sys = NR_FUTEX, .arg0 = 0x7200),    \
+			__VA_ARGS__,                                          \
+			E_WAKE(1600, 102, 103, NR_FUTEX, 0x80),               \
+			E_OUT(1605, 102, .sys = NR_FUTEX, .arg0 = 0x70),      \
+			E_IN(1610, 103)),                                     \
+		RQS(RQ(1, 1000, 1100, 1700, 1750, 101, 103)),                 \
+		.want = WANTS({ 1, NULL,                                      \
+				{ R(complete, true),                          \
+				  R(dispatch, TT_CP_DISP_PICKUP),             \
+				  R_T(t_enqueue, 1400), R_T(t_dispatch, disp), \
+				  R_T(gil_ns, gil) } }),                      \
+	}
+/* clang-format on */
+
 /* x hands the loop 101 a token at t_ us (a write to its self-pipe) and
  * blocks on word w; 101 runs 5 us later */
 #define HAND_BACK(t_, x, w)                                                   \
@@ -2810,7 +2840,8 @@ static const struct scenario scenarios[] = {
 	},
 	/* A worker woken by the reader's hand-off, then blocked on the GIL
 	 * the reader holds: following the lock finds no dispatch, the worker's
-	 * own timeline does (a pick-up), the wait is the lock's. */
+	 * own timeline does (a pick-up, taken up once it held the GIL), the
+	 * wait is the lock's. */
 	{
 		SC("test_fallbacks", "lock_detour"),
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
@@ -2829,7 +2860,7 @@ static const struct scenario scenarios[] = {
 			STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 200 + 10 + 995 + 15,
 			       [TT_ST_RUNQUEUE] = 10 + 5 + 5, [TT_ST_LOCK] = 680,
 			       [TT_ST_NET_OUT] = 10),
-			{ R(complete, true), R_T(t_dispatch, 310),
+			{ R(complete, true), R_T(t_dispatch, 1005),
 			  R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680) },
 		}),
 	},
@@ -3525,6 +3556,25 @@ static const struct scenario scenarios[] = {
 			      "runqueue", 1400, 10) },
 		}),
 	},
+	/* the engine woke to take the request up but must hold the GIL to
+	 * return from its wait: taken up once 101 let it go (1440 us) and it
+	 * ran (1450); that wait stays the GIL's (without: t_dispatch 1410) */
+	PICKUP_THEN_GIL("pickup_then_gil", 1450, 20 + 20,
+			E_WAKE(1440, 101, 102, NR_FUTEX, 0x7200),
+			E_OUT(1485, 101, .sys = NR_FUTEX, .arg0 = 0x90),
+			E_IN(1450, 102),
+			E_OUT(1460, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			E_WAKE(1480, 101, 102, NR_FUTEX, 0x7200),
+			E_IN(1490, 102)),
+	/* its wait timed out at 1470 us (CPython asks the holder to drop
+	 * the lock then) and it waited again until 101 let it go at 1500:
+	 * held from 1510 (without going past a timed-out wait: 1475) */
+	PICKUP_THEN_GIL("pickup_then_gil_timeout", 1510, 50 + 20,
+			E_IRQ(1470, 103, 102), E_IN(1475, 102),
+			E_OUT(1480, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+			E_WAKE(1500, 101, 102, NR_FUTEX, 0x7200),
+			E_OUT(1505, 101, .sys = NR_FUTEX, .arg0 = 0x90),
+			E_IN(1510, 102)),
 	/* A hand-off to a busy engine (build_busy_handoff): walked with X and
 	 * A, then again with Y read by the event loop, never answered. */
 	{

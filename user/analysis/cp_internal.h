@@ -315,9 +315,12 @@ __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
 /* When th, taking a request up at t, first ran holding the interpreter
  * lock: a wait for that lock less than a relay's CPU (RELAY_CPU_NS) after t
  * (another thread of its process held it) keeps the request waiting, the
- * waits for a CPU after it too. t when it ran on. */
+ * waits for a CPU after it too, and the waits after one that timed out (the
+ * waiter asks the holder to drop it, then waits again) within that CPU. t
+ * when it ran on, or when that run comes after limit (the token's
+ * hand-off). */
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
-		      __u64 t);
+		      __u64 t, __u64 limit);
 /* On a walk that looks for it (its releases): runnable record k of th
  * ends a wait on a lock (the GIL, a word judged a lock) that the request's
  * reader released, and since floor th ran less than a relay's CPU and

@@ -27,29 +27,47 @@ __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb)
 	return th->recs[k + 2].ts;
 }
 
-__u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
-		      __u64 t)
+/* Record r (runnable) ends a wait that timed out: no thread woke it. */
+static bool timed_out(const struct tt_critpath *cp, const struct cp_rec *r)
 {
-	long k = cp_rec_before(th, t), n = (long)th->nrecs;
-	__u64 cpu = 0;
+	return r->state == REC_RUNNABLE &&
+	       (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ);
+}
+
+__u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 t, __u64 limit)
+{
+	long k = cp_rec_before(th, t + 1), n = (long)th->nrecs;
+	__u64 cpu = 0, from = t;
 
 	if (k < 0)
 		return t;
-	/* its runs from t to its next wait */
-	for (; k + 1 < n && th->recs[k].state == REC_RUNNING; k++) {
-		cpu += th->recs[k + 1].ts -
-		       (th->recs[k].ts > t ? th->recs[k].ts : t);
-		if (cpu >= RELAY_CPU_NS)
+	for (;;) {
+		/* its runs from there to its next wait */
+		for (; k + 1 < n && th->recs[k].state == REC_RUNNING; k++) {
+			cpu += th->recs[k + 1].ts -
+			       (th->recs[k].ts > from ? th->recs[k].ts : from);
+			if (cpu >= RELAY_CPU_NS)
+				return from;
+		}
+		if (k + 1 >= n || !cp_block_is_runtime(cp, th, &th->recs[k]))
+			return from;
+		/* past that wait and its waits for a CPU or the lock again */
+		for (k++; k < n && th->recs[k].state != REC_RUNNING; k++)
+			if (th->recs[k].state == REC_BLOCKED &&
+			    !cp_block_is_runtime(cp, th, &th->recs[k]))
+				return t;
+		if (k >= n)
 			return t;
+		from = th->recs[k].ts;
+		if (from > limit)
+			return t;
+		/* woken by a thread, the holder's release: it holds it */
+		if (!timed_out(cp, &th->recs[k - 1]))
+			return from;
+		/* a wait that timed out asks the holder to drop the lock and
+		 * waits again, within the relay's CPU: its next run after */
 	}
-	if (k + 1 >= n || !cp_block_is_runtime(cp, th, &th->recs[k]))
-		return t;
-	/* past that wait and its waits for a CPU or the lock again */
-	for (k++; k < n && th->recs[k].state != REC_RUNNING; k++)
-		if (th->recs[k].state == REC_BLOCKED &&
-		    !cp_block_is_runtime(cp, th, &th->recs[k]))
-			return t;
-	return k < n ? th->recs[k].ts : t;
 }
 
 bool cp_release_pickup(const struct walk *wk, const struct cp_thread *th,

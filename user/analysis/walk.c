@@ -580,7 +580,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
 				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :
-			       cs.took ? cp_ran_past_gil(cp, th, t) :
+			       cs.took ? cp_ran_past_gil(cp, th, t, ~0ULL) :
 					 t;
 			dispatched = true;
 			t = queue_cut(wk, t, disp);
@@ -715,7 +715,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		     released)) {
 			*rule = released ? TT_CP_DISP_RELEASE :
 					   TT_CP_DISP_PICKUP;
-			disp = took;
+			disp = cp_ran_past_gil(cp, th, took, t_out);
 			if (worker_wake > t)
 				disp = worker_ran;
 			dispatched = true;
