@@ -3667,10 +3667,19 @@ static const struct scenario scenarios[] = {
 		RQS(HANDOFF_X_A),
 		.want = HANDOFF_A_WANT(1500, 1300, 200),
 	},
-	/* nor a read after it waited (for a lock here): a relay reading
-	 * what it was handed */
+	/* nor a read after it waited (in epoll_wait, an interrupt's wake): a
+	 * relay reading what it was handed */
 	BUSY_GIL_ENGINE("pipe_read_after_wait",
 			HANDOFF_A_WANT(1500, 1300, 200),
+			E_OUT(1600, 102, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			E_IRQ(1650, 113, 102),
+			E_OUT(1652, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+			E_IN(1655, 102), E_BREAD(1700, 102)),
+	/* a wait for the GIL hands nothing on: LitServe's worker, busy with
+	 * its batch's last puts under a CPU hog, waited for the GIL its
+	 * feeder held, then read its next batch from its pipe (without:
+	 * the boundary, 1500) */
+	BUSY_GIL_ENGINE("pipe_read_after_gil", TAKE_A_WANT(1700),
 			E_OUT(1600, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
 			E_WAKE(1650, 113, 102, NR_FUTEX, 0x7200),
 			E_OUT(1652, 113, .sys = NR_FUTEX, .arg0 = 0x7300),

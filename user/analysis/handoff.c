@@ -497,17 +497,17 @@ static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
 	return rq_thread(wk, tid) || (from && tid == from);
 }
 
-/* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new). */
-static bool blocked_in(const struct cp_thread *c, __u64 t_old, long k_new)
+/* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new), but for
+ * the runtime's lock when cp is given (the GIL hands nothing on). */
+static bool blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
+		       __u64 t_old, long k_new)
 {
 	long k;
 
-	for (k = k_new; k >= 0; k--) {
-		if (c->recs[k].state == REC_BLOCKED && c->recs[k].ts > t_old)
+	for (k = k_new; k >= 0 && c->recs[k].ts > t_old; k--)
+		if (c->recs[k].state == REC_BLOCKED &&
+		    (!cp || !cp_block_is_runtime(cp, c, &c->recs[k])))
 			return true;
-		if (c->recs[k].ts <= t_old)
-			break;
-	}
 	return false;
 }
 
@@ -548,7 +548,7 @@ static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 	return w->target_tid == later->target_tid &&
 	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
 	       w->arg0 != later->arg0 && later->ts - w->ts <= DOUBLE_WAKE_NS &&
-	       !blocked_in(c, w->ts, k_later);
+	       !blocked_in(NULL, c, w->ts, k_later);
 }
 
 bool cp_own_passed(const struct walk *wk, __u32 tid)
@@ -715,7 +715,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		cs->has_tb = false;
 	/* it took its input after, without waiting for it: there */
 	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;
-	if (r && !blocked_in(c, cs->tb, cp_rec_before(c, r))) {
+	if (r && !blocked_in(cp, c, cs->tb, cp_rec_before(c, r))) {
 		cs->tb = r;
 		cs->took = true;
 	}
