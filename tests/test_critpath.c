@@ -1873,6 +1873,20 @@ static const struct rq_want sync_calls_want[] = {
 		RQS(RQ(1, 10, 20, (t_) + 180, (t_) + 190, 101, 101)),         \
 		.want = want_,                                                \
 	}
+/* BUSY_HEAD, 103 asked, writing to the loop's eventfd at 6020 us; the
+ * loop, on a CPU all along, reads it at 6100 and sends the token at 6800
+ * (the requests: the token's, 1, and those given) */
+#define BUSY_LOOP_READ(name, want_, ...)                                      \
+	{                                                                     \
+		SC("test_data_wake", name),                                   \
+		.steps = STEPS(BUSY_HEAD, BUSY_ASKED(6010),                   \
+			       E_DATA(6020, 103, 101, NR_WRITE, 9),           \
+			       E_OUT(6030, 103, .sys = NR_FUTEX,              \
+				     .arg0 = 0x40),                           \
+			       E_DREAD(6100, 101)),                           \
+		RQS(RQ(1, 10, 20, 6800, 6810, 101, 101), __VA_ARGS__),        \
+		.want = want_,                                                \
+	}
 /* clang-format on */
 
 static const struct scenario scenarios[] = {
@@ -2723,6 +2737,21 @@ static const struct scenario scenarios[] = {
 	IO_THREAD_KINDS("busy_reader_kind_since", E_IN(1600, 202),
 			E_DREAD_K(1605, 202, UNIX), E_PREEMPT(1610, 202),
 			E_IN(2000, 202)),
+	/* The loop, serving request 2 too, ran 700 us between its read and
+	 * the token's send (others' sends, reads, tokenizing): more than a
+	 * relay's CPU, but an event loop's CPU is its requests', and its read
+	 * still names the data (with a relay's limit: no dispatch, t_read) */
+	BUSY_LOOP_READ("busy_loop_serves_others",
+		       WANT_DISPATCH(1, 105, 100, PICKUP),
+		       RQ(2, 6200, 6300, 9000, 9010, 101, 101)),
+	/* The same loop serving this request alone: its 700 us after the
+	 * read are this request's work, and the relay's limit stands */
+	BUSY_LOOP_READ("busy_loop_alone",
+		       WANTS({ 1,
+			       NULL,
+			       { R_T(t_dispatch, 20),
+				 R(dispatch, TT_CP_DISP_READ) } }),
+		       RQ(2, 7000, 7100, 9000, 9010, 101, 101)),
 	/* The engine, asked again by the loop at 5995, writes to 103's pipe
 	 * again at 6002, while 103 waits for a CPU: data behind its first,
 	 * no wakeup; the read takes the first (following the later data: a

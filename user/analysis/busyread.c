@@ -119,8 +119,8 @@ static __u64 cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
 }
 
 bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
-		  const struct cp_arrival **a)
+		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 cpu_limit,
+		  __u64 *r, const struct cp_arrival **a)
 {
 	const struct cp_arrival *arr;
 	const struct cp_wake *w;
@@ -134,7 +134,7 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 	read = f < th->nfreads ? th->freads[f].ts : th->dreads[i].ts;
 	kind = f < th->nfreads ? TT_IPC_PIPE : th->dreads[i].kind;
 	/* a relay's: what computes after its input read is its own work */
-	if (cpu_in(th, read, t_out) >= RELAY_CPU_NS)
+	if (cpu_in(th, read, t_out) >= cpu_limit)
 		return false;
 	if (f < th->nfreads) {
 		/* a pipe read names the write it took */

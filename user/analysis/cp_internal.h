@@ -305,6 +305,7 @@ struct cp_thread {
 
 /* locks.c */
 struct walk;
+struct consumer;
 /* When th, woken at its record k, first ran after t: t when not at once. */
 __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
 /* When consumer th, whose hand-off at tb bounds the queue, ran again: its
@@ -321,6 +322,16 @@ __u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
  * hand-off). */
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 		      __u64 t, __u64 limit);
+/*
+ * Consumer th handed off to another request (its boundary cs->tb) and soon
+ * after (RELAY_CPU_NS) waited for a lock of a thread that is not this
+ * request's reader or writer, whose wake ended its record k: an engine that
+ * hands its step's tokens to its output thread and waits for a lock that
+ * thread then holds (the queue's mutex, the GIL) is at its boundary, and the
+ * holder's work is no part of this request's path.
+ */
+bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
+			   long k, const struct consumer *cs);
 /* On a walk that looks for it (its releases): runnable record k of th
  * ends a wait on a lock (the GIL, a word judged a lock) that the request's
  * reader released, and since floor th ran less than a relay's CPU and
@@ -352,11 +363,11 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t);
 /* busyread.c: th's latest data read in (lo, t], back from its record k
  * through its runs and waits for the interpreter lock, of data that came
  * while th neither waited for it nor was woken by it, th a relay that
- * handed on at t_out: *r the read, *a the data (docs/design.md §4.4, "A
- * busy reader's data"). */
+ * handed on at t_out, on a CPU less than cpu_limit in between: *r the
+ * read, *a the data (docs/design.md §4.4, "A busy reader's data"). */
 bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 *r,
-		  const struct cp_arrival **a);
+		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 cpu_limit,
+		  __u64 *r, const struct cp_arrival **a);
 /* th's first message send in [s, t), or 0 */
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Locks on the walk's way (docs/design.md §4.3, §4.4): a lock that is a
  * detour between a hand-off and the token, an application's lock that is a
- * request's turn in a queue, and when its waiter took up the work. */
+ * request's turn in a queue, a consumer's lock wait right after its
+ * boundary, and when its waiter took up the work. */
 #include "cp_internal.h"
 
 /* When th, woken at its record k, first ran after the wake: a pick-up is
@@ -240,3 +241,20 @@ long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k)
 	return -1;
 }
 
+bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
+			   long k, const struct consumer *cs)
+{
+	const struct cp_wake *w = &wk->cp->wakes[th->recs[k].info];
+	const struct cp_rec *block;
+
+	if (!cs->entered || !cs->has_tb || k < 1)
+		return false;
+	block = &th->recs[k - 1];
+	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+		return false;
+	if (w->waker_tid == wk->rq->reader_tid ||
+	    w->waker_tid == wk->rq->writer_tid)
+		return false;
+	return block->state == REC_BLOCKED && block->ts >= cs->tb &&
+	       block->ts - cs->tb <= RELAY_CPU_NS;
+}

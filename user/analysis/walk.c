@@ -384,30 +384,17 @@ struct lock_return {
 #define LOCK_RETURNS 8 /* nested lock waits followed; deeper ones stay */
 
 /*
- * Consumer th handed off to another request (its boundary cs->tb) and soon
- * after (RELAY_CPU_NS) waited for a lock of a thread that is not this
- * request's reader or writer, whose wake ended its record k: an engine that
- * hands its step's tokens to its output thread and waits for a lock that
- * thread then holds (the queue's mutex, the GIL) is at its boundary, and the
- * holder's work is no part of this request's path.
+ * The CPU a busy reader may spend between its read and its hand-off of what
+ * it read: a relay's, but for the writer the walk starts on when it serves
+ * other requests too (an event loop): its CPU there may be all theirs (their
+ * sends, reads, tokenizing), and it computes no token of its own.
  */
-static bool boundary_then_lock(const struct walk *wk,
-			       const struct cp_thread *th, long k,
-			       const struct consumer *cs)
+static __u64 busy_limit(const struct walk *wk, const struct cp_thread *th,
+			__u64 t, bool entered)
 {
-	const struct cp_wake *w = &wk->cp->wakes[th->recs[k].info];
-	const struct cp_rec *block;
-
-	if (!cs->entered || !cs->has_tb || k < 1)
-		return false;
-	block = &th->recs[k - 1];
-	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
-		return false;
-	if (w->waker_tid == wk->rq->reader_tid ||
-	    w->waker_tid == wk->rq->writer_tid)
-		return false;
-	return block->state == REC_BLOCKED && block->ts >= cs->tb &&
-	       block->ts - cs->tb <= RELAY_CPU_NS;
+	if (!entered && cp_rq_other_alive(wk->ix, th->tid, t, wk->ri))
+		return ~0ULL;
+	return RELAY_CPU_NS;
 }
 
 /*
@@ -495,7 +482,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		arr = NULL;
 		waker = NULL;
 		if (!dispatched && !norules && carries && th && k >= 0 &&
-		    cp_busy_read(cp, th, k, lo, t, t_out, &took, &arr))
+		    cp_busy_read(cp, th, k, lo, t, t_out,
+				 busy_limit(wk, th, t, cs.entered), &took,
+				 &arr))
 			waker = cp_thread_find(cp, arr->writer);
 		if (!waker)
 			arr = NULL;
@@ -619,7 +608,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (handed && !dispatched && !norules && wk->detours)
 			waker = NULL;
 		if (waker && !arr && turn < 0 && !dispatched && !norules &&
-		    boundary_then_lock(wk, th, k, &cs))
+		    cp_boundary_then_lock(wk, th, k, &cs))
 			waker = NULL;
 		/* a hop's first token woke it, or came while it waited: the
 		 * hop's path, from its send (a marker says where the queue
