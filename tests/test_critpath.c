@@ -1887,6 +1887,35 @@ static const struct rq_want sync_calls_want[] = {
 		RQS(RQ(1, 10, 20, 6800, 6810, 101, 101), __VA_ARGS__),        \
 		.want = want_,                                                \
 	}
+/* test_handoff_enqueue's case NAME: build_busy_handoff's threads and X,
+ * but A's token at 4000 us (engine 102 wakes 112); 102 hands X's token to
+ * 111 at 1500 (its last visible hand-off), runs on (its later hand-offs
+ * waking nobody) and reads a file from r_ us */
+#define STALE_BOUNDARY(name, r_, want_, ...)                                  \
+	{                                                                     \
+		SC("test_handoff_enqueue", name),                             \
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(1, 111),      \
+			       E_OUT(2, 111, .sys = NR_FUTEX, .arg0 = 111),   \
+			       E_IN(1, 112),                                  \
+			       E_OUT(2, 112, .sys = NR_FUTEX, .arg0 = 112),   \
+			       E_PREEMPT(1200, 101), E_IN(1250, 101),         \
+			       E_OUT(1300, 101, .sys = NR_FUTEX,              \
+				     .arg0 = 0x90),                           \
+			       E_WAKE(1500, 102, 111, NR_FUTEX, 111),         \
+			       E_IN(1505, 111),                               \
+			       E_OUT(1530, 111, .sys = NR_FUTEX,              \
+				     .arg0 = 111),                            \
+			       E_FILEIO(r_, (r_) + 100, 102, NR_PREAD64,      \
+					S_IFREG, 0),                          \
+			       __VA_ARGS__                                    \
+			       E_WAKE(4000, 102, 112, NR_FUTEX, 112),         \
+			       E_IN(4010, 112)),                              \
+		RQS(RQ(1, 50, 100, 1520, 1560, 101, 111,                      \
+		       .t_end = 5000 * US),                                   \
+		    RQ(2, 1000, 1100, 4050, 4100, 101, 112,                   \
+		       .t_end = 5000 * US)),                                  \
+		.want = want_,                                                \
+	}
 /* clang-format on */
 
 static const struct scenario scenarios[] = {
@@ -3687,6 +3716,28 @@ static const struct scenario scenarios[] = {
 	 * (without the limit: t_dispatch 2115) */
 	TAKE_THEN_GIL("pipe_read_run_then_gil", A_WANT(TAKE, 1505, 1300, 205),
 		      1505, 2015),
+	/* 1200 us of its CPU after its boundary, the engine reads a file
+	 * (the weights or cache A's prefill needs): its hand-offs since woke
+	 * nobody (X's writer busy), the boundary is stale, A was taken up at
+	 * the read (the odirect scenario beside a CPU hog: t_dispatch
+	 * 1.7-3.5 ms early); without: 1500 */
+	STALE_BOUNDARY("storage_after_stale_boundary", 2700,
+		       A_WANT(STORAGE, 2700, 1300, 1400)),
+	/* read 600 us after: it may have taken A up at the boundary and
+	 * read after its bookkeeping, the boundary stands */
+	STALE_BOUNDARY("storage_soon_after_boundary", 2100,
+		       HANDOFF_A_WANT(1500, 1300, 200)),
+	/* the hypervisor took 700 us of those 1200: 500 us of its own, the
+	 * boundary stands */
+	STALE_BOUNDARY("storage_after_steal", 2700,
+		       HANDOFF_A_WANT(1500, 1300, 200),
+		       E_STEAL(1600, 2600, 102, 700),),
+	/* it waited (for its input) between: a pick-up's or a batch's, no
+	 * storage rule */
+	STALE_BOUNDARY("storage_after_wait", 2700,
+		       HANDOFF_A_WANT(1500, 1300, 200),
+		       E_OUT(2000, 102, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+		       E_IRQ(2100, 101, 102), E_IN(2110, 102),),
 	/* a read of an eventfd or a socket there is no such take */
 	{
 		SC("test_handoff_enqueue", "other_read_after_boundary"),

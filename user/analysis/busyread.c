@@ -104,8 +104,7 @@ static bool read_past_gil(const struct tt_critpath *cp,
 	return false;
 }
 
-/* th's time on a CPU in [s, t) */
-static __u64 cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
+__u64 cp_cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
 	long k = cp_rec_before(th, t);
 	__u64 cpu = 0, hi = t, lo;
@@ -134,7 +133,7 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 	read = f < th->nfreads ? th->freads[f].ts : th->dreads[i].ts;
 	kind = f < th->nfreads ? TT_IPC_PIPE : th->dreads[i].kind;
 	/* a relay's: what computes after its input read is its own work */
-	if (cpu_in(th, read, t_out) >= cpu_limit)
+	if (cp_cpu_in(th, read, t_out) >= cpu_limit)
 		return false;
 	if (f < th->nfreads) {
 		/* a pipe read names the write it took */

@@ -368,6 +368,8 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t);
 bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long k, __u64 lo, __u64 t, __u64 t_out, __u64 cpu_limit,
 		  __u64 *r, const struct cp_arrival **a);
+/* th's time on a CPU in [s, t) */
+__u64 cp_cpu_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* th's first message send in [s, t), or 0 */
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t);
 
@@ -591,13 +593,20 @@ struct walk {
 	int err;
 };
 
+/* consumer.took: what its read after its boundary was */
+enum cp_took {
+	CP_TOOK_NONE = 0,
+	CP_TOOK_PIPE, /* of its input pipe */
+	CP_TOOK_FILE, /* of a file, the request's storage, its boundary stale */
+};
+
 /* What the walk knows of the consumer it is on (the thread it jumped to). */
 struct consumer {
 	bool entered; /* false on the writer, before any jump */
 	bool has_tb;
-	/* tb is its read of its input pipe after that burst: it took the
-	 * request there */
-	bool took;
+	/* tb is its read after that burst, where it took the request up:
+	 * enum cp_took */
+	__u8 took;
 	__u64 tb; /* the last wake of the previous hand-off burst */
 	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
 };
@@ -781,6 +790,16 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t);
 /* Of [s, t) of th, the time the hypervisor took (its runs' steal, spread
  * evenly over each run: where in a run it fell is not known). */
 __u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
+/*
+ * c's first file read in (tb, t) after more than a drain's CPU
+ * (DRAIN_CPU_NS, the hypervisor's steal aside) since its boundary tb, or 0:
+ * its hand-offs in that time woke nobody (their targets busy, as a CPython
+ * handler preempted or waiting for the GIL is), so tb is stale, and a read
+ * of the storage this request's compute needs is where it took it up, as
+ * a GPU launch is (cp_gpu_dispatch()). Read sooner, it may have admitted
+ * at tb and read after some bookkeeping: tb stands.
+ */
+__u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t);
 /* "pread64 direct", "read file", "readv blkdev": what the thread read */
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len);
 bool cp_is_launch(const struct cp_call *c);

@@ -124,6 +124,11 @@ enum tt_cp_dispatch {
 	 * interpreter lock, a word judged a lock), got such a lock from the
 	 * reader: it took the request up when it first ran after (§4.4) */
 	TT_CP_DISP_RELEASE,
+	/* a busy consumer read a file after its last hand-off to another
+	 * request and more of its CPU than a drain's: the hand-offs between
+	 * woke nobody, and the read, this request's storage, is where it took
+	 * it up (docs/design.md §4.4) */
+	TT_CP_DISP_STORAGE,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */

@@ -674,11 +674,12 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
 	struct burst b = { .low_k = LONG_MAX };
 	struct alive_scan sc = { 0 };
+	__u8 took;
 	__u64 r;
 	long i;
 
 	cs->has_tb = false;
-	cs->took = false;
+	cs->took = CP_TOOK_NONE;
 	cs->own_low = 0;
 	for (i = (long)cp_cand_after(cp, c, tj) - 1; i >= 0; i--) {
 		const struct cp_wake *w = &cp->wakes[c->cand[i]];
@@ -715,9 +716,14 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		cs->has_tb = false;
 	/* it took its input after, without waiting for it: there */
 	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;
+	took = CP_TOOK_PIPE;
+	if (!r && cs->has_tb) {
+		r = cp_stale_boundary_read(c, cs->tb, tj);
+		took = CP_TOOK_FILE;
+	}
 	if (r && !blocked_in(cp, c, cs->tb, cp_rec_before(c, r))) {
 		cs->tb = r;
-		cs->took = true;
+		cs->took = took;
 	}
 }
 

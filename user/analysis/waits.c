@@ -90,6 +90,8 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "take";
 	case TT_CP_DISP_RELEASE:
 		return "release";
+	case TT_CP_DISP_STORAGE:
+		return "storage";
 	}
 	return "?";
 }
@@ -148,6 +150,19 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t)
 {
 	return cp_starts_before(th->fileios, th->nfileios, sizeof(*th->fileios),
 				t);
+}
+
+__u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
+{
+	size_t i = cp_fileios_before(c, tb + 1);
+	__u64 r, cpu, steal;
+
+	if (i >= c->nfileios || c->fileios[i].start >= t)
+		return 0;
+	r = c->fileios[i].start;
+	cpu = cp_cpu_in(c, tb, r);
+	steal = cp_steal_in(c, tb, r);
+	return cpu > steal && cpu - steal >= DRAIN_CPU_NS ? r : 0;
 }
 
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)

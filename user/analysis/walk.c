@@ -560,12 +560,13 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		}
 		t = s;
 		if (boundary) {
-			*rule = marked	? TT_CP_DISP_MARKER :
-				resume	? TT_CP_DISP_RESUME :
-				collect ? TT_CP_DISP_BATCH :
-				batch	? TT_CP_DISP_CHANNEL :
-				cs.took ? TT_CP_DISP_TAKE :
-					  TT_CP_DISP_HANDOFF;
+			*rule = marked			? TT_CP_DISP_MARKER :
+				resume			? TT_CP_DISP_RESUME :
+				collect			? TT_CP_DISP_BATCH :
+				batch			? TT_CP_DISP_CHANNEL :
+				cs.took == CP_TOOK_FILE ? TT_CP_DISP_STORAGE :
+				cs.took			? TT_CP_DISP_TAKE :
+							  TT_CP_DISP_HANDOFF;
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
 				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :

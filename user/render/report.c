@@ -565,6 +565,8 @@ static const char *dispatch_why(enum tt_cp_dispatch d)
 		return "the engine, busy past its last hand-off to another request, read its input pipe";
 	case TT_CP_DISP_RELEASE:
 		return "the worker, idle since the read, ran after the reader released a lock it waited on";
+	case TT_CP_DISP_STORAGE:
+		return "the engine, busy past its last hand-off to another request, read the request's storage";
 	default:
 		return "nothing better: taken as t_read";
 	}
