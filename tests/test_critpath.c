@@ -3732,6 +3732,15 @@ static const struct scenario scenarios[] = {
 	STALE_BOUNDARY("storage_after_steal", 2700,
 		       HANDOFF_A_WANT(1500, 1300, 200),
 		       E_STEAL(1600, 2600, 102, 700),),
+	/* a wait for the GIL (0x7200) between, which 113 held: no wait for
+	 * input, the read is still A's storage (1090 us of its CPU) */
+	STALE_BOUNDARY("storage_after_gil", 2700,
+		       A_WANT(STORAGE, 2700, 1300, 1400),
+		       E_RTLOCK(0, 102, 0x7200, 0x7300), E_IN(0, 113),
+		       E_OUT(2000, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+		       E_WAKE(2100, 113, 102, NR_FUTEX, 0x7200),
+		       E_OUT(2102, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+		       E_IN(2110, 102), ),
 	/* it waited (for its input) between: a pick-up's or a batch's, no
 	 * storage rule */
 	STALE_BOUNDARY("storage_after_wait", 2700,

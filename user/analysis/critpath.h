@@ -92,7 +92,9 @@ enum tt_cp_dispatch {
 	TT_CP_DISP_READ = 0, /* nothing better: t_dispatch = t_read */
 	/* the consumer was woken by the reader (or a thread serving only this
 	 * request): t_enqueue = that wake, no queue; t_dispatch = its first
-	 * run after it (the wait for a CPU is scheduler.runqueue) */
+	 * run after it (the wait for a CPU is scheduler.runqueue), holding
+	 * the GIL when it waited for it (past a timed-out wait), no later
+	 * than the token's hand-off */
 	TT_CP_DISP_PICKUP,
 	/* the consumer's last hand-off to another request; t_enqueue is where
 	 * the reader let the request go (see tt_critpath_walk_all) */
@@ -117,8 +119,8 @@ enum tt_cp_dispatch {
 	 * end, when it ran to compute them (docs/design.md §4.4) */
 	TT_CP_DISP_BATCH,
 	/* a busy consumer read its input pipe after its last hand-off to
-	 * another request, not waiting for it: the request waited in the pipe
-	 * till that read (docs/design.md §4.4) */
+	 * another request, not waiting for it (but for the GIL): the request
+	 * waited in the pipe till that read (docs/design.md §4.4) */
 	TT_CP_DISP_TAKE,
 	/* a worker, idle since the read but for its waits on locks (the
 	 * interpreter lock, a word judged a lock), got such a lock from the

@@ -663,10 +663,9 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
  * serves no other live request is never a boundary: with one request in
  * flight, a consumer that wakes its writer twice has handed nothing else
  * off. Nor is one that a relay's drain split off (relay_drain()). A read
- * of its input pipe after tb, with no wait between, moves tb there: a
- * batcher busy past its boundary took the request from the pipe then
- * (docs/design.md §4.4).
- */
+ * of its input pipe after tb, no wait but for the GIL between, moves tb
+ * there (a batcher busy past its boundary took it from the pipe then), or
+ * else a stale boundary's file read (cp_stale_boundary_read(), §4.4). */
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs)
 {
@@ -674,7 +673,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
 	struct burst b = { .low_k = LONG_MAX };
 	struct alive_scan sc = { 0 };
-	__u8 took;
+	enum cp_took took;
 	__u64 r;
 	long i;
 

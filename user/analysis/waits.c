@@ -157,6 +157,9 @@ __u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
 	size_t i = cp_fileios_before(c, tb + 1);
 	__u64 r, cpu, steal;
 
+	/* a read that failed or found nothing read no storage */
+	while (i < c->nfileios && c->fileios[i].ret <= 0)
+		i++;
 	if (i >= c->nfileios || c->fileios[i].start >= t)
 		return 0;
 	r = c->fileios[i].start;

@@ -570,8 +570,12 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
 				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :
-			       cs.took ? cp_ran_past_gil(cp, th, t, ~0ULL) :
 					 t;
+			/* a take's GIL waits after it (no limit: with the
+			 * token's hand-off as one, 2 of lit's moved further) */
+			if (*rule == TT_CP_DISP_TAKE ||
+			    *rule == TT_CP_DISP_STORAGE)
+				disp = cp_ran_past_gil(cp, th, t, ~0ULL);
 			dispatched = true;
 			t = queue_cut(wk, t, disp);
 			tid = batch ? take->sender : rq->reader_tid;
