@@ -604,9 +604,8 @@ enum cp_took {
 struct consumer {
 	bool entered; /* false on the writer, before any jump */
 	bool has_tb;
-	/* tb is its read after that burst, where it took the request up:
-	 * enum cp_took */
-	__u8 took;
+	/* tb is its read after that burst, where it took the request up */
+	enum cp_took took;
 	__u64 tb; /* the last wake of the previous hand-off burst */
 	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
 };

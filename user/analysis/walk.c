@@ -571,8 +571,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				       cp_ran_after_boundary(th, t) :
 			       collect ? cp_ran_after(th, k, t) :
 					 t;
-			/* a take's GIL waits after it (no limit: with the
-			 * token's hand-off as one, 2 of lit's moved further) */
+			/* the GIL waits after a take or a storage read (no
+			 * limit: with the token's hand-off as one, 2 of lit's
+			 * moved further) */
 			if (*rule == TT_CP_DISP_TAKE ||
 			    *rule == TT_CP_DISP_STORAGE)
 				disp = cp_ran_past_gil(cp, th, t, ~0ULL);
@@ -709,9 +710,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		     released)) {
 			*rule = released ? TT_CP_DISP_RELEASE :
 					   TT_CP_DISP_PICKUP;
-			disp = cp_ran_past_gil(cp, th, took, t_out);
-			if (worker_wake > t)
-				disp = worker_ran;
+			disp = worker_wake > t ?
+				       worker_ran :
+				       cp_ran_past_gil(cp, th, took, t_out);
 			dispatched = true;
 			wk->t_enqueue = t;
 			wk->enqueue = released ? TT_CP_ENQ_RELEASE :
