@@ -3741,6 +3741,17 @@ static const struct scenario scenarios[] = {
 		       E_WAKE(2100, 113, 102, NR_FUTEX, 0x7200),
 		       E_OUT(2102, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
 		       E_IN(2110, 102), ),
+	/* preempted at 2600, 50 us of its CPU before the read: it had taken
+	 * A up, its wait for a CPU is A's (odirect beside a compile: 8 ms
+	 * of queue that was the engine's runqueue); without: 2700 */
+	STALE_BOUNDARY("storage_after_preemption", 2700,
+		       A_WANT(STORAGE, 2600, 1300, 1300),
+		       E_PREEMPT(2600, 102), E_IN(2650, 102), ),
+	/* 250 us of its CPU since: it may have admitted A after, the read
+	 * stands */
+	STALE_BOUNDARY("storage_long_after_preemption", 2700,
+		       A_WANT(STORAGE, 2700, 1300, 1400),
+		       E_PREEMPT(2400, 102), E_IN(2450, 102), ),
 	/* it waited (for its input) between: a pick-up's or a batch's, no
 	 * storage rule */
 	STALE_BOUNDARY("storage_after_wait", 2700,

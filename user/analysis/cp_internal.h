@@ -39,6 +39,10 @@
 /* A reader that waits for the interpreter lock within this much CPU of its
  * read had not run the request's handler yet (docs/design.md §4.4) */
 #define HANDLER_START_NS 100000ULL
+/* A consumer preempted less than this much of its CPU before its first
+ * storage read was on its way to it, the request taken up (odirect's engine
+ * runs 60-140 us from its admission to its read: docs/design.md §4.4) */
+#define READ_AFTER_PREEMPT_NS 100000ULL
 /* Distinct wake targets cp_answers() looks at per thread: an engine wakes
  * a writer among its first few. */
 #define ANSWER_TARGETS 16
@@ -795,8 +799,9 @@ __u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
  * its hand-offs in that time woke nobody (their targets busy, as a CPython
  * handler preempted or waiting for the GIL is), so tb is stale, and a read
  * of the storage this request's compute needs is where it took it up, as
- * a GPU launch is (cp_gpu_dispatch()). Read sooner, it may have admitted
- * at tb and read after some bookkeeping: tb stands.
+ * a GPU launch is (cp_gpu_dispatch()), or its preemption on the way to it.
+ * Read sooner, it may have admitted at tb and read after some bookkeeping:
+ * tb stands.
  */
 __u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t);
 /* "pread64 direct", "read file", "readv blkdev": what the thread read */

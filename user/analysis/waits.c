@@ -152,6 +152,29 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t)
 				t);
 }
 
+/* Where c, preempted after tb, ran less than READ_AFTER_PREEMPT_NS before its
+ * read at r, was switched out: on its way to the read, having taken the
+ * request up; else r. Its waits after (for the GIL) do not count. */
+static __u64 preempted_on_way(const struct cp_thread *c, __u64 tb, __u64 r)
+{
+	long k = cp_rec_before(c, r);
+	__u64 cpu = 0, hi = r;
+
+	for (; k > 0 && c->recs[k].ts > tb; hi = c->recs[k--].ts) {
+		const struct cp_rec *rec = &c->recs[k];
+
+		if (rec->state == REC_RUNNING) {
+			cpu += hi - rec->ts;
+			if (cpu >= READ_AFTER_PREEMPT_NS)
+				return r;
+		} else if (rec->state == REC_RUNNABLE &&
+			   c->recs[k - 1].state == REC_RUNNING) {
+			return rec->ts;
+		}
+	}
+	return r;
+}
+
 __u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
 {
 	size_t i = cp_fileios_before(c, tb + 1);
@@ -165,7 +188,9 @@ __u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
 	r = c->fileios[i].start;
 	cpu = cp_cpu_in(c, tb, r);
 	steal = cp_steal_in(c, tb, r);
-	return cpu > steal && cpu - steal >= DRAIN_CPU_NS ? r : 0;
+	if (cpu <= steal || cpu - steal < DRAIN_CPU_NS)
+		return 0;
+	return preempted_on_way(c, tb, r);
 }
 
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
