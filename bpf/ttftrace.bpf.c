@@ -2086,6 +2086,112 @@ FILEIO_HOOKS(readv)
 FILEIO_HOOKS(preadv)
 FILEIO_HOOKS(preadv2)
 
+/*
+ * ---- io_uring: its calls that submit or reap requests on files ----
+ *
+ * A ring's wait is on its anon inode, and its I/O wait is set for any
+ * request in flight (a socket's too): the requests' own files say which
+ * calls are storage's (docs/design.md §4.3). An io_uring_enter(2) call of a
+ * traced thread is noted as a file read is; a request on a regular file or
+ * block device submitted in it (its fd's file), or completed in it (the
+ * request's file: a wait's completions run in the waiter's task work),
+ * gives it that file, and its exit one TT_EV_FILEIO (syscall
+ * TT_NR_io_uring_enter). Left out: a fixed file's submission (its file is
+ * known when issued, after the hook), completions an io-wq worker or
+ * SQPOLL's thread posts (not in the caller's call).
+ */
+
+/* fe's io_uring_enter call, if th is in one, is on file's storage */
+static __always_inline void uring_file(struct fileio_enter *fe,
+				       struct file *file)
+{
+	struct inode *inode;
+	__u32 mode;
+
+	if (!fe || !fe->ts || fe->syscall != TT_NR_io_uring_enter || fe->mode ||
+	    !file)
+		return;
+	inode = BPF_CORE_READ(file, f_inode);
+	if (!inode)
+		return;
+	mode = BPF_CORE_READ(inode, i_mode);
+	if ((mode & S_IFMT) != S_IFREG && (mode & S_IFMT) != S_IFBLK)
+		return;
+	if ((mode & S_IFMT) == S_IFREG &&
+	    pseudo_fs(BPF_CORE_READ(inode, i_sb, s_magic)))
+		return;
+	fe->ino = BPF_CORE_READ(inode, i_ino);
+	fe->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	fe->rdev = BPF_CORE_READ(inode, i_rdev);
+	fe->f_flags = BPF_CORE_READ(file, f_flags);
+	fe->mode = mode;
+}
+
+/* current's io_uring_enter call in progress, or NULL */
+static __always_inline struct fileio_enter *uring_call(void)
+{
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return NULL;
+	return bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(),
+				    0, 0);
+}
+
+SEC("tracepoint/syscalls/sys_enter_io_uring_enter")
+int tt_fileio_io_uring_enter_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	struct fileio_enter *fe;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!fe)
+		return 0;
+	fe->pipe = 0;
+	fe->mode = 0; /* no file yet */
+	fe->fd = ctx->args[0];
+	fe->syscall = TT_NR_io_uring_enter;
+	fe->ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_io_uring_enter")
+int tt_fileio_io_uring_enter_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	struct fileio_enter *fe = uring_call();
+
+	if (fe && fe->ts && !fe->mode)
+		fe->ts = 0;
+	return fileio_exit_emit(ctx->ret);
+}
+
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(tt_uring_submit, struct io_kiocb *req)
+{
+	struct fileio_enter *fe = uring_call();
+
+	if (!fe || !fe->ts || fe->mode)
+		return 0;
+	if (!bpf_core_field_exists(req->cqe.fd) ||
+	    BPF_CORE_READ(req, flags) & REQ_F_FIXED_FILE)
+		return 0;
+	uring_file(fe, fd_file(bpf_get_current_task_btf(),
+			       BPF_CORE_READ(req, cqe.fd)));
+	return 0;
+}
+
+/* the request is the second argument on every kernel with the hook */
+SEC("tp_btf/io_uring_complete")
+int BPF_PROG(tt_uring_complete, void *ring, void *req_arg)
+{
+	struct fileio_enter *fe = uring_call();
+	struct io_kiocb *req = req_arg;
+
+	if (fe && fe->ts && !fe->mode)
+		uring_file(fe, BPF_CORE_READ(req, file));
+	return 0;
+}
+
 /* ---- GPU: ioctls on device nodes, CUDA driver calls ---- */
 
 struct gpu_inode {

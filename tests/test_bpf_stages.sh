@@ -14,6 +14,8 @@
 #                time is storage too (p50 and p99 within max(1 ms, 7.5%)),
 #                and the server's socket and pipe reads make no fileio
 #                record
+#   storage-uring  the same reads through an io_uring (--kv-uring): the
+#                ring's waits and CPU are storage as well
 #   cpu          the front-end tokenizer burns CPU per prompt byte
 #   split        queueing across processes: engine process, unix sockets
 #   proxy        queueing behind a front-end that relays over TCP
@@ -171,45 +173,55 @@ kv_dir() { # a directory on a block-device file system, or nothing
 	done
 	return 1
 }
-# fileio_only_kv INO: the storage recording's file reads are all of the KV
-# file (inode INO), while the server read its client sockets and its wake
-# pipe with read(2) as well: sockets, pipes and /proc are not storage
+# fileio_only_kv NAME INO [SYSCALL]: NAME's recording's file reads are all
+# of the KV file (inode INO), while the server read its client sockets and
+# its wake pipe with read(2) as well: sockets, pipes and /proc are not
+# storage; with SYSCALL, those records are that call's (io_uring_enter)
 fileio_only_kv() {
-	local ev="$TT_TMP/storage.events" nfile nother nrecv
-	"$TTFTRACE" report --events "$TT_TMP/storage.ttft" >"$ev" 2>/dev/null
-	nfile=$(grep -c " fileio .* ino=$1 " "$ev")
-	nother=$(grep " fileio " "$ev" | grep -vc " ino=$1 ")
+	local name=$1 ino=$2 sys=${3:-} ev="$TT_TMP/$1.events" nfile nother nrecv
+	"$TTFTRACE" report --events "$TT_TMP/$name.ttft" >"$ev" 2>/dev/null
+	nfile=$(grep " fileio .* ino=$ino " "$ev" | grep -c "$sys")
+	nother=$(grep " fileio " "$ev" | grep -vc " ino=$ino ")
 	nrecv=$(grep -c " recv " "$ev")
-	check "storage: the KV preads are fileio records ($nfile)" \
+	check "$name: the KV reads are fileio records${sys:+ of $sys} ($nfile)" \
 		[ "$nfile" -ge 16 ]
-	check "storage: no fileio record but the KV file's ($nother others, $nrecv socket reads)" \
+	check "$name: no fileio record but the KV file's ($nother others, $nrecv socket reads)" \
 		[ "$nother" = 0 ] && [ "$nrecv" -gt 0 ]
-	[ "$nother" = 0 ] || grep " fileio " "$ev" | grep -v " ino=$1 " |
+	[ "$nother" = 0 ] || grep " fileio " "$ev" | grep -v " ino=$ino " |
 		head -3 | sed 's/^/  /'
 }
-if wanted storage; then
+# kv_storage NAME [SYSCALL] [SERVER ARGS...]: storage.io of 32 MiB of
+# O_DIRECT KV reads per request from a file on a real disk
+kv_storage() {
+	local name=$1 sys=$2
+	shift 2
 	if ! KV_DIR=$(kv_dir); then
 		KV_DIR=
-		echo "SKIP: storage: no directory on a block device for the KV file"
+		echo "SKIP: $name: no directory on a block device for the KV file"
 	elif ! dd if=/dev/urandom of="$KV_DIR/kv" bs=1M count=256 oflag=direct \
 		status=none 2>"$TT_TMP/dd.err"; then
-		fail "storage: cannot write a 256 MiB KV file in $KV_DIR: $(cat "$TT_TMP/dd.err")"
+		fail "$name: cannot write a 256 MiB KV file in $KV_DIR: $(cat "$TT_TMP/dd.err")"
 	else
-		start_server "$TT_TMP/storage.gt.csv" --kv-file "$KV_DIR/kv" \
+		start_server "$TT_TMP/$name.gt.csv" --kv-file "$KV_DIR/kv" \
 			--kv-read-bytes 33554432 --prefill-us 1000 -i 1000 -t 2 \
-			-w 2
+			-w 2 "$@"
 		TRACE_PIDS=("$SERVER_PID")
 		# 7.5%: ttftrace attributes 3-4% less than the server's read
 		# loop measures (0.8-1.0 ms of 22-32 ms at p50 in quiet runs,
 		# 1.3 under load), not explained yet; the loop's CPU outside
 		# the read syscalls (compute to ttftrace) is a likely part
 		TIGHT=(--tight storage.io:7.5)
-		measure storage storage.io -- -c 1 -n 16 --tokens 2
+		measure "$name" storage.io -- -c 1 -n 16 --tokens 2
 		TIGHT=()
-		fileio_only_kv "$(stat -c %i "$KV_DIR/kv")"
+		fileio_only_kv "$name" "$(stat -c %i "$KV_DIR/kv")" "$sys"
 		rm -f "$KV_DIR/kv"
 	fi
-fi
+}
+wanted storage && kv_storage storage ""
+# the same reads through an io_uring, one read per io_uring_enter(2): the
+# ring's waits are on its anon inode, its files say storage
+wanted storage-uring && kv_storage storage-uring "syscall=426 " \
+	--kv-uring
 
 # --- compute.cpu: the front-end tokenizer, 1 us of CPU per prompt byte
 if wanted cpu; then

@@ -1065,6 +1065,18 @@ static void build_many_slices(struct stream *s, const __u64 *arg)
 		  (.sys = NR_IO_URING_ENTER, .arg0 = 4, .mode = S_IFREG,       \
 		   .iowait = true, .anon = anon_))
 
+/* ANON_STREAM(true) with an io_uring_enter(2) call of 101's from s_ to
+ * e_ us that submitted or reaped a request on a file (its FILEIO record) */
+#define URING_STREAM(s_, e_)                                                  \
+	STEPS(E_IN(900, 101),                                                 \
+	      E_OUT(1200, 101, .sys = NR_READ, .arg0 = 9, .mode = S_IFREG,    \
+		    .anon = true),                                            \
+	      E_IRQ(1500, 0, 101), E_IN(1510, 101),                           \
+	      E_FILEIO(s_, e_, 101, NR_IO_URING_ENTER, S_IFREG, 0),           \
+	      E_OUT(1560, 101, .sys = NR_IO_URING_ENTER, .arg0 = 4,           \
+		    .mode = S_IFREG, .iowait = true, .anon = true),           \
+	      E_IRQ(1750, UNTRACED, 101), E_IN(1760, 101))
+
 /* On TCP loopback the receiver's wakeup runs in softirq with the sender as
  * current. */
 #define LOOPBACK(sender, B)                                          \
@@ -3160,6 +3172,39 @@ static const struct scenario scenarios[] = {
 			       [TT_ST_NET_OUT] = 10),
 			{},
 			{ SEG_AT(1300, "read file 8:1") },
+		}),
+	},
+	/* a wait in an io_uring_enter(2) call that submitted or reaped a
+	 * request on a file (its FILEIO record, 1550 to 1755 us): storage,
+	 * as its CPU is; the anon read stays unknown */
+	{
+		SC("test_anon_inode", "uring_file_call"),
+		.steps = URING_STREAM(1550, 1755),
+		RQS(RQ(1, 1000, 1100, 1790, 1800, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 170,
+			       [TT_ST_UNKNOWN] = 300, [TT_ST_STORAGE] = 200,
+			       [TT_ST_RUNQUEUE] = 20, [TT_ST_NET_OUT] = 10),
+			{},
+			{ SEG_AT(1600, "io_uring_enter file iowait",
+				 G(stage, TT_ST_STORAGE)) },
+		}),
+	},
+	/* that call returned before the wait: another call's wait, on
+	 * whatever the ring holds, is unknown */
+	{
+		SC("test_anon_inode", "uring_file_call_before"),
+		.steps = URING_STREAM(1520, 1540),
+		RQS(RQ(1, 1000, 1100, 1790, 1800, 101, 101)),
+		.want = WANTS({
+			1,
+			STAGES([TT_ST_NET_IN] = 100, [TT_ST_CPU] = 160,
+			       [TT_ST_STORAGE] = 20,
+			       [TT_ST_UNKNOWN] = 490, [TT_ST_RUNQUEUE] = 20,
+			       [TT_ST_NET_OUT] = 10),
+			{},
+			{ SEG_AT(1600, "io_uring_enter anon iowait") },
 		}),
 	},
 	/* an eventfd a traced thread writes is a hand-off, followed */

@@ -143,6 +143,7 @@ struct server_opts {
 	bool headers_with_body;
 	bool split;
 	bool quiet;
+	bool kv_uring;		/* --kv-uring */
 };
 
 /*
@@ -243,6 +244,23 @@ struct engine_gpu {
 	char err[GPU_ERR_LEN];	/* why it did not start */
 };
 
+/* an io_uring of one read at a time (uring.c) */
+struct kv_ring {
+	int fd;
+	void *sq, *cq;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	size_t sq_len, cq_len, sqes_len;
+	unsigned int *sq_tail, *sq_array, *cq_head, *cq_tail;
+	unsigned int sq_mask, cq_mask;
+};
+
+int kv_ring_open(struct kv_ring *r);
+void kv_ring_close(struct kv_ring *r);
+/* pread(2) through the ring: bytes read, or -1 with errno */
+ssize_t kv_ring_pread(struct kv_ring *r, int fd, void *buf, size_t len,
+		      uint64_t off);
+
 struct engine {
 	struct server *srv;
 	pthread_t thread;
@@ -261,6 +279,7 @@ struct engine {
 	uint64_t kv_blocks;	/* KV_ALIGN blocks where a read may start */
 	uint64_t kv_rng;
 	bool kv_error_told;
+	struct kv_ring kv_ring;	/* --kv-uring's, fd -1 without */
 	int sched_fd;		/* the engine thread's schedstat, or -1 */
 	struct engine_mark handoff;	/* the last token hand-off */
 	bool handed_off;	/* since the engine last waited for work */

@@ -279,8 +279,12 @@ static void engine_kv_read_one(struct engine *e)
 	ssize_t n;
 
 	while (left) {
-		n = pread(e->kv_fd, e->kv_buf,
-			  left < KV_CHUNK ? left : KV_CHUNK, off);
+		n = e->kv_ring.fd >= 0 ?
+			    kv_ring_pread(&e->kv_ring, e->kv_fd, e->kv_buf,
+					  left < KV_CHUNK ? left : KV_CHUNK,
+					  off) :
+			    pread(e->kv_fd, e->kv_buf,
+				  left < KV_CHUNK ? left : KV_CHUNK, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -509,7 +513,7 @@ static int engine_kv_open(struct engine *e, const struct server_opts *o)
 		e->kv_buf = NULL;
 		return -err;
 	}
-	return 0;
+	return o->kv_uring ? kv_ring_open(&e->kv_ring) : 0;
 }
 
 static void engine_kv_close(struct engine *e)
@@ -519,6 +523,8 @@ static void engine_kv_close(struct engine *e)
 	e->kv_fd = -1;
 	free(e->kv_buf);
 	e->kv_buf = NULL;
+	if (e->kv_ring.fd >= 0)
+		kv_ring_close(&e->kv_ring);
 }
 
 int engine_start(struct engine *e, struct server *srv)
@@ -530,6 +536,7 @@ int engine_start(struct engine *e, struct server *srv)
 	e->srv = srv;
 	e->rng = srv->opts.seed;
 	e->kv_fd = -1;
+	e->kv_ring.fd = -1;
 	e->sched_fd = -1;
 	e->batch = calloc(srv->opts.batch, sizeof(*e->batch));
 	e->admitted = calloc(srv->opts.batch, sizeof(*e->admitted));

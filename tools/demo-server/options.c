@@ -33,6 +33,8 @@ static void usage(FILE *f)
 "                              PATH with O_DIRECT (PATH must be on a block device)\n"
 "      --kv-read-bytes N       bytes read per request, a multiple of 4096, in\n"
 "                              1 MiB preads from a random offset (--seed)\n"
+"      --kv-uring              make those reads through an io_uring, one read\n"
+"                              per io_uring_enter(2)\n"
 "      --handoff H             cond|pipe: how tokens reach the front-end (default cond)\n"
 "      --split                 run the engine in a process of its own (forked at\n"
 "                              start): each front-end thread talks to it over its\n"
@@ -275,6 +277,7 @@ static const struct opt_spec opt_specs[] = {
 	NUM("engine-cpu", 0, engine_cpu, 0, CPU_SETSIZE - 1),
 	STR("kv-file", 0, kv_path),
 	FN("kv-read-bytes", 0, parse_kv_read_bytes, 0),
+	FLAG("kv-uring", 0, kv_uring),
 	FLAG("split", 0, split),
 	FN("proxy", 0, parse_proxy, 0),
 	FLAG("gpu", 0, gpu),
@@ -400,6 +403,8 @@ void parse_args(int argc, char **argv, struct server_opts *o)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (!o->kv_path != !o->kv_read_bytes)
 		usage_error("--kv-file and --kv-read-bytes go together");
+	if (o->kv_uring && !o->kv_path)
+		usage_error("--kv-uring needs --kv-file");
 	if (o->split && o->proxy)
 		usage_error("--split and --proxy do not go together");
 	if (o->proxy && (o->kv_path || o->engine_cpu >= 0 || o->gpu))

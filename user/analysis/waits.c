@@ -351,7 +351,8 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 	/*
 	 * eventfd, timerfd, signalfd, epoll, io_uring: one shared inode (and
 	 * S_IFREG on recent kernels), so neither the mode nor an I/O wait
-	 * (io_uring sets one) says storage; a timerfd looks like the rest.
+	 * (io_uring sets one for any request) says storage; a timerfd looks
+	 * like the rest; io_uring's file requests are judged apart.
 	 */
 	if (rec->flags & (REC_F_ANON | REC_F_PRETRACE))
 		return TT_ST_UNKNOWN;
@@ -479,6 +480,21 @@ bool cp_block_is_runtime(const struct tt_critpath *cp,
 	return rt && rt->kind == TT_RT_CPYTHON;
 }
 
+/* rec, a wait in io_uring_enter(2), is inside a FILEIO record of that call:
+ * one that submitted or reaped a request on a file (docs/design.md §4.3) */
+static bool uring_file_wait(const struct tt_critpath *cp,
+			    const struct cp_thread *th,
+			    const struct cp_rec *rec)
+{
+	size_t i;
+
+	if (!th || cp->blocks[rec->info].syscall != TT_NR_io_uring_enter)
+		return false;
+	i = cp_fileios_before(th, rec->ts + 1);
+	return i && th->fileios[i - 1].syscall == TT_NR_io_uring_enter &&
+	       th->fileios[i - 1].end > rec->ts;
+}
+
 /* The stage and reason of blocked record rec of th, when not followed. */
 enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 			     const struct cp_thread *th,
@@ -496,6 +512,14 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 	if (block_runtime(cp, th, rec)) {
 		snprintf(buf, len, "Go scheduler");
 		return TT_ST_RUNQUEUE;
+	}
+	/* a ring's wait in a call that submitted or reaped file requests:
+	 * the storage's, where its anon inode and its I/O wait (any
+	 * request's) say nothing */
+	if (uring_file_wait(cp, th, rec)) {
+		snprintf(buf, len, "io_uring_enter file%s",
+			 rec->flags & REC_F_IOWAIT ? " iowait" : "");
+		return TT_ST_STORAGE;
 	}
 	if (!cp_gpu_wait_of(cp, th, rec, &gw)) {
 		block_reason(cp, rec, NULL, buf, len);

@@ -735,6 +735,15 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		  tt_tracepoint_exists("tcp", "tcp_sendmsg_locked");
 	if (!c->hops)
 		bpf_program__set_autoload(c->skel->progs.tt_client_send, false);
+	/* io_uring's requests on files (5.19's hooks); without them its
+	 * waits stay other.unknown (docs/design.md §4.3) */
+	if (!tt_tracepoint_exists("io_uring", "io_uring_submit_req") ||
+	    !tt_tracepoint_exists("io_uring", "io_uring_complete")) {
+		bpf_program__set_autoload(c->skel->progs.tt_uring_submit,
+					  false);
+		bpf_program__set_autoload(c->skel->progs.tt_uring_complete,
+					  false);
+	}
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,
