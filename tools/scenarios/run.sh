@@ -92,7 +92,7 @@ server_cmd() {
 }
 
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=()
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
 	echo "=== $name: $cmd"
@@ -108,6 +108,15 @@ run_one() {
 		"$LOADGEN" -p "$port" -c "$c" -n "$N" -d 20 --tokens 8 -q -o "$d/client-c$c.csv" ||
 			echo "run.sh: $name: loadgen -c $c failed" >&2
 		clients+=("$d/client-c$c.csv")
+	done
+	# a server logs a request after its last send, which its client may
+	# have read first: on a loaded machine, wait (5 s at most) for the
+	# rows of the requests the clients finished before stopping it
+	want=$(cat "${clients[@]}" | grep -c ',ok,')
+	for _ in $(seq 50); do
+		[ "$(($(cat "$d/truth.csv" 2>/dev/null | wc -l) - 1))" -ge "$want" ] &&
+			break
+		sleep 0.1
 	done
 	kill -INT "$RECORD_PID"
 	wait "$RECORD_PID"
