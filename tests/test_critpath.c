@@ -4305,6 +4305,51 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/*
+	 * The GIL's holder an accept loop (ThreadingHTTPServer's, odirect
+	 * and nagle at a new batch of connections): handler 101 hands A to
+	 * idle engine 102 at 1200 us (futex 0x300); 102 waits for the GIL
+	 * (1230 us) that loop 105 holds while it starts X's handler 111
+	 * (1300 us) and releases at 1500. The loop was not handed A: the
+	 * thread it started is X's, no boundary of A's engine. A is taken up
+	 * when the engine, woken by its handler, holds the GIL (pickup,
+	 * 1510 us); without: handoff, 1300 (+6.5 ms in a run with a compile).
+	 */
+	{
+		SC("test_runtime_lock", "holder_starts_a_thread"),
+		.steps = STEPS(
+			/* the loop asleep in epoll, the engine on its queue */
+			E_IN(0, 105), E_IN(0, 102), E_IN(0, 101),
+			E_RTLOCK(1, 101, 0x6f00, 0x7100),
+			E_OUT(6, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			/* a new connection: the loop takes the GIL */
+			E_IRQ(1150, 0, 105), E_IN(1160, 105),
+			/* A handed to the engine, which waits for the GIL */
+			E_WAKE(1200, 101, 102, NR_FUTEX, 0x300),
+			E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x101),
+			E_IN(1220, 102),
+			E_OUT(1230, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
+			/* X's handler started, the GIL released */
+			E_WAKE_NEW(1300, 105, 111, 56), E_IN(1305, 111),
+			E_OUT(1450, 111, .sys = NR_FUTEX, .arg0 = 0x111),
+			E_WAKE(1500, 105, 102, NR_FUTEX, 0x7000),
+			E_OUT(1505, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			/* A's first token to its handler */
+			E_IN(1510, 102), E_WAKE(2500, 102, 101, NR_FUTEX, 0x101),
+			E_OUT(2510, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			E_IN(2520, 101)),
+		RQS(RQ(1, 1000, 1100, 2550, 2600, 101, 101,
+		       .t_end = 5000 * US),
+		    RQ(2, 1250, 1400, 4000, 4050, 111, 111,
+		       .t_end = 5000 * US)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 1510), R_T(t_enqueue, 1200) },
+		}),
+	},
+	/*
 	 * One model behind an application's lock (tools/scenarios' pool):
 	 * loop 101 reads A at 1100 us and hands it to idle worker 103 (futex
 	 * 0x300, the pool's queue) at 1200; 103 blocks on the model's lock

@@ -6,6 +6,8 @@
  * a pipe read by its bytes (pipefifo.c), another read the oldest data of
  * its kind (an eventfd's, a socket's) that came since the thread's read
  * of that kind before; the walk moves to that data's writer at the write.
+ * And a relay's drain: its hand-offs of what one wake brought, one item at
+ * a time, are not an engine's steps (cp_relay_drain()).
  */
 #include "cp_internal.h"
 
@@ -171,4 +173,48 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 	*r = read;
 	*a = arr;
 	return true;
+}
+
+/*
+ * c handed off to another request at tb and to this one at tj (not through
+ * a lock), both after the wake that ended its last wait for anything but a
+ * lock, with less than DRAIN_CPU_NS of its CPU since that wake: a relay
+ * draining what the wake brought one item at a time (an executor thread
+ * reading a response pipe a token a call, a queue's feeder writing it), its
+ * items split past a burst gap by a busy machine. tb ends no step of an
+ * engine: the wake leads to it. How the CPU falls between the items is no
+ * test: a feeder switched out after its first token took 615 us for the next.
+ */
+bool cp_relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
+		    __u64 tb, __u64 tj)
+{
+	const struct cp_rec *r;
+	__u64 run = 0, hi = tj;
+	bool past_tb = false;
+	long k;
+
+	for (k = cp_rec_before(c, tj); k >= 0; hi = r->ts, k--) {
+		r = &c->recs[k];
+		if (r->state == REC_BLOCKED)
+			return false;
+		/* a wait for a lock (the interpreter's, to run the code
+		 * that hands the items on) is part of the drain */
+		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
+		    cp->wakes[r->info].lock && k > 0 &&
+		    c->recs[k - 1].state == REC_BLOCKED) {
+			r = &c->recs[--k];
+			continue;
+		}
+		if (r->state == REC_RUNNING) {
+			past_tb = past_tb || r->ts <= tb;
+			run += hi - r->ts;
+			if (run >= DRAIN_CPU_NS)
+				return false;
+		} else if (r->info != NONE32) {
+			return r->ts < tb && past_tb &&
+			       !cp->wakes[r->info].lock &&
+			       cp_wake_followed(cp, c, k, tj);
+		}
+	}
+	return false;
 }

@@ -198,10 +198,11 @@ struct cp_wake {
 	__u32 block; /* the target's block, NONE32 if it was not blocked */
 	__s16 syscall; /* the waker's syscall, -1 outside process context */
 	__u8 ctx; /* enum wake_ctx */
-	__u8 lock : 7; /* enum cp_lock: followed, never a hand-off */
+	__u8 lock : 6; /* enum cp_lock: followed, never a hand-off */
 	/* a futex wake of a word whose last WORD_SOLO_WAITS waits were all
 	 * the target's (struct cp_word's last_waiter) */
 	__u8 solo : 1;
+	__u8 spawn : 1; /* the waker started the target (TT_EV_WAKEUP_NEW) */
 };
 
 /* An element this thread took from a Go channel's buffer, and the send
@@ -610,6 +611,9 @@ struct consumer {
 	bool has_tb;
 	/* tb is its read after that burst, where it took the request up */
 	enum cp_took took;
+	/* reached through its release of the GIL, not handed the request:
+	 * the threads it starts are others' (an accept loop's handlers) */
+	bool holder;
 	__u64 tb; /* the last wake of the previous hand-off burst */
 	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
 };
@@ -656,6 +660,10 @@ __u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
 /* A request of tid other than req arrived in [from, to]. */
 bool cp_rq_other_arrived(const struct rq_index *ix, __u32 tid, __u32 req,
 			 __u64 from, __u64 to);
+/* c's hand-off to another request at tb is a relay's drain of the wake
+ * that led to its hand-off at tj (busyread.c) */
+bool cp_relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
+		    __u64 tb, __u64 tj);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
 

@@ -608,50 +608,6 @@ static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
 }
 
 /*
- * c handed off to another request at tb and to this one at tj (not through
- * a lock), both after the wake that ended its last wait for anything but a
- * lock, with less than DRAIN_CPU_NS of its CPU since that wake: a relay
- * draining what the wake brought one item at a time (an executor thread
- * reading a response pipe a token a call, a queue's feeder writing it), its
- * items split past a burst gap by a busy machine. tb ends no step of an
- * engine: the wake leads to it. How the CPU falls between the items is no
- * test: a feeder switched out after its first token took 615 us for the next.
- */
-static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
-			__u64 tb, __u64 tj)
-{
-	const struct cp_rec *r;
-	__u64 run = 0, hi = tj;
-	bool past_tb = false;
-	long k;
-
-	for (k = cp_rec_before(c, tj); k >= 0; hi = r->ts, k--) {
-		r = &c->recs[k];
-		if (r->state == REC_BLOCKED)
-			return false;
-		/* a wait for a lock (the interpreter's, to run the code
-		 * that hands the items on) is part of the drain */
-		if (r->state == REC_RUNNABLE && r->info != NONE32 &&
-		    cp->wakes[r->info].lock && k > 0 &&
-		    c->recs[k - 1].state == REC_BLOCKED) {
-			r = &c->recs[--k];
-			continue;
-		}
-		if (r->state == REC_RUNNING) {
-			past_tb = past_tb || r->ts <= tb;
-			run += hi - r->ts;
-			if (run >= DRAIN_CPU_NS)
-				return false;
-		} else if (r->info != NONE32) {
-			return r->ts < tb && past_tb &&
-			       !cp->wakes[r->info].lock &&
-			       cp_wake_followed(cp, c, k, tj);
-		}
-	}
-	return false;
-}
-
-/*
  * Consumer c was entered at tj through a wake of thread from (0 when that
  * wake was through a lock). Its hand-offs before tj are its wakes of
  * threads serving other live requests, of from, and of this request's
@@ -662,7 +618,7 @@ static bool relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
  * has one is the boundary tb. A wake of this request's own thread that
  * serves no other live request is never a boundary: with one request in
  * flight, a consumer that wakes its writer twice has handed nothing else
- * off. Nor is one that a relay's drain split off (relay_drain()). A read
+ * off. Nor is one that a relay's drain split off (cp_relay_drain()). A read
  * of its input pipe after tb, no wait but for the GIL between, moves tb
  * there (a batcher busy past its boundary took it from the pipe then), or
  * else a stale boundary's file read (cp_stale_boundary_read(), §4.4). */
@@ -685,7 +641,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 
 		if (w->ts < floor)
 			break;
-		if (w->target_tid == c->tid)
+		if (w->target_tid == c->tid || (cs->holder && w->spawn))
 			continue;
 		alive = alive_scan_ask(&sc, wk->ix, w->target_tid, w->ts,
 				       wk->ri);
@@ -711,7 +667,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	}
 	if (b.open)
 		burst_close(&b, &may_skip, cs);
-	if (cs->has_tb && from && relay_drain(cp, c, cs->tb, tj))
+	if (cs->has_tb && from && cp_relay_drain(cp, c, cs->tb, tj))
 		cs->has_tb = false;
 	/* it took its input after, without waiting for it: there */
 	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;

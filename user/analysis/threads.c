@@ -433,6 +433,7 @@ static int wake_add(struct tt_critpath *cp, const struct tt_event *ev,
 		.block = NONE32,
 		.syscall = nr >= CP_SYSCALL_SCHED && nr <= INT16_MAX ? nr : -1,
 		.ctx = ctx,
+		.spawn = ev->h.type == TT_EV_WAKEUP_NEW,
 	};
 	if (waker && ctx == CTX_PROCESS) {
 		int err = seen_running(cp, waker, ev->h.ts);

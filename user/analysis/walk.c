@@ -750,6 +750,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		if (dispatched || norules)
 			continue;
 		cs.entered = true;
+		cs.holder = w->lock == CP_LOCK_RUNTIME && !from;
 		cp_scan_consumer(wk, th, t, floor, from, &cs);
 	}
 	return disp;
