@@ -12,6 +12,7 @@ TTFTRACE=${TTFTRACE_BIN:-$OUTPUT/ttftrace}
 DEMO_SERVER=$OUTPUT/tools/demo-server
 LOADGEN=$OUTPUT/tools/loadgen
 BENCH_PIDS=()
+BENCH_FILES=()
 BENCH_OLD_STATS=
 
 die() {
@@ -41,6 +42,10 @@ bench_cleanup() {
 	if [ -n "$BENCH_OLD_STATS" ]; then
 		sysctl -qw kernel.bpf_stats_enabled="$BENCH_OLD_STATS"
 	fi
+	# files a benchmark made outside BENCH_TMP (on a block device)
+	for p in "${BENCH_FILES[@]}"; do
+		rm -f "$p"
+	done
 	if [ -n "${BENCH_KEEP:-}" ]; then
 		echo "kept $BENCH_TMP" >&2
 	elif [ -n "${BENCH_TMP:-}" ]; then

@@ -21,6 +21,12 @@ RATE=${RATE:-100}
 TOKEN_US=${TOKEN_US:-20000}
 # SERVER=python: the Python server (bench/lib.sh) under the saturation load
 [ "$SERVER" = python ] && TOKENS=$PY_TOKENS
+# KV_IO=pread|uring: the demo server reads KV_BYTES of O_DIRECT KV blocks per
+# request (1 MiB reads, through an io_uring with uring) from a file in
+# KV_DIR (a block-device file system): the file-read programs under load
+KV_IO=${KV_IO:-}
+KV_BYTES=${KV_BYTES:-4194304}
+KV_DIR=${KV_DIR:-/var/tmp}
 
 bench_setup prog_cost
 need_root
@@ -50,10 +56,20 @@ elif [ "$LOAD" = realistic ]; then
 	lgargs=(-c $((RATE * 2)) --rate "$RATE")
 	what="$RATE req/s paced, $TOKENS tokens at $((TOKEN_US / 1000)) ms"
 else
+	kv=()
+	if [ -n "$KV_IO" ]; then
+		case $KV_IO in pread | uring) ;; *) die "KV_IO: pread or uring" ;; esac
+		kvf=$(mktemp "$KV_DIR/ttftrace-kv.XXXXXX") || die "no KV file in $KV_DIR"
+		BENCH_FILES+=("$kvf")
+		dd if=/dev/urandom of="$kvf" bs=1M count=64 oflag=direct \
+			status=none || die "cannot write the KV file $kvf"
+		kv=(--kv-file "$kvf" --kv-read-bytes "$KV_BYTES")
+		[ "$KV_IO" = uring ] && kv+=(--kv-uring)
+	fi
 	start_server --prefill-us 0 -t "$TOKENS" -i 0 -w $((SAT_CONNS * 2)) \
-		--batch $((SAT_CONNS * 2))
+		--batch $((SAT_CONNS * 2)) "${kv[@]}"
 	lgargs=(-c "$SAT_CONNS")
-	what="closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays"
+	what="closed loop, $SAT_CONNS connections, $TOKENS tokens, no delays${KV_IO:+, $((KV_BYTES >> 20)) MiB of KV reads per request ($KV_IO)}"
 fi
 # RECORD_ARGS: more options of ttftrace record (e.g. -b 1M)
 # shellcheck disable=SC2086
