@@ -3797,6 +3797,25 @@ static const struct scenario scenarios[] = {
 	STALE_BOUNDARY("storage_long_after_preemption", 2700,
 		       A_WANT(STORAGE, 2700, 1300, 1400),
 		       E_PREEMPT(2400, 102), E_IN(2450, 102), ),
+	/* preempted, then it waited for its input (epoll, an interrupt's
+	 * wake) before the read: no storage rule, the preemption no less
+	 * (a second reviewer's case: storage 2500 without the wait's check) */
+	STALE_BOUNDARY("storage_preempted_then_wait", 2700,
+		       HANDOFF_A_WANT(1500, 1300, 200),
+		       E_PREEMPT(2500, 102), E_IN(2550, 102),
+		       E_OUT(2560, 102, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+		       E_IRQ(2640, 101, 102), E_IN(2650, 102), ),
+	/* preempted, then a wait for the GIL (0x7200, 113's) before the
+	 * read: 60 us of its CPU, the preemption stands (without going past
+	 * the GIL's wait: 2650) */
+	STALE_BOUNDARY("storage_preempted_then_gil", 2650,
+		       A_WANT(STORAGE, 2500, 1300, 1200),
+		       E_RTLOCK(0, 102, 0x7200, 0x7300), E_IN(0, 113),
+		       E_OUT(1, 113, .sys = NR_FUTEX, .arg0 = 0x7300),
+		       E_PREEMPT(2500, 102), E_IN(2520, 102),
+		       E_OUT(2540, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
+		       E_WAKE(2600, 113, 102, NR_FUTEX, 0x7200),
+		       E_IN(2610, 102), ),
 	/* it waited (for its input) between: a pick-up's or a batch's, no
 	 * storage rule */
 	STALE_BOUNDARY("storage_after_wait", 2700,

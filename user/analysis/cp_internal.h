@@ -811,7 +811,8 @@ __u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
  * Read sooner, it may have admitted at tb and read after some bookkeeping:
  * tb stands.
  */
-__u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t);
+__u64 cp_stale_boundary_read(const struct tt_critpath *cp,
+			     const struct cp_thread *c, __u64 tb, __u64 t);
 /* "pread64 direct", "read file", "readv blkdev": what the thread read */
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len);
 bool cp_is_launch(const struct cp_call *c);

@@ -673,7 +673,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	r = cs->has_tb ? cp_pipe_read_after(c, cs->tb, tj) : 0;
 	took = CP_TOOK_PIPE;
 	if (!r && cs->has_tb) {
-		r = cp_stale_boundary_read(c, cs->tb, tj);
+		r = cp_stale_boundary_read(cp, c, cs->tb, tj);
 		took = CP_TOOK_FILE;
 	}
 	if (r && !blocked_in(cp, c, cs->tb, cp_rec_before(c, r))) {

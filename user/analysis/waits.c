@@ -154,8 +154,10 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t)
 
 /* Where c, preempted after tb, ran less than READ_AFTER_PREEMPT_NS before its
  * read at r, was switched out: on its way to the read, having taken the
- * request up; else r. Its waits after (for the GIL) do not count. */
-static __u64 preempted_on_way(const struct cp_thread *c, __u64 tb, __u64 r)
+ * request up; else r. Its waits after for the GIL do not count; any other
+ * wait after is a wait for input (no storage rule then). */
+static __u64 preempted_on_way(const struct tt_critpath *cp,
+			      const struct cp_thread *c, __u64 tb, __u64 r)
 {
 	long k = cp_rec_before(c, r);
 	__u64 cpu = 0, hi = r;
@@ -163,6 +165,9 @@ static __u64 preempted_on_way(const struct cp_thread *c, __u64 tb, __u64 r)
 	for (; k > 0 && c->recs[k].ts > tb; hi = c->recs[k--].ts) {
 		const struct cp_rec *rec = &c->recs[k];
 
+		if (rec->state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, c, rec))
+			return r;
 		if (rec->state == REC_RUNNING) {
 			cpu += hi - rec->ts;
 			if (cpu >= READ_AFTER_PREEMPT_NS)
@@ -175,7 +180,8 @@ static __u64 preempted_on_way(const struct cp_thread *c, __u64 tb, __u64 r)
 	return r;
 }
 
-__u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
+__u64 cp_stale_boundary_read(const struct tt_critpath *cp,
+			     const struct cp_thread *c, __u64 tb, __u64 t)
 {
 	size_t i = cp_fileios_before(c, tb + 1);
 	__u64 r, cpu, steal;
@@ -190,7 +196,7 @@ __u64 cp_stale_boundary_read(const struct cp_thread *c, __u64 tb, __u64 t)
 	steal = cp_steal_in(c, tb, r);
 	if (cpu <= steal || cpu - steal < DRAIN_CPU_NS)
 		return 0;
-	return preempted_on_way(c, tb, r);
+	return preempted_on_way(cp, c, tb, r);
 }
 
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
