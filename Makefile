@@ -41,7 +41,7 @@ USER_DIRS := user $(addprefix user/,$(USER_LAYERS))
 USER_INC := $(addprefix -I,$(USER_DIRS))
 USER_SRCS := $(wildcard $(addsuffix /*.c,$(USER_DIRS)))
 # user sources that need the BPF skeletons
-USER_BPF_SRCS := $(filter user/cmd/% user/record/collector.c,$(USER_SRCS))
+USER_BPF_SRCS := $(filter user/cmd/% user/record/collector.c user/record/hooks.c,$(USER_SRCS))
 # everything else is plain C over the event stream, linked into the tests too
 USER_LIB_SRCS := $(filter-out $(USER_BPF_SRCS),$(USER_SRCS))
 USER_LIB_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_LIB_SRCS))

@@ -46,6 +46,8 @@ rec_floor=$(awk '{ n[$1] = $2 / $3 }
 	END { printf "%.0f", n["ktime_get_ns"] + n["ringbuf_64"] - n["empty"] }' \
 	"$BENCH_TMP/floor")
 
+[ -n "$KV_IO" ] && { [ "$SERVER" = python ] || [ "$LOAD" = realistic ]; } &&
+	die "KV_IO goes with the demo server's saturation load only"
 if [ "$SERVER" = python ]; then
 	start_py_server --tokens "$TOKENS" --work-us "$PY_WORK_US"
 	lgargs=(-c "$SAT_CONNS")
@@ -59,6 +61,9 @@ else
 	kv=()
 	if [ -n "$KV_IO" ]; then
 		case $KV_IO in pread | uring) ;; *) die "KV_IO: pread or uring" ;; esac
+		case $(stat -f -c %T "$KV_DIR") in
+		tmpfs | ramfs) die "KV_DIR $KV_DIR: O_DIRECT needs a block device" ;;
+		esac
 		kvf=$(mktemp "$KV_DIR/ttftrace-kv.XXXXXX") || die "no KV file in $KV_DIR"
 		BENCH_FILES+=("$kvf")
 		dd if=/dev/urandom of="$kvf" bs=1M count=64 oflag=direct \

@@ -2092,24 +2092,33 @@ FILEIO_HOOKS(preadv2)
  * A ring's wait is on its anon inode, and its I/O wait is set for any
  * request in flight (a socket's too): the requests' own files say which
  * calls are storage's (docs/design.md §4.3). An io_uring_enter(2) call of a
- * traced thread is noted as a file read is; a request on a regular file or
- * block device submitted in it (its fd's file), or completed in it (the
- * request's file: a wait's completions run in the waiter's task work),
- * gives it that file, and its exit one TT_EV_FILEIO (syscall
- * TT_NR_io_uring_enter). Left out: a fixed file's submission (its file is
- * known when issued, after the hook), completions an io-wq worker or
- * SQPOLL's thread posts (not in the caller's call).
+ * traced thread is noted as a file read is; a read request on a regular
+ * file or block device submitted in it (its fd's file), or completed in
+ * it (the request's file: completions run as their submitter's task work,
+ * so in its call when it waits), gives it that file, and its exit one
+ * TT_EV_FILEIO (syscall TT_NR_io_uring_enter). Left out: a fixed file's
+ * submission (its file is known when issued, after the hook), writes, and
+ * completions that run outside the caller's call (another thread's wait
+ * on a shared ring, an io-wq worker's, SQPOLL's thread's).
  */
 
-/* fe's io_uring_enter call, if th is in one, is on file's storage */
+/* fe's io_uring_enter call, if th is in one, read file's storage through
+ * req: a read (the UAPI's opcodes; writes are left out, as a write
+ * syscall's are: a server's log lines would become storage) */
 static __always_inline void uring_file(struct fileio_enter *fe,
-				       struct file *file)
+				       struct io_kiocb *req, struct file *file)
 {
 	struct inode *inode;
 	__u32 mode;
+	__u8 op;
 
 	if (!fe || !fe->ts || fe->syscall != TT_NR_io_uring_enter || fe->mode ||
 	    !file)
+		return;
+	op = BPF_CORE_READ(req, opcode);
+	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
+	    op != IORING_OP_READ && op != 49 /* READ_MULTISHOT */ &&
+	    op != 60 /* READV_FIXED */)
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
@@ -2169,18 +2178,26 @@ SEC("tp_btf/io_uring_submit_req")
 int BPF_PROG(tt_uring_submit, struct io_kiocb *req)
 {
 	struct fileio_enter *fe = uring_call();
+	__u8 op;
 
 	if (!fe || !fe->ts || fe->mode)
 		return 0;
 	if (!bpf_core_field_exists(req->cqe.fd) ||
 	    BPF_CORE_READ(req, flags) & REQ_F_FIXED_FILE)
 		return 0;
-	uring_file(fe, fd_file(bpf_get_current_task_btf(),
-			       BPF_CORE_READ(req, cqe.fd)));
+	/* cqe.fd is the SQE's fd only for opcodes with a file (a read's):
+	 * for others it is what the recycled request last held */
+	op = BPF_CORE_READ(req, opcode);
+	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
+	    op != IORING_OP_READ)
+		return 0;
+	uring_file(fe, req,
+		   fd_file(bpf_get_current_task_btf(),
+			   BPF_CORE_READ(req, cqe.fd)));
 	return 0;
 }
 
-/* the request is the second argument on every kernel with the hook */
+/* the request is the second argument since 5.19 (collector.c checks) */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(tt_uring_complete, void *ring, void *req_arg)
 {
@@ -2188,7 +2205,7 @@ int BPF_PROG(tt_uring_complete, void *ring, void *req_arg)
 	struct io_kiocb *req = req_arg;
 
 	if (fe && fe->ts && !fe->mode)
-		uring_file(fe, BPF_CORE_READ(req, file));
+		uring_file(fe, req, BPF_CORE_READ(req, file));
 	return 0;
 }
 

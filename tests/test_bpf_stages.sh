@@ -214,14 +214,28 @@ kv_storage() {
 		measure "$name" storage.io -- -c 1 -n 16 --tokens 2
 		TIGHT=()
 		fileio_only_kv "$name" "$(stat -c %i "$KV_DIR/kv")" "$sys"
-		rm -f "$KV_DIR/kv"
 	fi
+	[ -n "$KV_DIR" ] && rm -rf "$KV_DIR"
+	KV_DIR=
+}
+# uring_ready: this kernel traces io_uring's requests and lets root make a
+# ring (kernel.io_uring_disabled 0 or 1), or why not
+uring_ready() {
+	local e=/sys/kernel/tracing/events/io_uring
+	[ -d "$e/io_uring_complete" ] || { echo "no io_uring_complete tracepoint"; return 1; }
+	[ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 2 ] ||
+		{ echo "kernel.io_uring_disabled is 2"; return 1; }
 }
 wanted storage && kv_storage storage ""
 # the same reads through an io_uring, one read per io_uring_enter(2): the
 # ring's waits are on its anon inode, its files say storage
-wanted storage-uring && kv_storage storage-uring "syscall=426 " \
-	--kv-uring
+if wanted storage-uring; then
+	if ! why=$(uring_ready); then
+		echo "SKIP: storage-uring: $why"
+	else
+		kv_storage storage-uring "syscall=426 " --kv-uring
+	fi
+fi
 
 # --- compute.cpu: the front-end tokenizer, 1 us of CPU per prompt byte
 if wanted cpu; then

@@ -68,7 +68,7 @@ void kv_ring_close(struct kv_ring *r)
 		munmap(r->cq, r->cq_len);
 	if (r->sq && r->sq != MAP_FAILED)
 		munmap(r->sq, r->sq_len);
-	if (r->fd > 0)
+	if (r->fd >= 0)
 		close(r->fd);
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
@@ -92,12 +92,12 @@ ssize_t kv_ring_pread(struct kv_ring *r, int fd, void *buf, size_t len,
 			      memory_order_release);
 	while (uring_enter(r->fd, 1, 1) < 0)
 		if (errno != EINTR)
-			return -1;
+			goto broken;
 	head = *r->cq_head;
 	while (head == atomic_load_explicit((_Atomic unsigned int *)r->cq_tail,
 					    memory_order_acquire))
 		if (uring_enter(r->fd, 0, 1) < 0 && errno != EINTR)
-			return -1;
+			goto broken;
 	res = r->cqes[head & r->cq_mask].res;
 	atomic_store_explicit((_Atomic unsigned int *)r->cq_head, head + 1,
 			      memory_order_release);
@@ -106,4 +106,11 @@ ssize_t kv_ring_pread(struct kv_ring *r, int fd, void *buf, size_t len,
 		return -1;
 	}
 	return res;
+broken:
+	/* an entry or a completion may be left in the ring: no later read
+	 * may take its result, the ring is closed (reads go to pread) */
+	res = errno;
+	kv_ring_close(r);
+	errno = res;
+	return -1;
 }

@@ -211,7 +211,9 @@ int tt_cmd_check(int argc, char **argv)
 		/* without it, a gateway's calls are requests: no hops;
 		 * without io_uring's, its waits stay unknown */
 		hops = !strcmp(bpf_program__name(prog), "tt_client_send");
-		uring = !strncmp(bpf_program__name(prog), "tt_uring_", 9);
+		uring = !strncmp(bpf_program__name(prog), "tt_uring_", 9) ||
+			!strncmp(bpf_program__name(prog),
+				 "tt_fileio_io_uring_enter", 24);
 		printf("  hook %-34s %s%s%s\n", sec, err ? "no: " : "yes",
 		       err ? why : "",
 		       !err  ? "" :

@@ -20,6 +20,7 @@
 #include "collector.h"
 #include "cudalib.h"
 #include "env.h"
+#include "hooks.h"
 #include "marks.h"
 #include "procfs.h"
 #include "rtlocks.h"
@@ -550,48 +551,6 @@ static int handle_record(void *ctx, void *data, size_t size)
 	return c->cb_err;
 }
 
-/* Attaches the *_exit programs before the others: an interrupt-depth entry
- * hook attached before its exit hook would count an entry whose exit it
- * never sees, and every later wakeup on that CPU would look like an
- * interrupt's. */
-static int attach_programs(struct ttftrace_bpf *skel, char *err,
-			   size_t errlen)
-{
-	const struct bpf_object_skeleton *s = skel->skeleton;
-	size_t len;
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < s->prog_cnt; i++) {
-			struct bpf_program *prog = *s->progs[i].prog;
-			const char *name = s->progs[i].name;
-
-			len = strlen(name);
-			if ((len > 5 && !strcmp(name + len - 5, "_exit")) !=
-			    (pass == 0))
-				continue;
-			if (!bpf_program__autoload(prog))
-				continue;
-			/* attached per library by tt_collector_probe_cuda */
-			if (bpf_program__type(prog) == BPF_PROG_TYPE_KPROBE)
-				continue;
-			*s->progs[i].link = bpf_program__attach(prog);
-			if (!*s->progs[i].link) {
-				int e = -errno;
-
-				snprintf(err, errlen,
-					 "cannot attach %s (%s): %s%s",
-					 bpf_program__section_name(prog), name,
-					 strerror(-e),
-					 e == -ENOENT ?
-						 ": this kernel lacks the tracepoint (ttftrace check lists them)" :
-						 "");
-				return e;
-			}
-		}
-	}
-	return 0;
-}
-
 #define TGIDS_BYTES (TT_PID_MAX_LIMIT / 8 * sizeof(struct tt_tgid_word))
 #define PORTS_BYTES (65536 * sizeof(__u64))
 
@@ -735,15 +694,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		  tt_tracepoint_exists("tcp", "tcp_sendmsg_locked");
 	if (!c->hops)
 		bpf_program__set_autoload(c->skel->progs.tt_client_send, false);
-	/* io_uring's requests on files (5.19's hooks); without them its
-	 * waits stay other.unknown (docs/design.md §4.3) */
-	if (!tt_tracepoint_exists("io_uring", "io_uring_submit_req") ||
-	    !tt_tracepoint_exists("io_uring", "io_uring_complete")) {
-		bpf_program__set_autoload(c->skel->progs.tt_uring_submit,
-					  false);
-		bpf_program__set_autoload(c->skel->progs.tt_uring_complete,
-					  false);
-	}
+	tt_uring_hooks(c->skel);
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,
@@ -763,7 +714,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 			 strerror(-e));
 		goto cleanup;
 	}
-	e = attach_programs(c->skel, err, errlen);
+	e = tt_attach_programs(c->skel, err, errlen);
 	if (e)
 		goto cleanup;
 	if (!o->msg_probes || strcmp(o->msg_probes, "none"))

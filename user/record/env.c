@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+#include <bpf/btf.h>
 #include "env.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -49,6 +50,48 @@ bool tt_tracepoint_exists(const char *group, const char *name)
 	snprintf(path, sizeof(path), "/sys/kernel/debug/tracing/events/%s/%s",
 		 group, name);
 	return !access(path, F_OK);
+}
+
+/* type id, past typedefs and qualifiers */
+static const struct btf_type *btf_skip(const struct btf *btf, __u32 id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+
+	while (t && (btf_is_typedef(t) || btf_is_mod(t)))
+		t = btf__type_by_id(btf, t->type);
+	return t;
+}
+
+bool tt_tp_arg_is_ptr(const struct btf *btf, const char *tp, int idx,
+		      const char *sname)
+{
+	const struct btf_type *t, *pt;
+	const struct btf_param *p;
+	char name[128];
+	int id;
+
+	if (!btf)
+		return false;
+	/* typedef void (*btf_trace_TP)(void *, ARGS...) */
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF);
+	if (id < 0)
+		return false;
+	t = btf_skip(btf, id);
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf_skip(btf, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) <= idx + 1)
+		return false;
+	p = btf_params(t) + idx + 1;
+	pt = btf_skip(btf, p->type);
+	if (!pt || !btf_is_ptr(pt))
+		return false;
+	if (!sname)
+		return true;
+	pt = btf_skip(btf, pt->type);
+	return pt && btf_is_struct(pt) &&
+	       !strcmp(btf__name_by_offset(btf, pt->name_off), sname);
 }
 
 int tt_ensure_tracefs(char *err, size_t errlen)

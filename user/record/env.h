@@ -10,6 +10,11 @@
 bool tt_have_bpf_privileges(char *err, size_t errlen);
 /* The kernel has tracepoint group:name (tracefs mounted, as below). */
 bool tt_tracepoint_exists(const char *group, const char *name);
+struct btf;
+/* BTF tracepoint tp's argument idx (from 0, after the hook's own context)
+ * is a pointer, to struct sname when sname is given (btf: the kernel's). */
+bool tt_tp_arg_is_ptr(const struct btf *btf, const char *tp, int idx,
+		      const char *sname);
 /* Mounts tracefs at /sys/kernel/tracing if nothing provides it. */
 int tt_ensure_tracefs(char *err, size_t errlen);
 
