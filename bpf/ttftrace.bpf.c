@@ -2102,23 +2102,18 @@ FILEIO_HOOKS(preadv2)
  * on a shared ring, an io-wq worker's, SQPOLL's thread's).
  */
 
-/* fe's io_uring_enter call, if th is in one, read file's storage through
- * req: a read (the UAPI's opcodes; writes are left out, as a write
+/* Gives fe, an io_uring_enter call with no file yet, file's storage when
+ * op reads it (the UAPI's read opcodes; writes are left out, as a write
  * syscall's are: a server's log lines would become storage) */
-static __always_inline void uring_file(struct fileio_enter *fe,
-				       struct io_kiocb *req, struct file *file)
+static __always_inline void uring_file(struct fileio_enter *fe, __u8 op,
+				       struct file *file)
 {
 	struct inode *inode;
 	__u32 mode;
-	__u8 op;
 
-	if (!fe || !fe->ts || fe->syscall != TT_NR_io_uring_enter || fe->mode ||
-	    !file)
-		return;
-	op = BPF_CORE_READ(req, opcode);
-	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
-	    op != IORING_OP_READ && op != 49 /* READ_MULTISHOT */ &&
-	    op != 60 /* READV_FIXED */)
+	if (!file || (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
+		      op != IORING_OP_READ && op != 49 /* READ_MULTISHOT */ &&
+		      op != 60 /* READV_FIXED */))
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
@@ -2136,13 +2131,19 @@ static __always_inline void uring_file(struct fileio_enter *fe,
 	fe->mode = mode;
 }
 
-/* current's io_uring_enter call in progress, or NULL */
+/* current's io_uring_enter call in progress that has no file yet, or NULL */
 static __always_inline struct fileio_enter *uring_call(void)
 {
+	struct fileio_enter *fe;
+
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return NULL;
-	return bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(),
-				    0, 0);
+	fe = bpf_task_storage_get(&fileio_enter, bpf_get_current_task_btf(), 0,
+				  0);
+	return fe && fe->ts && fe->syscall == TT_NR_io_uring_enter &&
+			       !fe->mode ?
+		       fe :
+		       NULL;
 }
 
 SEC("tracepoint/syscalls/sys_enter_io_uring_enter")
@@ -2169,7 +2170,8 @@ int tt_fileio_io_uring_enter_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	struct fileio_enter *fe = uring_call();
 
-	if (fe && fe->ts && !fe->mode)
+	/* a call that neither submitted nor reaped a file read: no record */
+	if (fe)
 		fe->ts = 0;
 	return fileio_exit_emit(ctx->ret);
 }
@@ -2180,9 +2182,7 @@ int BPF_PROG(tt_uring_submit, struct io_kiocb *req)
 	struct fileio_enter *fe = uring_call();
 	__u8 op;
 
-	if (!fe || !fe->ts || fe->mode)
-		return 0;
-	if (!bpf_core_field_exists(req->cqe.fd) ||
+	if (!fe || !bpf_core_field_exists(req->cqe.fd) ||
 	    BPF_CORE_READ(req, flags) & REQ_F_FIXED_FILE)
 		return 0;
 	/* cqe.fd is the SQE's fd only for opcodes with a file (a read's):
@@ -2191,21 +2191,22 @@ int BPF_PROG(tt_uring_submit, struct io_kiocb *req)
 	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
 	    op != IORING_OP_READ)
 		return 0;
-	uring_file(fe, req,
+	uring_file(fe, op,
 		   fd_file(bpf_get_current_task_btf(),
 			   BPF_CORE_READ(req, cqe.fd)));
 	return 0;
 }
 
-/* the request is the second argument since 5.19 (collector.c checks) */
+/* the request is the second argument since 5.19 (hooks.c checks) */
 SEC("tp_btf/io_uring_complete")
 int BPF_PROG(tt_uring_complete, void *ring, void *req_arg)
 {
 	struct fileio_enter *fe = uring_call();
 	struct io_kiocb *req = req_arg;
 
-	if (fe && fe->ts && !fe->mode)
-		uring_file(fe, req, BPF_CORE_READ(req, file));
+	if (fe)
+		uring_file(fe, BPF_CORE_READ(req, opcode),
+			   BPF_CORE_READ(req, file));
 	return 0;
 }
 

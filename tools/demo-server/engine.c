@@ -276,15 +276,15 @@ static void engine_kv_read_one(struct engine *e)
 {
 	uint64_t left = e->srv->opts.kv_read_bytes;
 	uint64_t off = rng_next(&e->kv_rng) % e->kv_blocks * KV_ALIGN;
+	size_t len;
 	ssize_t n;
 
 	while (left) {
+		len = left < KV_CHUNK ? left : KV_CHUNK;
 		n = e->kv_ring.fd >= 0 ?
-			    kv_ring_pread(&e->kv_ring, e->kv_fd, e->kv_buf,
-					  left < KV_CHUNK ? left : KV_CHUNK,
+			    kv_ring_pread(&e->kv_ring, e->kv_fd, e->kv_buf, len,
 					  off) :
-			    pread(e->kv_fd, e->kv_buf,
-				  left < KV_CHUNK ? left : KV_CHUNK, off);
+			    pread(e->kv_fd, e->kv_buf, len, off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {

@@ -12,6 +12,7 @@
 #include <bpf/libbpf.h>
 #include "cmds.h"
 #include "env.h"
+#include "hooks.h"
 #include "probe.skel.h"
 #include "ttftrace.skel.h"
 
@@ -156,7 +157,8 @@ int tt_cmd_check(int argc, char **argv)
 	size_t probe_size, tt_size;
 	const void *probe_elf = probe_bpf__elf_bytes(&probe_size);
 	const void *tt_elf = ttftrace_bpf__elf_bytes(&tt_size);
-	bool ok = true, btf, hops, uring;
+	bool ok = true, btf;
+	const char *optional;
 	char why[256];
 	int err;
 
@@ -208,19 +210,12 @@ int tt_cmd_check(int argc, char **argv)
 			continue;
 		err = try_program(tt_elf, tt_size, bpf_program__name(prog), why,
 				  sizeof(why));
-		/* without it, a gateway's calls are requests: no hops;
-		 * without io_uring's, its waits stay unknown */
-		hops = !strcmp(bpf_program__name(prog), "tt_client_send");
-		uring = !strncmp(bpf_program__name(prog), "tt_uring_", 9) ||
-			!strncmp(bpf_program__name(prog),
-				 "tt_fileio_io_uring_enter", 24);
-		printf("  hook %-34s %s%s%s\n", sec, err ? "no: " : "yes",
-		       err ? why : "",
-		       !err  ? "" :
-		       hops  ? " (optional: gateways' hops)" :
-		       uring ? " (optional: io_uring's file requests)" :
-			       "");
-		ok &= !err || hops || uring;
+		optional = tt_hook_optional(bpf_program__name(prog));
+		printf("  hook %-34s %s%s%s%s%s\n", sec, err ? "no: " : "yes",
+		       err ? why : "", err && optional ? " (optional: " : "",
+		       err && optional ? optional : "",
+		       err && optional ? ")" : "");
+		ok &= !err || optional;
 	}
 	ttftrace_bpf__destroy(skel);
 	printf("ttftrace can run here: %s\n", ok ? "yes" : "no");

@@ -78,3 +78,15 @@ void tt_uring_hooks(struct ttftrace_bpf *skel)
 	bpf_program__set_autoload(skel->progs.tt_fileio_io_uring_enter_exit,
 				  sub || done);
 }
+
+const char *tt_hook_optional(const char *prog)
+{
+	/* without it, a gateway's calls are requests */
+	if (!strcmp(prog, "tt_client_send"))
+		return "gateways' hops";
+	/* without io_uring's, its waits stay unknown */
+	if (!strncmp(prog, "tt_uring_", 9) ||
+	    !strncmp(prog, "tt_fileio_io_uring_enter", 24))
+		return "io_uring's file requests";
+	return NULL;
+}

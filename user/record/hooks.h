@@ -14,4 +14,8 @@ void tt_uring_hooks(struct ttftrace_bpf *skel);
  * 0, or -errno with a one-line reason in err. */
 int tt_attach_programs(struct ttftrace_bpf *skel, char *err, size_t errlen);
 
+/* What a kernel without program prog loses, when recording goes on
+ * without it (ttftrace check); NULL when it cannot. */
+const char *tt_hook_optional(const char *prog);
+
 #endif /* TT_HOOKS_H */
