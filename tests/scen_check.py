@@ -20,9 +20,9 @@ engine's admission: t_enqueue to t_dispatch, the server's own span, which
 holds the relays' and the engine's waits for a CPU that the stages call
 scheduler.runqueue) off by more than max(1 ms, 5%), and the
 admission-to-token span off by as much; where the server read storage
-(its O_DIRECT read loop), the storage span (ttftrace's first storage wait
-on the path to its last one's end, the waits for a CPU between included,
-as the server's clock counts them) off by as much for at most A2T too.
+(its O_DIRECT read loop), the storage span (the read loop of ttftrace's
+first storage wait on the path to its last one's end, the waits for a CPU
+or the GIL between included, as the server's clock counts them) off by as much for at most A2T too.
 With "strict", the queue, the admission-to-token span and the storage span
 are also within max(1 ms, 5%) of the server's own at p50 and p99 (issue
 8's bound; the p50 also passes within that bound of the server's values 3

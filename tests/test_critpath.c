@@ -1565,6 +1565,48 @@ static const struct rq_want sync_calls_want[] = {
 	}
 /* clang-format on */
 
+/* test_storage_span's case NAME: handler 101 hands A to engine 102 at 1200
+ * us, which reads (1225-1290 us, O_DIRECT), waits for the GIL at GIL_AT that
+ * loop 105, woken by the network at 1250, holds until 1500, reads again
+ * (1515-1710) and hands A's token at 2500; READ_LOOP_EXTRA steps before its
+ * first read, READ_LOOP_GAP after it */
+/* clang-format off */
+#define READ_LOOP(name, gil_at, ...)                                          \
+	{                                                                     \
+		SC("test_storage_span", name),                                \
+		.steps = STEPS(                                               \
+			E_IN(0, 105), E_IN(0, 102), E_IN(0, 101),             \
+			E_RTLOCK(1, 101, 0x6f00, 0x7100),                     \
+			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x300),        \
+			E_OUT(6, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),       \
+			E_WAKE(1200, 101, 102, NR_FUTEX, 0x300),              \
+			E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x101),     \
+			READ_LOOP_EXTRA                                       \
+			E_OUT(1230, 102, .sys = NR_PREAD64, .arg0 = 9,        \
+			      .mode = S_IFREG, .iowait = true),               \
+			E_IRQ(1250, 0, 105), E_IN(1255, 105),                 \
+			E_IRQ(1280, 0, 102), E_IN(1285, 102),                 \
+			E_FILEIO(1225, 1290, 102, NR_PREAD64, S_IFREG,        \
+				 O_DIRECT_X86),                               \
+			READ_LOOP_GAP                                         \
+			E_OUT(gil_at, 102, .sys = NR_FUTEX, .arg0 = 0x7000),  \
+			E_WAKE(1500, 105, 102, NR_FUTEX, 0x7000),             \
+			E_OUT(1505, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_IN(1510, 102),                                      \
+			E_OUT(1520, 102, .sys = NR_PREAD64, .arg0 = 9,        \
+			      .mode = S_IFREG, .iowait = true),               \
+			E_IRQ(1700, 0, 102), E_IN(1705, 102),                 \
+			E_FILEIO(1515, 1710, 102, NR_PREAD64, S_IFREG,        \
+				 O_DIRECT_X86),                               \
+			E_WAKE(2500, 102, 101, NR_FUTEX, 0x101),              \
+			E_OUT(2510, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+			E_IN(2520, 101)),                                     \
+		RQS(RQ(1, 1000, 1100, 2550, 2600, 101, 101,                   \
+		       .t_end = 5000 * US)),                                  \
+		.want = WANTS({ 1, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
 /* test_pickup_producer_work's case NAME: reader 101, holding the GIL
  * (0x7200), wakes the idle engine 102 at 1400 us, which runs at 1410 and
  * waits for the GIL at 1420; the events after, then 102 wakes writer 103 at
@@ -4369,6 +4411,36 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/*
+	 * A server's clock around its read loop (tools/scenarios' odirect at
+	 * a burst of new connections): the path follows the GIL's holder,
+	 * the accept loop, past the engine's first read; the storage span
+	 * starts at that read all the same, the two apart by a GIL wait and
+	 * 5 us of CPU (without: 1515 us).
+	 */
+#define READ_LOOP_EXTRA E_IN(1220, 102),
+#define READ_LOOP_GAP
+	READ_LOOP("read_loop_past_gil", 1295, R_T(t_storage_start, 1225),
+		  R_T(t_storage_end, 1710)),
+	/* The engine computing 150 us between its reads: two loops, the
+	 * span the second's (with no CPU bound: 1225) */
+	READ_LOOP("read_loop_apart", 1440, R_T(t_storage_start, 1515)),
+#undef READ_LOOP_GAP
+	/* The engine waiting for input between its reads (an epoll wait the
+	 * network ends): two loops (counting only GIL waits: 1225) */
+#define READ_LOOP_GAP                                                          \
+	E_OUT(1291, 102, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IRQ(1292, 0, 102), \
+		E_IN(1293, 102),
+	READ_LOOP("read_loop_input_between", 1295, R_T(t_storage_start, 1515)),
+#undef READ_LOOP_GAP
+#undef READ_LOOP_EXTRA
+	/* The engine preempted at 1221 us on its way to its first read: the
+	 * span from there (without: 1225) */
+#define READ_LOOP_EXTRA E_IN(1220, 102), E_PREEMPT(1221, 102), E_IN(1223, 102),
+#define READ_LOOP_GAP
+	READ_LOOP("read_loop_preempted", 1295, R_T(t_storage_start, 1221)),
+#undef READ_LOOP_GAP
+#undef READ_LOOP_EXTRA
+	/*
 	 * One model behind an application's lock (tools/scenarios' pool):
 	 * loop 101 reads A at 1100 us and hands it to idle worker 103 (futex
 	 * 0x300, the pool's queue) at 1200; 103 blocks on the model's lock
@@ -5297,6 +5369,7 @@ int main(void)
 	TT_RUN_GROUP(test_gpu_wait);
 	TT_RUN_GROUP(test_storage_wait);
 	TT_RUN_GROUP(test_storage_cpu);
+	TT_RUN_GROUP(test_storage_span);
 	TT_RUN_GROUP(test_steal);
 	TT_RUN_GROUP(test_preempted);
 	TT_RUN_GROUP(test_add_after_walk);

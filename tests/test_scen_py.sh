@@ -13,8 +13,9 @@
 #          vLLM runs uvicorn with its dependencies installed
 #   node   Node http SSE, a worker_threads engine fed by a MessagePort
 #   odirect  gil with 8 MiB of O_DIRECT preadv per request before prefill:
-#          also the storage span (the path's first storage wait to its
-#          last one's end) within max(1 ms, 5%) of the server's read loop
+#          also the storage span (the read loop of the path's first
+#          storage wait to its last one's end) within max(1 ms, 5%) of the
+#          server's read loop
 #   pool   aiohttp handing generate() to a ThreadPoolExecutor, one model
 #          behind a threading.Lock (written after the rules, to judge
 #          them): off by more than 1 ms for 2-9 of 120 in five runs, two of

@@ -71,8 +71,9 @@ struct tt_request {
 	__u64 t_enqueue, t_dispatch, t_token;
 	__u64 gil_ns; /* of it, waits on CPython's GIL (inside the stages) */
 	__u64 steal_ns; /* of it, the hypervisor's (inside the stages) */
-	/* the path's first storage wait to its last one's end, CPU waits in
-	 * between included (tt_cp_result); 0, 0 when none */
+	/* the read loop of the path's first storage wait to its last one's
+	 * end, CPU and GIL waits in between included (tt_cp_result); 0, 0
+	 * when none */
 	__u64 t_storage_start, t_storage_end;
 	__u64 stage_ns[TT_ST_MAX]; /* enum tt_stage */
 	__u8 dispatch_rule; /* enum tt_cp_dispatch */

@@ -170,9 +170,10 @@ struct tt_cp_result {
 	/* of the path, the time the hypervisor took the CPU of the thread on
 	 * it (steal, TT_EV_STEAL): inside the stages, never a stage */
 	__u64 steal_ns;
-	/* the first storage segment's start and the last one's end on the
-	 * path (0, 0 when none): the span the reads took, waits for a CPU
-	 * between them included, as a server's own clock around its reads */
+	/* the start of the read loop of the path's first storage segment
+	 * (cp_read_loop_start()) and its last one's end (0, 0 when none): the
+	 * span the reads took, waits for a CPU or the GIL between them
+	 * included, as a server's own clock around its reads */
 	__u64 t_storage_start, t_storage_end;
 	/* the hop whose path this one took (its tt_cp_request.id), 0: none */
 	__u64 hop_id;

@@ -199,6 +199,44 @@ __u64 cp_stale_boundary_read(const struct tt_critpath *cp,
 	return preempted_on_way(cp, c, tb, r);
 }
 
+/* Between its reads ending at a and starting at b, th waited for nothing but
+ * a CPU or the GIL and ran less than READ_AFTER_PREEMPT_NS: one read loop. */
+static bool loop_gap(const struct tt_critpath *cp, const struct cp_thread *th,
+		     __u64 a, __u64 b)
+{
+	long k;
+
+	if (cp_cpu_in(th, a, b) >= READ_AFTER_PREEMPT_NS)
+		return false;
+	for (k = cp_rec_before(th, b); k >= 0 && th->recs[k].ts > a; k--)
+		if (th->recs[k].state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, th, &th->recs[k]))
+			return false;
+	return true;
+}
+
+__u64 cp_read_loop_start(const struct tt_critpath *cp,
+			 const struct cp_thread *th, __u64 t, __u64 floor)
+{
+	size_t i = th ? cp_fileios_before(th, t + 1) : 0;
+	__u64 start = t;
+
+	/* the read the path entered the storage in */
+	if (i && th->fileios[i - 1].end > t &&
+	    th->fileios[i - 1].start >= floor)
+		start = th->fileios[--i].start;
+	for (; i > 0; i--) {
+		const struct cp_fileio *p = &th->fileios[i - 1];
+
+		if (p->ret <= 0 || p->start < floor ||
+		    !loop_gap(cp, th, p->end, start))
+			break;
+		start = p->start;
+	}
+	/* preempted on its way to its first read: set out to read there */
+	return th ? preempted_on_way(cp, th, floor, start) : start;
+}
+
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
 {
 	const char *name = syscall_name(f->syscall);

@@ -895,7 +895,9 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		if (segs.v[i].stage != TT_ST_STORAGE || !segs.v[i].dur)
 			continue;
 		if (!out->t_storage_end)
-			out->t_storage_start = segs.v[i].start;
+			out->t_storage_start = cp_read_loop_start(
+				cp, cp_thread_find(cp, segs.v[i].tid),
+				segs.v[i].start, disp);
 		out->t_storage_end = segs.v[i].start + segs.v[i].dur;
 	}
 	if (!cp->drop_segments && segs.n) {

@@ -625,9 +625,11 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, "%-16s %10s  of the path the hypervisor took its thread's CPU (VM steal; inside the stages)\n",
 			"steal", tt_fmt_ms(b, sizeof(b), r->steal_ns));
 	if (walked && r->t_storage_end)
-		fprintf(out, "%-16s %10s  from its first storage wait to its last one's end (%s storage.io)\n",
+		fprintf(out,
+			"%-16s %10s  from its read loop's start to its last storage wait's end (%s storage.io)\n",
 			"storage span",
-			tt_fmt_ms(b, sizeof(b), r->t_storage_end - r->t_storage_start),
+			tt_fmt_ms(b, sizeof(b),
+				  r->t_storage_end - r->t_storage_start),
 			tt_fmt_ms(b2, sizeof(b2), r->stage_ns[TT_ST_STORAGE]));
 }
 
