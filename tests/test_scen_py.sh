@@ -30,6 +30,14 @@
 #          them hogged, and 22-42 beside a compile: 35% allowed, held by
 #          its shares only (its admission-to-token has two modes, as
 #          Node's)
+#   mpq    aiohttp feeding a model process through multiprocessing
+#          queues (a feeder thread and a pipe each way, continuous batches
+#          of 4; written after the rules, to judge them, session 38):
+#          t_dispatch off for 0-10 of 120 in ten runs (eight beside CPU
+#          load), the queue for 4-35 (t_enqueue: the loop's hand-offs in
+#          turn, a put whose feeder thread was busy woke nobody, and a put
+#          that waited for the GIL 1-3 ms: docs/design.md §4.4): 35%
+#          allowed, as lit's
 #   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
 #          on loopback (written after the hop rules, to judge them:
 #          docs/design.md §4.11): every runner call a hop counted apart,
@@ -85,8 +93,8 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit gateway node-gateway" \
+	lit mpq gateway node-gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq gateway node-gateway" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -95,6 +103,7 @@ check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect p
 scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 vllm-uvloop:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
+	mpq:0.15:0.35:0.15:p50 \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
 	fail "scen_py: lit: no request dispatched by the batch rule"

@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop ollama gateway node-gateway (README.md).
+# llama llama-delay lit lit-uvloop mpq ollama gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -73,6 +73,7 @@ server_cmd() {
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
+	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
 	go) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
@@ -131,7 +132,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool llama \
-	llama-delay lit lit-uvloop ollama gateway node-gateway
+	llama-delay lit lit-uvloop mpq ollama gateway node-gateway
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do
