@@ -2102,18 +2102,25 @@ FILEIO_HOOKS(preadv2)
  * on a shared ring, an io-wq worker's, SQPOLL's thread's).
  */
 
+/* The UAPI's read opcodes: each names a file by the SQE's fd. Writes are
+ * left out, as a write syscall's are: a server's log lines would become
+ * storage. */
+static __always_inline bool uring_read_op(__u8 op)
+{
+	return op == IORING_OP_READV || op == IORING_OP_READ_FIXED ||
+	       op == IORING_OP_READ || op == 49 /* READ_MULTISHOT */ ||
+	       op == 60 /* READV_FIXED */;
+}
+
 /* Gives fe, an io_uring_enter call with no file yet, file's storage when
- * op reads it (the UAPI's read opcodes; writes are left out, as a write
- * syscall's are: a server's log lines would become storage) */
+ * op reads it */
 static __always_inline void uring_file(struct fileio_enter *fe, __u8 op,
 				       struct file *file)
 {
 	struct inode *inode;
 	__u32 mode;
 
-	if (!file || (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
-		      op != IORING_OP_READ && op != 49 /* READ_MULTISHOT */ &&
-		      op != 60 /* READV_FIXED */))
+	if (!file || !uring_read_op(op))
 		return;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
@@ -2188,8 +2195,7 @@ int BPF_PROG(tt_uring_submit, struct io_kiocb *req)
 	/* cqe.fd is the SQE's fd only for opcodes with a file (a read's):
 	 * for others it is what the recycled request last held */
 	op = BPF_CORE_READ(req, opcode);
-	if (op != IORING_OP_READV && op != IORING_OP_READ_FIXED &&
-	    op != IORING_OP_READ)
+	if (!uring_read_op(op))
 		return 0;
 	uring_file(fe, op,
 		   fd_file(bpf_get_current_task_btf(),
