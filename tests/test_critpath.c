@@ -178,6 +178,10 @@ struct step {
 #define E_FILEIO(t0_, t_, tid_, sys_, mode_, flags_)                          \
 	{ OP_FILEIO, (t_) * US, tid_, .t0 = (t0_) * US, .sys = sys_,          \
 	  .b = { .mode = mode_ }, .flags = flags_ }
+/* the same returning ret_ (E_FILEIO's: 4096 bytes) */
+#define E_FILEIO_RET(t0_, t_, tid_, sys_, mode_, ret_)                        \
+	{ OP_FILEIO, (t_) * US, tid_, .t0 = (t0_) * US, .sys = sys_,          \
+	  .b = { .mode = mode_ }, .cmd = 1, .ret = ret_ }
 #define E_DATA(t_, cur, tgt, sys_, arg)                                       \
 	{ OP_DATA_WAKE, (t_) * US, cur, tgt, .sys = sys_, .arg0 = arg }
 #define E_DREAD(t_, tid_) { OP_DATA_READ, (t_) * US, tid_ }
@@ -274,6 +278,8 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_FILEIO:
 		file_read(s, st->t0, st->t, st->tid, st->sys, st->b.mode,
 			  st->flags);
+		if (st->cmd)
+			s->ev[s->n - 1].fileio.ret = st->ret;
 		break;
 	case OP_DATA_WAKE:
 		wake(s, st->t, st->tid, st->target, 0, st->sys, st->arg0);
@@ -1569,7 +1575,7 @@ static const struct rq_want sync_calls_want[] = {
  * us, which reads (1225-1290 us, O_DIRECT), waits for the GIL at GIL_AT that
  * loop 105, woken by the network at 1250, holds until 1500, reads again
  * (1515-1710) and hands A's token at 2500; READ_LOOP_EXTRA steps before its
- * first read, READ_LOOP_GAP after it */
+ * first read, READ_LOOP_GAP after it; READ_LOOP_FIRST that read's record */
 /* clang-format off */
 #define READ_LOOP(name, gil_at, ...)                                          \
 	{                                                                     \
@@ -1586,8 +1592,7 @@ static const struct rq_want sync_calls_want[] = {
 			      .mode = S_IFREG, .iowait = true),               \
 			E_IRQ(1250, 0, 105), E_IN(1255, 105),                 \
 			E_IRQ(1280, 0, 102), E_IN(1285, 102),                 \
-			E_FILEIO(1225, 1290, 102, NR_PREAD64, S_IFREG,        \
-				 O_DIRECT_X86),                               \
+			READ_LOOP_FIRST                                       \
 			READ_LOOP_GAP                                         \
 			E_OUT(gil_at, 102, .sys = NR_FUTEX, .arg0 = 0x7000),  \
 			E_WAKE(1500, 105, 102, NR_FUTEX, 0x7000),             \
@@ -3834,6 +3839,15 @@ static const struct scenario scenarios[] = {
 	STALE_BOUNDARY("storage_after_preemption", 2700,
 		       A_WANT(STORAGE, 2600, 1300, 1300),
 		       E_PREEMPT(2600, 102), E_IN(2650, 102), ),
+	/* its storage span from that preemption, t_dispatch itself (without:
+	 * 2700, the read) */
+	STALE_BOUNDARY("storage_span_from_preemption", 2700,
+		       WANTS({ 2,
+			       NULL,
+			       { R(dispatch, TT_CP_DISP_STORAGE),
+				 R_T(t_dispatch, 2600),
+				 R_T(t_storage_start, 2600) } }),
+		       E_PREEMPT(2600, 102), E_IN(2650, 102), ),
 	/* 250 us of its CPU since: it may have admitted A after, the read
 	 * stands */
 	STALE_BOUNDARY("storage_long_after_preemption", 2700,
@@ -4415,8 +4429,10 @@ static const struct scenario scenarios[] = {
 	 * a burst of new connections): the path follows the GIL's holder,
 	 * the accept loop, past the engine's first read; the storage span
 	 * starts at that read all the same, the two apart by a GIL wait and
-	 * 5 us of CPU (without: 1515 us).
+	 * 10 us of CPU (without: 1515 us).
 	 */
+#define READ_LOOP_FIRST                                                        \
+	E_FILEIO(1225, 1290, 102, NR_PREAD64, S_IFREG, O_DIRECT_X86),
 #define READ_LOOP_EXTRA E_IN(1220, 102),
 #define READ_LOOP_GAP
 	READ_LOOP("read_loop_past_gil", 1295, R_T(t_storage_start, 1225),
@@ -4438,6 +4454,21 @@ static const struct scenario scenarios[] = {
 #define READ_LOOP_EXTRA E_IN(1220, 102), E_PREEMPT(1221, 102), E_IN(1223, 102),
 #define READ_LOOP_GAP
 	READ_LOOP("read_loop_preempted", 1295, R_T(t_storage_start, 1221)),
+#undef READ_LOOP_EXTRA
+#undef READ_LOOP_FIRST
+	/* The first read an io_uring_enter call that reaped a read it had
+	 * not submitted (its return, 0, counts submissions): of the loop
+	 * (counting returns above 0 only: 1515) */
+#define READ_LOOP_FIRST                                                        \
+	E_FILEIO_RET(1225, 1290, 102, NR_IO_URING_ENTER, S_IFREG, 0),
+#define READ_LOOP_EXTRA E_IN(1220, 102),
+	READ_LOOP("read_loop_uring_reap", 1295, R_T(t_storage_start, 1225)),
+#undef READ_LOOP_FIRST
+	/* a read that failed (EAGAIN): no storage, no loop (1515) */
+#define READ_LOOP_FIRST                                                        \
+	E_FILEIO_RET(1225, 1290, 102, NR_PREAD64, S_IFREG, -11),
+	READ_LOOP("read_loop_failed_read", 1295, R_T(t_storage_start, 1515)),
+#undef READ_LOOP_FIRST
 #undef READ_LOOP_GAP
 #undef READ_LOOP_EXTRA
 	/*

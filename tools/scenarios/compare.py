@@ -15,10 +15,11 @@ server's truth (ns):
   compute           t_first_token_emit - t_admit - io_ns (compared with
                     compute.cpu + compute.gpu)
   storage.io        io_ns (the server's O_DIRECT read loop)
-  storage span      io_ns, against the tool's storage_span_ns (its first
-                    storage wait to its last one's end, the waits for a CPU
-                    between the reads included, as the server's clock has
-                    them; the stages call those scheduler.runqueue)
+  storage span      io_ns, against the tool's storage_span_ns (the read loop
+                    of its first storage wait to its last one's end, the
+                    waits for a CPU or the GIL between the reads included,
+                    as the server's clock has them; the stages call those
+                    scheduler.runqueue and other.lock)
   before enqueue    t_enqueue - t_arrive (tool's arrival: upload, parsing,
                     tokenizing, event-loop wait; compared with network.in +
                     scheduler.runqueue + other stages the walk put there)

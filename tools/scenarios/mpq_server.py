@@ -18,13 +18,15 @@ and writes it as an SSE event.
 
 Ground truth (--log; CLOCK_MONOTONIC ns, the same clock in both
 processes), README.md's columns: port, t_read, t_enqueue (before the
-put), t_admit (the model process took it), t_first_token_emit /
+put), t_admit (the model process starts its prefill: those it took
+together are prefilled one after the other), t_first_token_emit /
 t_last_token_emit (just before the handler's write), tokens, io_ns (0),
 status, t_put (after the put returned: the feeder thread writes later).
 """
 import asyncio
 import multiprocessing as mp
 import os
+import queue
 import sys
 import threading
 
@@ -69,8 +71,12 @@ def main():
     inq, outq = mp.Queue(), mp.Queue()
     model = mp.Process(target=model_main, args=(args, inq, outq), daemon=True)
     model.start()
-    if outq.get(timeout=30) is not None:
-        sys.exit("mpq_server: the model process did not start")
+    try:
+        ready = outq.get(timeout=15)
+    except queue.Empty:
+        ready = "nothing"
+    if ready is not None:
+        sys.exit(f"mpq_server: the model process did not start (it said {ready!r})")
     log = truth_log(args.log, "t_put")
     streams = {}
     next_id = [0]
@@ -83,17 +89,20 @@ def main():
         t_enqueue = now()
         inq.put((rid, want))
         t_put = now()
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await resp.prepare(request)
         t_first = t_last = t_admit = n = 0
         done = False
-        while not done:
-            idx, done, t_admit = await q.get()
-            t_last = now()
-            t_first = t_first or t_last
-            n += 1
-            await resp.write(sse_event(f"tok{idx}"))
-        del streams[rid]
+        try:
+            resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+            await resp.prepare(request)
+            while not done:
+                idx, done, t_admit = await q.get()
+                t_last = now()
+                t_first = t_first or t_last
+                n += 1
+                await resp.write(sse_event(f"tok{idx}"))
+        finally:
+            # a client gone mid-stream: its tokens go nowhere
+            streams.pop(rid, None)
         return await aiohttp_done(resp, log, f"{port},{t_read},{t_enqueue},{t_admit},"
                                   f"{t_first},{t_last},{n},0,ok,{t_put}")
 

@@ -816,9 +816,10 @@ __u64 cp_stale_boundary_read(const struct tt_critpath *cp,
 /*
  * Where the read loop of th whose read or wait at t is storage started: its
  * earlier reads since floor, each apart from the next by nothing but waits
- * for a CPU or the GIL and a little CPU (loop_gap()). A server's clock around
- * its loop counts them, where the path may have followed the GIL's holders
- * past the first reads (docs/design.md §4.4, the storage span).
+ * for a CPU or the GIL and a little CPU (loop_gap()), or its preemption on
+ * its way to the first of them. A server's clock around its loop counts
+ * them, where the path may have followed the GIL's holders past the first
+ * reads (docs/design.md §4.4, the storage span).
  */
 __u64 cp_read_loop_start(const struct tt_critpath *cp,
 			 const struct cp_thread *th, __u64 t, __u64 floor);

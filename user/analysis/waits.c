@@ -180,14 +180,21 @@ static __u64 preempted_on_way(const struct tt_critpath *cp,
 	return r;
 }
 
+/* f read storage: a read that failed or found nothing did not; an
+ * io_uring_enter(2) call's return counts the requests it submitted, 0 for
+ * one that reaped a read only */
+static bool read_storage(const struct cp_fileio *f)
+{
+	return f->ret > 0 || (!f->ret && f->syscall == TT_NR_io_uring_enter);
+}
+
 __u64 cp_stale_boundary_read(const struct tt_critpath *cp,
 			     const struct cp_thread *c, __u64 tb, __u64 t)
 {
 	size_t i = cp_fileios_before(c, tb + 1);
 	__u64 r, cpu, steal;
 
-	/* a read that failed or found nothing read no storage */
-	while (i < c->nfileios && c->fileios[i].ret <= 0)
+	while (i < c->nfileios && !read_storage(&c->fileios[i]))
 		i++;
 	if (i >= c->nfileios || c->fileios[i].start >= t)
 		return 0;
@@ -228,13 +235,14 @@ __u64 cp_read_loop_start(const struct tt_critpath *cp,
 	for (; i > 0; i--) {
 		const struct cp_fileio *p = &th->fileios[i - 1];
 
-		if (p->ret <= 0 || p->start < floor ||
+		if (!read_storage(p) || p->start < floor ||
 		    !loop_gap(cp, th, p->end, start))
 			break;
 		start = p->start;
 	}
-	/* preempted on its way to its first read: set out to read there */
-	return th ? preempted_on_way(cp, th, floor, start) : start;
+	/* preempted on its way to its first read (at t_dispatch itself, as
+	 * rule storage has it): set out to read there */
+	return th && floor ? preempted_on_way(cp, th, floor - 1, start) : start;
 }
 
 void cp_fileio_name(const struct cp_fileio *f, char *buf, size_t len)
