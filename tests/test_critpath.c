@@ -1301,6 +1301,10 @@ static void check_fileio_calls(struct tt_critpath *cp)
 /* engine 102 runs at t_ us, hands the second's token to 101 at 1500 */
 #define ENGINE_ANSWERS(t_)                                                    \
 	E_IN(t_, 102), E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
+/* thread from runs at t_ us, writes to thread to and waits again */
+#define RELAY_ON(t_, from, to)                                                \
+	E_IN(t_, from), E_WAKE((t_) + 5, from, to, NR_WRITE, 8),              \
+		E_OUT((t_) + 6, from, .sys = NR_FUTEX, .arg0 = 0x50)
 /* loop_turns' requests; the second handed on at enq us, resumed at 600 */
 #define LOOP_TURNS_RQ_WANT(enq)                                               \
 	LOOP_TWO_RQS, .want = WANTS({ 2,                                            \
@@ -2646,6 +2650,26 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "loop_turns"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
 			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_RQ_WANT(500),
+	},
+	/*
+	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
+	 * only 140, which wakes 141, which wakes 142, which wakes the loop
+	 * (tools/scenarios' mpq: the API's feeder thread, the model, its
+	 * feeder, the API's reader thread, the loop). Its wakes hand work on
+	 * all the same: the second request's is its turn, 500 us (looking
+	 * two wakes deep: none is, and its queue starts at the loop's block)
+	 */
+	{
+		SC("test_fallbacks", "loop_turns_deep_answer"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
+			       E_OUT(520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(600, 102), RELAY_ON(700, 140, 141),
+			       RELAY_ON(710, 141, 142), RELAY_ON(720, 142, 101),
+			       E_IN(730, 101),
+			       E_OUT(735, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
+			       E_IN(1505, 101)),
 		LOOP_TURNS_RQ_WANT(500),
 	},
 	/* loop_turns with the loop's ZMQ sends seen (record's message

@@ -34,10 +34,10 @@
 #          queues (a feeder thread and a pipe each way, continuous batches
 #          of 4; written after the rules, to judge them, session 38):
 #          t_dispatch off for 0-10 of 120 in ten runs (eight beside CPU
-#          load), the queue for 4-35 (t_enqueue: the loop's hand-offs in
-#          turn, a put whose feeder thread was busy woke nobody, and a put
-#          that waited for the GIL 1-3 ms: docs/design.md §4.4): 35%
-#          allowed, as lit's
+#          load), the queue for 4-33 (t_enqueue: the loop's hand-offs in
+#          turn, a put whose feeder thread was busy woke nobody:
+#          docs/design.md §4.4; 35 before a hand-off's answer was looked
+#          for three threads deep): 35% allowed, as lit's
 #   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
 #          on loopback (written after the hop rules, to judge them:
 #          docs/design.md §4.11): every runner call a hop counted apart,

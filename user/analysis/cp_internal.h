@@ -43,9 +43,13 @@
  * storage read was on its way to it, the request taken up (odirect's engine
  * runs 60-140 us from its admission to its read: docs/design.md §4.4) */
 #define READ_AFTER_PREEMPT_NS 100000ULL
-/* Distinct wake targets cp_answers() looks at per thread: an engine wakes
+/* Distinct wake targets answers_in() looks at per thread: an engine wakes
  * a writer among its first few. */
 #define ANSWER_TARGETS 16
+/* Threads between a hand-off's target and a thread that answers requests
+ * that answers_in() looks through: a multiprocessing.Queue's feeder thread
+ * answers through the model process, its feeder and the API's reader */
+#define ANSWER_DEPTH 3
 /* An event loop's reads of one epoll batch come back to back (a recv and
  * a parse each, 100-200 us): a longer gap is a new batch (loopfifo.c). */
 #define LOOP_BATCH_NS 500000ULL

@@ -295,7 +295,8 @@ bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
 		 const struct cp_wake *w)
 {
 	return w->target_tid != w->waker_tid &&
-	       answers_in(cp, ix, w->target_tid, 1) && !answers_back(cp, w);
+	       answers_in(cp, ix, w->target_tid, ANSWER_DEPTH) &&
+	       !answers_back(cp, w);
 }
 
 /* Entry e, the last of its thread starting by ts: the thread serves a
