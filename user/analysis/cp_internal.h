@@ -635,6 +635,10 @@ bool cp_own_passed(const struct walk *wk, __u32 tid);
  * to a helper that answers it at once. */
 bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
 		 const struct cp_wake *w);
+/* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new), but for
+ * the runtime's lock when cp is given (the GIL hands nothing on). */
+bool cp_blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
+		   __u64 t_old, long k_new);
 /* The first of n wakes (indices in cp->wakes, in time order) at lo or
  * later. */
 size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,

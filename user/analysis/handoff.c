@@ -498,10 +498,8 @@ static bool own_target(const struct walk *wk, __u32 tid, __u32 from)
 	return rq_thread(wk, tid) || (from && tid == from);
 }
 
-/* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new), but for
- * the runtime's lock when cp is given (the GIL hands nothing on). */
-static bool blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
-		       __u64 t_old, long k_new)
+bool cp_blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
+		   __u64 t_old, long k_new)
 {
 	long k;
 
@@ -549,7 +547,7 @@ static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 	return w->target_tid == later->target_tid &&
 	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
 	       w->arg0 != later->arg0 && later->ts - w->ts <= DOUBLE_WAKE_NS &&
-	       !blocked_in(NULL, c, w->ts, k_later);
+	       !cp_blocked_in(NULL, c, w->ts, k_later);
 }
 
 bool cp_own_passed(const struct walk *wk, __u32 tid)
@@ -677,7 +675,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		r = cp_stale_boundary_read(cp, c, cs->tb, tj);
 		took = CP_TOOK_FILE;
 	}
-	if (r && !blocked_in(cp, c, cs->tb, cp_rec_before(c, r))) {
+	if (r && !cp_blocked_in(cp, c, cs->tb, cp_rec_before(c, r))) {
 		cs->tb = r;
 		cs->took = took;
 	}

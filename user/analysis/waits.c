@@ -211,15 +211,8 @@ __u64 cp_stale_boundary_read(const struct tt_critpath *cp,
 static bool loop_gap(const struct tt_critpath *cp, const struct cp_thread *th,
 		     __u64 a, __u64 b)
 {
-	long k;
-
-	if (cp_cpu_in(th, a, b) >= READ_AFTER_PREEMPT_NS)
-		return false;
-	for (k = cp_rec_before(th, b); k >= 0 && th->recs[k].ts > a; k--)
-		if (th->recs[k].state == REC_BLOCKED &&
-		    !cp_block_is_runtime(cp, th, &th->recs[k]))
-			return false;
-	return true;
+	return cp_cpu_in(th, a, b) < READ_AFTER_PREEMPT_NS &&
+	       !cp_blocked_in(cp, th, a, cp_rec_before(th, b));
 }
 
 __u64 cp_read_loop_start(const struct tt_critpath *cp,
