@@ -159,7 +159,7 @@ int tt_cmd_check(int argc, char **argv)
 	const void *tt_elf = ttftrace_bpf__elf_bytes(&tt_size);
 	bool ok = true, btf;
 	const char *optional;
-	char why[256];
+	char why[256], note[64];
 	int err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
@@ -211,10 +211,12 @@ int tt_cmd_check(int argc, char **argv)
 		err = try_program(tt_elf, tt_size, bpf_program__name(prog), why,
 				  sizeof(why));
 		optional = tt_hook_optional(bpf_program__name(prog));
-		printf("  hook %-34s %s%s%s%s%s\n", sec, err ? "no: " : "yes",
-		       err ? why : "", err && optional ? " (optional: " : "",
-		       err && optional ? optional : "",
-		       err && optional ? ")" : "");
+		note[0] = '\0';
+		if (err && optional)
+			snprintf(note, sizeof(note), " (optional: %s)",
+				 optional);
+		printf("  hook %-34s %s%s%s\n", sec, err ? "no: " : "yes",
+		       err ? why : "", note);
 		ok &= !err || optional;
 	}
 	ttftrace_bpf__destroy(skel);
