@@ -8,6 +8,10 @@
 #              the loop not traced: the probe's trap and the tgid filter
 #   traced     marked and traced: a MARK record per call, written
 # The marker's cost per hit is each median less plain's.
+# MARK=python: the loop is /usr/bin/python3 calling sys.audit(EVENT, i),
+# marked as KIND=python:...:EVENT; EVENT=other marks another event, so
+# each call is the cost any audit event of a Python process pays while a
+# Python marker is recorded (the trap, the filters, no record).
 set -u
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -20,6 +24,21 @@ bench_setup mark_cost
 need_root
 [ -x "$LOOP" ] || die "$LOOP missing: run make first"
 SPEC="dispatch=$LOOP:marked_point,key=arg1"
+if [ "${MARK:-}" = python ]; then
+	PY=/usr/bin/python3
+	cat >"$BENCH_TMP/mark_loop.py" <<'PY'
+import sys, time
+calls, rounds = int(sys.argv[1]), int(sys.argv[2])
+audit = sys.audit
+for _ in range(rounds):
+    t = time.perf_counter_ns()
+    for i in range(calls):
+        audit("bench.mark", i)
+    print((time.perf_counter_ns() - t) // calls)
+PY
+	LOOP="$PY $BENCH_TMP/mark_loop.py"
+	SPEC="dispatch=python:$PY:bench.${EVENT:-mark},key=arg1"
+fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -33,13 +52,13 @@ record() {
 		die "record did not start: $(cat "$BENCH_TMP/record.log")"
 }
 
-"$LOOP" "$CALLS" "$ROUNDS" >"$BENCH_TMP/plain"
+$LOOP "$CALLS" "$ROUNDS" >"$BENCH_TMP/plain"
 
 sleep 1000 &
 IDLE=$!
 BENCH_PIDS+=("$IDLE")
 record -p "$IDLE"
-"$LOOP" "$CALLS" "$ROUNDS" >"$BENCH_TMP/untraced"
+$LOOP "$CALLS" "$ROUNDS" >"$BENCH_TMP/untraced"
 kill -INT "$REC"
 wait "$REC"
 

@@ -2526,4 +2526,85 @@ int BPF_USDT(tt_mark_usdt)
 	return 0;
 }
 
+/* The audit event each Python marker waits for, by its index (--mark). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TT_MAX_MARKS);
+	__type(key, __u32);
+	__type(value, struct tt_py_event);
+} py_events SEC(".maps");
+
+/* CPython's object layout, the same in every 64-bit release build of 3.8 to
+ * 3.14 (not the free-threaded one): a tuple's size and items, an object's
+ * type, a type's name, an int's size (3.12 on: its tag) and 30-bit digits. */
+#define PY_VAR_SIZE 16
+#define PY_TUPLE_ITEMS 24
+#define PY_OB_TYPE 8
+#define PY_TP_NAME 24
+#define PY_LONG_DIGITS 24
+#define PY_LONG_SHIFT 30
+
+/* Item n (1-based) of the audit event's argument tuple as a key: an int's
+ * value (its sign dropped, its two low digits: up to 2^60), else the
+ * object's address (the same object within one process); 0 if none. */
+static __always_inline bool py_key(const void *args, __u32 n, __u64 *key)
+{
+	const void *item = NULL, *type = NULL, *tp_name = NULL;
+	__s64 size = 0, ndigits;
+	__u32 digits[2] = {};
+	char tname[4] = {};
+
+	if (bpf_probe_read_user(&size, sizeof(size), args + PY_VAR_SIZE) ||
+	    n > size ||
+	    bpf_probe_read_user(&item, sizeof(item),
+				args + PY_TUPLE_ITEMS + 8 * (n - 1)) ||
+	    bpf_probe_read_user(&type, sizeof(type), item + PY_OB_TYPE) ||
+	    bpf_probe_read_user(&tp_name, sizeof(tp_name), type + PY_TP_NAME) ||
+	    bpf_probe_read_user(tname, sizeof(tname), tp_name))
+		return false;
+	*key = (__u64)item;
+	if (tname[0] != 'i' || tname[1] != 'n' || tname[2] != 't' || tname[3])
+		return true;
+	if (bpf_probe_read_user(&size, sizeof(size), item + PY_VAR_SIZE) ||
+	    bpf_probe_read_user(digits, sizeof(digits), item + PY_LONG_DIGITS))
+		return false;
+	/* up to 3.11 the digit count, its sign the int's; from 3.12 a tag
+	 * with the count above three bits (a count under 3 is one of those) */
+	ndigits = size >= -2 && size <= 2 ? (size < 0 ? -size : size) :
+					    size >> 3;
+	*key = digits[0] |
+	       (ndigits >= 2 ? (__u64)digits[1] << PY_LONG_SHIFT : 0);
+	return true;
+}
+
+/* A Python marker: CPython's python:audit probe (sys.audit(event, *args)),
+ * its arguments the event's name and the tuple of the rest; only the event
+ * the marker names counts. */
+SEC("usdt")
+int BPF_USDT(tt_mark_python, const char *event, const void *args)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u32 arg = TT_MARK_COOKIE_ARG(cookie),
+	      spec = TT_MARK_COOKIE_SPEC(cookie);
+	char name[TT_PY_EVENT_LEN];
+	struct tt_py_event *want;
+	__u64 key = 0;
+
+	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	want = bpf_map_lookup_elem(&py_events, &spec);
+	if (!want || bpf_probe_read_user_str(name, sizeof(name), event) < 0)
+		return 0;
+	for (int i = 0; i < TT_PY_EVENT_LEN; i++) {
+		if (name[i] != want->name[i])
+			return 0;
+		if (!name[i])
+			break;
+	}
+	if (arg && !py_key(args, arg, &key))
+		return 0;
+	emit_mark(cookie, key, arg != 0);
+	return 0;
+}
+
 #include "tt_go.bpf.h"

@@ -466,6 +466,17 @@ enum tt_mark_kind {
 #define TT_MARK_COOKIE_ARG(c) (((c) >> 8) & 0xff)
 #define TT_MARK_COOKIE_SPEC(c) (((c) >> 16) & 0xffff)
 
+/* --mark options a recording takes at most */
+#define TT_MAX_MARKS 16
+/* a Python marker's audit event name, its NUL included, at most */
+#define TT_PY_EVENT_LEN 64
+
+/* The audit event a Python marker (KIND=python:EVENT) waits for, by the
+ * marker's index: sys.audit(EVENT, ...) fires CPython's python:audit probe. */
+struct tt_py_event {
+	char name[TT_PY_EVENT_LEN];
+};
+
 /* hdr: the thread that hit the marker, at the probed instruction */
 struct tt_mark {
 	__u64 key; /* the named argument's value (TT_MARK_F_KEY), else 0 */

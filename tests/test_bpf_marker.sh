@@ -33,9 +33,48 @@ bad_mark "bad argN" "dispatch=$DEMO_SERVER:engine_admitted,key=arg9"
 bad_mark "not argN" "dispatch=$DEMO_SERVER:engine_admitted,key=req"
 bad_mark "no symbol given" "dispatch=$DEMO_SERVER"
 bad_mark "bad usdt spec" "token=usdt:$DEMO_SERVER:only_a_name"
+bad_mark "python: no event" "enqueue=python:/usr/bin/python3:"
+bad_mark "python: an event with a space" "enqueue=python:/usr/bin/python3:my event"
+bad_mark "python: no python:audit probe in the file" "enqueue=python:$DEMO_SERVER:ev"
+bad_mark "python: bad argN" "enqueue=python:/usr/bin/python3:ev,key=arg13"
 
 require_root bpf_marker
 bad_mark "no such USDT probe" "dispatch=usdt:$DEMO_SERVER:demo:no_such_probe"
+bad_mark "python: no traced process runs Python" "enqueue=python:ev"
+
+# A Python program marks itself with sys.audit (Debian's python3 has
+# CPython's USDT probes): the recorder finds the interpreter in the traced
+# process, keeps the named event only, and reads the key from the event's
+# arguments: an int's value (one and two 30-bit digits, its sign dropped),
+# any other object's address.
+cat >"$TT_TMP/audit.py" <<'PY'
+import os, sys, time
+go = sys.argv[1]
+while not os.path.exists(go):
+    time.sleep(0.01)
+req = object()
+print(hex(id(req)), flush=True)
+for key in (0, 7, 123456789, (1 << 40) + 5, -9):
+    sys.audit("tt.test.enqueue", key, "more")
+    sys.audit("tt.test.other", 99)
+sys.audit("tt.test.enqueue", req)
+sys.audit("tt.test.enqueue")
+PY
+/usr/bin/python3 "$TT_TMP/audit.py" "$TT_TMP/audit.go" >"$TT_TMP/audit.out" &
+AUDIT_PID=$!
+TT_PIDS+=("$AUDIT_PID")
+start_record "$TT_TMP/audit.ttft" -p "$AUDIT_PID" \
+	--mark "enqueue=python:tt.test.enqueue,key=arg1"
+touch "$TT_TMP/audit.go"
+wait "$AUDIT_PID"
+stop_record
+check "python marker: record exits 0" [ "$RECORD_STATUS" = 0 ]
+"$TTFTRACE" report --events "$TT_TMP/audit.ttft" |
+	sed -n 's/.* mark .*marker=enqueue spec=0 key=//p' >"$TT_TMP/audit.keys"
+want="0 0x7 0x75bcd15 0x10000000005 0x9 $(cat "$TT_TMP/audit.out")"
+got=$(echo $(cat "$TT_TMP/audit.keys"))
+check "python marker: the keys of the named event only ($got; want $want)" \
+	[ "$got" = "$want" ]
 
 # marked NAME DISPATCH-SPEC N: batch 2, eight clients (most requests wait
 # one or more iterations), N requests, recorded with the enqueue marker on

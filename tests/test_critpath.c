@@ -1424,6 +1424,14 @@ static const struct rq_want sync_calls_want[] = {
 
 /* ---- the scenarios, by the group their case line says ---- */
 
+/* loop 101 marks keys 0xa and 0xb enqueued; engine 202, in another
+ * process, dispatches 0xb, then 0xa */
+/* clang-format off */
+#define LOOP_MARK_STEPS                                                       \
+	E_MARK(1200, 101, ENQUEUE, 0xa), E_MARK(1300, 101, ENQUEUE, 0xb),     \
+	E_MARK(1500, 202, DISPATCH, 0xb), E_MARK(1700, 202, DISPATCH, 0xa)
+/* clang-format on */
+
 /* reader 101 hands to engine 102 through 0x7000 at 1200 us; the engine
  * wakes writer 103 through 0x8000 at 2000 us */
 /* clang-format off */
@@ -4732,6 +4740,31 @@ static const struct scenario scenarios[] = {
 			      1500, 502) },
 		}),
 		.stats = { STAT(marks, 5), STAT(marks_unbound, 1),
+			   STAT(marks_outside, 0) },
+	},
+	/* An event loop 101 reads requests 1 and 2 (1100, 1150 us), then runs
+	 * their handlers in that order: each marks its enqueue (keys 0xa at
+	 * 1200, 0xb at 1300), so each marker names the earliest request it
+	 * read that is unmarked, not the one it read last. An engine in
+	 * another process (200) dispatches by those ids (0xb at 1500, 0xa at
+	 * 1700): a key bound in one process is looked up from any. */
+	{
+		SC("test_markers", "loop_marks_in_order"),
+		.steps = STEPS(FUTEX_PICKUP_STEPS, LOOP_MARK_STEPS),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103),
+		    RQ(2, 1000, 1150, 2150, 2200, 101, 103)),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 1700),
+			  R(enqueue, TT_CP_ENQ_MARKER), R_T(t_enqueue, 1200) },
+		}, {
+			2,
+			NULL,
+			{ R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, 1500),
+			  R(enqueue, TT_CP_ENQ_MARKER), R_T(t_enqueue, 1300) },
+		}),
+		.stats = { STAT(marks, 4), STAT(marks_unbound, 0),
 			   STAT(marks_outside, 0) },
 	},
 	/* The writer has no events: the path from the first write back is

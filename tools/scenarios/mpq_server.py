@@ -22,6 +22,11 @@ put), t_admit (the model process starts its prefill: those it took
 together are prefilled one after the other), t_first_token_emit /
 t_last_token_emit (just before the handler's write), tokens, io_ns (0),
 status, t_put (after the put returned: the feeder thread writes later).
+
+--audit: the server marks itself for `ttftrace record --mark
+KIND=python:...` (docs/design.md §4.9): sys.audit("mpq.put", rid) right
+after stamping t_enqueue, sys.audit("mpq.prefill", rid) right after
+stamping t_admit (run.sh's mpq-mark). Without it nothing is called.
 """
 import asyncio
 import multiprocessing as mp
@@ -36,9 +41,14 @@ from vllm_server import (aiohttp_done, calibrated_compute, now,  # noqa: E402
                          server_args, sse_event, tokenize, truth_log)
 
 
+def no_audit(*_):
+    pass
+
+
 def model_main(args, inq, outq):
     """The model process: continuous batching over what inq holds."""
     compute = calibrated_compute()
+    audit = sys.audit if args.audit else no_audit
     outq.put(None)      # ready
     running = []        # [rid, want, made, t_admit]
     while True:
@@ -49,6 +59,7 @@ def model_main(args, inq, outq):
             new.append(inq.get())
         for rid, want in new:
             t_admit = now()
+            audit("mpq.prefill", rid)
             compute(args.prefill_ms)
             outq.put((rid, 0, want <= 1, t_admit))
             if want > 1:
@@ -63,7 +74,10 @@ def model_main(args, inq, outq):
 
 def main():
     ap = server_args(__doc__)
+    ap.add_argument("--audit", action="store_true",
+                    help="mark the put and the prefill with sys.audit")
     args = ap.parse_args()
+    audit = sys.audit if args.audit else no_audit
     if not args.log:
         ap.error("--log is needed")
     from aiohttp import web
@@ -87,6 +101,7 @@ def main():
         q = streams[rid] = asyncio.Queue()
         port = request.transport.get_extra_info("peername")[1]
         t_enqueue = now()
+        audit("mpq.put", rid)
         inq.put((rid, want))
         t_put = now()
         t_first = t_last = t_admit = n = 0

@@ -6,7 +6,8 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq ollama gateway node-gateway (README.md).
+# llama llama-delay lit lit-uvloop mpq mpq-mark ollama gateway node-gateway
+# (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -74,6 +75,8 @@ server_cmd() {
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
+	# the same, marking its put and its prefill (scenario_marks)
+	mpq-mark) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4 --audit" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
 	go) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	go-lock) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
@@ -92,12 +95,22 @@ server_cmd() {
 	esac
 }
 
+# scenario_marks NAME: the --mark options of a server that marks itself
+scenario_marks() {
+	case $1 in
+	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
+--mark dispatch=python:$PY:mpq.prefill,key=arg1" ;;
+	esac
+}
+
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want marks
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
-	echo "=== $name: $cmd"
-	"$TTFTRACE" record "${record_opts[@]}" -o "$d/rec.ttft" -c "$cmd" 2>"$d/record.log" &
+	read -ra marks <<<"$(scenario_marks "$name")"
+	echo "=== $name: $cmd ${marks[*]}"
+	"$TTFTRACE" record "${record_opts[@]}" "${marks[@]}" -o "$d/rec.ttft" -c "$cmd" \
+		2>"$d/record.log" &
 	RECORD_PID=$!
 	for _ in $(seq 200); do
 		ss -Hltn "sport = :$port" | grep -q . && break

@@ -45,37 +45,79 @@ const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 								    "?";
 }
 
-/* The request tid read last at or before t: its current one, or -1. */
-static long current_request(const struct rq_act *rd, size_t n, __u32 tid,
-			    __u64 t)
+/* requests an event loop may hold read and not yet marked, looked back
+ * over from its latest read */
+#define OPEN_SCAN 256
+/* the key table's process for a binding any process may look up (no
+ * traced process has tgid 0) */
+#define ANY_PROCESS 0
+
+/* The slot of m's kind in a request's markers. */
+static __u64 *mark_slot(struct cp_rq_marks *mk, const struct cp_mark *m)
+{
+	return m->kind == TT_MARK_ENQUEUE  ? &mk->enqueue :
+	       m->kind == TT_MARK_DISPATCH ? &mk->dispatch :
+					     &mk->token;
+}
+
+/*
+ * The request thread m->tid is serving at m's time, or -1: the earliest it
+ * read that is still open (no first write before the marker) and has no
+ * marker of m's kind yet; else the one it read last. A thread per request
+ * has one such; an event loop reads several, then runs their handlers in
+ * the order read, each marking its own.
+ */
+static long current_request(const struct rq_act *rd, size_t n,
+			    const struct tt_cp_request *rqs,
+			    struct cp_rq_marks *out, const struct cp_mark *m)
 {
 	size_t a = 0, b = n, mid;
+	long found = -1;
 
 	while (a < b) {
 		mid = a + (b - a) / 2;
-		if (rd[mid].tid < tid || (rd[mid].tid == tid && rd[mid].t <= t))
+		if (rd[mid].tid < m->tid ||
+		    (rd[mid].tid == m->tid && rd[mid].t <= m->ts))
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	return a && rd[a - 1].tid == tid ? (long)rd[a - 1].req : -1;
+	if (!a || rd[a - 1].tid != m->tid)
+		return -1;
+	for (size_t i = a;
+	     i-- > 0 && rd[i].tid == m->tid && a - i <= OPEN_SCAN;) {
+		const struct tt_cp_request *r = &rqs[rd[i].req];
+
+		if ((!r->t_first_write || m->ts <= r->t_first_write) &&
+		    !*mark_slot(&out[rd[i].req], m))
+			found = rd[i].req;
+	}
+	return found >= 0 ? found : (long)rd[a - 1].req;
 }
 
 /* The request marker m names, or -1: by its key (an enqueue binds the key
- * to its thread's current request), else its thread's current request. */
+ * to its thread's current request, in its process and for any process),
+ * else its thread's current request. A key bound in the marker's own
+ * process comes first (a pointer means something in one process only);
+ * else the latest binding of any (an id handed to an engine process). */
 static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
-			 size_t nrd, const struct cp_mark *m, int *err)
+			 size_t nrd, const struct tt_cp_request *rqs,
+			 struct cp_rq_marks *out, const struct cp_mark *m,
+			 int *err)
 {
 	const struct tt_hmap_ent *e;
 	long req;
 
 	if (!m->has_key || m->kind == TT_MARK_ENQUEUE) {
-		req = current_request(rd, nrd, m->tid, m->ts);
+		req = current_request(rd, nrd, rqs, out, m);
 		if (m->has_key && req >= 0)
-			*err = tt_hmap_put(keys, m->key, m->tgid, req);
+			*err = tt_hmap_put(keys, m->key, m->tgid, req) ?:
+				       tt_hmap_put(keys, m->key, ANY_PROCESS,
+						   req);
 		return req;
 	}
-	e = tt_hmap_find(keys, m->key, m->tgid);
+	e = tt_hmap_find(keys, m->key, m->tgid) ?:
+		    tt_hmap_find(keys, m->key, ANY_PROCESS);
 	return e ? (long)e->val : -1;
 }
 
@@ -105,14 +147,12 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 	for (i = 0; i < cp->nmarks && !err; i++) {
 		const struct cp_mark *m = &cp->marks[i];
 
-		req = mark_request(&keys, rd, nrd, m, &err);
+		req = mark_request(&keys, rd, nrd, rqs, out, m, &err);
 		if (req < 0) {
 			cp->marks_unbound++;
 			continue;
 		}
-		slot = m->kind == TT_MARK_ENQUEUE  ? &out[req].enqueue :
-		       m->kind == TT_MARK_DISPATCH ? &out[req].dispatch :
-						     &out[req].token;
+		slot = mark_slot(&out[req], m);
 		/* the first of each kind: a token marker fires per token */
 		if (*slot)
 			continue;

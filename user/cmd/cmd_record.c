@@ -37,7 +37,7 @@
 #define MAX_TARGETS 64
 #define MAX_CUDA_LIBS 16
 #define MAX_GPU_DEVICES 16
-#define MAX_MARKS 16
+#define MAX_MARKS TT_MAX_MARKS
 /* one line from the collector, the prober or a check */
 #define MSG_LEN 512
 #define MAX_TRACED_TGIDS 1024
@@ -94,7 +94,7 @@ static const char record_doc[] =
 	"  ttftrace record -c './server --port 8000' -d 1m\n"
 	"  ttftrace report ttftrace.ttft           # then analyse it";
 
-
+/* clang-format off */
 static const struct argp_option record_options[] = {
 	{ "pid", 'p', "PID", 0, "Trace this process and its children (repeatable)", 0 },
 	{ "command", 'c', "CMD", 0, "Start CMD (with /bin/sh -c) and trace it", 0 },
@@ -106,13 +106,14 @@ static const struct argp_option record_options[] = {
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "msg-probes", OPT_MSG_PROBES, "MODE", 0, "Messaging library uprobes: zmq (default: ZMQ's sends in the system's libzmq, how Python servers hand requests between processes) or none", 0 },
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
-	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe); key=argN names the argument that identifies the request (repeatable)", 0 },
+	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe; or KIND=python:[PATH:]EVENT, a Python program's sys.audit(EVENT, ...)); key=argN names the argument that identifies the request (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
 	{ "metrics", OPT_METRICS, "[ADDR:]PORT", 0, "Serve Prometheus metrics at http://ADDR:PORT/metrics (ADDR: 127.0.0.1 when only a port is given)", 0 },
 	{ "verbose", 'v', NULL, 0, "More messages (twice: libbpf debug)", 0 },
 	{ "quiet", 'q', NULL, 0, "Only errors", 0 },
 	{},
 };
+/* clang-format on */
 
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
@@ -785,7 +786,10 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 		fprintf(stderr,
 			"ttftrace: warning: no tcp_sendmsg_locked tracepoint: a traced gateway's calls to its runner count as requests of their own\n");
 	for (int i = 0; i < a.nmarks; i++) {
-		if (tt_collector_mark(c, &marks[i], i, msg, sizeof(msg))) {
+		if ((marks[i].python && !marks[i].path[0] &&
+		     tt_mark_find_python(&marks[i], a.pids, a.npids, msg,
+					 sizeof(msg))) ||
+		    tt_collector_mark(c, &marks[i], i, msg, sizeof(msg))) {
 			fprintf(stderr, "ttftrace: --mark '%s': %s\n",
 				a.marks[i], msg);
 			goto cleanup;

@@ -386,7 +386,24 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 		return -ENOMEM;
 	}
 	c->mark_links = grown;
-	if (m->usdt) {
+	if (m->python) {
+		struct tt_py_event ev = { 0 };
+
+		/* parse_python() kept it under TT_PY_EVENT_LEN */
+		memcpy(ev.name, m->symbol, sizeof(ev.name) - 1);
+		if (bpf_map__update_elem(c->skel->maps.py_events, &index,
+					 sizeof(index), &ev, sizeof(ev), 0)) {
+			e = -errno;
+			snprintf(err, errlen,
+				 "cannot set the marker's event: %s",
+				 strerror(-e));
+			return e;
+		}
+		sopts.usdt_cookie = cookie;
+		link = bpf_program__attach_usdt(c->skel->progs.tt_mark_python,
+						-1, m->path, m->provider,
+						"audit", &sopts);
+	} else if (m->usdt) {
 		sopts.usdt_cookie = cookie;
 		link = bpf_program__attach_usdt(c->skel->progs.tt_mark_usdt,
 						-1, m->path, m->provider,
@@ -402,7 +419,12 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 	}
 	if (!link) {
 		e = -errno;
-		if (m->usdt)
+		if (m->python)
+			snprintf(
+				err, errlen,
+				"cannot attach to USDT probe python:audit in %s: %s",
+				m->path, strerror(-e));
+		else if (m->usdt)
 			snprintf(err, errlen, "cannot attach to USDT probe %s:%s in %s: %s%s",
 				 m->provider, m->symbol, m->path, strerror(-e),
 				 e == -ENOENT ? " (no such probe in the file)" : "");

@@ -34,3 +34,47 @@ bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found)
 	}
 	return false;
 }
+
+/* A stapsdt note's descriptor: three addresses (the probe, the base of
+ * .stapsdt.base, the semaphore), then provider, name and arguments. */
+#define STAPSDT_ADDRS (3 * sizeof(Elf64_Addr))
+#define NT_STAPSDT 3
+
+bool tt_elf_usdt(Elf *elf, const char *provider, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		size_t off = 0, name_off, desc_off;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off,
+						   &desc_off))) {
+			const char *desc = (const char *)data->d_buf + desc_off;
+			size_t plen;
+
+			if (nh.n_type != NT_STAPSDT ||
+			    nh.n_namesz != sizeof("stapsdt") ||
+			    memcmp((const char *)data->d_buf + name_off,
+				   "stapsdt", nh.n_namesz) ||
+			    nh.n_descsz <= STAPSDT_ADDRS)
+				continue;
+			desc += STAPSDT_ADDRS;
+			plen = strnlen(desc, nh.n_descsz - STAPSDT_ADDRS);
+			if (plen + 1 >= nh.n_descsz - STAPSDT_ADDRS)
+				continue;
+			if (!strcmp(desc, provider) &&
+			    !strncmp(desc + plen + 1, name,
+				     nh.n_descsz - STAPSDT_ADDRS - plen - 1) &&
+			    strlen(name) <
+				    nh.n_descsz - STAPSDT_ADDRS - plen - 1)
+				return true;
+		}
+	}
+	return false;
+}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/* ELF symbol lookup shared by the recorder's modules that read a traced
- * program's files: runtime lock ranges and application markers. */
+/* ELF symbol and USDT note lookup shared by the recorder's modules that
+ * read a traced program's files: runtime lock ranges and application
+ * markers. */
 #ifndef TT_ELFSYM_H
 #define TT_ELFSYM_H
 
@@ -10,5 +11,8 @@
 /* name's value and size from the dynamic or the full symbol table (the
  * first with a size), into *found: true when there is one. */
 bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found);
+
+/* The file has the USDT probe provider:name (a .note.stapsdt entry). */
+bool tt_elf_usdt(Elf *elf, const char *provider, const char *name);
 
 #endif /* TT_ELFSYM_H */

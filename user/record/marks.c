@@ -8,13 +8,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cudalib.h"
 #include "elfsym.h"
 #include "event.h"
 #include "marks.h"
+#include "procfs.h"
 #include "tt_arch.h"
 
 /* USDT arguments libbpf can fetch (BPF_USDT_MAX_ARG_CNT) */
 #define USDT_MAX_ARGS 12
+/* CPython's probe of sys.audit(), since 3.8: (event name, args tuple) */
+#define PY_PROVIDER "python"
+#define PY_PROBE "audit"
 
 static int copy_part(char *dst, size_t len, const char *s, size_t n)
 {
@@ -76,23 +81,43 @@ static int check_file(const char *path, char *err, size_t errlen)
 	return ret;
 }
 
+/* PATH for libelf: the Elf with its fd in *fd, or NULL with one line in
+ * err (and -errno in *fd). */
+static Elf *elf_open(const char *path, int *fd, char *err, size_t errlen)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*fd = -EINVAL;
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0) {
+		*fd = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-*fd));
+		return NULL;
+	}
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(*fd);
+		*fd = -ENOEXEC;
+		snprintf(err, errlen, "%s: %s", path, elf_errmsg(-1));
+	}
+	return elf;
+}
+
 /* The symbol is in the file and the offset inside it. */
 static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
 {
 	int fd, ret = -ENOENT;
-	Elf *elf = NULL;
 	GElf_Sym sym;
+	Elf *elf;
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", m->path, strerror(errno));
-		return ret;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || !tt_elf_symbol(elf, m->symbol, &sym)) {
+	elf = elf_open(m->path, &fd, err, errlen);
+	if (!elf)
+		return fd;
+	if (!tt_elf_symbol(elf, m->symbol, &sym)) {
 		snprintf(err, errlen, "no symbol '%s' in %s", m->symbol,
 			 m->path);
 		goto cleanup;
@@ -107,8 +132,7 @@ static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
 	}
 	ret = 0;
 cleanup:
-	if (elf)
-		elf_end(elf);
+	elf_end(elf);
 	close(fd);
 	return ret;
 }
@@ -165,6 +189,58 @@ static int parse_usdt(char *rest, struct tt_mark_spec *m, char *err,
 	return -EINVAL;
 }
 
+/* The file has CPython's python:audit probe (built --with-dtrace). */
+static int check_python(const char *path, char *err, size_t errlen)
+{
+	int fd, ret = 0;
+	Elf *elf;
+
+	elf = elf_open(path, &fd, err, errlen);
+	if (!elf)
+		return fd;
+	if (!tt_elf_usdt(elf, PY_PROVIDER, PY_PROBE)) {
+		ret = -ENOENT;
+		snprintf(
+			err, errlen,
+			"%s has no USDT probe python:audit (a CPython built without --with-dtrace?)",
+			path);
+	}
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* "[PATH:]EVENT" after "python:": EVENT is sys.audit's first argument */
+static int parse_python(char *rest, struct tt_mark_spec *m, char *err,
+			size_t errlen)
+{
+	char *event = strrchr(rest, ':');
+	size_t n;
+
+	if (event)
+		*event++ = '\0';
+	else
+		event = rest;
+	if (event != rest &&
+	    copy_part(m->path, sizeof(m->path), rest, strlen(rest))) {
+		snprintf(err, errlen, "expected python:[PATH:]EVENT");
+		return -EINVAL;
+	}
+	n = strlen(event);
+	for (const char *c = event; *c; c++)
+		if (!isgraph((unsigned char)*c))
+			n = 0;
+	if (copy_part(m->symbol, TT_PY_EVENT_LEN, event, n)) {
+		snprintf(
+			err, errlen,
+			"bad event '%s': sys.audit's event name, 1 to %d printable characters",
+			event, TT_PY_EVENT_LEN - 1);
+		return -EINVAL;
+	}
+	strcpy(m->provider, PY_PROVIDER);
+	return 0;
+}
+
 int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		  size_t errlen)
 {
@@ -193,11 +269,21 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		goto cleanup;
 	}
 	m->usdt = !strncmp(rest, "usdt:", 5);
-	ret = parse_key(rest, m->usdt ? USDT_MAX_ARGS : TT_ARCH_REG_ARGS,
+	m->python = !strncmp(rest, "python:", 7);
+	ret = parse_key(rest,
+			m->usdt || m->python ? USDT_MAX_ARGS : TT_ARCH_REG_ARGS,
 			&m->arg, err, errlen);
-	if (!ret)
-		ret = m->usdt ? parse_usdt(rest + 5, m, err, errlen) :
-				parse_uprobe(rest, m, err, errlen);
+	if (ret)
+		goto cleanup;
+	if (m->python) {
+		ret = parse_python(rest + 7, m, err, errlen);
+		if (!ret && m->path[0])
+			ret = check_file(m->path, err, errlen) ?:
+				      check_python(m->path, err, errlen);
+		goto cleanup;
+	}
+	ret = m->usdt ? parse_usdt(rest + 5, m, err, errlen) :
+			parse_uprobe(rest, m, err, errlen);
 	if (!ret)
 		ret = check_file(m->path, err, errlen);
 	if (!ret && !m->usdt)
@@ -205,4 +291,53 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 cleanup:
 	free(rest);
 	return ret;
+}
+
+struct python_find {
+	pid_t pid;
+	struct tt_mark_spec *m;
+};
+
+/* A mapping of the program or of libpython3*: the one with the probe. */
+static int python_mapping(void *ctx, const struct tt_mapping *map)
+{
+	struct python_find *pf = ctx;
+	const char *base = strrchr(map->path, '/');
+	char err[256];
+	int fd;
+
+	base = base ? base + 1 : map->path;
+	if (strncmp(base, "python3", 7) && strncmp(base, "libpython3", 10))
+		return 0;
+	/* the workload names the file: opened and checked as a CUDA library
+	 * candidate is, never by its path in root's view */
+	fd = tt_cudalib_open_mapping(pf->pid, map, err, sizeof(err));
+	if (fd < 0)
+		return 0;
+	tt_cudalib_fd_path(fd, pf->m->path, sizeof(pf->m->path));
+	if (!check_python(pf->m->path, err, sizeof(err)))
+		return 1; /* fd stays open: the path names it until exit */
+	close(fd);
+	pf->m->path[0] = '\0';
+	return 0;
+}
+
+int tt_mark_find_python(struct tt_mark_spec *m, const pid_t *pids, int npids,
+			char *err, size_t errlen)
+{
+	struct python_find pf = { .m = m };
+
+	for (int i = 0; i < npids && !m->path[0]; i++) {
+		pf.pid = pids[i];
+		if (tt_proc_mappings(pids[i], python_mapping, &pf) < 0)
+			continue;
+	}
+	if (m->path[0])
+		return 0;
+	snprintf(
+		err, errlen,
+		npids ? "no traced process runs a CPython with its USDT probe python:audit; name the interpreter: python:PATH:%s" :
+			"with no -p to look in, name the interpreter: python:PATH:%s",
+		m->symbol);
+	return -ENOENT;
 }

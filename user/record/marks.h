@@ -11,26 +11,37 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 struct tt_mark_spec {
 	__u32 kind; /* enum tt_mark_kind */
 	__u32 arg; /* key=argN: N (1-based), 0 for none */
 	bool usdt;
-	char path[PATH_MAX];
+	bool python; /* python:[PATH:]EVENT; symbol: the audit event */
+	char path[PATH_MAX]; /* python: the interpreter, "" to be found */
 	char symbol[256]; /* uprobe: the function; USDT: the probe's name */
 	char provider[256]; /* USDT only */
 	__u64 offset; /* uprobe: bytes past the symbol's start */
 };
 
 /*
- * Parses "KIND=PATH:SYMBOL[+OFF][,key=argN]" or
- * "KIND=usdt:PATH:PROVIDER:NAME[,key=argN]" (KIND: enqueue, dispatch or
- * token) and checks it against the file: an ELF file, the symbol in its
- * symbol tables, the offset inside the symbol. 0, or -errno with one line
- * in err.
+ * Parses "KIND=PATH:SYMBOL[+OFF][,key=argN]",
+ * "KIND=usdt:PATH:PROVIDER:NAME[,key=argN]" or
+ * "KIND=python:[PATH:]EVENT[,key=argN]" (KIND: enqueue, dispatch or token)
+ * and checks it against the file: an ELF file, the symbol in its symbol
+ * tables, the offset inside the symbol; for python, CPython's USDT probe
+ * python:audit in PATH. 0, or -errno with one line in err.
  */
 int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		  size_t errlen);
+
+/*
+ * A python marker without PATH: the first of the traced processes' program
+ * or libpython3* that has CPython's python:audit probe. 0, or -errno with
+ * one line in err.
+ */
+int tt_mark_find_python(struct tt_mark_spec *m, const pid_t *pids, int npids,
+			char *err, size_t errlen);
 
 #endif /* TT_MARKS_H */
