@@ -218,11 +218,16 @@ kv_storage() {
 	[ -n "$KV_DIR" ] && rm -rf "$KV_DIR"
 	KV_DIR=
 }
-# uring_ready: this kernel traces io_uring's requests and lets root make a
-# ring (kernel.io_uring_disabled 0 or 1), or why not
+# uring_ready: the recorder's io_uring hooks load here (ttftrace check asks
+# the kernel's BTF for their prototypes, as record does) and root may make
+# a ring (kernel.io_uring_disabled 0 or 1), or why not
 uring_ready() {
-	local e=/sys/kernel/tracing/events/io_uring
-	[ -d "$e/io_uring_complete" ] || { echo "no io_uring_complete tracepoint"; return 1; }
+	local h checked
+	checked=$("$TTFTRACE" check 2>&1)
+	for h in io_uring_submit_req io_uring_complete; do
+		grep -Eq "hook tp_btf/$h +yes" <<<"$checked" ||
+			{ echo "ttftrace check: no tp_btf/$h hook"; return 1; }
+	done
 	[ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" != 2 ] ||
 		{ echo "kernel.io_uring_disabled is 2"; return 1; }
 }
