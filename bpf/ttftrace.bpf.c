@@ -2543,11 +2543,46 @@ struct {
 #define PY_TP_NAME 24
 #define PY_LONG_DIGITS 24
 #define PY_LONG_SHIFT 30
+/* a str's length and state (bit 5 compact, bit 6 ASCII in every one) */
+#define PY_STR_LENGTH 16
+#define PY_STR_STATE 32
+#define PY_STR_COMPACT_ASCII (3u << 5)
+/* a str key hashes its first bytes: ids are shorter */
+#define PY_STR_KEY_BYTES 128
+#define FNV64_OFFSET 0xcbf29ce484222325ULL
+#define FNV64_PRIME 0x100000001b3ULL
+
+/* FNV-1a of a compact ASCII str's first bytes, its bytes at str_off:
+ * the same id hashes the same in every process. */
+static __always_inline bool py_str_key(const void *str, __u32 str_off,
+				       __u64 *key)
+{
+	__u8 bytes[PY_STR_KEY_BYTES];
+	__u64 len = 0, h = FNV64_OFFSET;
+	__u32 state = 0;
+
+	if (!str_off ||
+	    bpf_probe_read_user(&state, sizeof(state), str + PY_STR_STATE) ||
+	    (state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII ||
+	    bpf_probe_read_user(&len, sizeof(len), str + PY_STR_LENGTH))
+		return false;
+	if (len > PY_STR_KEY_BYTES)
+		len = PY_STR_KEY_BYTES;
+	if (!len || bpf_probe_read_user(bytes, len & (2 * PY_STR_KEY_BYTES - 1),
+					str + str_off))
+		return false;
+	for (__u32 i = 0; i < PY_STR_KEY_BYTES && i < len; i++)
+		h = (h ^ bytes[i]) * FNV64_PRIME;
+	*key = h;
+	return true;
+}
 
 /* Item n (1-based) of the audit event's argument tuple as a key: an int's
- * value (its sign dropped, its two low digits: up to 2^60), else the
- * object's address (the same object within one process); 0 if none. */
-static __always_inline bool py_key(const void *args, __u32 n, __u64 *key)
+ * value (its sign dropped, its two low digits: up to 2^60), an ASCII
+ * str's hash, else the object's address (the same object within one
+ * process); false if there is no item n. */
+static __always_inline bool py_key(const void *args, __u32 n, __u32 str_off,
+				   __u64 *key)
 {
 	const void *item = NULL, *type = NULL, *tp_name = NULL;
 	__s64 size = 0, ndigits;
@@ -2563,6 +2598,8 @@ static __always_inline bool py_key(const void *args, __u32 n, __u64 *key)
 	    bpf_probe_read_user(tname, sizeof(tname), tp_name))
 		return false;
 	*key = (__u64)item;
+	if (tname[0] == 's' && tname[1] == 't' && tname[2] == 'r' && !tname[3])
+		py_str_key(item, str_off, key);
 	if (tname[0] != 'i' || tname[1] != 'n' || tname[2] != 't' || tname[3])
 		return true;
 	if (bpf_probe_read_user(&size, sizeof(size), item + PY_VAR_SIZE) ||
@@ -2601,7 +2638,7 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 		if (!name[i])
 			break;
 	}
-	if (arg && !py_key(args, arg, &key))
+	if (arg && !py_key(args, arg, TT_MARK_COOKIE_STR_OFF(cookie), &key))
 		return 0;
 	emit_mark(cookie, key, arg != 0);
 	return 0;

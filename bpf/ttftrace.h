@@ -465,6 +465,11 @@ enum tt_mark_kind {
 #define TT_MARK_COOKIE_KIND(c) ((c) & 0xff)
 #define TT_MARK_COOKIE_ARG(c) (((c) >> 8) & 0xff)
 #define TT_MARK_COOKIE_SPEC(c) (((c) >> 16) & 0xffff)
+/* a Python marker's: where a compact ASCII str's bytes start in the
+ * interpreter's objects (0: unknown, a str key is its address) */
+#define TT_MARK_COOKIE_PY(kind, arg, spec, str_off) \
+	(TT_MARK_COOKIE(kind, arg, spec) | (__u64)(str_off) << 32)
+#define TT_MARK_COOKIE_STR_OFF(c) (((c) >> 32) & 0xff)
 
 /* --mark options a recording takes at most */
 #define TT_MAX_MARKS 16

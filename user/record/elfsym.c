@@ -35,6 +35,28 @@ bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found)
 	return false;
 }
 
+bool tt_elf_read(Elf *elf, GElf_Addr addr, void *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    addr < sh.sh_addr || addr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf ||
+		    addr - sh.sh_addr + len > data->d_size)
+			return false;
+		memcpy(buf, (const char *)data->d_buf + (addr - sh.sh_addr),
+		       len);
+		return true;
+	}
+	return false;
+}
+
 /* A stapsdt note's descriptor: three addresses (the probe, the base of
  * .stapsdt.base, the semaphore), then provider, name and arguments. */
 #define STAPSDT_ADDRS (3 * sizeof(Elf64_Addr))

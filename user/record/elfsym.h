@@ -12,6 +12,9 @@
  * first with a size), into *found: true when there is one. */
 bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found);
 
+/* len bytes at virtual address addr, from the file's section that holds
+ * them: true if they are there. */
+bool tt_elf_read(Elf *elf, GElf_Addr addr, void *buf, size_t len);
 /* The file has the USDT probe provider:name (a .note.stapsdt entry). */
 bool tt_elf_usdt(Elf *elf, const char *provider, const char *name);
 

@@ -20,6 +20,11 @@
 /* CPython's probe of sys.audit(), since 3.8: (event name, args tuple) */
 #define PY_PROVIDER "python"
 #define PY_PROBE "audit"
+/* sizeof(PyASCIIObject), where a compact ASCII str's bytes start: with
+ * its wstr pointer (to 3.11), without (3.12 on) */
+#define PY_STR_OFF_WSTR 48
+#define PY_STR_OFF 40
+#define PY_VERSION_3_12 0x030c0000
 
 static int copy_part(char *dst, size_t len, const char *s, size_t n)
 {
@@ -189,21 +194,42 @@ static int parse_usdt(char *rest, struct tt_mark_spec *m, char *err,
 	return -EINVAL;
 }
 
-/* The file has CPython's python:audit probe (built --with-dtrace). */
-static int check_python(const char *path, char *err, size_t errlen)
+/* Where a compact ASCII str's bytes start: after PyASCIIObject, whose
+ * wstr pointer 3.12 dropped. 3.11 on exports its version as Py_Version
+ * (PY_VERSION_HEX); 3.8-3.10, which have the probe too, do not. */
+static __u32 py_str_offset(Elf *elf)
+{
+	GElf_Sym sym;
+	__u64 version = 0;
+
+	if (!tt_elf_symbol(elf, "Py_Version", &sym))
+		return PY_STR_OFF_WSTR;
+	if (sym.st_size < sizeof(__u32) ||
+	    !tt_elf_read(elf, sym.st_value, &version,
+			 sym.st_size < sizeof(version) ? sym.st_size :
+							 sizeof(version)))
+		return 0;
+	return version >= PY_VERSION_3_12 ? PY_STR_OFF : PY_STR_OFF_WSTR;
+}
+
+/* m's file has CPython's python:audit probe (built --with-dtrace); sets
+ * m->py_str_off. */
+static int check_python(struct tt_mark_spec *m, char *err, size_t errlen)
 {
 	int fd, ret = 0;
 	Elf *elf;
 
-	elf = elf_open(path, &fd, err, errlen);
+	elf = elf_open(m->path, &fd, err, errlen);
 	if (!elf)
 		return fd;
-	if (!tt_elf_usdt(elf, PY_PROVIDER, PY_PROBE)) {
+	if (tt_elf_usdt(elf, PY_PROVIDER, PY_PROBE)) {
+		m->py_str_off = py_str_offset(elf);
+	} else {
 		ret = -ENOENT;
 		snprintf(
 			err, errlen,
 			"%s has no USDT probe python:audit (a CPython built without --with-dtrace?)",
-			path);
+			m->path);
 	}
 	elf_end(elf);
 	close(fd);
@@ -279,7 +305,7 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		ret = parse_python(rest + 7, m, err, errlen);
 		if (!ret && m->path[0])
 			ret = check_file(m->path, err, errlen) ?:
-				      check_python(m->path, err, errlen);
+				      check_python(m, err, errlen);
 		goto cleanup;
 	}
 	ret = m->usdt ? parse_usdt(rest + 5, m, err, errlen) :
@@ -315,7 +341,7 @@ static int python_mapping(void *ctx, const struct tt_mapping *map)
 	if (fd < 0)
 		return 0;
 	tt_cudalib_fd_path(fd, pf->m->path, sizeof(pf->m->path));
-	if (!check_python(pf->m->path, err, sizeof(err)))
+	if (!check_python(pf->m, err, sizeof(err)))
 		return 1; /* fd stays open: the path names it until exit */
 	close(fd);
 	pf->m->path[0] = '\0';

@@ -23,6 +23,9 @@ struct tt_mark_spec {
 	char symbol[256]; /* uprobe: the function; USDT: the probe's name */
 	char provider[256]; /* USDT only */
 	__u64 offset; /* uprobe: bytes past the symbol's start */
+	/* python: where a compact ASCII str's bytes start in the
+	 * interpreter's objects (48 to 3.11, 40 from 3.12), 0 if unknown */
+	__u32 py_str_off;
 };
 
 /*
