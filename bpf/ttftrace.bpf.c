@@ -2477,7 +2477,7 @@ static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
 	return v;
 }
 
-static __always_inline void emit_mark(__u64 cookie, __u64 key, bool has_key)
+static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags)
 {
 	struct tt_event_mark {
 		struct tt_hdr h;
@@ -2487,9 +2487,9 @@ static __always_inline void emit_mark(__u64 cookie, __u64 key, bool has_key)
 	e = reserve(sizeof(*e), TT_EV_MARK);
 	if (!e)
 		return;
-	e->m.key = has_key ? key : 0;
+	e->m.key = flags & TT_MARK_F_KEY ? key : 0;
 	e->m.kind = TT_MARK_COOKIE_KIND(cookie);
-	e->m.flags = has_key ? TT_MARK_F_KEY : 0;
+	e->m.flags = flags;
 	e->m.spec = TT_MARK_COOKIE_SPEC(cookie);
 	submit(e);
 }
@@ -2505,7 +2505,7 @@ int BPF_KPROBE(tt_mark)
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	emit_mark(cookie, reg_arg(ctx, arg), arg != 0);
+	emit_mark(cookie, reg_arg(ctx, arg), arg ? TT_MARK_F_KEY : 0);
 	return 0;
 }
 
@@ -2522,7 +2522,7 @@ int BPF_USDT(tt_mark_usdt)
 		return 0;
 	if (arg && bpf_usdt_arg(ctx, arg - 1, &key))
 		return 0;
-	emit_mark(cookie, key, arg != 0);
+	emit_mark(cookie, key, arg ? TT_MARK_F_KEY : 0);
 	return 0;
 }
 
@@ -2534,34 +2534,64 @@ struct {
 	__type(value, struct tt_py_event);
 } py_events SEC(".maps");
 
-/* CPython's object layout, the same in every 64-bit release build of 3.8 to
- * 3.14 (not the free-threaded one): a tuple's size and items, an object's
- * type, a type's name, an int's size (3.12 on: its tag) and 30-bit digits. */
-#define PY_VAR_SIZE 16
-#define PY_TUPLE_ITEMS 24
+/* CPython's object layout in every 64-bit release build of 3.8 to 3.14 (the
+ * free-threaded build's header differs: its tuple is not found, no key):
+ * an object's type, a variable object's size (an int's: up to 3.11 its
+ * signed digit count, from 3.12 a tag with the count above three bits), a
+ * type's name and basic size (a tuple's: where its items start, 24, 32 in
+ * 3.14 with its cached hash), an int's 30-bit digits. */
 #define PY_OB_TYPE 8
+#define PY_VAR_SIZE 16
 #define PY_TP_NAME 24
+#define PY_TP_BASICSIZE 32
+#define PY_TUPLE_ITEMS_MAX 64
 #define PY_LONG_DIGITS 24
 #define PY_LONG_SHIFT 30
-/* a str's length and state (bit 5 compact, bit 6 ASCII in every one) */
+#define PY_LONG_TAG_SHIFT 3
+/* a str's length and state (bit 5 compact, bit 6 ASCII in every one); a
+ * compact ASCII str's bytes follow PyASCIIObject, its wstr pointer gone
+ * in 3.12 */
 #define PY_STR_LENGTH 16
 #define PY_STR_STATE 32
 #define PY_STR_COMPACT_ASCII (3u << 5)
+#define PY_STR_BYTES_311 48
+#define PY_STR_BYTES_312 40
 /* a str key hashes its first bytes: ids are shorter */
 #define PY_STR_KEY_BYTES 128
 #define FNV64_OFFSET 0xcbf29ce484222325ULL
 #define FNV64_PRIME 0x100000001b3ULL
 
-/* FNV-1a of a compact ASCII str's first bytes, its bytes at str_off:
- * the same id hashes the same in every process. */
-static __always_inline bool py_str_key(const void *str, __u32 str_off,
+/* obj's type is the one named name (at most 7 characters). */
+static __always_inline bool py_type_is(const void *obj, const char *name)
+{
+	const void *type = NULL, *tp_name = NULL;
+	char got[8] = {};
+
+	if (bpf_probe_read_user(&type, sizeof(type), obj + PY_OB_TYPE) ||
+	    bpf_probe_read_user(&tp_name, sizeof(tp_name), type + PY_TP_NAME) ||
+	    bpf_probe_read_user_str(got, sizeof(got), tp_name) < 0)
+		return false;
+	for (int i = 0; i < sizeof(got); i++) {
+		if (got[i] != name[i])
+			return false;
+		if (!got[i])
+			break;
+	}
+	return true;
+}
+
+/* FNV-1a of a compact ASCII str's first bytes: the same id hashes the
+ * same in every process. */
+static __always_inline bool py_str_key(const void *str, __u32 layout,
 				       __u64 *key)
 {
+	__u32 at = layout == TT_PY_LAYOUT_312 ? PY_STR_BYTES_312 :
+						PY_STR_BYTES_311;
 	__u8 bytes[PY_STR_KEY_BYTES];
 	__u64 len = 0, h = FNV64_OFFSET;
 	__u32 state = 0;
 
-	if (!str_off ||
+	if (layout == TT_PY_LAYOUT_UNKNOWN ||
 	    bpf_probe_read_user(&state, sizeof(state), str + PY_STR_STATE) ||
 	    (state & PY_STR_COMPACT_ASCII) != PY_STR_COMPACT_ASCII ||
 	    bpf_probe_read_user(&len, sizeof(len), str + PY_STR_LENGTH))
@@ -2569,7 +2599,7 @@ static __always_inline bool py_str_key(const void *str, __u32 str_off,
 	if (len > PY_STR_KEY_BYTES)
 		len = PY_STR_KEY_BYTES;
 	if (!len || bpf_probe_read_user(bytes, len & (2 * PY_STR_KEY_BYTES - 1),
-					str + str_off))
+					str + at))
 		return false;
 	for (__u32 i = 0; i < PY_STR_KEY_BYTES && i < len; i++)
 		h = (h ^ bytes[i]) * FNV64_PRIME;
@@ -2577,55 +2607,68 @@ static __always_inline bool py_str_key(const void *str, __u32 str_off,
 	return true;
 }
 
-/* Item n (1-based) of the audit event's argument tuple as a key: an int's
- * value (its sign dropped, its two low digits: up to 2^60), an ASCII
- * str's hash, else the object's address (the same object within one
- * process); false if there is no item n. */
-static __always_inline bool py_key(const void *args, __u32 n, __u32 str_off,
-				   __u64 *key)
+/* An int's value, its sign dropped: its two low digits (60 bits). */
+static __always_inline bool py_int_key(const void *num, __u32 layout,
+				       __u64 *key)
 {
-	const void *item = NULL, *type = NULL, *tp_name = NULL;
-	__s64 size = 0, ndigits;
 	__u32 digits[2] = {};
-	char tname[4] = {};
+	__s64 size = 0, ndigits;
 
-	if (bpf_probe_read_user(&size, sizeof(size), args + PY_VAR_SIZE) ||
-	    n > size ||
-	    bpf_probe_read_user(&item, sizeof(item),
-				args + PY_TUPLE_ITEMS + 8 * (n - 1)) ||
-	    bpf_probe_read_user(&type, sizeof(type), item + PY_OB_TYPE) ||
-	    bpf_probe_read_user(&tp_name, sizeof(tp_name), type + PY_TP_NAME) ||
-	    bpf_probe_read_user(tname, sizeof(tname), tp_name))
+	if (bpf_probe_read_user(&size, sizeof(size), num + PY_VAR_SIZE) ||
+	    bpf_probe_read_user(digits, sizeof(digits), num + PY_LONG_DIGITS))
 		return false;
-	*key = (__u64)item;
-	if (tname[0] == 's' && tname[1] == 't' && tname[2] == 'r' && !tname[3])
-		py_str_key(item, str_off, key);
-	if (tname[0] != 'i' || tname[1] != 'n' || tname[2] != 't' || tname[3])
-		return true;
-	if (bpf_probe_read_user(&size, sizeof(size), item + PY_VAR_SIZE) ||
-	    bpf_probe_read_user(digits, sizeof(digits), item + PY_LONG_DIGITS))
-		return false;
-	/* up to 3.11 the digit count, its sign the int's; from 3.12 a tag
-	 * with the count above three bits (a count under 3 is one of those) */
-	ndigits = size >= -2 && size <= 2 ? (size < 0 ? -size : size) :
-					    size >> 3;
+	if (layout == TT_PY_LAYOUT_311)
+		ndigits = size < 0 ? -size : size;
+	else if (layout == TT_PY_LAYOUT_312)
+		ndigits = size >> PY_LONG_TAG_SHIFT;
+	else /* a tag under 8 is zero's: counts from -2 to 2 read right */
+		ndigits = size >= -2 && size <= 2 ? (size < 0 ? -size : size) :
+						    size >> PY_LONG_TAG_SHIFT;
 	*key = digits[0] |
 	       (ndigits >= 2 ? (__u64)digits[1] << PY_LONG_SHIFT : 0);
 	return true;
 }
 
+/* Item n (1-based) of the audit event's argument tuple as a key: an int's
+ * value or an ASCII str's hash (TT_MARK_F_VALUE), else the object's
+ * address (the same object within one process); the flags, with
+ * TT_MARK_F_UNREAD when there is no item n or no tuple where one is. */
+static __always_inline __u16 py_key(const void *args, __u32 n, __u32 layout,
+				    __u64 *key)
+{
+	const void *type = NULL, *item = NULL;
+	__s64 size = 0, items = 0;
+
+	if (!py_type_is(args, "tuple") ||
+	    bpf_probe_read_user(&size, sizeof(size), args + PY_VAR_SIZE) ||
+	    n > size ||
+	    bpf_probe_read_user(&type, sizeof(type), args + PY_OB_TYPE) ||
+	    bpf_probe_read_user(&items, sizeof(items),
+				type + PY_TP_BASICSIZE) ||
+	    items < PY_VAR_SIZE + 8 || items > PY_TUPLE_ITEMS_MAX ||
+	    bpf_probe_read_user(&item, sizeof(item),
+				args + items + 8 * (n - 1)))
+		return TT_MARK_F_KEY | TT_MARK_F_UNREAD;
+	*key = (__u64)item;
+	if ((py_type_is(item, "int") && py_int_key(item, layout, key)) ||
+	    (py_type_is(item, "str") && py_str_key(item, layout, key)))
+		return TT_MARK_F_KEY | TT_MARK_F_VALUE;
+	return TT_MARK_F_KEY;
+}
+
 /* A Python marker: CPython's python:audit probe (sys.audit(event, *args)),
  * its arguments the event's name and the tuple of the rest; only the event
- * the marker names counts. */
+ * the marker names counts (a longer name, read one past, does not). */
 SEC("usdt")
 int BPF_USDT(tt_mark_python, const char *event, const void *args)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 arg = TT_MARK_COOKIE_ARG(cookie),
 	      spec = TT_MARK_COOKIE_SPEC(cookie);
-	char name[TT_PY_EVENT_LEN];
+	char name[TT_PY_EVENT_LEN + 1];
 	struct tt_py_event *want;
 	__u64 key = 0;
+	__u16 flags = 0;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -2638,9 +2681,10 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 		if (!name[i])
 			break;
 	}
-	if (arg && !py_key(args, arg, TT_MARK_COOKIE_STR_OFF(cookie), &key))
-		return 0;
-	emit_mark(cookie, key, arg != 0);
+	if (arg)
+		flags = py_key(args, arg, TT_MARK_COOKIE_PY_LAYOUT(cookie),
+			       &key);
+	emit_mark(cookie, key, flags);
 	return 0;
 }
 

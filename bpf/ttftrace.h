@@ -455,6 +455,11 @@ enum tt_mark_kind {
 
 /* tt_mark.flags */
 #define TT_MARK_F_KEY (1u << 0) /* key is an argument's value */
+/* a Python marker's key: the same in every process (an int, a str) */
+#define TT_MARK_F_VALUE (1u << 1)
+/* a key was named but could not be read (no such argument, an unknown
+ * object layout): the marker names no request */
+#define TT_MARK_F_UNREAD (1u << 2)
 
 /*
  * The uprobe cookie of a marker: its kind, the argument holding its key
@@ -465,11 +470,17 @@ enum tt_mark_kind {
 #define TT_MARK_COOKIE_KIND(c) ((c) & 0xff)
 #define TT_MARK_COOKIE_ARG(c) (((c) >> 8) & 0xff)
 #define TT_MARK_COOKIE_SPEC(c) (((c) >> 16) & 0xffff)
-/* a Python marker's: where a compact ASCII str's bytes start in the
- * interpreter's objects (0: unknown, a str key is its address) */
-#define TT_MARK_COOKIE_PY(kind, arg, spec, str_off) \
-	(TT_MARK_COOKIE(kind, arg, spec) | (__u64)(str_off) << 32)
-#define TT_MARK_COOKIE_STR_OFF(c) (((c) >> 32) & 0xff)
+/* a Python marker's: its interpreter's object layout */
+#define TT_MARK_COOKIE_PY(kind, arg, spec, layout) \
+	(TT_MARK_COOKIE(kind, arg, spec) | (__u64)(layout) << 32)
+#define TT_MARK_COOKIE_PY_LAYOUT(c) (((c) >> 32) & 0xff)
+
+/* The objects a Python marker's key is read from, by interpreter. */
+enum tt_py_layout {
+	TT_PY_LAYOUT_UNKNOWN = 0, /* int digits guessed, str by address */
+	TT_PY_LAYOUT_311 = 1, /* 3.8-3.11: an int's digit count, str's wstr */
+	TT_PY_LAYOUT_312 = 2, /* 3.12 on: an int's tag, no wstr */
+};
 
 /* --mark options a recording takes at most */
 #define TT_MAX_MARKS 16

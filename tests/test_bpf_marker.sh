@@ -45,10 +45,15 @@ bad_mark "python: no traced process runs Python" "enqueue=python:ev"
 # A Python program marks itself with sys.audit (Debian's python3 has
 # CPython's USDT probes): the recorder finds the interpreter in the traced
 # process, keeps the named event only, and reads the key from the event's
-# arguments: an int's value (one and two 30-bit digits, its sign dropped),
-# an ASCII str's FNV-1a (the same for two equal strs, one built at run
-# time), any other object's address. The program prints the keys it
-# expects; an event without the keyed argument is no marker.
+# arguments: an int's value (one, two and three 30-bit digits: its low 60
+# bits, its sign dropped), an ASCII str's FNV-1a (the same for two equal
+# strs, one built at run time), both "(value)", the same in any process;
+# any other object's address. The program prints the keys it expects; an
+# event without the keyed argument is a marker whose key is unread. A
+# second marker names a 63-character event: a 66-character one that
+# starts with it is not it. The program is a shell's child (-p names the
+# shell): the interpreter is looked for in the children too.
+E63=tt.$(printf 'e%.0s' $(seq 60))
 cat >"$TT_TMP/audit.py" <<'PY'
 import os, sys, time
 def fnv(s):
@@ -56,35 +61,46 @@ def fnv(s):
     for b in s.encode()[:128]:
         h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
     return h
-go = sys.argv[1]
+def shown(k):
+    if isinstance(k, int):
+        return (hex(abs(k) & ((1 << 60) - 1)) if k else "0") + " (value)"
+    return hex(fnv(k)) + " (value)" if isinstance(k, str) else hex(id(k))
+go, e63 = sys.argv[1], sys.argv[2]
+open(go + ".ready", "w").close()
 while not os.path.exists(go):
     time.sleep(0.01)
 req = object()
 built = "".join(["cmpl-", str(0x0123456789)])
-keys = (0, 7, 123456789, (1 << 40) + 5, -9, "cmpl-4886718345", built, "r" * 200, req)
-print(" ".join(hex(abs(k)) if isinstance(k, int) else
-               hex(fnv(k)) if isinstance(k, str) else hex(id(k))
-               for k in keys).replace("0x0", "0"), flush=True)
+keys = (0, 7, 123456789, (1 << 40) + 5, -9, (1 << 61) + (1 << 30) + 7,
+        "cmpl-4886718345", built, "r" * 200, req)
+print(" ".join(shown(k) for k in keys) + " unread", flush=True)
 for key in keys:
     sys.audit("tt.test.enqueue", key, "more")
     sys.audit("tt.test.other", 99)
 sys.audit("tt.test.enqueue")
+sys.audit(e63 + "xyz", 1)
+sys.audit(e63, 2)
 PY
-/usr/bin/python3 "$TT_TMP/audit.py" "$TT_TMP/audit.go" >"$TT_TMP/audit.out" &
+sh -c '/usr/bin/python3 "$@"; exit $?' sh "$TT_TMP/audit.py" "$TT_TMP/audit.go" \
+	"$E63" >"$TT_TMP/audit.out" &
 AUDIT_PID=$!
 TT_PIDS+=("$AUDIT_PID")
+wait_for "[ -e $TT_TMP/audit.go.ready ]" 30 || fail "python marker: the program did not start"
 start_record "$TT_TMP/audit.ttft" -p "$AUDIT_PID" \
-	--mark "enqueue=python:tt.test.enqueue,key=arg1"
+	--mark "enqueue=python:tt.test.enqueue,key=arg1" \
+	--mark "dispatch=python:$E63,key=arg1"
 touch "$TT_TMP/audit.go"
 wait "$AUDIT_PID"
 stop_record
 check "python marker: record exits 0" [ "$RECORD_STATUS" = 0 ]
-"$TTFTRACE" report --events "$TT_TMP/audit.ttft" |
-	sed -n 's/.* mark .*marker=enqueue spec=0 key=//p' >"$TT_TMP/audit.keys"
+"$TTFTRACE" report --events "$TT_TMP/audit.ttft" >"$TT_TMP/audit.events"
 want=$(cat "$TT_TMP/audit.out")
-got=$(echo $(cat "$TT_TMP/audit.keys"))
+got=$(echo $(sed -n 's/.* mark .*marker=enqueue spec=0 key=//p' "$TT_TMP/audit.events"))
 check "python marker: the keys of the named event only ($got; want $want)" \
 	[ "$got" = "$want" ]
+got=$(echo $(sed -n 's/.* mark .*marker=dispatch spec=1 key=//p' "$TT_TMP/audit.events"))
+check "python marker: a 63-character event, not a longer one ($got)" \
+	[ "$got" = "0x2 (value)" ]
 
 # marked NAME DISPATCH-SPEC N: batch 2, eight clients (most requests wait
 # one or more iterations), N requests, recorded with the enqueue marker on

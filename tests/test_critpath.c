@@ -173,6 +173,14 @@ struct step {
 #define E_MARK(t_, tid_, kind_, key_)                                         \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_, .arg0 = key_,     \
 	  .flags = TT_MARK_F_KEY }
+/* a Python marker's int or str key: the same in every process */
+#define E_MARK_VALUE(t_, tid_, kind_, key_)                                   \
+	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_, .arg0 = key_,     \
+	  .flags = TT_MARK_F_KEY | TT_MARK_F_VALUE }
+/* a marker whose key could not be read */
+#define E_MARK_UNREAD(t_, tid_, kind_)                                        \
+	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_,                   \
+	  .flags = TT_MARK_F_KEY | TT_MARK_F_UNREAD }
 #define E_MARK_NOKEY(t_, tid_, kind_)                                         \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_ }
 #define E_FILEIO(t0_, t_, tid_, sys_, mode_, flags_)                          \
@@ -1424,12 +1432,24 @@ static const struct rq_want sync_calls_want[] = {
 
 /* ---- the scenarios, by the group their case line says ---- */
 
-/* loop 101 marks keys 0xa and 0xb enqueued; engine 202, in another
- * process, dispatches 0xb, then 0xa */
+/* request 1 dispatched by its marker at t_ us, and more fields */
+#define MARKER_DISPATCHED(t_, ...)                                            \
+	{ 1, NULL,                                                            \
+	  { R(dispatch, TT_CP_DISP_MARKER), R_T(t_dispatch, t_),              \
+	    __VA_ARGS__ } }
+/* n markers, unbound of them unbound, none outside */
+#define MARKS_UNBOUND(n, unbound)                                             \
+	{ STAT(marks, n), STAT(marks_unbound, unbound),                       \
+	  STAT(marks_outside, 0) }
+
+/* loop 101 marks ids 0xa and 0xb enqueued (Python ints); engine 202, in
+ * another process, dispatches 0xb, then 0xa */
 /* clang-format off */
 #define LOOP_MARK_STEPS                                                       \
-	E_MARK(1200, 101, ENQUEUE, 0xa), E_MARK(1300, 101, ENQUEUE, 0xb),     \
-	E_MARK(1500, 202, DISPATCH, 0xb), E_MARK(1700, 202, DISPATCH, 0xa)
+	E_MARK_VALUE(1200, 101, ENQUEUE, 0xa),                                \
+	E_MARK_VALUE(1300, 101, ENQUEUE, 0xb),                                \
+	E_MARK_VALUE(1500, 202, DISPATCH, 0xb),                               \
+	E_MARK_VALUE(1700, 202, DISPATCH, 0xa)
 /* clang-format on */
 
 /* reader 101 hands to engine 102 through 0x7000 at 1200 us; the engine
@@ -4747,7 +4767,7 @@ static const struct scenario scenarios[] = {
 	 * 1200, 0xb at 1300), so each marker names the earliest request it
 	 * read that is unmarked, not the one it read last. An engine in
 	 * another process (200) dispatches by those ids (0xb at 1500, 0xa at
-	 * 1700): a key bound in one process is looked up from any. */
+	 * 1700): a value key bound in one process is looked up from any. */
 	{
 		SC("test_markers", "loop_marks_in_order"),
 		.steps = STEPS(FUTEX_PICKUP_STEPS, LOOP_MARK_STEPS),
@@ -4766,6 +4786,36 @@ static const struct scenario scenarios[] = {
 		}),
 		.stats = { STAT(marks, 4), STAT(marks_unbound, 0),
 			   STAT(marks_outside, 0) },
+	},
+	/* 101 read request 9 at 100 us, whose client left unanswered (its
+	 * connection ended at 200); then request 1, enqueued with key 0 at
+	 * 1150, dispatched by the engine at 1700. Request 9 is no longer
+	 * open: the markers are request 1's. A marker whose key could not be
+	 * read (1600, its key 0 as the BPF side leaves it) names no request. */
+	{
+		SC("test_markers", "unanswered_not_open"),
+		.steps = STEPS(FUTEX_PICKUP_STEPS,
+			       E_MARK(1150, 101, ENQUEUE, 0),
+			       E_MARK_UNREAD(1600, 102, DISPATCH),
+			       E_MARK(1700, 102, DISPATCH, 0)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103),
+		    RQ(9, 50, 100, 0, 0, 101, 0, .t_end = 200 * US)),
+		.want = WANTS(MARKER_DISPATCHED(1700, R(enqueue, TT_CP_ENQ_MARKER),
+						R_T(t_enqueue, 1150))),
+		.stats = MARKS_UNBOUND(3, 1),
+	},
+	/* Two forked workers (100, 200) key by a pointer, the same address
+	 * in both: worker 200's dispatch of 0xa (its enqueue unseen) names
+	 * no request of worker 100's; only a value key crosses processes. */
+	{
+		SC("test_markers", "pointer_key_own_process"),
+		.steps = STEPS(FUTEX_PICKUP_STEPS,
+			       E_MARK(1150, 101, ENQUEUE, 0xa),
+			       E_MARK(1300, 202, DISPATCH, 0xa),
+			       E_MARK(1700, 102, DISPATCH, 0xa)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103)),
+		.want = WANTS(MARKER_DISPATCHED(1700)),
+		.stats = MARKS_UNBOUND(3, 1),
 	},
 	/* The writer has no events: the path from the first write back is
 	 * no data, down to the dispatch marker, which still ends the queue;

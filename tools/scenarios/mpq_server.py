@@ -37,18 +37,14 @@ import threading
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (aiohttp_done, calibrated_compute, now,  # noqa: E402
-                         server_args, sse_event, tokenize, truth_log)
-
-
-def no_audit(*_):
-    pass
+from vllm_server import (aiohttp_done, auditor, calibrated_compute,  # noqa: E402
+                         now, server_args, sse_event, tokenize, truth_log)
 
 
 def model_main(args, inq, outq):
     """The model process: continuous batching over what inq holds."""
     compute = calibrated_compute()
-    audit = sys.audit if args.audit else no_audit
+    audit = auditor(args)
     outq.put(None)      # ready
     running = []        # [rid, want, made, t_admit]
     while True:
@@ -74,10 +70,8 @@ def model_main(args, inq, outq):
 
 def main():
     ap = server_args(__doc__)
-    ap.add_argument("--audit", action="store_true",
-                    help="mark the put and the prefill with sys.audit")
     args = ap.parse_args()
-    audit = sys.audit if args.audit else no_audit
+    audit = auditor(args)
     if not args.log:
         ap.error("--log is needed")
     from aiohttp import web

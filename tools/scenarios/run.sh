@@ -6,8 +6,8 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark ollama gateway node-gateway
-# (README.md).
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark ollama gateway
+# node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -66,6 +66,8 @@ server_cmd() {
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
 	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
+	# marking itself by str ids, API and engine (scenario_marks)
+	vllm-mark) echo "$PY $SCEN/vllm_server.py -p $port --log $log --audit" ;;
 	# vLLM's own defaults with its dependencies installed: uvloop, httptools
 	vllm-uvloop) echo "$PY $SCEN/vllm_server.py -p $port --log $log --uvloop" ;;
 	lit-uvloop) echo "$PY $SCEN/lit_server.py -p $port --log $log --uvloop" ;;
@@ -100,6 +102,8 @@ scenario_marks() {
 	case $1 in
 	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
 --mark dispatch=python:$PY:mpq.prefill,key=arg1" ;;
+	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1 \
+--mark dispatch=python:$PY:vllm.admit,key=arg1" ;;
 	esac
 }
 

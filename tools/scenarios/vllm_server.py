@@ -22,6 +22,12 @@ time.monotonic_ns() in both processes): port, t_read (body read), t_enqueue
 engine's output), t_first_token_emit / t_last_token_emit (API: the SSE
 event handed to uvicorn), tokens, io_ns (0), status, t_engine_first (engine:
 first token put on its output queue).
+
+--audit: the server marks itself for `ttftrace record --mark
+KIND=python:...` (docs/design.md §4.9), the request's id a str as vLLM's
+are: sys.audit("vllm.enqueue", "cmpl-N") right after stamping t_enqueue,
+sys.audit("vllm.admit", "cmpl-N") in the engine right after stamping
+t_admit (run.sh's vllm-mark).
 """
 import argparse
 import asyncio
@@ -75,6 +81,7 @@ def engine_main(args):
     ctx = zmq.Context()
     inq, outq = queue.Queue(), queue.Queue()
     compute = calibrated_compute()
+    audit = auditor(args)
 
     def input_thread():
         sock = ctx.socket(zmq.PULL)
@@ -103,6 +110,8 @@ def engine_main(args):
             except queue.Empty:
                 break
         t_admit = now()
+        for rid, _ in new:
+            audit("vllm.admit", f"cmpl-{rid}")
         new = [[rid, want, 0, t_admit] for rid, want in new]
         compute(args.prefill_ms * len(new) + (args.decode_ms if running else 0))
         outs = []
@@ -178,6 +187,7 @@ def api_main(args):
     import zmq.asyncio
     from starlette.responses import StreamingResponse
 
+    audit = auditor(args)
     base = ipc_base("vllm")
     ctx = zmq.asyncio.Context()
     to_engine = ctx.socket(zmq.PUSH)
@@ -200,6 +210,7 @@ def api_main(args):
         rid = next_id[0] = next_id[0] + 1
         q = streams[rid] = asyncio.Queue()
         t_enqueue = now()
+        audit("vllm.enqueue", f"cmpl-{rid}")
         await to_engine.send(pickle.dumps((rid, want)))
         port = request.client.port
 
@@ -229,7 +240,8 @@ def api_main(args):
                                "--engine-in", base + "-in", "--engine-out", base + "-out",
                                "--batch", str(args.batch),
                                "--prefill-ms", str(args.prefill_ms),
-                               "--decode-ms", str(args.decode_ms)])
+                               "--decode-ms", str(args.decode_ms)]
+                              + (["--audit"] if args.audit else []))
     serve_starlette(completions, engine_ready, output_handler, args, engine)
 
 
@@ -269,7 +281,18 @@ def server_args(doc):
     ap.add_argument("--tokenize-ms", type=float, default=1)
     ap.add_argument("--uvloop", action="store_true",
                     help="uvicorn on uvloop and httptools (starlette servers)")
+    ap.add_argument("--audit", action="store_true",
+                    help="mark the hand-off and the admission with sys.audit")
     return ap
+
+
+def no_audit(*_):
+    pass
+
+
+def auditor(args):
+    """sys.audit with --audit (ttftrace's Python markers), else nothing."""
+    return sys.audit if args.audit else no_audit
 
 
 def main():

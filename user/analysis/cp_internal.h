@@ -187,6 +187,8 @@ struct cp_mark {
 	__u32 tid, tgid;
 	__u16 kind; /* enum tt_mark_kind */
 	bool has_key;
+	bool value; /* the key means the same in every process */
+	bool unread; /* a key was named but could not be read */
 };
 
 /* The markers bound to one request (0: none of that kind). */

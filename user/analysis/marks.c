@@ -24,7 +24,9 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev)
 			       .tid = ev->h.tid,
 			       .tgid = ev->h.tgid,
 			       .kind = ev->mark.kind,
-			       .has_key = ev->mark.flags & TT_MARK_F_KEY };
+			       .has_key = ev->mark.flags & TT_MARK_F_KEY,
+			       .value = ev->mark.flags & TT_MARK_F_VALUE,
+			       .unread = ev->mark.flags & TT_MARK_F_UNREAD };
 	return 0;
 }
 
@@ -62,10 +64,11 @@ static __u64 *mark_slot(struct cp_rq_marks *mk, const struct cp_mark *m)
 
 /*
  * The request thread m->tid is serving at m's time, or -1: the earliest it
- * read that is still open (no first write before the marker) and has no
- * marker of m's kind yet; else the one it read last. A thread per request
- * has one such; an event loop reads several, then runs their handlers in
- * the order read, each marking its own.
+ * read that is still open (neither its first write nor, without one, its
+ * end before the marker) and has no marker of m's kind yet; else the one
+ * it read last. A thread per request has one such; an event loop reads
+ * several, then runs their handlers in the order read, each marking its
+ * own.
  */
 static long current_request(const struct rq_act *rd, size_t n,
 			    const struct tt_cp_request *rqs,
@@ -87,19 +90,20 @@ static long current_request(const struct rq_act *rd, size_t n,
 	for (size_t i = a;
 	     i-- > 0 && rd[i].tid == m->tid && a - i <= OPEN_SCAN;) {
 		const struct tt_cp_request *r = &rqs[rd[i].req];
+		/* one its client left unanswered ends with its connection */
+		__u64 shut = r->t_first_write ?: r->t_end;
 
-		if ((!r->t_first_write || m->ts <= r->t_first_write) &&
-		    !*mark_slot(&out[rd[i].req], m))
+		if ((!shut || m->ts <= shut) && !*mark_slot(&out[rd[i].req], m))
 			found = rd[i].req;
 	}
 	return found >= 0 ? found : (long)rd[a - 1].req;
 }
 
 /* The request marker m names, or -1: by its key (an enqueue binds the key
- * to its thread's current request, in its process and for any process),
- * else its thread's current request. A key bound in the marker's own
- * process comes first (a pointer means something in one process only);
- * else the latest binding of any (an id handed to an engine process). */
+ * to its thread's current request), else its thread's current request.
+ * A key is bound per process (a pointer means something in one process
+ * only); a value key (a Python int or str: an id handed to an engine
+ * process) also for any, and found there when its own process has none. */
 static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
 			 size_t nrd, const struct tt_cp_request *rqs,
 			 struct cp_rq_marks *out, const struct cp_mark *m,
@@ -108,16 +112,19 @@ static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
 	const struct tt_hmap_ent *e;
 	long req;
 
+	if (m->unread)
+		return -1;
 	if (!m->has_key || m->kind == TT_MARK_ENQUEUE) {
 		req = current_request(rd, nrd, rqs, out, m);
 		if (m->has_key && req >= 0)
-			*err = tt_hmap_put(keys, m->key, m->tgid, req) ?:
-				       tt_hmap_put(keys, m->key, ANY_PROCESS,
-						   req);
+			*err = tt_hmap_put(keys, m->key, m->tgid, req);
+		if (m->value && req >= 0 && !*err)
+			*err = tt_hmap_put(keys, m->key, ANY_PROCESS, req);
 		return req;
 	}
-	e = tt_hmap_find(keys, m->key, m->tgid) ?:
-		    tt_hmap_find(keys, m->key, ANY_PROCESS);
+	e = tt_hmap_find(keys, m->key, m->tgid);
+	if (!e && m->value)
+		e = tt_hmap_find(keys, m->key, ANY_PROCESS);
 	return e ? (long)e->val : -1;
 }
 

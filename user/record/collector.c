@@ -375,7 +375,7 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	LIBBPF_OPTS(bpf_usdt_opts, sopts);
-	__u64 cookie = TT_MARK_COOKIE_PY(m->kind, m->arg, index, m->py_str_off);
+	__u64 cookie = TT_MARK_COOKIE_PY(m->kind, m->arg, index, m->py_layout);
 	struct bpf_link *link, **grown;
 	int e;
 
@@ -423,7 +423,7 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 			snprintf(
 				err, errlen,
 				"cannot attach to USDT probe python:audit in %s: %s",
-				m->path, strerror(-e));
+				m->shown[0] ? m->shown : m->path, strerror(-e));
 		else if (m->usdt)
 			snprintf(err, errlen, "cannot attach to USDT probe %s:%s in %s: %s%s",
 				 m->provider, m->symbol, m->path, strerror(-e),

@@ -20,10 +20,7 @@
 /* CPython's probe of sys.audit(), since 3.8: (event name, args tuple) */
 #define PY_PROVIDER "python"
 #define PY_PROBE "audit"
-/* sizeof(PyASCIIObject), where a compact ASCII str's bytes start: with
- * its wstr pointer (to 3.11), without (3.12 on) */
-#define PY_STR_OFF_WSTR 48
-#define PY_STR_OFF 40
+/* PY_VERSION_HEX of the first interpreter of TT_PY_LAYOUT_312 */
 #define PY_VERSION_3_12 0x030c0000
 
 static int copy_part(char *dst, size_t len, const char *s, size_t n)
@@ -194,26 +191,26 @@ static int parse_usdt(char *rest, struct tt_mark_spec *m, char *err,
 	return -EINVAL;
 }
 
-/* Where a compact ASCII str's bytes start: after PyASCIIObject, whose
- * wstr pointer 3.12 dropped. 3.11 on exports its version as Py_Version
- * (PY_VERSION_HEX); 3.8-3.10, which have the probe too, do not. */
-static __u32 py_str_offset(Elf *elf)
+/* The interpreter's object layout (enum tt_py_layout): 3.11 on exports
+ * its version as Py_Version (PY_VERSION_HEX); 3.8-3.10, which have the
+ * probe too, do not. */
+static __u32 py_layout(Elf *elf)
 {
-	GElf_Sym sym;
 	__u64 version = 0;
+	GElf_Sym sym;
 
 	if (!tt_elf_symbol(elf, "Py_Version", &sym))
-		return PY_STR_OFF_WSTR;
+		return TT_PY_LAYOUT_311;
 	if (sym.st_size < sizeof(__u32) ||
 	    !tt_elf_read(elf, sym.st_value, &version,
 			 sym.st_size < sizeof(version) ? sym.st_size :
 							 sizeof(version)))
-		return 0;
-	return version >= PY_VERSION_3_12 ? PY_STR_OFF : PY_STR_OFF_WSTR;
+		return TT_PY_LAYOUT_UNKNOWN;
+	return version >= PY_VERSION_3_12 ? TT_PY_LAYOUT_312 : TT_PY_LAYOUT_311;
 }
 
 /* m's file has CPython's python:audit probe (built --with-dtrace); sets
- * m->py_str_off. */
+ * m->py_layout. */
 static int check_python(struct tt_mark_spec *m, char *err, size_t errlen)
 {
 	int fd, ret = 0;
@@ -223,7 +220,7 @@ static int check_python(struct tt_mark_spec *m, char *err, size_t errlen)
 	if (!elf)
 		return fd;
 	if (tt_elf_usdt(elf, PY_PROVIDER, PY_PROBE)) {
-		m->py_str_off = py_str_offset(elf);
+		m->py_layout = py_layout(elf);
 	} else {
 		ret = -ENOENT;
 		snprintf(
@@ -319,12 +316,16 @@ cleanup:
 	return ret;
 }
 
+/* processes of one -p looked in for an interpreter: it and its children */
+#define PY_FIND_PROCS 64
+
 struct python_find {
 	pid_t pid;
 	struct tt_mark_spec *m;
+	char without[PATH_MAX]; /* an interpreter seen without the probe */
 };
 
-/* A mapping of the program or of libpython3*: the one with the probe. */
+/* A mapping of the program or of libpython*: the one with the probe. */
 static int python_mapping(void *ctx, const struct tt_mapping *map)
 {
 	struct python_find *pf = ctx;
@@ -333,7 +334,7 @@ static int python_mapping(void *ctx, const struct tt_mapping *map)
 	int fd;
 
 	base = base ? base + 1 : map->path;
-	if (strncmp(base, "python3", 7) && strncmp(base, "libpython3", 10))
+	if (strncmp(base, "python", 6) && strncmp(base, "libpython", 9))
 		return 0;
 	/* the workload names the file: opened and checked as a CUDA library
 	 * candidate is, never by its path in root's view */
@@ -341,10 +342,13 @@ static int python_mapping(void *ctx, const struct tt_mapping *map)
 	if (fd < 0)
 		return 0;
 	tt_cudalib_fd_path(fd, pf->m->path, sizeof(pf->m->path));
-	if (!check_python(pf->m, err, sizeof(err)))
+	if (!check_python(pf->m, err, sizeof(err))) {
+		snprintf(pf->m->shown, sizeof(pf->m->shown), "%s", map->path);
 		return 1; /* fd stays open: the path names it until exit */
+	}
 	close(fd);
 	pf->m->path[0] = '\0';
+	snprintf(pf->without, sizeof(pf->without), "%s", map->path);
 	return 0;
 }
 
@@ -352,18 +356,30 @@ int tt_mark_find_python(struct tt_mark_spec *m, const pid_t *pids, int npids,
 			char *err, size_t errlen)
 {
 	struct python_find pf = { .m = m };
+	pid_t procs[PY_FIND_PROCS];
+	int n;
 
 	for (int i = 0; i < npids && !m->path[0]; i++) {
-		pf.pid = pids[i];
-		if (tt_proc_mappings(pids[i], python_mapping, &pf) < 0)
-			continue;
+		procs[0] = pids[i];
+		n = tt_proc_descendants(pids[i], procs + 1, PY_FIND_PROCS - 1);
+		n = n < 0 ? 1 : n + 1;
+		for (int k = 0; k < n && !m->path[0]; k++) {
+			pf.pid = procs[k];
+			tt_proc_mappings(procs[k], python_mapping, &pf);
+		}
 	}
 	if (m->path[0])
 		return 0;
-	snprintf(
-		err, errlen,
-		npids ? "no traced process runs a CPython with its USDT probe python:audit; name the interpreter: python:PATH:%s" :
-			"with no -p to look in, name the interpreter: python:PATH:%s",
-		m->symbol);
+	if (pf.without[0])
+		snprintf(
+			err, errlen,
+			"the traced processes run %s, a CPython without its USDT probe python:audit (built without --with-dtrace); name one with it: python:PATH:%s",
+			pf.without, m->symbol);
+	else
+		snprintf(
+			err, errlen,
+			npids ? "no traced process runs CPython; name the interpreter: python:PATH:%s" :
+				"with no -p to look in, name the interpreter: python:PATH:%s",
+			m->symbol);
 	return -ENOENT;
 }

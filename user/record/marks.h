@@ -23,9 +23,8 @@ struct tt_mark_spec {
 	char symbol[256]; /* uprobe: the function; USDT: the probe's name */
 	char provider[256]; /* USDT only */
 	__u64 offset; /* uprobe: bytes past the symbol's start */
-	/* python: where a compact ASCII str's bytes start in the
-	 * interpreter's objects (48 to 3.11, 40 from 3.12), 0 if unknown */
-	__u32 py_str_off;
+	__u32 py_layout; /* python: enum tt_py_layout of its interpreter */
+	char shown[256]; /* python: the interpreter found, as its process names it */
 };
 
 /*
@@ -40,9 +39,9 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 		  size_t errlen);
 
 /*
- * A python marker without PATH: the first of the traced processes' program
- * or libpython3* that has CPython's python:audit probe. 0, or -errno with
- * one line in err.
+ * A python marker without PATH: the first program or libpython* of the
+ * traced processes (each -p and its children) that has CPython's
+ * python:audit probe. 0, or -errno with one line in err.
  */
 int tt_mark_find_python(struct tt_mark_spec *m, const pid_t *pids, int npids,
 			char *err, size_t errlen);

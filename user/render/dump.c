@@ -165,9 +165,13 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 	case TT_EV_MARK:
 		fprintf(out, "marker=%s spec=%u", tt_mark_kind_name(ev->mark.kind),
 			ev->mark.spec);
-		if (ev->mark.flags & TT_MARK_F_KEY)
-			fprintf(out, " key=%#llx",
-				(unsigned long long)ev->mark.key);
+		if (ev->mark.flags & TT_MARK_F_UNREAD)
+			fprintf(out, " key=unread");
+		else if (ev->mark.flags & TT_MARK_F_KEY)
+			fprintf(out, " key=%#llx%s",
+				(unsigned long long)ev->mark.key,
+				ev->mark.flags & TT_MARK_F_VALUE ? " (value)" :
+								   "");
 		break;
 	case TT_EV_ENERGY:
 		fprintf(out, "domain=%u name=%s kind=%u value=%llu max=%llu",
