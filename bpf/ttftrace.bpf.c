@@ -2477,7 +2477,8 @@ static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
 	return v;
 }
 
-static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags)
+static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags,
+				      __u16 peer)
 {
 	struct tt_event_mark {
 		struct tt_hdr h;
@@ -2490,7 +2491,8 @@ static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags)
 	e->m.key = flags & TT_MARK_F_KEY ? key : 0;
 	e->m.kind = TT_MARK_COOKIE_KIND(cookie);
 	e->m.flags = flags;
-	e->m.spec = TT_MARK_COOKIE_SPEC(cookie);
+	e->m.spec = TT_MARK_SPEC(TT_MARK_COOKIE_SPEC(cookie),
+				 flags & TT_MARK_F_PEER ? peer : 0);
 	submit(e);
 }
 
@@ -2502,10 +2504,13 @@ int BPF_KPROBE(tt_mark)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
+	__u64 peer = TT_MARK_COOKIE_PEER(cookie);
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	emit_mark(cookie, reg_arg(ctx, arg), arg ? TT_MARK_F_KEY : 0);
+	emit_mark(cookie, reg_arg(ctx, arg),
+		  (arg ? TT_MARK_F_KEY : 0) | (peer ? TT_MARK_F_PEER : 0),
+		  reg_arg(ctx, peer));
 	return 0;
 }
 
@@ -2516,13 +2521,18 @@ int BPF_USDT(tt_mark_usdt)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
-	long key = 0;
+	__u64 peer_arg = TT_MARK_COOKIE_PEER(cookie);
+	long key = 0, peer = 0;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	if (arg && bpf_usdt_arg(ctx, arg - 1, &key))
 		return 0;
-	emit_mark(cookie, key, arg ? TT_MARK_F_KEY : 0);
+	if (peer_arg && bpf_usdt_arg(ctx, peer_arg - 1, &peer))
+		return 0;
+	emit_mark(cookie, key,
+		  (arg ? TT_MARK_F_KEY : 0) | (peer_arg ? TT_MARK_F_PEER : 0),
+		  peer);
 	return 0;
 }
 
@@ -2534,16 +2544,19 @@ struct {
 	__type(value, struct tt_py_event);
 } py_events SEC(".maps");
 
-/* CPython's object layout in every 64-bit release build of 3.8 to 3.14 (the
- * free-threaded build's header differs: its tuple is not found, no key):
- * an object's type, a variable object's size (an int's: up to 3.11 its
- * signed digit count, from 3.12 a tag with the count above three bits), a
- * type's name and basic size (a tuple's: where its items start, 24, 32 in
- * 3.14 with its cached hash), an int's 30-bit digits. */
+/* CPython's object layout in every 64-bit release build of 3.8 to 3.14
+ * (the free-threaded build's header differs): an object's type, a
+ * variable object's size (an int's: up to 3.11 its signed digit count,
+ * from 3.12 a tag with the count above three bits), a type's basic size (a
+ * tuple's: where its items start, 24, 32 in 3.14 with its cached hash) and
+ * flags, an int's 30-bit digits. */
 #define PY_OB_TYPE 8
 #define PY_VAR_SIZE 16
-#define PY_TP_NAME 24
 #define PY_TP_BASICSIZE 32
+#define PY_TP_FLAGS 168
+#define PY_TPFLAGS_LONG_SUBCLASS (1ULL << 24)
+#define PY_TPFLAGS_TUPLE_SUBCLASS (1ULL << 26)
+#define PY_TPFLAGS_UNICODE_SUBCLASS (1ULL << 28)
 #define PY_TUPLE_ITEMS_MAX 64
 #define PY_LONG_DIGITS 24
 #define PY_LONG_SHIFT 30
@@ -2561,23 +2574,19 @@ struct {
 #define FNV64_OFFSET 0xcbf29ce484222325ULL
 #define FNV64_PRIME 0x100000001b3ULL
 
-/* obj's type is the one named name (at most 7 characters). */
-static __always_inline bool py_type_is(const void *obj, const char *name)
+/* The tp_flags of obj's type: its fast subclass bits say tuple, int, str.
+ * Never the type's name: that lies in the interpreter's read-only data,
+ * which a process forked from it may not have mapped, and a BPF read
+ * takes no page fault (a multiprocessing child). */
+static __always_inline __u64 py_type_flags(const void *obj)
 {
-	const void *type = NULL, *tp_name = NULL;
-	char got[8] = {};
+	const void *type = NULL;
+	__u64 flags = 0;
 
 	if (bpf_probe_read_user(&type, sizeof(type), obj + PY_OB_TYPE) ||
-	    bpf_probe_read_user(&tp_name, sizeof(tp_name), type + PY_TP_NAME) ||
-	    bpf_probe_read_user_str(got, sizeof(got), tp_name) < 0)
-		return false;
-	for (int i = 0; i < sizeof(got); i++) {
-		if (got[i] != name[i])
-			return false;
-		if (!got[i])
-			break;
-	}
-	return true;
+	    bpf_probe_read_user(&flags, sizeof(flags), type + PY_TP_FLAGS))
+		return 0;
+	return flags;
 }
 
 /* FNV-1a of a compact ASCII str's first bytes: the same id hashes the
@@ -2629,31 +2638,55 @@ static __always_inline bool py_int_key(const void *num, __u32 layout,
 	return true;
 }
 
-/* Item n (1-based) of the audit event's argument tuple as a key: an int's
- * value or an ASCII str's hash (TT_MARK_F_VALUE), else the object's
- * address (the same object within one process); the flags, with
- * TT_MARK_F_UNREAD when there is no item n or no tuple where one is. */
+/* Item n (1-based) of the audit event's argument tuple: false if there is
+ * none, or no tuple where one is. */
+static __always_inline bool py_item(const void *args, __u32 n,
+				    const void **item)
+{
+	const void *type = NULL;
+	__s64 size = 0, items = 0;
+
+	return (py_type_flags(args) & PY_TPFLAGS_TUPLE_SUBCLASS) &&
+	       !bpf_probe_read_user(&size, sizeof(size), args + PY_VAR_SIZE) &&
+	       n <= size &&
+	       !bpf_probe_read_user(&type, sizeof(type), args + PY_OB_TYPE) &&
+	       !bpf_probe_read_user(&items, sizeof(items),
+				    type + PY_TP_BASICSIZE) &&
+	       items >= PY_VAR_SIZE + 8 && items <= PY_TUPLE_ITEMS_MAX &&
+	       !bpf_probe_read_user(item, sizeof(*item),
+				    args + items + 8 * (n - 1));
+}
+
+/* Item n as a key: an int's value or an ASCII str's hash
+ * (TT_MARK_F_VALUE), else the object's address (the same object within
+ * one process); the flags, with TT_MARK_F_UNREAD when there is no item. */
 static __always_inline __u16 py_key(const void *args, __u32 n, __u32 layout,
 				    __u64 *key)
 {
-	const void *type = NULL, *item = NULL;
-	__s64 size = 0, items = 0;
+	const void *item = NULL;
+	__u64 type_flags;
 
-	if (!py_type_is(args, "tuple") ||
-	    bpf_probe_read_user(&size, sizeof(size), args + PY_VAR_SIZE) ||
-	    n > size ||
-	    bpf_probe_read_user(&type, sizeof(type), args + PY_OB_TYPE) ||
-	    bpf_probe_read_user(&items, sizeof(items),
-				type + PY_TP_BASICSIZE) ||
-	    items < PY_VAR_SIZE + 8 || items > PY_TUPLE_ITEMS_MAX ||
-	    bpf_probe_read_user(&item, sizeof(item),
-				args + items + 8 * (n - 1)))
+	if (!py_item(args, n, &item))
 		return TT_MARK_F_KEY | TT_MARK_F_UNREAD;
 	*key = (__u64)item;
-	if ((py_type_is(item, "int") && py_int_key(item, layout, key)) ||
-	    (py_type_is(item, "str") && py_str_key(item, layout, key)))
+	type_flags = py_type_flags(item);
+	if (((type_flags & PY_TPFLAGS_LONG_SUBCLASS) &&
+	     py_int_key(item, layout, key)) ||
+	    ((type_flags & PY_TPFLAGS_UNICODE_SUBCLASS) &&
+	     py_str_key(item, layout, key)))
 		return TT_MARK_F_KEY | TT_MARK_F_VALUE;
 	return TT_MARK_F_KEY;
+}
+
+/* Item n as an int's value (its low 60 bits): false if it is none. */
+static __always_inline bool py_int_item(const void *args, __u32 n, __u32 layout,
+					__u64 *v)
+{
+	const void *item = NULL;
+
+	return py_item(args, n, &item) &&
+	       (py_type_flags(item) & PY_TPFLAGS_LONG_SUBCLASS) &&
+	       py_int_key(item, layout, v);
 }
 
 /* A Python marker: CPython's python:audit probe (sys.audit(event, *args)),
@@ -2664,10 +2697,12 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 arg = TT_MARK_COOKIE_ARG(cookie),
-	      spec = TT_MARK_COOKIE_SPEC(cookie);
+	      spec = TT_MARK_COOKIE_SPEC(cookie),
+	      peer_arg = TT_MARK_COOKIE_PEER(cookie),
+	      layout = TT_MARK_COOKIE_PY_LAYOUT(cookie);
 	char name[TT_PY_EVENT_LEN + 1];
 	struct tt_py_event *want;
-	__u64 key = 0;
+	__u64 key = 0, peer = 0;
 	__u16 flags = 0;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
@@ -2682,9 +2717,13 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 			break;
 	}
 	if (arg)
-		flags = py_key(args, arg, TT_MARK_COOKIE_PY_LAYOUT(cookie),
-			       &key);
-	emit_mark(cookie, key, flags);
+		flags = py_key(args, arg, layout, &key);
+	/* the peer port: an int, else the marker is unread */
+	if (peer_arg)
+		flags |= py_int_item(args, peer_arg, layout, &peer) ?
+				 TT_MARK_F_PEER :
+				 TT_MARK_F_UNREAD;
+	emit_mark(cookie, key, flags, peer);
 	return 0;
 }
 

@@ -460,20 +460,28 @@ enum tt_mark_kind {
 /* a key was named but could not be read (no such argument, an unknown
  * object layout): the marker names no request */
 #define TT_MARK_F_UNREAD (1u << 2)
+/* the spec's high half is the request's peer port (peer=argM) */
+#define TT_MARK_F_PEER (1u << 3)
+
+/* tt_mark.spec: which --mark (its index) and, with TT_MARK_F_PEER, the
+ * port of the request's client (the old u32 index: the format unchanged) */
+#define TT_MARK_SPEC(index, peer) ((__u32)(index) | (__u32)(peer) << 16)
+#define TT_MARK_SPEC_INDEX(s) ((__u16)(s))
+#define TT_MARK_SPEC_PEER(s) ((__u16)((s) >> 16))
 
 /*
  * The uprobe cookie of a marker: its kind, the argument holding its key
- * (1-based, 0: none) and its index among the --mark options.
+ * and the one holding its peer port (1-based, 0: none), its index among
+ * the --mark options, and a Python marker's interpreter layout.
  */
-#define TT_MARK_COOKIE(kind, arg, spec)                                        \
-	((__u64)(kind) | (__u64)(arg) << 8 | (__u64)(spec) << 16)
+#define TT_MARK_COOKIE(kind, arg, spec, peer, layout)              \
+	((__u64)(kind) | (__u64)(arg) << 8 | (__u64)(spec) << 16 | \
+	 (__u64)(layout) << 32 | (__u64)(peer) << 40)
 #define TT_MARK_COOKIE_KIND(c) ((c) & 0xff)
 #define TT_MARK_COOKIE_ARG(c) (((c) >> 8) & 0xff)
 #define TT_MARK_COOKIE_SPEC(c) (((c) >> 16) & 0xffff)
-/* a Python marker's: its interpreter's object layout */
-#define TT_MARK_COOKIE_PY(kind, arg, spec, layout) \
-	(TT_MARK_COOKIE(kind, arg, spec) | (__u64)(layout) << 32)
 #define TT_MARK_COOKIE_PY_LAYOUT(c) (((c) >> 32) & 0xff)
+#define TT_MARK_COOKIE_PEER(c) (((c) >> 40) & 0xff)
 
 /* The objects a Python marker's key is read from, by interpreter. */
 enum tt_py_layout {
@@ -498,7 +506,7 @@ struct tt_mark {
 	__u64 key; /* the named argument's value (TT_MARK_F_KEY), else 0 */
 	__u16 kind; /* enum tt_mark_kind */
 	__u16 flags; /* TT_MARK_F_* */
-	__u32 spec; /* which --mark, in the order given */
+	__u32 spec; /* TT_MARK_SPEC: which --mark (in the order given), peer */
 };
 
 /* What a TT_EV_ENERGY reading is (docs/design.md §9). */

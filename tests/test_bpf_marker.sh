@@ -51,8 +51,9 @@ bad_mark "python: no traced process runs Python" "enqueue=python:ev"
 # any other object's address. The program prints the keys it expects; an
 # event without the keyed argument is a marker whose key is unread. A
 # second marker names a 63-character event: a 66-character one that
-# starts with it is not it. The program is a shell's child (-p names the
-# shell): the interpreter is looked for in the children too.
+# starts with it is not it; a third takes the client's port (peer=arg2),
+# an int or the marker is unread. The program is a shell's child (-p
+# names the shell): the interpreter is looked for in the children too.
 E63=tt.$(printf 'e%.0s' $(seq 60))
 cat >"$TT_TMP/audit.py" <<'PY'
 import os, sys, time
@@ -80,6 +81,8 @@ for key in keys:
 sys.audit("tt.test.enqueue")
 sys.audit(e63 + "xyz", 1)
 sys.audit(e63, 2)
+sys.audit("tt.test.peer", 5, 5001)
+sys.audit("tt.test.peer", 6, "5002")
 PY
 sh -c '/usr/bin/python3 "$@"; exit $?' sh "$TT_TMP/audit.py" "$TT_TMP/audit.go" \
 	"$E63" >"$TT_TMP/audit.out" &
@@ -88,7 +91,8 @@ TT_PIDS+=("$AUDIT_PID")
 wait_for "[ -e $TT_TMP/audit.go.ready ]" 30 || fail "python marker: the program did not start"
 start_record "$TT_TMP/audit.ttft" -p "$AUDIT_PID" \
 	--mark "enqueue=python:tt.test.enqueue,key=arg1" \
-	--mark "dispatch=python:$E63,key=arg1"
+	--mark "dispatch=python:$E63,key=arg1" \
+	--mark "token=python:tt.test.peer,key=arg1,peer=arg2"
 touch "$TT_TMP/audit.go"
 wait "$AUDIT_PID"
 stop_record
@@ -101,6 +105,19 @@ check "python marker: the keys of the named event only ($got; want $want)" \
 got=$(echo $(sed -n 's/.* mark .*marker=dispatch spec=1 key=//p' "$TT_TMP/audit.events"))
 check "python marker: a 63-character event, not a longer one ($got)" \
 	[ "$got" = "0x2 (value)" ]
+got=$(echo $(sed -n 's/.* mark .*marker=token spec=2 //p' "$TT_TMP/audit.events"))
+check "python marker: the client's port as peer=arg2, an int only ($got)" \
+	[ "$got" = "peer=5001 key=0x5 (value) key=unread" ]
+
+# a native marker's peer=argM: bench/mark_loop calls marked_point(i) for
+# i = 0, 1, 2, marked with the same argument as key and peer
+LOOP=$OUTPUT/bench/mark_loop
+"$TTFTRACE" record -o "$TT_TMP/peer.ttft" -c "$LOOP 3 1" \
+	--mark "dispatch=$LOOP:marked_point,key=arg1,peer=arg1" 2>"$TT_TMP/peer.log"
+got=$(echo $("$TTFTRACE" report --events "$TT_TMP/peer.ttft" |
+	sed -n 's/.* mark .*marker=dispatch spec=0 //p'))
+check "native marker: peer=arg1 ($got)" \
+	[ "$got" = "peer=0 key=0 peer=1 key=0x1 peer=2 key=0x2" ]
 
 # marked NAME DISPATCH-SPEC N: batch 2, eight clients (most requests wait
 # one or more iterations), N requests, recorded with the enqueue marker on

@@ -114,7 +114,8 @@ enum step_op {
 	OP_WAKE_NEW, /* tid wakes its new thread target */
 	OP_EXIT, /* tid exits */
 	OP_RTLOCK, /* tid's process has a runtime lock range [arg0, t0) */
-	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags */
+	OP_MARK, /* tid hits marker kind cmd, with key arg0 if flags; its
+		  * spec target */
 	OP_FILEIO, /* tid was in file read sys (b.mode, flags) over [t0, t) */
 	OP_CHAN, /* tid does Go channel op cmd on channel arg0, qcount flags */
 	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
@@ -177,6 +178,11 @@ struct step {
 #define E_MARK_VALUE(t_, tid_, kind_, key_)                                   \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_, .arg0 = key_,     \
 	  .flags = TT_MARK_F_KEY | TT_MARK_F_VALUE }
+/* a Python marker's id with its client's port (peer=argM) */
+#define E_MARK_PEER(t_, tid_, kind_, key_, port_)                             \
+	{ OP_MARK, (t_) * US, tid_, TT_MARK_SPEC(0, port_),                   \
+	  .cmd = TT_MARK_##kind_, .arg0 = key_,                               \
+	  .flags = TT_MARK_F_KEY | TT_MARK_F_VALUE | TT_MARK_F_PEER }
 /* a marker whose key could not be read */
 #define E_MARK_UNREAD(t_, tid_, kind_)                                        \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_,                   \
@@ -280,6 +286,7 @@ static void add_step(struct stream *s, const struct step *st)
 	case OP_MARK:
 		ev = ev_new(s, TT_EV_MARK, st->t, st->tid);
 		ev->mark.kind = st->cmd;
+		ev->mark.spec = st->target; /* TT_MARK_SPEC: the peer port */
 		ev->mark.key = st->arg0;
 		ev->mark.flags = st->flags;
 		break;
@@ -4786,6 +4793,23 @@ static const struct scenario scenarios[] = {
 		}),
 		.stats = { STAT(marks, 4), STAT(marks_unbound, 0),
 			   STAT(marks_outside, 0) },
+	},
+	/* The loop of loop_marks_in_order, its handlers marking out of the
+	 * order read (request 2's first, at 1200 us), each with its
+	 * client's port: each marker names its own connection's request. */
+	{
+		SC("test_markers", "loop_marks_by_peer"),
+		.steps = STEPS(FUTEX_PICKUP_STEPS,
+			       E_MARK_PEER(1200, 101, ENQUEUE, 0xb, 5002),
+			       E_MARK_PEER(1300, 101, ENQUEUE, 0xa, 5001),
+			       E_MARK_VALUE(1500, 202, DISPATCH, 0xa),
+			       E_MARK_VALUE(1700, 202, DISPATCH, 0xb)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103, .peer_port = 5001),
+		    RQ(2, 1000, 1150, 2150, 2200, 101, 103, .peer_port = 5002)),
+		.want = WANTS(MARKER_DISPATCHED(1500, R_T(t_enqueue, 1300)),
+			      { 2, NULL,
+				{ R_T(t_dispatch, 1700), R_T(t_enqueue, 1200) } }),
+		.stats = MARKS_UNBOUND(4, 0),
 	},
 	/* 101 read request 9 at 100 us, whose client left unanswered (its
 	 * connection ended at 200); then request 1, enqueued with key 0 at

@@ -44,6 +44,9 @@
 #          t_enqueue and t_dispatch off for 0 of 120 in five runs (four
 #          beside CPU load), the strict check passing in all five: 2%
 #          allowed, strict
+#   vllm-mark  vllm marking itself by str ids ("cmpl-N"), API and
+#          EngineCore (--audit): the same figures in five runs, the same
+#          gate
 #   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
 #          on loopback (written after the hop rules, to judge them:
 #          docs/design.md §4.11): every runner call a hop counted apart,
@@ -99,8 +102,8 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit mpq mpq-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq mpq-mark gateway node-gateway" \
+	lit mpq mpq-mark vllm-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq mpq-mark vllm-mark gateway node-gateway" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -110,12 +113,15 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 vllm-uvloop:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
 	mpq:0.15:0.35:0.15:p50 mpq-mark:0.02:0.02:0.05:strict \
+	vllm-mark:0.02:0.02:0.05:strict \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
 	fail "scen_py: lit: no request dispatched by the batch rule"
-marked=$(grep -o '"dispatch_rule": *"marker"' "$OUTDIR/mpq-mark/report.json" | wc -l)
-check "scen_py: mpq-mark: every request dispatched by its Python marker ($marked of 120)" \
-	[ "$marked" -ge 120 ]
+for s in mpq-mark vllm-mark; do
+	marked=$(grep -o '"dispatch_rule": *"marker"' "$OUTDIR/$s/report.json" | wc -l)
+	check "scen_py: $s: every request dispatched by its Python marker ($marked of 120)" \
+		[ "$marked" -ge 120 ]
+done
 # a request left no-wire has not been seen here, only in CI runs: the
 # drill-downs of two such go to the log, which is all a CI run leaves
 no_wire() { # DIR: up to two no-wire requests of a scenario's run

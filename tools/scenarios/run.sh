@@ -102,7 +102,7 @@ scenario_marks() {
 	case $1 in
 	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
 --mark dispatch=python:$PY:mpq.prefill,key=arg1" ;;
-	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1 \
+	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1,peer=arg2 \
 --mark dispatch=python:$PY:vllm.admit,key=arg1" ;;
 	esac
 }

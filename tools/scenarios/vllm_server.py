@@ -25,7 +25,8 @@ first token put on its output queue).
 
 --audit: the server marks itself for `ttftrace record --mark
 KIND=python:...` (docs/design.md §4.9), the request's id a str as vLLM's
-are: sys.audit("vllm.enqueue", "cmpl-N") right after stamping t_enqueue,
+are: sys.audit("vllm.enqueue", "cmpl-N", client_port) right after
+stamping t_enqueue (the port says which connection: peer=arg2),
 sys.audit("vllm.admit", "cmpl-N") in the engine right after stamping
 t_admit (run.sh's vllm-mark).
 """
@@ -209,10 +210,10 @@ def api_main(args):
         t_read, want = tokenize(await request.json(), args)
         rid = next_id[0] = next_id[0] + 1
         q = streams[rid] = asyncio.Queue()
-        t_enqueue = now()
-        audit("vllm.enqueue", f"cmpl-{rid}")
-        await to_engine.send(pickle.dumps((rid, want)))
         port = request.client.port
+        t_enqueue = now()
+        audit("vllm.enqueue", f"cmpl-{rid}", port)
+        await to_engine.send(pickle.dumps((rid, want)))
 
         async def gen():
             t_first = t_last = t_admit = t_eng = 0

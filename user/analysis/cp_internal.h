@@ -189,6 +189,7 @@ struct cp_mark {
 	bool has_key;
 	bool value; /* the key means the same in every process */
 	bool unread; /* a key was named but could not be read */
+	__u16 peer; /* the port of the request's client, 0: not given */
 };
 
 /* The markers bound to one request (0: none of that kind). */

@@ -27,6 +27,8 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev)
 			       .has_key = ev->mark.flags & TT_MARK_F_KEY,
 			       .value = ev->mark.flags & TT_MARK_F_VALUE,
 			       .unread = ev->mark.flags & TT_MARK_F_UNREAD };
+	if (ev->mark.flags & TT_MARK_F_PEER)
+		m->peer = TT_MARK_SPEC_PEER(ev->mark.spec);
 	return 0;
 }
 
@@ -54,6 +56,17 @@ const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
  * traced process has tgid 0) */
 #define ANY_PROCESS 0
 
+/* What binding markers to requests works over. */
+struct binder {
+	const struct tt_cp_request *rqs;
+	struct cp_rq_marks *out;
+	/* the requests by reader thread, and by their client's port, each
+	 * then by t_read (rq_act's tid holds the port) */
+	struct rq_act *by_tid, *by_peer;
+	size_t n_tid, n_peer;
+	struct tt_hmap keys;
+};
+
 /* The slot of m's kind in a request's markers. */
 static __u64 *mark_slot(struct cp_rq_marks *mk, const struct cp_mark *m)
 {
@@ -63,40 +76,58 @@ static __u64 *mark_slot(struct cp_rq_marks *mk, const struct cp_mark *m)
 }
 
 /*
- * The request thread m->tid is serving at m's time, or -1: the earliest it
- * read that is still open (neither its first write nor, without one, its
- * end before the marker) and has no marker of m's kind yet; else the one
+ * Of the requests of rd under id (a reader thread, a client port) read at
+ * or before m: the earliest still open (neither its first write nor,
+ * without one, its end before the marker) with no marker of m's kind yet,
+ * or -1; *last, the one read last (-1: none).
+ */
+static long open_request(const struct binder *b, const struct rq_act *rd,
+			 size_t n, __u32 id, const struct cp_mark *m,
+			 long *last)
+{
+	size_t lo = 0, hi = n, mid;
+	long found = -1;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (rd[mid].tid < id ||
+		    (rd[mid].tid == id && rd[mid].t <= m->ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*last = lo && rd[lo - 1].tid == id ? (long)rd[lo - 1].req : -1;
+	for (size_t i = lo;
+	     i-- > 0 && rd[i].tid == id && lo - i <= OPEN_SCAN;) {
+		const struct tt_cp_request *r = &b->rqs[rd[i].req];
+		/* one its client left unanswered ends with its connection */
+		__u64 shut = r->t_first_write ?: r->t_end;
+
+		if ((!shut || m->ts <= shut) &&
+		    !*mark_slot(&b->out[rd[i].req], m))
+			found = rd[i].req;
+	}
+	return found;
+}
+
+/*
+ * The request m's thread is serving at m's time, or -1. With a peer port,
+ * the request of that client open then (the marker says which connection
+ * it serves, whatever the order its handler ran in). Else the earliest
+ * request its thread read that is still open and unmarked; else the one
  * it read last. A thread per request has one such; an event loop reads
  * several, then runs their handlers in the order read, each marking its
  * own.
  */
-static long current_request(const struct rq_act *rd, size_t n,
-			    const struct tt_cp_request *rqs,
-			    struct cp_rq_marks *out, const struct cp_mark *m)
+static long current_request(const struct binder *b, const struct cp_mark *m)
 {
-	size_t a = 0, b = n, mid;
-	long found = -1;
+	long req = -1, last;
 
-	while (a < b) {
-		mid = a + (b - a) / 2;
-		if (rd[mid].tid < m->tid ||
-		    (rd[mid].tid == m->tid && rd[mid].t <= m->ts))
-			a = mid + 1;
-		else
-			b = mid;
-	}
-	if (!a || rd[a - 1].tid != m->tid)
-		return -1;
-	for (size_t i = a;
-	     i-- > 0 && rd[i].tid == m->tid && a - i <= OPEN_SCAN;) {
-		const struct tt_cp_request *r = &rqs[rd[i].req];
-		/* one its client left unanswered ends with its connection */
-		__u64 shut = r->t_first_write ?: r->t_end;
-
-		if ((!shut || m->ts <= shut) && !*mark_slot(&out[rd[i].req], m))
-			found = rd[i].req;
-	}
-	return found >= 0 ? found : (long)rd[a - 1].req;
+	if (m->peer)
+		req = open_request(b, b->by_peer, b->n_peer, m->peer, m, &last);
+	if (req < 0)
+		req = open_request(b, b->by_tid, b->n_tid, m->tid, m, &last);
+	return req >= 0 ? req : last;
 }
 
 /* The request marker m names, or -1: by its key (an enqueue binds the key
@@ -104,10 +135,7 @@ static long current_request(const struct rq_act *rd, size_t n,
  * A key is bound per process (a pointer means something in one process
  * only); a value key (a Python int or str: an id handed to an engine
  * process) also for any, and found there when its own process has none. */
-static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
-			 size_t nrd, const struct tt_cp_request *rqs,
-			 struct cp_rq_marks *out, const struct cp_mark *m,
-			 int *err)
+static long mark_request(struct binder *b, const struct cp_mark *m, int *err)
 {
 	const struct tt_hmap_ent *e;
 	long req;
@@ -115,25 +143,24 @@ static long mark_request(struct tt_hmap *keys, const struct rq_act *rd,
 	if (m->unread)
 		return -1;
 	if (!m->has_key || m->kind == TT_MARK_ENQUEUE) {
-		req = current_request(rd, nrd, rqs, out, m);
+		req = current_request(b, m);
 		if (m->has_key && req >= 0)
-			*err = tt_hmap_put(keys, m->key, m->tgid, req);
+			*err = tt_hmap_put(&b->keys, m->key, m->tgid, req);
 		if (m->value && req >= 0 && !*err)
-			*err = tt_hmap_put(keys, m->key, ANY_PROCESS, req);
+			*err = tt_hmap_put(&b->keys, m->key, ANY_PROCESS, req);
 		return req;
 	}
-	e = tt_hmap_find(keys, m->key, m->tgid);
+	e = tt_hmap_find(&b->keys, m->key, m->tgid);
 	if (!e && m->value)
-		e = tt_hmap_find(keys, m->key, ANY_PROCESS);
+		e = tt_hmap_find(&b->keys, m->key, ANY_PROCESS);
 	return e ? (long)e->val : -1;
 }
 
 int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 		  size_t n, struct cp_rq_marks *out)
 {
-	struct tt_hmap keys = { 0 };
-	struct rq_act *rd;
-	size_t i, nrd = 0;
+	struct binder b = { .rqs = rqs, .out = out };
+	size_t i;
 	__u64 *slot;
 	long req;
 	int err = 0;
@@ -142,19 +169,32 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 	cp->marks_unbound = cp->marks_outside = 0;
 	if (!cp->nmarks)
 		return 0;
-	rd = malloc((n ? n : 1) * sizeof(*rd));
-	if (!rd)
-		return -ENOMEM;
-	for (i = 0; i < n; i++)
-		if (rqs[i].reader_tid && rqs[i].t_read)
-			rd[nrd++] = (struct rq_act){ .tid = rqs[i].reader_tid,
-						     .req = i,
-						     .t = rqs[i].t_read };
-	qsort(rd, nrd, sizeof(*rd), cp_rq_act_cmp);
+	b.by_tid = malloc((n ? n : 1) * sizeof(*b.by_tid));
+	b.by_peer = malloc((n ? n : 1) * sizeof(*b.by_peer));
+	if (!b.by_tid || !b.by_peer) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < n; i++) {
+		if (!rqs[i].t_read)
+			continue;
+		if (rqs[i].reader_tid)
+			b.by_tid[b.n_tid++] =
+				(struct rq_act){ .tid = rqs[i].reader_tid,
+						 .req = i,
+						 .t = rqs[i].t_read };
+		if (rqs[i].peer_port)
+			b.by_peer[b.n_peer++] =
+				(struct rq_act){ .tid = rqs[i].peer_port,
+						 .req = i,
+						 .t = rqs[i].t_read };
+	}
+	qsort(b.by_tid, b.n_tid, sizeof(*b.by_tid), cp_rq_act_cmp);
+	qsort(b.by_peer, b.n_peer, sizeof(*b.by_peer), cp_rq_act_cmp);
 	for (i = 0; i < cp->nmarks && !err; i++) {
 		const struct cp_mark *m = &cp->marks[i];
 
-		req = mark_request(&keys, rd, nrd, rqs, out, m, &err);
+		req = mark_request(&b, m, &err);
 		if (req < 0) {
 			cp->marks_unbound++;
 			continue;
@@ -170,7 +210,9 @@ int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 		}
 		*slot = m->ts;
 	}
-	tt_hmap_free(&keys);
-	free(rd);
+cleanup:
+	tt_hmap_free(&b.keys);
+	free(b.by_tid);
+	free(b.by_peer);
 	return err;
 }

@@ -375,7 +375,8 @@ int tt_collector_mark(struct tt_collector *c, const struct tt_mark_spec *m,
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
 	LIBBPF_OPTS(bpf_usdt_opts, sopts);
-	__u64 cookie = TT_MARK_COOKIE_PY(m->kind, m->arg, index, m->py_layout);
+	__u64 cookie = TT_MARK_COOKIE(m->kind, m->arg, index, m->peer_arg,
+				      m->py_layout);
 	struct bpf_link *link, **grown;
 	int e;
 

@@ -32,30 +32,59 @@ static int copy_part(char *dst, size_t len, const char *s, size_t n)
 	return 0;
 }
 
-/* ",key=argN" at the end of rest, if there: the argument, cut off rest. */
-static int parse_key(char *rest, __u32 max, __u32 *arg, char *err,
-		     size_t errlen)
+/* "argN" (1 to max) into *n, or -EINVAL with one line in err. */
+static int parse_arg(const char *opt, const char *text, __u32 max, __u32 *n,
+		     const char *what, char *err, size_t errlen)
 {
-	char *k = strstr(rest, ",key=");
+	unsigned long v;
 	char *end;
-	unsigned long n;
 
-	*arg = 0;
-	if (!k)
-		return 0;
-	*k = '\0';
-	k += strlen(",key=");
 	errno = 0;
-	n = strncmp(k, "arg", 3) ? 0 : strtoul(k + 3, &end, 10);
-	if (!n || errno || *end || n > max || !isdigit((unsigned char)k[3])) {
-		snprintf(
-			err, errlen,
-			"bad key '%s': arg1 to arg%u, the argument that identifies the request",
-			k, max);
+	v = strncmp(text, "arg", 3) ? 0 : strtoul(text + 3, &end, 10);
+	if (!v || errno || *end || v > max ||
+	    !isdigit((unsigned char)text[3])) {
+		snprintf(err, errlen, "bad %s '%s': arg1 to arg%u, %s", opt,
+			 text, max, what);
 		return -EINVAL;
 	}
-	*arg = n;
+	*n = v;
 	return 0;
+}
+
+/* ",key=argN" and ",peer=argM" at the end of rest, if there: the
+ * arguments, cut off rest. */
+static int parse_key(char *rest, __u32 max, struct tt_mark_spec *m, char *err,
+		     size_t errlen)
+{
+	char *k = strstr(rest, ",key="), *p = strstr(rest, ",peer="), *opt;
+	int ret = 0;
+
+	m->arg = m->peer_arg = 0;
+	if (!k || (p && p < k))
+		k = p;
+	if (!k)
+		return 0;
+	*k++ = '\0';
+	while (!ret && (opt = strsep(&k, ","))) {
+		if (!strncmp(opt, "key=", 4) && !m->arg) {
+			ret = parse_arg(
+				"key", opt + 4, max, &m->arg,
+				"the argument that identifies the request", err,
+				errlen);
+		} else if (!strncmp(opt, "peer=", 5) && !m->peer_arg) {
+			ret = parse_arg(
+				"peer", opt + 5, max, &m->peer_arg,
+				"the argument that holds the client's port",
+				err, errlen);
+		} else {
+			snprintf(
+				err, errlen,
+				"bad option '%s': key=argN or peer=argM, once each",
+				opt);
+			ret = -EINVAL;
+		}
+	}
+	return ret;
 }
 
 /* PATH is an ELF file the recorder can read. */
@@ -295,7 +324,7 @@ int tt_mark_parse(const char *text, struct tt_mark_spec *m, char *err,
 	m->python = !strncmp(rest, "python:", 7);
 	ret = parse_key(rest,
 			m->usdt || m->python ? USDT_MAX_ARGS : TT_ARCH_REG_ARGS,
-			&m->arg, err, errlen);
+			m, err, errlen);
 	if (ret)
 		goto cleanup;
 	if (m->python) {

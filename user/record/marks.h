@@ -17,6 +17,7 @@
 struct tt_mark_spec {
 	__u32 kind; /* enum tt_mark_kind */
 	__u32 arg; /* key=argN: N (1-based), 0 for none */
+	__u32 peer_arg; /* peer=argM: M, the client's port, 0 for none */
 	bool usdt;
 	bool python; /* python:[PATH:]EVENT; symbol: the audit event */
 	char path[PATH_MAX]; /* python: the interpreter, "" to be found */
@@ -28,9 +29,9 @@ struct tt_mark_spec {
 };
 
 /*
- * Parses "KIND=PATH:SYMBOL[+OFF][,key=argN]",
- * "KIND=usdt:PATH:PROVIDER:NAME[,key=argN]" or
- * "KIND=python:[PATH:]EVENT[,key=argN]" (KIND: enqueue, dispatch or token)
+ * Parses "KIND=PATH:SYMBOL[+OFF]", "KIND=usdt:PATH:PROVIDER:NAME" or
+ * "KIND=python:[PATH:]EVENT", each with [,key=argN][,peer=argM] (KIND:
+ * enqueue, dispatch or token)
  * and checks it against the file: an ELF file, the symbol in its symbol
  * tables, the offset inside the symbol; for python, CPython's USDT probe
  * python:audit in PATH. 0, or -errno with one line in err.

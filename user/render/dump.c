@@ -163,8 +163,12 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 			ev->go_chan.qcount);
 		break;
 	case TT_EV_MARK:
-		fprintf(out, "marker=%s spec=%u", tt_mark_kind_name(ev->mark.kind),
-			ev->mark.spec);
+		fprintf(out, "marker=%s spec=%u",
+			tt_mark_kind_name(ev->mark.kind),
+			TT_MARK_SPEC_INDEX(ev->mark.spec));
+		if (ev->mark.flags & TT_MARK_F_PEER)
+			fprintf(out, " peer=%u",
+				TT_MARK_SPEC_PEER(ev->mark.spec));
 		if (ev->mark.flags & TT_MARK_F_UNREAD)
 			fprintf(out, " key=unread");
 		else if (ev->mark.flags & TT_MARK_F_KEY)
