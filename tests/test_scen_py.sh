@@ -41,12 +41,12 @@
 #   mpq-mark  mpq marking itself (--audit: sys.audit at its put and at
 #          its prefill's start, recorded with --mark KIND=python:...,
 #          docs/design.md §4.9): every request dispatched by its marker,
-#          t_enqueue and t_dispatch off for 0 of 120 in five runs (four
-#          beside CPU load), the strict check passing in all five: 2%
-#          allowed, strict
-#   vllm-mark  vllm marking itself by str ids ("cmpl-N"), API and
-#          EngineCore (--audit): the same figures in five runs, the same
-#          gate
+#          t_enqueue off for 0 of 120 and t_dispatch for 0-1 in five runs
+#          (four beside CPU load), the strict check passing in all five:
+#          2% allowed, strict
+#   vllm-mark  vllm marking itself by str ids ("cmpl-N", its enqueue with
+#          the client's port), API and EngineCore (--audit): 0 off in five
+#          runs, the same gate
 #   gateway  an aiohttp gateway (one event loop) in front of llama_server.c
 #          on loopback (written after the hop rules, to judge them:
 #          docs/design.md §4.11): every runner call a hop counted apart,
