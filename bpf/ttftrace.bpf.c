@@ -2477,8 +2477,19 @@ static __always_inline __u64 reg_arg(struct pt_regs *ctx, __u64 n)
 	return v;
 }
 
-static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags,
-				      __u16 peer)
+/* A marker's peer flags and port (bits 16-31, as tt_mark.spec holds it):
+ * named by argument n (0: none), its value v read or not. */
+static __always_inline __u32 peer_flags(__u64 n, __u64 v, bool read)
+{
+	if (!n)
+		return 0;
+	if (!read || v > TT_MARK_PEER_MAX)
+		return TT_MARK_F_PEER_UNREAD;
+	return TT_MARK_F_PEER | (__u32)v << 16;
+}
+
+/* flags: TT_MARK_F_* below bit 16, the peer port above (peer_flags()) */
+static __always_inline void emit_mark(__u64 cookie, __u64 key, __u32 flags)
 {
 	struct tt_event_mark {
 		struct tt_hdr h;
@@ -2490,15 +2501,14 @@ static __always_inline void emit_mark(__u64 cookie, __u64 key, __u16 flags,
 		return;
 	e->m.key = flags & TT_MARK_F_KEY ? key : 0;
 	e->m.kind = TT_MARK_COOKIE_KIND(cookie);
-	e->m.flags = flags;
-	e->m.spec = TT_MARK_SPEC(TT_MARK_COOKIE_SPEC(cookie),
-				 flags & TT_MARK_F_PEER ? peer : 0);
+	e->m.flags = (__u16)flags;
+	e->m.spec = TT_MARK_SPEC(TT_MARK_COOKIE_SPEC(cookie), flags >> 16);
 	submit(e);
 }
 
 /* An application marker (record --mark): an entry probe only, never a
  * return probe (a runtime that moves stacks breaks those); the cookie says
- * its kind and which argument register holds its key. */
+ * its kind and which argument registers hold its key and its peer. */
 SEC("uprobe")
 int BPF_KPROBE(tt_mark)
 {
@@ -2509,8 +2519,8 @@ int BPF_KPROBE(tt_mark)
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	emit_mark(cookie, reg_arg(ctx, arg),
-		  (arg ? TT_MARK_F_KEY : 0) | (peer ? TT_MARK_F_PEER : 0),
-		  reg_arg(ctx, peer));
+		  (arg ? TT_MARK_F_KEY : 0) |
+			  peer_flags(peer, reg_arg(ctx, peer), true));
 	return 0;
 }
 
@@ -2523,16 +2533,17 @@ int BPF_USDT(tt_mark_usdt)
 	__u64 arg = TT_MARK_COOKIE_ARG(cookie);
 	__u64 peer_arg = TT_MARK_COOKIE_PEER(cookie);
 	long key = 0, peer = 0;
+	__u32 flags = 0;
+	bool peer_read;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	if (arg && bpf_usdt_arg(ctx, arg - 1, &key))
-		return 0;
-	if (peer_arg && bpf_usdt_arg(ctx, peer_arg - 1, &peer))
-		return 0;
-	emit_mark(cookie, key,
-		  (arg ? TT_MARK_F_KEY : 0) | (peer_arg ? TT_MARK_F_PEER : 0),
-		  peer);
+	if (arg)
+		flags = bpf_usdt_arg(ctx, arg - 1, &key) ?
+				TT_MARK_F_KEY | TT_MARK_F_UNREAD :
+				TT_MARK_F_KEY;
+	peer_read = peer_arg && !bpf_usdt_arg(ctx, peer_arg - 1, &peer);
+	emit_mark(cookie, key, flags | peer_flags(peer_arg, peer, peer_read));
 	return 0;
 }
 
@@ -2703,7 +2714,8 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 	char name[TT_PY_EVENT_LEN + 1];
 	struct tt_py_event *want;
 	__u64 key = 0, peer = 0;
-	__u16 flags = 0;
+	__u32 flags = 0;
+	bool peer_read;
 
 	if (!tgid_traced(bpf_get_current_pid_tgid() >> 32))
 		return 0;
@@ -2718,12 +2730,9 @@ int BPF_USDT(tt_mark_python, const char *event, const void *args)
 	}
 	if (arg)
 		flags = py_key(args, arg, layout, &key);
-	/* the peer port: an int, else the marker is unread */
-	if (peer_arg)
-		flags |= py_int_item(args, peer_arg, layout, &peer) ?
-				 TT_MARK_F_PEER :
-				 TT_MARK_F_UNREAD;
-	emit_mark(cookie, key, flags, peer);
+	/* the peer port: an int */
+	peer_read = peer_arg && py_int_item(args, peer_arg, layout, &peer);
+	emit_mark(cookie, key, flags | peer_flags(peer_arg, peer, peer_read));
 	return 0;
 }
 

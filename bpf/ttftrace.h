@@ -462,6 +462,11 @@ enum tt_mark_kind {
 #define TT_MARK_F_UNREAD (1u << 2)
 /* the spec's high half is the request's peer port (peer=argM) */
 #define TT_MARK_F_PEER (1u << 3)
+/* a peer was named but could not be read (not an int, over 65535): the
+ * marker is bound as one without */
+#define TT_MARK_F_PEER_UNREAD (1u << 4)
+/* a peer port's largest value */
+#define TT_MARK_PEER_MAX 0xffff
 
 /* tt_mark.spec: which --mark (its index) and, with TT_MARK_F_PEER, the
  * port of the request's client (the old u32 index: the format unchanged) */

@@ -52,8 +52,9 @@ bad_mark "python: no traced process runs Python" "enqueue=python:ev"
 # event without the keyed argument is a marker whose key is unread. A
 # second marker names a 63-character event: a 66-character one that
 # starts with it is not it; a third takes the client's port (peer=arg2),
-# an int or the marker is unread. The program is a shell's child (-p
-# names the shell): the interpreter is looked for in the children too.
+# an int to 65535, else its peer is unread (its key kept). The program is
+# a shell's child (-p names the shell): the interpreter is looked for in
+# the children too.
 E63=tt.$(printf 'e%.0s' $(seq 60))
 cat >"$TT_TMP/audit.py" <<'PY'
 import os, sys, time
@@ -83,6 +84,7 @@ sys.audit(e63 + "xyz", 1)
 sys.audit(e63, 2)
 sys.audit("tt.test.peer", 5, 5001)
 sys.audit("tt.test.peer", 6, "5002")
+sys.audit("tt.test.peer", 7, 70000)
 PY
 sh -c '/usr/bin/python3 "$@"; exit $?' sh "$TT_TMP/audit.py" "$TT_TMP/audit.go" \
 	"$E63" >"$TT_TMP/audit.out" &
@@ -106,8 +108,8 @@ got=$(echo $(sed -n 's/.* mark .*marker=dispatch spec=1 key=//p' "$TT_TMP/audit.
 check "python marker: a 63-character event, not a longer one ($got)" \
 	[ "$got" = "0x2 (value)" ]
 got=$(echo $(sed -n 's/.* mark .*marker=token spec=2 //p' "$TT_TMP/audit.events"))
-check "python marker: the client's port as peer=arg2, an int only ($got)" \
-	[ "$got" = "peer=5001 key=0x5 (value) key=unread" ]
+check "python marker: the client's port as peer=arg2, an int to 65535 only, its key kept ($got)" \
+	[ "$got" = "peer=5001 key=0x5 (value) peer=unread key=0x6 (value) peer=unread key=0x7 (value)" ]
 
 # a native marker's peer=argM: bench/mark_loop calls marked_point(i) for
 # i = 0, 1, 2, marked with the same argument as key and peer

@@ -183,6 +183,21 @@ struct step {
 	{ OP_MARK, (t_) * US, tid_, TT_MARK_SPEC(0, port_),                   \
 	  .cmd = TT_MARK_##kind_, .arg0 = key_,                               \
 	  .flags = TT_MARK_F_KEY | TT_MARK_F_VALUE | TT_MARK_F_PEER }
+/* loop 101's requests 1 and 2 of process 100, from clients' ports 5001
+ * and 5002 */
+#define PEER_RQS                                                              \
+	RQ(1, 1000, 1100, 2100, 2150, 101, 103, .peer_port = 5001,            \
+	   .tgid = 100),                                                      \
+		RQ(2, 1000, 1150, 2150, 2200, 101, 103, .peer_port = 5002,    \
+		   .tgid = 100)
+/* engine 202 (process 200) dispatches ids 0xa at 1500 us, 0xb at 1700 */
+#define ENGINE_DISPATCHES_AB                                                  \
+	E_MARK_VALUE(1500, 202, DISPATCH, 0xa),                               \
+		E_MARK_VALUE(1700, 202, DISPATCH, 0xb)
+/* PEER_RQS' requests enqueued and dispatched at those times (us) */
+#define PEER_WANTS(enq1, disp1, enq2, disp2)                                  \
+	WANTS(MARKER_DISPATCHED(disp1, R_T(t_enqueue, enq1)),                 \
+	      { 2, NULL, { R_T(t_dispatch, disp2), R_T(t_enqueue, enq2) } })
 /* a marker whose key could not be read */
 #define E_MARK_UNREAD(t_, tid_, kind_)                                        \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_,                   \
@@ -4796,20 +4811,35 @@ static const struct scenario scenarios[] = {
 	},
 	/* The loop of loop_marks_in_order, its handlers marking out of the
 	 * order read (request 2's first, at 1200 us), each with its
-	 * client's port: each marker names its own connection's request. */
+	 * client's port: each marker names its own connection's request.
+	 * Request 1's handler marks again (a re-queue, 1350): with its own
+	 * request marked, it stays with it (the first counts), never taking
+	 * the other client's. */
 	{
 		SC("test_markers", "loop_marks_by_peer"),
 		.steps = STEPS(FUTEX_PICKUP_STEPS,
 			       E_MARK_PEER(1200, 101, ENQUEUE, 0xb, 5002),
 			       E_MARK_PEER(1300, 101, ENQUEUE, 0xa, 5001),
-			       E_MARK_VALUE(1500, 202, DISPATCH, 0xa),
-			       E_MARK_VALUE(1700, 202, DISPATCH, 0xb)),
-		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103, .peer_port = 5001),
-		    RQ(2, 1000, 1150, 2150, 2200, 101, 103, .peer_port = 5002)),
-		.want = WANTS(MARKER_DISPATCHED(1500, R_T(t_enqueue, 1300)),
-			      { 2, NULL,
-				{ R_T(t_dispatch, 1700), R_T(t_enqueue, 1200) } }),
-		.stats = MARKS_UNBOUND(4, 0),
+			       E_MARK_PEER(1350, 101, ENQUEUE, 0xa, 5001),
+			       ENGINE_DISPATCHES_AB),
+		RQS(PEER_RQS),
+		.want = PEER_WANTS(1300, 1500, 1200, 1700),
+		.stats = MARKS_UNBOUND(5, 0),
+	},
+	/* Another process (300) reads a request from a client of the same
+	 * port (a hop's port, another host's client): process 100's marker
+	 * names its own process's request. */
+	{
+		SC("test_markers", "peer_own_process"),
+		.steps = STEPS(FUTEX_PICKUP_STEPS,
+			       E_MARK_PEER(1200, 101, ENQUEUE, 0xa, 5001),
+			       E_MARK_VALUE(1500, 202, DISPATCH, 0xa)),
+		RQS(RQ(1, 1000, 1100, 2100, 2150, 101, 103, .peer_port = 5001,
+		       .tgid = 100),
+		    RQ(3, 1000, 1050, 2300, 2350, 301, 301, .peer_port = 5001,
+		       .tgid = 300)),
+		.want = WANTS(MARKER_DISPATCHED(1500, R_T(t_enqueue, 1200))),
+		.stats = MARKS_UNBOUND(2, 0),
 	},
 	/* 101 read request 9 at 100 us, whose client left unanswered (its
 	 * connection ended at 200); then request 1, enqueued with key 0 at

@@ -31,6 +31,7 @@ struct tt_cp_request {
 	 */
 	__u64 t_last_arrive;
 	__u16 peer_port; /* its client's port (application markers' peer) */
+	__u32 tgid; /* the server process that serves it, 0: unknown */
 	__u32 reader_tid; /* thread that read the request (last RECV) */
 	__u32 writer_tid; /* thread that did the first token write */
 	/* a hop, sent by this traced thread on loopback: a request whose path

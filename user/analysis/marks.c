@@ -27,6 +27,7 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev)
 			       .has_key = ev->mark.flags & TT_MARK_F_KEY,
 			       .value = ev->mark.flags & TT_MARK_F_VALUE,
 			       .unread = ev->mark.flags & TT_MARK_F_UNREAD };
+	/* an unread peer: bound as a marker without one */
 	if (ev->mark.flags & TT_MARK_F_PEER)
 		m->peer = TT_MARK_SPEC_PEER(ev->mark.spec);
 	return 0;
@@ -77,15 +78,16 @@ static __u64 *mark_slot(struct cp_rq_marks *mk, const struct cp_mark *m)
 
 /*
  * Of the requests of rd under id (a reader thread, a client port) read at
- * or before m: the earliest still open (neither its first write nor,
- * without one, its end before the marker) with no marker of m's kind yet,
- * or -1; *last, the one read last (-1: none).
+ * or before m, in process tgid (0: any; one of no known process counts):
+ * the earliest still open (neither its first write nor, without one, its
+ * end before the marker) with no marker of m's kind yet, or -1; *last,
+ * the one read last (-1: none).
  */
 static long open_request(const struct binder *b, const struct rq_act *rd,
-			 size_t n, __u32 id, const struct cp_mark *m,
-			 long *last)
+			 size_t n, __u32 id, __u32 tgid,
+			 const struct cp_mark *m, long *last)
 {
-	size_t lo = 0, hi = n, mid;
+	size_t lo = 0, hi = n, mid, seen = 0;
 	long found = -1;
 
 	while (lo < hi) {
@@ -96,13 +98,17 @@ static long open_request(const struct binder *b, const struct rq_act *rd,
 		else
 			hi = mid;
 	}
-	*last = lo && rd[lo - 1].tid == id ? (long)rd[lo - 1].req : -1;
-	for (size_t i = lo;
-	     i-- > 0 && rd[i].tid == id && lo - i <= OPEN_SCAN;) {
+	*last = -1;
+	for (size_t i = lo; i-- > 0 && rd[i].tid == id && seen < OPEN_SCAN;) {
 		const struct tt_cp_request *r = &b->rqs[rd[i].req];
 		/* one its client left unanswered ends with its connection */
 		__u64 shut = r->t_first_write ?: r->t_end;
 
+		if (tgid && r->tgid && r->tgid != tgid)
+			continue;
+		seen++;
+		if (*last < 0)
+			*last = rd[i].req;
 		if ((!shut || m->ts <= shut) &&
 		    !*mark_slot(&b->out[rd[i].req], m))
 			found = rd[i].req;
@@ -112,21 +118,25 @@ static long open_request(const struct binder *b, const struct rq_act *rd,
 
 /*
  * The request m's thread is serving at m's time, or -1. With a peer port,
- * the request of that client open then (the marker says which connection
- * it serves, whatever the order its handler ran in). Else the earliest
- * request its thread read that is still open and unmarked; else the one
- * it read last. A thread per request has one such; an event loop reads
- * several, then runs their handlers in the order read, each marking its
- * own.
+ * the request of that client its process read and holds open then (the
+ * marker says which connection it serves, whatever the order its handler
+ * ran in), else the one of that port it read last; only where it read
+ * none of that port, the thread's. Else the earliest request its thread
+ * read that is still open and unmarked; else the one it read last. A
+ * thread per request has one such; an event loop reads several, then runs
+ * their handlers in the order read, each marking its own.
  */
 static long current_request(const struct binder *b, const struct cp_mark *m)
 {
-	long req = -1, last;
+	long req, last;
 
-	if (m->peer)
-		req = open_request(b, b->by_peer, b->n_peer, m->peer, m, &last);
-	if (req < 0)
-		req = open_request(b, b->by_tid, b->n_tid, m->tid, m, &last);
+	if (m->peer) {
+		req = open_request(b, b->by_peer, b->n_peer, m->peer, m->tgid,
+				   m, &last);
+		if (req >= 0 || last >= 0)
+			return req >= 0 ? req : last;
+	}
+	req = open_request(b, b->by_tid, b->n_tid, m->tid, 0, m, &last);
 	return req >= 0 ? req : last;
 }
 

@@ -56,7 +56,9 @@ static int parse_arg(const char *opt, const char *text, __u32 max, __u32 *n,
 static int parse_key(char *rest, __u32 max, struct tt_mark_spec *m, char *err,
 		     size_t errlen)
 {
-	char *k = strstr(rest, ",key="), *p = strstr(rest, ",peer="), *opt;
+	/* options follow the symbol or event: a path may hold ",key=" */
+	char *tail = strrchr(rest, ':') ?: rest;
+	char *k = strstr(tail, ",key="), *p = strstr(tail, ",peer="), *opt;
 	int ret = 0;
 
 	m->arg = m->peer_arg = 0;
@@ -279,13 +281,14 @@ static int parse_python(char *rest, struct tt_mark_spec *m, char *err,
 		return -EINVAL;
 	}
 	n = strlen(event);
+	/* a ',' here is a misspelt option (",keys=arg1") */
 	for (const char *c = event; *c; c++)
-		if (!isgraph((unsigned char)*c))
+		if (!isgraph((unsigned char)*c) || *c == ',')
 			n = 0;
 	if (copy_part(m->symbol, TT_PY_EVENT_LEN, event, n)) {
 		snprintf(
 			err, errlen,
-			"bad event '%s': sys.audit's event name, 1 to %d printable characters",
+			"bad event '%s': sys.audit's event name, 1 to %d printable characters, no ','",
 			event, TT_PY_EVENT_LEN - 1);
 		return -EINVAL;
 	}

@@ -169,6 +169,8 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 		if (ev->mark.flags & TT_MARK_F_PEER)
 			fprintf(out, " peer=%u",
 				TT_MARK_SPEC_PEER(ev->mark.spec));
+		else if (ev->mark.flags & TT_MARK_F_PEER_UNREAD)
+			fprintf(out, " peer=unread");
 		if (ev->mark.flags & TT_MARK_F_UNREAD)
 			fprintf(out, " key=unread");
 		else if (ev->mark.flags & TT_MARK_F_KEY)
