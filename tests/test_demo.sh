@@ -492,6 +492,26 @@ rc=$?
 ms=$((($(date +%s%N) - start) / 1000000))
 check "cpuhog stops by itself" "rc $rc after $ms ms" \
 	[ "$rc" -eq 0 -a "$ms" -ge 250 -a "$ms" -lt 3000 ]
+# --stall: bursts at SCHED_FIFO (FF in ps), sleeping between (8:30: about
+# an eighth of the CPU; busy throughout, it would be all of it); root's
+if [ "$(id -u)" = 0 ]; then
+	TIMEFORMAT=%U
+	{ time "$CPUHOG" -c 0 -t 1 -s 8:30 >"$TMP/stall.out" 2>&1; } \
+		2>"$TMP/stall.cpu" &
+	stall_pid=$!
+	sleep 0.3
+	cls=$(ps -L -o cls= -p "$(pgrep -n -x cpuhog)" | sort -u | xargs)
+	wait "$stall_pid"
+	unset TIMEFORMAT
+	check "cpuhog --stall bursts at SCHED_FIFO" \
+		"classes '$cls' $(cat "$TMP/stall.out")" \
+		grep -qw FF <<<"$cls"
+	check "cpuhog --stall sleeps between its bursts" \
+		"$(cat "$TMP/stall.cpu") s of CPU in 1 s" \
+		awk -v u="$(cat "$TMP/stall.cpu")" 'BEGIN { exit !(u > 0.02 && u < 0.5) }'
+else
+	skip "cpuhog --stall" "SCHED_FIFO needs root"
+fi
 bulk_port=$((20000 + $$ % 20000))
 for proto in tcp udp; do
 	flag=
@@ -647,6 +667,7 @@ check "demo-server rejects --gpu with --prefill-mode" "" \
 	bad_option "$SERVER" --gpu --prefill-mode spin
 check "cpuhog rejects missing options" "" bad_option "$CPUHOG" -c 0
 check "cpuhog rejects a CPU it may not use" "" bad_option "$CPUHOG" -c 1023 -t 1
+check "cpuhog rejects a bad --stall" "" bad_option "$CPUHOG" -c 0 -t 1 -s 8
 check "bulk rejects a missing mode" "" bad_option "$BULK" -p 1
 check "bulk rejects send without a host" "" bad_option "$BULK" send -p 1
 check "loadgen rejects unknown options" "" bad_option "$LOADGEN" --bogus
