@@ -1063,6 +1063,141 @@ static void build_shared_cond(struct stream *s, const __u64 *arg)
 	sw_in(s, 2010 * US, 101);
 }
 
+/* Writers 111 and 113 pass the mutex 0x3d0 between them (waits 1-3), and
+ * (arg) engine 102 waits on it once: judged a lock passed around. */
+static void passed_mutex(struct stream *s, bool engine_waits)
+{
+	const struct blk mutex = { .sys = NR_FUTEX, .arg0 = 0x3d0 };
+	/* each turn's waiter and the thread that wakes it, 20 us apart */
+	static const __u32 turn[][2] = {
+		{ 102, 113 }, { 111, 113 }, { 113, 111 }, { 111, 113 }
+	};
+	int i;
+
+	for (i = engine_waits ? 0 : 1; i < 4; i++) {
+		sw_out(s, (10 + 20 * i) * US, turn[i][0], mutex);
+		wake(s, (20 + 20 * i) * US, turn[i][1], turn[i][0], 0, NR_FUTEX,
+		     0x3d0);
+		sw_in(s, (25 + 20 * i) * US, turn[i][0]);
+	}
+	sw_out(s, 110 * US, 113, (struct blk){ .sys = NR_FUTEX, .arg0 = 113 });
+}
+
+/*
+ * build_busy_handoff's requests, writers 111 and (for A) 112 waiting on
+ * words cond and a_word under passed_mutex()'s mutex (which engine 102
+ * waited on once, or not): 101 lets A go at 1300 us, and busy engine 102
+ * signals X's writer 111 through cond at its boundary, 1500 us.
+ */
+static void cond_and_mutex(struct stream *s, bool engine_waits, __u64 a_word)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+	__u32 w;
+
+	sw_in(s, 0, 101);
+	sw_in(s, 0, 102);
+	for (w = 111; w <= 113; w++)
+		sw_in(s, 1, w);
+	passed_mutex(s, engine_waits);
+	sw_out(s, 100 * US, 111, cond);
+	sw_out(s, 100 * US, 112,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = a_word });
+	preempt(s, 1200 * US, 101);
+	sw_in(s, 1250 * US, 101);
+	sw_out(s, 1300 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 0x420);
+}
+
+/* Engine 102 wakes tid through word w at t us; tid runs 5 us later and
+ * waits on word then at t + after us. */
+static void woken_then_waits(struct stream *s, __u64 t, __u32 tid, __u64 w,
+			     __u64 then, __u64 after)
+{
+	wake(s, t * US, 102, tid, 0, NR_FUTEX, w);
+	sw_in(s, (t + 5) * US, tid);
+	sw_out(s, (t + after) * US, tid,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = then });
+}
+
+/*
+ * cond_and_mutex(), the engine waiting on the mutex once: preempted by 111
+ * at 1502 us, which blocks on the mutex 102 holds at 1510; 102 runs at
+ * 1600, releases the mutex, waking 111 (or, arg[1], 113, which its
+ * boundary did not wake) at 1601, is preempted at arg[0] us and runs again
+ * at 1700 to hand A's token to 112 at 2000 us.
+ */
+static void build_boundary_release(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+	__u32 woken = arg[1] ? 113 : 111;
+
+	cond_and_mutex(s, true, 0x420);
+	preempt(s, 1502 * US, 102);
+	sw_in(s, 1502 * US, 111);
+	sw_out(s, 1510 * US, 111,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3d0 });
+	sw_in(s, 1600 * US, 102);
+	wake(s, 1601 * US, 102, woken, 0, NR_FUTEX, 0x3d0);
+	preempt(s, arg[0] * US, 102);
+	sw_in(s, arg[0] * US, woken);
+	sw_out(s, arg[0] * US + 20 * US, woken, cond);
+	sw_in(s, 1700 * US, 102);
+	wake(s, 2000 * US, 102, 112, 0, NR_FUTEX, 0x420);
+	sw_in(s, 2010 * US, 112);
+}
+
+/*
+ * A lock convoy after cond_and_mutex(): engine 102 hands A's first token
+ * to 112 at 1800 us through the condition variable 0x420 (arg[0]: through
+ * the mutex, 112 waiting on the variable after), and X's next to 111;
+ * 112 blocks at 1810 on the mutex, which 111 holds, and gets it only at
+ * 102's release at 1995, after the next step (1990: 111 woken again).
+ * A's writer had its token at 1800.
+ */
+static void build_convoy(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+	__u64 first = arg[0] ? 0x3d0 : 0x420, then = arg[0] ? 0x420 : 0x3d0;
+
+	cond_and_mutex(s, false, first);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111, cond);
+	woken_then_waits(s, 1800, 112, first, then, 10);
+	woken_then_waits(s, 1801, 111, 0x420, 0x420, 29);
+	wake(s, 1990 * US, 102, 111, 0, NR_FUTEX, 0x420);
+	wake(s, 1995 * US, 102, 112, 0, NR_FUTEX, then);
+	sw_in(s, 2000 * US, 112);
+}
+
+/*
+ * A convoy through other writers after cond_and_mutex(): engine 102
+ * signals A's first token to 112 at 1800 us and X's next to 111 at 1801;
+ * both block on the mutex (111 at 1808, 112 at 1810) that Y's writer 113
+ * holds from 1700 while it hands Y's token to loop 101 (1900). 113 passes
+ * the mutex to 111 at 1950, 111 to 112 at 1960. A's writer had its token
+ * at 1800.
+ */
+static void build_convoy_chain(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+
+	cond_and_mutex(s, false, 0x420);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111, cond);
+	sw_in(s, 1700 * US, 113);
+	woken_then_waits(s, 1800, 112, 0x420, 0x3d0, 10);
+	woken_then_waits(s, 1801, 111, 0x420, 0x3d0, 7);
+	wake(s, 1900 * US, 113, 101, 0, NR_WRITE, 6);
+	sw_in(s, 1905 * US, 101);
+	sw_out(s, 1910 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	wake(s, 1950 * US, 113, 111, 0, NR_FUTEX, 0x3d0);
+	sw_in(s, 1955 * US, 111);
+	wake(s, 1960 * US, 111, 112, 0, NR_FUTEX, 0x3d0);
+	sw_in(s, 1965 * US, 112);
+}
+
 /* An event loop preempted 100 times (10 us each) from 1100 us. */
 static void build_many_slices(struct stream *s, const __u64 *arg)
 {
@@ -1727,6 +1862,24 @@ static const struct rq_want sync_calls_want[] = {
 			.steps = STEPS(E_PREEMPT(at, 102), E_IN(1600, 102)), \
 			RQS(HANDOFF_X_A),                                    \
 			.want = HANDOFF_A_WANT(disp, 1300, 200)              \
+	}
+/* build_boundary_release's case NAME: preempted at PRE us after the
+ * release, which wakes 113 (OTHER) or 111: A dispatched at DISP us */
+#define BOUNDARY_RELEASE(name, pre, other, disp)                 \
+	{                                                        \
+		SC("test_handoff_enqueue", name),                \
+			.build = build_boundary_release,         \
+			.arg = { pre, other }, RQS(HANDOFF_X_A), \
+			.want = HANDOFF_A_WANT(disp, 1300, 200)  \
+	}
+/* build_convoy's case NAME (MUTEX_FIRST its arg): A dispatched at DISP
+ * us, queued Q us */
+#define CONVOY(name, mutex_first, disp, q)                             \
+	{                                                              \
+		SC("test_handoff_enqueue", name),                      \
+			.build = build_convoy, .arg = { mutex_first }, \
+			RQS(HANDOFF_X_A),                              \
+			.want = HANDOFF_A_WANT(disp, 1300, q)          \
 	}
 /* build_busy_handoff's engine 102 (CPython, GIL 0x7200), preempted at
  * once by the thread it woke at its boundary (1500 us), runs at 1520 to
@@ -3860,6 +4013,50 @@ static const struct scenario scenarios[] = {
 	 * may have taken A up (llama.cpp's loop does within 4 us), so the
 	 * boundary stands */
 	PREEMPTED_AT("preempted_later", 1570, 1500),
+	/* preempted at once by the writer it woke at its boundary, the
+	 * engine runs at 1600 us only to release the mutex that writer then
+	 * waited on, and is preempted at once again (1 us after the wake):
+	 * it takes A up when it runs next, at 1700 */
+	BOUNDARY_RELEASE("release_preempted", 1602, 0, 1700),
+	/* preempted 14 us after the release: it ran on, and may have taken
+	 * A up then (RELEASE_AT_ONCE_NS) */
+	BOUNDARY_RELEASE("release_ran_on", 1615, 0, 1600),
+	/* the release wakes a thread its boundary did not: no part of that
+	 * hand-off */
+	BOUNDARY_RELEASE("release_other", 1602, 1, 1600),
+	/* the word released is CPython's GIL: a runtime's lock, no mutex
+	 * the hand-off was signalled under (the engine hands it on and runs
+	 * to admit) */
+	{
+		SC("test_handoff_enqueue", "release_of_gil"),
+		.build = build_boundary_release,
+		.arg = { 1602, 0 },
+		.steps = STEPS(E_RTLOCK(0, 102, 0x300, 0x400)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1600, 1300, 200),
+	},
+	/* A's writer, handed its first token at 1800 us through the
+	 * condition variable, waits on the mutex till the engine's release
+	 * after its next step (1995): the hand-off was the signal, the
+	 * boundary the hand-off to X before it (1500), not the signal to X
+	 * at 1801 */
+	CONVOY("convoy_signal_then_mutex", false, 1500, 200),
+	/* A's writer, handed its token at 1800 us, waits on the mutex behind
+	 * X's writer, which Y's writer releases at 1950: 111's wait is X's
+	 * own turn, not A's (a lock's turn only for a thread that serves no
+	 * other request) */
+	{
+		SC("test_handoff_enqueue", "convoy_through_writers"),
+		.build = build_convoy_chain,
+		RQS(HANDOFF_X_A,
+		    RQ(3, 300, 350, 1902, 1903, 101, 113, .t_end = 5000 * US)),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
+	/* the other way round (woken through the mutex at 1800 us, then
+	 * waiting on the condition variable till 1995): the hand-off is the
+	 * signal at 1995, the boundary the previous step's, its wake of X at
+	 * 1801 */
+	CONVOY("convoy_mutex_then_signal", true, 1801, 501),
 	/* busy past its boundary (the previous batch's last step, its tokens
 	 * put while its feeder was busy: no wake), the engine reads its
 	 * request pipe at 1700 us: A waited in the pipe till then */

@@ -21,6 +21,10 @@
  * Later, it ran on and may have admitted one first (llama.cpp's loop does,
  * within 4 us; preempted 56-96 us after by a gateway's thread: §4.4). */
 #define PREEMPT_AT_ONCE_NS 50000ULL
+/* A wakee that preempts its waker does so at the wake's return from the
+ * kernel: 0-2 us after it (docs/design.md §4.4, the release after a
+ * boundary); later, the waker ran on. */
+#define RELEASE_AT_ONCE_NS 3000ULL
 /* A goroutine's (docs/design.md §4.10): each ready may start an M by a futex
  * syscall, tens of µs on a VM, under the uprobe of every state change. */
 #define GO_BURST_GAP_NS 500000ULL
@@ -323,8 +327,17 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
 /* When consumer th, whose hand-off at tb bounds the queue, ran again: its
  * hand-off's target often preempts it at once (a wakeup on its CPU), and
  * the engine admits the next request only when it runs again (its wait
- * for a CPU stays scheduler.runqueue). tb when it ran on. */
-__u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb);
+ * for a CPU stays scheduler.runqueue), past a release of its mutex that
+ * preempted it again. tb when it ran on. */
+__u64 cp_ran_after_boundary(const struct tt_critpath *cp,
+			    const struct cp_thread *th, __u64 tb);
+/* c's wake of from at tj was the release of a mutex from blocked on right
+ * after c's earlier wake of it through another futex word (one nobody
+ * passes around): a condition variable's signal, then its mutex taken by
+ * others first (a convoy; c ran its next step meanwhile). The hand-off is
+ * that signal's time; else tj. */
+__u64 cp_signal_before_mutex(const struct tt_critpath *cp,
+			     const struct cp_thread *c, __u64 tj, __u32 from);
 /* When th, taking a request up at t, first ran holding the interpreter
  * lock: a wait for that lock less than a relay's CPU (RELAY_CPU_NS) after t
  * (another thread of its process held it) keeps the request waiting, the
@@ -812,6 +825,9 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t);
 /* Of [s, t) of th, the time the hypervisor took (its runs' steal, spread
  * evenly over each run: where in a run it fell is not known). */
 __u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* Futex word (word, tgid) is a mutex its threads pass around: one of its
+ * first waiters woke it too, and it was waited on often enough. */
+bool cp_word_passed(const struct tt_critpath *cp, __u64 word, __u32 tgid);
 /*
  * c's first file read in (tb, t) after more than a drain's CPU
  * (DRAIN_CPU_NS, the hypervisor's steal aside) since its boundary tb, or 0:

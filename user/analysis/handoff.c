@@ -620,7 +620,9 @@ static bool burst_close(struct burst *b, bool *may_skip, struct consumer *cs)
  * off. Nor is one that a relay's drain split off (cp_relay_drain()). A read
  * of its input pipe after tb, no wait but for the GIL between, moves tb
  * there (a batcher busy past its boundary took it from the pipe then), or
- * else a stale boundary's file read (cp_stale_boundary_read(), §4.4). */
+ * else a stale boundary's file read (cp_stale_boundary_read(), §4.4). A
+ * wake of from that released the mutex from waited on since c signalled
+ * it is that signal: c is scanned from there (cp_signal_before_mutex()). */
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs)
 {
@@ -635,6 +637,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	cs->has_tb = false;
 	cs->took = CP_TOOK_NONE;
 	cs->own_low = 0;
+	tj = cp_signal_before_mutex(cp, c, tj, from);
 	for (i = (long)cp_cand_after(cp, c, tj) - 1; i >= 0; i--) {
 		const struct cp_wake *w = &cp->wakes[c->cand[i]];
 

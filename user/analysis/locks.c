@@ -4,6 +4,7 @@
  * request's turn in a queue, a consumer's lock wait right after its
  * boundary, and when its waiter took up the work. */
 #include "cp_internal.h"
+#include "tt_arch.h"
 
 /* When th, woken at its record k, first ran after the wake: a pick-up is
  * taken up then; its wait for a CPU stays scheduler.runqueue. */
@@ -15,17 +16,108 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t)
 	return t;
 }
 
-__u64 cp_ran_after_boundary(const struct cp_thread *th, __u64 tb)
+/* th's record k (running) is preempted, record k + 1, within
+ * PREEMPT_AT_ONCE_NS of t, and runs again at record k + 2 */
+static bool preempted_at_once(const struct cp_thread *th, long k, __u64 t)
+{
+	return k >= 0 && k + 2 < (long)th->nrecs &&
+	       th->recs[k].state == REC_RUNNING &&
+	       th->recs[k + 1].state == REC_RUNNABLE &&
+	       th->recs[k + 1].ts - t <= PREEMPT_AT_ONCE_NS &&
+	       th->recs[k + 2].state == REC_RUNNING;
+}
+
+/* th woke w's target through another futex word in the burst that ended
+ * at tb: a cond var's signal under its mutex and that mutex's release */
+static bool rewake(const struct tt_critpath *cp, const struct cp_thread *th,
+		   const struct cp_wake *w, __u64 tb)
+{
+	size_t a = cp_wake_at(cp, th->wout, th->nwout, tb + 1);
+	const struct cp_wake *p;
+
+	while (a-- > 0) {
+		p = &cp->wakes[th->wout[a]];
+		if (tb - p->ts > DOUBLE_WAKE_NS)
+			break;
+		if (p->target_tid == w->target_tid &&
+		    p->syscall == TT_NR_futex && w->syscall == TT_NR_futex &&
+		    p->arg0 != w->arg0)
+			return true;
+	}
+	return false;
+}
+
+/* th's run at record k began with the release of the mutex of its hand-off
+ * at tb (within PREEMPT_AT_ONCE_NS), whose wakee preempted it on the spot
+ * (within RELEASE_AT_ONCE_NS: before it could admit anything) */
+static bool release_preempted(const struct tt_critpath *cp,
+			      const struct cp_thread *th, long k, __u64 tb)
+{
+	size_t a = cp_wake_at(cp, th->wout, th->nwout, th->recs[k].ts);
+	const struct cp_wake *w;
+
+	if (a >= th->nwout)
+		return false;
+	w = &cp->wakes[th->wout[a]];
+	/* a runtime's lock (the GIL) is no application's mutex: a CPython
+	 * engine hands it on and runs to admit */
+	return (w->lock == CP_LOCK_NONE || w->lock == CP_LOCK_WORD) &&
+	       w->ts - th->recs[k].ts <= PREEMPT_AT_ONCE_NS &&
+	       preempted_at_once(th, k, w->ts) &&
+	       th->recs[k + 1].ts - w->ts <= RELEASE_AT_ONCE_NS &&
+	       rewake(cp, th, w, tb);
+}
+
+__u64 cp_ran_after_boundary(const struct tt_critpath *cp,
+			    const struct cp_thread *th, __u64 tb)
 {
 	long k = cp_rec_before(th, tb);
 
-	if (k < 0 || k + 2 >= (long)th->nrecs ||
-	    th->recs[k].state != REC_RUNNING ||
-	    th->recs[k + 1].state != REC_RUNNABLE ||
-	    th->recs[k + 1].ts - tb > PREEMPT_AT_ONCE_NS ||
-	    th->recs[k + 2].state != REC_RUNNING)
+	if (!preempted_at_once(th, k, tb))
 		return tb;
-	return th->recs[k + 2].ts;
+	/* a cond var's signal under its mutex, then the mutex's release as
+	 * the first thing it did (the wake of a waiter on the mutex, which
+	 * preempted it again): the hand-off's end, no admission yet */
+	for (k += 2; release_preempted(cp, th, k, tb);)
+		k += 2;
+	return th->recs[k].ts;
+}
+
+__u64 cp_signal_before_mutex(const struct tt_critpath *cp,
+			     const struct cp_thread *c, __u64 tj, __u32 from)
+{
+	const struct cp_thread *t = from ? cp_thread_find(cp, from) : NULL;
+	const struct cp_wake *w2, *w1;
+	const struct cp_block *b;
+	__u64 ran = 0;
+	long k = t ? cp_rec_before(t, tj + 1) : -1;
+
+	if (k < 1 || t->recs[k].state != REC_RUNNABLE ||
+	    t->recs[k].info == NONE32 || t->recs[k - 1].state != REC_BLOCKED ||
+	    t->recs[k - 1].info == NONE32)
+		return tj;
+	w2 = &cp->wakes[t->recs[k].info];
+	b = &cp->blocks[t->recs[k - 1].info];
+	if (w2->waker_tid != c->tid || w2->syscall != TT_NR_futex ||
+	    b->syscall != TT_NR_futex || b->arg0 != w2->arg0 ||
+	    !cp_word_passed(cp, b->arg0, t->tgid))
+		return tj;
+	for (k -= 2; k >= 0 && t->recs[k].state != REC_BLOCKED; k--) {
+		if (t->recs[k].state == REC_RUNNING)
+			ran += t->recs[k + 1].ts - t->recs[k].ts;
+		if (ran > BURST_GAP_NS)
+			return tj;
+		if (t->recs[k].state != REC_RUNNABLE ||
+		    t->recs[k].info == NONE32)
+			continue;
+		w1 = &cp->wakes[t->recs[k].info];
+		return w1->waker_tid == c->tid && w1->syscall == TT_NR_futex &&
+				       w1->arg0 != w2->arg0 && !w1->lock &&
+				       !cp_word_passed(cp, w1->arg0, t->tgid) ?
+			       w1->ts :
+			       tj;
+	}
+	return tj;
 }
 
 /* Record r (runnable) ends a wait that timed out: no thread woke it. */
@@ -214,6 +306,10 @@ long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k)
 	int hops;
 
 	if (th->tid == wk->rq->reader_tid)
+		return -1;
+	/* another request's thread (a writer in a convoy on the mutex of
+	 * the tokens' queue) waits its own turn, not this request's */
+	if (k > 0 && cp_rq_other_alive(wk->ix, th->tid, th->recs[k].ts, wk->ri))
 		return -1;
 	for (hops = 0; hops < 8 && k > 0; hops++) {
 		if (th->recs[k].state != REC_RUNNABLE ||

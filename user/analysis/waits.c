@@ -584,18 +584,24 @@ enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 
 /* ---- preparation for walks ---- */
 
-/* A lock (a GIL, a mutex) rather than a hand-off (docs/design.md §4.3): waited on
- * many times per request, or passed back and forth between threads. */
-static bool word_lock(const struct cp_word *fw, __u64 limit)
+/* One of fw's first waiters woke it too: its threads pass it around. */
+static bool word_shared(const struct cp_word *fw)
 {
-	bool shared = false;
 	int i, j;
 
 	for (i = 0; i < WORD_WAITERS; i++)
 		for (j = 0; j < 2; j++)
 			if (fw->waiter[i] && fw->waiter[i] == fw->waker[j])
-				shared = true;
-	return fw->waits > limit || (shared && fw->waits >= LOCK_SHARED_WAITS);
+				return true;
+	return false;
+}
+
+/* A lock (a GIL, a mutex) rather than a hand-off (docs/design.md §4.3): waited on
+ * many times per request, or passed back and forth between threads. */
+static bool word_lock(const struct cp_word *fw, __u64 limit)
+{
+	return fw->waits > limit ||
+	       (word_shared(fw) && fw->waits >= LOCK_SHARED_WAITS);
 }
 
 /* The use of futex word (word, tgid), or NULL when nobody waited or woke. */
@@ -606,6 +612,13 @@ static const struct cp_word *word_find(const struct tt_critpath *cp,
 		tt_hmap_find(&cp->futex_words, word, tgid);
 
 	return ent ? &cp->words[ent->val] : NULL;
+}
+
+bool cp_word_passed(const struct tt_critpath *cp, __u64 word, __u32 tgid)
+{
+	const struct cp_word *fw = word_find(cp, word, tgid);
+
+	return fw && word_shared(fw) && fw->waits >= LOCK_SHARED_WAITS;
 }
 
 static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,

@@ -568,7 +568,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				cs.took			? TT_CP_DISP_TAKE :
 							  TT_CP_DISP_HANDOFF;
 			disp = *rule == TT_CP_DISP_HANDOFF && th ?
-				       cp_ran_after_boundary(th, t) :
+				       cp_ran_after_boundary(cp, th, t) :
 			       collect ? cp_ran_after(th, k, t) :
 					 t;
 			/* the GIL waits after a take or a storage read (no
