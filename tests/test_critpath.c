@@ -1171,6 +1171,27 @@ static void build_convoy(struct stream *s, const __u64 *arg)
 }
 
 /*
+ * cond_and_mutex(): engine 102 signals A's first token to 112 at 1800 us,
+ * which then blocks on the mutex at 1810, and Y's token to 113 at 2100;
+ * after its next step it signals X's writer 111 (2400), which releases
+ * the mutex to 112 at 2408.
+ */
+static void build_convoy_released(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+
+	cond_and_mutex(s, false, 0x420);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111, cond);
+	woken_then_waits(s, 1800, 112, 0x420, 0x3d0, 10);
+	woken_then_waits(s, 2100, 113, 0x420, 0x420, 20);
+	wake(s, 2400 * US, 102, 111, 0, NR_FUTEX, 0x420);
+	sw_in(s, 2405 * US, 111);
+	wake(s, 2408 * US, 111, 112, 0, NR_FUTEX, 0x3d0);
+	sw_in(s, 2410 * US, 112);
+}
+
+/*
  * A convoy through other writers after cond_and_mutex(): engine 102
  * signals A's first token to 112 at 1800 us and X's next to 111 at 1801;
  * both block on the mutex (111 at 1808, 112 at 1810) that Y's writer 113
@@ -1196,6 +1217,34 @@ static void build_convoy_chain(struct stream *s, const __u64 *arg)
 	sw_in(s, 1955 * US, 111);
 	wake(s, 1960 * US, 111, 112, 0, NR_FUTEX, 0x3d0);
 	sw_in(s, 1965 * US, 112);
+}
+
+/*
+ * build_busy_handoff's engine 102 notifies condition variable 0x420 at
+ * each step's end: X's writer 111 at 1500 us, then Y's writer 113 at 2000
+ * - arg[0] us and A's writer 112 at 2000, the engine on CPU between.
+ */
+static void build_slow_broadcast(struct stream *s, const __u64 *arg)
+{
+	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+	__u32 w;
+
+	sw_in(s, 0, 101);
+	sw_in(s, 0, 102);
+	for (w = 111; w <= 113; w++) {
+		sw_in(s, 1, w);
+		sw_out(s, 2, w, cond);
+	}
+	preempt(s, 1200 * US, 101);
+	sw_in(s, 1250 * US, 101);
+	sw_out(s, 1300 * US, 101,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x90 });
+	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 0x420);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111, cond);
+	wake(s, (2000 - arg[0]) * US, 102, 113, 0, NR_FUTEX, 0x420);
+	wake(s, 2000 * US, 102, 112, 0, NR_FUTEX, 0x420);
+	sw_in(s, 2010 * US, 112);
 }
 
 /* An event loop preempted 100 times (10 us each) from 1100 us. */
@@ -1881,6 +1930,16 @@ static const struct rq_want sync_calls_want[] = {
 			RQS(HANDOFF_X_A),                              \
 			.want = HANDOFF_A_WANT(disp, 1300, q)          \
 	}
+/* build_slow_broadcast's case NAME, Y's writer woken GAP us before A's: A
+ * dispatched at DISP us */
+#define SLOW_BROADCAST(name, gap, disp)                                 \
+	{                                                               \
+		SC("test_handoff_enqueue", name),                       \
+			.build = build_slow_broadcast, .arg = { gap },  \
+			RQS(HANDOFF_X_A, HANDOFF_Y3),                   \
+			.want = HANDOFF_A_WANT(disp, 1300, disp - 1300) \
+	}
+#define HANDOFF_Y3 RQ(3, 300, 350, 1902, 1903, 101, 113, .t_end = 5000 * US)
 /* build_busy_handoff's engine 102 (CPython, GIL 0x7200), preempted at
  * once by the thread it woke at its boundary (1500 us), runs at 1520 to
  * hand the GIL to 113 (1535) and is preempted at once again; it runs again
@@ -4041,6 +4100,18 @@ static const struct scenario scenarios[] = {
 	 * boundary the hand-off to X before it (1500), not the signal to X
 	 * at 1801 */
 	CONVOY("convoy_signal_then_mutex", false, 1500, 200),
+	/* A's writer, handed its token at 1800 us, gets the mutex from X's
+	 * writer, which the engine signalled after its next step (2400): the
+	 * mutex's wait is a detour from the signal, no walk through X's
+	 * writer to that later step (its boundary then Y's token, 2100) */
+	{
+		SC("test_handoff_enqueue", "convoy_released_by_writer"),
+		.build = build_convoy_released,
+		RQS(RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US),
+		    RQ(2, 1000, 1100, 2600, 2650, 101, 112, .t_end = 5000 * US),
+		    HANDOFF_Y3),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
 	/* A's writer, handed its token at 1800 us, waits on the mutex behind
 	 * X's writer, which Y's writer releases at 1950: 111's wait is X's
 	 * own turn, not A's (a lock's turn only for a thread that serves no
@@ -4048,8 +4119,7 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_handoff_enqueue", "convoy_through_writers"),
 		.build = build_convoy_chain,
-		RQS(HANDOFF_X_A,
-		    RQ(3, 300, 350, 1902, 1903, 101, 113, .t_end = 5000 * US)),
+		RQS(HANDOFF_X_A, HANDOFF_Y3),
 		.want = HANDOFF_A_WANT(1500, 1300, 200),
 	},
 	/* the other way round (woken through the mutex at 1800 us, then
@@ -4057,6 +4127,12 @@ static const struct scenario scenarios[] = {
 	 * signal at 1995, the boundary the previous step's, its wake of X at
 	 * 1801 */
 	CONVOY("convoy_mutex_then_signal", true, 1801, 501),
+	/* one FUTEX_WAKE call, slow under load, wakes Y's writer 150 us
+	 * before A's: one broadcast, A's own, the boundary the step before
+	 * (as a burst: the wake of Y, 1850) */
+	SLOW_BROADCAST("slow_broadcast", 150, 1500),
+	/* 300 us apart, past one call (BROADCAST_CALL_NS): two steps */
+	SLOW_BROADCAST("two_broadcasts", 300, 1700),
 	/* busy past its boundary (the previous batch's last step, its tokens
 	 * put while its feeder was busy: no wake), the engine reads its
 	 * request pipe at 1700 us: A waited in the pipe till then */

@@ -550,6 +550,23 @@ static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 	       !cp_blocked_in(NULL, c, w->ts, k_later);
 }
 
+/*
+ * c's wake w and its later wake of another target through the same futex
+ * word within BROADCAST_CALL_NS, c blocked nowhere between, are one
+ * broadcast: one FUTEX_WAKE call wakes a condition variable's waiters one
+ * by one, and on a busy machine that took 170 us for four (a burst's CPU
+ * gap split it, the step's own hand-off taken for another request's).
+ */
+static bool one_broadcast(const struct cp_thread *c, const struct cp_wake *w,
+			  const struct cp_wake *later, long k_later)
+{
+	return w->target_tid != later->target_tid &&
+	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
+	       w->arg0 == later->arg0 &&
+	       later->ts - w->ts <= BROADCAST_CALL_NS &&
+	       !cp_blocked_in(NULL, c, w->ts, k_later);
+}
+
 bool cp_own_passed(const struct walk *wk, __u32 tid)
 {
 	size_t i;
@@ -651,6 +668,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		if (!alive && !mine)
 			continue;
 		if (b.open && !double_wake(c, w, b.low, b.low_k) &&
+		    !one_broadcast(c, w, b.low, b.low_k) &&
 		    burst_break(c, w->ts, b.low->ts, b.low_k) &&
 		    burst_close(&b, &may_skip, cs))
 			break;

@@ -232,6 +232,24 @@ const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
 	return NULL;
 }
 
+bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
+		      const struct cp_wake *handed)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_rec *block = &th->recs[k - 1];
+	const struct cp_block *b;
+
+	if (th->tid != wk->rq->writer_tid ||
+	    handed->waker_tid == wk->rq->reader_tid ||
+	    handed->syscall != TT_NR_futex || block->state != REC_BLOCKED ||
+	    block->info == NONE32)
+		return false;
+	b = &cp->blocks[block->info];
+	return b->syscall == TT_NR_futex && b->arg0 != handed->arg0 &&
+	       cp_word_passed(cp, b->arg0, th->tgid) &&
+	       !cp_word_passed(cp, handed->arg0, th->tgid);
+}
+
 /* A run of at most this long that ends waiting for the interpreter lock
  * is a thread's try for it, not work (a worker back from an application's
  * lock needs the GIL to run a line of Python). */

@@ -611,7 +611,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		/* a lock wake after a hand-off to th: that hand-off */
 		handed = waker && !arr ? cp_lock_detour(cp, th, k, floor) :
 					 NULL;
-		if (handed && !dispatched && !norules && wk->detours)
+		if (handed && !dispatched && !norules &&
+		    (wk->detours || cp_convoy_detour(wk, th, k, handed)))
 			waker = NULL;
 		if (waker && !arr && turn < 0 && !dispatched && !norules &&
 		    cp_boundary_then_lock(wk, th, k, &cs))
