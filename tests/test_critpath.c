@@ -1197,7 +1197,8 @@ static void build_convoy_released(struct stream *s, const __u64 *arg)
  * both block on the mutex (111 at 1808, 112 at 1810) that Y's writer 113
  * holds from 1700 while it hands Y's token to loop 101 (1900). 113 passes
  * the mutex to 111 at 1950, 111 to 112 at 1960. A's writer had its token
- * at 1800.
+ * at 1800 (arg[0]: 112, woken by the reader at 1290, ran till it blocked
+ * on the mutex at 1810, unsignalled).
  */
 static void build_convoy_chain(struct stream *s, const __u64 *arg)
 {
@@ -1207,7 +1208,16 @@ static void build_convoy_chain(struct stream *s, const __u64 *arg)
 	sw_in(s, 1505 * US, 111);
 	sw_out(s, 1530 * US, 111, cond);
 	sw_in(s, 1700 * US, 113);
-	woken_then_waits(s, 1800, 112, 0x420, 0x3d0, 10);
+	if (arg[0]) {
+		/* no signal: 112 runs from the reader's wake, and takes its
+		 * token when it has the mutex */
+		wake(s, 1290 * US, 101, 112, 0, NR_FUTEX, 0x90);
+		sw_in(s, 1295 * US, 112);
+		sw_out(s, 1810 * US, 112,
+		       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x3d0 });
+	} else {
+		woken_then_waits(s, 1800, 112, 0x420, 0x3d0, 10);
+	}
 	woken_then_waits(s, 1801, 111, 0x420, 0x3d0, 7);
 	wake(s, 1900 * US, 113, 101, 0, NR_WRITE, 6);
 	sw_in(s, 1905 * US, 101);
@@ -4121,6 +4131,34 @@ static const struct scenario scenarios[] = {
 		.build = build_convoy_chain,
 		RQS(HANDOFF_X_A, HANDOFF_Y3),
 		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
+	/* the same with A's writer unsignalled, woken by its reader (no
+	 * detour: the walk follows the mutex's holders): X's writer's wait
+	 * for the mutex Y's writer released is X's own turn, no rule `lock`
+	 * for A at 1955; the reader's wake is the pick-up */
+	{
+		SC("test_handoff_enqueue", "writers_turn_not_lock"),
+		.build = build_convoy_chain,
+		.arg = { true },
+		RQS(HANDOFF_X_A, HANDOFF_Y3),
+		.want = A_WANT(PICKUP, 1295, 1290, 0),
+	},
+	/* build_convoy_released's mutex as CPython's GIL: a convoy on the
+	 * GIL the writers pass around, the same detour (its wait counted in
+	 * gil_ns) */
+	{
+		SC("test_handoff_enqueue", "convoy_released_gil"),
+		.build = build_convoy_released,
+		.steps = STEPS(E_RTLOCK(0, 102, 0x300, 0x400)),
+		RQS(RQ(1, 50, 100, 1520, 1560, 101, 111, .t_end = 5000 * US),
+		    RQ(2, 1000, 1100, 2600, 2650, 101, 112, .t_end = 5000 * US),
+		    HANDOFF_Y3),
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_HANDOFF),
+				  R_T(t_dispatch, 1500), R_T(t_enqueue, 1300),
+				  R(gil_ns, 598 * US) } }),
 	},
 	/* the other way round (woken through the mutex at 1800 us, then
 	 * waiting on the condition variable till 1995): the hand-off is the

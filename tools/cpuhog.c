@@ -40,28 +40,30 @@ static const char *prog = "cpuhog";
 
 static void usage(FILE *f)
 {
+	/* clang-format off */
 	fprintf(f,
-		"Usage: cpuhog -c CPU -t SECONDS [-n THREADS] [-s BURST_MS:GAP_MS]\n"
-		"Runs THREADS busy loops (default 1) pinned to CPU for SECONDS, then exits:\n"
-		"a thread pinned to the same CPU waits runnable behind them.\n"
-		"\n"
-		"Options:\n"
-		"  -c, --cpu CPU           the CPU to occupy\n"
-		"  -t, --time SECONDS      how long (e.g. 10 or 0.5)\n"
-		"  -n, --threads N         busy threads (default 1)\n"
-		"  -s, --stall BURST:GAP   busy bursts of up to BURST ms (0.2-1 of it) at\n"
-		"                          SCHED_FIFO, sleeps of about GAP ms (0.5-1.5 of it)\n"
-		"                          between: everything on CPU stalls in each burst,\n"
-		"                          as a VM's vCPU its host takes (root)\n"
-		"  -h, --help              this help\n"
-		"\n"
-		"Examples:\n"
-		"  cpuhog -c 1 -t 30 -n 2 &\n"
-		"  demo-server --engine-cpu 1 --prefill-mode spin --decode-mode spin\n"
-		"  cpuhog -c 0 -t 60 -s 8:30 & cpuhog -c 1 -t 60 -s 8:30 &\n");
+"Usage: cpuhog -c CPU -t SECONDS [-n THREADS] [-s BURST:GAP]\n"
+"Runs THREADS busy loops (default 1) pinned to CPU for SECONDS, then exits:\n"
+"a thread pinned to the same CPU waits runnable behind them.\n"
+"\n"
+"Options:\n"
+"  -c, --cpu CPU           the CPU to occupy\n"
+"  -t, --time SECONDS      how long (e.g. 10 or 0.5)\n"
+"  -n, --threads N         busy threads (default 1)\n"
+"  -s, --stall BURST:GAP   busy bursts of up to BURST ms (0.2-1 of it) at\n"
+"                          SCHED_FIFO, sleeps of about GAP ms (0.5-1.5 of it)\n"
+"                          between: everything on CPU stalls in each burst,\n"
+"                          as a VM's vCPU its host takes (root)\n"
+"  -h, --help              this help\n"
+"\n"
+"Examples:\n"
+"  cpuhog -c 1 -t 30 -n 2 &\n"
+"  demo-server --engine-cpu 1 --prefill-mode spin --decode-mode spin\n"
+"  cpuhog -c 0 -t 60 -s 8:30 & cpuhog -c 1 -t 60 -s 8:30 &\n");
+	/* clang-format on */
 }
 
-/* x times a factor drawn from [lo, hi) */
+/* x times a factor drawn from [lo, hi] */
 static uint64_t scaled(struct hog *h, uint64_t x, double lo, double hi)
 {
 	return (uint64_t)(x * (lo + (hi - lo) * rand_r(&h->seed) / RAND_MAX));
@@ -71,16 +73,20 @@ static void *hog_main(void *arg)
 {
 	struct hog *h = arg;
 	volatile uint64_t sink = 0;
-	uint64_t until = 0, now;
+	uint64_t until = 0, now, ns;
 	struct timespec gap;
 
 	pthread_setname_np(pthread_self(), "cpuhog");
 	while ((now = mono_ns()) < h->deadline) {
 		if (h->burst_ns && now >= until) {
 			/* the burst is over: sleep, then the next one */
-			gap.tv_sec = 0;
-			gap.tv_nsec = (long)scaled(h, h->gap_ns, 0.5, 1.5);
-			nanosleep(&gap, NULL);
+			ns = scaled(h, h->gap_ns, 0.5, 1.5);
+			if (ns > h->deadline - now) /* not past -t */
+				ns = h->deadline - now;
+			gap.tv_sec = (time_t)(ns / 1000000000u);
+			gap.tv_nsec = (long)(ns % 1000000000u);
+			while (nanosleep(&gap, &gap) && errno == EINTR)
+				;
 			until = mono_ns() + scaled(h, h->burst_ns, 0.2, 1.0);
 		}
 		/* a little work between clock reads */

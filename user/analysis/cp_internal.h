@@ -336,11 +336,13 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t);
  * preempted it again. tb when it ran on. */
 __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 			    const struct cp_thread *th, __u64 tb);
-/* c's wake of from at tj was the release of a mutex from blocked on right
- * after c's earlier wake of it through another futex word (one nobody
- * passes around): a condition variable's signal, then its mutex taken by
- * others first (a convoy; c ran its next step meanwhile). The hand-off is
- * that signal's time; else tj. */
+/* c's wake of from at tj was the release of an application's mutex
+ * (not a runtime's lock) from blocked on right after c's earlier wake of
+ * it through another futex word (one nobody passes around): a condition
+ * variable's signal, then its mutex taken by others first (a convoy; c ran
+ * its next step meanwhile). The hand-off is that signal's time; else tj.
+ * A pool's worker may then pop another item than the one it was signalled
+ * for; the rule assumes each waiter waits for its own (tokens). */
 __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 			     const struct cp_thread *c, __u64 tj, __u32 from);
 /* When th, taking a request up at t, first ran holding the interpreter
@@ -376,8 +378,9 @@ const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
 				     __u64 floor);
 /* cp_lock_detour()'s hand-off handed (not the reader's) brought the
  * request's writer th its token, and the lock th then waited on until its
- * runnable record k is a mutex its threads pass around: a convoy on the
- * tokens' mutex, whose holders' work is no part of the path. */
+ * runnable record k is one its threads pass around (an application's
+ * mutex, the GIL): a convoy, whoever released it, whose holders' work is
+ * no part of the path (the wait is charged as th's, the GIL's counted). */
 bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 		      const struct cp_wake *handed);
 /* The record of th's turn at an application's lock that k ends (or whose

@@ -551,19 +551,21 @@ static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 }
 
 /*
- * c's wake w and its later wake of another target through the same futex
- * word within BROADCAST_CALL_NS, c blocked nowhere between, are one
- * broadcast: one FUTEX_WAKE call wakes a condition variable's waiters one
- * by one, and on a busy machine that took 170 us for four (a burst's CPU
- * gap split it, the step's own hand-off taken for another request's).
+ * c's wake w, its next one later (another target, through the same futex
+ * word) and the latest wake call of that run of them, within
+ * BROADCAST_CALL_NS of w, c blocked nowhere between, are one broadcast:
+ * one FUTEX_WAKE call wakes a condition variable's waiters one by one,
+ * and on a busy machine that took 170 us for four (a burst's CPU gap split
+ * it, the step's own hand-off taken for another request's).
  */
 static bool one_broadcast(const struct cp_thread *c, const struct cp_wake *w,
-			  const struct cp_wake *later, long k_later)
+			  const struct cp_wake *later,
+			  const struct cp_wake *call, long k_later)
 {
 	return w->target_tid != later->target_tid &&
 	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
-	       w->arg0 == later->arg0 &&
-	       later->ts - w->ts <= BROADCAST_CALL_NS &&
+	       w->arg0 == later->arg0 && call->arg0 == w->arg0 &&
+	       call->ts - w->ts <= BROADCAST_CALL_NS &&
 	       !cp_blocked_in(NULL, c, w->ts, k_later);
 }
 
@@ -600,6 +602,8 @@ struct burst {
 	__u64 other_ts; /* ... the latest at this time */
 	const struct cp_wake *low; /* its earliest wake so far */
 	long low_k; /* cp_rec_before(c, low->ts), found from the last one */
+	/* the latest wake of the one_broadcast() run low is in */
+	const struct cp_wake *call;
 };
 
 /*
@@ -645,6 +649,7 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 {
 	const struct tt_critpath *cp = wk->cp;
 	bool may_skip = from || !cp_own_passed(wk, c->tid), alive, mine;
+	bool broadcast;
 	struct burst b = { .low_k = LONG_MAX };
 	struct alive_scan sc = { 0 };
 	enum cp_took took;
@@ -667,13 +672,16 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		mine = own_target(wk, w->target_tid, from);
 		if (!alive && !mine)
 			continue;
+		broadcast = b.open &&
+			    one_broadcast(c, w, b.low, b.call, b.low_k);
 		if (b.open && !double_wake(c, w, b.low, b.low_k) &&
-		    !one_broadcast(c, w, b.low, b.low_k) &&
-		    burst_break(c, w->ts, b.low->ts, b.low_k) &&
+		    !broadcast && burst_break(c, w->ts, b.low->ts, b.low_k) &&
 		    burst_close(&b, &may_skip, cs))
 			break;
 		if (!b.open)
 			b = (struct burst){ .open = true, .low_k = b.low_k };
+		if (!broadcast)
+			b.call = w;
 		if (mine)
 			b.own = true;
 		/* from serving no request here may hand off others' work */

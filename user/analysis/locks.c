@@ -23,6 +23,7 @@ static bool preempted_at_once(const struct cp_thread *th, long k, __u64 t)
 	return k >= 0 && k + 2 < (long)th->nrecs &&
 	       th->recs[k].state == REC_RUNNING &&
 	       th->recs[k + 1].state == REC_RUNNABLE &&
+	       th->recs[k + 1].ts >= t &&
 	       th->recs[k + 1].ts - t <= PREEMPT_AT_ONCE_NS &&
 	       th->recs[k + 2].state == REC_RUNNING;
 }
@@ -35,13 +36,14 @@ static bool rewake(const struct tt_critpath *cp, const struct cp_thread *th,
 	size_t a = cp_wake_at(cp, th->wout, th->nwout, tb + 1);
 	const struct cp_wake *p;
 
+	if (w->syscall != TT_NR_futex)
+		return false;
 	while (a-- > 0) {
 		p = &cp->wakes[th->wout[a]];
 		if (tb - p->ts > DOUBLE_WAKE_NS)
 			break;
 		if (p->target_tid == w->target_tid &&
-		    p->syscall == TT_NR_futex && w->syscall == TT_NR_futex &&
-		    p->arg0 != w->arg0)
+		    p->syscall == TT_NR_futex && p->arg0 != w->arg0)
 			return true;
 	}
 	return false;
@@ -78,7 +80,8 @@ __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 	/* a cond var's signal under its mutex, then the mutex's release as
 	 * the first thing it did (the wake of a waiter on the mutex, which
 	 * preempted it again): the hand-off's end, no admission yet */
-	for (k += 2; release_preempted(cp, th, k, tb);)
+	k += 2;
+	while (release_preempted(cp, th, k, tb))
 		k += 2;
 	return th->recs[k].ts;
 }
@@ -86,36 +89,40 @@ __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 			     const struct cp_thread *c, __u64 tj, __u32 from)
 {
-	const struct cp_thread *t = from ? cp_thread_find(cp, from) : NULL;
+	const struct cp_thread *wt = from ? cp_thread_find(cp, from) : NULL;
 	const struct cp_wake *w2, *w1;
 	const struct cp_block *b;
 	__u64 ran = 0;
-	long k = t ? cp_rec_before(t, tj + 1) : -1;
+	long k = wt ? cp_rec_before(wt, tj + 1) : -1;
 
-	if (k < 1 || t->recs[k].state != REC_RUNNABLE ||
-	    t->recs[k].info == NONE32 || t->recs[k - 1].state != REC_BLOCKED ||
-	    t->recs[k - 1].info == NONE32)
+	if (k < 1 || wt->recs[k].state != REC_RUNNABLE ||
+	    wt->recs[k].info == NONE32 ||
+	    wt->recs[k - 1].state != REC_BLOCKED ||
+	    wt->recs[k - 1].info == NONE32)
 		return tj;
-	w2 = &cp->wakes[t->recs[k].info];
-	b = &cp->blocks[t->recs[k - 1].info];
+	w2 = &cp->wakes[wt->recs[k].info];
+	b = &cp->blocks[wt->recs[k - 1].info];
+	/* an application's mutex: a runtime's lock (the GIL, Go's) hands
+	 * nothing on */
 	if (w2->waker_tid != c->tid || w2->syscall != TT_NR_futex ||
+	    w2->lock == CP_LOCK_RUNTIME || w2->lock == CP_LOCK_SCHED ||
 	    b->syscall != TT_NR_futex || b->arg0 != w2->arg0 ||
-	    !cp_word_passed(cp, b->arg0, t->tgid))
+	    !cp_word_passed(cp, b->arg0, wt->tgid))
 		return tj;
-	for (k -= 2; k >= 0 && t->recs[k].state != REC_BLOCKED; k--) {
-		if (t->recs[k].state == REC_RUNNING)
-			ran += t->recs[k + 1].ts - t->recs[k].ts;
+	for (k -= 2; k >= 0 && wt->recs[k].state != REC_BLOCKED; k--) {
+		if (wt->recs[k].state == REC_RUNNING)
+			ran += wt->recs[k + 1].ts - wt->recs[k].ts;
 		if (ran > BURST_GAP_NS)
 			return tj;
-		if (t->recs[k].state != REC_RUNNABLE ||
-		    t->recs[k].info == NONE32)
+		if (wt->recs[k].state != REC_RUNNABLE ||
+		    wt->recs[k].info == NONE32)
 			continue;
-		w1 = &cp->wakes[t->recs[k].info];
-		return w1->waker_tid == c->tid && w1->syscall == TT_NR_futex &&
-				       w1->arg0 != w2->arg0 && !w1->lock &&
-				       !cp_word_passed(cp, w1->arg0, t->tgid) ?
-			       w1->ts :
-			       tj;
+		w1 = &cp->wakes[wt->recs[k].info];
+		if (w1->waker_tid != c->tid || w1->syscall != TT_NR_futex ||
+		    w1->arg0 == w2->arg0 || w1->lock ||
+		    cp_word_passed(cp, w1->arg0, wt->tgid))
+			return tj;
+		return w1->ts;
 	}
 	return tj;
 }
@@ -236,13 +243,21 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 		      const struct cp_wake *handed)
 {
 	const struct tt_critpath *cp = wk->cp;
-	const struct cp_rec *block = &th->recs[k - 1];
+	const struct cp_rec *block;
 	const struct cp_block *b;
 
-	if (th->tid != wk->rq->writer_tid ||
+	/* an application's mutex or the GIL, whoever released it (a
+	 * CPython writer notified, then waiting for the GIL its peers pass
+	 * around: nagle's); no runtime's scheduler */
+	if (k < 1 || th->recs[k].info == NONE32 ||
+	    (cp->wakes[th->recs[k].info].lock != CP_LOCK_WORD &&
+	     cp->wakes[th->recs[k].info].lock != CP_LOCK_RUNTIME) ||
+	    th->tid != wk->rq->writer_tid ||
 	    handed->waker_tid == wk->rq->reader_tid ||
-	    handed->syscall != TT_NR_futex || block->state != REC_BLOCKED ||
-	    block->info == NONE32)
+	    handed->syscall != TT_NR_futex)
+		return false;
+	block = &th->recs[k - 1];
+	if (block->state != REC_BLOCKED || block->info == NONE32)
 		return false;
 	b = &cp->blocks[block->info];
 	return b->syscall == TT_NR_futex && b->arg0 != handed->arg0 &&
@@ -325,8 +340,9 @@ long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k)
 
 	if (th->tid == wk->rq->reader_tid)
 		return -1;
-	/* another request's thread (a writer in a convoy on the mutex of
-	 * the tokens' queue) waits its own turn, not this request's */
+	/* a thread serving another live request waits its own turn, not
+	 * this request's: a writer in a convoy on the mutex of the tokens'
+	 * queue, or one thread writing many streams */
 	if (k > 0 && cp_rq_other_alive(wk->ix, th->tid, th->recs[k].ts, wk->ri))
 		return -1;
 	for (hops = 0; hops < 8 && k > 0; hops++) {
