@@ -1147,8 +1147,18 @@ static void build_boundary_release(struct stream *s, const __u64 *arg)
 	sw_in(s, 2010 * US, 112);
 }
 
+/* cond_and_mutex() with the engine never on the mutex, and X's writer 111
+ * back on the condition variable (1505-1530 us) after its signal. */
+static void convoy_start(struct stream *s, __u64 a_word)
+{
+	cond_and_mutex(s, false, a_word);
+	sw_in(s, 1505 * US, 111);
+	sw_out(s, 1530 * US, 111,
+	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x420 });
+}
+
 /*
- * A lock convoy after cond_and_mutex(): engine 102 hands A's first token
+ * A lock convoy after convoy_start(): engine 102 hands A's first token
  * to 112 at 1800 us through the condition variable 0x420 (arg[0]: through
  * the mutex, 112 waiting on the variable after), and X's next to 111;
  * 112 blocks at 1810 on the mutex, which 111 holds, and gets it only at
@@ -1157,12 +1167,9 @@ static void build_boundary_release(struct stream *s, const __u64 *arg)
  */
 static void build_convoy(struct stream *s, const __u64 *arg)
 {
-	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
 	__u64 first = arg[0] ? 0x3d0 : 0x420, then = arg[0] ? 0x420 : 0x3d0;
 
-	cond_and_mutex(s, false, first);
-	sw_in(s, 1505 * US, 111);
-	sw_out(s, 1530 * US, 111, cond);
+	convoy_start(s, first);
 	woken_then_waits(s, 1800, 112, first, then, 10);
 	woken_then_waits(s, 1801, 111, 0x420, 0x420, 29);
 	wake(s, 1990 * US, 102, 111, 0, NR_FUTEX, 0x420);
@@ -1171,18 +1178,14 @@ static void build_convoy(struct stream *s, const __u64 *arg)
 }
 
 /*
- * cond_and_mutex(): engine 102 signals A's first token to 112 at 1800 us,
+ * convoy_start(): engine 102 signals A's first token to 112 at 1800 us,
  * which then blocks on the mutex at 1810, and Y's token to 113 at 2100;
  * after its next step it signals X's writer 111 (2400), which releases
  * the mutex to 112 at 2408.
  */
 static void build_convoy_released(struct stream *s, const __u64 *arg)
 {
-	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
-
-	cond_and_mutex(s, false, 0x420);
-	sw_in(s, 1505 * US, 111);
-	sw_out(s, 1530 * US, 111, cond);
+	convoy_start(s, 0x420);
 	woken_then_waits(s, 1800, 112, 0x420, 0x3d0, 10);
 	woken_then_waits(s, 2100, 113, 0x420, 0x420, 20);
 	wake(s, 2400 * US, 102, 111, 0, NR_FUTEX, 0x420);
@@ -1192,7 +1195,7 @@ static void build_convoy_released(struct stream *s, const __u64 *arg)
 }
 
 /*
- * A convoy through other writers after cond_and_mutex(): engine 102
+ * A convoy through other writers after convoy_start(): engine 102
  * signals A's first token to 112 at 1800 us and X's next to 111 at 1801;
  * both block on the mutex (111 at 1808, 112 at 1810) that Y's writer 113
  * holds from 1700 while it hands Y's token to loop 101 (1900). 113 passes
@@ -1202,11 +1205,7 @@ static void build_convoy_released(struct stream *s, const __u64 *arg)
  */
 static void build_convoy_chain(struct stream *s, const __u64 *arg)
 {
-	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
-
-	cond_and_mutex(s, false, 0x420);
-	sw_in(s, 1505 * US, 111);
-	sw_out(s, 1530 * US, 111, cond);
+	convoy_start(s, 0x420);
 	sw_in(s, 1700 * US, 113);
 	if (arg[0]) {
 		/* no signal: 112 runs from the reader's wake, and takes its

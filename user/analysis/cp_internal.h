@@ -839,6 +839,9 @@ size_t cp_fileios_before(const struct cp_thread *th, __u64 t);
 /* Of [s, t) of th, the time the hypervisor took (its runs' steal, spread
  * evenly over each run: where in a run it fell is not known). */
 __u64 cp_steal_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* a and b are futex wakes of one target through two words: a condition
+ * variable's signal and its mutex's release, one hand-off (§4.4). */
+bool cp_signal_and_release(const struct cp_wake *a, const struct cp_wake *b);
 /* Futex word (word, tgid) is a mutex its threads pass around: one of its
  * first waiters woke it too, and it was waited on often enough. */
 bool cp_word_passed(const struct tt_critpath *cp, __u64 word, __u32 tgid);

@@ -544,16 +544,22 @@ static bool burst_break(const struct cp_thread *c, __u64 t_old, __u64 t_new,
 static bool double_wake(const struct cp_thread *c, const struct cp_wake *w,
 			const struct cp_wake *later, long k_later)
 {
-	return w->target_tid == later->target_tid &&
-	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
-	       w->arg0 != later->arg0 && later->ts - w->ts <= DOUBLE_WAKE_NS &&
+	return cp_signal_and_release(w, later) &&
+	       later->ts - w->ts <= DOUBLE_WAKE_NS &&
 	       !cp_blocked_in(NULL, c, w->ts, k_later);
+}
+
+bool cp_signal_and_release(const struct cp_wake *a, const struct cp_wake *b)
+{
+	return a->target_tid == b->target_tid && a->syscall == TT_NR_futex &&
+	       b->syscall == TT_NR_futex && a->arg0 != b->arg0;
 }
 
 /*
  * c's wake w, its next one later (another target, through the same futex
- * word) and the latest wake call of that run of them, within
- * BROADCAST_CALL_NS of w, c blocked nowhere between, are one broadcast:
+ * word) and the latest wake call of that run of them (through that word
+ * too), within BROADCAST_CALL_NS of w, c blocked nowhere between, are one
+ * broadcast:
  * one FUTEX_WAKE call wakes a condition variable's waiters one by one,
  * and on a busy machine that took 170 us for four (a burst's CPU gap split
  * it, the step's own hand-off taken for another request's).
@@ -564,7 +570,7 @@ static bool one_broadcast(const struct cp_thread *c, const struct cp_wake *w,
 {
 	return w->target_tid != later->target_tid &&
 	       w->syscall == TT_NR_futex && later->syscall == TT_NR_futex &&
-	       w->arg0 == later->arg0 && call->arg0 == w->arg0 &&
+	       w->arg0 == later->arg0 &&
 	       call->ts - w->ts <= BROADCAST_CALL_NS &&
 	       !cp_blocked_in(NULL, c, w->ts, k_later);
 }

@@ -36,14 +36,11 @@ static bool rewake(const struct tt_critpath *cp, const struct cp_thread *th,
 	size_t a = cp_wake_at(cp, th->wout, th->nwout, tb + 1);
 	const struct cp_wake *p;
 
-	if (w->syscall != TT_NR_futex)
-		return false;
 	while (a-- > 0) {
 		p = &cp->wakes[th->wout[a]];
 		if (tb - p->ts > DOUBLE_WAKE_NS)
 			break;
-		if (p->target_tid == w->target_tid &&
-		    p->syscall == TT_NR_futex && p->arg0 != w->arg0)
+		if (cp_signal_and_release(p, w))
 			return true;
 	}
 	return false;
@@ -86,6 +83,18 @@ __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 	return th->recs[k].ts;
 }
 
+/* A thread of tgid woken by signal, then waiting in b: a condition
+ * variable's signal, then a wait on its mutex (b a futex word its threads
+ * pass around, the signal through another one nobody passes). */
+static bool signal_then_mutex(const struct tt_critpath *cp, __u32 tgid,
+			      const struct cp_wake *signal,
+			      const struct cp_block *b)
+{
+	return signal->syscall == TT_NR_futex && b->syscall == TT_NR_futex &&
+	       b->arg0 != signal->arg0 && cp_word_passed(cp, b->arg0, tgid) &&
+	       !cp_word_passed(cp, signal->arg0, tgid);
+}
+
 __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 			     const struct cp_thread *c, __u64 tj, __u32 from)
 {
@@ -106,8 +115,7 @@ __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 	 * nothing on */
 	if (w2->waker_tid != c->tid || w2->syscall != TT_NR_futex ||
 	    w2->lock == CP_LOCK_RUNTIME || w2->lock == CP_LOCK_SCHED ||
-	    b->syscall != TT_NR_futex || b->arg0 != w2->arg0 ||
-	    !cp_word_passed(cp, b->arg0, wt->tgid))
+	    b->arg0 != w2->arg0)
 		return tj;
 	for (k -= 2; k >= 0 && wt->recs[k].state != REC_BLOCKED; k--) {
 		if (wt->recs[k].state == REC_RUNNING)
@@ -118,9 +126,8 @@ __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 		    wt->recs[k].info == NONE32)
 			continue;
 		w1 = &cp->wakes[wt->recs[k].info];
-		if (w1->waker_tid != c->tid || w1->syscall != TT_NR_futex ||
-		    w1->arg0 == w2->arg0 || w1->lock ||
-		    cp_word_passed(cp, w1->arg0, wt->tgid))
+		if (w1->waker_tid != c->tid || w1->lock ||
+		    !signal_then_mutex(cp, wt->tgid, w1, b))
 			return tj;
 		return w1->ts;
 	}
@@ -244,7 +251,6 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 {
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_rec *block;
-	const struct cp_block *b;
 
 	/* an application's mutex or the GIL, whoever released it (a
 	 * CPython writer notified, then waiting for the GIL its peers pass
@@ -253,16 +259,12 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 	    (cp->wakes[th->recs[k].info].lock != CP_LOCK_WORD &&
 	     cp->wakes[th->recs[k].info].lock != CP_LOCK_RUNTIME) ||
 	    th->tid != wk->rq->writer_tid ||
-	    handed->waker_tid == wk->rq->reader_tid ||
-	    handed->syscall != TT_NR_futex)
+	    handed->waker_tid == wk->rq->reader_tid)
 		return false;
 	block = &th->recs[k - 1];
-	if (block->state != REC_BLOCKED || block->info == NONE32)
-		return false;
-	b = &cp->blocks[block->info];
-	return b->syscall == TT_NR_futex && b->arg0 != handed->arg0 &&
-	       cp_word_passed(cp, b->arg0, th->tgid) &&
-	       !cp_word_passed(cp, handed->arg0, th->tgid);
+	return block->state == REC_BLOCKED && block->info != NONE32 &&
+	       signal_then_mutex(cp, th->tgid, handed,
+				 &cp->blocks[block->info]);
 }
 
 /* A run of at most this long that ends waiting for the interpreter lock
