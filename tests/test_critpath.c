@@ -1822,7 +1822,8 @@ static const struct rq_want sync_calls_want[] = {
  * us, which reads (1225-1290 us, O_DIRECT), waits for the GIL at GIL_AT that
  * loop 105, woken by the network at 1250, holds until 1500, reads again
  * (1515-1710) and hands A's token at 2500; READ_LOOP_EXTRA steps before its
- * first read, READ_LOOP_GAP after it; READ_LOOP_FIRST that read's record */
+ * first read, READ_LOOP_GAP after it; READ_LOOP_FIRST that read's record;
+ * READ_LOOP_HOLDER before A's hand-off (105 handing the engine work) */
 /* clang-format off */
 #define READ_LOOP(name, gil_at, ...)                                          \
 	{                                                                     \
@@ -1832,6 +1833,7 @@ static const struct rq_want sync_calls_want[] = {
 			E_RTLOCK(1, 101, 0x6f00, 0x7100),                     \
 			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x300),        \
 			E_OUT(6, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),       \
+			READ_LOOP_HOLDER                                      \
 			E_WAKE(1200, 101, 102, NR_FUTEX, 0x300),              \
 			E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x101),     \
 			READ_LOOP_EXTRA                                       \
@@ -4002,9 +4004,12 @@ static const struct scenario scenarios[] = {
 		}),
 	},
 	/* the engine woke to take the request up but must hold the GIL to
-	 * return from its wait: taken up once 101 let it go (1440 us) and it
-	 * ran (1450); that wait stays the GIL's (without: t_dispatch 1410) */
-	PICKUP_THEN_GIL("pickup_then_gil", 1450, 20 + 20,
+	 * return from its wait: 101 let it go at 1440 us, the engine ran 10 us
+	 * and waited again (it let it go at once: a holder asked to drop it)
+	 * until 1480; taken up when it ran then (1490), both waits the GIL's
+	 * (past the first only: 1450, 3.2 ms early in odirect beside two CPU
+	 * hogs; without: t_dispatch 1410) */
+	PICKUP_THEN_GIL("pickup_then_gil", 1490, 20 + 20,
 			E_WAKE(1440, 101, 102, NR_FUTEX, 0x7200),
 			E_OUT(1485, 101, .sys = NR_FUTEX, .arg0 = 0x90),
 			E_IN(1450, 102),
@@ -4810,15 +4815,46 @@ static const struct scenario scenarios[] = {
 	},
 	/*
 	 * A server's clock around its read loop (tools/scenarios' odirect at
-	 * a burst of new connections): the path follows the GIL's holder,
-	 * the accept loop, past the engine's first read; the storage span
-	 * starts at that read all the same, the two apart by a GIL wait and
-	 * 10 us of CPU (without: 1515 us).
+	 * a burst of new connections): the GIL's holder over the engine, the
+	 * accept loop, never handed it work: the path is the engine's again
+	 * below its wait, its first read on it (storage 60 + 190 us; followed
+	 * there, the path was the accept loop's wait in epoll and A's
+	 * dispatch its read: 183 ms early in a run beside a CPU hog).
 	 */
 #define READ_LOOP_FIRST                                                        \
 	E_FILEIO(1225, 1290, 102, NR_PREAD64, S_IFREG, O_DIRECT_X86),
 #define READ_LOOP_EXTRA E_IN(1220, 102),
 #define READ_LOOP_GAP
+#define READ_LOOP_HOLDER
+	READ_LOOP("read_loop_accept_loop_gil", 1295,
+		  R(dispatch, TT_CP_DISP_PICKUP), R_T(t_dispatch, 1220),
+		  R_T(t_storage_start, 1225), R_T(t_storage_end, 1710),
+		  R_T(stage_ns[TT_ST_STORAGE], 250), R_T(gil_ns, 205),
+		  R_T(stage_ns[TT_ST_NET_OUT], 50)),
+#undef READ_LOOP_EXTRA
+	/* The same with the engine handing the accept loop work (1222 us), as
+	 * an engine hands its output thread tokens: the holder's history may
+	 * hold the request's, followed (storage 190: the first read off the
+	 * path; returned: 250) */
+#define READ_LOOP_EXTRA                                                        \
+	E_IN(1220, 102), E_WAKE(1222, 102, 105, NR_FUTEX, 0x105),               \
+		E_IN(1223, 105),                                               \
+		E_OUT(1240, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+	READ_LOOP("read_loop_holder_handed", 1295,
+		  R_T(stage_ns[TT_ST_STORAGE], 190)),
+#undef READ_LOOP_EXTRA
+#define READ_LOOP_EXTRA E_IN(1220, 102),
+#undef READ_LOOP_HOLDER
+	/* The same holder having handed the engine work since A came (1020
+	 * us): its history may be the engine's input, followed past the
+	 * engine's first read; the storage span starts at that read all the
+	 * same, the two apart by a GIL wait and 10 us of CPU (without: 1515
+	 * us). */
+#define READ_LOOP_HOLDER                                                       \
+	E_IRQ(1010, 0, 105), E_IN(1015, 105),                                  \
+		E_WAKE(1020, 105, 102, NR_FUTEX, 0x300), E_IN(1025, 102),      \
+		E_OUT(1030, 102, .sys = NR_FUTEX, .arg0 = 0x300),             \
+		E_OUT(1035, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 	READ_LOOP("read_loop_past_gil", 1295, R_T(t_storage_start, 1225),
 		  R_T(t_storage_end, 1710)),
 	/* The engine computing 150 us between its reads: two loops, the
@@ -4855,6 +4891,7 @@ static const struct scenario scenarios[] = {
 #undef READ_LOOP_FIRST
 #undef READ_LOOP_GAP
 #undef READ_LOOP_EXTRA
+#undef READ_LOOP_HOLDER
 	/*
 	 * One model behind an application's lock (tools/scenarios' pool):
 	 * loop 101 reads A at 1100 us and hands it to idle worker 103 (futex

@@ -346,12 +346,12 @@ __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 			     const struct cp_thread *c, __u64 tj, __u32 from);
 /* When th, taking a request up at t, first ran holding the interpreter
- * lock: a wait for that lock less than a relay's CPU (RELAY_CPU_NS) after t
- * (another thread of its process held it) keeps the request waiting, the
- * waits for a CPU after it too, and the waits after one that timed out (the
- * waiter asks the holder to drop it, then waits again) within that CPU. t
- * when it ran on, or when that run comes after limit (the token's
- * hand-off). */
+ * lock for good: its waits for that lock (another thread of its process
+ * held it) while it ran less than a relay's CPU (RELAY_CPU_NS) in all since
+ * t keep the request waiting, the waits for a CPU after them too: a waiter
+ * that got the lock and waits again at once let it go (CPython's holder
+ * asked to drop it; a wait that timed out asks, then waits again). t when
+ * it ran on; the last such run up to limit (the token's hand-off). */
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 		      __u64 t, __u64 limit);
 /*
@@ -386,6 +386,15 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 /* The record of th's turn at an application's lock that k ends (or whose
  * tries for the GIL k ends), or -1. */
 long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
+/* The holder of the lock whose wait ends at th's runnable record k, a wait
+ * begun above lo, works elsewhere: busy with another request (its handler
+ * thread holding the GIL), or holding the GIL over a thread that the walk
+ * came to by a hand-off (handed; not the writer) and that it never handed
+ * work. Its path counts only while th waited (walk.c's struct
+ * lock_return). */
+bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
+			 long k, const struct cp_thread *holder, bool handed,
+			 __u64 lo);
 /* When th, at its turn k, first ran holding the lock and the GIL. */
 __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 		       long k);

@@ -134,18 +134,11 @@ __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
 	return tj;
 }
 
-/* Record r (runnable) ends a wait that timed out: no thread woke it. */
-static bool timed_out(const struct tt_critpath *cp, const struct cp_rec *r)
-{
-	return r->state == REC_RUNNABLE &&
-	       (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ);
-}
-
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 		      __u64 t, __u64 limit)
 {
 	long k = cp_rec_before(th, t + 1), n = (long)th->nrecs;
-	__u64 cpu = 0, from = t;
+	__u64 cpu = 0, from = t, held = t;
 
 	if (k < 0)
 		return t;
@@ -155,25 +148,24 @@ __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 			cpu += th->recs[k + 1].ts -
 			       (th->recs[k].ts > from ? th->recs[k].ts : from);
 			if (cpu >= RELAY_CPU_NS)
-				return from;
+				return held;
 		}
 		if (k + 1 >= n || !cp_block_is_runtime(cp, th, &th->recs[k]))
-			return from;
+			return held;
 		/* past that wait and its waits for a CPU or the lock again */
 		for (k++; k < n && th->recs[k].state != REC_RUNNING; k++)
 			if (th->recs[k].state == REC_BLOCKED &&
 			    !cp_block_is_runtime(cp, th, &th->recs[k]))
-				return t;
+				return held;
 		if (k >= n)
-			return t;
+			return held;
 		from = th->recs[k].ts;
 		if (from > limit)
-			return t;
-		/* woken by a thread, the holder's release: it holds it */
-		if (!timed_out(cp, &th->recs[k - 1]))
-			return from;
-		/* a wait that timed out asks the holder to drop the lock and
-		 * waits again, within the relay's CPU: its next run after */
+			return held;
+		/* held from there, unless it waits for the lock again within
+		 * a relay's CPU: it let it go at once (a holder asked to drop
+		 * it, a wait that timed out and asked for it) */
+		held = from;
 	}
 }
 
@@ -389,4 +381,49 @@ bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 		return false;
 	return block->state == REC_BLOCKED && block->ts >= cs->tb &&
 	       block->ts - cs->tb <= RELAY_CPU_NS;
+}
+
+/* holder woke tid through a word no lock's (a put, a notify) from from to
+ * t: it hands tid work, its history may be tid's input. From the request's
+ * arrival only: a trimmed timeline has nothing older (docs/design.md
+ * §3.5), and the thread that started an engine long before is none. */
+static bool handed_work(const struct tt_critpath *cp,
+			const struct cp_thread *holder, __u32 tid, __u64 from,
+			__u64 t)
+{
+	size_t i = cp_cand_after(cp, holder, t);
+	const struct cp_wake *w;
+
+	while (i-- > 0) {
+		w = &cp->wakes[holder->cand[i]];
+		if (w->ts < from)
+			break;
+		if (w->target_tid == tid)
+			return true;
+	}
+	return false;
+}
+
+bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
+			 long k, const struct cp_thread *holder, bool handed,
+			 __u64 lo)
+{
+	const struct cp_wake *w = &wk->cp->wakes[th->recs[k].info];
+	__u32 reader = wk->rq->reader_tid, writer = wk->rq->writer_tid;
+	__u64 t = th->recs[k].ts;
+
+	if ((w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME) || k < 1 ||
+	    th->recs[k - 1].state != REC_BLOCKED || th->recs[k - 1].ts <= lo ||
+	    holder->tid == reader || holder->tid == writer)
+		return false;
+	if (cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri))
+		return true;
+	/* the GIL's holder over a thread the walk was handed to (an engine's
+	 * read loop, the accept loop starting handler threads), neither of
+	 * them handing the other work (an output thread is handed tokens:
+	 * its history may hold this request's) */
+	return w->lock == CP_LOCK_RUNTIME && handed && th->tid != reader &&
+	       th->tid != writer &&
+	       !handed_work(wk->cp, holder, th->tid, wk->a, t) &&
+	       !handed_work(wk->cp, th, holder->tid, wk->a, t);
 }

@@ -371,14 +371,15 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
  * thread holding the GIL): the holder's path counts while the waiter
  * waited, and below the wait's start the path is the waiter's own again,
  * which it was busy with then, not the other request's (docs/design.md
- * §4.4). A holder serving no request (an engine) is followed all the way:
- * its history is this request's.
+ * §4.4); so is the GIL's, unrelated to the engine it held up (an accept
+ * loop: cp_holder_elsewhere()). Other holders are followed all the way.
  */
 struct lock_return {
 	__u32 tid;
 	__u64 t; /* the waiter blocked on the lock here */
 	struct consumer cs; /* the walk's view of the waiter */
-	__u64 ran;
+	__u64 ran, t_out; /* t_out: where the path had left it */
+	bool carries;
 };
 
 #define LOCK_RETURNS 8 /* nested lock waits followed; deeper ones stay */
@@ -593,7 +594,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			k = th ? cp_rec_before(th, t) : -1;
 			cs = rets[nret].cs;
 			ran = rets[nret].ran;
-			t_out = t;
+			t_out = rets[nret].t_out;
+			carries = rets[nret].carries;
 			continue;
 		}
 		if (!arr)
@@ -663,20 +665,18 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 					      th->recs[k - 1].ts :
 					      floor,
 				  t);
-		/* a holder busy with another request: its path counts only
-		 * while the waiter waited (struct lock_return) */
-		if ((w->lock == CP_LOCK_WORD || w->lock == CP_LOCK_RUNTIME) &&
-		    !dispatched && k > 0 &&
-		    th->recs[k - 1].state == REC_BLOCKED &&
-		    th->recs[k - 1].ts > lo && nret < LOCK_RETURNS &&
-		    waker->tid != rq->reader_tid &&
-		    waker->tid != rq->writer_tid &&
-		    cp_rq_other_alive(wk->ix, waker->tid, t, wk->ri))
+		/* a holder working elsewhere: its path counts only while
+		 * the waiter waited (struct lock_return) */
+		if (!arr && !dispatched && nret < LOCK_RETURNS &&
+		    cp_holder_elsewhere(wk, th, k, waker, cs.entered && carries,
+					lo))
 			rets[nret++] = (struct lock_return){
 				.tid = th->tid,
 				.t = th->recs[k - 1].ts,
 				.cs = cs,
 				.ran = ran,
+				.t_out = t_out,
+				.carries = carries,
 			};
 		if (!dispatched && cs.entered && cs.own_low &&
 		    t <= cs.own_low && !cp_own_passed(wk, th->tid)) {
