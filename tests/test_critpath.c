@@ -1231,18 +1231,23 @@ static void build_convoy_chain(struct stream *s, const __u64 *arg)
 /*
  * build_busy_handoff's engine 102 notifies condition variable 0x420 at
  * each step's end: X's writer 111 at 1500 us, then Y's writer 113 at 2000
- * - arg[0] us and A's writer 112 at 2000, the engine on CPU between.
+ * - arg[0] us and A's writer 112 at 2000, the engine on CPU between; with
+ * arg[1], Y's writer waits on that word of its own instead.
  */
 static void build_slow_broadcast(struct stream *s, const __u64 *arg)
 {
 	const struct blk cond = { .sys = NR_FUTEX, .arg0 = 0x420 };
+	const __u64 y_word = arg[1] ? arg[1] : 0x420;
 	__u32 w;
 
 	sw_in(s, 0, 101);
 	sw_in(s, 0, 102);
 	for (w = 111; w <= 113; w++) {
 		sw_in(s, 1, w);
-		sw_out(s, 2, w, cond);
+		sw_out(s, 2, w,
+		       w == 113 ? (struct blk){ .sys = NR_FUTEX,
+						.arg0 = y_word } :
+				  cond);
 	}
 	preempt(s, 1200 * US, 101);
 	sw_in(s, 1250 * US, 101);
@@ -1251,7 +1256,7 @@ static void build_slow_broadcast(struct stream *s, const __u64 *arg)
 	wake(s, 1500 * US, 102, 111, 0, NR_FUTEX, 0x420);
 	sw_in(s, 1505 * US, 111);
 	sw_out(s, 1530 * US, 111, cond);
-	wake(s, (2000 - arg[0]) * US, 102, 113, 0, NR_FUTEX, 0x420);
+	wake(s, (2000 - arg[0]) * US, 102, 113, 0, NR_FUTEX, y_word);
 	wake(s, 2000 * US, 102, 112, 0, NR_FUTEX, 0x420);
 	sw_in(s, 2010 * US, 112);
 }
@@ -1941,14 +1946,14 @@ static const struct rq_want sync_calls_want[] = {
 			RQS(HANDOFF_X_A),                              \
 			.want = HANDOFF_A_WANT(disp, 1300, q)          \
 	}
-/* build_slow_broadcast's case NAME, Y's writer woken GAP us before A's: A
- * dispatched at DISP us */
-#define SLOW_BROADCAST(name, gap, disp)                                 \
-	{                                                               \
-		SC("test_handoff_enqueue", name),                       \
-			.build = build_slow_broadcast, .arg = { gap },  \
-			RQS(HANDOFF_X_A, HANDOFF_Y3),                   \
-			.want = HANDOFF_A_WANT(disp, 1300, disp - 1300) \
+/* build_slow_broadcast's case NAME, Y's writer woken GAP us before A's
+ * (through WORD, 0: the condition variable's): A dispatched at DISP us */
+#define SLOW_BROADCAST(name, gap, word, disp)                              \
+	{                                                                  \
+		SC("test_handoff_enqueue", name),                          \
+			.build = build_slow_broadcast, .arg = { gap, word }, \
+			RQS(HANDOFF_X_A, HANDOFF_Y3),                      \
+			.want = HANDOFF_A_WANT(disp, 1300, disp - 1300)    \
 	}
 #define HANDOFF_Y3 RQ(3, 300, 350, 1902, 1903, 101, 113, .t_end = 5000 * US)
 /* build_busy_handoff's engine 102 (CPython, GIL 0x7200), preempted at
@@ -4169,12 +4174,19 @@ static const struct scenario scenarios[] = {
 	 * signal at 1995, the boundary the previous step's, its wake of X at
 	 * 1801 */
 	CONVOY("convoy_mutex_then_signal", true, 1801, 501),
-	/* one FUTEX_WAKE call, slow under load, wakes Y's writer 150 us
+	/* one FUTEX_WAKE call, slow under load, wakes Y's writer 200 us
 	 * before A's: one broadcast, A's own, the boundary the step before
-	 * (as a burst: the wake of Y, 1850) */
-	SLOW_BROADCAST("slow_broadcast", 150, 1500),
+	 * (as a burst: the wake of Y, 1800) */
+	SLOW_BROADCAST("slow_broadcast", 200, 0, 1500),
 	/* 300 us apart, past one call (BROADCAST_CALL_NS): two steps */
-	SLOW_BROADCAST("two_broadcasts", 300, 1700),
+	SLOW_BROADCAST("two_broadcasts", 300, 0, 1700),
+	/* Y's writer woken through a word of its own 120 us of the engine's
+	 * CPU before A's: one burst (BURST_GAP_NS), as Node's worker posting
+	 * a step's tokens, its wakes of the main loop that many posts apart
+	 * (at 100 us: the boundary the wake of Y, 1880) */
+	SLOW_BROADCAST("burst_posts_apart", 120, 0x430, 1500),
+	/* 200 us: two bursts, Y's wake the boundary */
+	SLOW_BROADCAST("bursts_apart", 200, 0x430, 1800),
 	/* busy past its boundary (the previous batch's last step, its tokens
 	 * put while its feeder was busy: no wake), the engine reads its
 	 * request pipe at 1700 us: A waited in the pipe till then */

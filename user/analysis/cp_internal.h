@@ -15,7 +15,7 @@
 
 #define NONE32 UINT32_MAX
 /* A hand-off burst ends when the consumer blocks or runs this long. */
-#define BURST_GAP_NS 100000ULL
+#define BURST_GAP_NS 150000ULL
 /* A consumer switched out this soon after its hand-off was preempted at
  * once, by the thread it woke: the next request waits for its next run.
  * Later, it ran on and may have admitted one first (llama.cpp's loop does,
