@@ -44,6 +44,11 @@
 #          t_enqueue off for 0 of 120 and t_dispatch for 0-1 in five runs
 #          (four beside CPU load), the strict check passing in all five:
 #          2% allowed, strict
+#   gil-mark  gil marking itself (--audit: sys.audit at its put and in the
+#          engine thread at its admission): gil beside a compile or two CPU
+#          hogs has 15-20 of 120 off (an engine's emit to a handler not
+#          waiting wakes nobody, the step before taken); marked, the same
+#          gate as mpq-mark's (tools/scenarios/README.md, session 41)
 #   vllm-mark  vllm marking itself by str ids ("cmpl-N", its enqueue with
 #          the client's port), API and EngineCore (--audit): 0 off in five
 #          runs, the same gate
@@ -102,8 +107,8 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit mpq mpq-mark vllm-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq mpq-mark vllm-mark gateway node-gateway" \
+	lit mpq mpq-mark vllm-mark gil-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq mpq-mark vllm-mark gil-mark gateway node-gateway" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -113,11 +118,11 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm:0.15:0.20:0.15:p50 vllm-uvloop:0.15:0.20:0.15:p50 node:0.10:0.15:0.10 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
 	mpq:0.15:0.35:0.15:p50 mpq-mark:0.02:0.02:0.05:strict \
-	vllm-mark:0.02:0.02:0.05:strict \
+	vllm-mark:0.02:0.02:0.05:strict gil-mark:0.02:0.02:0.05:strict \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
 	fail "scen_py: lit: no request dispatched by the batch rule"
-for s in mpq-mark vllm-mark; do
+for s in mpq-mark vllm-mark gil-mark; do
 	marked=$(grep -o '"dispatch_rule": *"marker"' "$OUTDIR/$s/report.json" | wc -l)
 	check "scen_py: $s: every request dispatched by its Python marker ($marked of 120)" \
 		[ "$marked" -ge 120 ]

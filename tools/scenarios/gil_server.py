@@ -18,6 +18,12 @@ per millisecond are calibrated at start.
 reads --odirect-mb MiB of FILE with O_DIRECT before each prefill
 (scenario vi; its time is the log's io_ns).
 
+--audit: the server marks itself for `ttftrace record --mark
+KIND=python:...` (docs/design.md §4.9): sys.audit("gil.put", rid) in the
+handler right after stamping t_enqueue, sys.audit("gil.admit", rid) in the
+engine thread right after stamping t_admit (run.sh's gil-mark). Without it
+nothing is called.
+
 Ground truth, one CSV row per request (--log; CLOCK_MONOTONIC ns through
 time.monotonic_ns()): port, t_read (request read), t_enqueue (queue.put),
 t_admit (the engine took it), t_first_token_emit / t_last_token_emit (just
@@ -38,8 +44,8 @@ now = time.monotonic_ns
 
 
 class Job:
-    def __init__(self, port, tokens):
-        self.port, self.want = port, tokens
+    def __init__(self, port, tokens, rid):
+        self.port, self.want, self.rid = port, tokens, rid
         self.cond = threading.Condition()
         self.out = []           # token texts produced by the engine
         self.done = False
@@ -49,6 +55,8 @@ class Job:
 class Engine:
     def __init__(self, args):
         self.args = args
+        self.audit = sys.audit if args.audit else (lambda *_: None)
+        self.rids = iter(range(1, 1 << 62))     # next() is atomic under the GIL
         self.q = queue.Queue()
         self.buf = bytes(64 << 20)
         self.rate = self.calibrate()    # bytes hashed per ms
@@ -103,6 +111,7 @@ class Engine:
                     break
             for job in new:
                 job.t_admit = now()
+                self.audit("gil.admit", job.rid)
                 if self.fd is not None:
                     job.io_ns = self.read_weights()
                 self.compute(self.args.prefill_ms)
@@ -133,9 +142,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         # "tokenize": pure Python, holding the GIL
         toks = [hash(w) for w in (req.get("prompt", "") * srv.args.tokenize_rep).split()]
         want = int(req.get("max_tokens") or srv.args.tokens)
-        job = Job(self.client_address[1], want)
+        job = Job(self.client_address[1], want, next(srv.engine.rids))
         job.ntok = len(toks)
         t_enqueue = now()
+        srv.engine.audit("gil.put", job.rid)
         srv.engine.q.put(job)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -182,6 +192,8 @@ def main():
     ap.add_argument("--nagle", action="store_true", help="leave Nagle on")
     ap.add_argument("--odirect", help="file read with O_DIRECT before each prefill")
     ap.add_argument("--odirect-mb", type=int, default=4)
+    ap.add_argument("--audit", action="store_true",
+                    help="mark the hand-off and the admission with sys.audit")
     args = ap.parse_args()
     Handler.disable_nagle_algorithm = not args.nagle
     srv = Server(("127.0.0.1", args.port), Handler)

@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark ollama gateway
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark ollama gateway
 # node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -62,6 +62,8 @@ server_cmd() {
 	local port=$2 log=$3
 	case $1 in
 	gil) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1" ;;
+	# the same, marking its put and its admission (scenario_marks)
+	gil-mark) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 --audit" ;;
 	nagle) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 4 --nagle" ;;
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
@@ -100,6 +102,8 @@ server_cmd() {
 # scenario_marks NAME: the --mark options of a server that marks itself
 scenario_marks() {
 	case $1 in
+	gil-mark) echo "--mark enqueue=python:$PY:gil.put,key=arg1 \
+--mark dispatch=python:$PY:gil.admit,key=arg1" ;;
 	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
 --mark dispatch=python:$PY:mpq.prefill,key=arg1" ;;
 	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1,peer=arg2 \
