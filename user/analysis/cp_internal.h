@@ -389,9 +389,9 @@ long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
 /* The holder of the lock whose wait ends at th's runnable record k, a wait
  * begun above lo, works elsewhere: busy with another request (its handler
  * thread holding the GIL), or holding the GIL over a thread that the walk
- * came to by a hand-off (handed; not the writer) and that it never handed
- * work. Its path counts only while th waited (walk.c's struct
- * lock_return). */
+ * came to by a hand-off (handed; not the writer), neither of the two having
+ * woken the other through a word no lock's since the request came. Its
+ * path counts only while th waited (walk.c's struct lock_return). */
 bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 			 long k, const struct cp_thread *holder, bool handed,
 			 __u64 lo);

@@ -383,10 +383,11 @@ bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 	       block->ts - cs->tb <= RELAY_CPU_NS;
 }
 
-/* holder woke tid through a word no lock's (a put, a notify) from from to
- * t: it hands tid work, its history may be tid's input. From the request's
- * arrival only: a trimmed timeline has nothing older (docs/design.md
- * §3.5), and the thread that started an engine long before is none. */
+/* holder woke tid through a word no lock's (a put, a notify) between from
+ * and t: it hands tid work, its history may be tid's input. From the
+ * request's arrival only: a trimmed timeline has nothing older
+ * (docs/design.md §3.5), and the thread that started an engine long before
+ * is none. */
 static bool handed_work(const struct tt_critpath *cp,
 			const struct cp_thread *holder, __u32 tid, __u64 from,
 			__u64 t)
