@@ -1861,10 +1861,12 @@ static const struct rq_want sync_calls_want[] = {
 			E_OUT(2510, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
 			E_IN(2520, 101)),                                     \
 		RQS(RQ(1, 1000, 1100, 2550, 2600, 101, 101,                   \
-		       .t_end = 5000 * US)),                                  \
+		       .t_end = 5000 * US) READ_LOOP_RQS),                    \
 		.want = WANTS({ 1, NULL, { R(complete, true), __VA_ARGS__ } }), \
 	}
 /* clang-format on */
+/* READ_LOOP's requests after A: none but where a case adds some */
+#define READ_LOOP_RQS
 
 /* test_pickup_producer_work's case NAME: reader 101, holding the GIL
  * (0x7200), wakes the idle engine 102 at 1400 us, which runs at 1410 and
@@ -4847,52 +4849,23 @@ static const struct scenario scenarios[] = {
 	 * handler 111, reading request 2, holds: back on the engine at 1720,
 	 * brought there by its hand-off still, so back again at its first wait
 	 * (storage 250; taken for one a lock brought it to: 190) */
-	{
-		SC("test_storage_span", "read_loop_two_holders"),
-		.steps = STEPS(
-			E_IN(0, 105), E_IN(0, 102), E_IN(0, 101), E_IN(0, 111),
-			E_RTLOCK(1, 101, 0x6f00, 0x7100),
-			E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x300),
-			E_OUT(6, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_OUT(7, 111, .sys = NR_EPOLL_WAIT, .arg0 = 4),
-			E_WAKE(1200, 101, 102, NR_FUTEX, 0x300),
-			E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x101),
-			E_IN(1220, 102),
-			E_OUT(1230, 102, .sys = NR_PREAD64, .arg0 = 9,
-			      .mode = S_IFREG, .iowait = true),
-			E_IRQ(1250, 0, 105), E_IN(1255, 105),
-			E_IRQ(1280, 0, 102), E_IN(1285, 102),
-			E_FILEIO(1225, 1290, 102, NR_PREAD64, S_IFREG,
-				 O_DIRECT_X86),
-			E_OUT(1295, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
-			E_WAKE(1500, 105, 102, NR_FUTEX, 0x7000),
-			E_OUT(1505, 105, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_IN(1510, 102),
-			E_OUT(1520, 102, .sys = NR_PREAD64, .arg0 = 9,
-			      .mode = S_IFREG, .iowait = true),
-			E_IRQ(1600, 0, 111), E_IN(1605, 111),
-			E_IRQ(1700, 0, 102), E_IN(1705, 102),
-			E_FILEIO(1515, 1710, 102, NR_PREAD64, S_IFREG,
-				 O_DIRECT_X86),
-			E_OUT(1720, 102, .sys = NR_FUTEX, .arg0 = 0x7000),
-			E_WAKE(1800, 111, 102, NR_FUTEX, 0x7000),
-			E_OUT(1805, 111, .sys = NR_FUTEX, .arg0 = 0x111),
-			E_IN(1810, 102),
-			E_WAKE(2500, 102, 101, NR_FUTEX, 0x101),
-			E_OUT(2510, 102, .sys = NR_FUTEX, .arg0 = 0x300),
-			E_IN(2520, 101)),
-		RQS(RQ(1, 1000, 1100, 2550, 2600, 101, 101,
-		       .t_end = 5000 * US),
-		    RQ(2, 1600, 1650, 4000, 4050, 111, 111,
-		       .t_end = 5000 * US)),
-		.want = WANTS({ 1,
-				NULL,
-				{ R(complete, true),
-				  R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_dispatch, 1220),
-				  R_T(stage_ns[TT_ST_STORAGE], 250),
-				  R_T(gil_ns, 205 + 80) } }),
-	},
+#undef READ_LOOP_EXTRA
+#undef READ_LOOP_RQS
+#define READ_LOOP_EXTRA                                                        \
+	E_IN(1220, 102), E_IN(0, 111),                                         \
+		E_OUT(7, 111, .sys = NR_EPOLL_WAIT, .arg0 = 4),                \
+		E_IRQ(1600, 0, 111), E_IN(1605, 111),                          \
+		E_OUT(1720, 102, .sys = NR_FUTEX, .arg0 = 0x7000),             \
+		E_WAKE(1800, 111, 102, NR_FUTEX, 0x7000),                      \
+		E_OUT(1805, 111, .sys = NR_FUTEX, .arg0 = 0x111),              \
+		E_IN(1810, 102),
+#define READ_LOOP_RQS                                                          \
+	, RQ(2, 1600, 1650, 4000, 4050, 111, 111, .t_end = 5000 * US)
+	READ_LOOP("read_loop_two_holders", 1295,
+		  R(dispatch, TT_CP_DISP_PICKUP), R_T(t_dispatch, 1220),
+		  R_T(stage_ns[TT_ST_STORAGE], 250), R_T(gil_ns, 205 + 80)),
+#undef READ_LOOP_RQS
+#define READ_LOOP_RQS
 #undef READ_LOOP_EXTRA
 	/* The same with the engine handing the accept loop work (1222 us), as
 	 * an engine hands its output thread tokens: the holder's history may
