@@ -42,8 +42,7 @@ static bool lock_wait_end(const struct tt_critpath *cp,
 							   NULL;
 
 	return r && r->state == REC_RUNNABLE && r->info != NONE32 &&
-	       (cp->wakes[r->info].lock == CP_LOCK_WORD ||
-		cp->wakes[r->info].lock == CP_LOCK_RUNTIME);
+	       cp_lock_wake(&cp->wakes[r->info]);
 }
 
 /* th's blocked record b waits on a futex word that is no lock: a condition

@@ -221,6 +221,13 @@ struct cp_wake {
 	__u8 spawn : 1; /* the waker started the target (TT_EV_WAKEUP_NEW) */
 };
 
+/* w ends a wait on a lock its holder passes on (a word judged a lock, a
+ * runtime's: the GIL), not on a runtime's scheduler nor a hand-off. */
+static inline bool cp_lock_wake(const struct cp_wake *w)
+{
+	return w->lock == CP_LOCK_WORD || w->lock == CP_LOCK_RUNTIME;
+}
+
 /* An element this thread took from a Go channel's buffer, and the send
  * that queued it: a hand-off that woke nobody (gochan.c). */
 struct cp_take {

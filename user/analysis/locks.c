@@ -183,8 +183,7 @@ bool cp_release_pickup(const struct walk *wk, const struct cp_thread *th,
 	    !cp_block_on_lock(cp, th, &th->recs[k - 1]))
 		return false;
 	w = &cp->wakes[th->recs[k].info];
-	if ((w->lock != CP_LOCK_RUNTIME && w->lock != CP_LOCK_WORD) ||
-	    w->waker_tid != reader)
+	if (!cp_lock_wake(w) || w->waker_tid != reader)
 		return false;
 	for (j = k - 1; j >= 0; j--) {
 		const struct cp_rec *r = &th->recs[j];
@@ -221,7 +220,7 @@ const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
 	const struct cp_wake *w = &cp->wakes[th->recs[k].info];
 	long j;
 
-	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+	if (!cp_lock_wake(w))
 		return NULL;
 	for (j = k - 1; j >= 0 && th->recs[j].ts >= floor; j--) {
 		const struct cp_rec *r = &th->recs[j];
@@ -248,8 +247,7 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 	 * CPython writer notified, then waiting for the GIL its peers pass
 	 * around: nagle's); no runtime's scheduler */
 	if (k < 1 || th->recs[k].info == NONE32 ||
-	    (cp->wakes[th->recs[k].info].lock != CP_LOCK_WORD &&
-	     cp->wakes[th->recs[k].info].lock != CP_LOCK_RUNTIME) ||
+	    !cp_lock_wake(&cp->wakes[th->recs[k].info]) ||
 	    th->tid != wk->rq->writer_tid ||
 	    handed->waker_tid == wk->rq->reader_tid)
 		return false;
@@ -374,7 +372,7 @@ bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 	if (!cs->entered || !cs->has_tb || k < 1)
 		return false;
 	block = &th->recs[k - 1];
-	if (w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME)
+	if (!cp_lock_wake(w))
 		return false;
 	if (w->waker_tid == wk->rq->reader_tid ||
 	    w->waker_tid == wk->rq->writer_tid)
@@ -413,9 +411,9 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 	__u32 reader = wk->rq->reader_tid, writer = wk->rq->writer_tid;
 	__u64 t = th->recs[k].ts;
 
-	if ((w->lock != CP_LOCK_WORD && w->lock != CP_LOCK_RUNTIME) || k < 1 ||
-	    th->recs[k - 1].state != REC_BLOCKED || th->recs[k - 1].ts <= lo ||
-	    holder->tid == reader || holder->tid == writer)
+	if (!cp_lock_wake(w) || k < 1 || th->recs[k - 1].state != REC_BLOCKED ||
+	    th->recs[k - 1].ts <= lo || holder->tid == reader ||
+	    holder->tid == writer)
 		return false;
 	if (cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri))
 		return true;

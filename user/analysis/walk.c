@@ -736,8 +736,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 							     "queued");
 			}
 		}
-		if (!dispatched && (w->lock == CP_LOCK_WORD ||
-				    w->lock == CP_LOCK_RUNTIME))
+		if (!dispatched && cp_lock_wake(w))
 			wk->lock_followed = true;
 		if (!dispatched && w->lock == CP_LOCK_RUNTIME)
 			wk->gil_followed = true;
