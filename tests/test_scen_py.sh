@@ -46,7 +46,7 @@
 #          2% allowed, strict
 #   gil-mark  gil marking itself (--audit: sys.audit at its put and in the
 #          engine thread at its admission): gil beside a compile or two CPU
-#          hogs has 15-20 of 120 off (an engine's emit to a handler not
+#          hogs had 12-24 of 120 off in seven runs (an emit to a handler not
 #          waiting wakes nobody, the step before taken); marked, the same
 #          gate as mpq-mark's (tools/scenarios/README.md, session 41)
 #   vllm-mark  vllm marking itself by str ids ("cmpl-N", its enqueue with
