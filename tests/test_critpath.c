@@ -1652,6 +1652,54 @@ static const struct rq_want sync_calls_want[] = {
 
 /* ---- the scenarios, by the group their case line says ---- */
 
+/* relay 102 (process 100) waits on its word of a semaphore the engine 201
+ * (process 200) posts through 0x5f00a010, its own address of the page:
+ * woken at t_ us, running from 5 later, blocked 10 before */
+#define SEM_POST(t_, word)                                                    \
+	E_OUT((t_) - 10, 102, .sys = NR_FUTEX, .arg0 = (word)),               \
+		E_WAKE(t_, 201, 102, NR_FUTEX, 0x5f00a010),                   \
+		E_IN((t_) + 5, 102)
+/* test_cross_process's shared semaphore: ten posts before any request
+ * make the relay's word a lock by its count; X (reader and writer 103)
+ * is read at 150 us and blocks on its inbox 0x330; the engine's step
+ * ends at 1000 (X's first token through the relay); A (101) is read at
+ * 1200, put where the busy engine polls (no wake) and waits on 0x310 at
+ * 1500; the next step ends at 2000 (X's second token), the one after
+ * at 3000: A's first token, X's third */
+/* clang-format off */
+#define SHM_RELAY(name_, word, ...)                                           \
+	{                                                                     \
+		SC("test_cross_process", name_),                             \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, 103), E_IN(0, 201), E_IN(0, 102), \
+			SEM_POST(20, word), SEM_POST(30, word),               \
+			SEM_POST(40, word), SEM_POST(50, word),               \
+			SEM_POST(60, word), SEM_POST(70, word),               \
+			SEM_POST(80, word), SEM_POST(90, word),               \
+			SEM_POST(100, word), SEM_POST(110, word),             \
+			E_OUT(200, 103, .sys = NR_FUTEX, .arg0 = 0x330),      \
+			SEM_POST(1000, word),                                 \
+			E_WAKE(1010, 102, 103, NR_FUTEX, 0x330),              \
+			E_IN(1015, 103),                                      \
+			E_OUT(1060, 103, .sys = NR_FUTEX, .arg0 = 0x330),     \
+			E_OUT(1500, 101, .sys = NR_FUTEX, .arg0 = 0x310),     \
+			SEM_POST(2000, word),                                 \
+			E_WAKE(2010, 102, 103, NR_FUTEX, 0x330),              \
+			E_IN(2015, 103),                                      \
+			E_OUT(2060, 103, .sys = NR_FUTEX, .arg0 = 0x330),     \
+			SEM_POST(3000, word),                                 \
+			E_WAKE(3010, 102, 101, NR_FUTEX, 0x310),              \
+			E_WAKE(3012, 102, 103, NR_FUTEX, 0x330),              \
+			E_OUT(3020, 102, .sys = NR_FUTEX, .arg0 = (word)),    \
+			E_IN(3025, 101), E_IN(3030, 103)),                    \
+		RQS(RQ(1, 100, 150, 1050, 1055, 103, 103,                     \
+		       .t_end = 4000 * US),                                   \
+		    RQ(2, 1100, 1200, 3050, 3060, 101, 101,                   \
+		       .t_end = 4000 * US)),                                  \
+		.want = WANTS({ 2, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
 /* request 1 dispatched by its marker at t_ us, and more fields */
 #define MARKER_DISPATCHED(t_, ...)                                            \
 	{ 1, NULL,                                                            \
@@ -2609,6 +2657,20 @@ static const struct scenario scenarios[] = {
 			{ SEG_AT(1500, NULL, G(tid, 201), G(stage, TT_ST_CPU)) },
 		}),
 	},
+	/*
+	 * A shared semaphore (POSIX, process-shared: Triton's Python backend,
+	 * tools/scenarios' shm): the engine's posts wake the relay through
+	 * the engine's address of the page, the relay waits at its own.
+	 * The same offset in the page: the engine's wakes are hand-offs,
+	 * its post at 2000 us A's boundary (without: lock wakes, read at
+	 * 1200)
+	 */
+	SHM_RELAY("shared_semaphore", 0x7f00a010, R(dispatch, TT_CP_DISP_HANDOFF),
+		  R_T(t_dispatch, 2000), R_T(t_enqueue, 1500)),
+	/* The same with the relay blocked at another offset: another word,
+	 * its wakes a lock's, no boundary (read) */
+	SHM_RELAY("shared_other_offset", 0x7f00a018, R(dispatch, TT_CP_DISP_READ),
+		  R_T(t_dispatch, 1200)),
 	/* B, C, then A queued behind iteration 2 (build_busy_engine). */
 	{
 		SC("test_busy_engine", "iteration_boundary"),

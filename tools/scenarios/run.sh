@@ -6,8 +6,8 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark ollama gateway
-# node-gateway (README.md).
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm ollama
+# gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -79,6 +79,7 @@ server_cmd() {
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
+	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	# the same, marking its put and its prefill (scenario_marks)
 	mpq-mark) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4 --audit" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;

@@ -70,6 +70,8 @@
 #define LOCK_WAITS_PER_REQ 4
 /* and so is one that a thread both waits on and wakes, this often waited. */
 #define LOCK_SHARED_WAITS 3
+/* a futex word's offset in its page, the same in every process mapping it */
+#define FUTEX_PAGE_MASK 0xfffULL
 /* Back-to-back launches (less than this apart) on a path ... */
 #define LAUNCH_GAP_NS 50000ULL
 /* ... are charged as one segment from this many. */

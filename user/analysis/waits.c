@@ -690,6 +690,21 @@ static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)
 	return th ? th->tgid : 0;
 }
 
+/*
+ * w woke the word its target blocked on (b): the same address, or, from
+ * another process, the same offset in a page: a shared futex (a POSIX
+ * semaphore, a process-shared mutex), which each process maps at an
+ * address of its own.
+ */
+static bool woke_its_word(const struct cp_wake *w, const struct cp_block *b,
+			  __u32 waker_tgid, __u32 target_tgid)
+{
+	if (b->arg0 == w->arg0)
+		return true;
+	return waker_tgid && target_tgid && waker_tgid != target_tgid &&
+	       (b->arg0 & FUTEX_PAGE_MASK) == (w->arg0 & FUTEX_PAGE_MASK);
+}
+
 static int cmp_window(const void *a, const void *b)
 {
 	const struct cp_window *x = a, *y = b;
@@ -742,7 +757,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 			w->lock = CP_LOCK_RUNTIME;
 		else if (fw && word_producer(waker, fw, w, limit) &&
 			 (!b || b->syscall != TT_NR_futex ||
-			  b->arg0 == w->arg0))
+			  woke_its_word(w, b, waker_tgid, target_tgid)))
 			w->lock = CP_LOCK_NONE;
 		else if ((fw && word_lock(fw, limit)) ||
 			 (b && b->syscall == TT_NR_futex &&
