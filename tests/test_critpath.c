@@ -1652,6 +1652,50 @@ static const struct rq_want sync_calls_want[] = {
 
 /* ---- the scenarios, by the group their case line says ---- */
 
+/* test_pickup_producer_work's engine loop in the reader's thread (vLLM
+ * V0): loop 101 reads X at 100 us and hands X's step to worker 102 at
+ * 250 (futex 0x300, the executor's queue); it reads A at 500 (woken at
+ * 450), tokenizes and puts it where its engine task polls until 1500,
+ * sends A's headers then (A's t_headers: h) and waits in epoll at 1600;
+ * at 2000 the worker's result wakes it (the self-pipe: after, the steps
+ * of res_); it writes X's token at 2050, hands the next step (A's) to
+ * 102 at 2100, which computes until 3000 and wakes it with A's token,
+ * written at 3050 */
+/* clang-format off */
+#define ENGINE_LOOP(name_, h, res_, ...)                                      \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, 102),                           \
+			E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),       \
+			E_WAKE(250, 101, 102, NR_FUTEX, 0x300),               \
+			E_IN(255, 102),                                       \
+			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),        \
+			E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			UNPAREN res_,                                         \
+			E_IN(2005, 101),                                      \
+			E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+			E_WAKE(2100, 101, 102, NR_FUTEX, 0x300),              \
+			E_IN(2105, 102),                                      \
+			E_OUT(2200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_DATA(3000, 102, 101, NR_WRITE, 6),                  \
+			E_WAKE(3000, 102, 101, NR_WRITE, 6),                  \
+			E_IN(3005, 101)),                                     \
+		RQS(RQ(1, 50, 100, 2050, 2060, 101, 101,                      \
+		       .t_end = 5000 * US),                                   \
+		    RQ(2, 400, 500, 3050, 3060, 101, 101,                     \
+		       .t_end = 5000 * US, .t_headers = (h) * US)),           \
+		.want = WANTS({ 2, NULL, { R(complete, true),                 \
+					   R(dispatch, TT_CP_DISP_PICKUP),    \
+					   __VA_ARGS__ } }),                  \
+	}
+/* clang-format on */
+/* the worker's result through the loop's self-pipe at 2000 us */
+#define WORKER_RESULT                         \
+	(E_DATA(2000, 102, 101, NR_WRITE, 6), \
+	 E_WAKE(2000, 102, 101, NR_WRITE, 6))
+
 /* relay 102 (process 100) waits on its word of a semaphore the engine 201
  * (process 200) posts through 0x5f00a010, its own address of the page:
  * woken at t_ us, running from 5 later, blocked 10 before */
@@ -2665,12 +2709,13 @@ static const struct scenario scenarios[] = {
 	 * its post at 2000 us A's boundary (without: lock wakes, read at
 	 * 1200)
 	 */
-	SHM_RELAY("shared_semaphore", 0x7f00a010, R(dispatch, TT_CP_DISP_HANDOFF),
-		  R_T(t_dispatch, 2000), R_T(t_enqueue, 1500)),
+	SHM_RELAY("shared_semaphore", 0x7f00a010,
+		  R(dispatch, TT_CP_DISP_HANDOFF), R_T(t_dispatch, 2000),
+		  R_T(t_enqueue, 1500)),
 	/* The same with the relay blocked at another offset: another word,
 	 * its wakes a lock's, no boundary (read) */
-	SHM_RELAY("shared_other_offset", 0x7f00a018, R(dispatch, TT_CP_DISP_READ),
-		  R_T(t_dispatch, 1200)),
+	SHM_RELAY("shared_other_offset", 0x7f00a018,
+		  R(dispatch, TT_CP_DISP_READ), R_T(t_dispatch, 1200)),
 	/* B, C, then A queued behind iteration 2 (build_busy_engine). */
 	{
 		SC("test_busy_engine", "iteration_boundary"),
@@ -4036,6 +4081,27 @@ static const struct scenario scenarios[] = {
 			      1500, 100) },
 		}),
 	},
+	/* The engine loop in the reader's thread (vLLM V0): A queued from
+	 * its headers at 1500 us to its step's hand-off to the worker at
+	 * 2100, dispatched there (without the rule: enqueued and
+	 * dispatched at the worker's wake, 2100 and 2105, no queue) */
+	ENGINE_LOOP("engine_loop_step", 1500, WORKER_RESULT,
+		    R_T(t_enqueue, 1500), R_T(t_dispatch, 2100),
+		    R(enqueue, TT_CP_ENQ_HANDOFF), R_STAGE(TT_ST_QUEUE, 600)),
+	/* The same without headers sent: from the loop's first block after
+	 * A's read, 1600 us */
+	ENGINE_LOOP("engine_loop_no_headers", 0, WORKER_RESULT,
+		    R_T(t_enqueue, 1600), R_T(t_dispatch, 2100),
+		    R_STAGE(TT_ST_QUEUE, 500)),
+	/* The same with the loop woken at 2000 us by the network, not by
+	 * the worker (which woke another thread at 1900): no step of the
+	 * worker's ended the loop's wait, and its wake at 2100 is A's own
+	 * hand-off (pick-up) */
+	ENGINE_LOOP("engine_loop_other_wake", 1500,
+		    (E_WAKE(1900, 102, 150, NR_FUTEX, 0x900),
+		     E_SOFTIRQ(2000, UNTRACED, 101)),
+		    R_T(t_enqueue, 2100), R_T(t_dispatch, 2105),
+		    R(enqueue, TT_CP_ENQ_PICKUP)),
 	/* The producer's own work after the read is not queueing (pick-up):
 	 * the reader 101 tokenizes for 300 us after its read (preempted
 	 * 50 us of it), then wakes the idle engine 102, which wakes the

@@ -56,6 +56,13 @@
 #          hogs had 12-24 of 120 off in seven runs (an emit to a handler not
 #          waiting wakes nobody, the step before taken); marked, the same
 #          gate as mpq-mark's (tools/scenarios/README.md, session 41)
+#   v0-mark  vLLM V0's shape (the engine an asyncio task of the API's loop,
+#          its forward in a worker thread) marking itself: its put and its
+#          admission make no event (v0 unmarked, measured in tools/scenarios,
+#          not gated: t_enqueue off for 51-67 of 120 in five runs, the put
+#          of a request whose loop ran other handlers before its engine
+#          step); marked, 0 off in two runs (one beside two CPU hogs), the
+#          same gate as mpq-mark's (session 42)
 #   vllm-mark  vllm marking itself by str ids ("cmpl-N", its enqueue with
 #          the client's port), API and EngineCore (--audit): 0 off in five
 #          runs, the same gate
@@ -114,8 +121,8 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit mpq shm mpq-mark vllm-mark gil-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark gateway node-gateway" \
+	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -126,10 +133,11 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	odirect:0.20:0.08:0.25:p50 pool:0.12:0.10:0.12:p50 lit:0.35:0.35:0.35 \
 	mpq:0.15:0.35:0.15:p50 shm:0.12:0.10:0.12:p50 mpq-mark:0.02:0.02:0.05:strict \
 	vllm-mark:0.02:0.02:0.05:strict gil-mark:0.02:0.02:0.05:strict \
+	v0-mark:0.02:0.02:0.05:strict \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
 grep -q '"dispatch_rule": *"batch"' "$OUTDIR/lit/report.json" ||
 	fail "scen_py: lit: no request dispatched by the batch rule"
-for s in mpq-mark vllm-mark gil-mark; do
+for s in mpq-mark vllm-mark gil-mark v0-mark; do
 	marked=$(grep -o '"dispatch_rule": *"marker"' "$OUTDIR/$s/report.json" | wc -l)
 	check "scen_py: $s: every request dispatched by its Python marker ($marked of 120)" \
 		[ "$marked" -ge 120 ]

@@ -6,8 +6,8 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm ollama
-# gateway node-gateway (README.md).
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
+# ollama gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -80,6 +80,9 @@ server_cmd() {
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
+	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
+	# the same, marking its put and its admission (scenario_marks)
+	v0-mark) echo "$PY $SCEN/v0_server.py -p $port --log $log --audit" ;;
 	# the same, marking its put and its prefill (scenario_marks)
 	mpq-mark) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4 --audit" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
@@ -107,6 +110,8 @@ scenario_marks() {
 --mark dispatch=python:$PY:gil.admit,key=arg1" ;;
 	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
 --mark dispatch=python:$PY:mpq.prefill,key=arg1" ;;
+	v0-mark) echo "--mark enqueue=python:$PY:v0.put,key=arg1 \
+--mark dispatch=python:$PY:v0.admit,key=arg1" ;;
 	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1,peer=arg2 \
 --mark dispatch=python:$PY:vllm.admit,key=arg1" ;;
 	esac

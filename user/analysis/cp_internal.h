@@ -223,6 +223,11 @@ struct cp_wake {
 	__u8 spawn : 1; /* the waker started the target (TT_EV_WAKEUP_NEW) */
 };
 
+static inline __u64 cp_clamp(__u64 x, __u64 lo, __u64 hi)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
 /* w ends a wait on a lock its holder passes on (a word judged a lock, a
  * runtime's: the GIL), not on a runtime's scheduler nor a hand-off. */
 static inline bool cp_lock_wake(const struct cp_wake *w)
@@ -794,6 +799,9 @@ int cp_reader_phase(const struct walk *wk, struct segvec *out);
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix);
 __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 		      __u32 req);
+/* The reader's engine loop took the request up at t, its wake of c (§4.4):
+ * queues it from the reader's hand-off point s < t and returns s, or 0. */
+__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t);
 
 /* Why a blocked record is a wait for the GPU, if it is one. */
 struct gpu_wait {
@@ -898,6 +906,10 @@ int cp_mark_add(struct tt_critpath *cp, const struct tt_event *ev);
  * first; docs/design.md §4.9): 0 or -ENOMEM. */
 int cp_marks_bind(struct tt_critpath *cp, const struct tt_cp_request *rqs,
 		  size_t n, struct cp_rq_marks *out);
+
+/* This request's markers, inside [t_read, t_first_write] as clamped, the
+ * enqueue no later than the dispatch. */
+void cp_take_marks(struct walk *wk, const struct cp_rq_marks *mk);
 
 /* walk.c */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,

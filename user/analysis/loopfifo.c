@@ -22,7 +22,8 @@
  * its wakes are not turns (the I/O thread's wake follows a send), and as
  * no turn is missed, neither a block nor a gap between reads ends what
  * the reads wait for (aiohttp reads the next request before it runs the
- * handler of the last).
+ * handler of the last). And an engine loop in the reader's own thread:
+ * its hand-off of a step to a worker is no request's (cp_loop_step()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -188,4 +189,42 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 		if (ix->act[a].req == req && !ix->act[a].write)
 			return ix->fifo[a];
 	return 0;
+}
+
+/*
+ * An engine loop in the reader's own thread (vLLM V0's AsyncLLMEngine, an
+ * asyncio task of the API's loop): a handler puts the request on the
+ * engine's queue, waking nobody, and returns its response, whose headers
+ * go out; between steps the engine takes what is queued and hands the
+ * step's forward to a worker thread (c), whose result wakes the loop
+ * again. The reader's wake of c at t is then no hand-off of the request
+ * but its admission when c handed the reader a result after the reader
+ * let the request go (its headers, else its hand-off point): the request
+ * waited for c's step before. Not through a lock: a GIL passed back is
+ * no result.
+ */
+__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *th = wk->reader;
+	__u64 h = wk->rq->t_headers, s;
+	size_t a;
+
+	if (!th)
+		return 0;
+	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
+		    h :
+		    cp_handoff_point(wk, t);
+	for (a = cp_wake_at(cp, c->cand, c->ncand, s);
+	     a < c->ncand && cp->wakes[c->cand[a]].ts < t; a++)
+		if (cp->wakes[c->cand[a]].target_tid == th->tid)
+			break;
+	if (s >= t || a >= c->ncand || cp->wakes[c->cand[a]].ts >= t)
+		return 0;
+	wk->t_enqueue = s;
+	wk->enqueue = TT_CP_ENQ_HANDOFF;
+	if (!wk->err)
+		wk->err = cp_seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
+				     TT_ST_QUEUE, "queued");
+	return s;
 }

@@ -226,3 +226,15 @@ cleanup:
 	free(b.by_peer);
 	return err;
 }
+
+void cp_take_marks(struct walk *wk, const struct cp_rq_marks *mk)
+{
+	if (mk->dispatch)
+		wk->mk.dispatch = cp_clamp(mk->dispatch, wk->r, wk->f);
+	if (mk->enqueue)
+		wk->mk.enqueue =
+			cp_clamp(mk->enqueue, wk->r,
+				 wk->mk.dispatch ? wk->mk.dispatch : wk->f);
+	if (mk->token)
+		wk->mk.token = cp_clamp(mk->token, wk->r, wk->f);
+}

@@ -734,6 +734,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 							     TT_CP_PHASE,
 							     TT_ST_QUEUE,
 							     "queued");
+			} else if (!released && (s = cp_loop_step(wk, th, t))) {
+				/* admitted by the reader's own engine loop */
+				disp = t;
+				t = s;
 			}
 		}
 		if (!dispatched && cp_lock_wake(w))
@@ -787,25 +791,6 @@ static __u64 rewalk(const struct walk *start, struct walk *wk, __u64 disp,
 	return alt_disp;
 }
 
-static __u64 clamp(__u64 x, __u64 lo, __u64 hi)
-{
-	return x < lo ? lo : x > hi ? hi : x;
-}
-
-/* This request's markers, inside [t_read, t_first_write] as clamped, the
- * enqueue no later than the dispatch. */
-static void take_marks(struct walk *wk, const struct cp_rq_marks *mk)
-{
-	if (mk->dispatch)
-		wk->mk.dispatch = clamp(mk->dispatch, wk->r, wk->f);
-	if (mk->enqueue)
-		wk->mk.enqueue = clamp(mk->enqueue, wk->r,
-				       wk->mk.dispatch ? wk->mk.dispatch :
-							 wk->f);
-	if (mk->token)
-		wk->mk.token = clamp(mk->token, wk->r, wk->f);
-}
-
 int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 		const struct tt_cp_request *rqs, size_t ri,
 		const struct cp_rq_marks *mk, struct tt_cp_result *out)
@@ -832,14 +817,14 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	wk.w = rq->t_wire;
 	if (!rq->t_read)
 		wk.incomplete |= TT_CP_INC_NO_READ;
-	wk.r = clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
-	wk.f = clamp(rq->t_first_write, wk.r, wk.w);
+	wk.r = cp_clamp(rq->t_read ? rq->t_read : wk.a, wk.a, wk.w);
+	wk.f = cp_clamp(rq->t_first_write, wk.r, wk.w);
 	wk.lookahead = rq->t_end ? rq->t_end + CP_LOOKAHEAD_NS : UINT64_MAX;
 	wk.reader = cp_thread_find(cp, rq->reader_tid);
 	l = cp_lost_before(cp, wk.w + 1);
 	if (l >= 0 && cp->lost_merged[l].end >= wk.a)
 		wk.incomplete |= TT_CP_INC_LOST;
-	take_marks(&wk, mk);
+	cp_take_marks(&wk, mk);
 
 	start = wk;
 	disp = cp_hop_first(&start, &wk, &rule);
@@ -911,10 +896,10 @@ int cp_walk_one(struct tt_critpath *cp, const struct rq_index *ix,
 	out->hop_id = wk.hop_id;
 	out->gil_ns = wk.gil_ns;
 	out->t_dispatch = disp;
-	out->t_token = clamp(wk.mk.token ? wk.mk.token :
-					   cp_find_token(cp, rq->writer_tid,
-							 disp, wk.f),
-			     disp, wk.f);
+	out->t_token = cp_clamp(wk.mk.token ? wk.mk.token :
+					      cp_find_token(cp, rq->writer_tid,
+							    disp, wk.f),
+				disp, wk.f);
 	out->token_marker = wk.mk.token != 0;
 	out->dispatch = rule;
 	out->enqueue = wk.enqueue;

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+"""Scenario: vLLM V0's AsyncLLMEngine: the engine loop in the API's event loop.
+
+Written after the rules, to judge them on a shape they were not written
+for (session 42). Before V1 split the engine into its own process, vLLM
+ran it as an asyncio task of the API server's one event loop
+(AsyncLLMEngine's run_engine_loop): a handler tokenizes, adds the request
+to the engine's queue of new requests (an asyncio.Queue: no thread is
+woken) and sets the loop's has-work event; the engine task, between steps,
+takes new requests into the running batch (up to --batch), hands the
+model's forward to a worker thread (make_async: run_in_executor, the GIL
+released as a GPU forward releases it), and when it returns, puts each
+running request's token on that request's stream (an asyncio.Queue) and
+yields to the loop before the next step. Starlette on uvicorn (asyncio's
+loop and h11, or uvloop and httptools with --uvloop).
+
+Ground truth (--log; CLOCK_MONOTONIC ns), README.md's columns: port,
+t_read, t_enqueue (the put on the new-request queue), t_admit (the step
+that took the request started: just before its forward was handed to the
+worker), t_first_token_emit / t_last_token_emit (just before the SSE
+event is yielded), tokens, io_ns (0), status, then batch (how many that
+step took).
+
+--audit: the server marks itself for `ttftrace record --mark
+KIND=python:...` (docs/design.md §4.9): sys.audit("v0.put", rid) right
+after stamping t_enqueue, sys.audit("v0.admit", rid) right after stamping
+t_admit, both in the loop's thread (run.sh's v0-mark).
+"""
+import asyncio
+import os
+import sys
+import types
+from concurrent.futures import ThreadPoolExecutor
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from vllm_server import (SSE_DONE, auditor, calibrated_compute, log_row,  # noqa: E402
+                         now, serve_starlette, server_args, sse_event, tokenize,
+                         truth_log)
+
+
+def main():
+    args = server_args(__doc__).parse_args()
+    if not args.log:
+        sys.exit("v0_server: --log is needed")
+    from starlette.responses import StreamingResponse
+
+    compute = calibrated_compute()
+    audit = auditor(args)
+    rids = iter(range(1, 1 << 62))
+    worker = ThreadPoolExecutor(1, thread_name_prefix="model")
+    log = truth_log(args.log, "batch")
+    new = asyncio.Queue()       # AsyncLLMEngine's _new_requests
+    has_work = asyncio.Event()
+
+    async def engine_loop():
+        loop = asyncio.get_running_loop()
+        running = []            # [stream, want, made, rid]
+        while True:
+            if not running and new.empty():
+                await has_work.wait()
+                has_work.clear()
+            took = []
+            while len(running) + len(took) < args.batch and not new.empty():
+                took.append(new.get_nowait())
+            t_admit = now()
+            for r in took:
+                audit("v0.admit", r[3])
+                r[0].put_nowait(("admit", t_admit, len(took)))
+            await loop.run_in_executor(worker, compute, args.prefill_ms * len(took) +
+                                       (args.decode_ms if running else 0))
+            for r in running + took:
+                r[2] += 1
+                r[0].put_nowait(("token", r[2], r[2] >= r[1]))
+            running = [r for r in running + took if r[2] < r[1]]
+            await asyncio.sleep(0)
+
+    async def completions(request):
+        t_read, want = tokenize(await request.json(), args)
+        stream = asyncio.Queue()
+        port = request.client.port
+        rid = next(rids)
+        t_enqueue = now()
+        audit("v0.put", rid)
+        new.put_nowait([stream, want, 0, rid])
+        has_work.set()
+
+        async def gen():
+            _, t_admit, batch = await stream.get()
+            t_first = t_last = n = 0
+            done = False
+            while not done:
+                _, idx, done = await stream.get()
+                t_last = now()
+                t_first = t_first or t_last
+                n += 1
+                yield sse_event(f"tok{idx}")
+            yield SSE_DONE
+            log_row(log, f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
+                    f"{batch}")
+
+        return StreamingResponse(gen(), media_type="text/event-stream")
+
+    async def ready():
+        return "ready"
+
+    serve_starlette(completions, ready, engine_loop, args,
+                    types.SimpleNamespace(terminate=lambda: worker.shutdown(wait=False)))
+
+
+if __name__ == "__main__":
+    main()
