@@ -15,43 +15,20 @@
 // t_enqueue, t_admit, t_first_token_emit / t_last_token_emit (before the
 // write), tokens, io_ns (0), status.
 //
-// Standard library only: GO111MODULE=off go build -o OUT go_server.go goclock.go
+// Standard library only: GO111MODULE=off go build -o OUT go_server.go goclock.go goengine.go
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
-	"strconv"
-	"sync"
 )
 
-type token struct {
-	idx  int
-	last bool
-}
-
-type job struct {
-	want, n int
-	tAdmit  int64
-	out     chan token
-}
-
 var (
-	batch      = flag.Int("batch", 8, "running requests at most")
-	prefillMs  = flag.Float64("prefill-ms", 10, "prefill per request, ms")
-	decodeMs   = flag.Float64("decode-ms", 2, "decode step, ms")
-	tokenizeMs = flag.Float64("tokenize-ms", 1, "tokenization in the handler, ms")
-	tokens     = flag.Int("tokens", 8, "tokens when the request names none")
-	lock       = flag.Bool("lock", false, "runtime.LockOSThread() in the scheduler")
-	jobs       = make(chan *job, 1024)
-	logMu      sync.Mutex
-	logFile    *os.File
+	lock = flag.Bool("lock", false, "runtime.LockOSThread() in the scheduler")
+	jobs = make(chan *job, 1024)
 )
 
 func scheduler() {
@@ -82,50 +59,12 @@ func scheduler() {
 			j.tAdmit = t
 		}
 		spin(step)
-		running = append(running, fresh...)
-		kept := running[:0]
-		for _, j := range running {
-			j.n++
-			j.out <- token{j.n, j.n >= j.want}
-			if j.n < j.want {
-				kept = append(kept, j)
-			}
-		}
-		running = kept
+		running = emit(append(running, fresh...))
 	}
 }
 
 func completions(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	tRead := now()
-	var req struct {
-		MaxTokens int `json:"max_tokens"`
-	}
-	if err != nil || json.Unmarshal(body, &req) != nil {
-		http.Error(w, "bad request", 400)
-		return
-	}
-	spin(*tokenizeMs)
-	j := &job{want: req.MaxTokens, out: make(chan token, 64)}
-	if j.want <= 0 {
-		j.want = *tokens
-	}
-	tEnqueue := now()
-	jobs <- j
-	sse := newSSE(w)
-	for t := range j.out {
-		sse.token(fmt.Sprintf("\"tok%d\"", t.idx))
-		if t.last {
-			break
-		}
-	}
-	sse.done()
-	_, port, _ := net.SplitHostPort(r.RemoteAddr)
-	p, _ := strconv.Atoi(port)
-	logMu.Lock()
-	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,0,ok\n", p, tRead, tEnqueue, j.tAdmit,
-		sse.tFirst, sse.tLast, sse.n)
-	logMu.Unlock()
+	serve(w, r, func(j *job) { jobs <- j })
 }
 
 func main() {
@@ -138,8 +77,7 @@ func main() {
 		os.Exit(2)
 	}
 	runtime.GOMAXPROCS(*procs)
-	logFile = openLog("go_server", *logPath, "port,t_read,t_enqueue,t_admit,"+
-		"t_first_token_emit,t_last_token_emit,tokens,io_ns,status")
+	openTruth("go_server", *logPath)
 	go scheduler()
 	http.HandleFunc("/v1/completions", completions)
 	fmt.Fprintf(os.Stderr, "go_server: listening on %d (lock %v)\n", *port, *lock)

@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
-# ollama gateway node-gateway (README.md).
+# tgi ollama gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -36,12 +36,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
-build_go() { # NAME: tools/scenarios/NAME.go, a Go program, with goclock.go
-	[ "$OUTPUT/scenarios/$1" -nt "$SCEN/$1.go" ] &&
-		[ "$OUTPUT/scenarios/$1" -nt "$SCEN/goclock.go" ] && return 0
+# build_go NAME [PART...]: tools/scenarios/NAME.go, a Go program, with
+# goclock.go and tools/scenarios/PART.go (goengine: the engine servers')
+build_go() {
+	local f srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
+	for f in "${@:2}"; do srcs+=("$SCEN/$f.go"); done
+	for f in "${srcs[@]}"; do
+		[ "$OUTPUT/scenarios/$1" -nt "$f" ] || break
+	done
+	[ "$OUTPUT/scenarios/$1" -nt "$f" ] && return 0
 	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
-		go build -o "$OUTPUT/scenarios/$1" "$SCEN/$1.go" "$SCEN/goclock.go"
+		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
 }
 
 build_c() { # NAME: tools/scenarios/NAME.c, a C server
@@ -86,8 +92,10 @@ server_cmd() {
 	# the same, marking its put and its prefill (scenario_marks)
 	mpq-mark) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4 --audit" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
-	go) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
-	go-lock) build_go go_server && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	go) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
+	tgi) build_go tgi_router goengine && echo "$OUTPUT/scenarios/tgi_router -p $port -log $log \
+-shard $SCEN/tgi_shard.py" ;;
+	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
 	llama-delay) build_c llama_server &&
 		echo "$OUTPUT/scenarios/llama_server -p $port --log $log --batch-delay-ms 5" ;;

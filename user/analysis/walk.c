@@ -734,7 +734,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 							     TT_CP_PHASE,
 							     TT_ST_QUEUE,
 							     "queued");
-			} else if (!released && (s = cp_loop_step(wk, th, t))) {
+			} else if (!released && waker == wk->reader &&
+				   (s = cp_loop_step(wk, th, t))) {
 				/* admitted by the reader's own engine loop */
 				disp = t;
 				t = s;
