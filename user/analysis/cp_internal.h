@@ -400,6 +400,11 @@ bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
 /* The record of th's turn at an application's lock that k ends (or whose
  * tries for the GIL k ends), or -1. */
 long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
+/* holder woke tid through a word no lock's (a put, a notify, a data
+ * wake) in [from, t]: it hands tid work, or a result. */
+bool cp_handed_work(const struct tt_critpath *cp,
+		    const struct cp_thread *holder, __u32 tid, __u64 from,
+		    __u64 t);
 /* The holder of the lock whose wait ends at th's runnable record k, a wait
  * begun above lo, works elsewhere: busy with another request (its handler
  * thread holding the GIL), or holding the GIL over a thread that the walk

@@ -381,14 +381,9 @@ bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 	       block->ts - cs->tb <= RELAY_CPU_NS;
 }
 
-/* holder woke tid through a word no lock's (a put, a notify) between from
- * and t: it hands tid work, its history may be tid's input. From the
- * request's arrival only: a trimmed timeline has nothing older
- * (docs/design.md §3.5), and the thread that started an engine long before
- * is none. */
-static bool handed_work(const struct tt_critpath *cp,
-			const struct cp_thread *holder, __u32 tid, __u64 from,
-			__u64 t)
+bool cp_handed_work(const struct tt_critpath *cp,
+		    const struct cp_thread *holder, __u32 tid, __u64 from,
+		    __u64 t)
 {
 	size_t i = cp_cand_after(cp, holder, t);
 	const struct cp_wake *w;
@@ -423,6 +418,9 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 	 * its history may hold this request's) */
 	return w->lock == CP_LOCK_RUNTIME && handed && th->tid != reader &&
 	       th->tid != writer &&
-	       !handed_work(wk->cp, holder, th->tid, wk->a, t) &&
-	       !handed_work(wk->cp, th, holder->tid, wk->a, t);
+	       /* from the request's arrival only: a trimmed timeline has
+		* nothing older (docs/design.md §3.5), and the thread that
+		* started an engine long before is none */
+	       !cp_handed_work(wk->cp, holder, th->tid, wk->a, t) &&
+	       !cp_handed_work(wk->cp, th, holder->tid, wk->a, t);
 }

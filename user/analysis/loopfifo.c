@@ -205,21 +205,15 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
  */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 {
-	const struct tt_critpath *cp = wk->cp;
 	const struct cp_thread *th = wk->reader;
 	__u64 h = wk->rq->t_headers, s;
-	size_t a;
 
 	if (!th)
 		return 0;
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
 		    cp_handoff_point(wk, t);
-	for (a = cp_wake_at(cp, c->cand, c->ncand, s);
-	     a < c->ncand && cp->wakes[c->cand[a]].ts < t; a++)
-		if (cp->wakes[c->cand[a]].target_tid == th->tid)
-			break;
-	if (s >= t || a >= c->ncand || cp->wakes[c->cand[a]].ts >= t)
+	if (s >= t || !cp_handed_work(wk->cp, c, th->tid, s, t - 1))
 		return 0;
 	wk->t_enqueue = s;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;
