@@ -1744,6 +1744,63 @@ static const struct rq_want sync_calls_want[] = {
 	}
 /* clang-format on */
 
+/* test_cross_process's caller and callee (TGI's router and model shard):
+ * batcher 102 (the router, process 100, in epoll on the shard's socket
+ * and its readers' eventfd) calls shard 201 (process 200) over a unix
+ * socket. A (101) is read at 100 and handed on at 150; 102's call at 200
+ * wakes 201, which computes till its reply at 1000 and then does AFTER
+ * (preempted, or blocked on its socket); 102 hands A a token at 1010. B
+ * (103, read at 1100) is handed on by HANDOFF; 102's call at 1200 comes
+ * to 201 as CALL; 201 runs at 3000, its read of the call waking 102's
+ * epoll (room on the socket, no hand-off), and answers at 4000: B's
+ * first token, handed to 103 at 4010. */
+/* clang-format off */
+#define CALLER_STEPS(AFTER, HANDOFF, CALL)                                    \
+	E_IN(0, 101), E_IN(0, 102), E_IN(0, 201), E_IN(0, 103),               \
+	E_OUT(10, 201, .sys = NR_RECVFROM, .arg0 = 3, .mode = S_IFSOCK),      \
+	E_OUT(20, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),                      \
+	E_WAKE(150, 101, 102, NR_WRITE, 7), E_IN(155, 102),                   \
+	E_OUT(160, 101, .sys = NR_FUTEX, .arg0 = 0x20),                       \
+	E_DATA(200, 102, 201, NR_WRITE, 6),                                   \
+	E_WAKE(200, 102, 201, NR_WRITE, 6), E_IN(205, 201),                   \
+	E_OUT(210, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),                     \
+	E_WAKE(1000, 201, 102, NR_SENDMSG, 3), UNPAREN AFTER,                 \
+	E_IN(1005, 102), E_WAKE(1010, 102, 101, NR_FUTEX, 0x20),              \
+	E_IN(1015, 101), E_OUT(1020, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),   \
+	E_OUT(1070, 101, .sys = NR_FUTEX, .arg0 = 0x20), UNPAREN HANDOFF,     \
+	E_OUT(1210, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4), UNPAREN CALL,      \
+	E_IN(3000, 201)
+/* A and B, B's first token at 4050 */
+#define CALLER_RQS                                                            \
+	RQS(RQ(1, 50, 100, 1050, 1060, 101, 101, .t_end = 5000 * US),         \
+	    RQ(2, 1050, 1100, 4050, 4060, 103, 103, .t_end = 5000 * US))
+#define CALLEE(name_, AFTER, HANDOFF, CALL, ...)                              \
+	{                                                                     \
+		SC("test_cross_process", name_),                             \
+		.steps = STEPS(                                               \
+			CALLER_STEPS(AFTER, HANDOFF, CALL),                   \
+			E_WAKE(3005, 201, 102, NR_RECVFROM, 3), E_IN(3007, 102), \
+			E_OUT(3008, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),    \
+			E_WAKE(4000, 201, 102, NR_SENDMSG, 3),                \
+			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,       \
+			      .mode = S_IFSOCK),                              \
+			E_IN(4005, 102), E_WAKE(4010, 102, 103, NR_FUTEX, 0x30), \
+			E_OUT(4020, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),    \
+			E_IN(4015, 103)),                                     \
+		CALLER_RQS,                                                   \
+		.want = WANTS({ 2, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+/* B's reader hands it to 102 at 1150 */
+#define B_HANDED                                                              \
+	(E_WAKE(1150, 103, 102, NR_WRITE, 7), E_IN(1155, 102),                \
+	 E_OUT(1160, 103, .sys = NR_FUTEX, .arg0 = 0x30))
+/* the shard, preempted after its reply, is runnable when the call comes */
+#define SHARD_PREEMPTED (E_PREEMPT(1002, 201))
+/* the shard blocks on its socket after its reply */
+#define SHARD_WAITS                                                           \
+	(E_OUT(1002, 201, .sys = NR_RECVFROM, .arg0 = 3, .mode = S_IFSOCK))
+
 /* request 1 dispatched by its marker at t_ us, and more fields */
 #define MARKER_DISPATCHED(t_, ...)                                            \
 	{ 1, NULL,                                                            \
@@ -2716,6 +2773,98 @@ static const struct scenario scenarios[] = {
 	 * its wakes a lock's, no boundary (read) */
 	SHM_RELAY("shared_other_offset", 0x7f00a018,
 		  R(dispatch, TT_CP_DISP_READ), R_T(t_dispatch, 1200)),
+	/*
+	 * A caller and its callee (TGI's router and shard, tools/scenarios'
+	 * tgi): the shard computes what the router's call sends it, so B's
+	 * queue ends at the call after B was handed on (1200 us), though a
+	 * busy CPU ran the shard only at 3000, and that wait is the shard's
+	 * for a CPU. Preempted after its reply: the call is data to a
+	 * runnable thread (without the rule: no rule, read; with the room
+	 * wake at 3005 taken for a hand-off: 3005).
+	 */
+	CALLEE("callee_preempted", SHARD_PREEMPTED, B_HANDED,
+	       (E_DATA(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
+	       R_T(t_enqueue, 1150)),
+	/* Blocked on its socket: the call wakes it (without the rule: a
+	 * pick-up at 3000) */
+	CALLEE("callee_woken", SHARD_WAITS, B_HANDED,
+	       (E_DATA(1200, 102, 201, NR_WRITE, 6),
+		E_WAKE(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
+	       R_T(t_enqueue, 1150)),
+	/* Blocked, then woken by the router's read of its reply at 1006 (room
+	 * on the socket, no data): the call at 1200 ends its wait, as the
+	 * kernel's wakeup would have had it come first (without: the room
+	 * wake, a read's, is no call: a pick-up at 3000) */
+	CALLEE("callee_room_woken",
+	       (E_OUT(1002, 201, .sys = NR_RECVFROM, .arg0 = 3,
+		      .mode = S_IFSOCK),
+		E_WAKE(1006, 102, 201, NR_READ, 3)),
+	       B_HANDED, (E_DATA(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
+	       R_T(t_enqueue, 1150)),
+	/* B handed on at 1250, after the router's call at 1200 (a call for A,
+	 * 102 woken by A's reader at 1150): that call did not carry B */
+	CALLEE("call_before_handoff", SHARD_PREEMPTED,
+	       (E_WAKE(1150, 101, 102, NR_WRITE, 7), E_IN(1155, 102),
+		E_WAKE(1250, 103, 102, NR_WRITE, 7), E_IN(1255, 102),
+		E_OUT(1260, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+		E_OUT(1270, 103, .sys = NR_FUTEX, .arg0 = 0x30)),
+	       (E_DATA(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_RESUME), R_T(t_dispatch, 3000)),
+	/* The shard woke a thread of its own (202) after its reply, as an
+	 * engine hands its results to its queue's feeder (mpq): no answer to
+	 * a caller that the call follows, no rule (read) */
+	CALLEE("call_after_own_handoff",
+	       (E_WAKE(1001, 201, 202, NR_FUTEX, 0x50), E_PREEMPT(1002, 201)),
+	       B_HANDED, (E_DATA(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_READ), R_T(t_dispatch, 1100)),
+	/* A post of a semaphore in shared memory is no call: it carries no
+	 * request, the woken process takes it from its ring (shm's model)
+	 * when it runs: a pick-up at 3000 */
+	CALLEE("call_by_semaphore",
+	       (E_OUT(1002, 201, .sys = NR_FUTEX, .arg0 = 0x7f00b000)),
+	       B_HANDED, (E_WAKE(1200, 102, 201, NR_FUTEX, 0x7f00b000)),
+	       R(dispatch, TT_CP_DISP_PICKUP), R_T(t_dispatch, 3000)),
+	/* The data came from the shard's own thread 202, which 201 had
+	 * handed its last output to (an in-process I/O thread, SGLang's or
+	 * vLLM's engine): no caller in another process, no call (no rule:
+	 * read) */
+	CALLEE("call_from_own_thread",
+	       (E_WAKE(1001, 201, 202, NR_WRITE, 8), E_PREEMPT(1002, 201)),
+	       B_HANDED,
+	       (E_IN(1190, 202), E_DATA(1200, 202, 201, NR_WRITE, 6),
+		E_OUT(1205, 202, .sys = NR_EPOLL_WAIT, .arg0 = 9)),
+	       R(dispatch, TT_CP_DISP_READ)),
+	/* 201 is the shard's I/O thread (ZMQ's, vLLM's engine process): it
+	 * relays the call at 3600 to compute thread 202, which answers
+	 * through it; the walk enters 201 from its own process, a relay, no
+	 * callee, however long its run (600 us): no rule finds 202's take
+	 * (read; without the test: the call at 1200) */
+	{
+		SC("test_cross_process", "call_to_relay"),
+		.steps = STEPS(
+			CALLER_STEPS(SHARD_PREEMPTED, B_HANDED,
+				     (E_DATA(1200, 102, 201, NR_WRITE, 6))),
+			E_IN(0, 202),
+			E_OUT(5, 202, .sys = NR_FUTEX, .arg0 = 0x50),
+			E_WAKE(3600, 201, 202, NR_FUTEX, 0x50),
+			E_OUT(3610, 201, .sys = NR_FUTEX, .arg0 = 0x60),
+			E_IN(3605, 202), E_WAKE(4000, 202, 201, NR_FUTEX, 0x60),
+			E_OUT(4008, 202, .sys = NR_FUTEX, .arg0 = 0x50),
+			E_IN(4005, 201), E_WAKE(4010, 201, 102, NR_SENDMSG, 3),
+			E_OUT(4020, 201, .sys = NR_RECVFROM, .arg0 = 3,
+			      .mode = S_IFSOCK),
+			E_IN(4015, 102), E_WAKE(4020, 102, 103, NR_FUTEX, 0x30),
+			E_OUT(4030, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_IN(4025, 103)),
+		CALLER_RQS,
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_READ) } }),
+	},
 	/* B, C, then A queued behind iteration 2 (build_busy_engine). */
 	{
 		SC("test_busy_engine", "iteration_boundary"),
@@ -5832,6 +5981,7 @@ static void test_names(void)
 					    [TT_ST_LOCK] = 4,
 					    [TT_ST_UNKNOWN] = 8 };
 	struct tt_critpath *cp = tt_critpath_new();
+	int rule;
 	struct stream s = { 0 };
 	struct tt_event *ev;
 	int st;
@@ -5848,6 +5998,16 @@ static void test_names(void)
 	ASSERT_EQ(tt_stage_row_ns(stage_ns, TT_ST_MAIN), 14, "row other");
 	ASSERT_STREQ(tt_cp_dispatch_name(TT_CP_DISP_HANDOFF), "handoff",
 		     "dispatch name");
+	ASSERT_STREQ(tt_cp_dispatch_name(TT_CP_DISP_CALL), "call",
+		     "dispatch name of the last rule");
+	/* every rule named, and its line in the drill-down its own */
+	for (rule = TT_CP_DISP_PICKUP; rule <= TT_CP_DISP_CALL; rule++) {
+		ASSERT_NEQ(strcmp(tt_cp_dispatch_name(rule), "?"), 0,
+			   "a rule's name");
+		ASSERT_NEQ(strcmp(tt_cp_dispatch_why(rule),
+				  tt_cp_dispatch_why(TT_CP_DISP_READ)),
+			   0, "a rule's why");
+	}
 	ASSERT_STREQ(tt_cp_state_name(TT_CP_RUNNABLE), "runnable",
 		     "state name");
 	tt_critpath_free(cp);

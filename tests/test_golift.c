@@ -3,7 +3,7 @@
  * Goroutines as threads (docs/design.md §4.10): the pass that turns a Go
  * program's events into its goroutines' events, checked on what it emits
  * for a locked engine goroutine and a handler on Ms that the runtime's
- * own futex wakes move between.
+ * own futex wakes move between, and on data to and from a Go process.
  */
 #include <string.h>
 #include "tt_test.h"
@@ -230,8 +230,43 @@ static void test_runtime_wakes_without_ready(void)
 	an_golift_free(&gl);
 }
 
+/* Data to and from a Go process (docs/design.md §4.10): an M reads what
+ * comes to it, not a goroutine, so data to a Go thread and a Go thread's
+ * reads are dropped; a goroutine's write to another process's thread (a
+ * router's call to its model shard) stays, written by the goroutine. */
+static void test_data_wakes(void)
+{
+	struct an_golift gl = {};
+	struct sink s = {};
+	struct tt_event ev;
+	__u32 gh;
+
+	feed_go(&gl, &s, 100, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	gh = s.ev[1].wake.target_tid;
+	s.n = 0;
+	ev = mk(TT_EV_DATA_WAKE, 110, M1);
+	ev.wake.target_tid = 901;
+	ev.wake.target_tgid = 900;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.n, 1, "a write to another process kept");
+	ASSERT_EQ(s.ev[0].h.tid, gh, "written by the goroutine");
+	ASSERT_EQ(s.ev[0].wake.target_tid, 901, "to its reader");
+	s.n = 0;
+	ev = mk(TT_EV_DATA_WAKE, 120, 901);
+	ev.h.tgid = 900;
+	ev.wake.target_tid = M2;
+	ev.wake.target_tgid = TGID;
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.n, 0, "data to an M dropped");
+	ev = mk(TT_EV_DATA_READ, 130, M1);
+	feed(&gl, &s, ev);
+	ASSERT_EQ(s.n, 0, "an M's read dropped");
+	an_golift_free(&gl);
+}
+
 int main(void)
 {
+	TT_RUN(test_data_wakes);
 	TT_RUN(test_runtime_wakes_without_ready);
 	TT_RUN(test_probe_taken_off);
 	TT_RUN(test_untouched_without_go);

@@ -19,7 +19,9 @@
 # path on goroutines, and --goroutines=off leaving the threads as they were.
 # With it, a Go gateway proxying to the C runner (tools/scenarios'
 # ollama): its calls to the runner counted apart as hops, and its requests
-# walked through them (docs/design.md §4.11).
+# walked through them (docs/design.md §4.11). And TGI's shape: a Go router
+# that admits requests and calls a Python model shard over a unix socket
+# (tools/scenarios' tgi), the shard's queue ending at the router's call.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_go
@@ -29,8 +31,12 @@ if ! command -v go >/dev/null; then
 	exit 1
 fi
 export OUTDIR=$TT_TMP/runs
-CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock ollama >"$TT_TMP/run.log" 2>&1
-check "scen_go: tools/scenarios/run.sh go go-lock ollama" [ $? = 0 ]
+CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock ollama tgi >"$TT_TMP/run.log" 2>&1
+check "scen_go: tools/scenarios/run.sh go go-lock ollama tgi" [ $? = 0 ]
+# TGI's router calling its shard: the shard's requests dispatched by the
+# router's calls (docs/design.md §4.4, "A caller and its callee")
+grep -q '"dispatch_rule": *"call"' "$OUTDIR/tgi/report.json" ||
+	fail "scen_go: tgi: no request dispatched by the call rule"
 for s in go go-lock; do
 	"$TTFTRACE" report -R 120 "$OUTDIR/$s/rec.ttft" 2>&1 | grep -q "read by goroutine" ||
 		fail "scen_go: $s: the drill-down reads no goroutine"
@@ -60,8 +66,13 @@ done
 # misses where the goroutine probe was taken off at concurrency 8 and an M
 # woken for something else polled the hop's token; 104-119 in the five
 # runs before that).
+# tgi: TGI's Go router and its Python shard; one run under each of five
+# loads (nothing, a CPU hog, two, stalls on both CPUs, a compile): 0-5 of
+# 120 off (t_dispatch, queue, admission to token), the strict check
+# passing in all five (29 of 120 off beside two hogs before the call
+# rule).
 scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 \
-	ollama:0.1:0.2:0.1:hops=0.9
+	ollama:0.1:0.2:0.1:hops=0.9 tgi:0.08:0.08:0.08:strict
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

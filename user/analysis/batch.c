@@ -67,6 +67,13 @@ static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cond_wait(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
 }
 
+/* syscall nr writes to a pipe or socket */
+static bool is_send(int nr)
+{
+	return nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	       nr == TT_NR_sendmsg || nr == TT_NR_sendmmsg;
+}
+
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j, __u32 reader_tgid)
 {
@@ -117,4 +124,32 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		}
 	}
 	return false;
+}
+
+bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
+		   const struct consumer *cs)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_rec *rec = &th->recs[k];
+	const struct cp_thread *caller, *to;
+	const struct cp_wake *call, *reply;
+	size_t a;
+
+	if (rec->state != REC_RUNNABLE || rec->info == NONE32 ||
+	    cs->wakee_tgid == th->tgid)
+		return false;
+	call = &cp->wakes[rec->info];
+	caller = cp_thread_find(cp, call->waker_tid);
+	if (!caller || caller->tgid == th->tgid || !is_send(call->syscall))
+		return false;
+	/* its last hand-off before the call answered the caller's process */
+	a = cp_wake_at(cp, th->cand, th->ncand, call->ts);
+	if (!a)
+		return false;
+	reply = &cp->wakes[th->cand[a - 1]];
+	to = cp_thread_find(cp, reply->target_tid);
+	if (!to || to->tgid != caller->tgid)
+		return false;
+	/* the request was handed on before the call */
+	return cp_handoff_point(wk, call->ts) < call->ts;
 }

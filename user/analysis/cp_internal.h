@@ -235,6 +235,12 @@ static inline bool cp_lock_wake(const struct cp_wake *w)
 	return w->lock == CP_LOCK_WORD || w->lock == CP_LOCK_RUNTIME;
 }
 
+/* w is a receive's wake of a thread that was not writing: the kernel's
+ * news to a socket's or pipe's writers that a read made room, which
+ * reaches its readers too (a unix socket's peer, an epoll on it). It
+ * brings no data and hands nothing off (threads.c). */
+bool cp_room_wake(const struct tt_critpath *cp, const struct cp_wake *w);
+
 /* An element this thread took from a Go channel's buffer, and the send
  * that queued it: a hand-off that woke nobody (gochan.c). */
 struct cp_take {
@@ -678,6 +684,7 @@ struct consumer {
 	bool holder;
 	__u64 tb; /* the last wake of the previous hand-off burst */
 	__u64 own_low; /* earliest wake of the own burst skipped, 0 if none */
+	__u32 wakee_tgid; /* the process of the thread whose wait it ended */
 };
 
 /* handoff.c */
@@ -748,6 +755,15 @@ int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
  * (docs/design.md §4.4). */
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j, __u32 reader_tgid);
+/* Consumer th, which the walk entered from another process (not a relay
+ * to a thread of its own), became runnable at its record k by a call: a
+ * write to it by a thread of another process, the one th's last hand-off
+ * before it went to (its answer), after the request was handed on. A
+ * callee (TGI's model shard) computes what its caller sends: the call
+ * dispatched the request, and the callee's wait for a CPU after it is
+ * scheduler.runqueue (docs/design.md §4.4, "A caller and its callee"). */
+bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
+		   const struct consumer *cs);
 
 /* hop.c */
 /* The hop (index in ix->rqs) whose first token's send by tid woke the

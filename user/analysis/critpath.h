@@ -133,6 +133,11 @@ enum tt_cp_dispatch {
 	 * woke nobody, and the read, this request's storage, is where it took
 	 * it up (docs/design.md §4.4) */
 	TT_CP_DISP_STORAGE,
+	/* a callee (a process that computes what another calls it with and
+	 * answers it) got its caller's call after the request was handed
+	 * on: the call dispatched it, and the callee's wait for a CPU after
+	 * it, however long, is scheduler.runqueue (docs/design.md §4.4) */
+	TT_CP_DISP_CALL,
 };
 
 /* How t_enqueue was found (docs/design.md §4.4, §4.9). */
@@ -352,6 +357,8 @@ const char *tt_stage_row_name(unsigned int row);
 const char *tt_cp_state_name(enum tt_cp_state s);
 /* "read", "pickup", "handoff", "gpu", "marker". */
 const char *tt_cp_dispatch_name(enum tt_cp_dispatch d);
+/* Why t_dispatch lies where rule d put it, in a line for the drill-down. */
+const char *tt_cp_dispatch_why(enum tt_cp_dispatch d);
 /* "read", "pickup", "handoff", "marker". */
 const char *tt_cp_enqueue_name(enum tt_cp_enqueue e);
 /* Latest name of thread tid (FORK, COMM), or NULL if unknown. */

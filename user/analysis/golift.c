@@ -226,9 +226,14 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 		remap(gl, out.wake.target_tgid, &out.wake.target_tid);
 		break;
 	case TT_EV_DATA_WAKE:
+		/* an M reads it, not a goroutine: channels hand Go's data on;
+		 * a goroutine's write to another process's reader stays, its
+		 * writer the goroutine on the M (a call to a callee) */
+		if (is_go(gl, ev->wake.target_tgid))
+			return 0;
+		break;
 	case TT_EV_DATA_READ:
-		/* an M read it, not a goroutine: channels hand Go's data on */
-		if (is_go(gl, ev->h.tgid) || is_go(gl, ev->wake.target_tgid))
+		if (is_go(gl, ev->h.tgid))
 			return 0;
 		break;
 	case TT_EV_PIPE_IO:

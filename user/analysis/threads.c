@@ -524,6 +524,7 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *waker, *th;
 	const struct cp_rec *last;
+	const struct cp_wake *room;
 	__u32 widx;
 	int err;
 
@@ -550,15 +551,41 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	err = wake_add(cp, ev, CTX_PROCESS, waker, &widx);
 	if (err || last->state != REC_RUNNABLE)
 		return err;
+	/* the wake that ended its block, if it is still waiting for a CPU */
+	room = NULL;
+	if (!(last->flags & REC_F_DATA) && last->info != NONE32 &&
+	    th->nrecs >= 2 && th->recs[th->nrecs - 2].state == REC_BLOCKED)
+		room = &cp->wakes[last->info];
+	/* woken for room by a receive, before any data: this data ends the
+	 * wait, as the kernel's wakeup would have had it come first */
+	if (room && cp_room_wake(cp, room)) {
+		cp->wakes[widx].block = room->block;
+		th->nrecs--;
+		cp->intervals--;
+		return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
+	}
 	/* woken from a block by this writer already: that wake ended the
 	 * wait, and this data comes on top (a worker's second token to an
 	 * event loop still waiting for a CPU after its first) */
-	if (!(last->flags & REC_F_DATA) && last->info != NONE32 &&
-	    cp->wakes[last->info].waker_tid == waker->tid &&
-	    cp->wakes[last->info].ctx == CTX_PROCESS &&
-	    th->nrecs >= 2 && th->recs[th->nrecs - 2].state == REC_BLOCKED)
+	if (room && room->waker_tid == waker->tid && room->ctx == CTX_PROCESS)
 		return 0;
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, REC_F_DATA);
+}
+
+bool cp_room_wake(const struct tt_critpath *cp, const struct cp_wake *w)
+{
+	__s32 b;
+
+	if (w->ctx != CTX_PROCESS ||
+	    (w->syscall != TT_NR_read && w->syscall != TT_NR_readv &&
+	     w->syscall != TT_NR_recvfrom && w->syscall != TT_NR_recvmsg &&
+	     w->syscall != TT_NR_recvmmsg))
+		return false;
+	if (w->block == NONE32)
+		return true;
+	b = cp->blocks[w->block].syscall;
+	return b != TT_NR_write && b != TT_NR_writev && b != TT_NR_sendto &&
+	       b != TT_NR_sendmsg && b != TT_NR_sendmmsg;
 }
 
 /* th reads what a data wake announced: the walk follows that wake only to

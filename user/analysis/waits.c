@@ -92,8 +92,43 @@ const char *tt_cp_dispatch_name(enum tt_cp_dispatch d)
 		return "release";
 	case TT_CP_DISP_STORAGE:
 		return "storage";
+	case TT_CP_DISP_CALL:
+		return "call";
 	}
 	return "?";
+}
+
+const char *tt_cp_dispatch_why(enum tt_cp_dispatch d)
+{
+	switch (d) {
+	case TT_CP_DISP_PICKUP:
+		return "the engine woken by the reader ran";
+	case TT_CP_DISP_HANDOFF:
+		return "the engine's last hand-off to another request";
+	case TT_CP_DISP_GPU:
+		return "the first GPU launch of the iteration after the one running when the request was read";
+	case TT_CP_DISP_MARKER:
+		return "an application marker (record --mark dispatch=)";
+	case TT_CP_DISP_RESUME:
+		return "the engine, preempted when the request was handed on, ran again";
+	case TT_CP_DISP_CHANNEL:
+		return "the engine took what the reader sent on a Go channel";
+	case TT_CP_DISP_LOCK:
+		return "the worker held the lock another request's thread released";
+	case TT_CP_DISP_BATCH:
+		return "the batcher's last wait on its input ended: it ran to compute";
+	case TT_CP_DISP_TAKE:
+		return "the engine, busy past its last hand-off to another request, read its input pipe";
+	case TT_CP_DISP_RELEASE:
+		return "the worker, idle since the read, ran after the reader released a lock it waited on";
+	case TT_CP_DISP_STORAGE:
+		return "the engine, busy past its last hand-off to another request, read the request's storage";
+	case TT_CP_DISP_CALL:
+		return "the caller's call came to the callee after the request was handed on";
+	case TT_CP_DISP_READ:
+		break;
+	}
+	return "nothing better: taken as t_read";
 }
 
 static const char *syscall_name(int nr)
@@ -786,7 +821,8 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		if (!th->cand)
 			return -ENOMEM;
 		for (j = 0; j < th->nwout; j++)
-			if (!cp->wakes[th->wout[j]].lock)
+			if (!cp->wakes[th->wout[j]].lock &&
+			    !cp_room_wake(cp, &cp->wakes[th->wout[j]]))
 				th->cand[th->ncand++] = th->wout[j];
 	}
 	m = malloc((cp->nlost ? cp->nlost : 1) * sizeof(*m));

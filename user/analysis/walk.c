@@ -427,7 +427,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_rec *rec = NULL;
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
-	bool boundary, resume, collect, via_handoff, released,
+	bool boundary, resume, collect, call, via_handoff, released,
 		dispatched = false;
 	/* th carries the token: the walk came to it by no lock's wake */
 	bool carries = true;
@@ -543,15 +543,18 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				 wk->resumes && cs.entered &&
 				 resumed(wk, th, k, floor);
 			/* a batcher's last wait on its input before it
-			 * computed this request ends the queue */
+			 * computed this request ends the queue; so does a
+			 * caller's call to a callee */
 			collect =
 				!boundary && !resume && !norules &&
 				!dispatched && cs.entered && rec->ts > lo &&
 				th->tid != rq->reader_tid &&
 				ran + (rec->state == REC_RUNNING ? t - s : 0) >=
-					RELAY_CPU_NS &&
-				cp_batch_end(cp, th, k, reader_tgid);
-			if (resume || collect)
+					RELAY_CPU_NS;
+			call = collect && cp_call_taken(wk, th, k, &cs);
+			collect = collect && !call &&
+				  cp_batch_end(cp, th, k, reader_tgid);
+			if (resume || collect || call)
 				boundary = true;
 			else if (boundary)
 				s = marked ? marked : cs.tb;
@@ -564,6 +567,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			*rule = marked			? TT_CP_DISP_MARKER :
 				resume			? TT_CP_DISP_RESUME :
 				collect			? TT_CP_DISP_BATCH :
+				call			? TT_CP_DISP_CALL :
 				batch			? TT_CP_DISP_CHANNEL :
 				cs.took == CP_TOOK_FILE ? TT_CP_DISP_STORAGE :
 				cs.took			? TT_CP_DISP_TAKE :
@@ -747,6 +751,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			wk->gil_followed = true;
 		from = via_handoff ? th->tid : 0;
 		carries = !w->lock;
+		cs.wakee_tgid = th->tgid;
 		th = waker;
 		tid = th->tid;
 		k = cp_rec_before(th, t);

@@ -542,36 +542,6 @@ static const char *cp_incomplete_str(__u32 bits, char *buf, size_t len)
 	return buf;
 }
 
-static const char *dispatch_why(enum tt_cp_dispatch d)
-{
-	switch (d) {
-	case TT_CP_DISP_PICKUP:
-		return "the engine woken by the reader ran";
-	case TT_CP_DISP_HANDOFF:
-		return "the engine's last hand-off to another request";
-	case TT_CP_DISP_GPU:
-		return "the first GPU launch of the iteration after the one running when the request was read";
-	case TT_CP_DISP_MARKER:
-		return "an application marker (record --mark dispatch=)";
-	case TT_CP_DISP_RESUME:
-		return "the engine, preempted when the request was handed on, ran again";
-	case TT_CP_DISP_CHANNEL:
-		return "the engine took what the reader sent on a Go channel";
-	case TT_CP_DISP_LOCK:
-		return "the worker held the lock another request's thread released";
-	case TT_CP_DISP_BATCH:
-		return "the batcher's last wait on its input ended: it ran to compute";
-	case TT_CP_DISP_TAKE:
-		return "the engine, busy past its last hand-off to another request, read its input pipe";
-	case TT_CP_DISP_RELEASE:
-		return "the worker, idle since the read, ran after the reader released a lock it waited on";
-	case TT_CP_DISP_STORAGE:
-		return "the engine, busy past its last hand-off to another request, read the request's storage";
-	default:
-		return "nothing better: taken as t_read";
-	}
-}
-
 static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 			   __u64 base, const char *base_name)
 {
@@ -606,7 +576,8 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		"t_dispatch",
 		rel_ms(b, sizeof(b), walked ? r->t_dispatch : 0, base),
 		walked ? tt_cp_dispatch_name(r->dispatch_rule) : "-",
-		walked ? dispatch_why(r->dispatch_rule) : "no critical path");
+		walked ? tt_cp_dispatch_why(r->dispatch_rule) :
+			 "no critical path");
 	fprintf(out, "%-16s %10s  first token handed toward the writer%s\n",
 		"t_token", rel_ms(b, sizeof(b), walked ? r->t_token : 0, base),
 		walked && r->token_marker ? " (rule marker)" : "");
