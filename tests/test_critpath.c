@@ -1801,6 +1801,34 @@ static const struct rq_want sync_calls_want[] = {
 #define SHARD_WAITS                                                           \
 	(E_OUT(1002, 201, .sys = NR_RECVFROM, .arg0 = 3, .mode = S_IFSOCK))
 
+/* test_cross_process's one-loop router (tools/scenarios' tgi-py): 102
+ * reads B at 1100 and C at 1110, runs B's handler, whose append to the
+ * queue wakes nobody, with EXTRA, and sends B's headers at 1150; its call
+ * at 1200 reaches the preempted shard */
+/* clang-format off */
+#define LOOP_ROUTER(name_, EXTRA, ...)                                        \
+	{                                                                     \
+		SC("test_cross_process", name_),                             \
+		.steps = STEPS(                                               \
+			CALLER_STEPS(SHARD_PREEMPTED,                         \
+				     (E_SOFTIRQ(1095, UNTRACED, 102),         \
+				      E_IN(1097, 102), UNPAREN EXTRA),        \
+				     (E_DATA(1200, 102, 201, NR_WRITE, 6))),  \
+			E_WAKE(4000, 201, 102, NR_SENDMSG, 3),                \
+			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,       \
+			      .mode = S_IFSOCK),                              \
+			E_IN(4005, 102)),                                     \
+		RQS(RQ(1, 50, 100, 1050, 1060, 101, 101, .t_end = 5000 * US), \
+		    RQ(2, 1050, 1100, 4050, 4060, 102, 102,                   \
+		       .t_end = 5000 * US, .t_headers = 1150 * US),           \
+		    RQ(3, 1105, 1110, 0, 0, 102, 0)),                         \
+		.want = WANTS({ 2, NULL, { R(complete, true),                 \
+					   R(dispatch, TT_CP_DISP_CALL),      \
+					   R_T(t_dispatch, 1200),             \
+					   __VA_ARGS__ } }),                  \
+	}
+/* clang-format on */
+
 /* request 1 dispatched by its marker at t_ us, and more fields */
 #define MARKER_DISPATCHED(t_, ...)                                            \
 	{ 1, NULL,                                                            \
@@ -2837,6 +2865,19 @@ static const struct scenario scenarios[] = {
 	       (E_IN(1190, 202), E_DATA(1200, 202, 201, NR_WRITE, 6),
 		E_OUT(1205, 202, .sys = NR_EPOLL_WAIT, .arg0 = 9)),
 	       R(dispatch, TT_CP_DISP_READ)),
+	/* B's turn ends at its headers, not at C's read (without: t_enqueue
+	 * 1110) */
+	LOOP_ROUTER("loop_router_headers", (E_COMM(1098, 102, "router")),
+		    R_T(t_enqueue, 1150)),
+	/* The loop woke a thread between (104, which answers nothing): its
+	 * turn was no wakeless one, and the headers say nothing of it (a
+	 * LitServe handler's headers go out milliseconds after its put):
+	 * the next act, C's read */
+	LOOP_ROUTER("loop_router_woke_other",
+		    (E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),
+		     E_WAKE(1120, 102, 104, NR_FUTEX, 0x70), E_IN(1122, 104),
+		     E_OUT(1125, 104, .sys = NR_FUTEX, .arg0 = 0x70)),
+		    R_T(t_enqueue, 1110)),
 	/* 201 is the shard's I/O thread (ZMQ's, vLLM's engine process): it
 	 * relays the call at 3600 to compute thread 202, which answers
 	 * through it; the walk enters 201 from its own process, a relay, no

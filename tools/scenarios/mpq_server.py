@@ -37,7 +37,7 @@ import threading
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (aiohttp_done, auditor, calibrated_compute,  # noqa: E402
+from vllm_server import (aiohttp_done, aiohttp_serve, auditor, calibrated_compute,  # noqa: E402
                          now, server_args, sse_event, tokenize, truth_log)
 
 
@@ -128,10 +128,7 @@ def main():
 
         threading.Thread(target=reader, name="outq-reader", daemon=True).start()
 
-    app = web.Application()
-    app.on_startup.append(start_reader)
-    app.router.add_post("/v1/completions", completions)
-    web.run_app(app, host="127.0.0.1", port=args.port, print=None, access_log=None)
+    aiohttp_serve(args.port, completions, start_reader)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
-# tgi ollama gateway node-gateway (README.md).
+# tgi tgi-py ollama gateway node-gateway (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -95,6 +95,7 @@ server_cmd() {
 	go) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	tgi) build_go tgi_router goengine && echo "$OUTPUT/scenarios/tgi_router -p $port -log $log \
 -shard $SCEN/tgi_shard.py" ;;
+	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
 	llama-delay) build_c llama_server &&

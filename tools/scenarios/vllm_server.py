@@ -153,6 +153,16 @@ def ready_or_exit(said, who):
         sys.exit(f"{who}: the child process said {said!r}, not ready")
 
 
+def aiohttp_serve(port, completions, on_startup):
+    """Serves POST /v1/completions on 127.0.0.1:port with aiohttp, after
+    on_startup(app) ran on its loop."""
+    from aiohttp import web
+    app = web.Application()
+    app.on_startup.append(on_startup)
+    app.router.add_post("/v1/completions", completions)
+    web.run_app(app, host="127.0.0.1", port=port, print=None, access_log=None)
+
+
 async def aiohttp_done(resp, log, row):
     """Ends an aiohttp SSE answer with [DONE], then logs its truth row."""
     await resp.write(SSE_DONE)

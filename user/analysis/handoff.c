@@ -739,6 +739,24 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 	return t;
 }
 
+/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
+ * its hand-offs (a wake inside a call is the driver's business). */
+static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		       __u64 lo, __u64 hi)
+{
+	size_t a = cp_wake_at(cp, th->cand, th->ncand, lo);
+
+	for (; a < th->ncand; a++) {
+		const struct cp_wake *w = &cp->wakes[th->cand[a]];
+
+		if (w->ts > hi)
+			break;
+		if (w->target_tid != th->tid && !cp_call_at(th, w->ts))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Where the reader let the request go, for a queue that a busy consumer's
  * boundary tb ends: its first wake of another thread (not through a lock),
@@ -755,7 +773,7 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
 	const struct cp_thread *th = wk->reader;
-	__u64 t = tb, next, from = wk->r, ran = 0;
+	__u64 t = tb, next, from = wk->r, ran = 0, h;
 	const struct cp_rec *r;
 	size_t a = 0, b, mid;
 	long k;
@@ -819,25 +837,15 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 			return w->ts;
 	}
 	next = rq_next_act(wk->ix, th->tid, from, wk->ri);
+	/* an event loop that read another request before this one's handler
+	 * ran, and woke nobody since the read: the headers the handler sends
+	 * once it let the request go end its turn (an asyncio router's
+	 * queue) */
+	h = wk->rq->t_headers;
+	if (next < t && h > next && h < t && wk->rq->writer_tid == th->tid &&
+	    !handoff_in(wk->cp, th, wk->r, h))
+		next = h;
 	return headers_first(wk, th, next < t ? next : t);
-}
-
-/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
- * its hand-offs (a wake inside a call is the driver's business). */
-static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
-		       __u64 lo, __u64 hi)
-{
-	size_t a = cp_wake_at(cp, th->cand, th->ncand, lo);
-
-	for (; a < th->ncand; a++) {
-		const struct cp_wake *w = &cp->wakes[th->cand[a]];
-
-		if (w->ts > hi)
-			break;
-		if (w->target_tid != th->tid && !cp_call_at(th, w->ts))
-			return true;
-	}
-	return false;
 }
 
 /*
