@@ -67,13 +67,6 @@ static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cond_wait(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
 }
 
-/* syscall nr writes to a pipe or socket */
-static bool is_send(int nr)
-{
-	return nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
-	       nr == TT_NR_sendmsg || nr == TT_NR_sendmmsg;
-}
-
 bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		  long j, __u32 reader_tgid)
 {
@@ -140,7 +133,7 @@ bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
 		return false;
 	call = &cp->wakes[rec->info];
 	caller = cp_thread_find(cp, call->waker_tid);
-	if (!caller || caller->tgid == th->tgid || !is_send(call->syscall))
+	if (!caller || caller->tgid == th->tgid || !cp_nr_send(call->syscall))
 		return false;
 	/* its last hand-off before the call answered the caller's process */
 	a = cp_wake_at(cp, th->cand, th->ncand, call->ts);

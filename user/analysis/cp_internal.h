@@ -240,6 +240,8 @@ static inline bool cp_lock_wake(const struct cp_wake *w)
  * reaches its readers too (a unix socket's peer, an epoll on it). It
  * brings no data and hands nothing off (threads.c). */
 bool cp_room_wake(const struct tt_critpath *cp, const struct cp_wake *w);
+/* Syscall nr writes to a pipe or socket (write, writev, send*). */
+bool cp_nr_send(int nr);
 
 /* An element this thread took from a Go channel's buffer, and the send
  * that queued it: a hand-off that woke nobody (gochan.c). */

@@ -572,20 +572,20 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, REC_F_DATA);
 }
 
+bool cp_nr_send(int nr)
+{
+	return nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
+	       nr == TT_NR_sendmsg || nr == TT_NR_sendmmsg;
+}
+
 bool cp_room_wake(const struct tt_critpath *cp, const struct cp_wake *w)
 {
-	__s32 b;
-
 	if (w->ctx != CTX_PROCESS ||
 	    (w->syscall != TT_NR_read && w->syscall != TT_NR_readv &&
 	     w->syscall != TT_NR_recvfrom && w->syscall != TT_NR_recvmsg &&
 	     w->syscall != TT_NR_recvmmsg))
 		return false;
-	if (w->block == NONE32)
-		return true;
-	b = cp->blocks[w->block].syscall;
-	return b != TT_NR_write && b != TT_NR_writev && b != TT_NR_sendto &&
-	       b != TT_NR_sendmsg && b != TT_NR_sendmmsg;
+	return w->block == NONE32 || !cp_nr_send(cp->blocks[w->block].syscall);
 }
 
 /* th reads what a data wake announced: the walk follows that wake only to
