@@ -1504,6 +1504,19 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	E_WAKE(t_, 101, 103, NR_WRITE, 6), E_IN((t_) + 5, 103),               \
 	E_WAKE((t_) + 7, 103, 140, NR_WRITE, 7),                              \
 	E_OUT((t_) + 10, 103, .sys = NR_FUTEX, .arg0 = 0x30)
+/* Loop 101 reads request 2 at 650 us and wakes I/O thread 103 at 700,
+ * which answers it; engine 102 runs again at 900 and writes request 1's
+ * token to 101 at 1500 */
+#define LOOP_READS_ON                                                 \
+	IO_HOP(700), E_IN(900, 102),                                  \
+		E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+		E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7), \
+		E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),      \
+		E_IN(1110, 101),                                      \
+		E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+		E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
+#define LOOP_READS_ON_RQS \
+	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), RQ(2, 600, 650, 0, 0, 101, 0))
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
  * token through that GIL to thread o at 1400 us, which writes to 101 */
@@ -2878,6 +2891,77 @@ static const struct scenario scenarios[] = {
 		     E_WAKE(1120, 102, 104, NR_FUTEX, 0x70), E_IN(1122, 104),
 		     E_OUT(1125, 104, .sys = NR_FUTEX, .arg0 = 0x70)),
 		    R_T(t_enqueue, 1110)),
+	/* The one-loop router with B alone in flight: it reads B at 1100 and
+	 * calls the waiting shard at 1200 in the same turn, its headers go
+	 * with the token. No hand-off before the call: the call is B's, its
+	 * queue ends there (without: a pick-up when the shard ran, 3000) */
+	{
+		SC("test_cross_process", "loop_router_alone"),
+		.steps = STEPS(
+			CALLER_STEPS(SHARD_WAITS,
+				     (E_SOFTIRQ(1095, UNTRACED, 102),
+				      E_IN(1097, 102)),
+				     (E_DATA(1200, 102, 201, NR_WRITE, 6),
+				      E_WAKE(1200, 102, 201, NR_WRITE, 6))),
+			E_WAKE(4000, 201, 102, NR_SENDMSG, 3),
+			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,
+			      .mode = S_IFSOCK),
+			E_IN(4005, 102)),
+		RQS(RQ(1, 50, 100, 1050, 1060, 101, 101, .t_end = 5000 * US),
+		    RQ(2, 1050, 1100, 4050, 4060, 102, 102,
+		       .t_end = 5000 * US)),
+		.want = WANTS({ 2, NULL,
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_CALL),
+				  R_T(t_dispatch, 1200),
+				  R_T(t_enqueue, 1200) } }),
+	},
+	/*
+	 * The one-loop router reads B, C and D (1100-1120 us) and sends B's
+	 * and D's headers (1150, 1160) before its calls: 1170 for the
+	 * running batch, answered at 1800 (data: the loop runs on), and 1900
+	 * with B, C and D, answered at 4000. The loop's turns go to B (1170)
+	 * and C (1900), D's after C's, but the handlers had let B and D go at
+	 * their headers, waking nobody (without: B at its turn, 1170; D,
+	 * whose turn is past the call, at the first wake after its read,
+	 * 1170)
+	 */
+	{
+		SC("test_cross_process", "loop_router_turns_after_headers"),
+		.steps = STEPS(
+			E_IN(0, 102), E_IN(0, 201),
+			E_OUT(20, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_WAKE(50, 201, 102, NR_SENDMSG, 3), E_IN(55, 102),
+			E_OUT(60, 201, .sys = NR_RECVFROM, .arg0 = 3,
+			      .mode = S_IFSOCK),
+			E_OUT(70, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_SOFTIRQ(1095, UNTRACED, 102), E_IN(1097, 102),
+			E_DATA(1170, 102, 201, NR_WRITE, 6),
+			E_WAKE(1170, 102, 201, NR_WRITE, 6), E_IN(1175, 201),
+			E_DATA(1800, 201, 102, NR_SENDMSG, 3),
+			E_OUT(1805, 201, .sys = NR_RECVFROM, .arg0 = 3,
+			      .mode = S_IFSOCK),
+			E_DATA(1900, 102, 201, NR_WRITE, 6),
+			E_WAKE(1900, 102, 201, NR_WRITE, 6),
+			E_OUT(1910, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_IN(3000, 201), E_WAKE(4000, 201, 102, NR_SENDMSG, 3),
+			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,
+			      .mode = S_IFSOCK),
+			E_IN(4005, 102)),
+		RQS(RQ(2, 1050, 1100, 4050, 4060, 102, 102,
+		       .t_end = 5000 * US, .t_headers = 1150 * US),
+		    RQ(3, 1105, 1110, 0, 0, 102, 0),
+		    RQ(4, 1115, 1120, 4070, 4080, 102, 102,
+		       .t_end = 5000 * US, .t_headers = 1160 * US)),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_CALL),
+				  R_T(t_dispatch, 1900),
+				  R_T(t_enqueue, 1150) } },
+			      { 3, NULL,
+				{ R(dispatch, TT_CP_DISP_CALL),
+				  R_T(t_dispatch, 1900),
+				  R_T(t_enqueue, 1160) } }),
+	},
 	/* 201 is the shard's I/O thread (ZMQ's, vLLM's engine process): it
 	 * relays the call at 3600 to compute thread 202, which answers
 	 * through it; the walk enters 201 from its own process, a relay, no
@@ -3081,18 +3165,20 @@ static const struct scenario scenarios[] = {
 	 * 700: request 1 went before request 2's read, not at that wake */
 	{
 		SC("test_fallbacks", "handler_at_its_read"),
-		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(700),
-			       E_IN(900, 102),
-			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(1090, 103), E_WAKE(1100, 103, 101, NR_WRITE, 7),
-			       E_OUT(1105, 103, .sys = NR_FUTEX, .arg0 = 0x30),
-			       E_IN(1110, 101),
-			       E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_WAKE(1500, 102, 101, NR_WRITE, 9),
-			       E_IN(1505, 101)),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
-		    RQ(2, 600, 650, 0, 0, 101, 0)),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		LOOP_READS_ON_RQS,
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* The same with the loop preempted from 150 to 600 us: 50 us of its
+	 * CPU between the reads, one epoll batch whose handlers run after
+	 * it: request 1 goes at the wake at 700 (without: at 2's read, as
+	 * if its handler had run in the gap) */
+	{
+		SC("test_fallbacks", "reads_split_by_preemption"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_PREEMPT(150, 101),
+			       E_IN(600, 101), LOOP_READS_ON),
+		LOOP_READS_ON_RQS,
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
 	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake

@@ -127,6 +127,7 @@ bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
 	const struct cp_thread *caller, *to;
 	const struct cp_wake *call, *reply;
 	size_t a;
+	__u64 h;
 
 	if (rec->state != REC_RUNNABLE || rec->info == NONE32 ||
 	    cs->wakee_tgid == th->tgid)
@@ -143,6 +144,9 @@ bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
 	to = cp_thread_find(cp, reply->target_tid);
 	if (!to || to->tgid != caller->tgid)
 		return false;
-	/* the request was handed on before the call */
-	return cp_handoff_point(wk, call->ts) < call->ts;
+	/* the request was handed on before the call, or its reader made the
+	 * call in the turn that read it (a router on one event loop, one
+	 * request in flight): the call is its hand-off */
+	h = cp_handoff_point(wk, call->ts);
+	return h < call->ts || (h == call->ts && caller == wk->reader);
 }

@@ -692,7 +692,10 @@ struct consumer {
 /* handoff.c */
 __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		    __u64 to);
-__u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
+/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
+ * its hand-offs (a wake inside a call is the driver's business). */
+bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		   __u64 lo, __u64 hi);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 /* The reader, which writes the response too, woke tid at t after it let
  * the request go: a helper it asked for what is already computed. */
@@ -741,6 +744,9 @@ bool cp_relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
 		    __u64 tb, __u64 tj);
 void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 		      __u64 floor, __u32 from, struct consumer *cs);
+
+/* gpurule.c */
+__u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 
 /* walk.c */
 /* Appends [start, end) at the front (desc) or back (asc) of the time

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Hand-offs and the dispatch rules: who serves which request when, a
- * consumer's hand-off bursts, and t_dispatch by pick-up, hand-off or the
- * GPU rule (docs/design.md §4.4).
+ * consumer's hand-off bursts, where the reader let the request go
+ * (docs/design.md §4.4; the GPU rule: gpurule.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,7 +12,6 @@
 #include <string.h>
 #include "cp_internal.h"
 #include "golift.h"
-#include "gpu.h"
 #include "tt_arch.h"
 
 /* ---- request threads: who serves which request, when ---- */
@@ -716,6 +715,15 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 	}
 }
 
+/* The request's headers, when reader th sent them in (lo, hi); else 0. */
+static __u64 reader_headers(const struct walk *wk, const struct cp_thread *th,
+			    __u64 lo, __u64 hi)
+{
+	__u64 h = wk->rq->t_headers;
+
+	return h > lo && h < hi && wk->rq->writer_tid == th->tid ? h : 0;
+}
+
 /*
  * The reader, which writes the response too, sent its headers before t and
  * then waited for a CPU before t: it had handed the request on before the
@@ -726,10 +734,10 @@ void cp_scan_consumer(struct walk *wk, const struct cp_thread *c, __u64 tj,
 static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 			   __u64 t)
 {
-	__u64 h = wk->rq->t_headers;
+	__u64 h = reader_headers(wk, th, wk->r, t);
 	long k;
 
-	if (!h || h <= wk->r || h >= t || wk->rq->writer_tid != th->tid)
+	if (!h)
 		return t;
 	/* the records from h on, before t */
 	for (k = cp_rec_before(th, h) + 1;
@@ -739,10 +747,8 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 	return t;
 }
 
-/* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
- * its hand-offs (a wake inside a call is the driver's business). */
-static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
-		       __u64 lo, __u64 hi)
+bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		   __u64 lo, __u64 hi)
 {
 	size_t a = cp_wake_at(cp, th->cand, th->ncand, lo);
 
@@ -757,6 +763,17 @@ static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 	return false;
 }
 
+/* The headers th sent for the request in (lo, hi), when it woke no thread
+ * since the read: its handler ran and let the request go (an asyncio
+ * router's appends wake nobody); else 0 */
+static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
+			      __u64 lo, __u64 hi)
+{
+	__u64 h = reader_headers(wk, th, lo, hi);
+
+	return h && !cp_handoff_in(wk->cp, th, wk->r, h) ? h : 0;
+}
+
 /*
  * Where the reader let the request go, for a queue that a busy consumer's
  * boundary tb ends: its first wake of another thread (not through a lock),
@@ -767,8 +784,10 @@ static bool handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
  * reader's own work on the request is the best evidence of it. A reader
  * that read several requests before handing any on (an event loop) hands
  * them on in turn: the wake its turn gives (loopfifo.c) comes first, and
- * one whose turn made no wake looks from the turn before it on. A message
- * the reader hands to ZMQ is a hand-off too: no later than that.
+ * one whose turn made no wake looks from the turn before it on; headers
+ * its handler sent before its turn, waking nobody, come first (or before
+ * tb, when every turn to tb was another request's). A message the reader
+ * hands to ZMQ is a hand-off too: no later than that.
  */
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 {
@@ -814,8 +833,15 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		next &= ~CP_TURN_AFTER;
 		if (next > from && next < t)
 			from = next + 1;
+		/* the turns up to tb were other requests': its headers */
+		h = next >= t ? reader_headers(wk, th, wk->r, t) : 0;
+		if (h)
+			return h;
 	} else if (next && next < t) {
-		return next;
+		/* a turn after the headers its handler sent, waking nobody:
+		 * it had let the request go (the turn is a later batch's) */
+		h = wakeless_headers(wk, th, wk->r, next);
+		return h ? h : next;
 	}
 	/* a message handed to ZMQ is a hand-off, waking no one or later */
 	next = cp_msend_in(th, from, t);
@@ -841,113 +867,10 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	 * ran, and woke nobody since the read: the headers the handler sends
 	 * once it let the request go end its turn (an asyncio router's
 	 * queue) */
-	h = wk->rq->t_headers;
-	if (next < t && h > next && h < t && wk->rq->writer_tid == th->tid &&
-	    !handoff_in(wk->cp, th, wk->r, h))
+	h = next < t ? wakeless_headers(wk, th, next, t) : 0;
+	if (h)
 		next = h;
 	return headers_first(wk, th, next < t ? next : t);
-}
-
-/*
- * docs/design.md §4.4's GPU rule on thread th, which handed the token on at ve: the
- * iteration that made it ends with th's last sync call ending in
- * (floor, ve]; it began with the first launch after the sync before it
- * that a hand-off followed (any sync, when th hands nothing off where the
- * walk can see it: a lock-free ring). That sync must end after floor: a
- * request read while the previous iteration still ran waited for the next
- * one. Returns the start of that first launch, or 0.
- */
-static __u64 gpu_boundary(const struct tt_critpath *cp,
-			  const struct cp_thread *th, __u64 floor, __u64 ve)
-{
-	const struct cp_call *c;
-	long j = (long)cp_calls_before(th, ve) - 1, i, first = -1;
-	bool visible;
-
-	for (; j >= 0; j--) {
-		c = &th->calls[j];
-		if (c->end <= floor)
-			return 0;
-		if (c->cls == TT_CUDA_SYNC && c->end <= ve)
-			break;
-	}
-	if (j < 0)
-		return 0;
-	visible = handoff_in(cp, th, floor, ve);
-	for (i = j - 1; i >= 0 && th->calls[i].end > floor; i--) {
-		c = &th->calls[i];
-		if (cp_is_launch(c))
-			first = i;
-		else if (c->cls == TT_CUDA_SYNC && first >= 0 &&
-			 (!visible ||
-			  handoff_in(cp, th, c->end, th->calls[first].start)))
-			return th->calls[first].start;
-	}
-	return 0;
-}
-
-/* The one thread of process tgid that syncs with the GPU, or NULL. */
-static const struct cp_thread *gpu_engine(const struct tt_critpath *cp,
-					  __u32 tgid)
-{
-	const struct cp_thread *found = NULL, *th;
-	size_t i;
-
-	for (i = 0; i < cp->ngpu_threads; i++) {
-		th = cp->threads[cp->gpu_threads[i]];
-		if (th->tgid != tgid)
-			continue;
-		if (found)
-			return NULL;
-		found = th;
-	}
-	return found;
-}
-
-/*
- * When neither a pick-up nor a hand-off ended the queue: the GPU rule on
- * the threads of the path, the latest first, else on the writer's
- * process's one GPU thread when the path never reached it (tokens passed
- * through memory: nothing wakes the writer). The path before the boundary
- * is dropped: that time is queueing. Returns t_dispatch.
- */
-__u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule)
-{
-	const struct cp_thread *wr = cp_thread_find(wk->cp, wk->rq->writer_tid);
-	const struct cp_thread *th;
-	struct segvec *p = &wk->path;
-	__u64 ve = wk->f, tg = 0;
-	bool tried = false;
-	size_t i = 0, n;
-
-	while (i < p->n && !tg) {
-		th = cp_thread_find(wk->cp, p->v[i].tid);
-		if (th && th->nsync) {
-			tg = gpu_boundary(wk->cp, th, wk->r, ve);
-			tried = true;
-		}
-		/* the next visit: the thread before this one on the path */
-		while (i + 1 < p->n && p->v[i + 1].tid == p->v[i].tid)
-			i++;
-		ve = p->v[i].start;
-		i++;
-	}
-	th = !tried && wr ? gpu_engine(wk->cp, wr->tgid) : NULL;
-	if (th)
-		tg = gpu_boundary(wk->cp, th, wk->r, wk->f);
-	if (!tg || tg <= disp || tg >= wk->f)
-		return disp;
-	for (n = p->n; n && p->v[n - 1].start + p->v[n - 1].dur <= tg; n--)
-		;
-	if (n && p->v[n - 1].start < tg) {
-		p->v[n - 1].dur -= tg - p->v[n - 1].start;
-		p->v[n - 1].start = tg;
-	}
-	p->n = n;
-	if (tg >= wk->nodata_end)
-		wk->incomplete &= ~TT_CP_INC_NO_DATA;
-	*rule = TT_CP_DISP_GPU;
-	return tg;
 }
 
 /* Latest wake of the writer the walk would follow, not through a lock, in

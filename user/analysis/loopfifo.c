@@ -10,10 +10,11 @@
  * none. A handler that hands on without a wake (ZMQ signals its I/O thread
  * only when it is idle) leaves the stretch's last requests without one:
  * they are handed on after the stretch's last turn (CP_TURN_AFTER). Reads
- * more than LOOP_BATCH_NS apart are not one batch: the handlers of the
- * earlier ran before the later read (Node runs each at its read), and one
- * that got no wake by then takes none later: handed on after the batch's
- * last turn, or with none before that read (CP_TURN_BEFORE). Only
+ * more than LOOP_BATCH_NS of its CPU apart are not one batch: the handlers
+ * of the earlier ran before the later read (Node runs each at its read;
+ * a loop preempted between two reads ran none), and one that got no wake
+ * by then takes none later: handed on after the batch's last turn, or
+ * with none before that read (CP_TURN_BEFORE). Only
  * wakes that hand work on (cp_hands_on) are turns: a runtime's own
  * threads (V8's platform workers) are no handler's hand-off, nor a helper
  * the loop sets to read the answers. A loop that
@@ -55,6 +56,14 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 		if (ix->fifo[queue[*head]] != FIFO_GONE)
 			ix->fifo[queue[*head]] = mark;
 	*head = *start = tail;
+}
+
+/* A read more than LOOP_BATCH_NS of the loop's CPU after the last one: a
+ * loop preempted between two reads of one epoll batch ran no handler */
+static bool new_batch(const struct cp_thread *th, __u64 last_read, __u64 t)
+{
+	return t > last_read + LOOP_BATCH_NS &&
+	       cp_cpu_in(th, last_read, t) > LOOP_BATCH_NS;
 }
 
 /* The acts [lo, hi) of thread th, its wakes and blocks merged in time.
@@ -100,7 +109,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			/* a new batch of reads: the last one's handlers ran,
 			 * those without a wake after its last turn */
 			if (!act->write && !sends &&
-			    act->t > last_read + LOOP_BATCH_NS)
+			    new_batch(th, last_read, act->t))
 				stretch_end(ix, queue, &head, &start, tail,
 					    act->t);
 			if (!act->write)
