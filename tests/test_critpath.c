@@ -2845,6 +2845,17 @@ static const struct scenario scenarios[] = {
 	       B_HANDED, (E_DATA(1200, 102, 201, NR_WRITE, 6)),
 	       R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
 	       R_T(t_enqueue, 1150)),
+	/* The room wake at 1195 took it from its block and it ran at 1198,
+	 * the call's data at 1200 (the router on the other CPU): its receive
+	 * found the data as it woke, the call ended the wait (without: the
+	 * room wake followed, a pick-up at the shard's run, 1198) */
+	CALLEE("callee_room_raced",
+	       (E_OUT(1002, 201, .sys = NR_RECVFROM, .arg0 = 3,
+		      .mode = S_IFSOCK),
+		E_WAKE(1195, 102, 201, NR_READ, 3), E_IN(1198, 201)),
+	       B_HANDED, (E_DATA(1200, 102, 201, NR_WRITE, 6)),
+	       R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
+	       R_T(t_enqueue, 1150)),
 	/* B handed on at 1250, after the router's call at 1200 (a call for A,
 	 * 102 woken by A's reader at 1150): that call did not carry B */
 	CALLEE("call_before_handoff", SHARD_PREEMPTED,

@@ -59,6 +59,9 @@
 #define LOOP_BATCH_NS 500000ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
+/* A receive woken for room finds data sent this soon after it ran (3 us on
+ * the other CPU in one tgi-py recording): the data ended its wait. */
+#define ROOM_RACE_NS 50000ULL
 /* A condvar signal and its mutex's unlock wake one target this close. */
 #define DOUBLE_WAKE_NS 1000000ULL
 /* One FUTEX_WAKE call wakes a condition variable's waiters one by one:

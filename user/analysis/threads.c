@@ -520,6 +520,33 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
  * data ends here, as a wakeup's would: a runnable record with this wake.
  * A busy reader's is a hand-off of the writer only.
  */
+/*
+ * Data at ts (wake widx) to th, running: when a room wake (cp_room_wake())
+ * took it from its block and it ran less than ROOM_RACE_NS before, its
+ * receive found this data as it woke (the writer on the other CPU): the
+ * data ended the wait, the room wake no hand-off to follow.
+ */
+static int room_race(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
+		     __u32 widx)
+{
+	const struct cp_rec *run = &th->recs[th->nrecs - 1], *woke = run - 1;
+	const struct cp_wake *room;
+	int err;
+
+	if (th->nrecs < 3 || ts - run->ts > ROOM_RACE_NS ||
+	    woke->state != REC_RUNNABLE || (woke->flags & REC_F_DATA) ||
+	    woke->info == NONE32 || woke[-1].state != REC_BLOCKED)
+		return 0;
+	room = &cp->wakes[woke->info];
+	if (!cp_room_wake(cp, room))
+		return 0;
+	cp->wakes[widx].block = room->block;
+	th->nrecs -= 2;
+	cp->intervals -= 2;
+	err = rec_push(cp, th, ts, REC_RUNNABLE, widx, 0);
+	return err ? err : rec_push(cp, th, ts, REC_RUNNING, NONE32, 0);
+}
+
 static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *waker, *th;
@@ -549,6 +576,8 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	if (!waker)
 		return -ENOMEM;
 	err = wake_add(cp, ev, CTX_PROCESS, waker, &widx);
+	if (!err && last->state == REC_RUNNING)
+		return room_race(cp, th, ev->h.ts, widx);
 	if (err || last->state != REC_RUNNABLE)
 		return err;
 	/* the wake that ended its block, if it is still waiting for a CPU */
