@@ -1842,6 +1842,50 @@ static const struct rq_want sync_calls_want[] = {
 	}
 /* clang-format on */
 
+/* test_cross_process's one-loop router with turns (tools/scenarios'
+ * tgi-py): see loop_router_turns_after_headers; B's headers at hb_ us,
+ * its t_enqueue want eb_ */
+/* clang-format off */
+#define LOOP_ROUTER_TURNS(name_, hb_, eb_)                                    \
+	{                                                                     \
+		SC("test_cross_process", name_),                             \
+		.steps = STEPS(                                               \
+			E_IN(0, 102), E_IN(0, 201),                           \
+			E_OUT(20, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),      \
+			E_WAKE(50, 201, 102, NR_SENDMSG, 3), E_IN(55, 102),   \
+			E_OUT(60, 201, .sys = NR_RECVFROM, .arg0 = 3,         \
+			      .mode = S_IFSOCK),                              \
+			E_OUT(70, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),      \
+			E_SOFTIRQ(1095, UNTRACED, 102), E_IN(1097, 102),      \
+			E_DATA(1170, 102, 201, NR_WRITE, 6),                  \
+			E_WAKE(1170, 102, 201, NR_WRITE, 6), E_IN(1175, 201), \
+			E_DATA(1800, 201, 102, NR_SENDMSG, 3),                \
+			E_OUT(1805, 201, .sys = NR_RECVFROM, .arg0 = 3,       \
+			      .mode = S_IFSOCK),                              \
+			E_DATA(1900, 102, 201, NR_WRITE, 6),                  \
+			E_WAKE(1900, 102, 201, NR_WRITE, 6),                  \
+			E_OUT(1910, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),    \
+			E_IN(3000, 201),                                      \
+			E_WAKE(4000, 201, 102, NR_SENDMSG, 3),                \
+			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,       \
+			      .mode = S_IFSOCK),                              \
+			E_IN(4005, 102)),                                     \
+		RQS(RQ(2, 1050, 1100, 4050, 4060, 102, 102,                   \
+		       .t_end = 5000 * US, .t_headers = (hb_) * US),          \
+		    RQ(3, 1105, 1110, 0, 0, 102, 0),                          \
+		    RQ(4, 1115, 1120, 4070, 4080, 102, 102,                   \
+		       .t_end = 5000 * US, .t_headers = 1160 * US)),          \
+		.want = WANTS({ 1, NULL,                                      \
+				{ R(dispatch, TT_CP_DISP_CALL),               \
+				  R_T(t_dispatch, 1900),                      \
+				  R_T(t_enqueue, eb_) } },                    \
+			      { 3, NULL,                                      \
+				{ R(dispatch, TT_CP_DISP_CALL),               \
+				  R_T(t_dispatch, 1900),                      \
+				  R_T(t_enqueue, 1160) } }),                  \
+	}
+/* clang-format on */
+
 /* request 1 dispatched by its marker at t_ us, and more fields */
 #define MARKER_DISPATCHED(t_, ...)                                            \
 	{ 1, NULL,                                                            \
@@ -2937,42 +2981,11 @@ static const struct scenario scenarios[] = {
 	 * whose turn is past the call, at the first wake after its read,
 	 * 1170)
 	 */
-	{
-		SC("test_cross_process", "loop_router_turns_after_headers"),
-		.steps = STEPS(
-			E_IN(0, 102), E_IN(0, 201),
-			E_OUT(20, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
-			E_WAKE(50, 201, 102, NR_SENDMSG, 3), E_IN(55, 102),
-			E_OUT(60, 201, .sys = NR_RECVFROM, .arg0 = 3,
-			      .mode = S_IFSOCK),
-			E_OUT(70, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
-			E_SOFTIRQ(1095, UNTRACED, 102), E_IN(1097, 102),
-			E_DATA(1170, 102, 201, NR_WRITE, 6),
-			E_WAKE(1170, 102, 201, NR_WRITE, 6), E_IN(1175, 201),
-			E_DATA(1800, 201, 102, NR_SENDMSG, 3),
-			E_OUT(1805, 201, .sys = NR_RECVFROM, .arg0 = 3,
-			      .mode = S_IFSOCK),
-			E_DATA(1900, 102, 201, NR_WRITE, 6),
-			E_WAKE(1900, 102, 201, NR_WRITE, 6),
-			E_OUT(1910, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),
-			E_IN(3000, 201), E_WAKE(4000, 201, 102, NR_SENDMSG, 3),
-			E_OUT(4010, 201, .sys = NR_RECVFROM, .arg0 = 3,
-			      .mode = S_IFSOCK),
-			E_IN(4005, 102)),
-		RQS(RQ(2, 1050, 1100, 4050, 4060, 102, 102,
-		       .t_end = 5000 * US, .t_headers = 1150 * US),
-		    RQ(3, 1105, 1110, 0, 0, 102, 0),
-		    RQ(4, 1115, 1120, 4070, 4080, 102, 102,
-		       .t_end = 5000 * US, .t_headers = 1160 * US)),
-		.want = WANTS({ 1, NULL,
-				{ R(dispatch, TT_CP_DISP_CALL),
-				  R_T(t_dispatch, 1900),
-				  R_T(t_enqueue, 1150) } },
-			      { 3, NULL,
-				{ R(dispatch, TT_CP_DISP_CALL),
-				  R_T(t_dispatch, 1900),
-				  R_T(t_enqueue, 1160) } }),
-	},
+	LOOP_ROUTER_TURNS("loop_router_turns_after_headers", 1150, 1150),
+	/* B's headers at 1185, after the call for the running batch: that
+	 * call is no hand-off of B's (B went with the call at 1900), its
+	 * headers are (without: the call at 1170, its turn) */
+	LOOP_ROUTER_TURNS("loop_router_call_before_headers", 1185, 1185),
 	/* 201 is the shard's I/O thread (ZMQ's, vLLM's engine process): it
 	 * relays the call at 3600 to compute thread 202, which answers
 	 * through it; the walk enters 201 from its own process, a relay, no

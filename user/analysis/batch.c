@@ -119,7 +119,7 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 	return false;
 }
 
-bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
+bool cp_call_taken(struct walk *wk, const struct cp_thread *th, long k,
 		   const struct consumer *cs)
 {
 	const struct tt_critpath *cp = wk->cp;
@@ -147,6 +147,10 @@ bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
 	/* the request was handed on before the call, or its reader made the
 	 * call in the turn that read it (a router on one event loop, one
 	 * request in flight): the call is its hand-off */
+	wk->callee_tgid = th->tgid;
 	h = cp_handoff_point(wk, call->ts);
-	return h < call->ts || (h == call->ts && caller == wk->reader);
+	if (h < call->ts || (h == call->ts && caller == wk->reader))
+		return true;
+	wk->callee_tgid = 0;
+	return false;
 }

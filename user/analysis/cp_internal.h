@@ -658,6 +658,9 @@ struct walk {
 	 * (docs/design.md §4.4) */
 	bool lock_followed, detours;
 	bool gil_followed; /* the same through a runtime's lock (the GIL) */
+	/* the call rule's callee process: the caller's wakes of it are calls,
+	 * another request's dispatch or this one's, never its hand-off */
+	__u32 callee_tgid;
 	/* the request's reader, looked up once; NULL if it has no timeline */
 	const struct cp_thread *reader;
 	bool resumes; /* third walk: the resume rule too (§4.4) */
@@ -696,9 +699,10 @@ struct consumer {
 __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		    __u64 to);
 /* Wakes of th, not through a lock, outside its GPU calls, in [lo, hi]:
- * its hand-offs (a wake inside a call is the driver's business). */
+ * its hand-offs (a wake inside a call is the driver's business); none of
+ * process skip_tgid (0: any). */
 bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
-		   __u64 lo, __u64 hi);
+		   __u64 lo, __u64 hi, __u32 skip_tgid);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 /* The reader, which writes the response too, woke tid at t after it let
  * the request go: a helper it asked for what is already computed. */
@@ -773,7 +777,7 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
  * callee (TGI's model shard) computes what its caller sends: the call
  * dispatched the request, and the callee's wait for a CPU after it is
  * scheduler.runqueue (docs/design.md §4.4, "A caller and its callee"). */
-bool cp_call_taken(const struct walk *wk, const struct cp_thread *th, long k,
+bool cp_call_taken(struct walk *wk, const struct cp_thread *th, long k,
 		   const struct consumer *cs);
 
 /* hop.c */

@@ -31,14 +31,14 @@ static __u64 gpu_boundary(const struct tt_critpath *cp,
 	}
 	if (j < 0)
 		return 0;
-	visible = cp_handoff_in(cp, th, floor, ve);
+	visible = cp_handoff_in(cp, th, floor, ve, 0);
 	for (i = j - 1; i >= 0 && th->calls[i].end > floor; i--) {
 		c = &th->calls[i];
 		if (cp_is_launch(c))
 			first = i;
 		else if (c->cls == TT_CUDA_SYNC && first >= 0 &&
 			 (!visible || cp_handoff_in(cp, th, c->end,
-						    th->calls[first].start)))
+						    th->calls[first].start, 0)))
 			return th->calls[first].start;
 	}
 	return 0;

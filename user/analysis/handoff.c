@@ -747,8 +747,20 @@ static __u64 headers_first(const struct walk *wk, const struct cp_thread *th,
 	return t;
 }
 
+/* w goes to a thread of process tgid (0: none does) */
+static bool wake_to(const struct tt_critpath *cp, const struct cp_wake *w,
+		    __u32 tgid)
+{
+	const struct cp_thread *x;
+
+	if (!tgid)
+		return false;
+	x = cp_thread_find(cp, w->target_tid);
+	return x && x->tgid == tgid;
+}
+
 bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
-		   __u64 lo, __u64 hi)
+		   __u64 lo, __u64 hi, __u32 skip_tgid)
 {
 	size_t a = cp_wake_at(cp, th->cand, th->ncand, lo);
 
@@ -757,10 +769,21 @@ bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 
 		if (w->ts > hi)
 			break;
-		if (w->target_tid != th->tid && !cp_call_at(th, w->ts))
+		if (w->target_tid != th->tid && !cp_call_at(th, w->ts) &&
+		    !wake_to(cp, w, skip_tgid))
 			return true;
 	}
 	return false;
+}
+
+/* th's wake at ts is one of the call rule's calls (wake_to()) */
+static bool call_turn(const struct walk *wk, const struct cp_thread *th,
+		      __u64 ts)
+{
+	size_t a = cp_wake_at(wk->cp, th->cand, th->ncand, ts);
+
+	return a < th->ncand && wk->cp->wakes[th->cand[a]].ts == ts &&
+	       wake_to(wk->cp, &wk->cp->wakes[th->cand[a]], wk->callee_tgid);
 }
 
 /* The headers th sent for the request in (lo, hi), when it woke no thread
@@ -771,7 +794,9 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
 {
 	__u64 h = reader_headers(wk, th, lo, hi);
 
-	return h && !cp_handoff_in(wk->cp, th, wk->r, h) ? h : 0;
+	if (!h || cp_handoff_in(wk->cp, th, wk->r, h, wk->callee_tgid))
+		return 0;
+	return h;
 }
 
 /*
@@ -837,7 +862,7 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		h = next >= t ? reader_headers(wk, th, wk->r, t) : 0;
 		if (h)
 			return h;
-	} else if (next && next < t) {
+	} else if (next && next < t && !call_turn(wk, th, next)) {
 		/* a turn after the headers its handler sent, waking nobody:
 		 * it had let the request go (the turn is a later batch's) */
 		h = wakeless_headers(wk, th, wk->r, next);
@@ -859,7 +884,8 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		const struct cp_wake *w = &wk->cp->wakes[th->cand[a]];
 
 		/* the reader's own hand-off: nothing later can be its end */
-		if (cp_hands_on(wk->cp, wk->ix, w))
+		if (cp_hands_on(wk->cp, wk->ix, w) &&
+		    !wake_to(wk->cp, w, wk->callee_tgid))
 			return w->ts;
 	}
 	next = rq_next_act(wk->ix, th->tid, from, wk->ri);
