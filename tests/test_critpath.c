@@ -3339,6 +3339,22 @@ static const struct scenario scenarios[] = {
 			       LOOP_TURNS_TAIL),
 		LOOP_TURNS_RQ_WANT(500),
 	},
+	/* loop_turns with the second request's headers sent at 250 us, its
+	 * loop waking nobody since its read: its handler let it go then,
+	 * whatever turn the later wake gives it (without: its turn, 500) */
+	{
+		SC("test_fallbacks", "loop_turns_headers_first"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101,
+		       .t_headers = 250 * US)),
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true), R_T(t_dispatch, 600),
+				  R_T(t_enqueue, 250),
+				  R(dispatch, TT_CP_DISP_RESUME) } }),
+	},
 	/*
 	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
 	 * only 140, which wakes 141, which wakes 142, which wakes the loop
