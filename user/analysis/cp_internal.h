@@ -776,7 +776,9 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
  * before it went to (its answer), after the request was handed on. A
  * callee (TGI's model shard) computes what its caller sends: the call
  * dispatched the request, and the callee's wait for a CPU after it is
- * scheduler.runqueue (docs/design.md §4.4, "A caller and its callee"). */
+ * scheduler.runqueue (docs/design.md §4.4, "A caller and its callee").
+ * When it is, wk->callee_tgid names th's process (cp_handoff_point() takes
+ * no call for a hand-off); else it stays 0. */
 bool cp_call_taken(struct walk *wk, const struct cp_thread *th, long k,
 		   const struct consumer *cs);
 

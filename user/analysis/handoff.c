@@ -780,8 +780,11 @@ bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 static bool call_turn(const struct walk *wk, const struct cp_thread *th,
 		      __u64 ts)
 {
-	size_t a = cp_wake_at(wk->cp, th->cand, th->ncand, ts);
+	size_t a;
 
+	if (!wk->callee_tgid)
+		return false;
+	a = cp_wake_at(wk->cp, th->cand, th->ncand, ts);
 	return a < th->ncand && wk->cp->wakes[th->cand[a]].ts == ts &&
 	       wake_to(wk->cp, &wk->cp->wakes[th->cand[a]], wk->callee_tgid);
 }

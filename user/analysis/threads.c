@@ -513,13 +513,37 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
 }
 
-/*
- * A write to an eventfd or unix socket that th read last: a data hand-off
- * (docs/design.md §4.4). A reader asleep gets the kernel's wakeup, which
- * follows; one the kernel preempted gets none, though its wait for the
- * data ends here, as a wakeup's would: a runnable record with this wake.
- * A busy reader's is a hand-off of the writer only.
- */
+/* The wake that took th from a block into its runnable record k, not a
+ * data wake; NULL if none did */
+static const struct cp_wake *block_wake(const struct tt_critpath *cp,
+					const struct cp_thread *th, size_t k)
+{
+	const struct cp_rec *r = &th->recs[k];
+
+	if (k < 1 || r->state != REC_RUNNABLE || (r->flags & REC_F_DATA) ||
+	    r->info == NONE32 || th->recs[k - 1].state != REC_BLOCKED)
+		return NULL;
+	return &cp->wakes[r->info];
+}
+
+/* Data at ts (wake widx) ended th's wait, not the room wake room of its
+ * runnable record, dropped with the running one after it when th ran */
+static int data_ends_wait(struct tt_critpath *cp, struct cp_thread *th,
+			  __u64 ts, __u32 widx, const struct cp_wake *room,
+			  bool ran)
+{
+	size_t drop = ran ? 2 : 1;
+	int err;
+
+	cp->wakes[widx].block = room->block;
+	th->nrecs -= drop;
+	cp->intervals -= drop;
+	err = rec_push(cp, th, ts, REC_RUNNABLE, widx, 0);
+	if (err || !ran)
+		return err;
+	return rec_push(cp, th, ts, REC_RUNNING, NONE32, 0);
+}
+
 /*
  * Data at ts (wake widx) to th, running: when a room wake (cp_room_wake())
  * took it from its block and it ran less than ROOM_RACE_NS before, its
@@ -529,24 +553,23 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 static int room_race(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		     __u32 widx)
 {
-	const struct cp_rec *run = &th->recs[th->nrecs - 1], *woke = run - 1;
 	const struct cp_wake *room;
-	int err;
 
-	if (th->nrecs < 3 || ts - run->ts > ROOM_RACE_NS ||
-	    woke->state != REC_RUNNABLE || (woke->flags & REC_F_DATA) ||
-	    woke->info == NONE32 || woke[-1].state != REC_BLOCKED)
+	if (th->nrecs < 3 || ts - th->recs[th->nrecs - 1].ts > ROOM_RACE_NS)
 		return 0;
-	room = &cp->wakes[woke->info];
-	if (!cp_room_wake(cp, room))
+	room = block_wake(cp, th, th->nrecs - 2);
+	if (!room || !cp_room_wake(cp, room))
 		return 0;
-	cp->wakes[widx].block = room->block;
-	th->nrecs -= 2;
-	cp->intervals -= 2;
-	err = rec_push(cp, th, ts, REC_RUNNABLE, widx, 0);
-	return err ? err : rec_push(cp, th, ts, REC_RUNNING, NONE32, 0);
+	return data_ends_wait(cp, th, ts, widx, room, true);
 }
 
+/*
+ * A write to an eventfd or unix socket that th read last: a data hand-off
+ * (docs/design.md §4.4). A reader asleep gets the kernel's wakeup, which
+ * follows; one the kernel preempted gets none, though its wait for the
+ * data ends here, as a wakeup's would: a runnable record with this wake.
+ * A busy reader's is a hand-off of the writer only.
+ */
 static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *waker, *th;
@@ -581,18 +604,11 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	if (err || last->state != REC_RUNNABLE)
 		return err;
 	/* the wake that ended its block, if it is still waiting for a CPU */
-	room = NULL;
-	if (!(last->flags & REC_F_DATA) && last->info != NONE32 &&
-	    th->nrecs >= 2 && th->recs[th->nrecs - 2].state == REC_BLOCKED)
-		room = &cp->wakes[last->info];
+	room = block_wake(cp, th, th->nrecs - 1);
 	/* woken for room by a receive, before any data: this data ends the
 	 * wait, as the kernel's wakeup would have had it come first */
-	if (room && cp_room_wake(cp, room)) {
-		cp->wakes[widx].block = room->block;
-		th->nrecs--;
-		cp->intervals--;
-		return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
-	}
+	if (room && cp_room_wake(cp, room))
+		return data_ends_wait(cp, th, ev->h.ts, widx, room, false);
 	/* woken from a block by this writer already: that wake ended the
 	 * wait, and this data comes on top (a worker's second token to an
 	 * event loop still waiting for a CPU after its first) */
