@@ -48,9 +48,12 @@ def port_of(r):
 
 
 def matched(report, truth, clients):
-    """[(client, truth, tool)] by port and order on the connection."""
-    tool = by_port([r for r in report["requests"] if r.get("t_arrive_ns")], port_of,
-                 lambda r: r["t_arrive_ns"])
+    """[(client, truth, tool)] by port and order on the connection. A hop
+    (the runner's side of a gateway's call) is no client's: its port is the
+    gateway's, which a later client connection may be given again."""
+    tool = by_port([r for r in report["requests"]
+                    if r.get("t_arrive_ns") and r.get("incomplete_reason") != "hop"],
+                   port_of, lambda r: r["t_arrive_ns"])
     gt = by_port(truth, lambda r: int(r["port"]), lambda r: int(r["t_read"]))
     cl = by_port(clients, lambda r: int(r["local_port"]), lambda r: int(r["t_send_ns"]))
     out = []
