@@ -2154,6 +2154,27 @@ static const struct rq_want sync_calls_want[] = {
 			       E_IN((woken) + 5, 101)),                       \
 		RQS(HANDOFF_X_A), .want = HANDOFF_A_WANT(1500, enq, q),       \
 	}
+/* build_busy_handoff in a HotSpot process (its "VM Thread" 120, its JIT
+ * compiler 121): reader 101 blocks on word 0x700 at AT us until thread BY,
+ * running since 0, wakes it 10 us later (X's writer 113 serves Y): A
+ * queued from ENQ, Q us */
+#define STOPPED_AT(name, at, by, enq, q)                                     \
+	{                                                                    \
+		SC("test_handoff_enqueue", name),                            \
+			.build = build_busy_handoff, .arg = { false },       \
+			.steps = STEPS(E_COMM(0, 120, "VM Thread"),          \
+				       E_COMM(0, 121, "C2 CompilerThre"),    \
+				       E_IN(0, by),                          \
+				       E_OUT(at, 101, .sys = NR_FUTEX,       \
+					     .arg0 = 0x700),                 \
+				       E_WAKE((at) + 10, by, 101, NR_FUTEX,  \
+					      0x700),                        \
+				       E_OUT((at) + 12, by, .sys = NR_FUTEX, \
+					     .arg0 = by),                    \
+				       E_IN((at) + 15, 101)),                \
+			RQS(HANDOFF_X_A, HANDOFF_Y3),                        \
+			.want = HANDOFF_A_WANT(1500, enq, q),                \
+	}
 /* build_busy_handoff's engine 102, whose boundary is at 1500 us, switched
  * out at AT us and running again at 1600 us: A's t_dispatch DISP */
 #define PREEMPTED_AT(name, at, disp)                                         \
@@ -4500,6 +4521,32 @@ static const struct scenario scenarios[] = {
 	 * first block, as any: it may have let A go before (a put to a busy
 	 * engine wakes nobody) */
 	GIL_WAIT_AT("gil_after_handler", 1280, 1290, 1280, 220),
+	/* a HotSpot reader stopped 10 us after its read of A, before its
+	 * handler ran, on a lock its JIT compiler or another handler held
+	 * (a Java monitor): no end of its work on A */
+	STOPPED_AT("jvm_compiler_stop", 1110, 121, 1300, 200),
+	STOPPED_AT("monitor_stop_before_handler", 1110, 113, 1300, 200),
+	/* after 130 us of its handler: its first block, as any */
+	STOPPED_AT("monitor_stop_after_handler", 1280, 113, 1280, 220),
+	/* the reader queues a method for the JIT at 1150 us, waking its
+	 * compiler 121 (which wakes handler 112 at 1160, a lock it held):
+	 * the runtime's wake, never a hand-off (docs/design.md §4.3) */
+	{
+		SC("test_handoff_enqueue", "jvm_compiler_wake"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_COMM(0, 120, "VM Thread"),
+			       E_COMM(0, 121, "C2 CompilerThre"), E_IN(0, 121),
+			       E_OUT(5, 121, .sys = NR_FUTEX, .arg0 = 0x600),
+			       E_WAKE(1150, 101, 121, NR_FUTEX, 0x600),
+			       E_IN(1155, 121),
+			       E_WAKE(1160, 121, 112, NR_FUTEX, 112),
+			       E_OUT(1162, 121, .sys = NR_FUTEX, .arg0 = 0x600),
+			       E_IN(1165, 112),
+			       E_OUT(1170, 112, .sys = NR_FUTEX, .arg0 = 112)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1500, 1300, 200),
+	},
 	/* the reader, which writes A too, sent its headers at 1150 us and
 	 * then waited for a CPU before its block at 1300 us: it had handed A
 	 * on by the headers */

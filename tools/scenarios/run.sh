@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
-# tgi tgi-py ollama gateway node-gateway (README.md).
+# tgi tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -48,6 +48,13 @@ build_go() {
 	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
 		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
+}
+
+build_java() { # NAME: tools/scenarios/NAME.java, a Java server, into $OUTPUT/scenarios/NAME/
+	[ "$OUTPUT/scenarios/$1/.built" -nt "$SCEN/$1.java" ] && return 0
+	command -v javac >/dev/null || die "$1 needs javac (apt-get install openjdk-17-jdk-headless)"
+	mkdir -p "$OUTPUT/scenarios/$1" && javac -d "$OUTPUT/scenarios/$1" "$SCEN/$1.java" &&
+		touch "$OUTPUT/scenarios/$1/.built"
 }
 
 build_c() { # NAME: tools/scenarios/NAME.c, a C server
@@ -97,6 +104,9 @@ server_cmd() {
 -shard $SCEN/tgi_shard.py" ;;
 	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	# a 64 MB heap, so that G1 collects under load; TCP_NODELAY as Netty sets it
+	java) build_java java_server && echo "java -Xmx64m -Dsun.net.httpserver.nodelay=true \
+-cp $OUTPUT/scenarios/java_server JavaServer -p $port --log $log" ;;
 	llama) build_c llama_server && echo "$OUTPUT/scenarios/llama_server -p $port --log $log" ;;
 	llama-delay) build_c llama_server &&
 		echo "$OUTPUT/scenarios/llama_server -p $port --log $log --batch-delay-ms 5" ;;
@@ -168,7 +178,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool llama \
-	llama-delay lit lit-uvloop mpq ollama gateway node-gateway
+	llama-delay lit lit-uvloop mpq ollama gateway node-gateway java
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

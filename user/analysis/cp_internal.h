@@ -346,8 +346,14 @@ struct cp_thread {
 	__u32 waited_next;
 	__u32 futex_waits; /* its blocks in futex(2), all words */
 	bool has_comm;
+	/* a thread a runtime started for itself (jvm.c): its wakes are the
+	 * runtime's, never a hand-off */
+	bool runtime_own;
 	char comm[TT_COMM_LEN];
 };
+
+/* jvm.c: sets runtime_own of HotSpot's own threads (by their names) */
+void cp_mark_runtime_threads(struct tt_critpath *cp);
 
 /* locks.c */
 struct walk;

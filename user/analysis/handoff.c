@@ -803,6 +803,34 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
 }
 
 /*
+ * The wake that ended th's block at record k came from a runtime's own
+ * thread (a JVM's safepoint, its JIT's compile queue) or from another
+ * thread that serves requests, not through an interpreter's lock: th
+ * stopped on a lock the runtime or its peers held (a Java monitor the
+ * handlers share) and went on with its request, which it had not let go.
+ */
+static bool stopped_by_peer(const struct walk *wk, const struct cp_thread *th,
+			    size_t k)
+{
+	const struct cp_thread *x;
+	const struct cp_wake *w;
+	size_t lo, hi;
+
+	if (k + 1 >= th->nrecs || th->recs[k + 1].state != REC_RUNNABLE ||
+	    (th->recs[k + 1].flags & REC_F_DATA) ||
+	    th->recs[k + 1].info == NONE32)
+		return false;
+	w = &wk->cp->wakes[th->recs[k + 1].info];
+	if (w->waker_tid == th->tid || w->lock == CP_LOCK_RUNTIME)
+		return false;
+	x = cp_thread_find(wk->cp, w->waker_tid);
+	if (x && x->runtime_own)
+		return true;
+	rq_range(wk->ix, w->waker_tid, &lo, &hi);
+	return lo < hi;
+}
+
+/*
  * Where the reader let the request go, for a queue that a busy consumer's
  * boundary tb ends: its first wake of another thread (not through a lock),
  * its first block (not one for the GIL before its handler ran), or its next
@@ -836,7 +864,8 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		 * from a helper thread): no end of the reader's work */
 		if (r->state == REC_BLOCKED &&
 		    (ran >= HANDLER_START_NS ||
-		     !cp_block_is_runtime(wk->cp, th, r))) {
+		     (!cp_block_is_runtime(wk->cp, th, r) &&
+		      !stopped_by_peer(wk, th, (size_t)k)))) {
 			t = r->ts > wk->r ? r->ts : wk->r;
 			break;
 		}

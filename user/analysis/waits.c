@@ -718,13 +718,6 @@ bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
 	       word_is_lock(cp, b->arg0, th->tgid, cp->lock_limit);
 }
 
-static __u32 tgid_of(const struct tt_critpath *cp, __u32 tid)
-{
-	const struct cp_thread *th = cp_thread_find(cp, tid);
-
-	return th ? th->tgid : 0;
-}
-
 /*
  * w woke the word its target blocked on (b): the same address, or, from
  * another process, the same offset in a page: a shared futex (a POSIX
@@ -761,6 +754,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 	    cp->prep_events == cp->events)
 		return 0;
 	cp->lock_words = 0;
+	cp_mark_runtime_threads(cp);
 	for (i = 0; i < cp->nwords; i++)
 		if (word_lock(&cp->words[i], limit))
 			cp->lock_words++;
@@ -773,7 +767,9 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		const struct cp_thread *waker =
 			cp_thread_find(cp, w->waker_tid);
 		__u32 waker_tgid = waker ? waker->tgid : 0;
-		__u32 target_tgid = tgid_of(cp, w->target_tid);
+		const struct cp_thread *target =
+			cp_thread_find(cp, w->target_tid);
+		__u32 target_tgid = target ? target->tgid : 0;
 		const struct cp_rtrange *rt = NULL;
 		/* the waker's word, looked up once for both questions */
 		const struct cp_word *fw =
@@ -786,7 +782,9 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		if (!rt && b && b->syscall == TT_NR_futex)
 			rt = cp_runtime_word(cp, b->arg0, target_tgid);
 		if (w->syscall == CP_SYSCALL_SCHED ||
-		    (rt && rt->kind == TT_RT_GO))
+		    (rt && rt->kind == TT_RT_GO) ||
+		    (waker && waker->runtime_own) ||
+		    (target && target->runtime_own))
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
