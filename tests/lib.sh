@@ -59,6 +59,13 @@ require_root() {
 	fi
 }
 
+# need_command TAG CMD PKG: fails TAG and exits when CMD is not on PATH
+need_command() {
+	command -v "$2" >/dev/null && return 0
+	fail "$1: no $2 on PATH (tools/deps.sh installs Debian's $3)"
+	exit 1
+}
+
 tt_cleanup() {
 	local p
 	for p in "${TT_PIDS[@]}"; do

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
 
-  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50|:hops=S] ...
+  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50|:hops=S|:enq=S] ...
 
 --scale multiplies the shares DISPATCH, QUEUE and A2T (the sanitizer
 suite's: an ASan build of the recorder takes CPU the traced server lacks).
@@ -32,7 +32,8 @@ p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
 single one the kernel ran late moves it); with "hops=S" (a gateway in
 front of a runner), every runner request a hop, 90% with the gateway
 threads that sent it and read its first token, and at least S of the
-requests walked through theirs (hop_checks()).
+requests walked through theirs (hop_checks()); with "enq=S", at most S
+(scaled too) with t_enqueue off by more than 1 ms.
 """
 import json
 import os
@@ -151,6 +152,11 @@ def main():
         # read (Node writes them back to back: none is, nothing to check)
         if mode.startswith("hops="):
             checks += hop_checks(rep, float(mode[5:]))
+        if mode.startswith("enq="):
+            enq = scale * float(mode[4:])
+            checks.append((s["enqueue_off"] <= enq * n,
+                           f"t_enqueue off by > 1 ms for {s['enqueue_off']} of {n} "
+                           f"(at most {enq:.0%})"))
         if all_tpot:
             checks.append((all_tpot - ok_tpot <= 0.01 * n,
                            f"TPOT within 0.2 ms + 5% of the client's stamps: "

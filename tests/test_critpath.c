@@ -2154,14 +2154,16 @@ static const struct rq_want sync_calls_want[] = {
 			       E_IN((woken) + 5, 101)),                       \
 		RQS(HANDOFF_X_A), .want = HANDOFF_A_WANT(1500, enq, q),       \
 	}
-/* build_busy_handoff in a HotSpot process (its "VM Thread" 120, its JIT
- * compiler 121): reader 101 blocks on word 0x700 at AT us until thread BY,
- * running since 0, wakes it 10 us later (X's writer 113 serves Y): A
- * queued from ENQ, Q us */
-#define STOPPED_AT(name, at, by, enq, q)                                     \
+/* Y, read and written by handler 113 */
+#define HANDLER_Y3 RQ(3, 300, 350, 1902, 1903, 113, 113, .t_end = 5000 * US)
+/* build_busy_handoff (A's writer: 101 with arg1) in a HotSpot process (its
+ * "VM Thread" 120, its JIT compiler 121): reader 101 blocks on word 0x700
+ * at AT us until thread BY, running since 0, wakes it 10 us later (113:
+ * another handler): A queued from ENQ, Q us */
+#define STOPPED_IN(name, at, by, arg1, rqs, enq, q)                          \
 	{                                                                    \
 		SC("test_handoff_enqueue", name),                            \
-			.build = build_busy_handoff, .arg = { false },       \
+			.build = build_busy_handoff, .arg = { false, arg1 }, \
 			.steps = STEPS(E_COMM(0, 120, "VM Thread"),          \
 				       E_COMM(0, 121, "C2 CompilerThre"),    \
 				       E_IN(0, by),                          \
@@ -2172,9 +2174,10 @@ static const struct rq_want sync_calls_want[] = {
 				       E_OUT((at) + 12, by, .sys = NR_FUTEX, \
 					     .arg0 = by),                    \
 				       E_IN((at) + 15, 101)),                \
-			RQS(HANDOFF_X_A, HANDOFF_Y3),                        \
-			.want = HANDOFF_A_WANT(1500, enq, q),                \
+			rqs, .want = HANDOFF_A_WANT(1500, enq, q),           \
 	}
+#define STOPPED_AT(name, at, by, enq, q) \
+	STOPPED_IN(name, at, by, false, RQS(HANDOFF_X_A, HANDLER_Y3), enq, q)
 /* build_busy_handoff's engine 102, whose boundary is at 1500 us, switched
  * out at AT us and running again at 1600 us: A's t_dispatch DISP */
 #define PREEMPTED_AT(name, at, disp)                                         \
@@ -4521,13 +4524,45 @@ static const struct scenario scenarios[] = {
 	 * first block, as any: it may have let A go before (a put to a busy
 	 * engine wakes nobody) */
 	GIL_WAIT_AT("gil_after_handler", 1280, 1290, 1280, 220),
-	/* a HotSpot reader stopped 10 us after its read of A, before its
-	 * handler ran, on a lock its JIT compiler or another handler held
-	 * (a Java monitor): no end of its work on A */
+	/* a HotSpot reader stopped on a lock its JIT compiler or another
+	 * handler held (a Java monitor, the queue's put lock), or at a
+	 * safepoint the VM thread ended, before its handler ran or after:
+	 * no end of its work on A */
 	STOPPED_AT("jvm_compiler_stop", 1110, 121, 1300, 200),
 	STOPPED_AT("monitor_stop_before_handler", 1110, 113, 1300, 200),
-	/* after 130 us of its handler: its first block, as any */
+	STOPPED_AT("jvm_safepoint_after_handler", 1280, 120, 1300, 200),
+	/* a peer's stop after 130 us of its handler is its first block, as
+	 * any (a handler waits for its tokens on locks the handlers share,
+	 * llama.cpp's server_response), unless its headers for A came after
+	 * it (at 1298 us): then it had not let A go */
 	STOPPED_AT("monitor_stop_after_handler", 1280, 113, 1280, 220),
+	STOPPED_IN("monitor_stop_before_headers", 1280, 113, true,
+		   RQS(HEADERS_X_A(1298), HANDLER_Y3), 1300, 200),
+	/* a stop the engine ends (here: the engine of another request's
+	 * token, 102) is a block as any: the end of its work */
+	STOPPED_AT("engine_stop_after_handler", 1280, 102, 1280, 220),
+	/* a thread that only writes requests (Z's writer 114, Z read by
+	 * 101) is no peer handler: its wake 10 us after the read hands the
+	 * reader something (another request's token), the end of its work */
+	STOPPED_IN("writer_stop_before_handler", 1110, 114, false,
+		   RQS(HANDOFF_X_A, RQ(4, 300, 350, 1902, 1903, 101, 114,
+				       .t_end = 5000 * US)),
+		   1110, 390),
+	/* data a peer handler sent over loopback (its softirq's wake names
+	 * it) ends a wait in epoll 10 us after the read: no lock's stop */
+	{
+		SC("test_handoff_enqueue", "peer_data_before_handler"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_IN(0, 113),
+			       E_OUT(1110, 101, .sys = NR_EPOLL_WAIT,
+				     .arg0 = 3),
+			       E_SOFTIRQ(1120, 113, 101),
+			       E_OUT(1122, 113, .sys = NR_FUTEX, .arg0 = 113),
+			       E_IN(1125, 101)),
+		RQS(HANDOFF_X_A, HANDLER_Y3),
+		.want = HANDOFF_A_WANT(1500, 1110, 390),
+	},
 	/* the reader queues a method for the JIT at 1150 us, waking its
 	 * compiler 121 (which wakes handler 112 at 1160, a lock it held):
 	 * the runtime's wake, never a hand-off (docs/design.md §4.3) */

@@ -27,10 +27,7 @@ set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_go
 tt_setup
-if ! command -v go >/dev/null; then
-	fail "scen_go: no go on PATH (tools/deps.sh installs Debian's golang-go)"
-	exit 1
-fi
+need_command scen_go go golang-go
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock ollama tgi tgi-py >"$TT_TMP/run.log" 2>&1
 check "scen_go: tools/scenarios/run.sh go go-lock ollama tgi tgi-py" [ $? = 0 ]

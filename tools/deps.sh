@@ -17,10 +17,12 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
       python3-uvloop python3-httptools
-      libmicrohttpd-dev prometheus libdeflate0"
+      libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
+# openjdk-17-jdk-headless: tests/test_scen_java.sh builds and runs the
+# Java scenario server (tools/scenarios/java_server.java).
 # python3-uvloop, python3-httptools: uvicorn as vLLM runs it
 # (tools/scenarios/run.sh vllm-uvloop).
 # libmicrohttpd-dev: record --metrics; prometheus (and its promtool):

@@ -355,6 +355,19 @@ struct cp_thread {
 /* jvm.c: sets runtime_own of HotSpot's own threads (by their names) */
 void cp_mark_runtime_threads(struct tt_critpath *cp);
 
+/* What ended a reader's block: its engine, a hand-off, data or a timeout
+ * (STOP_NONE); a futex wake by a runtime's own thread (a JVM's safepoint,
+ * its JIT's compile queue); one by another thread that reads requests,
+ * not through an interpreter's lock: a peer of the reader (a Java monitor
+ * the handlers share, the engine queue's put lock). */
+enum cp_block_stop { STOP_NONE, STOP_RUNTIME, STOP_PEER };
+
+struct rq_index;
+/* stops.c: what ended th's block at record k */
+enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
+				 const struct rq_index *ix,
+				 const struct cp_thread *th, size_t k);
+
 /* locks.c */
 struct walk;
 struct consumer;

@@ -803,31 +803,27 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
 }
 
 /*
- * The wake that ended th's block at record k came from a runtime's own
- * thread (a JVM's safepoint, its JIT's compile queue) or from another
- * thread that serves requests, not through an interpreter's lock: th
- * stopped on a lock the runtime or its peers held (a Java monitor the
- * handlers share) and went on with its request, which it had not let go.
+ * The reader's block at record k ends its work on the request: not a stop
+ * by the runtime's own threads (they never hand it a token); not one by a
+ * peer (a lock the handlers share) before its handler ran (less than
+ * HANDLER_START_NS of CPU since the read) or before the headers it sent
+ * for the request (the reader went on with it after); before its handler
+ * ran, not a wait for the interpreter lock (uvloop takes the GIL back from
+ * a helper thread). After its headers a handler waits for its tokens on
+ * locks it shares (llama.cpp's server_response): those blocks are.
  */
-static bool stopped_by_peer(const struct walk *wk, const struct cp_thread *th,
-			    size_t k)
+static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
+			    size_t k, __u64 ran)
 {
-	const struct cp_thread *x;
-	const struct cp_wake *w;
-	size_t lo, hi;
+	enum cp_block_stop stop = cp_block_stop(wk->cp, wk->ix, th, k);
 
-	if (k + 1 >= th->nrecs || th->recs[k + 1].state != REC_RUNNABLE ||
-	    (th->recs[k + 1].flags & REC_F_DATA) ||
-	    th->recs[k + 1].info == NONE32)
+	if (stop == STOP_RUNTIME ||
+	    (stop == STOP_PEER &&
+	     reader_headers(wk, th, th->recs[k].ts, UINT64_MAX)))
 		return false;
-	w = &wk->cp->wakes[th->recs[k + 1].info];
-	if (w->waker_tid == th->tid || w->lock == CP_LOCK_RUNTIME)
-		return false;
-	x = cp_thread_find(wk->cp, w->waker_tid);
-	if (x && x->runtime_own)
-		return true;
-	rq_range(wk->ix, w->waker_tid, &lo, &hi);
-	return lo < hi;
+	return ran >= HANDLER_START_NS ||
+	       (!cp_block_is_runtime(wk->cp, th, &th->recs[k]) &&
+		stop != STOP_PEER);
 }
 
 /*
@@ -859,13 +855,8 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
 	     k++) {
 		r = &th->recs[k];
-		/* a wait for the interpreter lock this soon after the read
-		 * comes before the handler ran (uvloop takes the GIL back
-		 * from a helper thread): no end of the reader's work */
 		if (r->state == REC_BLOCKED &&
-		    (ran >= HANDLER_START_NS ||
-		     (!cp_block_is_runtime(wk->cp, th, r) &&
-		      !stopped_by_peer(wk, th, (size_t)k)))) {
+		    block_ends_work(wk, th, (size_t)k, ran)) {
 			t = r->ts > wk->r ? r->ts : wk->r;
 			break;
 		}

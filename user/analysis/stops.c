@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What ended a reader's block (docs/design.md §4.3, "A JVM's own
+ * threads"): a runtime's own thread or a peer handler releasing a lock is
+ * a stop on the way, not the wait for the engine that ends the reader's
+ * work on a request (handoff.c's block_ends_work()).
+ */
+#include "cp_internal.h"
+#include "tt_arch.h"
+
+/* tid reads requests (a handler of a pool, a loop), not only writes them */
+static bool rq_reader(const struct rq_index *ix, __u32 tid)
+{
+	size_t a = cp_act_after(ix, tid, 0);
+
+	for (; a < ix->nact && ix->act[a].tid == tid; a++)
+		if (!ix->act[a].write)
+			return true;
+	return false;
+}
+
+enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
+				 const struct rq_index *ix,
+				 const struct cp_thread *th, size_t k)
+{
+	const struct cp_thread *x;
+	const struct cp_wake *w;
+
+	if (k + 1 >= th->nrecs || th->recs[k + 1].state != REC_RUNNABLE ||
+	    (th->recs[k + 1].flags & REC_F_DATA) ||
+	    th->recs[k + 1].info == NONE32)
+		return STOP_NONE;
+	w = &cp->wakes[th->recs[k + 1].info];
+	/* a lock's release: a futex wake by another thread (a loopback
+	 * send's softirq names its sender, which brought data) */
+	if (w->ctx != CTX_PROCESS || w->syscall != TT_NR_futex ||
+	    w->waker_tid == th->tid || w->lock == CP_LOCK_RUNTIME)
+		return STOP_NONE;
+	x = cp_thread_find(cp, w->waker_tid);
+	if (x && x->runtime_own)
+		return STOP_RUNTIME;
+	return rq_reader(ix, w->waker_tid) ? STOP_PEER : STOP_NONE;
+}
