@@ -828,10 +828,11 @@ static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
 
 /*
  * Where the reader let the request go, for a queue that a busy consumer's
- * boundary tb ends: its first wake of another thread (not through a lock),
- * its first block (not one for the GIL before its handler ran), or its next
- * read or first write of another request
- * after t_read, whichever comes first; tb when none comes before. The
+ * boundary tb ends: its first wake of another thread (not through a lock,
+ * not the runtime's), its first block that ends its work
+ * (block_ends_work(): not a stop on the way), or its next read or first
+ * write of another request after t_read, whichever comes first; tb when
+ * none comes before. The
  * enqueue makes no wakeup when the consumer is busy: the end of the
  * reader's own work on the request is the best evidence of it. A reader
  * that read several requests before handing any on (an event loop) hands
