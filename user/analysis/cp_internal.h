@@ -362,6 +362,11 @@ void cp_mark_runtime_threads(struct tt_critpath *cp);
  * the handlers share, the engine queue's put lock). */
 enum cp_block_stop { STOP_NONE, STOP_RUNTIME, STOP_PEER };
 
+/* threads.c: the wake that took th from a block into its runnable record
+ * k, not a data wake; NULL if none did */
+const struct cp_wake *cp_block_wake(const struct tt_critpath *cp,
+				    const struct cp_thread *th, size_t k);
+
 struct rq_index;
 /* stops.c: what ended th's block at record k */
 enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,

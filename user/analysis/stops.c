@@ -26,11 +26,9 @@ enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
 	const struct cp_thread *x;
 	const struct cp_wake *w;
 
-	if (k + 1 >= th->nrecs || th->recs[k + 1].state != REC_RUNNABLE ||
-	    (th->recs[k + 1].flags & REC_F_DATA) ||
-	    th->recs[k + 1].info == NONE32)
+	w = k + 1 < th->nrecs ? cp_block_wake(cp, th, k + 1) : NULL;
+	if (!w)
 		return STOP_NONE;
-	w = &cp->wakes[th->recs[k + 1].info];
 	/* a lock's release: a futex wake by another thread (a loopback
 	 * send's softirq names its sender, which brought data) */
 	if (w->ctx != CTX_PROCESS || w->syscall != TT_NR_futex ||

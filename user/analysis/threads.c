@@ -513,10 +513,8 @@ static int on_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	return rec_push(cp, th, ev->h.ts, REC_RUNNABLE, widx, 0);
 }
 
-/* The wake that took th from a block into its runnable record k, not a
- * data wake; NULL if none did */
-static const struct cp_wake *block_wake(const struct tt_critpath *cp,
-					const struct cp_thread *th, size_t k)
+const struct cp_wake *cp_block_wake(const struct tt_critpath *cp,
+				    const struct cp_thread *th, size_t k)
 {
 	const struct cp_rec *r = &th->recs[k];
 
@@ -557,7 +555,7 @@ static int room_race(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 
 	if (th->nrecs < 3 || ts - th->recs[th->nrecs - 1].ts > ROOM_RACE_NS)
 		return 0;
-	room = block_wake(cp, th, th->nrecs - 2);
+	room = cp_block_wake(cp, th, th->nrecs - 2);
 	if (!room || !cp_room_wake(cp, room))
 		return 0;
 	return data_ends_wait(cp, th, ts, widx, room, true);
@@ -604,7 +602,7 @@ static int on_data_wake(struct tt_critpath *cp, const struct tt_event *ev)
 	if (err || last->state != REC_RUNNABLE)
 		return err;
 	/* the wake that ended its block, if it is still waiting for a CPU */
-	room = block_wake(cp, th, th->nrecs - 1);
+	room = cp_block_wake(cp, th, th->nrecs - 1);
 	/* woken for room by a receive, before any data: this data ends the
 	 * wait, as the kernel's wakeup would have had it come first */
 	if (room && cp_room_wake(cp, room))
