@@ -1814,6 +1814,73 @@ static const struct rq_want sync_calls_want[] = {
 #define SHARD_WAITS                                                           \
 	(E_OUT(1002, 201, .sys = NR_RECVFROM, .arg0 = 3, .mode = S_IFSOCK))
 
+/*
+ * test_cross_process's router on tokio's work-stealing pool (TGI's, docs/
+ * design.md §4.4 "A helper that answers the pool"): workers 101 and 102
+ * (named NAME_), shard 201, which answered a call at 60 us. Worker 101
+ * reads A at 100, sends its headers at 105 and asks helper H (110, a
+ * blocking thread, named HNAME_) to validate it (110); HELPER: the helper's
+ * steps after, as HELPER_ANSWERS: it tokenizes till 1115 and answers by
+ * waking worker CALLER on the driver, which took A's task and calls the
+ * shard at 1200 (A's prefill); the shard answers at 3000 and CALLER wakes
+ * WRITER, parked, to steal the handler's task, which writes A's token at
+ * 3020. RQS_: more requests, each after a comma.
+ */
+#define HELPER_ANSWERS(CALLER)                                                \
+	(E_WAKE(1115, 110, CALLER, NR_WRITE, 9), E_IN(1118, CALLER),          \
+	 E_OUT(1120, 110, .sys = NR_FUTEX, .arg0 = 0x60))
+/* the helper waits for its next job from 600 to 700 us, then answers */
+#define HELPER_SILENT(CALLER)                                                 \
+	(E_OUT(600, 110, .sys = NR_FUTEX, .arg0 = 0x60),                      \
+	 E_IRQ(700, UNTRACED, 110), E_IN(702, 110),                           \
+	 UNPAREN HELPER_ANSWERS(CALLER))
+#define TOKIO "tokio-runtime-w"
+/* TOKIO_ROUTER's A dispatched by its call at 1200 us, queued from enq */
+#define TOKIO_CALL(name_, NAME_, H, HNAME_, CALLER, WRITER, HELPER, enq)      \
+	TOKIO_ROUTER(name_, NAME_, H, HNAME_, CALLER, WRITER, HELPER, (),     \
+		     R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),     \
+		     R_T(t_enqueue, enq))
+/* the block of worker tid_ once idle: the driver's (epoll) for the caller */
+#define TOKIO_PARK(t_, tid_, CALLER)                                          \
+	E_OUT(t_, tid_,                                                       \
+	      .sys = (tid_) == (CALLER) ? NR_EPOLL_WAIT : NR_FUTEX,           \
+	      .arg0 = (tid_) == (CALLER) ? 4 : 0x61)
+/* clang-format off */
+#define TOKIO_ROUTER(name_, NAME_, H, HNAME_, CALLER, WRITER, HELPER, RQS_,   \
+		     ...)                                                     \
+	{                                                                     \
+		SC("test_cross_process", name_),                             \
+		.steps = STEPS(                                               \
+			E_COMM(0, 101, NAME_), E_COMM(0, 102, NAME_),         \
+			E_COMM(0, H, HNAME_), E_IN(0, 101), E_IN(0, 102),     \
+			E_IN(0, H), E_IN(0, 201),                             \
+			E_OUT(5, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4),       \
+			E_OUT(12, H, .sys = NR_FUTEX, .arg0 = 0x60),          \
+			E_OUT(30, 101, .sys = NR_EPOLL_WAIT, .arg0 = 4),      \
+			E_WAKE(60, 201, 102, NR_SENDMSG, 3), E_IN(61, 102),   \
+			E_OUT(62, 201, .sys = NR_RECVFROM, .arg0 = 3,         \
+			      .mode = S_IFSOCK),                              \
+			TOKIO_PARK(70, 102, CALLER),                          \
+			E_SOFTIRQ(95, UNTRACED, 101), E_IN(97, 101),          \
+			E_WAKE(110, 101, H, NR_FUTEX, 0x60), E_IN(115, H),    \
+			TOKIO_PARK(120, 101, CALLER),                         \
+			UNPAREN HELPER, E_DATA(1200, CALLER, 201, NR_WRITE, 6),               \
+			E_WAKE(1200, CALLER, 201, NR_WRITE, 6), E_IN(1205, 201), \
+			E_OUT(1210, CALLER, .sys = NR_EPOLL_WAIT, .arg0 = 4), \
+			E_WAKE(3000, 201, CALLER, NR_SENDMSG, 3),             \
+			E_OUT(3002, 201, .sys = NR_RECVFROM, .arg0 = 3,       \
+			      .mode = S_IFSOCK),                              \
+			E_IN(3005, CALLER),                                   \
+			E_WAKE(3010, CALLER, WRITER, NR_FUTEX, 0x61),         \
+			E_OUT(3012, CALLER, .sys = NR_EPOLL_WAIT, .arg0 = 4), \
+			E_IN(3015, WRITER)),                                  \
+		RQS(RQ(1, 50, 100, 3020, 3030, 101, WRITER,                   \
+		       .t_end = 5000 * US, .t_headers = 105 * US)             \
+			    UNPAREN RQS_),                                    \
+		.want = WANTS({ 1, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
 /* test_cross_process's one-loop router (tools/scenarios' tgi-py): 102
  * reads B at 1100 and C at 1110, runs B's handler, whose append to the
  * queue wakes nobody, with EXTRA, and sends B's headers at 1150; its call
@@ -2994,6 +3061,120 @@ static const struct scenario scenarios[] = {
 				  R(dispatch, TT_CP_DISP_CALL),
 				  R_T(t_dispatch, 1200),
 				  R_T(t_enqueue, 1200) } }),
+	},
+	/* TGI's router on tokio (tools/scenarios' tgi-rs), its threads named
+	 * NAME_: TOKIO_ROUTER below */
+	TOKIO_CALL("tokio_helper_answers", TOKIO, 110, TOKIO, 102, 101,
+		   HELPER_ANSWERS(102), 1115),
+	/* the same threads unnamed (no pool that moves tasks): 101's wake of
+	 * the helper at 110 is A's hand-off */
+	TOKIO_CALL("pool_unnamed", "router", 110, "router", 102, 101,
+		   HELPER_ANSWERS(102), 110),
+	/* a helper of another name (a thread the application started): no
+	 * blocking thread of the pool, the old rules (A's hand-off where the
+	 * reader let it go, its wait after the ask at 120 us) */
+	TOKIO_CALL("tokio_other_helper", TOKIO, 110, "validator", 102, 101,
+		   HELPER_ANSWERS(102), 120),
+	/* the helper answers the reader, which calls the shard and then has
+	 * 102 steal the handler's task (without tokio's workers known: the
+	 * reader's wake of 102 at 3010 a pick-up, t_enqueue there) */
+	TOKIO_CALL("tokio_sibling_writes", TOKIO, 110, TOKIO, 101, 102,
+		   HELPER_ANSWERS(101), 1115),
+	TOKIO_ROUTER("pool_unnamed_sibling", "router", 110, "router", 101, 102,
+		     HELPER_ANSWERS(101), (), R(dispatch, TT_CP_DISP_PICKUP),
+		     R_T(t_dispatch, 3015), R_T(t_enqueue, 3010)),
+	/* the helper slept from 600 to 700 us before it woke 102: what it
+	 * did after may be another request's, the wake at 1115 that one's
+	 * answer; A's hand-off stays where the reader let it go (120 us) */
+	TOKIO_CALL("tokio_helper_slept", TOKIO, 110, TOKIO, 102, 101,
+		   (E_OUT(600, 110, .sys = NR_NANOSLEEP),
+		    E_IRQ(700, UNTRACED, 110), E_IN(702, 110),
+		    UNPAREN HELPER_ANSWERS(102)), 120),
+	/* it waited for its next job from 600 to 700 us: it had answered A
+	 * then, silently (no worker parked), and its wake at 1115 answers
+	 * the job that woke it */
+	TOKIO_CALL("tokio_helper_silent", TOKIO, 110, TOKIO, 102, 101,
+		   HELPER_SILENT(102), 600),
+	/* the same threads unnamed: a thread that owns its request may wait
+	 * for its helper visibly, the rule is a pool's (A's hand-off the
+	 * ask) */
+	TOKIO_CALL("pool_unnamed_silent", "router", 110, "router", 102, 101,
+		   HELPER_SILENT(102), 110),
+	/* the reader woke 102 at 108 us (a task it queued, for 102 to steal)
+	 * before it asked the helper: a worker is no helper, the ask is 110
+	 * us */
+	TOKIO_CALL("tokio_sibling_first", TOKIO, 110, TOKIO, 101, 102,
+		   (E_WAKE(108, 101, 102, NR_FUTEX, 0x61), E_IN(109, 102),
+		    E_OUT(112, 102, .sys = NR_FUTEX, .arg0 = 0x61),
+		    UNPAREN HELPER_ANSWERS(101)), 1115),
+	/* the helper woke 103, no worker (a thread of the application's), at
+	 * 600 us: no answer; its answer is its wake of 102 at 1115 */
+	TOKIO_CALL("tokio_helper_wakes_other", TOKIO, 110, TOKIO, 102, 101,
+		   (E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x70),
+		    E_WAKE(600, 110, 103, NR_FUTEX, 0x70), E_IN(605, 103),
+		    E_OUT(610, 103, .sys = NR_FUTEX, .arg0 = 0x70),
+		    UNPAREN HELPER_ANSWERS(102)), 1115),
+	/* a blocking thread of another tokio process (310, an engine's) that
+	 * the reader woke is no helper of its pool: it waits at 600 us, and
+	 * 102 runs at 1118 for a client's data; A's hand-off stays where the
+	 * reader let it go (120 us) */
+	TOKIO_CALL("tokio_other_process", TOKIO, 310, TOKIO, 102, 101,
+		   (E_OUT(600, 310, .sys = NR_FUTEX, .arg0 = 0x60),
+		    E_SOFTIRQ(1115, UNTRACED, 102), E_IN(1118, 102)), 120),
+	/* ... and a worker of that process (waiting in epoll at 600 us) that
+	 * wakes 102, a writer of requests, at 900: the reader handed A to
+	 * another process there (110 us), no wake of tokio's own */
+	TOKIO_CALL("tokio_other_process_worker", TOKIO, 310, TOKIO, 101, 102,
+		   (E_OUT(600, 310, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+		    E_IRQ(890, UNTRACED, 310), E_IN(892, 310),
+		    E_WAKE(900, 310, 102, NR_WRITE, 9), E_IN(905, 102),
+		    E_OUT(910, 102, .sys = NR_FUTEX, .arg0 = 0x61),
+		    E_OUT(915, 310, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+		    E_SOFTIRQ(1115, UNTRACED, 101), E_IN(1118, 101)), 110),
+	/* the helper's first wake went to 310, a worker of another tokio
+	 * process, at 600 us: no answer to its pool; its answer is its wake
+	 * of 102 at 1115 */
+	TOKIO_CALL("tokio_helper_wakes_other_pool", TOKIO, 110, TOKIO, 102, 101,
+		   (E_OUT(5, 310, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+		    E_WAKE(600, 110, 310, NR_WRITE, 9), E_IN(605, 310),
+		    E_OUT(610, 310, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+		    E_COMM(0, 310, TOKIO), UNPAREN HELPER_ANSWERS(102)), 1115),
+	/* 102, woken by a client at 1190, calls the shard at 1200 before the
+	 * helper answers at 1250: its answer came after the call that carried
+	 * A, no answer of A's validation (A's hand-off stays at 120 us) */
+	TOKIO_CALL("tokio_answer_after_call", TOKIO, 110, TOKIO, 102, 101,
+		   (E_SOFTIRQ(1190, UNTRACED, 102), E_IN(1192, 102),
+		    E_WAKE(1250, 110, 102, NR_WRITE, 9), E_IN(1252, 102),
+		    E_OUT(1255, 110, .sys = NR_FUTEX, .arg0 = 0x60),
+		    E_OUT(1260, 102, .sys = NR_EPOLL_WAIT, .arg0 = 4)), 120),
+	/* the reader read B at 106 us before its ask at 110: the ask is B's
+	 * (a task reads and asks in one poll), A's hand-off where the reader
+	 * turned to B */
+	TOKIO_ROUTER("tokio_ask_after_other", TOKIO, 110, TOKIO, 102, 101,
+		     HELPER_ANSWERS(102),
+		     (, RQ(2, 104, 106, 0, 0, 101, 0)),
+		     R(dispatch, TT_CP_DISP_CALL), R_T(t_dispatch, 1200),
+		     R_T(t_enqueue, 106)),
+	/* a blocking thread that computes A itself (inference run with
+	 * spawn_blocking) answers the reader with its token: that answer came
+	 * after A was taken up, no helper's, and A's hand-off stays the ask */
+	{
+		SC("test_cross_process", "tokio_blocking_engine"),
+		.steps = STEPS(
+			E_COMM(0, 101, TOKIO), E_COMM(0, 110, TOKIO),
+			E_IN(0, 101),
+			E_IN(0, 110),
+			E_OUT(12, 110, .sys = NR_FUTEX, .arg0 = 0x60),
+			E_OUT(30, 101, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_SOFTIRQ(95, UNTRACED, 101), E_IN(97, 101),
+			E_WAKE(110, 101, 110, NR_FUTEX, 0x60), E_IN(115, 110),
+			E_OUT(120, 101, .sys = NR_EPOLL_WAIT, .arg0 = 4),
+			E_WAKE(1115, 110, 101, NR_WRITE, 9), E_IN(1118, 101),
+			E_OUT(1120, 110, .sys = NR_FUTEX, .arg0 = 0x60)),
+		RQS(RQ(1, 50, 100, 1125, 1130, 101, 101, .t_end = 5000 * US,
+		       .t_headers = 105 * US)),
+		.want = WANTS({ 1, NULL, { R(complete, true),
+					   R_T(t_enqueue, 110) } }),
 	},
 	/*
 	 * The one-loop router reads B, C and D (1100-1120 us) and sends B's

@@ -17,12 +17,16 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       libclang-rt-14-dev iproute2 python3 procps bpftrace
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
       python3-uvloop python3-httptools
-      libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless"
+      libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless
+      librust-tokio-dev librust-libc-dev"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
 # openjdk-17-jdk-headless: tests/test_scen_java.sh builds and runs the
 # Java scenario server (tools/scenarios/java_server.java).
+# librust-tokio-dev, librust-libc-dev: tests/test_scen_tgi_rs.sh builds the
+# Rust scenario router (tools/scenarios/tgi_rs) offline against Debian's
+# crates, with the machine's cargo or Debian's (below).
 # python3-uvloop, python3-httptools: uvicorn as vLLM runs it
 # (tools/scenarios/run.sh vllm-uvloop).
 # libmicrohttpd-dev: record --metrics; prometheus (and its promtool):
@@ -31,6 +35,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 # example NodeSource's package) conflicts with Debian's, so only without one
 command -v node >/dev/null 2>&1 || pkgs="$pkgs nodejs"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+command -v cargo >/dev/null 2>&1 || pkgs="$pkgs cargo"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

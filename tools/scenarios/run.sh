@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
-# tgi tgi-py ollama gateway node-gateway java (README.md).
+# tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -57,6 +57,27 @@ build_java() { # NAME: tools/scenarios/NAME.java, a Java server, into $OUTPUT/sc
 		touch "$OUTPUT/scenarios/$1/.built"
 }
 
+# build_rust NAME: tools/scenarios/NAME/, a cargo package, built offline
+# against Debian's crates (librust-*-dev) from a copy in $OUTPUT/scenarios/
+# (cargo writes Cargo.lock beside Cargo.toml); the binary is
+# $OUTPUT/scenarios/NAME
+build_rust() {
+	local src=$SCEN/$1 copy=$OUTPUT/scenarios/$1-src f
+	for f in "$src/Cargo.toml" "$src"/src/*.rs; do
+		[ "$OUTPUT/scenarios/$1" -nt "$f" ] || break
+	done
+	[ "$OUTPUT/scenarios/$1" -nt "$f" ] && return 0
+	command -v cargo >/dev/null || die "$1 needs cargo (tools/deps.sh installs it)"
+	compgen -G "/usr/share/cargo/registry/tokio-1.*" >/dev/null ||
+		die "$1 needs Debian's crates (apt-get install librust-tokio-dev)"
+	rm -rf "$copy" && mkdir -p "$copy" && cp -r "$src/Cargo.toml" "$src/src" "$copy/" &&
+		cargo build -q --release --offline --manifest-path "$copy/Cargo.toml" \
+			--target-dir "$OUTPUT/scenarios/rust-target" \
+			--config 'source.crates-io.replace-with="debian"' \
+			--config 'source.debian.directory="/usr/share/cargo/registry"' &&
+		cp "$OUTPUT/scenarios/rust-target/release/$1" "$OUTPUT/scenarios/$1"
+}
+
 build_c() { # NAME: tools/scenarios/NAME.c, a C server
 	[ "$OUTPUT/scenarios/$1" -nt "$SCEN/$1.c" ] && return 0
 	mkdir -p "$OUTPUT/scenarios" &&
@@ -102,6 +123,11 @@ server_cmd() {
 	go) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	tgi) build_go tgi_router goengine && echo "$OUTPUT/scenarios/tgi_router -p $port -log $log \
 -shard $SCEN/tgi_shard.py" ;;
+	tgi-rs) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port --log $log \
+--shard $SCEN/tgi_shard.py" ;;
+	# the same, its append and prefill call marked (scenario_marks)
+	tgi-rs-mark) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port --log $log \
+--shard $SCEN/tgi_shard.py" ;;
 	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	# a 64 MB heap, so that G1 collects under load; TCP_NODELAY as Netty sets it
@@ -133,6 +159,9 @@ scenario_marks() {
 --mark dispatch=python:$PY:v0.admit,key=arg1" ;;
 	vllm-mark) echo "--mark enqueue=python:$PY:vllm.enqueue,key=arg1,peer=arg2 \
 --mark dispatch=python:$PY:vllm.admit,key=arg1" ;;
+	# a task may resume on any worker: the client's port binds the append
+	tgi-rs-mark) echo "--mark enqueue=$OUTPUT/scenarios/tgi_rs:ttft_mark_enqueue,key=arg1,peer=arg2 \
+--mark dispatch=$OUTPUT/scenarios/tgi_rs:ttft_mark_dispatch,key=arg1" ;;
 	esac
 }
 
@@ -178,7 +207,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool llama \
-	llama-delay lit lit-uvloop mpq ollama gateway node-gateway java
+	llama-delay lit lit-uvloop mpq ollama gateway node-gateway java tgi-rs
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

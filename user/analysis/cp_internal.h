@@ -345,15 +345,21 @@ struct cp_thread {
 	__u64 waited_words[CP_THREAD_WORDS];
 	__u32 waited_next;
 	__u32 futex_waits; /* its blocks in futex(2), all words */
+	__u32 epoll_waits; /* its blocks in epoll_wait(2) (tokio.c) */
 	bool has_comm;
 	/* a thread a runtime started for itself (jvm.c): its wakes are the
 	 * runtime's, never a hand-off */
 	bool runtime_own;
+	/* a worker of a work-stealing pool (tokio.c): its wakes of a sibling
+	 * are the runtime's */
+	bool pool_worker;
 	char comm[TT_COMM_LEN];
 };
 
 /* jvm.c: sets runtime_own of HotSpot's own threads (by their names) */
 void cp_mark_runtime_threads(struct tt_critpath *cp);
+/* tokio.c: sets pool_worker of tokio's workers */
+void cp_mark_pool_workers(struct tt_critpath *cp);
 
 /* What ended a reader's block: its engine, a hand-off, data or a timeout
  * (STOP_NONE); a futex wake by a runtime's own thread (a JVM's safepoint,
@@ -728,6 +734,13 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 		   __u64 lo, __u64 hi, __u32 skip_tgid);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
+/* tid's first read or first write of a request other than req after t, or
+ * UINT64_MAX. */
+__u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
+/* helper.c: when a blocking thread of its pool that the reader, a worker
+ * of a work-stealing pool, woke after its read answered, before tb; 0 if
+ * none did */
+__u64 cp_helper_answer(const struct walk *wk, __u64 tb);
 /* The reader, which writes the response too, woke tid at t after it let
  * the request go: a helper it asked for what is already computed. */
 bool cp_reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t);

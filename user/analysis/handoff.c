@@ -460,10 +460,7 @@ size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t)
 	return cp_acts_after(ix->act, ix->nact, tid, t);
 }
 
-/* tid's first read or first write of a request other than req after t, or
- * UINT64_MAX. */
-static __u64 rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t,
-			 __u32 req)
+__u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req)
 {
 	size_t a = cp_act_after(ix, tid, t);
 
@@ -842,7 +839,7 @@ static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
  * tb, when every turn to tb was another request's). A message the reader
  * hands to ZMQ is a hand-off too: no later than that.
  */
-__u64 cp_handoff_point(const struct walk *wk, __u64 tb)
+static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 {
 	const struct cp_thread *th = wk->reader;
 	__u64 t = tb, next, from = wk->r, ran = 0, h;
@@ -912,7 +909,7 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 		    !wake_to(wk->cp, w, wk->callee_tgid))
 			return w->ts;
 	}
-	next = rq_next_act(wk->ix, th->tid, from, wk->ri);
+	next = cp_rq_next_act(wk->ix, th->tid, from, wk->ri);
 	/* an event loop that read another request before this one's handler
 	 * ran, and woke nobody since the read: the headers the handler sends
 	 * once it let the request go end its turn (an asyncio router's
@@ -921,6 +918,15 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb)
 	if (h)
 		next = h;
 	return headers_first(wk, th, next < t ? next : t);
+}
+
+/* ... and no earlier than a helper's answer to the reader's pool (helper.c):
+ * the request was the pool's to that answer */
+__u64 cp_handoff_point(const struct walk *wk, __u64 tb)
+{
+	__u64 t = reader_handoff(wk, tb), ans = cp_helper_answer(wk, tb);
+
+	return ans > t ? ans : t;
 }
 
 /* Latest wake of the writer the walk would follow, not through a lock, in

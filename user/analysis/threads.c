@@ -357,6 +357,9 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		note_waited_word(th, sw->arg0);
 		th->futex_waits++;
 	}
+	if (sw->syscall_nr == TT_NR_epoll_wait ||
+	    sw->syscall_nr == TT_NR_epoll_pwait)
+		th->epoll_waits++;
 	err = rec_push(cp, th, ts, REC_BLOCKED, bidx, flags);
 	if (err || pending == NONE32 || ts - th->pending_ts > WAKE_RACE_NS ||
 	    other_word(&cp->wakes[pending], &cp->blocks[bidx]))

@@ -755,6 +755,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		return 0;
 	cp->lock_words = 0;
 	cp_mark_runtime_threads(cp);
+	cp_mark_pool_workers(cp);
 	for (i = 0; i < cp->nwords; i++)
 		if (word_lock(&cp->words[i], limit))
 			cp->lock_words++;
@@ -784,7 +785,9 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		if (w->syscall == CP_SYSCALL_SCHED ||
 		    (rt && rt->kind == TT_RT_GO) ||
 		    (waker && waker->runtime_own) ||
-		    (target && target->runtime_own))
+		    (target && target->runtime_own) ||
+		    (waker && target && waker->pool_worker &&
+		     target->pool_worker && waker->tgid == target->tgid))
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
