@@ -32,6 +32,9 @@ check "scen_tgi_rs: the recording names tokio's workers" \
 		grep -q 'comm=tokio-runtime-w'"
 # The shares: in eleven runs here t_dispatch and admission to token off
 # 0-2 of 120, t_enqueue and the queue 27-47 (28-34 beside nothing); marked,
-# none. Under ASan they double (scen_gate), as for the other scenarios.
+# 0 in five runs of six, 2 in one: a marker's uprobe is stamped when its
+# handler runs, and a worker preempted at the trap (exit to user space
+# schedules before it handles the uprobe) stamped two dispatches 1.1 ms
+# late. Under ASan they double (scen_gate), as for the other scenarios.
 scen_gate scen_tgi_rs tgi-rs:0.1:0.4:0.1:enq=0.4 \
-	tgi-rs-mark:0.02:0.02:0.02:strict
+	tgi-rs-mark:0.05:0.05:0.05:strict

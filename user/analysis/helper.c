@@ -23,10 +23,10 @@ static bool pool_blocking(const struct cp_thread *th, const struct cp_thread *x)
 /*
  * When helper x answered the ask at t: its first wake of a worker of th's
  * pool after t; or, when it first waited on a futex, that wait for its
- * next job (an answer that
- * found no worker parked wakes nobody; woken idle, it had this request to
- * do). 0 if neither, or if it blocked otherwise first (a sleep: whatever
- * it did after may be another request's).
+ * next job (an answer that found no worker parked wakes nobody; woken
+ * idle, it had this request to do). 0 if neither, or if it blocked
+ * otherwise first (a sleep: whatever it did after may be another
+ * request's).
  */
 static __u64 answer_to(const struct tt_critpath *cp, const struct cp_thread *th,
 		       const struct cp_thread *x, __u64 t)

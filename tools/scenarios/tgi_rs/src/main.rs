@@ -218,9 +218,10 @@ async fn batching_task(
         }
         let mut fresh = next_batch(&queue, batch - running.len()).await;
         if !fresh.is_empty() {
-            let t = now();
+            // each stamp beside its marker: a preemption between the two
+            // would set the truth and the marker apart
             for e in fresh.iter_mut() {
-                e.t_admit = t;
+                e.t_admit = now();
                 ttft_mark_dispatch(e.id);
             }
             shard.call("prefill", fresh.len()).await;
