@@ -3157,7 +3157,8 @@ static const struct scenario scenarios[] = {
 		     R_T(t_enqueue, 106)),
 	/* a blocking thread that computes A itself (inference run with
 	 * spawn_blocking) answers the reader with its token: that answer came
-	 * after A was taken up, no helper's, and A's hand-off stays the ask */
+	 * after A was taken up, no helper's; A's hand-off stays the ask, its
+	 * pick-up the engine's run (115 us) */
 	{
 		SC("test_cross_process", "tokio_blocking_engine"),
 		.steps = STEPS(
@@ -3174,6 +3175,8 @@ static const struct scenario scenarios[] = {
 		RQS(RQ(1, 50, 100, 1125, 1130, 101, 101, .t_end = 5000 * US,
 		       .t_headers = 105 * US)),
 		.want = WANTS({ 1, NULL, { R(complete, true),
+					   R(dispatch, TT_CP_DISP_PICKUP),
+					   R_T(t_dispatch, 115),
 					   R_T(t_enqueue, 110) } }),
 	},
 	/*

@@ -36,15 +36,20 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# newer OUT SRC...: OUT was built after every SRC changed
+newer() {
+	local f
+	for f in "${@:2}"; do
+		[ "$1" -nt "$f" ] || return 1
+	done
+}
+
 # build_go NAME [PART...]: tools/scenarios/NAME.go, a Go program, with
 # goclock.go and tools/scenarios/PART.go (goengine: the engine servers')
 build_go() {
 	local f srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
 	for f in "${@:2}"; do srcs+=("$SCEN/$f.go"); done
-	for f in "${srcs[@]}"; do
-		[ "$OUTPUT/scenarios/$1" -nt "$f" ] || break
-	done
-	[ "$OUTPUT/scenarios/$1" -nt "$f" ] && return 0
+	newer "$OUTPUT/scenarios/$1" "${srcs[@]}" && return 0
 	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
 		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
@@ -62,11 +67,8 @@ build_java() { # NAME: tools/scenarios/NAME.java, a Java server, into $OUTPUT/sc
 # (cargo writes Cargo.lock beside Cargo.toml); the binary is
 # $OUTPUT/scenarios/NAME
 build_rust() {
-	local src=$SCEN/$1 copy=$OUTPUT/scenarios/$1-src f
-	for f in "$src/Cargo.toml" "$src"/src/*.rs; do
-		[ "$OUTPUT/scenarios/$1" -nt "$f" ] || break
-	done
-	[ "$OUTPUT/scenarios/$1" -nt "$f" ] && return 0
+	local src=$SCEN/$1 copy=$OUTPUT/scenarios/$1-src
+	newer "$OUTPUT/scenarios/$1" "$src/Cargo.toml" "$src"/src/*.rs && return 0
 	command -v cargo >/dev/null || die "$1 needs cargo (tools/deps.sh installs it)"
 	compgen -G "/usr/share/cargo/registry/tokio-1.*" >/dev/null ||
 		die "$1 needs Debian's crates (apt-get install librust-tokio-dev)"
@@ -123,11 +125,10 @@ server_cmd() {
 	go) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	tgi) build_go tgi_router goengine && echo "$OUTPUT/scenarios/tgi_router -p $port -log $log \
 -shard $SCEN/tgi_shard.py" ;;
-	tgi-rs) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port --log $log \
---shard $SCEN/tgi_shard.py" ;;
-	# the same, its append and prefill call marked (scenario_marks)
-	tgi-rs-mark) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port --log $log \
---shard $SCEN/tgi_shard.py" ;;
+	# tgi-rs-mark: the same, its append and prefill call marked
+	# (scenario_marks)
+	tgi-rs | tgi-rs-mark) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port \
+--log $log --shard $SCEN/tgi_shard.py" ;;
 	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	# a 64 MB heap, so that G1 collects under load; TCP_NODELAY as Netty sets it

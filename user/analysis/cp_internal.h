@@ -358,8 +358,10 @@ struct cp_thread {
 
 /* jvm.c: sets runtime_own of HotSpot's own threads (by their names) */
 void cp_mark_runtime_threads(struct tt_critpath *cp);
-/* tokio.c: sets pool_worker of tokio's workers */
+/* tokio.c: sets pool_worker of tokio's workers; a and b are workers of
+ * one pool */
 void cp_mark_pool_workers(struct tt_critpath *cp);
+bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b);
 
 /* What ended a reader's block: its engine, a hand-off, data or a timeout
  * (STOP_NONE); a futex wake by a runtime's own thread (a JVM's safepoint,
@@ -737,9 +739,9 @@ __u64 cp_handoff_point(const struct walk *wk, __u64 tb);
 /* tid's first read or first write of a request other than req after t, or
  * UINT64_MAX. */
 __u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
-/* helper.c: when a blocking thread of its pool that the reader, a worker
- * of a work-stealing pool, woke after its read answered, before tb; 0 if
- * none did */
+/* helper.c: when the reader, a worker of a work-stealing pool, got the
+ * answer of the blocking thread of its pool it woke after its read, if
+ * before tb; else 0 */
 __u64 cp_helper_answer(const struct walk *wk, __u64 tb);
 /* The reader, which writes the response too, woke tid at t after it let
  * the request go: a helper it asked for what is already computed. */

@@ -33,13 +33,13 @@ static __u64 answer_to(const struct tt_critpath *cp, const struct cp_thread *th,
 {
 	size_t a = cp_wake_at(cp, x->wout, x->nwout, t);
 	const struct cp_wake *w = NULL;
-	const struct cp_thread *y;
 	long k;
 
 	for (; a < x->nwout && !w; a++) {
-		y = cp_thread_find(cp, cp->wakes[x->wout[a]].target_tid);
-		if (y && y->pool_worker && y->tgid == th->tgid)
-			w = &cp->wakes[x->wout[a]];
+		const struct cp_wake *v = &cp->wakes[x->wout[a]];
+
+		if (cp_pool_siblings(th, cp_thread_find(cp, v->target_tid)))
+			w = v;
 	}
 	for (k = cp_rec_before(x, t + 1) + 1;
 	     (size_t)k < x->nrecs && (!w || x->recs[k].ts < w->ts); k++)

@@ -27,3 +27,8 @@ void cp_mark_pool_workers(struct tt_critpath *cp)
 				  th->epoll_waits;
 	}
 }
+
+bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b)
+{
+	return a && b && a->pool_worker && b->pool_worker && a->tgid == b->tgid;
+}

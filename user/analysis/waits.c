@@ -786,8 +786,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		    (rt && rt->kind == TT_RT_GO) ||
 		    (waker && waker->runtime_own) ||
 		    (target && target->runtime_own) ||
-		    (waker && target && waker->pool_worker &&
-		     target->pool_worker && waker->tgid == target->tgid))
+		    cp_pool_siblings(waker, target))
 			w->lock = CP_LOCK_SCHED;
 		else if (rt)
 			w->lock = CP_LOCK_RUNTIME;
