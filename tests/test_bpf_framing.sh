@@ -22,12 +22,10 @@ tt_setup
 PY=/usr/bin/python3
 NODE=$(command -v node || true)
 GOBIN=$OUTPUT/tests/framing_go
-if ! command -v go >/dev/null; then
-	fail "bpf_framing: no go on PATH (tools/deps.sh installs golang-go)"
-	exit 1
-fi
+need_command bpf_framing go golang-go
 mkdir -p "$OUTPUT/gocache" "$OUTPUT/gopath" "$OUTPUT/tests"
-GOCACHE=$PWD/$OUTPUT/gocache GOPATH=$PWD/$OUTPUT/gopath GO111MODULE=off \
+# go wants them absolute, whether OUTPUT is or not
+GOCACHE=$(realpath "$OUTPUT/gocache") GOPATH=$(realpath "$OUTPUT/gopath") GO111MODULE=off \
 	GOFLAGS='' HOME=/nonexistent \
 	go build -o "$GOBIN" tests/servers/go_server.go ||
 	{ fail "bpf_framing: go build tests/servers/go_server.go"; exit 1; }

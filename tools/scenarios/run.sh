@@ -50,7 +50,9 @@ build_go() {
 	local f srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
 	for f in "${@:2}"; do srcs+=("$SCEN/$f.go"); done
 	newer "$OUTPUT/scenarios/$1" "${srcs[@]}" && return 0
-	GOCACHE=$PWD/$OUTPUT/scenarios/gocache GOPATH=$PWD/$OUTPUT/scenarios/gopath \
+	# go wants them absolute, whether OUTPUT is or not
+	GOCACHE=$(realpath -m "$OUTPUT/scenarios/gocache") \
+		GOPATH=$(realpath -m "$OUTPUT/scenarios/gopath") \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
 		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
 }
