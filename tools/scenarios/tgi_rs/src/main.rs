@@ -235,7 +235,9 @@ async fn batching_task(
     }
 }
 
-type Validate = (usize, oneshot::Sender<()>);
+/// a validation job: the worker's answer goes back on it (the spin stands
+/// for the tokenizer, which would take the body)
+type Validate = oneshot::Sender<()>;
 
 /// TGI's validation workers: blocking threads, handed requests round-robin
 fn start_validation(workers: usize, tokenize_ms: f64) -> mpsc::UnboundedSender<Validate> {
@@ -244,7 +246,7 @@ fn start_validation(workers: usize, tokenize_ms: f64) -> mpsc::UnboundedSender<V
         let (tx, mut rx) = mpsc::unbounded_channel::<Validate>();
         senders.push(tx);
         tokio::task::spawn_blocking(move || {
-            while let Some((_len, reply)) = rx.blocking_recv() {
+            while let Some(reply) = rx.blocking_recv() {
                 spin(tokenize_ms);
                 let _ = reply.send(());
             }
@@ -329,7 +331,7 @@ async fn completion(
         return false;
     }
     let (done, validated) = oneshot::channel();
-    if router.validation.send((body.len(), done)).is_err() || validated.await.is_err() {
+    if router.validation.send(done).is_err() || validated.await.is_err() {
         die("validation went away");
     }
     let want = max_tokens(&body)
