@@ -154,7 +154,7 @@ static inline void comm(struct stream *s, __u64 ts, __u32 tid, const char *name)
 {
 	struct tt_event *ev = ev_new(s, TT_EV_COMM, ts, tid);
 
-	strncpy(ev->comm.comm, name, sizeof(ev->comm.comm) - 1);
+	snprintf(ev->comm.comm, sizeof(ev->comm.comm), "%s", name);
 }
 
 /* The index of CUDA function name in tt_cuda_fns(). */

@@ -795,8 +795,17 @@ static void build_busy_engine(struct stream *s, const __u64 *arg)
 	sw_in(s, 5 * US, 102);
 	sw_out(s, 10 * US, 102,
 	       (struct blk){ .sys = NR_FUTEX, .arg0 = 0x7000 });
+	if (arg[0]) /* tokio's names: the engine a blocking thread */
+		comm(s, 0, 102, "tokio-runtime-w");
 	for (w = 111; w <= 113; w++) {
 		sw_in(s, 1 * US, w);
+		if (arg[0]) { /* ... and the writers its workers */
+			comm(s, 0, w, "tokio-runtime-w");
+			sw_out(s, 1 * US + 300, w,
+			       (struct blk){ .sys = NR_EPOLL_WAIT, .arg0 = 4 });
+			wake(s, 1 * US + 500, UNTRACED, w, TT_F_SOFTIRQ, -1, 0);
+			sw_in(s, 1 * US + 600, w);
+		}
 		sw_out(s, 2 * US, w,
 		       (struct blk){ .sys = NR_FUTEX, .arg0 = w });
 	}
@@ -1878,6 +1887,44 @@ static const struct rq_want sync_calls_want[] = {
 		       .t_end = 5000 * US, .t_headers = 105 * US)             \
 			    UNPAREN RQS_),                                    \
 		.want = WANTS({ 1, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
+/* B, C, then A queued behind iteration 2 (build_busy_engine; tokio_: its
+ * threads with tokio's names) */
+/* clang-format off */
+#define BUSY_ENGINE(name_, tokio_)                                            \
+	{                                                                     \
+		SC("test_busy_engine", name_),                               \
+		.build = build_busy_engine, .arg = { tokio_ },                \
+		RQS(RQ(1, 50, 100, 915, 950, 101, 112, .t_end = 5000 * US),   \
+		    RQ(2, 1000, 1050, 1920, 1960, 101, 113,                   \
+		       .t_end = 5000 * US),                                   \
+		    RQ(3, 2200, 2300, 3920, 4000, 101, 111,                   \
+		       .t_end = 5000 * US)),                                  \
+		.want = WANTS(                                                \
+			{ 1,                                                  \
+			  STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 795,      \
+				 [TT_ST_RUNQUEUE] = 20,                       \
+				 [TT_ST_NET_OUT] = 35),                       \
+			  { R(complete, true), R_T(t_dispatch, 110),          \
+			    R(dispatch, TT_CP_DISP_PICKUP),                   \
+			    R_T(t_token, 900) } },                            \
+			{ 2,                                                  \
+			  STAGES([TT_ST_BACKLOG] = 50, [TT_ST_CPU] = 860,     \
+				 [TT_ST_RUNQUEUE] = 10,                       \
+				 [TT_ST_NET_OUT] = 40),                       \
+			  { R_T(t_dispatch, 1050),                            \
+			    R(dispatch, TT_CP_DISP_READ) } },                 \
+			/* queued from the reader's wake of the busy engine */ \
+			{ 3,                                                  \
+			  STAGES([TT_ST_BACKLOG] = 100, [TT_ST_QUEUE] = 595,  \
+				 [TT_ST_CPU] = 1015, [TT_ST_RUNQUEUE] = 10,   \
+				 [TT_ST_NET_OUT] = 80),                       \
+			  { R(complete, true), R_T(t_dispatch, 2905),         \
+			    R_T(t_enqueue, 2310),                             \
+			    R(dispatch, TT_CP_DISP_HANDOFF),                  \
+			    R_T(t_token, 3905) } }),                          \
 	}
 /* clang-format on */
 
@@ -3223,43 +3270,12 @@ static const struct scenario scenarios[] = {
 				  R(dispatch, TT_CP_DISP_READ) } }),
 	},
 	/* B, C, then A queued behind iteration 2 (build_busy_engine). */
-	{
-		SC("test_busy_engine", "iteration_boundary"),
-		.build = build_busy_engine,
-		RQS(RQ(1, 50, 100, 915, 950, 101, 112, .t_end = 5000 * US),
-		    RQ(2, 1000, 1050, 1920, 1960, 101, 113, .t_end = 5000 * US),
-		    RQ(3, 2200, 2300, 3920, 4000, 101, 111, .t_end = 5000 * US)),
-		.want = WANTS(
-			{
-				1,
-				STAGES([TT_ST_NET_IN] = 50, [TT_ST_CPU] = 795,
-				       [TT_ST_RUNQUEUE] = 20,
-				       [TT_ST_NET_OUT] = 35),
-				{ R(complete, true), R_T(t_dispatch, 110),
-				  R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_token, 900) },
-			},
-			{
-				2,
-				STAGES([TT_ST_BACKLOG] = 50, [TT_ST_CPU] = 860,
-				       [TT_ST_RUNQUEUE] = 10,
-				       [TT_ST_NET_OUT] = 40),
-				{ R_T(t_dispatch, 1050),
-				  R(dispatch, TT_CP_DISP_READ) },
-			},
-			{
-				3,
-				STAGES([TT_ST_BACKLOG] = 100, [TT_ST_QUEUE] = 595,
-				       [TT_ST_CPU] = 1015, [TT_ST_RUNQUEUE] = 10,
-				       [TT_ST_NET_OUT] = 80),
-				{ R(complete, true), R_T(t_dispatch, 2905),
-				  /* queued from the reader's wake of the
-				   * busy engine */
-				  R_T(t_enqueue, 2310),
-				  R(dispatch, TT_CP_DISP_HANDOFF),
-				  R_T(t_token, 3905) },
-			}),
-	},
+	BUSY_ENGINE("iteration_boundary", false),
+	/* the same with tokio's names, the engine a blocking thread
+	 * (spawn_blocking) and the writers workers: its wakes of them are
+	 * its iterations' ends, not the runtime's (without: A's hand-off
+	 * lost, t_dispatch at its read) */
+	BUSY_ENGINE("iteration_boundary_tokio", true),
 	/* An event loop and a busy engine sharing a GIL (build_shared_loop). */
 	{
 		SC("test_busy_engine_shared_loop", "gil_round_trip"),
@@ -5191,8 +5207,9 @@ static const struct scenario scenarios[] = {
 		.want = WANTS(
 			{
 				1,
-				/* 101 read 2 first, at 1050 us */
-				STAGES([TT_ST_NET_IN] = 50, [TT_ST_BACKLOG] = 50,
+				/* 101 read 2 first, at 1050 us: on its way
+				 * to it from 1's arrival */
+				STAGES([TT_ST_BACKLOG] = 100,
 				       [TT_ST_CPU] = 100 + 290 + 90,
 				       [TT_ST_RUNQUEUE] = 20,
 				       [TT_ST_NET_OUT] = 50),
@@ -5329,6 +5346,51 @@ static const struct scenario scenarios[] = {
 		.want = WANTS({
 			2,
 			STAGES([TT_ST_RUNQUEUE] = 20, [TT_ST_NET_IN] = 30,
+			       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
+		}),
+	},
+	/* Worker 101, idle in epoll_wait, is woken for X (950 us) and waits
+	 * to run until 1020 us; A comes whole at 1000 us, and the worker
+	 * reads X first (1050 us): from A's arrival it is on its way to X,
+	 * A's backlog all along, its wait to run X's (without: A's runqueue
+	 * 20 us and network.in 30) */
+	{
+		SC("test_reader_backlog", "woken_for_other"),
+		.steps = STEPS(E_IN(0, 101),
+			       E_OUT(900, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_SOFTIRQ(950, UNTRACED, 101), E_IN(1020, 101)),
+		RQS(RQ(1, 940, 1050, 1100, 1150, 101, 101, .t_end = 1300 * US),
+		    RQ(2, 1000, 1400, 1450, 1500, 101, 101,
+		       .t_last_arrive = 1000 * US)),
+		.want = WANTS(
+			{
+				1,
+				STAGES([TT_ST_NET_IN] = 10 + 30,
+				       [TT_ST_RUNQUEUE] = 70, [TT_ST_CPU] = 50,
+				       [TT_ST_NET_OUT] = 50),
+			},
+			{
+				2,
+				STAGES([TT_ST_BACKLOG] = 400, [TT_ST_CPU] = 50,
+				       [TT_ST_NET_OUT] = 50),
+				{ R(complete, true) },
+				{ SEG(1200, 101, TT_CP_PHASE, TT_ST_BACKLOG,
+				      "reader busy", 1000, 400) },
+			}),
+	},
+	/* Worker 101 runs when A comes whole (1000 us) and reads X, its
+	 * first, which came after (1010 us): on its way to X from X's
+	 * arrival, not before (A's network.in 10 us; without: backlog from
+	 * 1000 us, or from X's read) */
+	{
+		SC("test_reader_backlog", "first_read_came_later"),
+		.steps = STEPS(E_IN(0, 101)),
+		RQS(RQ(1, 1010, 1030, 1060, 1070, 101, 101, .t_end = 1080 * US),
+		    RQ(2, 1000, 1100, 1150, 1200, 101, 101,
+		       .t_last_arrive = 1000 * US)),
+		.want = WANTS({
+			2,
+			STAGES([TT_ST_NET_IN] = 10, [TT_ST_BACKLOG] = 90,
 			       [TT_ST_CPU] = 50, [TT_ST_NET_OUT] = 50),
 		}),
 	},

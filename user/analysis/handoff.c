@@ -61,7 +61,9 @@ void cp_rq_index_free(struct rq_index *ix)
  * wait, and the backlog of others waiting for the worker); one that read
  * a request waiting since before the last one ended was held by the last
  * one's connection until then (waiting for its close, or its keep-alive's
- * end). */
+ * end). Its first request, like those next ones, is its own from its
+ * arrival: a thread that read another first was on its way to that one
+ * (woken for it, waiting to run, accepting it), not idle. */
 static void rq_ents_sort(struct rq_ent *e, size_t k,
 			 const struct tt_cp_request *rqs)
 {
@@ -70,6 +72,12 @@ static void rq_ents_sort(struct rq_ent *e, size_t k,
 	size_t i;
 
 	qsort(e, k, sizeof(*e), cmp_rq_ent);
+	for (i = 0; rqs && i < k; i++) {
+		arrive = rqs[e[i].req].t_arrive;
+		if ((!i || e[i - 1].tid != e[i].tid) && arrive &&
+		    arrive < e[i].start)
+			e[i].start = arrive;
+	}
 	for (i = 0; rqs && i + 1 < k; i++) {
 		if (e[i].tid != e[i + 1].tid || e[i].end >= e[i + 1].start)
 			continue;
