@@ -447,6 +447,35 @@ static __always_inline __u32 irq_flags(void)
 
 /* ---- processes ---- */
 
+/* An OpenSSL SSL_write in progress on a thread: the plaintext it was
+ * given, for the sends it makes (docs/design.md §3.1, "TLS") */
+struct tls_write {
+	__u64 buf;
+	__u32 num;
+	__u32 sends; /* sends made inside it so far */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct tls_write);
+} tls_writes SEC(".maps");
+
+/* A thread's TT_EV_TLS_PLAIN records: the next one's seq, and the first
+ * no send has carried yet */
+struct tls_seq {
+	__u32 next;
+	__u32 first;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct tls_seq);
+} tls_seqs SEC(".maps");
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -474,7 +503,7 @@ int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = BPF_CORE_READ(p, tgid), tid;
 	struct tt_hdr *e;
 
 	if (!tgid_traced(tgid))
@@ -483,6 +512,9 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 	if (e)
 		submit(e);
 	forget_send_enter(BPF_CORE_READ(p, pid));
+	tid = BPF_CORE_READ(p, pid);
+	bpf_map_delete_elem(&tls_writes, &tid);
+	bpf_map_delete_elem(&tls_seqs, &tid);
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
 	if (group_dead)
 		tgid_set(tgid, 0);
@@ -1449,6 +1481,73 @@ static __always_inline __u16 count_lines(const struct send_src *src, __u64 sent)
 	return c->lines;
 }
 
+/* SSL_write(ssl, buf, num) and SSL_write_ex(ssl, buf, num, written) */
+SEC("uprobe")
+int BPF_KPROBE(tt_tls_write, void *ssl, const void *buf, long num)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+	struct tls_write w = {
+		.buf = (unsigned long)buf,
+		/* an int for SSL_write, a size_t for SSL_write_ex */
+		.num = (int)num > 0 ? (__u32)num : 0,
+	};
+
+	if (!tgid_traced(id >> 32))
+		return 0;
+	bpf_map_update_elem(&tls_writes, &tid, &w, BPF_ANY);
+	return 0;
+}
+
+/* An SSL_write that made no send of its own wrote to a memory BIO: its
+ * plaintext, for the thread's next send (the collector pairs them) */
+SEC("uretprobe")
+int BPF_KRETPROBE(tt_tls_write_return, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = id;
+	struct tls_write *tw = bpf_map_lookup_elem(&tls_writes, &tid);
+	struct send_src src = { .flat = true };
+	struct tls_seq *sq, zero = {};
+	struct tt_event_tls {
+		struct tt_hdr h;
+		struct tt_tls_plain p;
+	} *e;
+	__u64 n;
+
+	if (!tw)
+		return 0;
+	if (tw->sends || (int)ret <= 0 || !tw->num)
+		goto cleanup;
+	sq = bpf_map_lookup_elem(&tls_seqs, &tid);
+	if (!sq) {
+		bpf_map_update_elem(&tls_seqs, &tid, &zero, BPF_NOEXIST);
+		sq = bpf_map_lookup_elem(&tls_seqs, &tid);
+		if (!sq)
+			goto cleanup;
+	}
+	e = reserve_as(sizeof(*e), TT_EV_TLS_PLAIN, id);
+	if (!e)
+		goto cleanup;
+	src.base = tw->buf;
+	e->p.len = tw->num;
+	e->p.seq = sq->next++;
+	e->p.ntail = 0;
+	e->p.data_lines = 0;
+	n = tw->num < TT_SEND_CAPTURE ? tw->num : TT_SEND_CAPTURE;
+	if (n > send_capture_bytes)
+		n = send_capture_bytes;
+	e->p.nbytes = n ? send_bytes(&src, n, e->p.data) : 0;
+	if (tw->num > TT_SEND_CAPTURE)
+		e->p.ntail = send_tail(&src, tw->num, e->p.tail);
+	if (tw->num > TT_SEND_CAPTURE && count_data_lines)
+		e->p.data_lines = count_lines(&src, tw->num);
+	submit(e);
+cleanup:
+	bpf_map_delete_elem(&tls_writes, &tid);
+	return 0;
+}
+
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 {
@@ -1458,15 +1557,30 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct task_struct *task;
 	struct send_src src;
 	struct xmit_stash *st = NULL;
+	struct tls_write *tw;
+	struct tls_seq *sq;
+	__u32 tls_from = 0, tls_to = 0;
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
 	bool hold = false;
 	struct tt_hdr *h;
-	__u64 n, enter;
+	/* plain: the bytes whose first ones are read (the plaintext's, or
+	 * the syscall's own) */
+	__u64 n, enter, plain = 0;
+	__u32 tid;
 	long nr;
 
 	if (!tgid_traced(id >> 32))
 		return 0;
+	/* the plaintext of SSL_writes to a memory BIO since its last TCP
+	 * send: this send's, whichever connection it is on */
+	tid = id;
+	sq = bpf_map_lookup_elem(&tls_seqs, &tid);
+	if (sq && ret > 0 && sk->sk_protocol == IPPROTO_TCP) {
+		tls_from = sq->first;
+		tls_to = sq->next;
+		sq->first = sq->next;
+	}
 	/* an XMIT this thread made is this send's, of this socket, or out */
 	st = this_xmit_stash();
 	if (st && st->tid == (__u32)id) {
@@ -1512,30 +1626,54 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->send.status = 0;
 	s->nbytes = 0;
 	s->ntail = 0;
-	n = ret > 0 ? ret : 0;
+	s->tls = 0;
+	s->plain_len = 0;
+	s->tls_from = tls_from;
+	s->tls_to = tls_to;
+	tw = ret > 0 ? bpf_map_lookup_elem(&tls_writes, &tid) : NULL;
+	if (tw) {
+		/* encrypted bytes: the plaintext is read instead, once */
+		s->tls = tw->sends++ ? 2 : 1;
+		if (s->tls == 2) {
+			submit(h);
+			return 0;
+		}
+		plain = tw->num;
+		s->plain_len = plain;
+		src.base = tw->buf;
+		src.iovlen = 0;
+		src.flat = true;
+	}
+	n = tw ? plain : ret > 0 ? ret : 0;
 	if (n > send_capture_bytes)
 		n = send_capture_bytes;
 	if (n > TT_SEND_CAPTURE)
 		n = TT_SEND_CAPTURE;
 	/* nothing to read (failed, or capture off and short): no user reads,
 	 * nor the registers that find them */
-	if (!n && ret <= TT_SEND_CAPTURE) {
+	if (!tw && !n && ret <= TT_SEND_CAPTURE) {
 		submit(h);
 		return 0;
 	}
-	task = bpf_get_current_task_btf();
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	nr = TT_REGS_SYSCALL_NR(regs);
-	if ((nr == TT_NR_write || nr == TT_NR_writev || nr == TT_NR_sendto ||
-	     nr == TT_NR_sendmsg) &&
-	    send_source(nr, regs, &src)) {
-		if (n)
-			s->nbytes = send_bytes(&src, n, s->data);
-		if (ret > TT_SEND_CAPTURE)
-			s->ntail = send_tail(&src, ret, s->tail);
-		if (ret > TT_SEND_CAPTURE && count_data_lines)
-			s->data_lines = count_lines(&src, ret);
+	if (!tw) {
+		/* the syscall's own bytes */
+		task = bpf_get_current_task_btf();
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		nr = TT_REGS_SYSCALL_NR(regs);
+		if ((nr != TT_NR_write && nr != TT_NR_writev &&
+		     nr != TT_NR_sendto && nr != TT_NR_sendmsg) ||
+		    !send_source(nr, regs, &src)) {
+			submit(h);
+			return 0;
+		}
+		plain = ret;
 	}
+	if (n)
+		s->nbytes = send_bytes(&src, n, s->data);
+	if (plain > TT_SEND_CAPTURE)
+		s->ntail = send_tail(&src, plain, s->tail);
+	if (plain > TT_SEND_CAPTURE && count_data_lines)
+		s->data_lines = count_lines(&src, plain);
 	submit(h);
 	return 0;
 }

@@ -72,6 +72,8 @@ enum tt_event_type {
 			   * hypervisor took while it ran (tt_steal) */
 	TT_EV_PIPE_IO = 31, /* hdr: a traced thread wrote to or read from a
 			     * pipe a traced thread reads (tt_pipe_io) */
+	TT_EV_TLS_PLAIN = 32, /* BPF to collector only: an SSL_write that
+			       * sent nothing itself (tt_tls_plain) */
 	TT_EV_MAX
 };
 
@@ -169,6 +171,12 @@ enum tt_send_class {
  * the connection closes */
 #define TT_SEND_F_CLOSE_DELIM (1u << 4)
 #define TT_SEND_F_INTERIM (1u << 8) /* an HTTP 1xx interim response */
+/* begins with a TLS record's header: the connection is encrypted, its
+ * framing and tokens unreadable (docs/design.md §3.1, "TLS") */
+#define TT_SEND_F_TLS (1u << 9)
+/* its bytes were classified from the plaintext an OpenSSL SSL_write was
+ * given (a probe on the library), not from the encrypted ones sent */
+#define TT_SEND_F_TLS_PLAIN (1u << 10)
 
 struct tt_send {
 	__u64 sk;
@@ -205,6 +213,14 @@ struct tt_send_raw {
 	 * (its SSE events, not [DONE]), counted as it went out; 0 when not
 	 * counted (docs/design.md §2.4) */
 	__u16 data_lines;
+	/* made inside OpenSSL's SSL_write (docs/design.md §3.1, "TLS"): 1
+	 * for its first send, whose data, tail and data_lines are then the
+	 * plaintext's, plain_len bytes; 2 for a later one (nothing of it) */
+	__u32 tls;
+	__u32 plain_len;
+	/* the thread's TT_EV_TLS_PLAIN records this send carries: those of
+	 * seq in [tls_from, tls_to) (its earlier ones went with other sends) */
+	__u32 tls_from, tls_to;
 	__u64 xmit_ts;
 	struct tt_xmit xmit;
 	__u8 data[TT_SEND_CAPTURE];
@@ -548,6 +564,24 @@ struct tt_energy {
 
 struct tt_lib_open {
 	char path[TT_LIB_PATH_LEN];
+};
+
+/*
+ * TT_EV_TLS_PLAIN: an OpenSSL SSL_write of a traced thread returned
+ * having made no send: its BIO is memory (asyncio's and uvloop's SSL,
+ * Node's TLS), and the thread's next send carries its records. The
+ * collector classifies that send from these bytes (docs/design.md §3.1,
+ * "TLS"). As tt_send_raw: the first bytes, the last, the data: lines.
+ */
+struct tt_tls_plain {
+	__u32 len; /* plaintext bytes written */
+	__u32 seq; /* the thread's count of them */
+	__u16 nbytes;
+	__u16 ntail;
+	__u16 data_lines;
+	__u16 pad;
+	__u8 data[TT_SEND_CAPTURE];
+	__u8 tail[TT_SEND_TAIL];
 };
 
 #endif /* __TTFTRACE_H */

@@ -1678,6 +1678,161 @@ static void test_error_responses(void)
 	tt_analyzer_free(a);
 }
 
+/* A send of a server that encrypts: a handshake's records (flags
+ * TT_SEND_F_TLS), or plaintext the recorder read (TT_SEND_F_TLS_PLAIN
+ * and what the plaintext showed); on the wire 5 us after its entry.
+ * Returns the next seq. */
+static __u32 tls_send(__u64 t, __u64 sk, __u32 seq, unsigned int cls,
+		      unsigned int tokens, unsigned int flags)
+{
+	send_cls(t, t + 20 * US, sk, seq, 200, cls, tokens, flags);
+	xmit(t + 5 * US, sk, seq, seq + 200);
+	return seq + 200;
+}
+
+/* A TLS record's header, as the collector captures a server's send */
+static const char tls_record[] = { 0x17, 0x03, 0x03, 0x00, 0x40, 0x00 };
+
+/* An exchange on sk: 80 bytes in, read 20 us later, and (reply) a TLS
+ * record of 300 bytes back; returns the next seq. */
+static __u32 tls_exchange(__u64 t, __u64 sk, __u32 seq, bool reply)
+{
+	struct tt_event ev = mk(TT_EV_SEND, t + 70 * US, WRITER_TID);
+
+	request_in(t, t + 20 * US, sk, 80);
+	if (!reply)
+		return seq;
+	ev.send.sk = sk;
+	ev.send.len = 300;
+	ev.send.ts_enter = t + 50 * US;
+	ev.send.seq = seq;
+	tt_classify_send(tls_record, sizeof(tls_record), 300, &ev.send);
+	push(&ev);
+	xmit(t + 60 * US, sk, seq, seq + 300);
+	return seq + 300;
+}
+
+/* A server that encrypts (TLS): its handshake, its encrypted answers and
+ * the client's closing alert are requests whose framing and tokens cannot
+ * be read, "tls", never no-token or no-response; the first came before
+ * the first record was sent. A plain connection beside it is whole. */
+static void test_tls_connection(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 1, tseq = 1;
+	size_t i, tls = 0;
+
+	reset();
+	conn_open(1 * MS, 0xa200, "10.0.0.32", 32000);
+	conn_open(1 * MS, 0xa201, "10.0.0.33", 33000);
+	/* a record before any byte came (an alert): no exchange */
+	tseq = tls_send(1500 * US, 0xa201, tseq, TT_SEND_OTHER, 0,
+			TT_SEND_F_TLS);
+	tseq = tls_exchange(2 * MS, 0xa201, tseq, true); /* ClientHello */
+	tseq = tls_exchange(3 * MS, 0xa201, tseq, true); /* Finished */
+	sse_request(0xa200, 4 * MS, &seq, 10 * MS, 3, 1 * MS);
+	tseq = tls_exchange(5 * MS, 0xa201, tseq, true); /* a request */
+	tls_exchange(30 * MS, 0xa201, tseq, false); /* close_notify */
+	conn_close(31 * MS, 0xa201);
+	conn_close(32 * MS, 0xa200);
+	a = run();
+	ASSERT_EQ(tt_analyzer_nrequests(a), 5, "tt_analyzer_nrequests(a)");
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		if (r->sk == 0xa200) {
+			ASSERT_TRUE(r->complete, "the plain one complete");
+			continue;
+		}
+		tls++;
+		ASSERT_EQ(r->incomplete, TT_INC_TLS, "r.incomplete");
+	}
+	ASSERT_EQ(tls, 4, "encrypted exchanges");
+	tt_analyzer_free(a);
+}
+
+#define PLAIN_SSE (TT_SEND_F_TLS_PLAIN | TT_SEND_F_CHUNKED | TT_SEND_F_SSE)
+
+/* One handshake (ClientHello at t, read 20 us later, the server's
+ * records at t + 50 us) and the client's Finished at t + 1 ms; then the
+ * request at t + 1.1 ms, read (read_first) before the server's tickets at
+ * t + 1.3 ms as a memory BIO's loop reads, or after them (t + 1.4 ms) as
+ * OpenSSL on the socket reads record by record; its answer in plaintext:
+ * headers at t + 3 ms, a token at t + 4 ms, a record of the server's own
+ * (a ticket, a key update) at t + 4.5 ms, the end at t + 5 ms; and an
+ * alert at t + 6 ms, the request over. */
+static __u32 tls_conn(__u64 t, __u64 sk, __u32 seq, bool read_first)
+{
+	request_in(t, t + 20 * US, sk, 517);
+	seq = tls_send(t + 50 * US, sk, seq, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	request_in(t + 1 * MS, t + 1 * MS + 20 * US, sk, 80);
+	data_ready(t + 1100 * US, sk);
+	if (read_first)
+		recv_(t + 1200 * US, sk, 149);
+	seq = tls_send(t + 1300 * US, sk, seq, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	if (!read_first)
+		recv_(t + 1400 * US, sk, 149);
+	seq = tls_send(t + 3 * MS, sk, seq, TT_SEND_HEADERS, 0,
+		       TT_SEND_F_TLS_PLAIN | TT_SEND_F_HEADERS |
+			       TT_SEND_F_CHUNKED);
+	seq = tls_send(t + 4 * MS, sk, seq, TT_SEND_TOKEN, 1, PLAIN_SSE);
+	seq = tls_send(t + 4500 * US, sk, seq, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	seq = tls_send(t + 5 * MS, sk, seq, TT_SEND_DONE, 0,
+		       PLAIN_SSE | TT_SEND_F_END);
+	return tls_send(t + 6 * MS, sk, seq, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+}
+
+/* Requests on TLS connections the recorder read as plaintext: each is
+ * whole from its own bytes' arrival (never the handshake's), however its
+ * loop read it, whatever records the server sent on its own; the
+ * handshake's exchanges are counted apart, but for those of a connection
+ * none of whose requests were read (a TLS library not probed). */
+static void test_tls_plaintext_requests(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	bool *apart = NULL;
+	size_t i, n = 0, handshakes = 0;
+
+	reset();
+	conn_open(1 * MS, 0xa300, "10.0.0.34", 34000);
+	conn_open(1 * MS, 0xa301, "10.0.0.35", 35000);
+	conn_open(1 * MS, 0xa302, "10.0.0.36", 36000);
+	tls_conn(2 * MS, 0xa300, 1, true);
+	tls_conn(10 * MS, 0xa301, 1, false);
+	tls_exchange(12 * MS, 0xa302, 1, true);
+	conn_close(20 * MS, 0xa300);
+	conn_close(20 * MS, 0xa301);
+	conn_close(20 * MS, 0xa302);
+	a = run();
+	ASSERT_EQ(tt_analyzer_tls_apart(a, &apart), 0, "tls_apart");
+	ASSERT_TRUE(apart, "some apart");
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		if (r->sk == 0xa302) {
+			ASSERT_TRUE(!apart[i], "unread, not apart");
+			continue;
+		}
+		if (apart[i]) {
+			handshakes++;
+			ASSERT_EQ(r->incomplete, TT_INC_TLS, "a handshake's");
+			continue;
+		}
+		n++;
+		ASSERT_TRUE(r->complete && r->tls, "read, complete");
+		ASSERT_EQ(r->t_arrive,
+			  (r->sk == 0xa300 ? 2 : 10) * MS + 1100 * US,
+			  "its own bytes' arrival");
+		ASSERT_EQ(r->t_read, (r->sk == 0xa300 ? 3200 : 11400) * US,
+			  "r.t_read");
+		ASSERT_EQ(r->ttft, 2905 * US, "r.ttft");
+	}
+	ASSERT_EQ(n, 2, "the two requests");
+	ASSERT_EQ(handshakes, 4, "two exchanges a handshake");
+	free(apart);
+	tt_analyzer_free(a);
+}
+
 /* Issue 13 item 4: the client's FIN is a half-close. */
 static void test_half_close(void)
 {
@@ -2597,6 +2752,8 @@ int main(void)
 	TT_RUN(test_non_streaming_response);
 	TT_RUN(test_hop_requests);
 	TT_RUN(test_error_responses);
+	TT_RUN(test_tls_connection);
+	TT_RUN(test_tls_plaintext_requests);
 	TT_RUN(test_half_close);
 	TT_RUN(test_pipelined);
 	TT_RUN(test_split_data_keyword);

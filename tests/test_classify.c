@@ -2,6 +2,7 @@
 /* Send classification on real server bytes (uvicorn, vLLM, sse-starlette). */
 #include <stdlib.h>
 #include "classify.h"
+#include "tlsplain.h"
 #include "tt_test.h"
 #include "server_bytes.h"
 
@@ -582,6 +583,34 @@ static void test_close_delimited(void)
 		   TT_SEND_F_HEADERS | TT_SEND_F_CLOSE_DELIM);
 }
 
+/* A server that encrypts: its first reply is a TLS handshake record, its
+ * data application-data records; never a body's bytes that look alike. */
+static void test_tls_records(void)
+{
+	static const char hello[] = { 0x16, 0x03, 0x03, 0x00, 0x7a, 0x02 };
+	static const char data[] = { 0x17, 0x03, 0x03, 0x00, 0x2b, 0x5e };
+	static const char big[] = { 0x17, 0x03, 0x03, 0x48, 0x01, 0x00 };
+	struct tt_sse_carry c = { 0 };
+	char body[64];
+	struct tt_send s = classify_n(hello, sizeof(hello), 1337);
+
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	s = classify_n(data, sizeof(data), 48);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	/* a header cut short, or a record longer than TLS allows: no */
+	s = classify_n(data, 4, 4);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	s = classify_n(big, sizeof(big), 40000);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, 0);
+	/* inside a chunk of a body in progress, such bytes are its payload */
+	SEND(&c, NODE_HEAD);
+	s = conn_send(&c, "40\r\n", 4, NULL, 0);
+	memcpy(body, data, sizeof(data));
+	memset(body + sizeof(data), 'x', sizeof(body) - sizeof(data));
+	s = conn_send(&c, body, sizeof(body), NULL, 0);
+	ASSERT_TRUE(!(s.flags & TT_SEND_F_TLS), "a payload is no record");
+}
+
 /* The collector's table keeps each connection's framing between sends. */
 static void test_classifier_keeps_framing(void)
 {
@@ -599,6 +628,131 @@ static void test_classifier_keeps_framing(void)
 	tt_classifier_send(cls, "{}{}", 4, NULL, 0, &s);
 	ASSERT_EQ(s.flags, TT_SEND_F_END, "its own: the end");
 	free(cls);
+}
+
+/* A plaintext piece as the recorder's TT_EV_TLS_PLAIN holds it */
+static struct tt_tls_plain tls_piece(const char *b, __u32 seq)
+{
+	struct tt_tls_plain p = { .len = strlen(b), .seq = seq };
+
+	p.nbytes = p.len < TT_SEND_CAPTURE ? p.len : TT_SEND_CAPTURE;
+	memcpy(p.data, b, p.nbytes);
+	return p;
+}
+
+#define TLS_HEAD                                                 \
+	"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n" \
+	"transfer-encoding: chunked\r\n\r\n"
+#define TLS_EVENT "9\r\ndata: 1\n\n\r\n"
+#define TLS_DONE "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n"
+
+/* Sends made inside SSL_write are classified from its plaintext, by the
+ * plaintext's length (the records are longer); the framing goes on
+ * across them; once a connection had plaintext, a send outside an
+ * SSL_write (a ticket, an alert) is an encrypted record, whatever its
+ * bytes, and leaves the framing alone. */
+static void test_tls_plaintext(void)
+{
+	struct tt_classifier *cls = calloc(1, sizeof(*cls));
+	struct tt_send s = { .sk = 0x500, .len = sizeof(TLS_HEAD) + 21 };
+
+	tt_classifier_send_tls(cls, TLS_HEAD, sizeof(TLS_HEAD) - 1, NULL, 0, 1,
+			       sizeof(TLS_HEAD) - 1, &s);
+	CHECK_SEND(s, TT_SEND_HEADERS, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CHUNKED | TT_SEND_F_TLS_PLAIN);
+	ASSERT_EQ(s.len, sizeof(TLS_HEAD) + 21, "the bytes sent stay");
+	s.len = 5 + 8 + 16;
+	tt_classifier_send_tls(cls,
+			       "\x17\x03\x03\x00\x18"
+			       "6\r\ndata",
+			       13, NULL, 0, 0, 0, &s);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+	/* a later send of one SSL_write: nothing of it, the framing kept */
+	tt_classifier_send_tls(cls, NULL, 0, NULL, 0, 2, 0, &s);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_TLS_PLAIN);
+	s.len = 60;
+	tt_classifier_send_tls(cls, TLS_EVENT, sizeof(TLS_EVENT) - 1, NULL, 0,
+			       1, sizeof(TLS_EVENT) - 1, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_TLS_PLAIN);
+	tt_classifier_send_tls(cls, TLS_DONE, sizeof(TLS_DONE) - 1, NULL, 0, 1,
+			       sizeof(TLS_DONE) - 1, &s);
+	CHECK_SEND(s, TT_SEND_DONE, 0,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_END |
+			   TT_SEND_F_TLS_PLAIN);
+	/* other connections, no plaintext: their bytes decide */
+	s.sk = 0x600;
+	tt_classifier_send_tls(cls, TLS_EVENT, sizeof(TLS_EVENT) - 1, NULL, 0,
+			       0, 0, &s);
+	ASSERT_TRUE(!(s.flags & (TT_SEND_F_TLS | TT_SEND_F_TLS_PLAIN)),
+		    "no record there, no plaintext");
+	s = (struct tt_send){ .sk = 0x800, .len = sizeof(TLS_HEAD) - 1 };
+	tt_classifier_send_tls(cls, TLS_HEAD, s.len, NULL, 0, 0, 0, &s);
+	s.len = sizeof(TLS_EVENT) - 1;
+	tt_classifier_send_tls(cls, TLS_EVENT, s.len, NULL, 0, 0, 0, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_CHUNKED | TT_SEND_F_SSE);
+	free(cls);
+}
+
+/* A memory BIO's send carries the records of several SSL_writes: their
+ * plaintext in order is its bytes (asyncio writes the headers and the
+ * first event, then sends once). */
+static void test_tls_pieces(void)
+{
+	struct tt_classifier *cls = calloc(1, sizeof(*cls));
+	struct tt_tls_plain p[3] = { tls_piece(TLS_HEAD, 0),
+				     tls_piece(TLS_EVENT, 1),
+				     tls_piece(TLS_DONE, 2) };
+	struct tt_send s = { .sk = 0x700, .len = 300 };
+
+	tt_classifier_send_pieces(cls, p, 2, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_HEADERS | TT_SEND_F_CHUNKED | TT_SEND_F_SSE |
+			   TT_SEND_F_TLS_PLAIN);
+	ASSERT_EQ(s.status, 200, "s.status");
+	ASSERT_EQ(s.len, 300, "the bytes sent stay");
+	p[0] = tls_piece(TLS_EVENT, 3);
+	tt_classifier_send_pieces(cls, p, 3, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 2,
+		   TT_SEND_F_CHUNKED | TT_SEND_F_SSE | TT_SEND_F_END |
+			   TT_SEND_F_TLS_PLAIN);
+	/* a piece past the capture: its data: lines, counted as it went */
+	p[0] = tls_piece(TLS_EVENT, 6);
+	p[0].data_lines = 3;
+	tt_classifier_send_pieces(cls, p, 1, &s);
+	ASSERT_EQ(s.tokens, 3, "s.tokens");
+	/* a sized answer: its body, not its headers, says what the send is */
+	p[0] = tls_piece("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n", 4);
+	p[1] = tls_piece("{}", 5);
+	tt_classifier_send_pieces(cls, p, 2, &s);
+	CHECK_SEND(s, TT_SEND_OTHER, 0,
+		   TT_SEND_F_HEADERS | TT_SEND_F_END | TT_SEND_F_TLS_PLAIN);
+	free(cls);
+}
+
+/* The recorder keeps each thread's pieces until a send takes those since
+ * its thread's last send, older ones gone (another send took them). */
+static void test_tls_pending(void)
+{
+	struct tt_tls_pending *tp = tt_tls_pending_new();
+	const struct tt_tls_plain *out;
+	struct tt_tls_plain p;
+	__u32 seq;
+
+	for (seq = 0; seq < 4; seq++) {
+		p = tls_piece(TLS_EVENT, seq);
+		tt_tls_pending_add(tp, 41, &p);
+	}
+	p = tls_piece(TLS_HEAD, 0);
+	tt_tls_pending_add(tp, 42, &p);
+	ASSERT_EQ(tt_tls_pending_take(tp, 41, 2, 4, &out), 2, "seq 2 and 3");
+	ASSERT_EQ(out[0].seq, 2, "in order");
+	ASSERT_EQ(out[1].seq, 3, "in order");
+	ASSERT_EQ(tt_tls_pending_take(tp, 41, 0, 4, &out), 0, "taken once");
+	ASSERT_EQ(tt_tls_pending_take(tp, 42, 0, 0, &out), 0, "none asked");
+	ASSERT_EQ(tt_tls_pending_take(tp, 42, 0, 1, &out), 1, "another's");
+	ASSERT_EQ(out[0].len, sizeof(TLS_HEAD) - 1, "its piece");
+	tt_tls_pending_free(tp);
 }
 
 static void test_class_names(void)
@@ -623,6 +777,7 @@ int main(void)
 	TT_RUN(test_chunked);
 	TT_RUN(test_not_sse);
 	TT_RUN(test_http2_is_other);
+	TT_RUN(test_tls_records);
 	TT_RUN(test_interim);
 	TT_RUN(test_degenerate);
 	TT_RUN(test_capture_limit);
@@ -635,6 +790,9 @@ int main(void)
 	TT_RUN(test_data_lines_past_capture);
 	TT_RUN(test_close_delimited);
 	TT_RUN(test_classifier_keeps_framing);
+	TT_RUN(test_tls_plaintext);
+	TT_RUN(test_tls_pieces);
+	TT_RUN(test_tls_pending);
 	TT_RUN(test_class_names);
 	TT_EXIT();
 }

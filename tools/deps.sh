@@ -18,7 +18,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
       python3-uvloop python3-httptools
       libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless
-      librust-tokio-dev librust-libc-dev"
+      librust-tokio-dev librust-libc-dev openssl"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
@@ -27,6 +27,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 # librust-tokio-dev, librust-libc-dev: tests/test_scen_tgi_rs.sh builds the
 # Rust scenario router (tools/scenarios/tgi_rs) offline against Debian's
 # crates, with the machine's cargo or Debian's (below).
+# openssl: tests/test_bpf_tls.sh makes its servers' certificate.
 # python3-uvloop, python3-httptools: uvicorn as vLLM runs it
 # (tools/scenarios/run.sh vllm-uvloop).
 # libmicrohttpd-dev: record --metrics; prometheus (and its promtool):

@@ -36,4 +36,4 @@ async def completions(request):
 app = web.Application()
 app.router.add_post("/v1/completions", completions)
 web.run_app(app, host="127.0.0.1", port=args.port, print=None,
-            access_log=None)
+            access_log=None, ssl_context=common.tls_context(args.tls))

@@ -21,7 +21,20 @@ def parse_args(desc):
                     help="time between tokens")
     ap.add_argument("--multiline", action="store_true",
                     help="each event's payload on two data: lines")
+    ap.add_argument("--tls", metavar="CERT,KEY",
+                    help="serve over TLS with this certificate and key")
     return ap.parse_args()
+
+
+def tls_context(spec):
+    """The server's SSLContext for --tls CERT,KEY, or None."""
+    if not spec:
+        return None
+    import ssl
+    cert, key = spec.split(",", 1)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    return ctx
 
 
 def want(body):

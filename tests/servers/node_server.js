@@ -3,11 +3,16 @@
 // token and res.end("data: [DONE]\n\n") (chunked, keep-alive; the end goes
 // out in one writev with the last token), JSON by res.end(body) with a
 // Content-Length (headers and body in one send).
+// --tls CERT,KEY: https (Node's TLS: OpenSSL writes to a memory BIO,
+// libuv sends its records).
 //   node node_server.js -p PORT [--pad N] [--no-done] [--gap-ms MS]
+//        [--tls CERT,KEY]
 'use strict';
+const fs = require('fs');
 const http = require('http');
+const https = require('https');
 
-const opt = { port: 0, pad: 0, done: true, gapMs: 1 };
+const opt = { port: 0, pad: 0, done: true, gapMs: 1, tls: null };
 for (let i = 2; i < process.argv.length; i++) {
 	const a = process.argv[i];
 	if (a === '-p' || a === '--port')
@@ -18,6 +23,8 @@ for (let i = 2; i < process.argv.length; i++) {
 		opt.gapMs = Number(process.argv[++i]);
 	else if (a === '--no-done')
 		opt.done = false;
+	else if (a === '--tls')
+		opt.tls = process.argv[++i].split(',');
 	else {
 		console.error(`node_server.js: unknown argument ${a}`);
 		process.exit(2);
@@ -29,7 +36,7 @@ const event = (i) => 'data: ' + JSON.stringify({ id: 'cmpl-1',
 	object: 'text_completion', choices: [{ index: 0, text: ` tok${i}` }],
 	pad: 'x'.repeat(opt.pad) }) + '\n\n';
 
-http.createServer((req, res) => {
+const serve = (req, res) => {
 	let body = '';
 	req.on('data', (d) => { body += d; });
 	req.on('end', () => {
@@ -57,4 +64,7 @@ http.createServer((req, res) => {
 		};
 		next();
 	});
-}).listen(opt.port, '127.0.0.1');
+};
+(opt.tls ? https.createServer({ cert: fs.readFileSync(opt.tls[0]),
+	key: fs.readFileSync(opt.tls[1]) }, serve) : http.createServer(serve))
+	.listen(opt.port, '127.0.0.1');

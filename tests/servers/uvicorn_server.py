@@ -37,5 +37,9 @@ async def completions(request):
 
 app = Starlette(routes=[Route("/v1/completions", completions,
                               methods=["POST"])])
+tls = args.tls.split(",", 1) if args.tls else (None, None)
+# with --tls, asyncio's SSL: OpenSSL writes to a memory BIO, the loop
+# sends its records after
 uvicorn.run(app, host="127.0.0.1", port=args.port, http="h11",
-            loop="asyncio", log_level="warning", access_log=False)
+            loop="asyncio", log_level="warning", access_log=False,
+            ssl_certfile=tls[0], ssl_keyfile=tls[1])

@@ -58,61 +58,6 @@ void tt_analyzer_stream(struct tt_analyzer *a, size_t every)
 
 /* ---- requests ---- */
 
-static bool seq_in(__u32 seq, __u32 lo, __u32 hi)
-{
-	return (__s32)(seq - lo) >= 0 && (__s32)(hi - seq) > 0;
-}
-
-/*
- * Arms w for the byte at seq sent from ts_enter on; an XMIT that already
- * carried it (loopback) settles it at once. The ring is oldest first, so
- * a retransmit never wins over the first transmission. The bytes cannot
- * reach the device before the send began, nor before the previous send on
- * the connection ended (the bound that holds when ts_enter is unknown and
- * the BPF side put the send's end there).
- */
-static void wire_arm(struct wire_wait *w, const struct conn *c, __u32 seq,
-		     __u64 ts_enter)
-{
-	const struct xmit_rec *x, *first = NULL;
-	unsigned int i, k;
-
-	if (c->last_send_ts < ts_enter)
-		ts_enter = c->last_send_ts;
-	w->seq = seq;
-	w->not_before = ts_enter;
-	w->armed = true;
-	w->pending = true;
-	w->t_wire = 0;
-	/* newest first, down to ts_enter while the ring is in time order:
-	 * the last match met is the oldest */
-	for (i = c->ring_n; i-- > 0;) {
-		k = (c->ring_next + XMIT_RING - c->ring_n + i) % XMIT_RING;
-		x = &c->ring[k];
-		if (x->ts < ts_enter) {
-			if (!c->ring_disorder)
-				break;
-			continue;
-		}
-		if (seq_in(seq, x->seq, x->end_seq))
-			first = x;
-	}
-	if (first) {
-		w->pending = false;
-		w->t_wire = first->ts;
-	}
-}
-
-static bool wire_check(struct wire_wait *w, const struct xmit_rec *x)
-{
-	if (!w->pending || x->ts < w->not_before ||
-	    !seq_in(w->seq, x->seq, x->end_seq))
-		return false;
-	w->pending = false;
-	w->t_wire = x->ts;
-	return true;
-}
-
 /* q's first or last token send has not reached the wire yet. */
 static bool wire_waits(const struct live_req *q)
 {
@@ -141,50 +86,6 @@ static void live_free(struct live_req *q)
 	q->tw_cap = q->tw_n = 0;
 }
 
-/* An XMIT settles the token sends' first bytes it carries. */
-static void tw_check(struct live_req *q, const struct xmit_rec *x)
-{
-	size_t i;
-
-	for (i = q->tw_next; i < q->tw_n; i++)
-		wire_check(&q->tw[i], x);
-	while (q->tw_next < q->tw_n && !q->tw[q->tw_next].pending)
-		q->tw_next++;
-}
-
-/*
- * ITL at the wire, as TTFT and TPOT are taken: the gaps between the token
- * sends' first bytes on the device, when every one was seen there (else
- * the emit gaps stand). Gaps emitted apart that left together are
- * counted, as TPOT's bunched.
- */
-static void wire_itl(struct tt_request *r, struct live_req *q, __u64 *out)
-{
-	__u64 prev, cur, emit;
-	size_t i;
-
-	r->itl_at_wire = false;
-	r->itl_bunched = 0;
-	if (!q->gaps.n)
-		return;
-	memcpy(out, q->gaps.v, q->gaps.n * sizeof(*out));
-	if (q->tw_n != q->gaps.n + 1)
-		return;
-	for (i = 0; i < q->tw_n; i++)
-		if (!q->tw[i].armed || q->tw[i].pending ||
-		    (i && q->tw[i].t_wire < q->tw[i - 1].t_wire))
-			return;
-	for (i = 1; i < q->tw_n; i++) {
-		prev = q->tw[i - 1].t_wire;
-		cur = q->tw[i].t_wire;
-		emit = q->gaps.v[i - 1];
-		out[i - 1] = cur - prev;
-		r->itl_bunched += cur - prev < emit / 2 &&
-				  emit - (cur - prev) > TT_BUNCH_NS;
-	}
-	r->itl_at_wire = true;
-}
-
 static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
 {
 	struct live_req *q = &c->cur;
@@ -198,6 +99,7 @@ static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
 	q->r.rport = c->rport;
 	q->r.lport = c->lport;
 	memcpy(q->r.raddr, c->raddr, sizeof(q->r.raddr));
+	q->tls = c->tls;
 	c->state = CONN_ARRIVED;
 }
 
@@ -225,29 +127,6 @@ static int rec_reserve(struct tt_analyzer *a)
 	a->reqs = v;
 	a->capreqs = cap;
 	return 0;
-}
-
-/* TPOT at the wire when the last token send's first byte was seen there,
- * as TTFT is taken; the send-side rate is kept as the server's emit rate. */
-static void wire_tpot(struct tt_request *r, const struct live_req *q)
-{
-	__u64 emit_span = r->t_last_write - r->t_first_write, wire_span;
-
-	r->tpot = r->tpot_emit = 0;
-	r->t_last_wire = 0;
-	r->tpot_at_wire = r->bunched = false;
-	if (r->tokens < 2 || r->t_last_write <= r->t_first_write)
-		return;
-	r->tpot = r->tpot_emit = emit_span / (r->tokens - 1);
-	if (!r->t_wire || !q->last_tok.armed || q->last_tok.pending ||
-	    q->last_tok.t_wire < r->t_wire)
-		return;
-	r->t_last_wire = q->last_tok.t_wire;
-	wire_span = r->t_last_wire - r->t_wire;
-	r->tpot = wire_span / (r->tokens - 1);
-	r->tpot_at_wire = true;
-	r->bunched = wire_span < emit_span / 2 &&
-		     emit_span - wire_span > TT_BUNCH_NS;
 }
 
 /* Decides what q's timestamps prove and files it as finished. */
@@ -281,6 +160,10 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 	else if (!r->tokens && q->answered &&
 		 !(why & (TT_INC_OPEN_AT_END | TT_INC_CLOSED_MID_STREAM)))
 		why |= TT_INC_NO_TOKEN;
+	/* encrypted, and no plaintext of it: no token or end could be read,
+	 * the why of the rest */
+	if (q->tls && !r->tls)
+		why = (why | TT_INC_TLS) & ~TT_INC_NO_TOKEN;
 	if (why & TT_INC_NOT_TOKENS)
 		why &= ~(TT_INC_NO_RESPONSE | TT_INC_NO_WIRE);
 	r->ttft = 0;
@@ -290,7 +173,7 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 		else
 			why |= TT_INC_NO_WIRE; /* not this request's bytes */
 	}
-	wire_tpot(r, q);
+	an_wire_tpot(r, q);
 	r->incomplete = why;
 	r->complete = !why;
 
@@ -310,7 +193,7 @@ static int req_finalize(struct tt_analyzer *a, struct live_req *q, __u64 end)
 	if (q->gaps.n)
 		memcpy(a->egaps.v + a->egaps.n, q->gaps.v,
 		       q->gaps.n * sizeof(*q->gaps.v));
-	wire_itl(&rec->r, q, a->gaps.v + a->gaps.n);
+	an_wire_itl(&rec->r, q, a->gaps.v + a->gaps.n);
 	a->gaps.n += q->gaps.n;
 	a->egaps.n += q->gaps.n;
 	a->nreqs++;
@@ -504,6 +387,30 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	return 0;
 }
 
+/*
+ * An exchange only a handshake's records answered (tls_answered), whose
+ * latest bytes were the next request's: they came with or after the
+ * client's last handshake message, before the server sent its tickets.
+ * It ends; the request begins at their arrival, read by the exchange's
+ * latest read when read (a memory BIO's loop reads all there is at once).
+ */
+static int tls_next(struct tt_analyzer *a, struct conn *c, __u64 ts, bool read)
+{
+	struct tt_request was = c->cur.r;
+	__u64 ready = c->cur.t_last_ready;
+	int err = req_end(a, c, ts, END_NEXT);
+
+	req_begin(c, ready, ready);
+	if (!read)
+		return err;
+	req_materialize(a, c);
+	c->cur.r.t_read = was.t_read;
+	c->cur.t_last_arrive = ready;
+	c->cur.r.reader_tid = was.reader_tid;
+	c->cur.r.tgid = was.tgid;
+	return err;
+}
+
 static int on_recv(struct tt_analyzer *a, struct conn *c,
 		   const struct tt_event *ev)
 {
@@ -515,7 +422,11 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 		return -ENOMEM;
 	c->unread = c->unread > (__u64)ev->sock.len ? c->unread - ev->sock.len :
 						      0;
-	if (c->state == CONN_RESPONDING) {
+	if (c->state == CONN_RESPONDING && c->cur.tls_answered) {
+		/* bytes that came before a handshake's last records (its
+		 * tickets) were sent */
+		err = tls_next(a, c, ev->h.ts, false);
+	} else if (c->state == CONN_RESPONDING) {
 		/* no bytes arrived since the response began: these came with
 		 * the request it answers (pipelined) */
 		err = req_end(a, c, ev->h.ts, END_NEXT);
@@ -545,7 +456,7 @@ static void first_token(struct conn *c, const struct tt_event *ev)
 	r->t_first_write = ev->send.ts_enter;
 	r->writer_tid = ev->h.tid;
 	r->tgid = ev->h.tgid;
-	wire_arm(&c->cur.tok, c, ev->send.seq, ev->send.ts_enter);
+	an_wire_arm(&c->cur.tok, c, ev->send.seq, ev->send.ts_enter);
 	if (!c->cur.tok.pending)
 		r->t_wire = c->cur.tok.t_wire;
 	c->cur.last_tok = c->cur.tok;
@@ -566,7 +477,7 @@ static int token_send(struct conn *c, const struct tt_event *ev)
 		first_token(c, ev);
 	} else {
 		/* TPOT at the wire needs only the latest one's */
-		wire_arm(&q->last_tok, c, s->seq, s->ts_enter);
+		an_wire_arm(&q->last_tok, c, s->seq, s->ts_enter);
 		if (tt_u64vec_push(&q->gaps,
 				   s->ts_enter > q->last_tok_enter ?
 					   s->ts_enter - q->last_tok_enter :
@@ -592,6 +503,35 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 
 	if (s->len <= 0)
 		return 0;
+	if (s->flags & (TT_SEND_F_TLS | TT_SEND_F_TLS_PLAIN)) {
+		/* the handshake's first reply: every request since and from
+		 * now on is encrypted */
+		c->tls = true;
+		q->tls = true;
+	}
+	if (s->flags & TT_SEND_F_TLS) {
+		if (c->state == CONN_IDLE)
+			return 0;
+		r->bytes_out += s->len;
+		if (q->answered)
+			return 0;
+		/* a handshake's records answer the bytes so far: no body */
+		req_materialize(a, c);
+		c->state = CONN_RESPONDING;
+		q->answered = true;
+		q->tls_answered = true;
+		return 0;
+	}
+	if ((s->flags & TT_SEND_F_TLS_PLAIN) && q->tls_answered) {
+		/* the request came with the handshake's end, read with it */
+		err = tls_next(a, c, ev->h.ts, true);
+		if (err)
+			return err;
+		q = &c->cur;
+		r = &q->r;
+	}
+	if ((s->flags & TT_SEND_F_TLS_PLAIN) && c->state != CONN_IDLE)
+		r->tls = true;
 	if (s->flags & TT_SEND_F_INTERIM) {
 		/* "100 Continue" is no response */
 		if (c->state != CONN_IDLE)
@@ -640,7 +580,7 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	default:
 		/* a body with no token framing: the non-streaming case */
 		if (!q->other.armed) {
-			wire_arm(&q->other, c, s->seq, s->ts_enter);
+			an_wire_arm(&q->other, c, s->seq, s->ts_enter);
 			q->other_ts_enter = s->ts_enter;
 			q->other_tid = ev->h.tid;
 			q->other_tgid = ev->h.tgid;
@@ -684,18 +624,18 @@ static int on_xmit(struct tt_analyzer *a, struct conn *c,
 	if (c->ring_n < XMIT_RING)
 		c->ring_n++;
 	if (c->state != CONN_IDLE) {
-		if (wire_check(&c->cur.tok, x))
+		if (an_wire_check(&c->cur.tok, x))
 			c->cur.r.t_wire = x->ts;
-		wire_check(&c->cur.last_tok, x);
-		wire_check(&c->cur.other, x);
-		tw_check(&c->cur, x);
+		an_wire_check(&c->cur.last_tok, x);
+		an_wire_check(&c->cur.other, x);
+		an_tw_check(&c->cur, x);
 	}
 	if (!c->have_tail)
 		return 0;
-	if (wire_check(&c->tail.tok, x))
+	if (an_wire_check(&c->tail.tok, x))
 		c->tail.r.t_wire = x->ts;
-	wire_check(&c->tail.last_tok, x);
-	tw_check(&c->tail, x);
+	an_wire_check(&c->tail.last_tok, x);
+	an_tw_check(&c->tail, x);
 	if (wire_waits(&c->tail))
 		return 0;
 	err = tail_finalize(a, c);

@@ -57,6 +57,9 @@ struct tt_request {
 	__u16 status; /* HTTP status of its response, 0 when none was seen */
 	bool complete; /* every timestamp above backed by events, no loss */
 	bool closed_mid_stream;
+	/* its response read as the plaintext OpenSSL's SSL_write was given
+	 * (TT_SEND_F_TLS_PLAIN): the connection is encrypted */
+	bool tls;
 	bool lost; /* overlaps a window of lost records */
 	__u32 incomplete; /* TT_INC_* bits saying why; 0 when complete */
 	/*
@@ -125,9 +128,13 @@ const char *tt_end_name(unsigned int end);
  * call to its runner). Its time is inside the request that made it, whose
  * path goes through it (docs/design.md §4.11); it is no client's. */
 #define TT_INC_HOP (1u << 11)
-#define TT_INC_NBITS 12
+/* On a connection the server encrypts (a TLS record sent on it): its
+ * response's framing and tokens cannot be read (docs/design.md §3.1). */
+#define TT_INC_TLS (1u << 12)
+#define TT_INC_NBITS 13
 /* The bits that keep a request out of the percentiles even with --all. */
-#define TT_INC_NOT_TOKENS (TT_INC_ERROR | TT_INC_NO_TOKEN | TT_INC_HOP)
+#define TT_INC_NOT_TOKENS \
+	(TT_INC_ERROR | TT_INC_NO_TOKEN | TT_INC_HOP | TT_INC_TLS)
 
 /* A finished response waits this long (trace time) for the XMIT of its
  * first body byte before it is closed without t_wire. */
@@ -195,6 +202,17 @@ void tt_analyzer_free(struct tt_analyzer *a);
  * they ended, with provisional ids (order of their first read or send).
  * A returned pointer stays valid until the next add or finish. */
 size_t tt_analyzer_nrequests(const struct tt_analyzer *a);
+/* TLS (docs/design.md §3.1): *apart (malloc'ed, one per request; NULL
+ * when no request is TLS) says which are exchanges with no HTTP in them
+ * (a handshake, a ticket, an alert: TT_INC_TLS) on a connection some of
+ * whose requests were read as plaintext. 0 or -ENOMEM. */
+int tt_analyzer_tls_apart(const struct tt_analyzer *a, bool **apart);
+/* The summary of the inter-token gaps (emit: the server's emit gaps) of
+ * the requests with tokens, complete ones only unless incomplete; 0 or
+ * -ENOMEM. */
+struct tt_summary;
+int tt_analyzer_itl_summary(const struct tt_analyzer *a, bool incomplete,
+			    bool emit, struct tt_summary *s);
 const struct tt_request *tt_analyzer_request(const struct tt_analyzer *a,
 					     size_t i);
 /* Every inter-token gap of complete requests, for ITL percentiles, in

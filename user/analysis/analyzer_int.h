@@ -45,6 +45,10 @@ struct live_req {
 	bool close_delim; /* its body ends at the connection's close */
 	bool done; /* end-of-stream send seen */
 	bool answered; /* a status line or body send seen */
+	bool tls; /* on an encrypted connection */
+	/* answered so far only by encrypted records sent outside SSL_write:
+	 * a handshake's, a ticket's, an alert's */
+	bool tls_answered;
 	/* buffers kept across resets: */
 	struct tt_u64vec gaps; /* inter-token gaps between the sends' entries */
 	/* every token send's first byte on the wire, for ITL there; the ones
@@ -74,6 +78,7 @@ struct conn {
 	bool had_request; /* a request was taken up on it in this trace */
 	/* a traced process on this host sent on it: its requests are hops */
 	bool hop;
+	bool tls; /* the server sent a TLS record on it: encrypted */
 	__u64 unread; /* bytes queued at the latest DATA_READY, less reads */
 	__u64 last_send_ts; /* hdr.ts of the latest send */
 	bool have_tail;
@@ -159,5 +164,16 @@ bool an_sent_by_server(const struct tt_analyzer *a, const struct conn *c,
 int an_hop_conn(struct tt_analyzer *a, struct conn *c);
 void an_hop_conn_gone(struct tt_analyzer *a, const struct conn *c);
 int an_hop_reply(struct tt_analyzer *a, const struct tt_event *ev);
+
+/* wire.c: w armed for the byte at seq of c sent from ts_enter on (settled
+ * at once by an XMIT already seen); an XMIT settles w (true) or the token
+ * sends of q it carries; ITL (into out, q's gaps long) and TPOT at the
+ * wire, the emit figures where the wire's are not known */
+void an_wire_arm(struct wire_wait *w, const struct conn *c, __u32 seq,
+		 __u64 ts_enter);
+bool an_wire_check(struct wire_wait *w, const struct xmit_rec *x);
+void an_tw_check(struct live_req *q, const struct xmit_rec *x);
+void an_wire_itl(struct tt_request *r, struct live_req *q, __u64 *out);
+void an_wire_tpot(struct tt_request *r, const struct live_req *q);
 
 #endif /* TT_ANALYZER_INT_H */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "analyzer.h"
 #include "analyzer_int.h"
+#include "stats.h"
 #include "util.h"
 
 /* v's gaps of the complete requests first, in id order, then the others'
@@ -236,6 +237,90 @@ cleanup:
 
 /* ---- accessors ---- */
 
+/*
+ * The summary of the inter-token gaps (emit: as the server emitted them) of
+ * the requests the report's percentiles count, gathered one kind at a time
+ * into a vector of the exact size: millions of gaps at 10 M events.
+ */
+int tt_analyzer_itl_summary(const struct tt_analyzer *a, bool incomplete,
+			    bool emit, struct tt_summary *s)
+{
+	struct tt_u64vec v = {};
+	const struct tt_request *r;
+	const __u64 *gaps;
+	size_t i, n, total = 0;
+	int pass;
+
+	for (pass = 0; pass < 2; pass++) {
+		if (pass && tt_u64vec_reserve(&v, total))
+			return -ENOMEM;
+		for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+			r = tt_analyzer_request(a, i);
+			if ((!r->complete && !incomplete) ||
+			    (r->incomplete & TT_INC_NOT_TOKENS))
+				continue;
+			gaps = emit ? tt_analyzer_request_itl_emit(a, i, &n) :
+				      tt_analyzer_request_itl(a, i, &n);
+			if (!pass) {
+				total += n;
+			} else if (n) {
+				memcpy(v.v + v.n, gaps, n * sizeof(*gaps));
+				v.n += n;
+			}
+		}
+	}
+	tt_summarize(v.v, v.n, s);
+	tt_u64vec_free(&v);
+	return 0;
+}
+
+/* A connection, as far as its requests tell: its socket and client port */
+static __u64 conn_key(const struct tt_request *r)
+{
+	return r->sk ^ ((__u64)r->rport << 48);
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	__u64 a = *(const __u64 *)x, b = *(const __u64 *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int tt_analyzer_tls_apart(const struct tt_analyzer *a, bool **apart)
+{
+	struct tt_u64vec keys = {};
+	const struct tt_request *r;
+	bool *out = NULL;
+	__u64 key;
+	size_t i;
+	int err = 0;
+
+	*apart = NULL;
+	/* the connections some of whose requests were read as plaintext */
+	for (i = 0; i < a->nreqs && !err; i++)
+		if (a->reqs[i].r.tls)
+			err = tt_u64vec_push(&keys, conn_key(&a->reqs[i].r));
+	if (err || !keys.n)
+		goto cleanup;
+	qsort(keys.v, keys.n, sizeof(*keys.v), cmp_u64);
+	out = calloc(a->nreqs, sizeof(*out));
+	if (!out) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < a->nreqs; i++) {
+		r = &a->reqs[i].r;
+		key = conn_key(r);
+		out[i] = (r->incomplete & TT_INC_TLS) &&
+			 bsearch(&key, keys.v, keys.n, sizeof(key), cmp_u64);
+	}
+	*apart = out;
+cleanup:
+	tt_u64vec_free(&keys);
+	return err;
+}
+
 size_t tt_analyzer_nrequests(const struct tt_analyzer *a)
 {
 	return a->nreqs;
@@ -367,6 +452,7 @@ const char *tt_incomplete_str(__u32 incomplete, char *buf, size_t len)
 		"no-wire",   "closed-mid-stream", "open-at-end",
 		"lost",	     "no-path",		  "error",
 		"no-token",  "pipelined",	  "hop",
+		"tls",
 	};
 
 	if (len && !incomplete)

@@ -63,6 +63,7 @@ struct record_args {
 	bool quiet;
 	const char *gpu_probes;
 	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
+	const char *tls_probes; /* "openssl" (NULL: openssl) or "none" */
 	const char *gpu_devices[MAX_GPU_DEVICES];
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
@@ -75,7 +76,13 @@ struct record_args {
 	const char *metrics; /* --metrics ADDR:PORT */
 };
 
-enum { OPT_ENERGY_ROOT = 256, OPT_GOROUTINES, OPT_METRICS, OPT_MSG_PROBES };
+enum {
+	OPT_ENERGY_ROOT = 256,
+	OPT_GOROUTINES,
+	OPT_METRICS,
+	OPT_MSG_PROBES,
+	OPT_TLS_PROBES,
+};
 
 static volatile sig_atomic_t stop_signal, stop_signals;
 
@@ -105,6 +112,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too, at its entry only)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "msg-probes", OPT_MSG_PROBES, "MODE", 0, "Messaging library uprobes: zmq (default: ZMQ's sends in the system's libzmq, how Python servers hand requests between processes) or none", 0 },
+	{ "tls-probes", OPT_TLS_PROBES, "MODE", 0, "TLS library uprobes: openssl (default: SSL_write in the system's libssl and Node, the plaintext of a server's encrypted responses) or none", 0 },
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN][,peer=argM]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe; or KIND=python:[PATH:]EVENT, a Python program's sys.audit(EVENT, ...)); key=argN names the argument that identifies the request, peer=argM the one holding its client's port (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
@@ -169,6 +177,13 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "invalid --msg-probes '%s': zmq or none",
 				   arg);
 		a->msg_probes = arg;
+		break;
+	case OPT_TLS_PROBES:
+		if (strcmp(arg, "openssl") && strcmp(arg, "none"))
+			argp_error(state,
+				   "invalid --tls-probes '%s': openssl or none",
+				   arg);
+		a->tls_probes = arg;
 		break;
 	case 'L':
 		if (a->ncuda_libs == MAX_CUDA_LIBS)
@@ -637,7 +652,8 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 			  const struct tt_write_stats *ws, const char *why,
 			  const char *dest)
 {
-	int cuda_libs, cuda_fns, cuda_entry, zmq_libs, zmq_fns;
+	int cuda_libs, cuda_fns, cuda_entry, zmq_libs, zmq_fns, tls_libs,
+		tls_fns;
 	__u16 port;
 
 	tt_collector_cuda_stats(c, &cuda_libs, &cuda_fns, &cuda_entry);
@@ -650,6 +666,11 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 		fprintf(stderr,
 			"ttftrace: %d ZMQ send function(s) probed in %d librar%s (--msg-probes=zmq)\n",
 			zmq_fns, zmq_libs, zmq_libs == 1 ? "y" : "ies");
+	tls_fns = tt_collector_tls_stats(c, &tls_libs);
+	if (tls_fns && a->verbose)
+		fprintf(stderr,
+			"ttftrace: %d TLS write function(s) probed in %d file%s (--tls-probes=openssl)\n",
+			tls_fns, tls_libs, tls_libs == 1 ? "" : "s");
 	if (cuda_libs)
 		fprintf(stderr,
 			"ttftrace: %d CUDA driver function(s) probed in %d librar%s (--gpu-probes=%s), %d at entry only; %zu GPU device node(s)\n",
@@ -770,6 +791,7 @@ int tt_record_with(int argc, char **argv, const struct tt_record_hooks *hooks)
 	}
 	copts.gpu_probes = a.gpu_probes;
 	copts.msg_probes = a.msg_probes;
+	copts.tls_probes = a.tls_probes;
 	copts.devs = meta.devs;
 	copts.ndevs = meta.ndevs;
 	copts.ringbuf_bytes = a.ringbuf_bytes;

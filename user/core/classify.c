@@ -412,6 +412,15 @@ static void classify_body(const __u8 *body, size_t n, bool declared, bool whole,
 		send->cls = TT_SEND_OTHER;
 }
 
+/* A TLS record's header (RFC 8446 5.1: a content type from change cipher
+ * spec to application data, version 3.x, a length up to 2^14 + 2048): no
+ * HTTP response or body begins with those control bytes */
+static bool tls_record(const __u8 *p, size_t n)
+{
+	return n >= 5 && p[0] >= 0x14 && p[0] <= 0x17 && p[1] == 0x03 &&
+	       p[2] <= 0x04 && ((p[3] << 8) | p[4]) <= (1 << 14) + 2048;
+}
+
 /* whole: p[0..n) is the send to its last byte (nothing cut by the capture);
  * len: the send's length */
 static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
@@ -424,6 +433,12 @@ static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 	size_t hdr_len;
 
 	code = status_code(p, n);
+	if (!code && (!carry || carry->frame == TT_FRAME_NONE) &&
+	    tls_record(p, n)) {
+		/* inside a body, a payload's bytes are anything */
+		send->flags |= TT_SEND_F_TLS;
+		return;
+	}
 	if (code) {
 		/* a new response: a line left open by the previous is over */
 		if (carry)
@@ -608,6 +623,71 @@ void tt_classifier_send(struct tt_classifier *c, const void *data,
 		s->sk = send->sk;
 		s->carry = none;
 	}
+}
+
+void tt_classifier_send_tls(struct tt_classifier *c, const void *data,
+			    size_t nbytes, const void *tail, size_t ntail,
+			    unsigned int tls, __s64 plain_len,
+			    struct tt_send *send)
+{
+	struct tt_carry_slot *s = &c->slot[carry_slot(send->sk)];
+	__s64 sent = send->len;
+
+	if (!tls && s->sk == send->sk && s->carry.tls) {
+		*send = (struct tt_send){ .sk = send->sk,
+					  .len = sent,
+					  .ts_enter = send->ts_enter,
+					  .seq = send->seq,
+					  .flags = TT_SEND_F_TLS };
+		return;
+	}
+	if (tls)
+		send->len = plain_len;
+	tt_classifier_send(c, data, nbytes, tail, ntail, send);
+	send->len = sent;
+	if (!tls)
+		return;
+	send->flags |= TT_SEND_F_TLS_PLAIN;
+	if (s->sk != send->sk) {
+		s->sk = send->sk;
+		s->carry = (struct tt_sse_carry){ 0 };
+	}
+	s->carry.tls = 1;
+}
+
+void tt_classifier_send_pieces(struct tt_classifier *c,
+			       const struct tt_tls_plain *p, size_t n,
+			       struct tt_send *send)
+{
+	struct tt_send one, all = *send;
+	bool done = false;
+	size_t i;
+
+	all.tokens = 0;
+	all.flags = 0;
+	all.status = 0;
+	for (i = 0; i < n; i++) {
+		one = *send;
+		tt_classifier_send_tls(c, p[i].data, p[i].nbytes, p[i].tail,
+				       p[i].ntail, 1, p[i].len, &one);
+		tt_classify_data_lines(&one, p[i].data_lines);
+		all.tokens = all.tokens + one.tokens > 0xffff ?
+				     0xffff :
+				     all.tokens + one.tokens;
+		all.flags |= one.flags;
+		if (!all.status)
+			all.status = one.status;
+		done |= one.cls == TT_SEND_DONE ||
+			one.cls == TT_SEND_TOKEN_DONE;
+		/* headers alone stay so only when nothing else came */
+		if (!i || all.cls == TT_SEND_HEADERS)
+			all.cls = one.cls;
+	}
+	if (all.tokens)
+		all.cls = done ? TT_SEND_TOKEN_DONE : TT_SEND_TOKEN;
+	else if (done)
+		all.cls = TT_SEND_DONE;
+	*send = all;
 }
 
 void tt_classifier_forget(struct tt_classifier *c, __u64 sk)

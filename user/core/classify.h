@@ -13,7 +13,6 @@
 #include <linux/types.h>
 #include "ttftrace.h"
 
-
 /*
  * Fills send->cls, send->tokens and send->flags from the first nbytes of a
  * send of send_len bytes (nbytes may be less than send_len: only the first
@@ -26,6 +25,8 @@
  *   the stream; comments (": ping") and other fields carry no token;
  * - chunked framing ("<hex>[;ext]\r\n" ... "\r\n") is removed before the
  *   SSE scan; the last chunk "0\r\n\r\n" ends the stream;
+ * - a TLS record's header where no body is in progress: TT_SEND_OTHER
+ *   with TT_SEND_F_TLS (an encrypted connection);
  * - anything else (plain JSON body, HTTP/2 frames): TT_SEND_OTHER.
  *
  * With the connection's carry (tt_classify_send_carry) the body's framing
@@ -58,6 +59,9 @@ struct tt_sse_carry {
 	/* the latest status line said chunked (1) or not (2); 0: none seen.
 	 * Outlives a lost track: a terminator in a send's tail still ends */
 	__u8 chunked;
+	/* an SSL_write's plaintext was sent on it: what is sent outside one
+	 * is encrypted (a handshake's record, a ticket, an alert) */
+	__u8 tls;
 	__u64 left;
 };
 
@@ -93,6 +97,25 @@ struct tt_classifier {
 void tt_classifier_send(struct tt_classifier *c, const void *data,
 			size_t nbytes, const void *tail, size_t ntail,
 			struct tt_send *send);
+/* The same for a send the recorder saw inside OpenSSL's SSL_write (tls
+ * 1: its first, data and tail the plaintext of plain_len bytes; 2: a
+ * later one, plain_len 0) or outside one (tls 0): plaintext is classified
+ * as any send,
+ * with TT_SEND_F_TLS_PLAIN; on a connection that had some, a send outside
+ * an SSL_write is an encrypted record (TT_SEND_F_TLS). send->len stays
+ * the bytes sent. */
+void tt_classifier_send_tls(struct tt_classifier *c, const void *data,
+			    size_t nbytes, const void *tail, size_t ntail,
+			    unsigned int tls, __s64 plain_len,
+			    struct tt_send *send);
+/* The same for a send outside an SSL_write that carries the records of n
+ * earlier ones to a memory BIO (TT_EV_TLS_PLAIN, in order): their
+ * plaintext, in order, is classified as the send's bytes would be (their
+ * tokens summed, an end or status line in any of them the send's), with
+ * TT_SEND_F_TLS_PLAIN. n is at least 1. */
+void tt_classifier_send_pieces(struct tt_classifier *c,
+			       const struct tt_tls_plain *p, size_t n,
+			       struct tt_send *send);
 /* A classified send longer than the capture, whose "data:" line starts
  * the recorder counted as it went out (tt_send_raw.data_lines, 0: not
  * counted): the events past the capture are tokens too. */

@@ -42,6 +42,7 @@ static const struct {
 	[TT_EV_ENERGY] = { "energy", true, sizeof(struct tt_energy) },
 	[TT_EV_STEAL] = { "steal", true, sizeof(struct tt_steal) },
 	[TT_EV_PIPE_IO] = { "pipe_io", true, sizeof(struct tt_pipe_io) },
+	[TT_EV_TLS_PLAIN] = { "tls_plain", false, 0 },
 };
 
 int tt_event_payload_size(unsigned int type)

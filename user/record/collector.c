@@ -24,6 +24,8 @@
 #include "marks.h"
 #include "procfs.h"
 #include "rtlocks.h"
+#include "sysprobes.h"
+#include "tlsplain.h"
 #include "util.h"
 #include "ttftrace.skel.h"
 
@@ -31,62 +33,6 @@
 #define MAX_CPUS 1024
 /* traced tgids kept between scans of the map; more are scanned for */
 #define TGIDS_CACHED 1024
-
-/* ZMQ's send functions: where each is, the uprobe cookie (enum
- * tt_msg_fn); pyzmq sends with zmq_msg_send. */
-static const struct {
-	const char *fn;
-	__u64 cookie;
-} zmq_send_fns[] = {
-	{ "zmq_msg_send", TT_MSG_ZMQ_MSG_SEND },
-	{ "zmq_send", TT_MSG_ZMQ_SEND },
-	{ "zmq_sendmsg", TT_MSG_ZMQ_SENDMSG },
-};
-
-#define ZMQ_NFNS (sizeof(zmq_send_fns) / sizeof(zmq_send_fns[0]))
-
-/* Where Debian and others keep libzmq (merged /usr: one file, probed
- * once). A copy a wheel bundles is not among them (docs/design.md §4.4). */
-static const char *const zmq_lib_paths[] = {
-	"/usr/lib/x86_64-linux-gnu/libzmq.so.5",
-	"/lib/x86_64-linux-gnu/libzmq.so.5",
-	"/usr/lib/aarch64-linux-gnu/libzmq.so.5",
-	"/lib/aarch64-linux-gnu/libzmq.so.5",
-	"/usr/lib64/libzmq.so.5",
-	"/usr/lib/libzmq.so.5",
-	"/usr/local/lib/libzmq.so.5",
-};
-
-#define ZMQ_NPATHS (sizeof(zmq_lib_paths) / sizeof(zmq_lib_paths[0]))
-#define ZMQ_LINKS (ZMQ_NFNS * ZMQ_NPATHS)
-
-/* Files already probed, by device and inode: each is probed once. */
-struct probed_files {
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} f[32];
-	int n;
-};
-
-static bool files_have(const struct probed_files *pf, const struct stat *st)
-{
-	for (int i = 0; i < pf->n; i++)
-		if (pf->f[i].dev == st->st_dev && pf->f[i].ino == st->st_ino)
-			return true;
-	return false;
-}
-
-static bool files_full(const struct probed_files *pf)
-{
-	return pf->n == (int)(sizeof(pf->f) / sizeof(pf->f[0]));
-}
-
-static void files_add(struct probed_files *pf, const struct stat *st)
-{
-	pf->f[pf->n].dev = st->st_dev;
-	pf->f[pf->n++].ino = st->st_ino;
-}
 
 struct tt_collector {
 	struct ttftrace_bpf *skel;
@@ -103,21 +49,22 @@ struct tt_collector {
 	const char *gpu_probes;
 	struct bpf_link **cuda_links; /* uprobes on CUDA driver libraries */
 	size_t ncuda_links;
-	struct probed_files cuda_libs;
+	struct tt_probed_files cuda_libs;
 	int ncuda_fns;
 	int ncuda_entry_only; /* of them, probed at their entry only */
 	pthread_mutex_t cuda_lock; /* the five above: the prober attaches too */
 	struct bpf_link **go_links; /* goroutine probes of Go programs */
 	size_t ngo_links;
-	struct probed_files go_bins;
+	struct tt_probed_files go_bins;
 	struct tt_cudalib_prober *prober;
 	int verbose;
 	bool hops; /* tt_client_send loaded: hops can be told */
 	struct tt_classifier cls; /* per connection: a keyword cut by a send */
 	/* ZMQ's send functions in the system's libzmq (--msg-probes) */
-	struct bpf_link *zmq_links[ZMQ_LINKS];
-	size_t nzmq_links;
-	struct probed_files zmq_libs;
+	struct tt_sys_probes zmq;
+	/* OpenSSL's SSL_write in the system's libssl and Node (--tls-probes) */
+	struct tt_sys_probes tls;
+	struct tt_tls_pending *tls_pending; /* their plaintext to memory BIOs */
 	struct bpf_link **mark_links; /* application markers (--mark) */
 	size_t nmark_links;
 	/* the traced tgids as last scanned, while neither BPF (tgids_gen)
@@ -171,9 +118,9 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 	/* libbpf reads and the kernel resolves the very file fd holds */
 	tt_cudalib_fd_path(fd, path, sizeof(path));
 	pthread_mutex_lock(&c->cuda_lock);
-	if (files_have(&c->cuda_libs, &st))
+	if (tt_probed_have(&c->cuda_libs, &st))
 		goto cleanup;
-	if (files_full(&c->cuda_libs)) {
+	if (tt_probed_full(&c->cuda_libs)) {
 		snprintf(err, errlen, "too many CUDA libraries; %s not probed",
 			 name);
 		probed = -ENOSPC;
@@ -188,7 +135,7 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
 		goto cleanup;
 	}
 	c->cuda_links = grown;
-	files_add(&c->cuda_libs, &st);
+	tt_probed_add(&c->cuda_libs, &st);
 	for (size_t i = 0; i < nfns; i++) {
 		struct bpf_link *entry, *ret = NULL;
 		bool entry_only = tt_cuda_fn_entry_only(&fns[i]);
@@ -227,44 +174,32 @@ cleanup:
 	return probed;
 }
 
-/*
- * Puts the message-send probe on ZMQ's send functions in the system's
- * libzmq, for every process that maps it (the BPF side keeps the traced
- * ones): a send hands a request on whether or not it wakes ZMQ's I/O
- * thread (docs/design.md §4.4). The functions probed; 0 without libzmq.
- */
+/* The message-send probe on ZMQ's send functions in the system's libzmq:
+ * a send hands a request on whether or not it wakes ZMQ's I/O thread
+ * (docs/design.md §4.4). */
 static int probe_zmq(struct tt_collector *c)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts);
-	struct bpf_link *link;
-	struct stat st;
-	int probed = 0;
+	return tt_sys_probe_zmq(&c->zmq, c->skel->progs.tt_msg_send);
+}
 
-	for (size_t i = 0; i < ZMQ_NPATHS; i++) {
-		if (stat(zmq_lib_paths[i], &st) || !S_ISREG(st.st_mode) ||
-		    st.st_uid != 0 || (st.st_mode & 0022) ||
-		    files_have(&c->zmq_libs, &st))
-			continue;
-		files_add(&c->zmq_libs, &st);
-		for (size_t j = 0; j < ZMQ_NFNS; j++) {
-			uopts.func_name = zmq_send_fns[j].fn;
-			uopts.bpf_cookie = zmq_send_fns[j].cookie;
-			link = bpf_program__attach_uprobe_opts(
-				c->skel->progs.tt_msg_send, -1,
-				zmq_lib_paths[i], 0, &uopts);
-			if (!link)
-				continue;
-			c->zmq_links[c->nzmq_links++] = link;
-			probed++;
-		}
-	}
-	return probed;
+/* OpenSSL's SSL_write, at its entry and return: the plaintext of a
+ * server's encrypted sends (docs/design.md §3.1, "TLS"). */
+static int probe_tls(struct tt_collector *c)
+{
+	return tt_sys_probe_tls(&c->tls, c->skel->progs.tt_tls_write,
+				c->skel->progs.tt_tls_write_return);
 }
 
 int tt_collector_msg_stats(const struct tt_collector *c, int *libs)
 {
-	*libs = c->zmq_libs.n;
-	return (int)c->nzmq_links;
+	*libs = c->zmq.files.n;
+	return c->zmq.fns;
+}
+
+int tt_collector_tls_stats(const struct tt_collector *c, int *libs)
+{
+	*libs = c->tls.files.n;
+	return c->tls.fns;
 }
 
 /* The Go scheduler's functions that make one goroutine state change each,
@@ -300,19 +235,8 @@ static const struct {
 static int go_attach(struct tt_collector *c, struct bpf_program *prog,
 		     const char *path, const char *func, __u64 cookie)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func,
-		    .bpf_cookie = cookie);
-	struct bpf_link *link, **grown;
-
-	grown = realloc(c->go_links, (c->ngo_links + 1) * sizeof(*grown));
-	if (!grown)
-		return -ENOMEM;
-	c->go_links = grown;
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &uopts);
-	if (!link)
-		return -errno;
-	c->go_links[c->ngo_links++] = link;
-	return 0;
+	return tt_uprobe_attach(&c->go_links, &c->ngo_links, prog, path, func,
+				cookie, false);
 }
 
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
@@ -328,9 +252,9 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			 strerror(errno));
 		return -errno;
 	}
-	if (files_have(&c->go_bins, &st))
+	if (tt_probed_have(&c->go_bins, &st))
 		return 0;
-	if (files_full(&c->go_bins)) {
+	if (tt_probed_full(&c->go_bins)) {
 		snprintf(err, errlen, "too many Go programs; %s not probed",
 			 name);
 		return -ENOSPC;
@@ -366,7 +290,7 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
-	files_add(&c->go_bins, &st);
+	tt_probed_add(&c->go_bins, &st);
 	return 1;
 }
 
@@ -514,11 +438,20 @@ static int handle_record(void *ctx, void *data, size_t size)
 {
 	struct tt_collector *c = ctx;
 	const struct tt_hdr *h = data;
+	const struct tt_tls_plain *pl = NULL;
 	struct tt_event ev;
+	size_t npl;
 	int psize;
 
 	if (size < sizeof(*h))
 		return 0;
+	if (h->type == TT_EV_TLS_PLAIN) {
+		/* for the thread's send that carries its records */
+		if (c->tls_pending && size >= sizeof(*h) + sizeof(*pl))
+			tt_tls_pending_add(c->tls_pending, h->tid,
+					   (const void *)(h + 1));
+		return 0;
+	}
 	if (h->type == TT_EV_LIB_OPEN) {
 		const struct tt_lib_open *lib = (const void *)(h + 1);
 
@@ -554,11 +487,21 @@ static int handle_record(void *ctx, void *data, size_t size)
 		}
 		ev.h.type = TT_EV_SEND;
 		ev.send = raw->send;
-		tt_classifier_send(&c->cls, raw->data, nbytes, raw->tail,
-				   raw->ntail < TT_SEND_TAIL ? raw->ntail :
-							       TT_SEND_TAIL,
-				   &ev.send);
-		tt_classify_data_lines(&ev.send, raw->data_lines);
+		npl = raw->tls || !c->tls_pending ?
+			      0 :
+			      tt_tls_pending_take(c->tls_pending, h->tid,
+						  raw->tls_from, raw->tls_to,
+						  &pl);
+		if (npl) {
+			tt_classifier_send_pieces(&c->cls, pl, npl, &ev.send);
+		} else {
+			tt_classifier_send_tls(
+				&c->cls, raw->data, nbytes, raw->tail,
+				raw->ntail < TT_SEND_TAIL ? raw->ntail :
+							    TT_SEND_TAIL,
+				raw->tls, raw->plain_len, &ev.send);
+			tt_classify_data_lines(&ev.send, raw->data_lines);
+		}
 	} else {
 		psize = tt_event_payload_size(h->type);
 		if (psize < 0 || size < sizeof(*h) + (size_t)psize)
@@ -742,6 +685,14 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 		goto cleanup;
 	if (!o->msg_probes || strcmp(o->msg_probes, "none"))
 		probe_zmq(c);
+	if (!o->tls_probes || strcmp(o->tls_probes, "none")) {
+		c->tls_pending = tt_tls_pending_new();
+		if (!c->tls_pending) {
+			snprintf(err, errlen, "out of memory");
+			goto cleanup;
+		}
+		probe_tls(c);
+	}
 	rxstamp_start(c);
 	if (strcmp(c->gpu_probes, "none")) {
 		c->prober = tt_cudalib_prober_start(attach_candidate, c);
@@ -947,8 +898,9 @@ void tt_collector_close(struct tt_collector *c)
 		bpf_link__destroy(c->cuda_links[i]);
 	for (size_t i = 0; i < c->ngo_links; i++)
 		bpf_link__destroy(c->go_links[i]);
-	for (size_t i = 0; i < c->nzmq_links; i++)
-		bpf_link__destroy(c->zmq_links[i]);
+	tt_sys_probes_free(&c->zmq);
+	tt_sys_probes_free(&c->tls);
+	tt_tls_pending_free(c->tls_pending);
 	free(c->go_links);
 	free(c->cuda_links);
 	for (size_t i = 0; i < c->nmark_links; i++)

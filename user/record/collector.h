@@ -29,6 +29,7 @@ struct tt_collector_opts {
 	tt_collector_log_fn log;
 	const char *gpu_probes; /* "none", "sync" (NULL: sync) or "all" */
 	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
+	const char *tls_probes; /* "openssl" (NULL: openssl) or "none" */
 	const struct tt_dev_info *devs; /* GPU device nodes to trace */
 	size_t ndevs;
 };
@@ -69,6 +70,8 @@ void tt_collector_unprobe_go(struct tt_collector *c);
 /* The ZMQ send functions probed (--msg-probes), and in *libs the
  * libraries they are in. */
 int tt_collector_msg_stats(const struct tt_collector *c, int *libs);
+/* The same of OpenSSL's write functions (--tls-probes). */
+int tt_collector_tls_stats(const struct tt_collector *c, int *libs);
 /* Uprobe attach counts so far: libraries, functions and, of those, the
  * ones probed at their entry only (tt_cuda_fn_entry_only). */
 void tt_collector_cuda_stats(struct tt_collector *c, int *libs, int *fns,

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include "json.h"
@@ -88,6 +89,11 @@ struct report_data {
 	struct tt_summary s_ttft, s_tpot, s_itl, s_itl_emit;
 	size_t complete, incomplete;
 	size_t hops; /* counted apart: inside the requests that made them */
+	/* TLS (docs/design.md §3.1): requests read as OpenSSL's plaintext;
+	 * exchanges of their connections with no HTTP (handshakes, tickets,
+	 * alerts: counted apart); requests on encrypted connections with no
+	 * plaintext seen (incomplete) */
+	size_t tls_plain, tls_apart, tls_unread;
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
 	size_t errors, no_token; /* answered without tokens: counted apart */
 	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
@@ -156,57 +162,30 @@ static void pick_requests(const struct tt_analyzer *a, struct report_data *d)
 	}
 }
 
-/*
- * The summary of the inter-token gaps (emit: as the server emitted them) of
- * the requests collect() counts, gathered one kind at a time into a vector
- * of the exact size: millions of gaps at 10 M events.
- */
-static int summarize_gaps(const struct tt_analyzer *a,
-			  const struct tt_report_opts *o, bool emit,
-			  struct tt_summary *s)
-{
-	struct tt_u64vec v = {};
-	const struct tt_request *r;
-	const __u64 *gaps;
-	size_t i, n, total = 0;
-	int pass;
-
-	for (pass = 0; pass < 2; pass++) {
-		if (pass && tt_u64vec_reserve(&v, total))
-			return -ENOMEM;
-		for (i = 0; i < tt_analyzer_nrequests(a); i++) {
-			r = tt_analyzer_request(a, i);
-			if ((!r->complete && !o->include_incomplete) ||
-			    (r->incomplete & TT_INC_NOT_TOKENS))
-				continue;
-			gaps = emit ? tt_analyzer_request_itl_emit(a, i, &n) :
-				      tt_analyzer_request_itl(a, i, &n);
-			if (!pass) {
-				total += n;
-			} else if (n) {
-				memcpy(v.v + v.n, gaps, n * sizeof(*gaps));
-				v.n += n;
-			}
-		}
-	}
-	tt_summarize(v.v, v.n, s);
-	tt_u64vec_free(&v);
-	return 0;
-}
-
 static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		   struct report_data *d)
 {
 	const struct tt_request *r;
+	bool *apart = NULL;
 	size_t i, k;
+	int err = 0;
 
 	memset(d, 0, sizeof(*d));
+	err = tt_analyzer_tls_apart(a, &apart);
+	if (err)
+		goto cleanup;
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		r = tt_analyzer_request(a, i);
 		if (r->incomplete & TT_INC_HOP) {
 			d->hops++;
 			continue;
 		}
+		d->tls_plain += r->tls;
+		if (apart && apart[i]) {
+			d->tls_apart++;
+			continue;
+		}
+		d->tls_unread += !!(r->incomplete & TT_INC_TLS);
 		if (r->complete) {
 			d->complete++;
 		} else {
@@ -222,10 +201,13 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		    (r->incomplete & TT_INC_NOT_TOKENS))
 			continue;
 		if (r->complete || r->ttft) {
-			if (tt_u64vec_push(&d->ttft, r->ttft) ||
-			    tt_u64vec_push(&d->members, i) ||
-			    collect_stages(a, i, d))
-				return -ENOMEM;
+			err = tt_u64vec_push(&d->ttft, r->ttft) ||
+					      tt_u64vec_push(&d->members, i) ||
+					      collect_stages(a, i, d) ?
+				      -ENOMEM :
+				      0;
+			if (err)
+				goto cleanup;
 			d->stolen += !!r->steal_ns;
 			d->steal_total += r->steal_ns;
 			if (r->steal_ns > d->steal_max)
@@ -233,21 +215,28 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		}
 		if (r->tokens >= 2 && r->t_last_write >= r->t_first_write &&
 		    r->t_first_write) {
-			if (tt_u64vec_push(&d->tpot, r->tpot))
-				return -ENOMEM;
+			err = tt_u64vec_push(&d->tpot, r->tpot);
+			if (err)
+				goto cleanup;
 			d->bunched += r->bunched;
 		}
 		d->itl_bunched += r->itl_bunched;
 	}
 	tt_summarize(d->ttft.v, d->ttft.n, &d->s_ttft);
 	tt_summarize(d->tpot.v, d->tpot.n, &d->s_tpot);
-	if (summarize_gaps(a, o, false, &d->s_itl) ||
-	    summarize_gaps(a, o, true, &d->s_itl_emit))
-		return -ENOMEM;
+	err = tt_analyzer_itl_summary(a, o->include_incomplete, false,
+				      &d->s_itl);
+	if (!err)
+		err = tt_analyzer_itl_summary(a, o->include_incomplete, true,
+					      &d->s_itl_emit);
+	if (err)
+		goto cleanup;
 	for (k = 0; k < NROWS; k++)
 		tt_summarize(d->stage[k].v, d->stage[k].n, &d->s_stage[k]);
 	pick_requests(a, d);
-	return 0;
+cleanup:
+	free(apart);
+	return err;
 }
 
 
@@ -425,6 +414,21 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 			"hops: %zu (sent on loopback by a traced process: "
 			"inside the requests that sent them)\n",
 			d.hops);
+	if (d.tls_plain || d.tls_apart)
+		fprintf(out,
+			"tls: %zu requests read as the plaintext OpenSSL "
+			"encrypted; %zu exchanges with no HTTP on their "
+			"connections (handshakes, tickets, alerts) counted "
+			"apart\n",
+			d.tls_plain, d.tls_apart);
+	if (d.tls_unread)
+		fprintf(out,
+			"tls: %zu requests on encrypted connections whose "
+			"plaintext no probe saw: no framing or token can be "
+			"read (only OpenSSL's libssl.so.3 and Node are probed, "
+			"--tls-probes); trace the server behind its TLS "
+			"terminator\n",
+			d.tls_unread);
 	if (d.incomplete) {
 		fprintf(out, "incomplete:");
 		for (k = 0; k < NREASONS; k++) {
@@ -807,6 +811,7 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, ",\"writer_comm\":");
 		tt_json_str(out, comm, TT_COMM_LEN);
 	}
+	fprintf(out, ",\"tls\":%s", r->tls ? "true" : "false");
 	fprintf(out, ",\"closed_mid_stream\":%s,\"lost\":%s",
 		r->closed_mid_stream ? "true" : "false",
 		r->lost ? "true" : "false");
@@ -925,6 +930,12 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		o->include_incomplete ? "true" : "false");
 	/* requests sent on by a traced gateway: inside the ones that sent them */
 	fprintf(out, ",\"hops\":%zu", d.hops);
+	/* TLS (docs/design.md §3.1): read as plaintext; handshakes apart;
+	 * unreadable (of the incomplete) */
+	fprintf(out,
+		",\"tls_requests\":%zu,\"tls_exchanges_apart\":%zu,"
+		"\"tls_unread\":%zu",
+		d.tls_plain, d.tls_apart, d.tls_unread);
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
 	json_summary(out, "itl_ns", &d.s_itl);
