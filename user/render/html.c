@@ -106,17 +106,27 @@ static int run_figures(FILE *out, const struct tt_html_run *run)
 	};
 	size_t i, n = tt_analyzer_nrequests(run->a), complete = 0, hops = 0;
 	const struct tt_request *r;
-	char key[64], v[160], hopped[48] = "";
+	char key[64], v[200], hopped[96] = "";
+	size_t tls = 0, k = 0;
+	bool *apart = NULL;
 	int m;
 
+	/* a TLS handshake's exchanges too (docs/design.md §3.1) */
+	if (tt_analyzer_tls_apart(run->a, &apart))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		r = tt_analyzer_request(run->a, i);
 		/* counted apart, as the report does (docs/design.md §4.11) */
 		hops += !!(r->incomplete & TT_INC_HOP);
+		tls += apart && apart[i];
 		complete += r->complete;
 	}
+	free(apart);
 	if (hops)
-		snprintf(hopped, sizeof(hopped), ", %zu hops apart", hops);
+		k = snprintf(hopped, sizeof(hopped), ", %zu hops apart", hops);
+	if (tls)
+		snprintf(hopped + k, sizeof(hopped) - k,
+			 ", %zu TLS handshake exchanges apart", tls);
 	for (m = 0; m < TT_M_STAGE0; m++) {
 		if (summary_value(run->s, m, v, sizeof(v)))
 			return -ENOMEM;
@@ -130,7 +140,7 @@ static int run_figures(FILE *out, const struct tt_html_run *run)
 	snprintf(
 		v, sizeof(v),
 		"%zu (complete %zu, incomplete %zu)%s, %llu events, %llu lost records",
-		n - hops, complete, n - hops - complete, hopped,
+		n - hops - tls, complete, n - hops - tls - complete, hopped,
 		(unsigned long long)tt_analyzer_events(run->a),
 		(unsigned long long)tt_analyzer_lost(run->a));
 	tt_html_figure(out, key, v);
