@@ -511,8 +511,8 @@ int BPF_PROG(tt_exit, struct task_struct *p, bool group_dead)
 	e = reserve(sizeof(*e), TT_EV_EXIT);
 	if (e)
 		submit(e);
-	forget_send_enter(BPF_CORE_READ(p, pid));
 	tid = BPF_CORE_READ(p, pid);
+	forget_send_enter(tid);
 	bpf_map_delete_elem(&tls_writes, &tid);
 	bpf_map_delete_elem(&tls_seqs, &tid);
 	/* the last thread of the process: forget the tgid (PIDs are reused) */
@@ -1499,6 +1499,30 @@ int BPF_KPROBE(tt_tls_write, void *ssl, const void *buf, long num)
 	return 0;
 }
 
+/* How many first bytes of total are read: the capture, or less when
+ * send_capture_bytes says so. */
+static __always_inline __u64 capture_len(__u64 total)
+{
+	__u64 n = total < TT_SEND_CAPTURE ? total : TT_SEND_CAPTURE;
+
+	return n < send_capture_bytes ? n : send_capture_bytes;
+}
+
+/* A send's or a plaintext's bytes as the records carry them: its first
+ * ones, its last ones past the capture and its "data:" lines counted. */
+static __always_inline void capture(const struct send_src *src, __u64 total,
+				    __u8 *data, __u16 *nbytes, __u8 *tail,
+				    __u16 *ntail, __u16 *data_lines)
+{
+	__u64 n = capture_len(total);
+
+	*nbytes = n ? send_bytes(src, n, data) : 0;
+	*ntail = total > TT_SEND_CAPTURE ? send_tail(src, total, tail) : 0;
+	*data_lines = total > TT_SEND_CAPTURE && count_data_lines ?
+			      count_lines(src, total) :
+			      0;
+}
+
 /* An SSL_write that made no send of its own wrote to a memory BIO: its
  * plaintext, for the thread's next send (the collector pairs them) */
 SEC("uretprobe")
@@ -1513,7 +1537,6 @@ int BPF_KRETPROBE(tt_tls_write_return, long ret)
 		struct tt_hdr h;
 		struct tt_tls_plain p;
 	} *e;
-	__u64 n;
 
 	if (!tw)
 		return 0;
@@ -1532,16 +1555,8 @@ int BPF_KRETPROBE(tt_tls_write_return, long ret)
 	src.base = tw->buf;
 	e->p.len = tw->num;
 	e->p.seq = sq->next++;
-	e->p.ntail = 0;
-	e->p.data_lines = 0;
-	n = tw->num < TT_SEND_CAPTURE ? tw->num : TT_SEND_CAPTURE;
-	if (n > send_capture_bytes)
-		n = send_capture_bytes;
-	e->p.nbytes = n ? send_bytes(&src, n, e->p.data) : 0;
-	if (tw->num > TT_SEND_CAPTURE)
-		e->p.ntail = send_tail(&src, tw->num, e->p.tail);
-	if (tw->num > TT_SEND_CAPTURE && count_data_lines)
-		e->p.data_lines = count_lines(&src, tw->num);
+	capture(&src, tw->num, e->p.data, &e->p.nbytes, e->p.tail, &e->p.ntail,
+		&e->p.data_lines);
 	submit(e);
 cleanup:
 	bpf_map_delete_elem(&tls_writes, &tid);
@@ -1566,7 +1581,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct tt_hdr *h;
 	/* plain: the bytes whose first ones are read (the plaintext's, or
 	 * the syscall's own) */
-	__u64 n, enter, plain = 0;
+	__u64 enter, plain = 0;
 	__u32 tid;
 	long nr;
 
@@ -1644,14 +1659,9 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 		src.iovlen = 0;
 		src.flat = true;
 	}
-	n = tw ? plain : ret > 0 ? ret : 0;
-	if (n > send_capture_bytes)
-		n = send_capture_bytes;
-	if (n > TT_SEND_CAPTURE)
-		n = TT_SEND_CAPTURE;
 	/* nothing to read (failed, or capture off and short): no user reads,
 	 * nor the registers that find them */
-	if (!tw && !n && ret <= TT_SEND_CAPTURE) {
+	if (!tw && !capture_len(ret > 0 ? ret : 0) && ret <= TT_SEND_CAPTURE) {
 		submit(h);
 		return 0;
 	}
@@ -1668,12 +1678,8 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 		}
 		plain = ret;
 	}
-	if (n)
-		s->nbytes = send_bytes(&src, n, s->data);
-	if (plain > TT_SEND_CAPTURE)
-		s->ntail = send_tail(&src, plain, s->tail);
-	if (plain > TT_SEND_CAPTURE && count_data_lines)
-		s->data_lines = count_lines(&src, plain);
+	capture(&src, plain, s->data, &s->nbytes, s->tail, &s->ntail,
+		&s->data_lines);
 	submit(h);
 	return 0;
 }

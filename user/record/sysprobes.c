@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Uprobes on system libraries (sysprobes.h). */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <bpf/libbpf.h>
 #include "sysprobes.h"
@@ -22,18 +24,6 @@ static const struct sys_fn zmq_send_fns[] = {
 	{ "zmq_sendmsg", TT_MSG_ZMQ_SENDMSG },
 };
 
-/* Where Debian and others keep libzmq (merged /usr: one file, probed
- * once). A copy a wheel bundles is not among them (docs/design.md §4.4). */
-static const char *const zmq_lib_paths[] = {
-	"/usr/lib/x86_64-linux-gnu/libzmq.so.5",
-	"/lib/x86_64-linux-gnu/libzmq.so.5",
-	"/usr/lib/aarch64-linux-gnu/libzmq.so.5",
-	"/lib/aarch64-linux-gnu/libzmq.so.5",
-	"/usr/lib64/libzmq.so.5",
-	"/usr/lib/libzmq.so.5",
-	"/usr/local/lib/libzmq.so.5",
-};
-
 /* OpenSSL's write functions: the plaintext of the sends they make
  * (docs/design.md §3.1, "TLS"). */
 static const struct sys_fn tls_write_fns[] = {
@@ -41,18 +31,21 @@ static const struct sys_fn tls_write_fns[] = {
 	{ "SSL_write_ex", 0 },
 };
 
-/* Where Debian and others keep OpenSSL 3's libssl (Python's ssl module,
- * uvicorn's and aiohttp's TLS), and Node, which links OpenSSL in and
- * exports its functions. A copy a wheel or a static build bundles is not
- * among them. */
-static const char *const tls_lib_paths[] = {
-	"/usr/lib/x86_64-linux-gnu/libssl.so.3",
-	"/lib/x86_64-linux-gnu/libssl.so.3",
-	"/usr/lib/aarch64-linux-gnu/libssl.so.3",
-	"/lib/aarch64-linux-gnu/libssl.so.3",
-	"/usr/lib64/libssl.so.3",
-	"/usr/lib/libssl.so.3",
-	"/usr/local/lib/libssl.so.3",
+/* Where Debian and others keep system libraries (merged /usr: one file,
+ * probed once). A copy a wheel or a static build bundles is not among them
+ * (docs/design.md §3.1, §4.4). */
+static const char *const sys_lib_dirs[] = {
+	"/usr/lib/x86_64-linux-gnu",
+	"/lib/x86_64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu",
+	"/lib/aarch64-linux-gnu",
+	"/usr/lib64",
+	"/usr/lib",
+	"/usr/local/lib",
+};
+
+/* Node links OpenSSL in and exports its functions */
+static const char *const tls_bin_paths[] = {
 	"/usr/bin/node",
 	"/usr/local/bin/node",
 };
@@ -111,50 +104,66 @@ static int sys_attach(struct tt_sys_probes *sp, struct bpf_program *prog,
 }
 
 /*
- * Puts entry (and ret, if not NULL) on fns in each of the system's files
- * at paths: root's own, not writable by others, each file once, for every
- * process that maps it (the BPF side keeps the traced ones). The
- * functions probed; 0 with no such file.
+ * Puts entry (and ret, if not NULL) on fns in the system's file at path:
+ * root's own, not writable by others, each file once, for every process
+ * that maps it (the BPF side keeps the traced ones). The functions probed;
+ * 0 with no such file.
  */
-static int probe_sys_libs(struct tt_sys_probes *sp, const char *const *paths,
-			  size_t npaths, const struct sys_fn *fns, size_t nfns,
+static int probe_sys_file(struct tt_sys_probes *sp, const char *path,
+			  const struct sys_fn *fns, size_t nfns,
 			  struct bpf_program *entry, struct bpf_program *ret)
 {
 	struct stat st;
 	int probed = 0;
 
-	for (size_t i = 0; i < npaths; i++) {
-		if (stat(paths[i], &st) || !S_ISREG(st.st_mode) ||
-		    st.st_uid != 0 || (st.st_mode & 0022) ||
-		    tt_probed_have(&sp->files, &st) ||
-		    tt_probed_full(&sp->files))
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & 0022) || tt_probed_have(&sp->files, &st) ||
+	    tt_probed_full(&sp->files))
+		return 0;
+	tt_probed_add(&sp->files, &st);
+	for (size_t j = 0; j < nfns; j++) {
+		if (sys_attach(sp, entry, path, &fns[j], false))
 			continue;
-		tt_probed_add(&sp->files, &st);
-		for (size_t j = 0; j < nfns; j++) {
-			if (sys_attach(sp, entry, paths[i], &fns[j], false))
-				continue;
-			/* an entry without its return would leave its state */
-			if (ret &&
-			    sys_attach(sp, ret, paths[i], &fns[j], true)) {
-				bpf_link__destroy(sp->links[--sp->nlinks]);
-				continue;
-			}
-			probed++;
+		/* an entry without its return would leave its state */
+		if (ret && sys_attach(sp, ret, path, &fns[j], true)) {
+			bpf_link__destroy(sp->links[--sp->nlinks]);
+			continue;
 		}
+		probed++;
 	}
 	sp->fns += probed;
 	return probed;
 }
 
+/* probe_sys_file() on the library named lib in each of sys_lib_dirs */
+static int probe_sys_lib(struct tt_sys_probes *sp, const char *lib,
+			 const struct sys_fn *fns, size_t nfns,
+			 struct bpf_program *entry, struct bpf_program *ret)
+{
+	char path[PATH_MAX];
+	int probed = 0;
+
+	for (size_t i = 0; i < NELEMS(sys_lib_dirs); i++) {
+		snprintf(path, sizeof(path), "%s/%s", sys_lib_dirs[i], lib);
+		probed += probe_sys_file(sp, path, fns, nfns, entry, ret);
+	}
+	return probed;
+}
+
 int tt_sys_probe_zmq(struct tt_sys_probes *sp, struct bpf_program *send)
 {
-	return probe_sys_libs(sp, zmq_lib_paths, NELEMS(zmq_lib_paths),
-			      zmq_send_fns, NELEMS(zmq_send_fns), send, NULL);
+	return probe_sys_lib(sp, "libzmq.so.5", zmq_send_fns,
+			     NELEMS(zmq_send_fns), send, NULL);
 }
 
 int tt_sys_probe_tls(struct tt_sys_probes *sp, struct bpf_program *entry,
 		     struct bpf_program *ret)
 {
-	return probe_sys_libs(sp, tls_lib_paths, NELEMS(tls_lib_paths),
-			      tls_write_fns, NELEMS(tls_write_fns), entry, ret);
+	int probed = probe_sys_lib(sp, "libssl.so.3", tls_write_fns,
+				   NELEMS(tls_write_fns), entry, ret);
+
+	for (size_t i = 0; i < NELEMS(tls_bin_paths); i++)
+		probed += probe_sys_file(sp, tls_bin_paths[i], tls_write_fns,
+					 NELEMS(tls_write_fns), entry, ret);
+	return probed;
 }
