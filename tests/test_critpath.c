@@ -1684,30 +1684,44 @@ static const struct rq_want sync_calls_want[] = {
  * 102 at 2100, which computes until 3000 and wakes it with A's token,
  * written at 3050 */
 /* clang-format off */
+/* the loop's steps up to its wait at 1600 us */
+#define ENGINE_LOOP_READ                                                      \
+	E_IN(0, 101), E_IN(0, 102),                                           \
+	E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),                       \
+	E_WAKE(250, 101, 102, NR_FUTEX, 0x300), E_IN(255, 102),               \
+	E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                     \
+	E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),                        \
+	E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3)
+/* the worker's token for A at 3000 us, which the loop writes at 3050 */
+#define ENGINE_LOOP_TOKEN                                                     \
+	E_DATA(3000, 102, 101, NR_WRITE, 6),                                  \
+	E_WAKE(3000, 102, 101, NR_WRITE, 6), E_IN(3005, 101)
+/* the loop 101 puts a step on worker 102's queue at t_ us and waits for
+ * the GIL, which 102 hands it and waits for in turn; 102 runs from t_+25 */
+#define PUT_GIL_BACK(t_)                                                      \
+	E_WAKE(t_, 101, 102, NR_FUTEX, 0x300),                                \
+	E_OUT((t_) + 2, 101, .sys = NR_FUTEX, .arg0 = 0x7210),                \
+	E_IN((t_) + 5, 102), E_WAKE((t_) + 8, 102, 101, NR_FUTEX, 0x7210),    \
+	E_OUT((t_) + 10, 102, .sys = NR_FUTEX, .arg0 = 0x7220),               \
+	E_IN((t_) + 12, 101), E_WAKE((t_) + 18, 101, 102, NR_FUTEX, 0x7220),  \
+	E_IN((t_) + 25, 102)
+#define ENGINE_LOOP_RQS(h)                                                    \
+	RQS(RQ(1, 50, 100, 2050, 2060, 101, 101, .t_end = 5000 * US),         \
+	    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US,         \
+	       .t_headers = (h) * US))
 #define ENGINE_LOOP(name_, h, res_, ...)                                      \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
-			E_IN(0, 101), E_IN(0, 102),                           \
-			E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),       \
-			E_WAKE(250, 101, 102, NR_FUTEX, 0x300),               \
-			E_IN(255, 102),                                       \
-			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
-			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),        \
-			E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			ENGINE_LOOP_READ,                                     \
 			UNPAREN res_,                                         \
 			E_IN(2005, 101),                                      \
 			E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
 			E_WAKE(2100, 101, 102, NR_FUTEX, 0x300),              \
 			E_IN(2105, 102),                                      \
 			E_OUT(2200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
-			E_DATA(3000, 102, 101, NR_WRITE, 6),                  \
-			E_WAKE(3000, 102, 101, NR_WRITE, 6),                  \
-			E_IN(3005, 101)),                                     \
-		RQS(RQ(1, 50, 100, 2050, 2060, 101, 101,                      \
-		       .t_end = 5000 * US),                                   \
-		    RQ(2, 400, 500, 3050, 3060, 101, 101,                     \
-		       .t_end = 5000 * US, .t_headers = (h) * US)),           \
+			ENGINE_LOOP_TOKEN),                                   \
+		ENGINE_LOOP_RQS(h),                                           \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   __VA_ARGS__ } }),                  \
@@ -4642,6 +4656,41 @@ static const struct scenario scenarios[] = {
 		     E_SOFTIRQ(2000, UNTRACED, 101)),
 		    R_T(t_enqueue, 2100), R_T(t_dispatch, 2105),
 		    R(enqueue, TT_CP_ENQ_PICKUP)),
+	/* The same with the loop's wait ended at 2000 us by its timer, as a
+	 * batcher's delay for more requests ends (Ray Serve's
+	 * batch_wait_timeout_s): A waited in the loop from its headers, as
+	 * with the worker's result */
+	ENGINE_LOOP("engine_loop_timer", 1500, (E_IRQ(2000, UNTRACED, 101)),
+		    R_T(t_enqueue, 1500), R_T(t_dispatch, 2100),
+		    R(enqueue, TT_CP_ENQ_HANDOFF), R_STAGE(TT_ST_QUEUE, 600)),
+	/* The same with A's headers sent at 2050 us, after the timer: the
+	 * loop had not let A go while it waited, and its wake at 2100 is A's
+	 * own hand-off (pick-up) */
+	ENGINE_LOOP("engine_loop_timer_before", 2050,
+		    (E_IRQ(2000, UNTRACED, 101)), R_T(t_enqueue, 2100),
+		    R_T(t_dispatch, 2105), R(enqueue, TT_CP_ENQ_PICKUP)),
+	/* engine_loop_timer's step handed on as CPython's executor does: the
+	 * loop's put wakes worker 102 at 2100 us, which hands the loop the
+	 * GIL it waits for and waits for it in turn, till the loop drops it
+	 * at 2118; 102 computes from 2125. Still the loop's step: A queued
+	 * from its headers to the put (without the loop's step first: queued
+	 * from the put to the GIL's wake, t_dispatch 2125) */
+	{
+		SC("test_pickup_producer_work", "engine_loop_timer_gil"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       ENGINE_LOOP_READ, E_IRQ(2000, UNTRACED, 101),
+			       E_IN(2005, 101),
+			       E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			       PUT_GIL_BACK(2100),
+			       E_OUT(2200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       ENGINE_LOOP_TOKEN),
+		ENGINE_LOOP_RQS(1500),
+		.want = WANTS({ 2, NULL,
+				{ R(complete, true),
+				  R(dispatch, TT_CP_DISP_PICKUP),
+				  R(enqueue, TT_CP_ENQ_HANDOFF),
+				  R_T(t_enqueue, 1500), R_T(t_dispatch, 2100) } }),
+	},
 	/* The producer's own work after the read is not queueing (pick-up):
 	 * the reader 101 tokenizes for 300 us after its read (preempted
 	 * 50 us of it), then wakes the idle engine 102, which wakes the

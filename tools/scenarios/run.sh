@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-mark
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -119,6 +119,7 @@ server_cmd() {
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
+	v0-delay) echo "$PY $SCEN/v0_server.py -p $port --log $log --batch-wait-ms 5" ;;
 	# the same, marking its put and its admission (scenario_marks)
 	v0-mark) echo "$PY $SCEN/v0_server.py -p $port --log $log --audit" ;;
 	# the same, marking its put and its prefill (scenario_marks)

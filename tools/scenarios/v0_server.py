@@ -22,6 +22,13 @@ worker), t_first_token_emit / t_last_token_emit (just before the SSE
 event is yielded), tokens, io_ns (0), status, then batch (how many that
 step took).
 
+--batch-wait-ms MS: a dynamic batcher's delay in the event loop, as Ray
+Serve's @serve.batch (batch_wait_timeout_s) or a Triton-like
+max_queue_delay: an engine with nothing running that finds new requests
+waits on the loop's timer (asyncio.wait_for on the has-work event) until
+--batch are queued or MS have passed since it found the first, then
+admits them (run.sh's v0-delay). t_admit is after that wait.
+
 --audit: the server marks itself for `ttftrace record --mark
 KIND=python:...` (docs/design.md §4.9): sys.audit("v0.put", rid) right
 after stamping t_enqueue, sys.audit("v0.admit", rid) right after stamping
@@ -41,7 +48,9 @@ from vllm_server import (SSE_DONE, auditor, calibrated_compute, log_row,  # noqa
 
 
 def main():
-    args = server_args(__doc__).parse_args()
+    ap = server_args(__doc__)
+    ap.add_argument("--batch-wait-ms", type=float, default=0)
+    args = ap.parse_args()
     if not args.log:
         sys.exit("v0_server: --log is needed")
     from starlette.responses import StreamingResponse
@@ -54,6 +63,16 @@ def main():
     new = asyncio.Queue()       # AsyncLLMEngine's _new_requests
     has_work = asyncio.Event()
 
+    async def fill_batch(loop):
+        # idle, the batcher waits for a full batch on the loop's timer
+        deadline = loop.time() + args.batch_wait_ms / 1000
+        while new.qsize() < args.batch and loop.time() < deadline:
+            has_work.clear()
+            try:
+                await asyncio.wait_for(has_work.wait(), deadline - loop.time())
+            except asyncio.TimeoutError:
+                break
+
     async def engine_loop():
         loop = asyncio.get_running_loop()
         running = []            # [stream, want, made, rid]
@@ -61,6 +80,8 @@ def main():
             if not running and new.empty():
                 await has_work.wait()
                 has_work.clear()
+            if not running and args.batch_wait_ms:
+                await fill_batch(loop)
             took = []
             while len(running) + len(took) < args.batch and not new.empty():
                 took.append(new.get_nowait())

@@ -81,8 +81,7 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 	/* its timeout ended it: a batcher that holds what it took (its input
 	 * had it already, or a condition variable's queue: Triton's) */
 	r = &th->recs[j];
-	if (r->state == REC_RUNNABLE &&
-	    (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ))
+	if (cp_timer_ended(cp, th, j))
 		return obj || cond_wait(cp, th, b);
 	/* a write to the pipe it waited on, from the reader's process: the
 	 * request reached it there, however long it waited in the writer */

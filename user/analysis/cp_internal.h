@@ -917,6 +917,10 @@ struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid);
 
 /* waits.c */
 bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
+/* Record j of th ends a wait its timeout ended: a timer's interrupt woke
+ * it, or nothing did. */
+bool cp_timer_ended(const struct tt_critpath *cp, const struct cp_thread *th,
+		    long j);
 /* The runtime lock range of tgid that holds futex word, or NULL. */
 const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 					 __u64 word, __u32 tgid);

@@ -201,6 +201,22 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 }
 
 /*
+ * th waited in [from, t) and its timer ended the wait. Not a preemption in
+ * between: Node's loop sends a request's headers before its handler hands
+ * it to the engine, and a preemption there is no queue.
+ */
+static bool waited_timer(const struct tt_critpath *cp,
+			 const struct cp_thread *th, __u64 from, __u64 t)
+{
+	for (long j = cp_rec_before(th, t); j > 0 && th->recs[j - 1].ts >= from;
+	     j--)
+		if (th->recs[j - 1].state == REC_BLOCKED &&
+		    cp_timer_ended(cp, th, j))
+			return true;
+	return false;
+}
+
+/*
  * An engine loop in the reader's own thread (vLLM V0's AsyncLLMEngine, an
  * asyncio task of the API's loop): a handler puts the request on the
  * engine's queue, waking nobody, and returns its response, whose headers
@@ -210,7 +226,8 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
  * but its admission when c handed the reader a result after the reader
  * let the request go (its headers, else its hand-off point): the request
  * waited for c's step before. Not through a lock: a GIL passed back is
- * no result.
+ * no result. Or the loop waited out a timer in between: a batcher's delay
+ * for more requests (Ray Serve's batch_wait_timeout_s) that held it.
  */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 {
@@ -222,7 +239,8 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
 		    cp_handoff_point(wk, t);
-	if (s >= t || !cp_handed_work(wk->cp, c, th->tid, s, t - 1))
+	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, s, t - 1) &&
+		       !waited_timer(wk->cp, th, s, t)))
 		return 0;
 	wk->t_enqueue = s;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;

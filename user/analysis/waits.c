@@ -450,6 +450,15 @@ static enum tt_stage block_stage(const struct tt_critpath *cp,
 	return TT_ST_UNKNOWN;
 }
 
+bool cp_timer_ended(const struct tt_critpath *cp, const struct cp_thread *th,
+		    long j)
+{
+	const struct cp_rec *r = &th->recs[j];
+
+	return r->state == REC_RUNNABLE &&
+	       (r->info == NONE32 || cp->wakes[r->info].ctx == CTX_HARDIRQ);
+}
+
 /* A wait a loopback TCP send can end: on a socket, or in a poll. */
 bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec)
 {

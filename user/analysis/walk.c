@@ -728,6 +728,12 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			own = reader_sends(wk) ? cp_handoff_point(wk, disp) : 0;
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
+			} else if (!released && waker == wk->reader &&
+				   (s = cp_loop_step(wk, th, t))) {
+				/* admitted by the reader's own engine loop,
+				 * whatever passed the step on */
+				disp = t;
+				t = s;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
@@ -738,11 +744,6 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 							     TT_CP_PHASE,
 							     TT_ST_QUEUE,
 							     "queued");
-			} else if (!released && waker == wk->reader &&
-				   (s = cp_loop_step(wk, th, t))) {
-				/* admitted by the reader's own engine loop */
-				disp = t;
-				t = s;
 			}
 		}
 		if (!dispatched && cp_lock_wake(w))
