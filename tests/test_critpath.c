@@ -2316,6 +2316,21 @@ static const struct rq_want sync_calls_want[] = {
 			RQS(HANDOFF_X_A),                                    \
 			.want = HANDOFF_A_WANT(disp, 1300, 200)              \
 	}
+/* PREEMPTED_AT's engine switched out at AT us for thread 113, traced and
+ * runnable since the network woke it at 1495 us */
+#define PREEMPTED_BY_OTHER(name, at, disp)                                    \
+	{                                                                     \
+		SC("test_handoff_enqueue", name),                             \
+			.build = build_busy_handoff, .arg = { false },        \
+			.steps = STEPS(E_IN(0, 113),                          \
+				       E_OUT(10, 113, .sys = NR_EPOLL_WAIT,   \
+					     .arg0 = 3),                      \
+				       E_SOFTIRQ(1495, UNTRACED, 113),        \
+				       E_PREEMPT(at, 102), E_IN(at, 113),     \
+				       E_IN(1600, 102)),                      \
+			RQS(HANDOFF_X_A),                                     \
+			.want = HANDOFF_A_WANT(disp, 1300, 200)               \
+	}
 /* build_boundary_release's case NAME: preempted at PRE us after the
  * release, which wakes 113 (OTHER) or 111: A dispatched at DISP us */
 #define BOUNDARY_RELEASE(name, pre, other, disp)                 \
@@ -4868,6 +4883,41 @@ static const struct scenario scenarios[] = {
 	 * may have taken A up (llama.cpp's loop does within 4 us), so the
 	 * boundary stands */
 	PREEMPTED_AT("preempted_later", 1570, 1500),
+	/* preempted at once by the writer it woke at its boundary (111 runs
+	 * from 1505 us): as preempted_at_boundary */
+	PREEMPTED_AT("preempted_by_wakee", 1505, 1600),
+	/* preempted 20 us after its boundary by a traced thread it did not
+	 * wake (a gateway's loop that its runner's answer woke): it had run
+	 * on (llama.cpp's loop admits within 4 us), the boundary stands */
+	PREEMPTED_BY_OTHER("preempted_by_other", 1520, 1500),
+	/* preempted 20 us after its boundary by a thread it woke at 1515 us
+	 * (114, no request's): the engine's own wakee, at once */
+	{
+		SC("test_handoff_enqueue", "preempted_by_late_wakee"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_IN(0, 114),
+			       E_OUT(10, 114, .sys = NR_FUTEX, .arg0 = 0x114),
+			       E_WAKE(1515, 102, 114, NR_FUTEX, 0x114),
+			       E_PREEMPT(1520, 102), E_IN(1520, 114),
+			       E_IN(1600, 102)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1600, 1300, 200),
+	},
+	/* preempted 40 us after its boundary by a thread not traced (a CPU
+	 * hog), 115 running on the other CPU since 1400 us: at once */
+	{
+		SC("test_handoff_enqueue", "preempted_beside_running"),
+		.build = build_busy_handoff,
+		.arg = { false },
+		.steps = STEPS(E_IN(1400, 115), E_PREEMPT(1540, 102),
+			       E_IN(1600, 102)),
+		RQS(HANDOFF_X_A),
+		.want = HANDOFF_A_WANT(1600, 1300, 200),
+	},
+	/* the same 3 us after it: a CPython engine has admitted nothing yet
+	 * (OTHER_AT_ONCE_NS), A taken up at its next run */
+	PREEMPTED_BY_OTHER("preempted_by_other_at_once", 1503, 1600),
 	/* preempted at once by the writer it woke at its boundary, the
 	 * engine runs at 1600 us only to release the mutex that writer then
 	 * waited on, and is preempted at once again (1 us after the wake):

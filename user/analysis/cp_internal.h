@@ -21,6 +21,7 @@
  * Later, it ran on and may have admitted one first (llama.cpp's loop does,
  * within 4 us; preempted 56-96 us after by a gateway's thread: §4.4). */
 #define PREEMPT_AT_ONCE_NS 50000ULL
+#define OTHER_AT_ONCE_NS 10000ULL /* ... by a thread it did not wake */
 /* A wakee that preempts its waker does so at the wake's return from the
  * kernel: 0-2 us after it (docs/design.md §4.4, the release after a
  * boundary); later, the waker ran on. */
@@ -917,8 +918,7 @@ struct cp_thread *cp_thread_find(const struct tt_critpath *cp, __u32 tid);
 
 /* waits.c */
 bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
-/* Record j of th ends a wait its timeout ended: a timer's interrupt woke
- * it, or nothing did. */
+/* Record j of th ends a wait its timer ended (a hard interrupt's wake). */
 bool cp_timer_ended(const struct tt_critpath *cp, const struct cp_thread *th,
 		    long j);
 /* The runtime lock range of tgid that holds futex word, or NULL. */

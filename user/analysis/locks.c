@@ -16,16 +16,42 @@ __u64 cp_ran_after(const struct cp_thread *th, long k, __u64 t)
 	return t;
 }
 
+/* A traced thread th did not wake began to run at ts, when th was
+ * preempted: a third party's wake took th's CPU, not th's own wakee. */
+static bool taken_by_other(const struct tt_critpath *cp,
+			   const struct cp_thread *th, __u64 ts)
+{
+	const struct cp_thread *o;
+	long j;
+
+	for (size_t i = 0; i < cp->nthreads; i++) {
+		o = cp->threads[i];
+		j = o == th ? -1 : cp_rec_before(o, ts + 1);
+		if (j < 0 || o->recs[j].ts != ts ||
+		    o->recs[j].state != REC_RUNNING)
+			continue;
+		return !(j > 0 && o->recs[j - 1].state == REC_RUNNABLE &&
+			 o->recs[j - 1].info != NONE32 &&
+			 cp->wakes[o->recs[j - 1].info].waker_tid == th->tid);
+	}
+	return false;
+}
+
 /* th's record k (running) is preempted, record k + 1, within
- * PREEMPT_AT_ONCE_NS of t, and runs again at record k + 2 */
-static bool preempted_at_once(const struct cp_thread *th, long k, __u64 t)
+ * PREEMPT_AT_ONCE_NS of t, and runs again at record k + 2; past
+ * OTHER_AT_ONCE_NS, not by a traced thread it did not wake (a gateway's
+ * loop that the runner's answer woke: the engine had run on, admitted) */
+static bool preempted_at_once(const struct tt_critpath *cp,
+			      const struct cp_thread *th, long k, __u64 t)
 {
 	return k >= 0 && k + 2 < (long)th->nrecs &&
 	       th->recs[k].state == REC_RUNNING &&
 	       th->recs[k + 1].state == REC_RUNNABLE &&
 	       th->recs[k + 1].ts >= t &&
 	       th->recs[k + 1].ts - t <= PREEMPT_AT_ONCE_NS &&
-	       th->recs[k + 2].state == REC_RUNNING;
+	       th->recs[k + 2].state == REC_RUNNING &&
+	       (th->recs[k + 1].ts - t <= OTHER_AT_ONCE_NS ||
+		!taken_by_other(cp, th, th->recs[k + 1].ts));
 }
 
 /* th woke w's target through another futex word in the burst that ended
@@ -62,7 +88,7 @@ static bool release_preempted(const struct tt_critpath *cp,
 	 * engine hands it on and runs to admit */
 	return (w->lock == CP_LOCK_NONE || w->lock == CP_LOCK_WORD) &&
 	       w->ts - th->recs[k].ts <= PREEMPT_AT_ONCE_NS &&
-	       preempted_at_once(th, k, w->ts) &&
+	       preempted_at_once(cp, th, k, w->ts) &&
 	       th->recs[k + 1].ts - w->ts <= RELEASE_AT_ONCE_NS &&
 	       rewake(cp, th, w, tb);
 }
@@ -72,7 +98,7 @@ __u64 cp_ran_after_boundary(const struct tt_critpath *cp,
 {
 	long k = cp_rec_before(th, tb);
 
-	if (!preempted_at_once(th, k, tb))
+	if (!preempted_at_once(cp, th, k, tb))
 		return tb;
 	/* a cond var's signal under its mutex, then the mutex's release as
 	 * the first thing it did (the wake of a waiter on the mutex, which
