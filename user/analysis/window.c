@@ -344,6 +344,12 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 		t->hops++;
 		return 0;
 	}
+	/* a handshake's exchange, or a request no probe read: only the whole
+	 * recording tells them apart (docs/design.md §3.1, "TLS") */
+	if (r->incomplete & TT_INC_TLS) {
+		t->tls++;
+		return 0;
+	}
 	gaps = tt_analyzer_request_itl(an, i, &ngaps);
 	if (!r->complete)
 		ngaps = 0;

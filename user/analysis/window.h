@@ -67,6 +67,9 @@ struct tt_live_totals {
 	__u64 requests; /* complete + incomplete */
 	__u64 complete;
 	__u64 hops; /* a traced gateway's calls to a runner: apart, not requests */
+	/* exchanges no probe read on a TLS connection (handshakes; requests
+	 * whose plaintext no probe saw): apart, as the report's handshakes */
+	__u64 tls;
 	__u64 incomplete[TT_INC_NBITS]; /* per reason (a request may have several) */
 	__u64 lost; /* records lost (TT_EV_LOST counts) */
 	__u64 events;

@@ -48,6 +48,9 @@ static void incomplete_line(FILE *out, const struct tt_live_frame *f)
 	if (f->totals.hops)
 		n += snprintf(buf, sizeof(buf), "hops %llu apart; ",
 			      (unsigned long long)f->totals.hops);
+	if (f->totals.tls)
+		n += snprintf(buf + n, sizeof(buf) - n, "tls %llu apart; ",
+			      (unsigned long long)f->totals.tls);
 	n += snprintf(buf + n, sizeof(buf) - n, "incomplete %zu",
 		      f->n - f->complete);
 	for (k = 0; k < TT_INC_NBITS && n < sizeof(buf); k++) {
