@@ -51,8 +51,9 @@ run_case() {
 		-o "$TT_TMP/$name.csv" ||
 		fail "bpf_tls: $name: the client failed"
 	stop_record
-	"$TTFTRACE" report --json "$TT_TMP/$name.ttft" >"$TT_TMP/$name.json" &&
-		"$TTFTRACE" report --html "$TT_TMP/$name.html" \
+	"$TTFTRACE" report --json --slo ttft=10s "$TT_TMP/$name.ttft" \
+		>"$TT_TMP/$name.json" &&
+		"$TTFTRACE" report --slo ttft=10s --html "$TT_TMP/$name.html" \
 			"$TT_TMP/$name.ttft" >"$TT_TMP/$name.txt" ||
 		{ fail "bpf_tls: $name: report"; return; }
 	"$TTFTRACE" top -b --fast --replay "$TT_TMP/$name.ttft" \
@@ -103,6 +104,15 @@ c.check("each connection's handshake counted apart",
         summ["tls_exchanges_apart"] >= 2 and summ["requests"] == len(rows),
         f"apart {summ['tls_exchanges_apart']}, requests {summ['requests']}")
 c.check("the report says so", "requests read as the plaintext" in text)
+# the SLO's frame leaves them out as well: no request went unjudged
+slo = summ["slo"]
+c.check("the SLO judges every request, the handshakes apart",
+        slo["requests"] == len(rows) and slo["not_judged"] == 0 and
+        slo["tls_exchanges_apart"] == summ["tls_exchanges_apart"] and
+        f"0 incomplete request(s) not judged; "
+        f"{summ['tls_exchanges_apart']} TLS handshake exchanges" in text,
+        f"judged {slo['requests']}, not {slo['not_judged']}, apart "
+        f"{slo['tls_exchanges_apart']}")
 page = open(html_path).read()
 c.check("so does the page: the handshakes apart, the requests counted",
         f"{len(rows)} (complete {len(rows)}, incomplete 0), "

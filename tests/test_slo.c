@@ -173,6 +173,7 @@ static size_t scenario(struct tt_request *r)
 static void test_attainment_goodput(void)
 {
 	struct tt_request r[16];
+	bool apart[16] = {};
 	size_t n = scenario(r);
 	struct tt_frame f;
 	struct tt_slo s;
@@ -180,7 +181,7 @@ static void test_attainment_goodput(void)
 
 	ASSERT_OK(tt_slo_parse("ttft=20ms,tpot=5ms", &s, err, sizeof(err)),
 		  "parse");
-	if (!ASSERT_OK(tt_frame_compute(&f, r, n, &s, 0), "compute"))
+	if (!ASSERT_OK(tt_frame_compute(&f, r, n, NULL, &s, 0), "compute"))
 		return;
 	ASSERT_EQ(f.served, 11, "served: complete requests");
 	ASSERT_EQ(f.excluded, 1, "the incomplete one is not judged");
@@ -211,22 +212,37 @@ static void test_attainment_goodput(void)
 	r[n] = req(13, 500, 10, 2, 11);
 	r[n].complete = false;
 	r[n].incomplete = TT_INC_HOP;
-	if (ASSERT_OK(tt_frame_compute(&f, r, n + 1, &s, 0), "compute hop")) {
+	if (ASSERT_OK(tt_frame_compute(&f, r, n + 1, NULL, &s, 0),
+		      "compute hop")) {
 		ASSERT_EQ(f.hops, 1, "the hop counted apart");
 		ASSERT_EQ(f.excluded, 1, "not an incomplete request");
 		ASSERT_EQ(f.served, 11, "nor a served one");
 	}
 	tt_frame_free(&f);
 
+	/* a TLS handshake's exchange: apart too, as the report counts it */
+	r[n] = req(13, 500, 10, 0, 0);
+	r[n].complete = false;
+	r[n].incomplete = TT_INC_TLS;
+	apart[n] = true;
+	if (ASSERT_OK(tt_frame_compute(&f, r, n + 1, apart, &s, 0),
+		      "compute tls")) {
+		ASSERT_EQ(f.tls, 1, "the handshake counted apart");
+		ASSERT_EQ(f.excluded, 1, "not an incomplete request");
+		ASSERT_EQ(f.served, 11, "nor a served one");
+		ASSERT_EQ(f.req[n].verdict, TT_SLO_NOT_JUDGED, "not judged");
+	}
+	tt_frame_free(&f);
+
 	/* an E2E limit: 30 ms requests meet 30 ms, not 29 */
 	ASSERT_OK(tt_slo_parse("e2e=29ms", &s, err, sizeof(err)), "e2e");
-	if (ASSERT_OK(tt_frame_compute(&f, r, n, &s, 0), "compute e2e")) {
+	if (ASSERT_OK(tt_frame_compute(&f, r, n, NULL, &s, 0), "compute e2e")) {
 		ASSERT_EQ(f.met, 1, "only the 10 ms one-token request");
 		ASSERT_EQ(f.req[0].cause, TT_SLO_DECODE, "E2E miss: decode");
 	}
 	tt_frame_free(&f);
 	ASSERT_OK(tt_slo_parse("e2e=30ms", &s, err, sizeof(err)), "e2e");
-	if (ASSERT_OK(tt_frame_compute(&f, r, n, &s, 0), "compute e2e"))
+	if (ASSERT_OK(tt_frame_compute(&f, r, n, NULL, &s, 0), "compute e2e"))
 		ASSERT_EQ(f.met, 8, "at the limit meets it");
 	tt_frame_free(&f);
 }
@@ -243,7 +259,7 @@ static void test_miss_without_excess(void)
 
 	r[2].stage_ns[TT_ST_QUEUE] = 9 * MS; /* as the met ones' */
 	tt_slo_parse("ttft=20ms", &s, err, sizeof(err));
-	if (!ASSERT_OK(tt_frame_compute(&f, r, 3, &s, 0), "compute"))
+	if (!ASSERT_OK(tt_frame_compute(&f, r, 3, NULL, &s, 0), "compute"))
 		return;
 	ASSERT_EQ(f.met, 2, "met");
 	ASSERT_EQ(f.req[2].cause, TT_ST_QUEUE, "its largest stage");
@@ -256,7 +272,7 @@ static void test_cost_and_no_slo(void)
 	size_t n = scenario(r);
 	struct tt_frame f;
 
-	if (!ASSERT_OK(tt_frame_compute(&f, r, n, NULL, 3.6), "compute"))
+	if (!ASSERT_OK(tt_frame_compute(&f, r, n, NULL, NULL, 3.6), "compute"))
 		return;
 	ASSERT_FALSE(f.has_slo, "no slo");
 	ASSERT_EQ(f.req[0].verdict, TT_SLO_NOT_JUDGED, "nothing judged");
@@ -344,8 +360,8 @@ static void test_energy_shares_and_busy(void)
 {
 	struct tt_energy_acc e = {};
 	struct tt_energy_result res;
-	struct tt_request r[3];
-	__u64 e2e[3];
+	struct tt_request r[4];
+	__u64 e2e[4];
 	struct tt_event ev;
 	size_t i;
 
@@ -360,6 +376,9 @@ static void test_energy_shares_and_busy(void)
 	r[0].t_arrive = 1000 * MS, e2e[0] = 1500 * MS, r[0].tokens = 10;
 	r[1].t_arrive = 1500 * MS, e2e[1] = 1000 * MS, r[1].tokens = 20;
 	r[2].t_arrive = 0, e2e[2] = 0, r[2].tokens = 5; /* no E2E: no share */
+	/* a hop inside #1: its tokens are #1's, it takes no share */
+	r[3].t_arrive = 1100 * MS, e2e[3] = 300 * MS, r[3].tokens = 10;
+	r[3].incomplete = TT_INC_HOP;
 	/* in [5 s, 5.01 s) CPU 0 runs traced threads 2 ms, CPU 1 3 + 6 ms */
 	ev = sw(0, 0, false, true);
 	ASSERT_OK(tt_energy_add(&e, &ev), "sw");
@@ -371,7 +390,7 @@ static void test_energy_shares_and_busy(void)
 	ASSERT_OK(tt_energy_add(&e, &ev), "sw");
 	ev = sw(12000, 1, true, false); /* 2 ms more, past the window */
 	ASSERT_OK(tt_energy_add(&e, &ev), "sw");
-	if (!ASSERT_OK(tt_energy_compute(&e, r, e2e, 3, 5000 * MS,
+	if (!ASSERT_OK(tt_energy_compute(&e, r, e2e, 4, 5000 * MS,
 					 5000 * MS + 10 * MS, &res),
 		       "compute"))
 		goto cleanup;
@@ -384,6 +403,7 @@ static void test_energy_shares_and_busy(void)
 	ASSERT_NEAR(res.req_j[0], 10.0 * 2 / 3 + 10, "#1's share");
 	ASSERT_NEAR(res.req_j[1], 10.0 / 3 + 10, "#2's share");
 	ASSERT_EQ(res.req_j[2], 0.0, "no E2E, no share");
+	ASSERT_EQ(res.req_j[3], 0.0, "a hop: no share");
 	ASSERT_EQ(res.idle_j, 5.0, "idle");
 	ASSERT_NEAR(res.cpu_cores, 1.1, "11 ms busy in 10 ms");
 cleanup:
@@ -408,7 +428,7 @@ static void test_render(void)
 	tt_slo_parse("mlperf:llama2-70b-interactive", &s, err, sizeof(err));
 	s.ttft_ns = 20 * MS;
 	s.tpot_ns = 5 * MS;
-	if (!ASSERT_OK(tt_frame_compute(&f, r, n, &s, 2), "compute"))
+	if (!ASSERT_OK(tt_frame_compute(&f, r, n, NULL, &s, 2), "compute"))
 		return;
 	ASSERT_OK(tt_energy_compute(&e, r, e2e, n, 0, 0, &en), "energy");
 	v = (struct tt_frame_view){ &f, &e, &en };

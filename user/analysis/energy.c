@@ -210,6 +210,12 @@ static __u64 overlap(__u64 a0, __u64 a1, __u64 b0, __u64 b1)
 	return hi > lo ? hi - lo : 0;
 }
 
+/* A gateway's call to its runner: inside the request that made it. */
+static bool hop(const struct tt_request *r)
+{
+	return r->incomplete & TT_INC_HOP;
+}
+
 /* Splits one sensor's intervals among the requests in flight. */
 static int apportion(const struct tt_energy_domain *d,
 		     const struct tt_request *reqs, const __u64 *e2e, size_t n,
@@ -224,7 +230,7 @@ static int apportion(const struct tt_energy_domain *d,
 		return -ENOMEM;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < n; i++) {
-			if (!e2e[i] || !reqs[i].t_arrive)
+			if (!e2e[i] || !reqs[i].t_arrive || hop(&reqs[i]))
 				continue;
 			a = reqs[i].t_arrive;
 			b = a + e2e[i];
@@ -268,8 +274,9 @@ int tt_energy_compute(const struct tt_energy_acc *e,
 	if (!out->req_j)
 		return -ENOMEM;
 	out->nreq = n;
+	/* a hop's tokens are the ones its gateway sends on: counted there */
 	for (i = 0; i < n; i++)
-		out->tokens += reqs[i].tokens;
+		out->tokens += hop(&reqs[i]) ? 0 : reqs[i].tokens;
 	for (i = 0; i < e->nd; i++) {
 		d = &e->d[i];
 		util_sum += d->util_sum;

@@ -289,7 +289,8 @@ static void cost(struct tt_frame *f)
 }
 
 int tt_frame_compute(struct tt_frame *f, const struct tt_request *reqs,
-		     size_t n, const struct tt_slo *slo, double price_per_hour)
+		     size_t n, const bool *apart, const struct tt_slo *slo,
+		     double price_per_hour)
 {
 	struct tt_u64vec e2e = {};
 	const struct tt_request *r;
@@ -317,6 +318,11 @@ int tt_frame_compute(struct tt_frame *f, const struct tt_request *reqs,
 		/* inside the gateway's request that made it, as in the report */
 		if (r->incomplete & TT_INC_HOP) {
 			f->hops++;
+			continue;
+		}
+		/* a handshake is no request (docs/design.md §3.1) */
+		if (apart && apart[i]) {
+			f->tls++;
 			continue;
 		}
 		if (!judged(r) || !q->e2e_ns) {

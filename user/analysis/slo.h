@@ -66,6 +66,7 @@ struct tt_frame {
 	size_t served; /* complete requests (the ones judged) */
 	size_t excluded; /* incomplete or tokenless: not judged */
 	size_t hops; /* a gateway's calls to its runner: apart, not judged */
+	size_t tls; /* TLS exchanges with no HTTP (handshakes): apart */
 	__u64 output_tokens; /* tokens of the served requests */
 	__u64 t_start, t_end; /* first arrival, last E2E end among them */
 	__u64 active_ns; /* t_end - t_start */
@@ -96,10 +97,12 @@ struct tt_frame {
 /*
  * Computes the frame of reqs[0..n) (the analyzer's requests, in id order),
  * judged against slo when it is not NULL; price_per_hour 0 for none.
- * 0 or -ENOMEM. tt_frame_free releases it (also after a failure).
+ * apart (NULL for none) marks the TLS exchanges tt_analyzer_tls_apart
+ * counts apart. 0 or -ENOMEM. tt_frame_free releases it (also on failure).
  */
 int tt_frame_compute(struct tt_frame *f, const struct tt_request *reqs,
-		     size_t n, const struct tt_slo *slo, double price_per_hour);
+		     size_t n, const bool *apart, const struct tt_slo *slo,
+		     double price_per_hour);
 void tt_frame_free(struct tt_frame *f);
 
 #endif /* TT_SLO_H */

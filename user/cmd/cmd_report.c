@@ -225,12 +225,13 @@ static int frame_compute(struct frame_ctx *fc, const struct tt_analyzer *an,
 	size_t n = tt_analyzer_nrequests(an), i;
 	struct tt_request *reqs = requests_array(an);
 	__u64 *e2e = calloc(n ? n : 1, sizeof(*e2e));
+	bool *apart = NULL;
 	int err = -ENOMEM;
 
-	if (!reqs || !e2e)
+	if (!reqs || !e2e || tt_analyzer_tls_apart(an, &apart))
 		goto cleanup;
-	err = tt_frame_compute(&fc->f, reqs, n, a->has_slo ? &a->slo : NULL,
-			       a->price_per_hour);
+	err = tt_frame_compute(&fc->f, reqs, n, apart,
+			       a->has_slo ? &a->slo : NULL, a->price_per_hour);
 	if (err)
 		goto cleanup;
 	for (i = 0; i < n; i++)
@@ -241,6 +242,7 @@ static int frame_compute(struct frame_ctx *fc, const struct tt_analyzer *an,
 cleanup:
 	free(reqs);
 	free(e2e);
+	free(apart);
 	return err;
 }
 

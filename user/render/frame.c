@@ -97,6 +97,9 @@ static void text_slo(FILE *out, const struct tt_frame *f)
 		f->excluded);
 	if (f->hops)
 		fprintf(out, "; %zu hops counted apart", f->hops);
+	if (f->tls)
+		fprintf(out, "; %zu TLS handshake exchanges counted apart",
+			f->tls);
 	fprintf(out, ")\n");
 }
 
@@ -233,8 +236,10 @@ static void json_slo(FILE *out, const struct tt_frame *f)
 	json_ns(out, "ttft_ns", s->ttft_ns);
 	json_ns(out, "tpot_ns", s->tpot_ns);
 	json_ns(out, "e2e_ns", s->e2e_ns);
-	fprintf(out, ",\"requests\":%zu,\"met\":%zu,\"not_judged\":%zu",
-		f->served, f->met, f->excluded);
+	fprintf(out,
+		",\"requests\":%zu,\"met\":%zu,\"not_judged\":%zu,"
+		"\"hops\":%zu,\"tls_exchanges_apart\":%zu",
+		f->served, f->met, f->excluded, f->hops, f->tls);
 	json_num(out, "attainment", f->attainment, f->served, false);
 	json_num(out, "goodput_rps", f->goodput_rps, f->active_ns, false);
 	json_num(out, "goodput_tps", f->goodput_tps, f->active_ns, false);
