@@ -2111,6 +2111,35 @@ static const struct rq_want sync_calls_want[] = {
 	E_IN((t_) + 35, 101)
 /* clang-format on */
 
+/* test_fallbacks' case NAME: loop 101 starts worker 102 at 300 us, which
+ * waits for the GIL (0x7200) from 320 to 1000; meanwhile the loop hands
+ * worker 103 another request's job at 500, whose result comes back through
+ * the loop's self-pipe at 700; TAIL from 1005, 102 running (HEAD before) */
+/* clang-format off */
+#define GIL_OF_LOOP(name, head, tail, ...)                                    \
+	{                                                                     \
+		SC("test_fallbacks", name),                                   \
+		.steps = STEPS(                                               \
+			E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),       \
+			E_OUT(6, 103, .sys = NR_FUTEX, .arg0 = 0x7400),       \
+			UNPAREN head, E_WAKE_NEW(300, 101, 102, 435),         \
+			E_IN(310, 102),                                       \
+			E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),     \
+			E_WAKE(500, 101, 103, NR_FUTEX, 0x7400),              \
+			E_OUT(510, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_IN(515, 103), E_DATA(700, 103, 101, NR_WRITE, 6),   \
+			E_WAKE(700, 103, 101, NR_WRITE, 6),                   \
+			E_OUT(705, 103, .sys = NR_FUTEX, .arg0 = 0x7400),     \
+			E_IN(710, 101), E_DREAD(712, 101),                    \
+			E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),             \
+			E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_IN(1005, 102), UNPAREN tail),                       \
+		RQS(RQ(1, 50, 100, 2020, 2030, 101, 101),                     \
+		    RQ(2, 400, 450, 3000, 3010, 101, 101)),                   \
+		.want = WANTS({ 1, NULL, { R(complete, true), __VA_ARGS__ } }), \
+	}
+/* clang-format on */
+
 /* test_lock_turn's threads: loop 101, workers 102 and 103; GIL 0x7000 */
 /* workers 102 and 103 pass futex word w back and forth at t_ us */
 #define WORD_PASS(t_, w)                                                      \
@@ -2140,21 +2169,32 @@ static const struct rq_want sync_calls_want[] = {
 		E_IN(0, 103), WORD_PASS(10, 0x500), WORD_PASS(20, 0x500),     \
 		WORD_PASS(30, 0x500)
 #define MODEL_LOCK_STEPS MODEL_LOCK_HEAD, MODEL_LOCK_TAIL
-#define MODEL_LOCK_TAIL                                                       \
-	E_OUT(175, 102, .sys = NR_FUTEX, .arg0 = 0x300),                      \
-		E_WAKE(180, 103, 102, NR_FUTEX, 0x300), E_IN(185, 102),       \
-		E_OUT(190, 103, .sys = NR_FUTEX, .arg0 = 0x300),              \
-		E_WAKE(1200, 101, 103, NR_FUTEX, 0x300), E_IN(1210, 103),     \
-		E_OUT(1220, 103, .sys = NR_FUTEX, .arg0 = 0x500),             \
-		E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),            \
-		E_WAKE(1500, 102, 101, NR_WRITE, 6), E_IN(1505, 101),         \
-		E_OUT(1520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),            \
-		E_WAKE(3000, 102, 103, NR_FUTEX, 0x500), E_IN(3005, 103),     \
-		E_OUT(3010, 103, .sys = NR_FUTEX, .arg0 = 0x7000),            \
-		E_WAKE(3200, 102, 103, NR_FUTEX, 0x7000),                     \
-		E_OUT(3205, 102, .sys = NR_FUTEX, .arg0 = 0x300),             \
-		E_IN(3210, 103), E_DATA(5000, 103, 101, NR_WRITE, 6),         \
+#define MODEL_LOCK_TAIL                                                        \
+	MODEL_LOCK_WAIT, E_WAKE(1500, 102, 101, NR_WRITE, 6), E_IN(1505, 101), \
+		E_OUT(1520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),             \
+		MODEL_LOCK_TURN
+#define MODEL_LOCK_WAIT                                                   \
+	E_OUT(175, 102, .sys = NR_FUTEX, .arg0 = 0x300),                  \
+		E_WAKE(180, 103, 102, NR_FUTEX, 0x300), E_IN(185, 102),   \
+		E_OUT(190, 103, .sys = NR_FUTEX, .arg0 = 0x300),          \
+		E_WAKE(1200, 101, 103, NR_FUTEX, 0x300), E_IN(1210, 103), \
+		E_OUT(1220, 103, .sys = NR_FUTEX, .arg0 = 0x500),         \
+		E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3)
+#define MODEL_LOCK_TURN                                               \
+	E_WAKE(3000, 102, 103, NR_FUTEX, 0x500), E_IN(3005, 103),     \
+		E_OUT(3010, 103, .sys = NR_FUTEX, .arg0 = 0x7000),    \
+		E_WAKE(3200, 102, 103, NR_FUTEX, 0x7000),             \
+		E_OUT(3205, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+		E_IN(3210, 103), E_DATA(5000, 103, 101, NR_WRITE, 6), \
 		E_WAKE(5000, 103, 101, NR_WRITE, 6)
+/* test_lock_turn's wants: request 2 queued from the hand-off at 1200 us
+ * to its turn at the lock, 3210 */
+#define LOCK_TURN_WANT(...)                                        \
+	WANTS({ 2,                                                 \
+		NULL,                                              \
+		{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK), \
+		  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),     \
+		  __VA_ARGS__ } })
 #define MODEL_LOCK_RQS                                                        \
 	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
 		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
@@ -3961,6 +4001,31 @@ static const struct scenario scenarios[] = {
 			  R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680) },
 		}),
 	},
+	/* The same with worker 102 a thread the loop starts for the request
+	 * (transformers' generate() in a thread per request) and the loop,
+	 * before it lets the GIL go, handing worker 103 a job for another
+	 * request (anyio's worker threads serving starlette's streams:
+	 * tools/scenarios' hf) at 500 us, which hands the loop its result at
+	 * 700. Followed, the GIL led to the loop, 103 and its wake by the
+	 * reader: t_enqueue 500; the wait is the GIL's, and the worker's own
+	 * timeline has the hand-off, 300 */
+	GIL_OF_LOOP("gil_of_loop", (E_IN(0, 104)),
+		    (E_WAKE(2000, 102, 101, NR_WRITE, 9), E_IN(2005, 101)),
+		    R_T(t_enqueue, 300), R_T(t_dispatch, 1005),
+		    R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680)),
+	/* The same with the token handed to the loop by 105 at 1400 us; the
+	 * loop then waits for the GIL 102 holds until 1600: the walk comes to
+	 * 102 as the GIL's holder, not handed the request (lit's feeder
+	 * thread, handed another request's put), and follows the GIL on */
+	GIL_OF_LOOP("gil_of_loop_holder", (E_IN(0, 105)),
+		    (E_DATA(1400, 105, 101, NR_WRITE, 6),
+		     E_WAKE(1400, 105, 101, NR_WRITE, 6), E_IN(1405, 101),
+		     E_DREAD(1410, 101),
+		     E_OUT(1500, 101, .sys = NR_FUTEX, .arg0 = 0x7200),
+		     E_WAKE(1600, 102, 101, NR_FUTEX, 0x7200),
+		     E_OUT(1605, 102, .sys = NR_FUTEX, .arg0 = 0x7600),
+		     E_IN(1610, 101)),
+		    R_T(t_enqueue, 500)),
 	/* On TCP loopback the receiver's wakeup runs in softirq with the
 	 * sender as current: followed when the sender is traced... */
 	{
@@ -5815,13 +5880,8 @@ static const struct scenario scenarios[] = {
 		SC("test_lock_turn", "model_lock"),
 		.steps = STEPS(MODEL_LOCK_STEPS),
 		RQS(MODEL_LOCK_RQS),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
-			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
-			  R_T(t_token, 5000), R_STAGE(TT_ST_QUEUE, 1800) },
-		}),
+		.want = LOCK_TURN_WANT(R_T(t_token, 5000),
+				       R_STAGE(TT_ST_QUEUE, 1800)),
 	},
 	/*
 	 * A thread pool's worker busy with the last request when the loop
@@ -5910,12 +5970,7 @@ static const struct scenario scenarios[] = {
 		.steps = STEPS(MODEL_LOCK_HEAD, WORD_PASS(40, 0x300),
 			       WORD_PASS(50, 0x300), MODEL_LOCK_TAIL),
 		RQS(MODEL_LOCK_RQS),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
-			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200) },
-		}),
+		.want = LOCK_TURN_WANT(),
 	},
 	/* The same with A's second token handed to the loop at 5200 us while
 	 * the loop, woken by the first at 5000, still waits for a CPU: the
@@ -5928,13 +5983,30 @@ static const struct scenario scenarios[] = {
 		RQS(RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),
 		    RQ(2, 1000, 1100, 5400, 5410, 101, 101,
 		       .t_end = 6000 * US)),
-		.want = WANTS({
-			2,
-			NULL,
-			{ R(complete, true), R(dispatch, TT_CP_DISP_LOCK),
-			  R_T(t_dispatch, 3210), R_T(t_enqueue, 1200),
-			  R_T(t_token, 5000) },
-		}),
+		.want = LOCK_TURN_WANT(R_T(t_token, 5000)),
+	},
+	/*
+	 * The model lock with X's token relayed (a thread per request,
+	 * transformers' TextIteratorStreamer read by starlette's
+	 * iterate_in_threadpool): holder 102 puts it on a queue.Queue whose
+	 * getter, anyio's worker 104, wakes at 1505 us and hands it to loop
+	 * 101 at 1530. 102 still held the lock for X: rule lock, as above
+	 * (without the relay: handoff, at 103's run at 1210).
+	 */
+	{
+		SC("test_lock_turn", "model_lock_relayed"),
+		.steps = STEPS(
+			MODEL_LOCK_HEAD, E_IN(100, 104), MODEL_LOCK_WAIT,
+			E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x900),
+			E_WAKE(1500, 102, 104, NR_FUTEX, 0x900),
+			E_IN(1505, 104), E_WAKE(1530, 104, 101, NR_WRITE, 6),
+			E_IN(1535, 101),
+			E_OUT(1540, 104, .sys = NR_FUTEX, .arg0 = 0x900),
+			E_OUT(1545, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			MODEL_LOCK_TURN),
+		RQS(RQ(1, 200, 250, 1538, 1540, 101, 101, .t_end = 6000 * US),
+		    RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)),
+		.want = LOCK_TURN_WANT(),
 	},
 	/* The futex pick-up above, marked (docs/design.md §4.9): the reader
 	 * enqueues with key 0xa at 1150 us, the engine dispatches that key

@@ -81,6 +81,12 @@
 #          run had 20 that way, its rerun passed); its coalesced
 #          writev sends (12 iovecs for three events) held tokens the
 #          recorder did not gather before 32 iovecs (TPOT 17-40% high)
+#   hf     a thread per request running generate() under one model lock,
+#          tokens through transformers' TextIteratorStreamer read by
+#          starlette in anyio's worker threads (written to judge the
+#          rules, session 49): t_dispatch off for 79 of 120 before the
+#          lock turn followed a relay (docs/design.md §4.3); after, 1-9 in
+#          five runs (four beside CPU load, 9 beside two hogs): 12% allowed
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -121,8 +127,8 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway" \
+	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -134,7 +140,8 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	mpq:0.15:0.35:0.15:p50 shm:0.12:0.10:0.12:p50 mpq-mark:0.02:0.02:0.05:strict \
 	vllm-mark:0.02:0.02:0.05:strict gil-mark:0.02:0.02:0.05:strict \
 	v0-mark:0.02:0.02:0.05:strict \
-	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9
+	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9 \
+	hf:0.12:0.15:0.12:p50
 # v0-delay: v0 whose idle engine waits on the loop's timer, up to 5 ms, for
 # a full batch (docs/design.md §4.4, "A batcher in the loop"), at one
 # connection, where the timer ends each wait: t_enqueue off by more than

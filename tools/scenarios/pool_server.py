@@ -29,8 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (aiohttp_done, calibrated_compute, now,  # noqa: E402
-                         server_args, sse_event, tokenize, truth_log)
+from vllm_server import (aiohttp_done, calibrated_compute,  # noqa: E402
+                         locked_generate, now, server_args, sse_event, tokenize,
+                         truth_log)
 
 
 def main():
@@ -50,13 +51,8 @@ def main():
         """A worker: the model's lock, then prefill and decode steps; each
         token handed to the event loop as it comes."""
         stamps["t_worker"] = now()
-        with model_lock:
-            stamps["t_admit"] = now()
-            compute(args.prefill_ms)
-            for k in range(want):
-                if k:
-                    compute(args.decode_ms)
-                loop.call_soon_threadsafe(out.put_nowait, (f"tok{k}", k + 1 == want))
+        locked_generate(model_lock, compute, args, want, lambda k: loop.call_soon_threadsafe(
+            out.put_nowait, (f"tok{k}", k + 1 == want)), stamps)
 
     async def completions(request):
         t_read, want = tokenize(await request.json(), args)

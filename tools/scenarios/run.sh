@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -116,6 +116,7 @@ server_cmd() {
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
+	hf) echo "$PY $SCEN/hf_server.py -p $port --log $log" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
@@ -211,7 +212,7 @@ run_one() {
 }
 
 [ $# -gt 0 ] || set -- gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool llama \
-	llama-delay lit lit-uvloop mpq ollama gateway node-gateway java tgi-rs
+	llama-delay lit lit-uvloop mpq ollama gateway node-gateway java tgi-rs hf
 # free_port: other runs may be going on
 . tools/free_port.sh
 for s in "$@"; do

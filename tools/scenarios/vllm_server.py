@@ -123,6 +123,19 @@ def engine_main(args):
         running = [r for r in running + new if r[2] < r[1]]
 
 
+def locked_generate(lock, compute, args, want, emit, stamps):
+    """One model behind lock: held, t_admit stamped, the prefill, then a
+    decode step before each token after the first; emit(k) hands token k
+    on (the thread-pool and thread-per-request servers)."""
+    with lock:
+        stamps["t_admit"] = now()
+        compute(args.prefill_ms)
+        for k in range(want):
+            if k:
+                compute(args.decode_ms)
+            emit(k)
+
+
 # -------------------------------------------------------------------- API
 
 def tokenize(body, args):
@@ -259,7 +272,7 @@ def api_main(args):
 def serve_starlette(completions, ready, task, args, child):
     """POST /v1/completions on starlette and uvicorn; it listens once ready()
     said the child process is up (vLLM's READY), and task() runs beside;
-    the child ends with it. With --uvloop, uvicorn runs as vLLM's does with
+    the child (None for none) ends with it. With --uvloop, uvicorn runs as vLLM's does with
     its dependencies installed: uvloop's loop (libuv) and httptools' parser;
     otherwise asyncio's own loop and h11."""
     import uvicorn
@@ -277,7 +290,8 @@ def serve_starlette(completions, ready, task, args, child):
                     loop="uvloop" if args.uvloop else "asyncio",
                     http="httptools" if args.uvloop else "h11")
     finally:
-        child.terminate()
+        if child:
+            child.terminate()
 
 
 def server_args(doc):

@@ -412,14 +412,12 @@ __u64 cp_signal_before_mutex(const struct tt_critpath *cp,
  * it ran on; the last such run up to limit (the token's hand-off). */
 __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
 		      __u64 t, __u64 limit);
-/*
- * Consumer th handed off to another request (its boundary cs->tb) and soon
+/* Consumer th handed off to another request (its boundary cs->tb) and soon
  * after (RELAY_CPU_NS) waited for a lock of a thread that is not this
  * request's reader or writer, whose wake ended its record k: an engine that
  * hands its step's tokens to its output thread and waits for a lock that
  * thread then holds (the queue's mutex, the GIL) is at its boundary, and the
- * holder's work is no part of this request's path.
- */
+ * holder's work is no part of this request's path. */
 bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 			   long k, const struct consumer *cs);
 /* On a walk that looks for it (its releases): runnable record k of th
@@ -434,13 +432,16 @@ bool cp_release_pickup(const struct walk *wk, const struct cp_thread *th,
 const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
 				     const struct cp_thread *th, long k,
 				     __u64 floor);
-/* cp_lock_detour()'s hand-off handed (not the reader's) brought the
- * request's writer th its token, and the lock th then waited on until its
- * runnable record k is one its threads pass around (an application's
- * mutex, the GIL): a convoy, whoever released it, whose holders' work is
- * no part of the path (the wait is charged as th's, the GIL's counted). */
-bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
-		      const struct cp_wake *handed);
+/* A detour the first walk takes too (the wait is charged as th's, the GIL's
+ * counted). A convoy: cp_lock_detour()'s hand-off handed (not the reader's)
+ * brought the request's writer th its token, and the lock th then waited on
+ * until its runnable record k is one its threads pass around (an
+ * application's mutex, the GIL), whoever released it. Or the GIL that the
+ * request's reader or writer held over th, come to by a hand-off (cs: not
+ * as the GIL's holder), handed work before: the event loop's work for
+ * other requests (tools/scenarios' hf). */
+bool cp_first_detour(const struct walk *wk, const struct cp_thread *th, long k,
+		     const struct cp_wake *handed, const struct consumer *cs);
 /* The record of th's turn at an application's lock that k ends (or whose
  * tries for the GIL k ends), or -1. */
 long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
@@ -462,8 +463,7 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 		       long k);
 
-/* The first of c's hand-off candidates (cand) after time t: c->ncand
- * when none. */
+/* The first of c's hand-off candidates (cand) after t; c->ncand: none. */
 size_t cp_cand_after(const struct tt_critpath *cp, const struct cp_thread *c,
 		     __u64 t);
 /* th read what a data wake announced in (s, t]. */

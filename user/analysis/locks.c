@@ -263,11 +263,28 @@ const struct cp_wake *cp_lock_detour(const struct tt_critpath *cp,
 	return NULL;
 }
 
-bool cp_convoy_detour(const struct walk *wk, const struct cp_thread *th, long k,
-		      const struct cp_wake *handed)
+/* th, come to by a hand-off (not as the GIL's holder: lit's feeder thread,
+ * handed another request's put), waited at its runnable record k for the
+ * GIL the request's reader or writer held */
+static bool gil_of_loop(const struct walk *wk, const struct cp_thread *th,
+			long k, const struct consumer *cs)
+{
+	const struct cp_wake *w = &wk->cp->wakes[th->recs[k].info];
+	__u32 reader = wk->rq->reader_tid, writer = wk->rq->writer_tid;
+
+	return !cs->holder && w->lock == CP_LOCK_RUNTIME &&
+	       (w->waker_tid == reader || w->waker_tid == writer) &&
+	       th->tid != reader && th->tid != writer;
+}
+
+bool cp_first_detour(const struct walk *wk, const struct cp_thread *th, long k,
+		     const struct cp_wake *handed, const struct consumer *cs)
 {
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_rec *block;
+
+	if (gil_of_loop(wk, th, k, cs))
+		return true;
 
 	/* an application's mutex or the GIL, whoever released it (a
 	 * CPython writer notified, then waiting for the GIL its peers pass
@@ -319,24 +336,58 @@ __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cp_ran_after(th, k, th->recs[k].ts);
 }
 
+/* The target of holder's wake w hands it, within a relay's time, to a
+ * thread serving another live request: anyio's worker back from a
+ * queue.Queue's get() to the event loop (starlette's iterate_in_threadpool
+ * of a TextIteratorStreamer) */
+static bool relayed_to_other(const struct walk *wk,
+			     const struct cp_thread *holder,
+			     const struct cp_wake *w)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *relay = cp_thread_find(cp, w->target_tid);
+	size_t i, n = 0;
+
+	if (!relay || w->lock == CP_LOCK_RUNTIME)
+		return false;
+	for (i = cp_cand_after(cp, relay, w->ts); i < relay->ncand && n < 8;
+	     i++, n++) {
+		const struct cp_wake *v = &cp->wakes[relay->cand[i]];
+
+		if (v->ts > w->ts + RELAY_CPU_NS)
+			break;
+		if (v->target_tid != holder->tid &&
+		    v->target_tid != relay->tid &&
+		    cp_rq_other_alive(wk->ix, v->target_tid, v->ts, wk->ri))
+			return true;
+	}
+	return false;
+}
+
 /* Holder, whose release of a lock ended a wait of (s, t], handed work on
- * meanwhile to a thread serving another live request: it held the lock
- * for that request (a token passed to the event loop) */
+ * meanwhile to a thread serving another live request, itself or through a
+ * relay: it held the lock for that request (a token passed to the event
+ * loop) */
 static bool holder_served_other(const struct walk *wk,
-				const struct cp_thread *holder, __u64 s,
-				__u64 t)
+				const struct cp_thread *holder, __u32 waiter,
+				__u64 s, __u64 t)
 {
 	const struct tt_critpath *cp = wk->cp;
 	size_t i, n = 0;
 
-	for (i = cp_cand_after(cp, holder, s); i < holder->ncand && n < 64;
-	     i++, n++) {
-		const struct cp_wake *w = &cp->wakes[holder->cand[i]];
+	for (i = cp_wake_at(cp, holder->wout, holder->nwout, s + 1);
+	     i < holder->nwout && n < 256; i++, n++) {
+		const struct cp_wake *w = &cp->wakes[holder->wout[i]];
 
 		if (w->ts > t)
 			break;
-		if (w->target_tid != holder->tid &&
+		/* the release that woke the waiter relays nothing */
+		if (w->target_tid == holder->tid || w->target_tid == waiter)
+			continue;
+		if (!w->lock && !cp_room_wake(cp, w) &&
 		    cp_rq_other_alive(wk->ix, w->target_tid, w->ts, wk->ri))
+			return true;
+		if (relayed_to_other(wk, holder, w))
 			return true;
 	}
 	return false;
@@ -372,9 +423,10 @@ long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k)
 		if (w->lock == CP_LOCK_WORD) {
 			holder = cp_thread_find(cp, w->waker_tid);
 			return holder && holder->tid != wk->rq->reader_tid &&
-					       holder->tid != wk->rq->writer_tid &&
+					       holder->tid !=
+						       wk->rq->writer_tid &&
 					       holder_served_other(
-						       wk, holder,
+						       wk, holder, th->tid,
 						       th->recs[k - 1].ts,
 						       th->recs[k].ts) ?
 				       k :

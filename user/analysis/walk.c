@@ -618,7 +618,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		handed = waker && !arr ? cp_lock_detour(cp, th, k, floor) :
 					 NULL;
 		if (handed && !dispatched && !norules &&
-		    (wk->detours || cp_convoy_detour(wk, th, k, handed)))
+		    (wk->detours || cp_first_detour(wk, th, k, handed, &cs)))
 			waker = NULL;
 		if (waker && !arr && turn < 0 && !dispatched && !norules &&
 		    cp_boundary_then_lock(wk, th, k, &cs))
