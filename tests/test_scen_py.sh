@@ -84,9 +84,9 @@
 #   hf     a thread per request running generate() under one model lock,
 #          tokens through transformers' TextIteratorStreamer read by
 #          starlette in anyio's worker threads (written to judge the
-#          rules, session 49): t_dispatch off for 79 of 120 before the
-#          lock turn followed a relay (docs/design.md §4.3); after, 1-9 in
-#          five runs (four beside CPU load, 9 beside two hogs): 12% allowed
+#          rules, session 49): t_dispatch off for 73-79 of 120 before the
+#          lock turn followed a relay (docs/design.md §4.3); after, 0-9 in
+#          ten runs (eight beside CPU load, 9 beside two hogs): 12% allowed
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests

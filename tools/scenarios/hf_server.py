@@ -16,11 +16,16 @@ of the streamer, a plain iterator, so starlette runs each next() in anyio's
 worker threads (iterate_in_threadpool): a worker blocks in the queue's
 get(), and hands the text back to the loop, which writes it as an SSE event.
 
+--threaded serves it as Flask's or Werkzeug's threaded server does (Gradio
+and Flask demos): a thread per connection (http.server's
+ThreadingHTTPServer) whose handler iterates the streamer itself and writes
+chunked SSE, no event loop and no relay.
+
 Ground truth (--log; CLOCK_MONOTONIC ns, time.monotonic_ns()), as
 README.md's columns: port, t_read (body read), t_enqueue (before the
 thread's start()), t_admit (the generate thread holds the model lock),
-t_first_token_emit / t_last_token_emit (the loop has the text, just before
-starlette sends it), tokens, io_ns (0), status; and t_thread (the generate
+t_first_token_emit / t_last_token_emit (the loop, or the handler, has the
+text, just before it is sent), tokens, io_ns (0), status; and t_thread (the generate
 thread began to run).
 """
 import asyncio
@@ -61,19 +66,76 @@ class TextIteratorStreamer:
         return value
 
 
+class Generation:
+    """One request's generate() thread, started at t_enqueue; iterating it
+    yields (text, now) per token and logs the truth row at the end."""
+
+    def __init__(self, run, log, port, t_read, want, detok_ms):
+        self.streamer = TextIteratorStreamer(detok_ms)
+        self.stamps, self.log, self.port, self.t_read = {}, log, port, t_read
+        self.t_enqueue = now()
+        threading.Thread(target=run, args=(self.streamer, want, self.stamps),
+                         name="generate", daemon=True).start()
+
+    def row(self, t_first, t_last, n):
+        log_row(self.log, f"{self.port},{self.t_read},{self.t_enqueue},"
+                f"{self.stamps.get('t_admit', 0)},{t_first},{t_last},{n},0,ok,"
+                f"{self.stamps['t_thread']}")
+
+
+def serve_threaded(args, begin):
+    """Flask's or Werkzeug's threaded server, as many demos run it: a thread
+    per connection (http.server.ThreadingHTTPServer), whose handler reads
+    the streamer itself (a stream_with_context generator), chunked SSE."""
+    import http.server
+    import json
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, *a):
+            pass
+
+        def send_chunk(self, data):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            gen = begin(self.client_address[1], *tokenize(json.loads(body), args))
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            t_first = t_last = n = 0
+            for text in gen.streamer:
+                t_last = now()
+                t_first = t_first or t_last
+                n += 1
+                self.send_chunk(sse_event(text))
+            self.send_chunk(SSE_DONE)
+            self.wfile.write(b"0\r\n\r\n")
+            gen.row(t_first, t_last, n)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    srv.daemon_threads = True
+    srv.serve_forever()
+
+
 def main():
     ap = server_args(__doc__)
     ap.add_argument("--detok-ms", type=float, default=0.05,
                     help="Python per token in the streamer's put")
+    ap.add_argument("--threaded", action="store_true",
+                    help="a thread per connection (Flask's threaded server), "
+                    "not starlette")
     args = ap.parse_args()
     if not args.log:
         ap.error("--log is needed")
-    from starlette.concurrency import iterate_in_threadpool
-    from starlette.responses import StreamingResponse
 
     compute = calibrated_compute()
     generation_lock = threading.Lock()
-    log = truth_log(args.log, "t_thread")
+    log = LockedLog(truth_log(args.log, "t_thread"), threading.Lock())
 
     def generate(streamer, want, stamps):
         """model.generate(streamer=...) in its own thread, under the lock."""
@@ -83,25 +145,27 @@ def main():
         finally:
             streamer.end()
 
+    def begin(port, t_read, want):
+        return Generation(generate, log, port, t_read, want, args.detok_ms)
+
+    if args.threaded:
+        serve_threaded(args, begin)
+        return
+    from starlette.concurrency import iterate_in_threadpool
+    from starlette.responses import StreamingResponse
+
     async def completions(request):
-        t_read, want = tokenize(await request.json(), args)
-        port = request.client.port
-        streamer = TextIteratorStreamer(args.detok_ms)
-        stamps = {}
-        t_enqueue = now()
-        threading.Thread(target=generate, args=(streamer, want, stamps),
-                         name="generate", daemon=True).start()
+        gen = begin(request.client.port, *tokenize(await request.json(), args))
 
         async def stream():
             # what StreamingResponse does with a plain iterator, stamped
             t_first = t_last = n = 0
-            async for text in iterate_in_threadpool(streamer):
+            async for text in iterate_in_threadpool(gen.streamer):
                 t_last = now()
                 t_first = t_first or t_last
                 n += 1
                 yield sse_event(text)
-            log_row(log, f"{port},{t_read},{t_enqueue},{stamps.get('t_admit', 0)},"
-                    f"{t_first},{t_last},{n},0,ok,{stamps['t_thread']}")
+            gen.row(t_first, t_last, n)
             yield SSE_DONE
 
         return StreamingResponse(stream(), media_type="text/event-stream")
@@ -113,6 +177,21 @@ def main():
         await asyncio.Event().wait()
 
     serve_starlette(completions, ready, idle, args, None)
+
+
+class LockedLog:
+    """The truth log written from many handler threads, a line at a time."""
+
+    def __init__(self, log, lock):
+        self.log, self.lock = log, lock
+
+    def write(self, line):
+        with self.lock:
+            self.log.write(line)
+
+    def flush(self):
+        with self.lock:
+            self.log.flush()
 
 
 if __name__ == "__main__":

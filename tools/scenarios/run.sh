@@ -6,7 +6,7 @@
 # checks nothing. As root, from the repository root, after make:
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
-# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf
+# llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -117,6 +117,7 @@ server_cmd() {
 	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	hf) echo "$PY $SCEN/hf_server.py -p $port --log $log" ;;
+	hf-threaded) echo "$PY $SCEN/hf_server.py -p $port --log $log --threaded" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;

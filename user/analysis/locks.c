@@ -336,10 +336,25 @@ __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cp_ran_after(th, k, th->recs[k].ts);
 }
 
-/* The target of holder's wake w hands it, within a relay's time, to a
- * thread serving another live request: anyio's worker back from a
- * queue.Queue's get() to the event loop (starlette's iterate_in_threadpool
- * of a TextIteratorStreamer) */
+/* Where relay, woken at t, next blocked on something no lock's: its waits
+ * for the GIL and the CPU between are its way to hand on what it was
+ * given (beside CPU hogs, milliseconds). */
+static __u64 relay_run_end(const struct tt_critpath *cp,
+			   const struct cp_thread *relay, __u64 t)
+{
+	long j = cp_rec_before(relay, t) + 1, hops;
+
+	for (hops = 0; hops < 16 && j < (long)relay->nrecs; hops++, j++)
+		if (relay->recs[j].state == REC_BLOCKED &&
+		    !cp_block_on_lock(cp, relay, &relay->recs[j]))
+			return relay->recs[j].ts;
+	return t + RELAY_CPU_NS;
+}
+
+/* The target of holder's wake w hands it, in the run w began, to a thread
+ * serving another live request: anyio's worker back from a queue.Queue's
+ * get() to the event loop (starlette's iterate_in_threadpool of a
+ * TextIteratorStreamer) */
 static bool relayed_to_other(const struct walk *wk,
 			     const struct cp_thread *holder,
 			     const struct cp_wake *w)
@@ -347,14 +362,16 @@ static bool relayed_to_other(const struct walk *wk,
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_thread *relay = cp_thread_find(cp, w->target_tid);
 	size_t i, n = 0;
+	__u64 end;
 
 	if (!relay || w->lock == CP_LOCK_RUNTIME)
 		return false;
+	end = relay_run_end(cp, relay, w->ts);
 	for (i = cp_cand_after(cp, relay, w->ts); i < relay->ncand && n < 8;
 	     i++, n++) {
 		const struct cp_wake *v = &cp->wakes[relay->cand[i]];
 
-		if (v->ts > w->ts + RELAY_CPU_NS)
+		if (v->ts > end)
 			break;
 		if (v->target_tid != holder->tid &&
 		    v->target_tid != relay->tid &&
