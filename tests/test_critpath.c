@@ -2218,6 +2218,29 @@ static const struct rq_want sync_calls_want[] = {
 		.want = LOCK_TURN_WANT(),                                     \
 	}
 /* clang-format on */
+/* loop 101 starts thread tid_ at t_ us and waits for the GIL it takes
+ * first; tid_ then waits for the model lock 0x500 */
+#define SPAWNED(t_, tid_)                                                     \
+	E_WAKE_NEW(t_, 101, tid_, 435), E_IN((t_) + 5, tid_),                 \
+		E_OUT((t_) + 6, 101, .sys = NR_FUTEX, .arg0 = 0x7000),        \
+		E_WAKE((t_) + 15, tid_, 101, NR_FUTEX, 0x7000),               \
+		E_IN((t_) + 17, 101),                                         \
+		E_OUT((t_) + 20, tid_, .sys = NR_FUTEX, .arg0 = 0x500)
+/* request id_ queued from its thread's start to its turn at the lock */
+#define SPAWNED_WANT(id_, enq, disp)                                          \
+	{ id_,                                                                \
+	  NULL,                                                               \
+	  { R(complete, true), R(dispatch, TT_CP_DISP_LOCK),                  \
+	    R_T(t_enqueue, enq), R_T(t_dispatch, disp) } }
+/* from releases the model lock to to at t_ us, which hands its token to
+ * loop 101 900 us later */
+#define LOCK_PASS(t_, from, to)                                               \
+	E_WAKE(t_, from, to, NR_FUTEX, 0x500),                                \
+		E_OUT((t_) + 2, from, .sys = NR_FUTEX, .arg0 = 0x600),        \
+		E_IN((t_) + 5, to), E_DATA((t_) + 900, to, 101, NR_WRITE, 6), \
+		E_WAKE((t_) + 900, to, 101, NR_WRITE, 6),                     \
+		E_IN((t_) + 905, 101),                                        \
+		E_OUT((t_) + 920, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3)
 #define MODEL_LOCK_RQS                                                        \
 	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
 		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
@@ -6016,6 +6039,38 @@ static const struct scenario scenarios[] = {
 	 * 101 at 1530. 102 still held the lock for X: rule lock, as above
 	 * (without the relay: handoff, at 103's run at 1210).
 	 */
+	/* A thread per request (tools/scenarios' hf at the start of a burst):
+	 * loop 101 reads A-D at 1100-1130 us, then runs their handlers, each
+	 * starting its thread (106-109, at 1200-1500) and waiting for the GIL
+	 * the new thread takes first; each thread waits for the model lock 102
+	 * holds for X, and gets it in turn (106 at 3000 ... 109 at 6000). D
+	 * was handed on at 109's start, 1500 (without: the loop's first one
+	 * after its read) */
+	{
+		SC("test_lock_turn", "thread_per_request"),
+		.steps = STEPS(MODEL_LOCK_HEAD, SPAWNED(1200, 106),
+			       SPAWNED(1300, 107), SPAWNED(1400, 108),
+			       SPAWNED(1500, 109),
+			       E_OUT(1550, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_WAKE(1600, 102, 101, NR_WRITE, 6),
+			       E_IN(1605, 101),
+			       E_OUT(1620, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       LOCK_PASS(3000, 102, 106), LOCK_PASS(4000, 106, 107),
+			       LOCK_PASS(5000, 107, 108), LOCK_PASS(6000, 108, 109)),
+		RQS(RQ(1, 200, 250, 1610, 1615, 101, 101, .t_end = 8000 * US),
+		    RQ(2, 1000, 1100, 3910, 3915, 101, 101,
+		       .t_end = 8000 * US),
+		    RQ(3, 1005, 1110, 4910, 4915, 101, 101,
+		       .t_end = 8000 * US),
+		    RQ(4, 1010, 1120, 5910, 5915, 101, 101,
+		       .t_end = 8000 * US),
+		    RQ(5, 1015, 1130, 6910, 6915, 101, 101,
+		       .t_end = 8000 * US)),
+		.want = WANTS(SPAWNED_WANT(2, 1200, 3005),
+			      SPAWNED_WANT(3, 1300, 4005),
+			      SPAWNED_WANT(4, 1400, 5005),
+			      SPAWNED_WANT(5, 1500, 6005)),
+	},
 	LOCK_RELAYED("model_lock_relayed", 1505),
 	/* The same with the worker waiting 700 us for a CPU first (beside two
 	 * CPU hogs): its run, not a time, bounds its hand-on */

@@ -147,7 +147,7 @@ bool cp_call_taken(struct walk *wk, const struct cp_thread *th, long k,
 	 * call in the turn that read it (a router on one event loop, one
 	 * request in flight): the call is its hand-off */
 	wk->callee_tgid = th->tgid;
-	h = cp_handoff_point(wk, call->ts);
+	h = cp_handoff_point(wk, call->ts, NULL);
 	if (h < call->ts || (h == call->ts && caller == wk->reader))
 		return true;
 	wk->callee_tgid = 0;

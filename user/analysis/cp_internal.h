@@ -736,9 +736,9 @@ __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
  * process skip_tgid (0: any). */
 bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 		   __u64 lo, __u64 hi, __u32 skip_tgid);
-__u64 cp_handoff_point(const struct walk *wk, __u64 tb);
-/* tid's first read or first write of a request other than req after t, or
- * UINT64_MAX. */
+__u64 cp_handoff_point(const struct walk *wk, __u64 tb,
+		       const struct cp_thread *started);
+/* tid's first read or write of a request other than req after t, or ~0. */
 __u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
 /* helper.c: when the reader, a worker of a work-stealing pool, got the
  * answer of the blocking thread of its pool it woke after its read, if

@@ -929,10 +929,23 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 }
 
 /* ... and no earlier than a helper's answer to the reader's pool (helper.c):
- * the request was the pool's to that answer */
-__u64 cp_handoff_point(const struct walk *wk, __u64 tb)
+ * the request was the pool's to that answer. A thread the reader started
+ * since the read (started; NULL for none) was handed the request at its
+ * start: a thread per request (tools/scenarios' hf), a pool grown for it. */
+__u64 cp_handoff_point(const struct walk *wk, __u64 tb,
+		       const struct cp_thread *started)
 {
 	__u64 t = reader_handoff(wk, tb), ans = cp_helper_answer(wk, tb);
+	const struct cp_wake *w;
+
+	if (started && started->nrecs &&
+	    started->recs[0].state == REC_RUNNABLE &&
+	    started->recs[0].info != NONE32) {
+		w = &wk->cp->wakes[started->recs[0].info];
+		if (w->spawn && w->waker_tid == wk->rq->reader_tid &&
+		    w->ts >= wk->r && w->ts <= tb)
+			return w->ts;
+	}
 
 	return ans > t ? ans : t;
 }
@@ -980,5 +993,5 @@ bool cp_reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t)
 		if (sg->state == TT_CP_RUNNING)
 			cpu += sg->dur;
 	}
-	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t) < t;
+	return cpu < RELAY_CPU_NS && cp_handoff_point(wk, t, NULL) < t;
 }

@@ -238,7 +238,7 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 		return 0;
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
-		    cp_handoff_point(wk, t);
+		    cp_handoff_point(wk, t, NULL);
 	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, s, t - 1) &&
 		       !waited_timer(wk->cp, th, s, t)))
 		return 0;

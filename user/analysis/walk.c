@@ -304,7 +304,8 @@ static bool reader_sends(const struct walk *wk)
  * took the request up at disp (it ran again after its hand-off), is its
  * hand-off: then nothing is queued and the walk goes on at t.
  */
-static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
+static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
+		       const struct cp_thread *th)
 {
 	__u64 s;
 
@@ -316,7 +317,7 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp)
 		wk->enqueue = TT_CP_ENQ_CHANNEL;
 	} else {
 		s = reader_sends(wk) ? disp : t;
-		s = cp_handoff_point(wk, s);
+		s = cp_handoff_point(wk, s, th);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
 		if (s > t) {
 			wk->t_enqueue = s;
@@ -353,7 +354,7 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	prev = &c->recs[k - 1];
 	if (prev->state != REC_RUNNABLE)
 		return false;
-	tq = cp_handoff_point(wk, run->ts);
+	tq = cp_handoff_point(wk, run->ts, NULL);
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
 }
 
@@ -583,7 +584,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			    *rule == TT_CP_DISP_STORAGE)
 				disp = cp_ran_past_gil(cp, th, t, ~0ULL);
 			dispatched = true;
-			t = queue_cut(wk, t, disp);
+			t = queue_cut(wk, t, disp, th);
 			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
@@ -655,7 +656,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			*rule = TT_CP_DISP_LOCK;
 			disp = cp_lock_acquired(cp, th, k);
 			dispatched = true;
-			t = queue_cut(wk, t, disp);
+			t = queue_cut(wk, t, disp, th);
 			tid = rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
@@ -725,7 +726,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			/* ZMQ wakes its I/O thread once for several sends:
 			 * this request's own send may come after that wake,
 			 * an earlier request's, the relays' work not its queue */
-			own = reader_sends(wk) ? cp_handoff_point(wk, disp) : 0;
+			own = reader_sends(wk) ?
+				      cp_handoff_point(wk, disp, NULL) :
+				      0;
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
 			} else if (!released && waker == wk->reader &&
