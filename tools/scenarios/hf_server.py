@@ -25,8 +25,8 @@ Ground truth (--log; CLOCK_MONOTONIC ns, time.monotonic_ns()), as
 README.md's columns: port, t_read (body read), t_enqueue (before the
 thread's start()), t_admit (the generate thread holds the model lock),
 t_first_token_emit / t_last_token_emit (the loop, or the handler, has the
-text, just before it is sent), tokens, io_ns (0), status; and t_thread (the generate
-thread began to run).
+text, just before it is sent), tokens, io_ns (0), status; and t_thread (the
+generate thread began to run).
 """
 import asyncio
 import os
@@ -67,20 +67,27 @@ class TextIteratorStreamer:
 
 
 class Generation:
-    """One request's generate() thread, started at t_enqueue; iterating it
-    yields (text, now) per token and logs the truth row at the end."""
+    """One request's generate() thread, started at t_enqueue: its sender
+    reads the streamer, calls emitted() just before each token's send, and
+    row() logs the truth row at the end."""
 
     def __init__(self, run, log, port, t_read, want, detok_ms):
         self.streamer = TextIteratorStreamer(detok_ms)
         self.stamps, self.log, self.port, self.t_read = {}, log, port, t_read
+        self.t_first = self.t_last = self.n = 0
         self.t_enqueue = now()
         threading.Thread(target=run, args=(self.streamer, want, self.stamps),
                          name="generate", daemon=True).start()
 
-    def row(self, t_first, t_last, n):
+    def emitted(self):
+        self.t_last = now()
+        self.t_first = self.t_first or self.t_last
+        self.n += 1
+
+    def row(self):
         log_row(self.log, f"{self.port},{self.t_read},{self.t_enqueue},"
-                f"{self.stamps.get('t_admit', 0)},{t_first},{t_last},{n},0,ok,"
-                f"{self.stamps['t_thread']}")
+                f"{self.stamps.get('t_admit', 0)},{self.t_first},{self.t_last},"
+                f"{self.n},0,ok,{self.stamps['t_thread']}")
 
 
 def serve_threaded(args, begin):
@@ -107,15 +114,12 @@ def serve_threaded(args, begin):
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            t_first = t_last = n = 0
             for text in gen.streamer:
-                t_last = now()
-                t_first = t_first or t_last
-                n += 1
+                gen.emitted()
                 self.send_chunk(sse_event(text))
             self.send_chunk(SSE_DONE)
             self.wfile.write(b"0\r\n\r\n")
-            gen.row(t_first, t_last, n)
+            gen.row()
 
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     srv.daemon_threads = True
@@ -159,13 +163,10 @@ def main():
 
         async def stream():
             # what StreamingResponse does with a plain iterator, stamped
-            t_first = t_last = n = 0
             async for text in iterate_in_threadpool(gen.streamer):
-                t_last = now()
-                t_first = t_first or t_last
-                n += 1
+                gen.emitted()
                 yield sse_event(text)
-            gen.row(t_first, t_last, n)
+            gen.row()
             yield SSE_DONE
 
         return StreamingResponse(stream(), media_type="text/event-stream")
