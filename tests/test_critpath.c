@@ -2245,6 +2245,87 @@ static const struct rq_want sync_calls_want[] = {
 	RQ(1, 200, 250, 1510, 1515, 101, 101, .t_end = 6000 * US),            \
 		RQ(2, 1000, 1100, 5100, 5110, 101, 101, .t_end = 6000 * US)
 
+/* llama-cpp-python's server (tools/scenarios' llamacpp-py): loop 101 reads
+ * request 2 at 1100 us and hands worker 103 its lock.acquire() at 1200
+ * (CALLER does, through 103's idle word CALLW); 103 waits for the model's
+ * lock 0x500 from BLK while worker 104 computes request 1's last token
+ * (650-2980) */
+/* clang-format off */
+#define LOOP_LOCK_CALL(caller, callw, blk)                                    \
+	E_IN(0, 101), E_IN(0, 103), E_IN(0, 104),                             \
+	E_OUT(100, 103, .sys = NR_FUTEX, .arg0 = callw),                      \
+	E_OUT(500, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                     \
+	E_DATA(590, 104, 101, NR_WRITE, 6),                                   \
+	E_WAKE(590, 104, 101, NR_WRITE, 6), E_IN(595, 101),                   \
+	E_OUT(610, 104, .sys = NR_FUTEX, .arg0 = 0x900),                      \
+	E_WAKE(650, 101, 104, NR_FUTEX, 0x900), E_IN(655, 104),               \
+	E_OUT(700, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                     \
+	E_SOFTIRQ(1050, UNTRACED, 101), E_IN(1055, 101),                      \
+	E_WAKE(1200, caller, 103, NR_FUTEX, callw), E_IN(1205, 103),          \
+	E_OUT(blk, 103, .sys = NR_FUTEX, .arg0 = 0x500)
+#define LOOP_LOCK_HEAD LOOP_LOCK_CALL(101, 0x800, 1225)
+/* the loop runs from 2985 us (request 1's last token), then the steps
+ * given, and, busy, hands 104 request 2's prefill at 4100 (its token back
+ * at 14100) */
+#define LOOP_LOCK_TAIL(...)                                                   \
+	E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                    \
+	E_DATA(2980, 104, 101, NR_WRITE, 6),                                  \
+	E_WAKE(2980, 104, 101, NR_WRITE, 6), E_IN(2985, 101),                 \
+	E_OUT(2990, 104, .sys = NR_FUTEX, .arg0 = 0x900), __VA_ARGS__,        \
+	E_WAKE(4100, 101, 104, NR_FUTEX, 0x900), E_IN(4105, 104),             \
+	E_OUT(4110, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                    \
+	E_DATA(14100, 104, 101, NR_WRITE, 6),                                 \
+	E_WAKE(14100, 104, 101, NR_WRITE, 6), E_IN(14105, 101)
+/* the loop's release of the lock to 103 at 3000 us, 103's report at 3020 */
+#define LOOP_LOCK_RELEASE                                                     \
+	E_WAKE(3000, 101, 103, NR_FUTEX, 0x500), E_IN(3005, 103),             \
+	E_OUT(3010, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                    \
+	E_DATA(3020, 103, 101, NR_WRITE, 6),                                  \
+	E_WAKE(3020, 103, 101, NR_WRITE, 6), E_IN(3025, 101),                 \
+	E_OUT(3030, 103, .sys = NR_FUTEX, .arg0 = 0x800)
+#define LOOP_LOCK_RQS(...) LOOP_LOCK_RQS_AT(3050, 1100), __VA_ARGS__
+/* request 1 ends at END us, request 2 is read at READ */
+#define LOOP_LOCK_RQS_AT(end, read)                                           \
+	RQ(1, 200, 250, 600, 605, 101, 101, .t_end = (end) * US),             \
+	RQ(2, 1000, read, 14110, 14115, 101, 101, .t_end = 20000 * US)
+/* test_lock_turn's case NAME: LOOP_LOCK_HEAD, then the steps given (the
+ * loop's release of the lock to 103); 104 computes on without a wait,
+ * hands request 1's last chunk to the loop at 3900 and request 2's first
+ * token at 14100 (the walk's boundary on 104 is its hand-off at 3900) */
+#define LOOP_LOCK_RUN_ON(name, rule, disp, ...)                               \
+	{                                                                     \
+		SC("test_lock_turn", name),                                   \
+		.steps = STEPS(LOOP_LOCK_HEAD, __VA_ARGS__,                   \
+			E_OUT(3040, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_DATA(3900, 104, 101, NR_WRITE, 6),                  \
+			E_WAKE(3900, 104, 101, NR_WRITE, 6), E_IN(3905, 101), \
+			E_OUT(3950, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_DATA(14100, 104, 101, NR_WRITE, 6),                 \
+			E_WAKE(14100, 104, 101, NR_WRITE, 6),                 \
+			E_IN(14105, 101)),                                    \
+		RQS(LOOP_LOCK_RQS_AT(4000, 1100)),                            \
+		.want = LOOP_LOCK_WANT(1250, rule, disp),                     \
+	}
+/* test_lock_turn's case NAME: LOOP_LOCK_CALL(CALLER, CALLW, BLK), the
+ * loop's release at 3000 us, requests 1 and 2 as LOOP_LOCK_RQS_AT(END,
+ * READ): no turn (the loop's step at 4100 is request 2's admission),
+ * t_enqueue at ENQ */
+#define LOOP_LOCK_NO_TURN(name, caller, callw, blk, end, read, enq)           \
+	{                                                                     \
+		SC("test_lock_turn", name),                                   \
+		.steps = STEPS(LOOP_LOCK_CALL(caller, callw, blk),            \
+			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),            \
+		RQS(LOOP_LOCK_RQS_AT(end, read)),                             \
+		.want = LOOP_LOCK_WANT(enq, TT_CP_DISP_PICKUP, 4100),         \
+	}
+/* request 2 queued from ENQ us (where the loop let it go: its wait at
+ * 1250, or its hand-off to a worker that computed), dispatched by RULE at
+ * DISP */
+#define LOOP_LOCK_WANT(enq, rule, disp)                                       \
+	WANTS({ 2, NULL, { R(complete, true), R(dispatch, rule),              \
+			   R_T(t_enqueue, enq), R_T(t_dispatch, disp) } })
+/* clang-format on */
+
 /* test_lock_turn's case NAME: worker 103, preempted at 520 us, runs again
  * at RUN and waits for the GIL at 1655 until loop 101 lets it go at 1800 */
 /* clang-format off */
@@ -6075,6 +6156,71 @@ static const struct scenario scenarios[] = {
 	/* The same with the worker waiting 700 us for a CPU first (beside two
 	 * CPU hogs): its run, not a time, bounds its hand-on */
 	LOCK_RELAYED("model_lock_relayed_late", 2200),
+	/* llama-cpp-python's server: request 2's turn at the model's lock is
+	 * the loop's release to worker 103 at 3000 us (the end of request 1),
+	 * 103 waiting in the call the loop handed it; the loop hands the
+	 * prefill to 104 only at 4100 (without: pickup, 4100) */
+	{
+		SC("test_lock_turn", "loop_lock"),
+		.steps = STEPS(LOOP_LOCK_HEAD,
+			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),
+		RQS(LOOP_LOCK_RQS()),
+		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_LOCK, 3005),
+	},
+	/* The same with request 3's first token written at 3500 us, after the
+	 * release: the release was its turn, not request 2's */
+	{
+		SC("test_lock_turn", "loop_lock_other_token"),
+		.steps = STEPS(LOOP_LOCK_HEAD,
+			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),
+		RQS(LOOP_LOCK_RQS(RQ(3, 2900, 2986, 3500, 3505, 101, 101,
+				     .t_end = 3600 * US))),
+		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_PICKUP, 4100),
+	},
+	/* The same with the loop's wake of 103 through 0x500 40 us after it
+	 * handed 103 the call, before it let request 2 go (a condition
+	 * variable's signal and its mutex's release): no turn */
+	{
+		SC("test_lock_turn", "loop_lock_signal"),
+		.steps = STEPS(LOOP_LOCK_HEAD,
+			       E_WAKE(1240, 101, 103, NR_FUTEX, 0x500),
+			       E_IN(1245, 103),
+			       E_OUT(1260, 103, .sys = NR_FUTEX, .arg0 = 0x800),
+			       LOOP_LOCK_TAIL(E_OUT(3010, 101,
+						    .sys = NR_EPOLL_WAIT,
+						    .arg0 = 3),
+					      E_SOFTIRQ(3020, UNTRACED, 101),
+					      E_IN(3025, 101))),
+		RQS(LOOP_LOCK_RQS()),
+		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_PICKUP, 4100),
+	},
+	/* The walk's boundary a hand-off of the worker that computes request
+	 * 2, after the release (without the rule: handoff, at 3900 us); and
+	 * the release 40 us after the call, the loop running between: a
+	 * signal and its mutex's release, no turn */
+	LOOP_LOCK_RUN_ON("loop_lock_run_on", TT_CP_DISP_LOCK, 3005,
+			 E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			 E_SOFTIRQ(2990, UNTRACED, 101), E_IN(2995, 101),
+			 LOOP_LOCK_RELEASE),
+	LOOP_LOCK_RUN_ON("loop_lock_run_on_signal", TT_CP_DISP_HANDOFF, 3900,
+			 E_WAKE(1240, 101, 103, NR_FUTEX, 0x500),
+			 E_IN(1245, 103),
+			 E_OUT(1250, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			 E_OUT(1260, 103, .sys = NR_FUTEX, .arg0 = 0x800)),
+	/* No turn either: request 1 over at 2900 us (the loop serves nobody
+	 * else at its release); request 2 read at 1230, after 103 began to
+	 * wait; 103 computing 695 us in the call before it waits; 103 woken
+	 * through the word it waits on (a queue's consumer waiting again);
+	 * 103 handed the call by another worker (104) */
+	LOOP_LOCK_NO_TURN("loop_lock_idle", 101, 0x800, 1225, 2900, 1100, 1250),
+	LOOP_LOCK_NO_TURN("loop_lock_waited_before", 101, 0x800, 1225, 3050,
+			  1230, 1250),
+	LOOP_LOCK_NO_TURN("loop_lock_busy_call", 101, 0x800, 1900, 3050, 1100,
+			  1200),
+	LOOP_LOCK_NO_TURN("loop_lock_same_word", 101, 0x500, 1225, 3050, 1100,
+			  1250),
+	LOOP_LOCK_NO_TURN("loop_lock_other_caller", 104, 0x800, 1225, 3050,
+			  1100, 1250),
 	/* The futex pick-up above, marked (docs/design.md §4.9): the reader
 	 * enqueues with key 0xa at 1150 us, the engine dispatches that key
 	 * at 1700 us and hands its first token on at 1900 us. The markers

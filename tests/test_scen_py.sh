@@ -87,6 +87,12 @@
 #          rules, session 49): t_dispatch off for 73-79 of 120 before the
 #          lock turn followed a relay (docs/design.md §4.3); after, 0-9 in
 #          ten runs (eight beside CPU load, 9 beside two hogs): 12% allowed
+#   llamacpp-py  llama-cpp-python's server (written to judge the rules,
+#          session 50): the model's lock taken in one of anyio's workers,
+#          released by the loop at a stream's end, the prefill run in
+#          another worker after more of the loop's steps: t_dispatch off
+#          for 39-61 of 120 before the loop's lock turn (docs/design.md
+#          §4.3); after, 1-5 in five runs (four beside CPU load): 10%
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -127,8 +133,9 @@ done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
-	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf" \
+	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py \
+	>"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -141,7 +148,7 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	vllm-mark:0.02:0.02:0.05:strict gil-mark:0.02:0.02:0.05:strict \
 	v0-mark:0.02:0.02:0.05:strict \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9 \
-	hf:0.12:0.15:0.12:p50
+	hf:0.12:0.15:0.12:p50 llamacpp-py:0.10:0.15:0.10:p50
 # v0-delay: v0 whose idle engine waits on the loop's timer, up to 5 ms, for
 # a full batch (docs/design.md §4.4, "A batcher in the loop"), at one
 # connection, where the timer ends each wait: t_enqueue off by more than

@@ -121,11 +121,9 @@ struct cp_block {
 	__u32 fd_dev;
 };
 
-/*
- * A CUDA call of a thread, or a piece of one: a call with calls nested in
+/* A CUDA call of a thread, or a piece of one: a call with calls nested in
  * it is stored as the pieces around them, so that a thread's calls are
- * sorted and disjoint and the innermost names each instant.
- */
+ * sorted and disjoint and the innermost names each instant. */
 struct cp_call {
 	__u64 start, end;
 	__s32 ret;
@@ -359,8 +357,7 @@ struct cp_thread {
 
 /* jvm.c: sets runtime_own of HotSpot's own threads (by their names) */
 void cp_mark_runtime_threads(struct tt_critpath *cp);
-/* tokio.c: sets pool_worker of tokio's workers; a and b are workers of
- * one pool */
+/* tokio.c: sets pool_worker of tokio's workers; a and b: of one pool */
 void cp_mark_pool_workers(struct tt_critpath *cp);
 bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b);
 
@@ -445,6 +442,11 @@ bool cp_first_detour(const struct walk *wk, const struct cp_thread *th, long k,
 /* The record of th's turn at an application's lock that k ends (or whose
  * tries for the GIL k ends), or -1. */
 long cp_lock_turn(const struct walk *wk, const struct cp_thread *th, long k);
+/* An event loop's release of a lock to a worker, above floor and the last
+ * other request's first token, before th's pick-up at tb by the loop: the
+ * lock's next holder's turn, when it ran holding it; else 0 (§4.3). */
+__u64 cp_loop_lock_turn(const struct walk *wk, const struct cp_thread *th,
+			__u64 floor, __u64 tb);
 /* holder woke tid through a word no lock's (a put, a notify, a data
  * wake) in [from, t]: it hands tid work, or a result. */
 bool cp_handed_work(const struct tt_critpath *cp,
@@ -756,8 +758,7 @@ bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
  * the runtime's lock when cp is given (the GIL hands nothing on). */
 bool cp_blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
 		   __u64 t_old, long k_new);
-/* The first of n wakes (indices in cp->wakes, in time order) at lo or
- * later. */
+/* The first of n wakes (indices in cp->wakes, by time) at lo or later. */
 size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
 		  __u64 lo);
 /* The first act of ix (by tid, then time) after tid's at t. */
@@ -778,8 +779,7 @@ bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
  * returned]: the latest end of those; 0 when none is alive past ts. */
 __u64 cp_rq_other_until(const struct rq_index *ix, __u32 tid, __u64 ts,
 			__u32 req);
-/* The first read by tid of a request other than req in (from, to), 0 if
- * none. */
+/* The first read by tid of a request but req in (from, to), or 0. */
 __u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
 		       __u64 from, __u64 to);
 /* A request of tid other than req arrived in [from, to]. */
@@ -878,7 +878,7 @@ int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix);
 __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 		      __u32 req);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4):
- * queues it from the reader's hand-off point s < t and returns s, or 0. */
+ * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t);
 
 /* Why a blocked record is a wait for the GPU, if it is one. */

@@ -519,3 +519,96 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 	       !cp_handed_work(wk->cp, holder, th->tid, wk->a, t) &&
 	       !cp_handed_work(wk->cp, th, holder->tid, wk->a, t);
 }
+
+/* The latest first token the loop wrote, of a request other than the
+ * walk's, in (from, to]; else from. */
+static __u64 other_first_write(const struct walk *wk, __u32 loop, __u64 from,
+			       __u64 to)
+{
+	const struct rq_index *ix = wk->ix;
+	size_t a = cp_act_after(ix, loop, from);
+	__u64 t = from;
+
+	for (; a < ix->nact && ix->act[a].tid == loop && ix->act[a].t <= to;
+	     a++)
+		if (ix->act[a].write && ix->act[a].req != wk->ri)
+			t = ix->act[a].t;
+	return t;
+}
+
+/* x's wait that ends at its runnable record k, on the word w woke, began in
+ * a call loop handed it through another word: x blocked within the call,
+ * its CPU since less than a relay's, its waits for the GIL aside (an
+ * anyio worker's lock.acquire(), run_in_threadpool's). Not a condition
+ * variable's signal and its mutex's release (libuv's thread pool's): the
+ * wait outlasts one. */
+static bool waited_in_call(const struct tt_critpath *cp,
+			   const struct cp_thread *x, long k,
+			   const struct cp_thread *loop,
+			   const struct cp_wake *w)
+{
+	const struct cp_rec *r = &x->recs[k - 1];
+	const struct cp_wake *v;
+	__u64 cpu = 0;
+	long j;
+
+	if (r->info == NONE32 || cp->blocks[r->info].syscall != TT_NR_futex ||
+	    cp->blocks[r->info].arg0 != w->arg0)
+		return false;
+	for (j = k - 2; j >= 0 && k - j < 32; j--) {
+		r = &x->recs[j];
+		if (r->state == REC_RUNNING) {
+			cpu += x->recs[j + 1].ts - r->ts;
+			if (cpu >= RELAY_CPU_NS)
+				return false;
+		} else if (r->state == REC_BLOCKED) {
+			if (!cp_block_is_runtime(cp, x, r))
+				return false;
+		} else if (r->info != NONE32) {
+			v = &cp->wakes[r->info];
+			if (v->lock == CP_LOCK_RUNTIME)
+				continue;
+			return v->waker_tid == loop->tid &&
+			       v->arg0 != w->arg0 &&
+			       w->ts - v->ts > DOUBLE_WAKE_NS;
+		}
+	}
+	return false;
+}
+
+__u64 cp_loop_lock_turn(const struct walk *wk, const struct cp_thread *th,
+			__u64 floor, __u64 tb)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *loop = wk->reader, *x;
+	const struct cp_wake *w;
+	size_t i;
+	long k;
+
+	if (!loop || th->tid == loop->tid || th->tgid != loop->tgid)
+		return 0;
+	i = cp_wake_at(cp, loop->wout, loop->nwout,
+		       other_first_write(wk, loop->tid, floor, tb) + 1);
+	for (; i < loop->nwout; i++) {
+		w = &cp->wakes[loop->wout[i]];
+		if (w->ts >= tb)
+			break;
+		x = cp_thread_find(cp, w->target_tid);
+		/* released while the loop served another request */
+		if (w->syscall != TT_NR_futex || w->lock == CP_LOCK_RUNTIME ||
+		    w->lock == CP_LOCK_SCHED || !x || x->tgid != loop->tgid ||
+		    !cp_rq_other_alive(wk->ix, loop->tid, w->ts, wk->ri))
+			continue;
+		k = cp_rec_before(x, w->ts + 1);
+		if (k >= 2 && x->recs[k].ts == w->ts &&
+		    x->recs[k - 1].state == REC_BLOCKED &&
+		    x->recs[k - 1].ts > wk->r &&
+		    waited_in_call(cp, x, k, loop, w))
+			break;
+	}
+	if (i >= loop->nwout || w->ts >= tb)
+		return 0;
+	/* it may hold the GIL only after the pick-up: its turn, then */
+	return cp_lock_acquired(cp, x, k) < tb ? cp_lock_acquired(cp, x, k) :
+						 w->ts;
+}

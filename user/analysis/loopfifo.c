@@ -227,7 +227,8 @@ static bool waited_timer(const struct tt_critpath *cp,
  * let the request go (its headers, else its hand-off point): the request
  * waited for c's step before. Not through a lock: a GIL passed back is
  * no result. Or the loop waited out a timer in between: a batcher's delay
- * for more requests (Ray Serve's batch_wait_timeout_s) that held it.
+ * for more requests (Ray Serve's batch_wait_timeout_s) that held it. The
+ * walk queues it from there, to t or to a lock turn the loop gave before.
  */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 {
@@ -244,8 +245,5 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 		return 0;
 	wk->t_enqueue = s;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;
-	if (!wk->err)
-		wk->err = cp_seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
-				     TT_ST_QUEUE, "queued");
 	return s;
 }

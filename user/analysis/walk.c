@@ -142,11 +142,9 @@ static void charge_plain(struct walk *wk, const struct cp_thread *th, __u64 s,
 	charge(wk, s, t, th->tid, TT_CP_RUNNING, TT_ST_CPU, "on-cpu");
 }
 
-/*
- * The launches of th that end after s and come right before index i
+/* The launches of th that end after s and come right before index i
  * (exclusive), each less than LAUNCH_GAP_NS before the next, with no other
- * call or ioctl between them: how many.
- */
+ * call or ioctl between them: how many. */
 static size_t launch_run(const struct cp_thread *th, size_t i, __u64 s)
 {
 	const struct cp_call *c, *next;
@@ -165,13 +163,11 @@ static size_t launch_run(const struct cp_thread *th, size_t i, __u64 s)
 	return i - j;
 }
 
-/*
- * On-CPU time [s, t) of th, latest first: inside a sync call it waits for
+/* On-CPU time [s, t) of th, latest first: inside a sync call it waits for
  * the GPU (spin-wait), inside a launch it is launch overhead. A run of
  * LAUNCH_RUN back-to-back launches or more (an eager framework's forward
  * pass) is one CPU segment "launch xN fn", the time between them included:
- * a path of thousands of alternating pieces says less and costs more.
- */
+ * a path of thousands of alternating pieces says less and costs more. */
 static void charge_running(struct walk *wk, const struct cp_thread *th, __u64 s,
 			   __u64 t)
 {
@@ -219,14 +215,12 @@ static void count_gil(struct walk *wk, __u64 lo, __u64 hi)
 	wk->gil_low = lo;
 }
 
-/*
- * The waker the walk moves to when it reaches the start of runnable
+/* The waker the walk moves to when it reaches the start of runnable
  * record k, or NULL: wakes by a traced thread in process context, and in
  * softirq by a traced current when the wait was one a loopback send ends;
  * a data wake only when th read what it announced before the path left th
  * at t_out (else th was still at work on earlier data: Node's loop writing
- * out one step's tokens when the engine writes the next).
- */
+ * out one step's tokens when the engine writes the next). */
 struct cp_thread *cp_wake_followed(const struct tt_critpath *cp,
 				   const struct cp_thread *th, long k,
 				   __u64 t_out)
@@ -296,14 +290,33 @@ static bool reader_sends(const struct walk *wk)
 	return wk->reader && wk->reader->nmsends;
 }
 
-/*
- * The queue ends at t (t_dispatch, by a hand-off or a dispatch marker): it
+static void queued(struct walk *wk, __u64 s, __u64 t)
+{
+	if (!wk->err)
+		wk->err = cp_seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
+				     TT_ST_QUEUE, "queued");
+}
+
+/* The loop's turn at a lock for this request above floor, before th's
+ * pick-up at t: then the loop's steps to t are on the path (§4.3). */
+static __u64 loop_turn(struct walk *wk, const struct cp_thread *th, __u64 floor,
+		       __u64 t, __u8 *rule)
+{
+	__u64 s = cp_loop_lock_turn(wk, th, floor, t);
+
+	if (s) {
+		charge_span(wk, wk->reader, cp_rec_before(wk->reader, t), s, t);
+		*rule = TT_CP_DISP_LOCK;
+	}
+	return s;
+}
+
+/* The queue ends at t (t_dispatch, by a hand-off or a dispatch marker): it
  * began at the enqueue marker, else where the reader let the request go.
  * Charges [t_enqueue, t) as queued and returns t_enqueue, where the walk
  * goes on, on the reader. A reader's ZMQ send after t, before the engine
  * took the request up at disp (it ran again after its hand-off), is its
- * hand-off: then nothing is queued and the walk goes on at t.
- */
+ * hand-off: then nothing is queued and the walk goes on at t. */
 static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		       const struct cp_thread *th)
 {
@@ -325,19 +338,15 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		}
 	}
 	wk->t_enqueue = s;
-	if (!wk->err)
-		wk->err = cp_seg_add(&wk->path, true, s, t, 0, TT_CP_PHASE,
-				     TT_ST_QUEUE, "queued");
+	queued(wk, s, t);
 	return s;
 }
 
-/*
- * docs/design.md §4.4's resume rule, on consumer c (not the reader) at
+/* docs/design.md §4.4's resume rule, on consumer c (not the reader) at
  * running record k before any dispatch: c was runnable when the reader let
  * the request go, preempted or woken before that by another request's
  * producer. A busy engine on a crowded CPU, or one woken for a request
- * queued just before this one, takes the request up when it runs again.
- */
+ * queued just before this one, takes the request up when it runs again. */
 static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 		    __u64 floor)
 {
@@ -367,14 +376,12 @@ static bool take_of_request(const struct walk *wk, const struct cp_take *tk)
 		cp_rq_only(wk->ix, tk->sender, wk->ri, wk->lookahead));
 }
 
-/*
- * A lock wait followed to a holder busy with another request (its handler
+/* A lock wait followed to a holder busy with another request (its handler
  * thread holding the GIL): the holder's path counts while the waiter
  * waited, and below the wait's start the path is the waiter's own again,
  * which it was busy with then, not the other request's (docs/design.md
  * §4.4); so is the GIL's, unrelated to the engine it held up (an accept
- * loop: cp_holder_elsewhere()). Other holders are followed all the way.
- */
+ * loop: cp_holder_elsewhere()). Other holders are followed all the way. */
 struct lock_return {
 	__u32 tid;
 	__u64 t; /* the waiter blocked on the lock here */
@@ -385,12 +392,10 @@ struct lock_return {
 
 #define LOCK_RETURNS 8 /* nested lock waits followed; deeper ones stay */
 
-/*
- * The CPU a busy reader may spend between its read and its hand-off of what
+/* The CPU a busy reader may spend between its read and its hand-off of what
  * it read: a relay's, but for the writer the walk starts on when it serves
  * other requests too (an event loop): its CPU there may be all theirs (their
- * sends, reads, tokenizing), and it computes no token of its own.
- */
+ * sends, reads, tokenizing), and it computes no token of its own. */
 static __u64 busy_limit(const struct walk *wk, const struct cp_thread *th,
 			__u64 t, bool entered)
 {
@@ -584,6 +589,10 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			    *rule == TT_CP_DISP_STORAGE)
 				disp = cp_ran_past_gil(cp, th, t, ~0ULL);
 			dispatched = true;
+			s = *rule == TT_CP_DISP_HANDOFF && th ?
+				    loop_turn(wk, th, floor, t, rule) :
+				    0;
+			t = s ? (disp = s) : t;
 			t = queue_cut(wk, t, disp, th);
 			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
@@ -734,19 +743,17 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			} else if (!released && waker == wk->reader &&
 				   (s = cp_loop_step(wk, th, t))) {
 				/* admitted by the reader's own engine loop,
-				 * whatever passed the step on */
-				disp = t;
+				 * whatever passed the step on, or at the lock
+				 * turn it gave */
+				disp = loop_turn(wk, th, s, t, rule);
+				disp = disp ? disp : t;
+				queued(wk, s, disp);
 				t = s;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
 				wk->path.n = worker_seg;
-				if (!wk->err)
-					wk->err = cp_seg_add(&wk->path, true, t,
-							     worker_wake, 0,
-							     TT_CP_PHASE,
-							     TT_ST_QUEUE,
-							     "queued");
+				queued(wk, t, worker_wake);
 			}
 		}
 		if (!dispatched && cp_lock_wake(w))
