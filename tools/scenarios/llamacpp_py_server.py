@@ -21,8 +21,9 @@ memory stream (10 deep), checks request.is_disconnected(), and at the end
 sends [DONE] and closes the exit stack, which releases the inner lock in
 the loop; the response task reads the stream and writes each SSE event.
 --interrupt is interrupt_requests=True (the server's default): a stream
-ends early, status "interrupted", when another request waits for the outer
-lock; off here, as a server that queues its requests is configured.
+ends early (its [DONE] after fewer tokens) when another request waits for
+the outer lock; off here, as a server that queues its requests is
+configured.
 --audit: the server marks itself for `ttftrace record --mark
 KIND=python:...` (docs/design.md §4.9): sys.audit("llamacpp.enqueue", rid,
 client port) in the loop right after stamping t_enqueue,
@@ -122,8 +123,8 @@ def main():
                         if await request.is_disconnected():
                             status = "disconnected"
                             break
+                        # a whole response, fewer tokens: "ok"
                         if args.interrupt and outer_lock.locked():
-                            status = "interrupted"
                             break
                     await send_chan.send(status)
             finally:

@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
-# llamacpp-py llamacpp-py-mark
+# llamacpp-py llamacpp-py-mark llamacpp-py-interrupt
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -121,6 +121,7 @@ server_cmd() {
 	hf-threaded) echo "$PY $SCEN/hf_server.py -p $port --log $log --threaded" ;;
 	llamacpp-py) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log" ;;
 	llamacpp-py-mark) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log --audit" ;;
+	llamacpp-py-interrupt) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log --interrupt" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
