@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "locks.h"
 #include "golift.h"
 #include "tt_arch.h"
 

@@ -4,6 +4,7 @@
  * request's turn in a queue, a consumer's lock wait right after its
  * boundary, and when its waiter took up the work. */
 #include "cp_internal.h"
+#include "locks.h"
 #include "tt_arch.h"
 
 /* When th, woken at its record k, first ran after the wake: a pick-up is

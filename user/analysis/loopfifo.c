@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "locks.h"
 
 /* fifo[] while computing: a pending request that wrote first */
 #define FIFO_GONE 1ULL
