@@ -544,8 +544,7 @@ static __u64 other_first_write(const struct walk *wk, __u32 loop, __u64 from,
  * variable's signal and its mutex's release (libuv's thread pool's): the
  * wait outlasts one. */
 static bool waited_in_call(const struct tt_critpath *cp,
-			   const struct cp_thread *x, long k,
-			   const struct cp_thread *loop,
+			   const struct cp_thread *x, long k, __u32 loop,
 			   const struct cp_wake *w)
 {
 	const struct cp_rec *r = &x->recs[k - 1];
@@ -569,8 +568,7 @@ static bool waited_in_call(const struct tt_critpath *cp,
 			v = &cp->wakes[r->info];
 			if (v->lock == CP_LOCK_RUNTIME)
 				continue;
-			return v->waker_tid == loop->tid &&
-			       v->arg0 != w->arg0 &&
+			return v->waker_tid == loop && v->arg0 != w->arg0 &&
 			       w->ts - v->ts > DOUBLE_WAKE_NS;
 		}
 	}
@@ -583,6 +581,7 @@ __u64 cp_loop_lock_turn(const struct walk *wk, const struct cp_thread *th,
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_thread *loop = wk->reader, *x;
 	const struct cp_wake *w;
+	__u64 acquired;
 	size_t i;
 	long k;
 
@@ -604,12 +603,12 @@ __u64 cp_loop_lock_turn(const struct walk *wk, const struct cp_thread *th,
 		if (k >= 2 && x->recs[k].ts == w->ts &&
 		    x->recs[k - 1].state == REC_BLOCKED &&
 		    x->recs[k - 1].ts > wk->r &&
-		    waited_in_call(cp, x, k, loop, w))
-			break;
+		    waited_in_call(cp, x, k, loop->tid, w)) {
+			/* it may hold the GIL only after the pick-up: its
+			 * turn, then */
+			acquired = cp_lock_acquired(cp, x, k);
+			return acquired < tb ? acquired : w->ts;
+		}
 	}
-	if (i >= loop->nwout || w->ts >= tb)
-		return 0;
-	/* it may hold the GIL only after the pick-up: its turn, then */
-	return cp_lock_acquired(cp, x, k) < tb ? cp_lock_acquired(cp, x, k) :
-						 w->ts;
+	return 0;
 }
