@@ -29,9 +29,13 @@ struct open_conn {
 	__u64 closed; /* 0 while open */
 };
 
+/* A request's name: two can share an anchor and a connection (a TLS
+ * handshake's exchange and the request whose arrival answered it), told
+ * apart by their order among those (twin: 0, 1, ...). */
 struct seen {
 	__u64 anchor;
 	__u32 key;
+	__u64 twin_bit;
 };
 
 struct tt_window {
@@ -51,7 +55,8 @@ struct tt_window {
 	struct tt_event *rtlocks;
 	size_t nrtlocks, caprtlocks;
 	__u64 first_ts, next_start;
-	/* requests counted, by (anchor, connection): a map and its list */
+	/* requests counted, by (anchor, connection) -> their twins' bits:
+	 * a map and its list */
 	struct tt_hmap seen_map;
 	struct seen *seen;
 	size_t nseen, capseen;
@@ -323,10 +328,11 @@ static __u32 sk_key(__u64 sk)
 
 /* Counts request i of an: totals, histograms, the rolling store. */
 static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
-		 __u64 anchor)
+		 const struct seen *name)
 {
 	const struct tt_request *r = tt_analyzer_request(an, i);
 	struct tt_live_totals *t = &w->totals;
+	struct tt_hmap_ent *e;
 	struct tt_live_req *lr;
 	const __u64 *gaps;
 	size_t ngaps = 0, k;
@@ -334,11 +340,14 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 
 	if (tt_grow((void **)&w->seen, &w->capseen, w->nseen + 1,
 		    sizeof(*w->seen)) ||
-	    !tt_hmap_insert(&w->seen_map, anchor, sk_key(r->sk), 0) ||
 	    tt_grow((void **)&w->reqs, &w->capreqs, w->nreqs + 1,
 		    sizeof(*w->reqs)))
 		return -ENOMEM;
-	w->seen[w->nseen++] = (struct seen){ anchor, sk_key(r->sk) };
+	e = tt_hmap_insert(&w->seen_map, name->anchor, name->key, 0);
+	if (!e)
+		return -ENOMEM;
+	e->val |= name->twin_bit;
+	w->seen[w->nseen++] = *name;
 	/* inside the gateway's request that made it (docs/design.md §4.11) */
 	if (r->incomplete & TT_INC_HOP) {
 		t->hops++;
@@ -357,7 +366,7 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 		return -ENOMEM;
 	lr = &w->reqs[w->nreqs++];
 	memset(lr, 0, sizeof(*lr));
-	lr->anchor = anchor;
+	lr->anchor = name->anchor;
 	lr->counted = w->now;
 	lr->ttft = r->ttft;
 	lr->tpot = r->tokens >= 2 ? r->tpot : 0;
@@ -410,6 +419,24 @@ static __u64 anchor_of(const struct tt_request *r)
 	return r->t_headers ? r->t_headers : r->t_first_write;
 }
 
+/* Names request r of an analysis, counting its twins in twins: 0 or
+ * -ENOMEM. */
+static int name_of(struct tt_hmap *twins, const struct tt_request *r,
+		   struct seen *name)
+{
+	struct tt_hmap_ent *e;
+
+	name->anchor = anchor_of(r);
+	name->key = sk_key(r->sk);
+	e = tt_hmap_insert(twins, name->anchor, name->key, 0);
+	if (!e)
+		return -ENOMEM;
+	/* past 63 twins (never seen) the others share the last bit */
+	name->twin_bit = 1ULL << (e->val < 63 ? e->val : 63);
+	e->val++;
+	return 0;
+}
+
 /* Settled: ended, past the wait for its bytes on the wire and for a loss
  * to be reported. */
 static bool settled(const struct tt_request *r, __u64 now)
@@ -427,6 +454,7 @@ static bool settled(const struct tt_request *r, __u64 now)
  * no longer show up) and those counted before the span. */
 static int forget_old(struct tt_window *w, __u64 guard_until)
 {
+	struct tt_hmap_ent *e;
 	size_t i, k = 0, off;
 
 	tt_hmap_free(&w->seen_map);
@@ -434,9 +462,11 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 		if (w->seen[i].anchor < guard_until)
 			continue;
 		w->seen[k++] = w->seen[i];
-		if (!tt_hmap_insert(&w->seen_map, w->seen[i].anchor,
-				    w->seen[i].key, 0))
+		e = tt_hmap_insert(&w->seen_map, w->seen[i].anchor,
+				   w->seen[i].key, 0);
+		if (!e)
 			return -ENOMEM;
+		e->val |= w->seen[i].twin_bit;
 	}
 	w->nseen = k;
 	for (k = 0; k < w->nreqs && w->reqs[k].counted + w->span < w->now; k++)
@@ -467,8 +497,11 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 {
 	struct tt_analyzer *an = tt_analyzer_new();
-	__u64 start = w->next_start, guard_until, oldest, anchor, keep_from;
+	__u64 start = w->next_start, guard_until, oldest, keep_from;
+	struct tt_hmap twins = {};
 	const struct tt_request *r;
+	struct tt_hmap_ent *e;
+	struct seen name;
 	size_t i;
 	int err = -ENOMEM;
 
@@ -495,18 +528,22 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 	oldest = now;
 	for (i = 0; i < tt_analyzer_nrequests(an); i++) {
 		r = tt_analyzer_request(an, i);
-		anchor = anchor_of(r);
-		if (!anchor || anchor < guard_until ||
-		    tt_hmap_find(&w->seen_map, anchor, sk_key(r->sk)))
+		if (!anchor_of(r) || anchor_of(r) < guard_until)
+			continue;
+		err = name_of(&twins, r, &name);
+		if (err)
+			goto cleanup;
+		e = tt_hmap_find(&w->seen_map, name.anchor, name.key);
+		if (e && (e->val & name.twin_bit))
 			continue;
 		/* one about to fall out of the span is counted as it stands */
 		if (!last && !settled(r, now) &&
-		    anchor + w->span > now + 2 * TT_LIVE_GUARD_NS) {
-			if (anchor < oldest)
-				oldest = anchor;
+		    name.anchor + w->span > now + 2 * TT_LIVE_GUARD_NS) {
+			if (name.anchor < oldest)
+				oldest = name.anchor;
 			continue;
 		}
-		err = count(w, an, i, anchor);
+		err = count(w, an, i, &name);
 		if (err)
 			goto cleanup;
 	}
@@ -525,6 +562,7 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 					    w->next_start + TT_LIVE_GUARD_NS :
 					    0);
 cleanup:
+	tt_hmap_free(&twins);
 	tt_analyzer_free(an);
 	return err;
 }
