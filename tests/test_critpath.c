@@ -1529,14 +1529,15 @@ static void check_fileio_calls(struct tt_critpath *cp)
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
  * token through that GIL to thread o at 1400 us, which writes to 101 */
-#define ENGINE_BEHIND_GIL(e, o)                                               \
+#define ENGINE_BEHIND_GIL_AT(e, o, p)                                         \
 	E_RTLOCK(0, e, 0x6f00, 0x7100), E_IN(0, 101), E_IN(0, e),             \
 		E_OUT(5, o, .sys = NR_FUTEX, .arg0 = 0x7000),                 \
-		E_PREEMPT(200, e),                                            \
+		E_PREEMPT(p, e),                                              \
 		E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),             \
 		E_IN(500, e), E_WAKE(1400, e, o, NR_FUTEX, 0x7000),           \
 		E_OUT(1402, e, .sys = NR_FUTEX, .arg0 = 0x20), E_IN(1405, o), \
 		E_WAKE(1500, o, 101, NR_WRITE, 9), E_IN(1505, 101)
+#define ENGINE_BEHIND_GIL(e, o) ENGINE_BEHIND_GIL_AT(e, o, 200)
 /* loop_turns' end: the loop blocks at 520 us, the engine runs at 600 and
  * hands the second request's token back at 1500 us, the I/O thread the
  * first's at 2500 */
@@ -1725,6 +1726,80 @@ static const struct rq_want sync_calls_want[] = {
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   __VA_ARGS__ } }),                  \
+	}
+/* clang-format on */
+/*
+ * ENGINE_LOOP with B and C read right after A (510, 520 us), as Starlette
+ * reads an epoll batch before any handler runs; the loop runs from 520 to
+ * its headers (A's at ha_ us, B's hb_, C's 1440) without a wait or a
+ * wake (EXTRA adds some; LOOP_NAMED, none). B's writer is bw_, the first
+ * request's first token written at f1_ us.
+ */
+#define LOOP_NAMED (E_COMM(1, 101, "loop"))
+/* clang-format off */
+#define ENGINE_LOOP_SHARE(name_, ha_, hb_, bw_, f1_, EXTRA, ...)              \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			ENGINE_LOOP_READ, UNPAREN WORKER_RESULT,              \
+			UNPAREN EXTRA, E_IN(2005, 101),                       \
+			E_OUT(2010, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+			E_WAKE(2100, 101, 102, NR_FUTEX, 0x300),              \
+			E_IN(2105, 102),                                      \
+			E_OUT(2200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			ENGINE_LOOP_TOKEN),                                   \
+		RQS(RQ(1, 50, 100, f1_, (f1_) + 10, 101, 101,                 \
+		       .t_end = 5000 * US),                                   \
+		    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = (ha_) * US),                              \
+		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
+		       .t_headers = (hb_) * US),                              \
+		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = 1440 * US)),                              \
+		.want = WANTS({ 2, NULL, { R(complete, true),                 \
+					   R(dispatch, TT_CP_DISP_PICKUP),    \
+					   R_T(t_dispatch, 2100),             \
+					   __VA_ARGS__ } }),                  \
+	}
+/* clang-format on */
+/*
+ * test_double_wake_shared_writer's loop_gil_holder: A's headers at h_ us,
+ * B read at rb_ (X done at 1600 when B comes after 2500), the tokens
+ * handed to the loop by o_ (the output thread 103, or the executor 102
+ * itself); EXTRA adds events (LOOP_GIL_NONE: none)
+ */
+#define LOOP_GIL_NONE (E_COMM(1, 102, "executor"))
+/* clang-format off */
+#define LOOP_GIL_HOLDER(name_, h_, rb_, o_, EXTRA, ...)                       \
+	{                                                                     \
+		SC("test_double_wake_shared_writer", name_),                  \
+		.steps = STEPS(                                               \
+			E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 102),       \
+			E_IN(0, 101), E_IN(0, 103), UNPAREN EXTRA,            \
+			E_OUT(5, 103, .sys = NR_FUTEX, .arg0 = 0x500),        \
+			E_OUT(1150, 101, .sys = NR_FUTEX, .arg0 = 0x420),     \
+			E_WAKE(1500, 102, 103, NR_FUTEX, 0x500),              \
+			E_IN(1502, 103),                                      \
+			E_WAKE(1505, o_, 101, NR_FUTEX, 0x420),               \
+			E_OUT(1507, 103, .sys = NR_FUTEX, .arg0 = 0x500),     \
+			E_IN(1510, 101),                                      \
+			E_OUT(1800, 102, .sys = NR_FUTEX, .arg0 = 0x7210),    \
+			E_WAKE(2500, 101, 102, NR_FUTEX, 0x7210),             \
+			E_IN(2505, 102),                                      \
+			E_OUT(2550, 101, .sys = NR_FUTEX, .arg0 = 0x420),     \
+			E_WAKE(2700, 102, 103, NR_FUTEX, 0x500),              \
+			E_IN(2702, 103),                                      \
+			E_WAKE(2705, o_, 101, NR_FUTEX, 0x420),               \
+			E_OUT(2707, 103, .sys = NR_FUTEX, .arg0 = 0x500),     \
+			E_IN(2710, 101)),                                     \
+		RQS(RQ(1, 50, 100, 1520, 1560, 101, 101,                      \
+		       .t_end = ((rb_) > 2500 ? 1600 : 5000) * US),           \
+		    RQ(2, 1000, 1100, 2750, 2800, 101, 101,                   \
+		       .t_end = 5000 * US, .t_headers = (h_) * US),           \
+		    RQ(3, (rb_) - 50, rb_, 4000, 4050, 101, 101,              \
+		       .t_end = 5000 * US)),                                  \
+		.want = WANTS({ 2, NULL,                                      \
+				{ R(complete, true), __VA_ARGS__ } }),        \
 	}
 /* clang-format on */
 /* the worker's result through the loop's self-pipe at 2000 us */
@@ -3603,6 +3678,15 @@ static const struct scenario scenarios[] = {
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
 		.want = WANT_DISPATCH(1, 100, 100, READ),
 	},
+	/* The same engine preempted since before the read (80 us): no GIL
+	 * kept it from the request, a CPU did; its run at 500 took it up
+	 * (TensorRT-LLM's executor beside a compile) */
+	{
+		SC("test_fallbacks", "resume_preempted_before_read"),
+		.steps = STEPS(ENGINE_BEHIND_GIL_AT(102, 103, 80)),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101)),
+		.want = WANT_DISPATCH(1, 500, 300, RESUME),
+	},
 	/* The same engine, the loop running on: it reads request 2 at
 	 * 650 us, more than LOOP_BATCH_NS after request 1 (Node runs each
 	 * handler at its read), and wakes I/O thread 103, which answers, at
@@ -4849,6 +4933,87 @@ static const struct scenario scenarios[] = {
 	ENGINE_LOOP("engine_loop_step", 1500, WORKER_RESULT,
 		    R_T(t_enqueue, 1500), R_T(t_dispatch, 2100),
 		    R(enqueue, TT_CP_ENQ_HANDOFF), R_STAGE(TT_ST_QUEUE, 600)),
+	/* A, B and C read in one batch, their handlers run back to back and
+	 * their headers sent together at 1420-1440 us: A's handler let it go
+	 * at its third of the loop's CPU from C's read to the first headers,
+	 * 820 (without the rule: at its headers, 1420) */
+	ENGINE_LOOP_SHARE("engine_loop_share", 1420, 1430, 101, 2050,
+			  LOOP_NAMED, R_T(t_enqueue, 820),
+			  R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop preempted from 600 to 900 us: a third of its CPU (200 of
+	 * 600), 1020 */
+	ENGINE_LOOP_SHARE("engine_loop_share_preempted", 1420, 1430, 101, 2050,
+			  (E_PREEMPT(600, 101), E_IN(900, 101)),
+			  R_T(t_enqueue, 1020), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* Each handler's headers sent as it let its request go (aiohttp's
+	 * prepare()): A's at 700 us, B's at 1000; the headers are the point
+	 * (without the test: a third of the CPU to 700, 580) */
+	ENGINE_LOOP_SHARE("engine_loop_share_each", 700, 1000, 101, 2050,
+			  LOOP_NAMED, R_T(t_enqueue, 700),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* B's headers before A's: no run of handlers in the order of the
+	 * reads, A's headers are its point */
+	ENGINE_LOOP_SHARE("engine_loop_share_unordered", 1430, 1420, 101,
+			  2050, LOOP_NAMED, R_T(t_enqueue, 1430),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop waited at 1000-1100 us: not one run of handlers (it had
+	 * nothing to do: their hand-offs were done), its wait A's point */
+	ENGINE_LOOP_SHARE("engine_loop_share_waited", 1420, 1430, 101, 2050,
+			  (E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			   E_SOFTIRQ(1100, UNTRACED, 101), E_IN(1105, 101)),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop woke thread 104 at 700 us: a handler's hand-off (to a
+	 * thread pool), so the CPU is no measure of where the others' were */
+	ENGINE_LOOP_SHARE("engine_loop_share_woke", 1420, 1430, 101, 2050,
+			  (E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),
+			   E_WAKE(700, 101, 104, NR_FUTEX, 0x70),
+			   E_IN(702, 104),
+			   E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70)),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* B's first token written by another thread (103): B's headers are
+	 * not the loop's, A's are its point */
+	ENGINE_LOOP_SHARE("engine_loop_share_other_writer", 1420, 1430, 103,
+			  2050, LOOP_NAMED, R_T(t_enqueue, 1420),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop wrote the first request's first token at 1200 us, amid
+	 * the run: not the handlers' CPU alone, A's headers are its point */
+	ENGINE_LOOP_SHARE("engine_loop_share_token_between", 1420, 1430, 101,
+			  1200, LOOP_NAMED, R_T(t_enqueue, 1420),
+			  R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop's put of A wakes consumer 102 at 700 us, which waits for
+	 * a CPU till 1500 and takes A and B up then. B's pick-up is no wake
+	 * of its own: its handler began after it (at 820), its put at its
+	 * share, 1120; A's is the wake */
+	{
+		SC("test_pickup_producer_work", "engine_loop_share_pickup"),
+		.steps = STEPS(
+			E_IN(0, 101), E_IN(0, 102),
+			E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),
+			E_WAKE(700, 101, 102, NR_FUTEX, 0x300),
+			E_IN(1500, 102),
+			E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			E_DATA(3000, 102, 101, NR_WRITE, 6),
+			E_WAKE(3000, 102, 101, NR_WRITE, 6), E_IN(3005, 101),
+			E_OUT(3010, 102, .sys = NR_FUTEX, .arg0 = 0x300)),
+		RQS(RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US,
+		       .t_headers = 1420 * US),
+		    RQ(3, 410, 510, 3100, 3110, 101, 101, .t_end = 5000 * US,
+		       .t_headers = 1430 * US),
+		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US,
+		       .t_headers = 1440 * US)),
+		.want = WANTS({ 2, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1500),
+				  R(enqueue, TT_CP_ENQ_SHARE),
+				  R_T(t_enqueue, 1120) } },
+			      { 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_dispatch, 1500),
+				  R(enqueue, TT_CP_ENQ_PICKUP),
+				  R_T(t_enqueue, 700) } }),
+	},
 	/* The same without headers sent: from the loop's first block after
 	 * A's read, 1600 us */
 	ENGINE_LOOP("engine_loop_no_headers", 0, WORKER_RESULT,
@@ -5482,6 +5647,41 @@ static const struct scenario scenarios[] = {
 			  R_STAGE(TT_ST_RUNQUEUE, 10), R(complete, true) },
 		}),
 	},
+	/*
+	 * TensorRT-LLM's in-process executor (tools/scenarios' trtllm): the
+	 * event loop 101 reads A at 1100 us, sends its headers at 1140 and
+	 * waits; the busy executor 102 ends a step at 1500 (X's token to
+	 * output thread 103, which hands it to the loop), then runs A's
+	 * forward and waits for the GIL (1800) that the loop holds, reading
+	 * and tokenizing B; the loop lets it go at 2500; A's token goes the
+	 * same way at 2700. The loop's GIL was another request's work: the
+	 * path is the executor's again below its wait, the step's end at
+	 * 1500 A's dispatch (without the rule: followed down the loop's
+	 * history to A's read)
+	 */
+	LOOP_GIL_HOLDER("loop_gil_holder", 1140, 1600, 103, LOOP_GIL_NONE,
+			R(dispatch, TT_CP_DISP_HANDOFF), R_T(t_dispatch, 1500),
+			R_T(gil_ns, 700)),
+	/* A's headers sent after the executor began to wait (1900 us): the
+	 * loop had not let A go, its history is A's */
+	LOOP_GIL_HOLDER("loop_gil_holder_headers_late", 1900, 1600, 103,
+			LOOP_GIL_NONE, R(dispatch, TT_CP_DISP_READ)),
+	/* B read after the GIL's release (2600 us), X done: the loop served
+	 * no other request then */
+	LOOP_GIL_HOLDER("loop_gil_holder_alone", 1140, 2600, 103,
+			LOOP_GIL_NONE, R(dispatch, TT_CP_DISP_READ)),
+	/* The executor hands the loop its tokens itself: its history may
+	 * hold A's */
+	LOOP_GIL_HOLDER("loop_gil_holder_handed", 1140, 1600, 102,
+			LOOP_GIL_NONE, R(dispatch, TT_CP_DISP_READ)),
+	/* The loop woke the executor at 1300 us (a put to an idle one): the
+	 * loop handed it work, its history may hold A's, followed as before
+	 * (a pick-up) */
+	LOOP_GIL_HOLDER("loop_gil_holder_woken", 1140, 1600, 103,
+			(E_OUT(1200, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			 E_WAKE(1300, 101, 102, NR_FUTEX, 0x300),
+			 E_IN(1305, 102)),
+			R(dispatch, TT_CP_DISP_PICKUP)),
 	/* Threads asleep when the trace began: engine 201, of a process
 	 * nothing announced, and writer 102 first show up woken; 103 first
 	 * shows up woken by an interrupt. They were blocked since the first

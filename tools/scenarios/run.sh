@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
-# llamacpp-py llamacpp-py-mark llamacpp-py-interrupt
+# llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -122,6 +122,8 @@ server_cmd() {
 	llamacpp-py) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log" ;;
 	llamacpp-py-mark) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log --audit" ;;
 	llamacpp-py-interrupt) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log --interrupt" ;;
+	trtllm) echo "$PY $SCEN/trtllm_server.py -p $port --log $log" ;;
+	trtllm-mark) echo "$PY $SCEN/trtllm_server.py -p $port --log $log --audit" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
@@ -171,6 +173,8 @@ scenario_marks() {
 --mark dispatch=python:$PY:vllm.admit,key=arg1" ;;
 	llamacpp-py-mark) echo "--mark enqueue=python:$PY:llamacpp.enqueue,key=arg1,peer=arg2 \
 --mark dispatch=python:$PY:llamacpp.admit,key=arg1" ;;
+	trtllm-mark) echo "--mark enqueue=python:$PY:trtllm.enqueue,key=arg1,peer=arg2 \
+--mark dispatch=python:$PY:trtllm.admit,key=arg1" ;;
 	# a task may resume on any worker: the client's port binds the append
 	tgi-rs-mark) echo "--mark enqueue=$OUTPUT/scenarios/tgi_rs:ttft_mark_enqueue,key=arg1,peer=arg2 \
 --mark dispatch=$OUTPUT/scenarios/tgi_rs:ttft_mark_dispatch,key=arg1" ;;

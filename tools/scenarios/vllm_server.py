@@ -154,6 +154,26 @@ def sse_event(text):
 SSE_DONE = b"data: [DONE]\n\n"
 
 
+async def engine_stream(q, done, log, head):
+    """A response's SSE events from the engine's outputs on asyncio.Queue q
+    ((idx, t_admit, t_emit, last) each), [DONE] after done(); then its truth
+    row: head (port, t_read, t_enqueue), the engine's admission, the first
+    and last token's emits, the tokens, and t_engine_first."""
+    t_first = t_last = t_admit = t_eng = n = 0
+    while True:
+        idx, t_admit, t_emit, last = await q.get()
+        t_eng = t_eng or t_emit
+        t_last = now()
+        t_first = t_first or t_last
+        n += 1
+        yield sse_event(f"tok{idx}")
+        if last:
+            break
+    done()
+    yield SSE_DONE
+    log_row(log, f"{head},{t_admit},{t_first},{t_last},{n},0,ok,{t_eng}")
+
+
 def log_row(log, row):
     """One truth row, flushed: the log is read while the server runs on."""
     log.write(row + "\n")
@@ -238,24 +258,9 @@ def api_main(args):
         audit("vllm.enqueue", f"cmpl-{rid}", port)
         await to_engine.send(pickle.dumps((rid, want)))
 
-        async def gen():
-            t_first = t_last = t_admit = t_eng = 0
-            n = 0
-            while True:
-                idx, t_admit, t_emit, last = await q.get()
-                t_eng = t_eng or t_emit
-                t_last = now()
-                t_first = t_first or t_last
-                n += 1
-                yield sse_event(f"tok{idx}")
-                if last:
-                    break
-            del streams[rid]
-            yield SSE_DONE
-            log_row(log, f"{port},{t_read},{t_enqueue},{t_admit},{t_first},{t_last},{n},0,ok,"
-                    f"{t_eng}")
-
-        return StreamingResponse(gen(), media_type="text/event-stream")
+        return StreamingResponse(engine_stream(q, lambda: streams.pop(rid), log,
+                                               f"{port},{t_read},{t_enqueue}"),
+                                 media_type="text/event-stream")
 
     async def engine_ready():
         return pickle.loads(await from_engine.recv())

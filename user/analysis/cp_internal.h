@@ -795,6 +795,14 @@ int cp_reader_phase(const struct walk *wk, struct segvec *out);
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix);
 __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 		      __u32 req);
+/* A loop that ran a batch's handlers back to back, marking none of their
+ * hand-offs, then sent their headers together (§4.4, "Handlers back to
+ * back"): where the request's handler ended, its share of the loop's CPU
+ * in the order of the reads; 0 when the reader made no such batch. */
+__u64 cp_loop_share(const struct walk *wk);
+/* The same when the request's handler began after t, whatever the loop
+ * woke: a wake at t (the consumer's pick-up) was an earlier handler's. */
+__u64 cp_loop_share_after(const struct walk *wk, __u64 t);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4):
  * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t);

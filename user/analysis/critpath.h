@@ -150,6 +150,9 @@ enum tt_cp_enqueue {
 	/* the reader's release of a lock to the worker that took the request
 	 * up (TT_CP_DISP_RELEASE): it had queued it by then */
 	TT_CP_ENQ_RELEASE,
+	/* the request's share of its event loop's run of handlers, which
+	 * marked none of their hand-offs (cp_loop_share()) */
+	TT_CP_ENQ_SHARE,
 };
 
 /* tt_cp_result.incomplete */

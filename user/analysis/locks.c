@@ -503,9 +503,18 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 	__u64 t = th->recs[k].ts;
 
 	if (!cp_lock_wake(w) || k < 1 || th->recs[k - 1].state != REC_BLOCKED ||
-	    th->recs[k - 1].ts <= lo || holder->tid == reader ||
-	    holder->tid == writer)
+	    th->recs[k - 1].ts <= lo)
 		return false;
+	/* the request's own event loop holding the GIL, having let it go
+	 * (its headers sent) before th waited, neither handing the other
+	 * work: another request's then (TensorRT-LLM's executor after a
+	 * forward, the loop tokenizing) */
+	if (holder->tid == reader || holder->tid == writer)
+		return holder->tid == writer && wk->rq->t_headers > wk->r &&
+		       wk->rq->t_headers < th->recs[k - 1].ts &&
+		       cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri) &&
+		       !cp_handed_work(wk->cp, holder, th->tid, wk->a, t) &&
+		       !cp_handed_work(wk->cp, th, holder->tid, wk->a, t);
 	if (cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri))
 		return true;
 	/* the GIL's holder over a thread the walk was handed to (an engine's

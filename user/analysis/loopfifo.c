@@ -179,14 +179,14 @@ int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 	return 0;
 }
 
-__u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
-		      __u32 req)
+/* The index of request req's read at t_read by tid in ix->act; ix->nact
+ * when there is none. */
+static size_t read_act(const struct rq_index *ix, __u32 tid, __u64 t_read,
+		       __u32 req)
 {
 	const struct rq_act key = { .tid = tid, .req = req, .t = t_read };
 	size_t a = 0, b = ix->nact, mid;
 
-	if (!ix->fifo)
-		return 0;
 	while (a < b) {
 		mid = a + (b - a) / 2;
 		if (cp_rq_act_cmp(&ix->act[mid], &key) < 0)
@@ -197,8 +197,131 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 	for (; a < ix->nact && ix->act[a].tid == tid && ix->act[a].t == t_read;
 	     a++)
 		if (ix->act[a].req == req && !ix->act[a].write)
-			return ix->fifo[a];
+			return a;
+	return ix->nact;
+}
+
+__u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
+		      __u32 req)
+{
+	size_t a;
+
+	if (!ix->fifo)
+		return 0;
+	a = read_act(ix, tid, t_read, req);
+	return a < ix->nact ? ix->fifo[a] : 0;
+}
+
+/* th waited in [s, t), not for a runtime's lock (the GIL) */
+static bool waited_in(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 s, __u64 t)
+{
+	long k = cp_rec_before(th, s);
+
+	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
+	     k++)
+		if (th->recs[k].state == REC_BLOCKED && th->recs[k].ts >= s &&
+		    !cp_block_is_runtime(cp, th, &th->recs[k]))
+			return true;
+	return false;
+}
+
+/* Acts x and then y are reads of one batch of reader th: no wait between */
+static bool same_batch(const struct tt_critpath *cp, const struct cp_thread *th,
+		       const struct rq_act *x, const struct rq_act *y)
+{
+	return x->tid == y->tid && !x->write && !y->write &&
+	       !new_batch(th, x->t, y->t) && !waited_in(cp, th, x->t, y->t);
+}
+
+/* When th's CPU since s reaches cpu; 0 if its records end before. */
+static __u64 cpu_reached(const struct cp_thread *th, __u64 s, __u64 cpu)
+{
+	long k = cp_rec_before(th, s + 1);
+	__u64 lo, hi;
+
+	for (k = k < 0 ? 0 : k; (size_t)k + 1 < th->nrecs; k++) {
+		lo = th->recs[k].ts > s ? th->recs[k].ts : s;
+		hi = th->recs[k + 1].ts;
+		if (th->recs[k].state != REC_RUNNING || hi <= lo)
+			continue;
+		if (hi - lo >= cpu)
+			return lo + cpu;
+		cpu -= hi - lo;
+	}
 	return 0;
+}
+
+/* th gave no sign of a hand-off in [s, t): no wait of its own, no ZMQ
+ * message, no wake of another thread (not through a lock) unless wakes. */
+static bool no_sign(const struct tt_critpath *cp, const struct cp_thread *th,
+		    __u64 s, __u64 t, bool wakes)
+{
+	return !waited_in(cp, th, s, t) &&
+	       (wakes || !cp_handoff_in(cp, th, s, t, 0)) &&
+	       !cp_msend_in(th, s, t);
+}
+
+/* cp_loop_share()'s point, its wakes let through when wakes is set; *start:
+ * where the request's handler began, its share of the CPU before. */
+static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
+{
+	const struct cp_thread *th = wk->reader;
+	const struct rq_index *ix = wk->ix;
+	const struct tt_cp_request *q;
+	__u64 last, first_h = 0, h = 0, cpu;
+	size_t a, lo, hi, j;
+
+	if (!th)
+		return 0;
+	a = read_act(ix, th->tid, wk->r, wk->ri);
+	if (a == ix->nact)
+		return 0;
+	for (lo = a;
+	     lo > 0 && same_batch(wk->cp, th, &ix->act[lo - 1], &ix->act[lo]);
+	     lo--)
+		;
+	for (hi = a + 1; hi < ix->nact &&
+			 same_batch(wk->cp, th, &ix->act[hi - 1], &ix->act[hi]);
+	     hi++)
+		;
+	if (hi - lo < 2)
+		return 0;
+	last = ix->act[hi - 1].t;
+	/* each request's headers from the reader, after the batch, in the
+	 * order of its reads */
+	for (j = lo; j < hi; j++) {
+		q = &ix->rqs[ix->act[j].req];
+		if (q->writer_tid != th->tid || q->t_headers <= (h ? h : last))
+			return 0;
+		h = q->t_headers;
+		first_h = first_h ? first_h : h;
+	}
+	/* nothing else of the reader's before the last (a read, a token) */
+	if (hi < ix->nact && ix->act[hi].tid == th->tid && ix->act[hi].t < h)
+		return 0;
+	if (!no_sign(wk->cp, th, ix->act[lo].t, first_h, wakes))
+		return 0;
+	cpu = cp_cpu_in(th, last, first_h);
+	/* the headers together, after every handler: not one after each */
+	if (cp_cpu_in(th, first_h, h) * (hi - lo) >= cpu)
+		return 0;
+	*start = cpu_reached(th, last, cpu * (a - lo) / (hi - lo));
+	return cpu_reached(th, last, cpu * (a - lo + 1) / (hi - lo));
+}
+
+__u64 cp_loop_share(const struct walk *wk)
+{
+	__u64 start;
+
+	return share_point(wk, false, &start);
+}
+
+__u64 cp_loop_share_after(const struct walk *wk, __u64 t)
+{
+	__u64 start, s = share_point(wk, true, &start);
+
+	return s && start > t ? s : 0;
 }
 
 /*
@@ -234,7 +357,7 @@ static bool waited_timer(const struct tt_critpath *cp,
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 {
 	const struct cp_thread *th = wk->reader;
-	__u64 h = wk->rq->t_headers, s;
+	__u64 h = wk->rq->t_headers, s, share;
 
 	if (!th)
 		return 0;
@@ -244,7 +367,8 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, s, t - 1) &&
 		       !waited_timer(wk->cp, th, s, t)))
 		return 0;
-	wk->t_enqueue = s;
-	wk->enqueue = TT_CP_ENQ_HANDOFF;
-	return s;
+	share = cp_loop_share(wk);
+	wk->t_enqueue = share && share < s ? share : s;
+	wk->enqueue = share && share < s ? TT_CP_ENQ_SHARE : TT_CP_ENQ_HANDOFF;
+	return wk->t_enqueue;
 }

@@ -43,6 +43,7 @@ const char *tt_cp_enqueue_name(enum tt_cp_enqueue e)
 		[TT_CP_ENQ_MARKER] = "marker",
 		[TT_CP_ENQ_CHANNEL] = "channel",
 		[TT_CP_ENQ_RELEASE] = "release",
+		[TT_CP_ENQ_SHARE] = "share",
 	};
 	/* clang-format on */
 

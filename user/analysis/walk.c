@@ -95,7 +95,7 @@ static __u64 loop_turn(struct walk *wk, const struct cp_thread *th, __u64 floor,
 static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		       const struct cp_thread *th)
 {
-	__u64 s;
+	__u64 s, share;
 
 	if (wk->mk.enqueue) {
 		s = wk->mk.enqueue < t ? wk->mk.enqueue : t;
@@ -107,6 +107,11 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		s = reader_sends(wk) ? disp : t;
 		s = cp_handoff_point(wk, s, th);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
+		share = cp_loop_share(wk);
+		if (share && share < t) {
+			s = share;
+			wk->enqueue = TT_CP_ENQ_SHARE;
+		}
 		if (s > t) {
 			wk->t_enqueue = s;
 			return t;
@@ -131,12 +136,15 @@ static bool resumed(struct walk *wk, const struct cp_thread *c, long k,
 	if (k < 1 || run->state != REC_RUNNING || run->ts <= floor ||
 	    c->tid == wk->rq->reader_tid)
 		return false;
-	/* past an interpreter lock, a consumer of the reader's own process
-	 * runs when the lock lets it: its run says nothing of a take-up */
-	if (wk->gil_followed && wk->reader && c->tgid == wk->reader->tgid)
-		return false;
 	prev = &c->recs[k - 1];
 	if (prev->state != REC_RUNNABLE)
+		return false;
+	/* past an interpreter lock, a consumer of the reader's own process
+	 * runs when the lock lets it: its run says nothing of a take-up,
+	 * but for its first since before the read (preempted: a CPU, not
+	 * the lock, kept it from the request) */
+	if (wk->gil_followed && wk->reader && c->tgid == wk->reader->tgid &&
+	    (!(prev->flags & REC_F_PREEMPT) || prev->ts >= wk->r))
 		return false;
 	tq = cp_handoff_point(wk, run->ts, NULL);
 	return tq >= prev->ts && tq > floor && tq <= run->ts;
@@ -367,7 +375,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			s = *rule == TT_CP_DISP_HANDOFF && th ?
 				    loop_turn(wk, th, floor, t, rule) :
 				    0;
-			t = s ? (disp = s) : t;
+			if (s)
+				t = disp = s;
 			t = queue_cut(wk, t, disp, th);
 			tid = batch ? take->sender : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
@@ -525,6 +534,13 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				disp = disp ? disp : t;
 				queued(wk, s, disp);
 				t = s;
+			} else if (!released &&
+				   (s = cp_loop_share_after(wk, t)) &&
+				   s < disp) {
+				/* the reader's wake was an earlier handler's
+				 * put: this one's came at its share */
+				wk->t_enqueue = s;
+				wk->enqueue = TT_CP_ENQ_SHARE;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
