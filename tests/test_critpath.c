@@ -1731,13 +1731,13 @@ static const struct rq_want sync_calls_want[] = {
 /*
  * ENGINE_LOOP with B and C read right after A (510, 520 us), as Starlette
  * reads an epoll batch before any handler runs; the loop runs from 520 to
- * its headers (A's at ha_ us, B's hb_, C's 1440) without a wait or a
+ * its headers (A's at ha_ us, B's hb_, C's hc_) without a wait or a
  * wake (EXTRA adds some; LOOP_NAMED, none). B's writer is bw_, the first
  * request's first token written at f1_ us.
  */
 #define LOOP_NAMED (E_COMM(1, 101, "loop"))
 /* clang-format off */
-#define ENGINE_LOOP_SHARE(name_, ha_, hb_, bw_, f1_, EXTRA, ...)              \
+#define ENGINE_LOOP_SHARE(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, ...)         \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
@@ -1755,7 +1755,7 @@ static const struct rq_want sync_calls_want[] = {
 		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
 		       .t_headers = (hb_) * US),                              \
 		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
-		       .t_headers = 1440 * US)),                              \
+		       .t_headers = (hc_) * US)),                             \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   R_T(t_dispatch, 2100),             \
@@ -1800,6 +1800,37 @@ static const struct rq_want sync_calls_want[] = {
 		       .t_end = 5000 * US)),                                  \
 		.want = WANTS({ 2, NULL,                                      \
 				{ R(complete, true), __VA_ARGS__ } }),        \
+	}
+/* clang-format on */
+/*
+ * A, B and C read by loop 101 as in ENGINE_LOOP_SHARE, their headers at
+ * 1420-1450 us; the loop's put wakes consumer 102 (blocked again at 260)
+ * at w_, which waits for a CPU till 1500, then takes them up and hands
+ * the tokens back at 3000:
+ * B's t_enqueue is its share, 1110; A_WANT says A's
+ */
+/* clang-format off */
+#define SHARE_PICKUP(name_, w_, A_WANT)                                       \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			ENGINE_LOOP_READ,                                     \
+			E_OUT(260, 102, .sys = NR_FUTEX, .arg0 = 0x300),      \
+			E_WAKE(w_, 101, 102, NR_FUTEX, 0x300),                \
+			E_IN(1500, 102), ENGINE_LOOP_TOKEN,                   \
+			E_OUT(3010, 102, .sys = NR_FUTEX, .arg0 = 0x300)),    \
+		RQS(RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = 1420 * US),                               \
+		    RQ(3, 410, 510, 3100, 3110, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = 1435 * US),                               \
+		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = 1450 * US)),                              \
+		.want = WANTS({ 2, NULL,                                      \
+				{ R(dispatch, TT_CP_DISP_PICKUP),             \
+				  R_T(t_dispatch, 1500),                      \
+				  R(enqueue, TT_CP_ENQ_SHARE),                \
+				  R_T(t_enqueue, 1110) } },                   \
+			      UNPAREN A_WANT),                                \
 	}
 /* clang-format on */
 /* the worker's result through the loop's self-pipe at 2000 us */
@@ -4934,37 +4965,47 @@ static const struct scenario scenarios[] = {
 		    R_T(t_enqueue, 1500), R_T(t_dispatch, 2100),
 		    R(enqueue, TT_CP_ENQ_HANDOFF), R_STAGE(TT_ST_QUEUE, 600)),
 	/* A, B and C read in one batch, their handlers run back to back and
-	 * their headers sent together at 1420-1440 us: A's handler let it go
+	 * their headers sent together at 1420-1450 us: A's handler let it go
 	 * at its third of the loop's CPU from C's read to the first headers,
-	 * 820 (without the rule: at its headers, 1420) */
-	ENGINE_LOOP_SHARE("engine_loop_share", 1420, 1430, 101, 2050,
-			  LOOP_NAMED, R_T(t_enqueue, 820),
+	 * less a headers' start (15 us, as between the headers): 815
+	 * (without the rule: at its headers, 1420) */
+	ENGINE_LOOP_SHARE("engine_loop_share", 1420, 1435, 1450, 101, 2050,
+			  LOOP_NAMED, R_T(t_enqueue, 815),
 			  R(enqueue, TT_CP_ENQ_SHARE)),
-	/* The loop preempted from 600 to 900 us: a third of its CPU (200 of
-	 * 600), 1020 */
-	ENGINE_LOOP_SHARE("engine_loop_share_preempted", 1420, 1430, 101, 2050,
-			  (E_PREEMPT(600, 101), E_IN(900, 101)),
-			  R_T(t_enqueue, 1020), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop preempted from 600 to 900 us: a third of its CPU (195 of
+	 * 600 less 15), 1015 */
+	ENGINE_LOOP_SHARE("engine_loop_share_preempted", 1420, 1435, 1450,
+			  101, 2050, (E_PREEMPT(600, 101), E_IN(900, 101)),
+			  R_T(t_enqueue, 1015), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop preempted from 800 to 841 us, its headers 10 us apart
+	 * from 1420: A's share (283 of 859 us of CPU, less 10) ends 3 us
+	 * into its run after the preemption, within a headers' start of it:
+	 * A's handler had ended at the preemption, 800 (without: 844) */
+	ENGINE_LOOP_SHARE("engine_loop_share_tail", 1420, 1430, 1440, 101,
+			  2050, (E_PREEMPT(800, 101), E_IN(841, 101)),
+			  R_T(t_enqueue, 800), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* Each handler's headers sent as it let its request go (aiohttp's
 	 * prepare()): A's at 700 us, B's at 1000; the headers are the point
-	 * (without the test: a third of the CPU to 700, 580) */
-	ENGINE_LOOP_SHARE("engine_loop_share_each", 700, 1000, 101, 2050,
+	 * (without the test: a third of the CPU to 700, less a headers'
+	 * start) */
+	ENGINE_LOOP_SHARE("engine_loop_share_each", 700, 1000, 1440, 101, 2050,
 			  LOOP_NAMED, R_T(t_enqueue, 700),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* B's headers before A's: no run of handlers in the order of the
 	 * reads, A's headers are its point */
-	ENGINE_LOOP_SHARE("engine_loop_share_unordered", 1430, 1420, 101,
+	ENGINE_LOOP_SHARE("engine_loop_share_unordered", 1430, 1420, 1440, 101,
 			  2050, LOOP_NAMED, R_T(t_enqueue, 1430),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* The loop waited at 1000-1100 us: not one run of handlers (it had
 	 * nothing to do: their hand-offs were done), its wait A's point */
-	ENGINE_LOOP_SHARE("engine_loop_share_waited", 1420, 1430, 101, 2050,
+	ENGINE_LOOP_SHARE("engine_loop_share_waited", 1420, 1430, 1440, 101,
+			  2050,
 			  (E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			   E_SOFTIRQ(1100, UNTRACED, 101), E_IN(1105, 101)),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* The loop woke thread 104 at 700 us: a handler's hand-off (to a
 	 * thread pool), so the CPU is no measure of where the others' were */
-	ENGINE_LOOP_SHARE("engine_loop_share_woke", 1420, 1430, 101, 2050,
+	ENGINE_LOOP_SHARE("engine_loop_share_woke", 1420, 1430, 1440, 101, 2050,
 			  (E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),
 			   E_WAKE(700, 101, 104, NR_FUTEX, 0x70),
 			   E_IN(702, 104),
@@ -4972,48 +5013,29 @@ static const struct scenario scenarios[] = {
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* B's first token written by another thread (103): B's headers are
 	 * not the loop's, A's are its point */
-	ENGINE_LOOP_SHARE("engine_loop_share_other_writer", 1420, 1430, 103,
-			  2050, LOOP_NAMED, R_T(t_enqueue, 1420),
+	ENGINE_LOOP_SHARE("engine_loop_share_other_writer", 1420, 1430, 1440,
+			  103, 2050, LOOP_NAMED, R_T(t_enqueue, 1420),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* The loop wrote the first request's first token at 1200 us, amid
 	 * the run: not the handlers' CPU alone, A's headers are its point */
-	ENGINE_LOOP_SHARE("engine_loop_share_token_between", 1420, 1430, 101,
-			  1200, LOOP_NAMED, R_T(t_enqueue, 1420),
+	ENGINE_LOOP_SHARE("engine_loop_share_token_between", 1420, 1430, 1440,
+			  101, 1200, LOOP_NAMED, R_T(t_enqueue, 1420),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* The loop's put of A wakes consumer 102 at 700 us, which waits for
 	 * a CPU till 1500 and takes A and B up then. B's pick-up is no wake
-	 * of its own: its handler began after it (at 820), its put at its
-	 * share, 1120; A's is the wake */
-	{
-		SC("test_pickup_producer_work", "engine_loop_share_pickup"),
-		.steps = STEPS(
-			E_IN(0, 101), E_IN(0, 102),
-			E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),
-			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),
-			E_WAKE(700, 101, 102, NR_FUTEX, 0x300),
-			E_IN(1500, 102),
-			E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_DATA(3000, 102, 101, NR_WRITE, 6),
-			E_WAKE(3000, 102, 101, NR_WRITE, 6), E_IN(3005, 101),
-			E_OUT(3010, 102, .sys = NR_FUTEX, .arg0 = 0x300)),
-		RQS(RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US,
-		       .t_headers = 1420 * US),
-		    RQ(3, 410, 510, 3100, 3110, 101, 101, .t_end = 5000 * US,
-		       .t_headers = 1430 * US),
-		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US,
-		       .t_headers = 1440 * US)),
-		.want = WANTS({ 2, NULL,
-				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_dispatch, 1500),
-				  R(enqueue, TT_CP_ENQ_SHARE),
-				  R_T(t_enqueue, 1120) } },
-			      { 1, NULL,
-				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_dispatch, 1500),
-				  R(enqueue, TT_CP_ENQ_PICKUP),
-				  R_T(t_enqueue, 700) } }),
-	},
+	 * of its own: its handler began after it (at 815), its put at its
+	 * share, 1110; A's is the wake */
+	SHARE_PICKUP("engine_loop_share_pickup", 700,
+		     ({ 1, NULL,
+			{ R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_PICKUP),
+			  R_T(t_enqueue, 700) } })),
+	/* The wake at 850 us, 35 us into B's share: still nearer A's end
+	 * (815) than B's (1110), A's put; B's is its share */
+	SHARE_PICKUP("engine_loop_share_pickup_late", 850,
+		     ({ 1, NULL,
+			{ R(enqueue, TT_CP_ENQ_PICKUP),
+			  R_T(t_enqueue, 850) } })),
 	/* The same without headers sent: from the loop's first block after
 	 * A's read, 1600 us */
 	ENGINE_LOOP("engine_loop_no_headers", 0, WORKER_RESULT,

@@ -102,7 +102,7 @@
 #          "Handlers back to back"), 0 after; t_dispatch and admission to
 #          token 0-4 of 120 in ten runs, eight beside CPU load, but 19 in
 #          one beside a hog on each CPU (the output path 20 ms behind the
-#          engine); the queue 0-21, 35 there: 5%, 15%, 5%
+#          engine); the queue 0-15, 31 there: 5%, 15%, 5%
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests

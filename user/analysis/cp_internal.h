@@ -800,8 +800,9 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
  * back"): where the request's handler ended, its share of the loop's CPU
  * in the order of the reads; 0 when the reader made no such batch. */
 __u64 cp_loop_share(const struct walk *wk);
-/* The same when the request's handler began after t, whatever the loop
- * woke: a wake at t (the consumer's pick-up) was an earlier handler's. */
+/* The same, whatever the loop woke, when t (the consumer's pick-up) lies
+ * nearer the end of an earlier handler than the request's: a wake of an
+ * earlier handler's put. */
 __u64 cp_loop_share_after(const struct walk *wk, __u64 t);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4):
  * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */

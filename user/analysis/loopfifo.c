@@ -252,6 +252,24 @@ static __u64 cpu_reached(const struct cp_thread *th, __u64 s, __u64 cpu)
 	return 0;
 }
 
+/* Where th's handler whose CPU since s ends at cpu ended, within slack of
+ * CPU (what the loop spends after the batch's handlers, before the first
+ * headers): before a stretch off the CPU in that slack, the stretch a
+ * preemption or the GIL put between the handler and the headers' start. */
+static __u64 handler_end(const struct cp_thread *th, __u64 s, __u64 cpu,
+			 __u64 slack)
+{
+	__u64 t = cpu_reached(th, s, cpu),
+	      q = cpu_reached(th, s, cpu > slack ? cpu - slack : 0);
+	long k;
+
+	for (k = cp_rec_before(th, q + 1), k = k < 0 ? 0 : k;
+	     (size_t)k < th->nrecs && th->recs[k].ts < t; k++)
+		if (th->recs[k].ts > q && th->recs[k].state != REC_RUNNING)
+			return th->recs[k].ts;
+	return t;
+}
+
 /* th gave no sign of a hand-off in [s, t): no wait of its own, no ZMQ
  * message, no wake of another thread (not through a lock) unless wakes. */
 static bool no_sign(const struct tt_critpath *cp, const struct cp_thread *th,
@@ -269,7 +287,7 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	const struct cp_thread *th = wk->reader;
 	const struct rq_index *ix = wk->ix;
 	const struct tt_cp_request *q;
-	__u64 last, first_h = 0, h = 0, cpu;
+	__u64 last, first_h = 0, h = 0, cpu, tail;
 	size_t a, lo, hi, j;
 
 	if (!th)
@@ -306,8 +324,11 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	/* the headers together, after every handler: not one after each */
 	if (cp_cpu_in(th, first_h, h) * (hi - lo) >= cpu)
 		return 0;
-	*start = cpu_reached(th, last, cpu * (a - lo) / (hi - lo));
-	return cpu_reached(th, last, cpu * (a - lo + 1) / (hi - lo));
+	/* a headers' start, as between the headers, is no handler's */
+	tail = cp_cpu_in(th, first_h, h) / (hi - lo - 1);
+	cpu -= tail < cpu ? tail : 0;
+	*start = handler_end(th, last, cpu * (a - lo) / (hi - lo), tail);
+	return handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), tail);
 }
 
 __u64 cp_loop_share(const struct walk *wk)
@@ -321,7 +342,8 @@ __u64 cp_loop_share_after(const struct walk *wk, __u64 t)
 {
 	__u64 start, s = share_point(wk, true, &start);
 
-	return s && start > t ? s : 0;
+	/* the wake nearer an earlier handler's end than this one's */
+	return s && t < start + (s - start) / 2 ? s : 0;
 }
 
 /*
