@@ -494,6 +494,17 @@ bool cp_handed_work(const struct tt_critpath *cp,
 	return false;
 }
 
+/* Neither x nor y woke the other through a word no lock's from the
+ * request's arrival to t: a trimmed timeline has nothing older
+ * (docs/design.md §3.5), and the thread that started an engine long
+ * before handed it nothing for this request. */
+static bool none_handed(const struct walk *wk, const struct cp_thread *x,
+			const struct cp_thread *y, __u64 t)
+{
+	return !cp_handed_work(wk->cp, x, y->tid, wk->a, t) &&
+	       !cp_handed_work(wk->cp, y, x->tid, wk->a, t);
+}
+
 bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 			 long k, const struct cp_thread *holder, bool handed,
 			 __u64 lo)
@@ -513,8 +524,7 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 		return holder->tid == writer && wk->rq->t_headers > wk->r &&
 		       wk->rq->t_headers < th->recs[k - 1].ts &&
 		       cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri) &&
-		       !cp_handed_work(wk->cp, holder, th->tid, wk->a, t) &&
-		       !cp_handed_work(wk->cp, th, holder->tid, wk->a, t);
+		       none_handed(wk, holder, th, t);
 	if (cp_rq_other_alive(wk->ix, holder->tid, t, wk->ri))
 		return true;
 	/* the GIL's holder over a thread the walk was handed to (an engine's
@@ -522,12 +532,7 @@ bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 	 * them handing the other work (an output thread is handed tokens:
 	 * its history may hold this request's) */
 	return w->lock == CP_LOCK_RUNTIME && handed && th->tid != reader &&
-	       th->tid != writer &&
-	       /* from the request's arrival only: a trimmed timeline has
-		* nothing older (docs/design.md §3.5), and the thread that
-		* started an engine long before is none */
-	       !cp_handed_work(wk->cp, holder, th->tid, wk->a, t) &&
-	       !cp_handed_work(wk->cp, th, holder->tid, wk->a, t);
+	       th->tid != writer && none_handed(wk, holder, th, t);
 }
 
 /* The latest first token the loop wrote, of a request other than the

@@ -212,26 +212,13 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 	return a < ix->nact ? ix->fifo[a] : 0;
 }
 
-/* th waited in [s, t), not for a runtime's lock (the GIL) */
-static bool waited_in(const struct tt_critpath *cp, const struct cp_thread *th,
-		      __u64 s, __u64 t)
-{
-	long k = cp_rec_before(th, s);
-
-	for (k = k < 0 ? 0 : k; (size_t)k < th->nrecs && th->recs[k].ts < t;
-	     k++)
-		if (th->recs[k].state == REC_BLOCKED && th->recs[k].ts >= s &&
-		    !cp_block_is_runtime(cp, th, &th->recs[k]))
-			return true;
-	return false;
-}
-
 /* Acts x and then y are reads of one batch of reader th: no wait between */
 static bool same_batch(const struct tt_critpath *cp, const struct cp_thread *th,
 		       const struct rq_act *x, const struct rq_act *y)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
-	       !new_batch(th, x->t, y->t) && !waited_in(cp, th, x->t, y->t);
+	       !new_batch(th, x->t, y->t) &&
+	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 
 /* When th's CPU since s reaches cpu; 0 if its records end before. */
@@ -270,12 +257,12 @@ static __u64 handler_end(const struct cp_thread *th, __u64 s, __u64 cpu,
 	return t;
 }
 
-/* th gave no sign of a hand-off in [s, t): no wait of its own, no ZMQ
+/* th gave no sign of a hand-off in (s, t): no wait of its own, no ZMQ
  * message, no wake of another thread (not through a lock) unless wakes. */
 static bool no_sign(const struct tt_critpath *cp, const struct cp_thread *th,
 		    __u64 s, __u64 t, bool wakes)
 {
-	return !waited_in(cp, th, s, t) &&
+	return !cp_blocked_in(cp, th, s, cp_rec_before(th, t)) &&
 	       (wakes || !cp_handoff_in(cp, th, s, t, 0)) &&
 	       !cp_msend_in(th, s, t);
 }
@@ -287,7 +274,7 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	const struct cp_thread *th = wk->reader;
 	const struct rq_index *ix = wk->ix;
 	const struct tt_cp_request *q;
-	__u64 last, first_h = 0, h = 0, cpu, tail;
+	__u64 last, first_h = 0, h = 0, cpu, between;
 	size_t a, lo, hi, j;
 
 	if (!th)
@@ -321,14 +308,15 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	if (!no_sign(wk->cp, th, ix->act[lo].t, first_h, wakes))
 		return 0;
 	cpu = cp_cpu_in(th, last, first_h);
+	between = cp_cpu_in(th, first_h, h);
 	/* the headers together, after every handler: not one after each */
-	if (cp_cpu_in(th, first_h, h) * (hi - lo) >= cpu)
+	if (between * (hi - lo) >= cpu)
 		return 0;
 	/* a headers' start, as between the headers, is no handler's */
-	tail = cp_cpu_in(th, first_h, h) / (hi - lo - 1);
-	cpu -= tail < cpu ? tail : 0;
-	*start = handler_end(th, last, cpu * (a - lo) / (hi - lo), tail);
-	return handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), tail);
+	between /= hi - lo - 1;
+	cpu -= between < cpu ? between : 0;
+	*start = handler_end(th, last, cpu * (a - lo) / (hi - lo), between);
+	return handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), between);
 }
 
 __u64 cp_loop_share(const struct walk *wk)
@@ -389,8 +377,12 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, s, t - 1) &&
 		       !waited_timer(wk->cp, th, s, t)))
 		return 0;
+	wk->enqueue = TT_CP_ENQ_HANDOFF;
 	share = cp_loop_share(wk);
-	wk->t_enqueue = share && share < s ? share : s;
-	wk->enqueue = share && share < s ? TT_CP_ENQ_SHARE : TT_CP_ENQ_HANDOFF;
-	return wk->t_enqueue;
+	if (share && share < s) {
+		s = share;
+		wk->enqueue = TT_CP_ENQ_SHARE;
+	}
+	wk->t_enqueue = s;
+	return s;
 }

@@ -326,13 +326,24 @@ static __u32 sk_key(__u64 sk)
 	return (__u32)(sk ^ (sk >> 32));
 }
 
+/* Adds name to the map of requests counted. */
+static int remember(struct tt_hmap *seen_map, const struct seen *name)
+{
+	struct tt_hmap_ent *e =
+		tt_hmap_insert(seen_map, name->anchor, name->key, 0);
+
+	if (!e)
+		return -ENOMEM;
+	e->val |= name->twin_bit;
+	return 0;
+}
+
 /* Counts request i of an: totals, histograms, the rolling store. */
 static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 		 const struct seen *name)
 {
 	const struct tt_request *r = tt_analyzer_request(an, i);
 	struct tt_live_totals *t = &w->totals;
-	struct tt_hmap_ent *e;
 	struct tt_live_req *lr;
 	const __u64 *gaps;
 	size_t ngaps = 0, k;
@@ -341,12 +352,9 @@ static int count(struct tt_window *w, const struct tt_analyzer *an, size_t i,
 	if (tt_grow((void **)&w->seen, &w->capseen, w->nseen + 1,
 		    sizeof(*w->seen)) ||
 	    tt_grow((void **)&w->reqs, &w->capreqs, w->nreqs + 1,
-		    sizeof(*w->reqs)))
+		    sizeof(*w->reqs)) ||
+	    remember(&w->seen_map, name))
 		return -ENOMEM;
-	e = tt_hmap_insert(&w->seen_map, name->anchor, name->key, 0);
-	if (!e)
-		return -ENOMEM;
-	e->val |= name->twin_bit;
 	w->seen[w->nseen++] = *name;
 	/* inside the gateway's request that made it (docs/design.md §4.11) */
 	if (r->incomplete & TT_INC_HOP) {
@@ -454,7 +462,6 @@ static bool settled(const struct tt_request *r, __u64 now)
  * no longer show up) and those counted before the span. */
 static int forget_old(struct tt_window *w, __u64 guard_until)
 {
-	struct tt_hmap_ent *e;
 	size_t i, k = 0, off;
 
 	tt_hmap_free(&w->seen_map);
@@ -462,11 +469,8 @@ static int forget_old(struct tt_window *w, __u64 guard_until)
 		if (w->seen[i].anchor < guard_until)
 			continue;
 		w->seen[k++] = w->seen[i];
-		e = tt_hmap_insert(&w->seen_map, w->seen[i].anchor,
-				   w->seen[i].key, 0);
-		if (!e)
+		if (remember(&w->seen_map, &w->seen[i]))
 			return -ENOMEM;
-		e->val |= w->seen[i].twin_bit;
 	}
 	w->nseen = k;
 	for (k = 0; k < w->nreqs && w->reqs[k].counted + w->span < w->now; k++)
@@ -528,11 +532,11 @@ int tt_window_refresh(struct tt_window *w, __u64 now, bool last)
 	oldest = now;
 	for (i = 0; i < tt_analyzer_nrequests(an); i++) {
 		r = tt_analyzer_request(an, i);
-		if (!anchor_of(r) || anchor_of(r) < guard_until)
-			continue;
 		err = name_of(&twins, r, &name);
 		if (err)
 			goto cleanup;
+		if (!name.anchor || name.anchor < guard_until)
+			continue;
 		e = tt_hmap_find(&w->seen_map, name.anchor, name.key);
 		if (e && (e->val & name.twin_bit))
 			continue;
