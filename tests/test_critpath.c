@@ -1732,12 +1732,18 @@ static const struct rq_want sync_calls_want[] = {
  * ENGINE_LOOP with B and C read right after A (510, 520 us), as Starlette
  * reads an epoll batch before any handler runs; the loop runs from 520 to
  * its headers (A's at ha_ us, B's hb_, C's hc_) without a wait or a
- * wake (EXTRA adds some; LOOP_NAMED, none). B's writer is bw_, the first
- * request's first token written at f1_ us.
+ * wake (EXTRA adds some; LOOP_NAMED, none) till it waits in epoll at 1600.
+ * B's writer is bw_, the first request's first token written at f1_ us.
+ * ENGINE_LOOP_BATCH adds requests MORE.
  */
 #define LOOP_NAMED (E_COMM(1, 101, "loop"))
+/* the loop wakes thread 104 (blocked at 5 us, again at 1300) at w_ us */
+#define LOOP_WOKE(w_)                                                         \
+	(E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),                        \
+	 E_WAKE(w_, 101, 104, NR_FUTEX, 0x70), E_IN((w_) + 2, 104),           \
+	 E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70))
 /* clang-format off */
-#define ENGINE_LOOP_SHARE(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, ...)         \
+#define ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, MORE, ...)   \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
@@ -1755,12 +1761,19 @@ static const struct rq_want sync_calls_want[] = {
 		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
 		       .t_headers = (hb_) * US),                              \
 		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
-		       .t_headers = (hc_) * US)),                             \
+		       .t_headers = (hc_) * US), UNPAREN MORE),               \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   R_T(t_dispatch, 2100),             \
 					   __VA_ARGS__ } }),                  \
 	}
+#define ENGINE_LOOP_SHARE(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, ...)         \
+	ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, (),          \
+			  __VA_ARGS__)
+/* ENGINE_LOOP_SHARE without headers before the first tokens (MLC's
+ * handlers await the engine's first output before they answer) */
+#define ENGINE_LOOP_TURN(name_, f1_, EXTRA, ...)                              \
+	ENGINE_LOOP_BATCH(name_, 0, 0, 0, 101, f1_, EXTRA, (), __VA_ARGS__)
 /* clang-format on */
 /*
  * test_double_wake_shared_writer's loop_gil_holder: A's headers at h_ us,
@@ -4996,20 +5009,20 @@ static const struct scenario scenarios[] = {
 	ENGINE_LOOP_SHARE("engine_loop_share_unordered", 1430, 1420, 1440, 101,
 			  2050, LOOP_NAMED, R_T(t_enqueue, 1430),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
-	/* The loop waited at 1000-1100 us: not one run of handlers (it had
-	 * nothing to do: their hand-offs were done), its wait A's point */
+	/* The loop waited in epoll at 1000-1100 us, before the headers: it
+	 * had nothing to do, the handlers had run (their hand-offs done) by
+	 * that next turn: A's a third of 480 us of CPU, 680 (without the
+	 * turn: the wait, 1000) */
 	ENGINE_LOOP_SHARE("engine_loop_share_waited", 1420, 1430, 1440, 101,
 			  2050,
 			  (E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
 			   E_SOFTIRQ(1100, UNTRACED, 101), E_IN(1105, 101)),
-			  R(enqueue, TT_CP_ENQ_HANDOFF)),
-	/* The loop woke thread 104 at 700 us: a handler's hand-off (to a
-	 * thread pool), so the CPU is no measure of where the others' were */
+			  R_T(t_enqueue, 680), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop woke thread 104 at 700 us, in A's share (A's handler the
+	 * batch's first): A's own hand-off (to a thread pool), which the
+	 * share leaves to the other rules */
 	ENGINE_LOOP_SHARE("engine_loop_share_woke", 1420, 1430, 1440, 101, 2050,
-			  (E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),
-			   E_WAKE(700, 101, 104, NR_FUTEX, 0x70),
-			   E_IN(702, 104),
-			   E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70)),
+			  LOOP_WOKE(700),
 			  R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* B's first token written by another thread (103): B's headers are
 	 * not the loop's, A's are its point */
@@ -5030,12 +5043,106 @@ static const struct scenario scenarios[] = {
 			{ R(dispatch, TT_CP_DISP_PICKUP),
 			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_PICKUP),
 			  R_T(t_enqueue, 700) } })),
+	/* The wake at 600 us, in the first half of A's share: no earlier
+	 * handler's put (A's is the batch's first), A's own */
+	SHARE_PICKUP("engine_loop_share_pickup_first", 600,
+		     ({ 1, NULL,
+			{ R(enqueue, TT_CP_ENQ_PICKUP),
+			  R_T(t_enqueue, 600) } })),
 	/* The wake at 850 us, 35 us into B's share: still nearer A's end
 	 * (815) than B's (1110), A's put; B's is its share */
 	SHARE_PICKUP("engine_loop_share_pickup_late", 850,
 		     ({ 1, NULL,
 			{ R(enqueue, TT_CP_ENQ_PICKUP),
 			  R_T(t_enqueue, 850) } })),
+	/* No headers before the tokens: the batch's handlers ran from C's
+	 * read to the loop's next poll, 1600 us; A's at the first third of
+	 * that CPU, 880 (without: the wait, 1600) */
+	ENGINE_LOOP_TURN("engine_loop_share_turn", 2050, LOOP_NAMED,
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop read its self-pipe at 1300 us, written at 1000 (after
+	 * the batch's reads: its next turn read it): A's a third of 780 us
+	 * of CPU, 780 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe", 2050,
+			 (E_DATA_K(1000, 102, 101, UNIX),
+			  E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The same pipe written at 470 us, before the batch's reads: read in
+	 * the turn that read them (the handlers not run yet), no end of
+	 * theirs; the poll at 1600 is */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_early", 2050,
+			 (E_DATA_K(470, 102, 101, UNIX),
+			  E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The same with an eventfd written at 1000 us: new data, but not
+	 * what the read at 1300 took (the unix socket's, written before the
+	 * reads), so still no end there */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_other", 2050,
+			 (E_DATA_K(470, 102, 101, UNIX),
+			  E_DATA_K(1000, 102, 101, EVENTFD),
+			  E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop read request D at 1300 us (ready at a poll that did not
+	 * wait): the batch's handlers ended there, A's at 780 */
+	ENGINE_LOOP_BATCH("engine_loop_share_turn_read", 0, 0, 0, 101, 2050,
+			  LOOP_NAMED,
+			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
+			      .t_end = 5000 * US)),
+			  R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop wrote the first request's token at 1200 us: a handler
+	 * may send its own, so no end of the batch's (A's t_enqueue falls
+	 * back to the loop's next read, B's at 510) */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_token", 1200, LOOP_NAMED,
+			 R_T(t_enqueue, 510), R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop waited on a futex at 1000-1050 us (woken by 102): a
+	 * handler's own wait, not a poll, so no end of the batch's */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_waited", 2050,
+			 (E_OUT(1000, 101, .sys = NR_FUTEX, .arg0 = 0x900),
+			  E_WAKE(1050, 102, 101, NR_FUTEX, 0x900),
+			  E_IN(1050, 101)),
+			 R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The loop woke thread 104 at 600 us, in the first half of A's share
+	 * (520-880): A's own hand-off (its handler is the batch's first, no
+	 * earlier one's put), which the share leaves to the other rules */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_woke", 2050,
+			 LOOP_WOKE(600),
+			 R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The same wake at 505 us, between A's read and C's: a handler ran
+	 * between the reads, not one run of handlers after them */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_woke_between", 2050,
+			 LOOP_WOKE(505),
+			 R(enqueue, TT_CP_ENQ_HANDOFF)),
+	/* The same wake at 900 us, in the first half of B's share: B's or
+	 * A's put, no sign that A's share is wrong */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_woke_late", 2050,
+			 LOOP_WOKE(900),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* A busy engine 102 ends a step at 700 us (X's token to its reader
+	 * 111) and waits for a CPU until 1700, when it takes A, B and C up,
+	 * put by the loop's handlers after 520, no headers before the
+	 * tokens: A's put at its share, 880, after the walk's cut at the
+	 * engine's hand-off (without: B's read, 510) */
+	{
+		SC("test_pickup_producer_work", "engine_loop_share_after_cut"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 111),
+			       E_OUT(110, 111, .sys = NR_FUTEX, .arg0 = 0x90),
+			       E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),
+			       E_WAKE(700, 102, 111, NR_FUTEX, 0x90),
+			       E_IN(705, 111), E_PREEMPT(710, 102),
+			       E_OUT(800, 111, .sys = NR_FUTEX, .arg0 = 0x90),
+			       E_OUT(1600, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(1700, 102), ENGINE_LOOP_TOKEN),
+		RQS(RQ(1, 50, 100, 750, 760, 111, 111),
+		    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US),
+		    RQ(3, 410, 510, 3100, 3110, 101, 101, .t_end = 5000 * US),
+		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US)),
+		.want = WANTS({ 2, NULL, { R(complete, true),
+					   R(dispatch, TT_CP_DISP_HANDOFF),
+					   R_T(t_dispatch, 1700),
+					   R(enqueue, TT_CP_ENQ_SHARE),
+					   R_T(t_enqueue, 880) } }),
+	},
 	/* The same without headers sent: from the loop's first block after
 	 * A's read, 1600 us */
 	ENGINE_LOOP("engine_loop_no_headers", 0, WORKER_RESULT,

@@ -49,6 +49,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+
 #define MAX_SLOTS 64
 #define POLL_NS 50000ULL /* ggml's workers poll before they sleep */
 
@@ -95,22 +97,6 @@ struct conn_item {
 	struct link link; /* first, as in a task */
 	int fd;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void spin_ms(double ms)
-{
-	uint64_t end = now_ns() + (uint64_t)(ms * 1e6);
-
-	while (now_ns() < end)
-		;
-}
 
 static void fifo_push(struct fifo *f, struct link *item)
 {

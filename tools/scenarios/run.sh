@@ -7,7 +7,7 @@
 #   tools/scenarios/run.sh [SCENARIO...]     (default: all)
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
-# llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark
+# llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -84,9 +84,15 @@ build_rust() {
 }
 
 build_c() { # NAME: tools/scenarios/NAME.c, a C server
-	[ "$OUTPUT/scenarios/$1" -nt "$SCEN/$1.c" ] && return 0
+	newer "$OUTPUT/scenarios/$1" "$SCEN/$1.c" "$SCEN/clock.h" && return 0
 	mkdir -p "$OUTPUT/scenarios" &&
 		${CC:-cc} -O2 -g -Wall -pthread -o "$OUTPUT/scenarios/$1" "$SCEN/$1.c"
+}
+
+build_so() { # NAME: tools/scenarios/NAME.c, a library a server loads, as libNAME.so
+	newer "$OUTPUT/scenarios/lib$1.so" "$SCEN/$1.c" "$SCEN/clock.h" && return 0
+	mkdir -p "$OUTPUT/scenarios" &&
+		${CC:-cc} -O2 -g -Wall -pthread -shared -fPIC -o "$OUTPUT/scenarios/lib$1.so" "$SCEN/$1.c"
 }
 
 weights() { # a file on the disk for the O_DIRECT reads
@@ -124,6 +130,10 @@ server_cmd() {
 	llamacpp-py-interrupt) echo "$PY $SCEN/llamacpp_py_server.py -p $port --log $log --interrupt" ;;
 	trtllm) echo "$PY $SCEN/trtllm_server.py -p $port --log $log" ;;
 	trtllm-mark) echo "$PY $SCEN/trtllm_server.py -p $port --log $log --audit" ;;
+	mlc) build_so mlc_engine && echo "$PY $SCEN/mlc_server.py -p $port --log $log \
+--engine-lib $OUTPUT/scenarios/libmlc_engine.so" ;;
+	mlc-mark) build_so mlc_engine && echo "$PY $SCEN/mlc_server.py -p $port --log $log \
+--engine-lib $OUTPUT/scenarios/libmlc_engine.so --audit" ;;
 	mpq) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4" ;;
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
@@ -175,6 +185,8 @@ scenario_marks() {
 --mark dispatch=python:$PY:llamacpp.admit,key=arg1" ;;
 	trtllm-mark) echo "--mark enqueue=python:$PY:trtllm.enqueue,key=arg1,peer=arg2 \
 --mark dispatch=python:$PY:trtllm.admit,key=arg1" ;;
+	mlc-mark) echo "--mark enqueue=python:$PY:mlc.enqueue,key=arg1,peer=arg2 \
+--mark dispatch=$OUTPUT/scenarios/libmlc_engine.so:mlc_mark_admit,key=arg1" ;;
 	# a task may resume on any worker: the client's port binds the append
 	tgi-rs-mark) echo "--mark enqueue=$OUTPUT/scenarios/tgi_rs:ttft_mark_enqueue,key=arg1,peer=arg2 \
 --mark dispatch=$OUTPUT/scenarios/tgi_rs:ttft_mark_dispatch,key=arg1" ;;

@@ -35,7 +35,6 @@ generator has the token, just before its send), tokens, io_ns (0),
 status; and t_engine_first (the executor appended its first response).
 """
 import asyncio
-import itertools
 import os
 import queue
 import sys
@@ -44,9 +43,9 @@ from collections import defaultdict
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vllm_server import (auditor, busy_python, calibrated_compute,  # noqa: E402
-                         engine_stream, now, serve_starlette, server_args,
-                         tokenize, truth_log)
+from vllm_server import (Streams, auditor, busy_python,  # noqa: E402
+                         calibrated_compute, engine_stream, now,
+                         serve_starlette, server_args, tokenize, truth_log)
 
 
 class Executor:
@@ -109,18 +108,15 @@ def main():
 
     audit = auditor(args)
     executor = Executor(args, calibrated_compute(), audit)
-    streams = {}
-    ids = itertools.count(1)
+    streams = Streams()
     log = truth_log(args.log, "t_engine_first")
     the_loop = []
 
     def deliver(got):
         """In the loop: each response on its request's queue."""
         for rid, outs in got.items():
-            q = streams.get(rid)
             for out in outs:
-                if q is not None:
-                    q.put_nowait(out)
+                streams.put(rid, out)
 
     def await_response_thread():
         while True:
@@ -130,14 +126,10 @@ def main():
 
     async def completions(request):
         t_read, want = tokenize(await request.json(), args)
-        rid = next(ids)
-        q = streams[rid] = asyncio.Queue()
-        port = request.client.port
-        t_enqueue = now()
-        audit("trtllm.enqueue", rid, port)
+        rid, q, port, t_enqueue = streams.open(request, audit, "trtllm.enqueue")
         executor.enqueue_request(rid, want)
 
-        return StreamingResponse(engine_stream(q, lambda: streams.pop(rid), log,
+        return StreamingResponse(engine_stream(q, lambda: streams.queues.pop(rid), log,
                                                f"{port},{t_read},{t_enqueue}"),
                                  media_type="text/event-stream")
 
@@ -148,10 +140,7 @@ def main():
                          daemon=True).start()
         return "ready"
 
-    async def nothing():
-        pass
-
-    serve_starlette(completions, ready, nothing, args, None)
+    serve_starlette(completions, ready, None, args, None)
 
 
 if __name__ == "__main__":

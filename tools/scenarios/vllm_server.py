@@ -35,6 +35,7 @@ import asyncio
 import atexit
 import glob
 import hashlib
+import itertools
 import os
 import pickle
 import queue
@@ -174,6 +175,31 @@ async def engine_stream(q, done, log, head):
     log_row(log, f"{head},{t_admit},{t_first},{t_last},{n},0,ok,{t_eng}")
 
 
+class Streams:
+    """An API's per-request output queues (an asyncio.Queue each), by the
+    request ids it hands out (the in-process engines': trtllm, mlc)."""
+
+    def __init__(self):
+        self.queues, self.ids = {}, itertools.count(1)
+
+    def open(self, request, audit, event):
+        """A new request's id and queue, its client's port and t_enqueue,
+        stamped and marked (sys.audit event) just before the hand-off."""
+        rid = next(self.ids)
+        q = self.queues[rid] = asyncio.Queue()
+        port = request.client.port
+        t_enqueue = now()
+        audit(event, rid, port)
+        return rid, q, port, t_enqueue
+
+    def put(self, rid, out):
+        """In the loop: an engine's output on its request's queue, while
+        the request's response is open."""
+        q = self.queues.get(rid)
+        if q is not None:
+            q.put_nowait(out)
+
+
 def log_row(log, row):
     """One truth row, flushed: the log is read while the server runs on."""
     log.write(row + "\n")
@@ -276,8 +302,8 @@ def api_main(args):
 
 def serve_starlette(completions, ready, task, args, child):
     """POST /v1/completions on starlette and uvicorn; it listens once ready()
-    said the child process is up (vLLM's READY), and task() runs beside;
-    the child (None for none) ends with it. With --uvloop, uvicorn runs as vLLM's does with
+    said the child process is up (vLLM's READY), and task() runs beside
+    (None for none); the child (None for none) ends with it. With --uvloop, uvicorn runs as vLLM's does with
     its dependencies installed: uvloop's loop (libuv) and httptools' parser;
     otherwise asyncio's own loop and h11."""
     import uvicorn
@@ -286,7 +312,8 @@ def serve_starlette(completions, ready, task, args, child):
 
     async def startup():
         ready_or_exit(await ready(), sys.argv[0])
-        asyncio.get_running_loop().create_task(task())
+        if task:
+            asyncio.get_running_loop().create_task(task())
 
     app = Starlette(routes=[Route("/v1/completions", completions, methods=["POST"])],
                     on_startup=[startup])

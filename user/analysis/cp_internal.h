@@ -858,6 +858,8 @@ bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,
 /* Blocked record rec of th waits on a runtime's lock (CPython's GIL). */
 bool cp_block_is_runtime(const struct tt_critpath *cp,
 			 const struct cp_thread *th, const struct cp_rec *rec);
+/* Record rec is a wait in poll(2), select(2) or epoll: an event loop's. */
+bool cp_block_polls(const struct tt_critpath *cp, const struct cp_rec *rec);
 enum tt_stage cp_block_judge(const struct tt_critpath *cp,
 			     const struct cp_thread *th,
 			     const struct cp_rec *rec, char *buf, size_t len);

@@ -257,25 +257,116 @@ static __u64 handler_end(const struct cp_thread *th, __u64 s, __u64 cpu,
 	return t;
 }
 
-/* th gave no sign of a hand-off in (s, t): no wait of its own, no ZMQ
- * message, no wake of another thread (not through a lock) unless wakes. */
+/* th gave no sign of a hand-off in (s, t) but its wakes (share_point()
+ * judges those): no wait of its own, no ZMQ message. */
 static bool no_sign(const struct tt_critpath *cp, const struct cp_thread *th,
-		    __u64 s, __u64 t, bool wakes)
+		    __u64 s, __u64 t)
 {
 	return !cp_blocked_in(cp, th, s, cp_rec_before(th, t)) &&
-	       (wakes || !cp_handoff_in(cp, th, s, t, 0)) &&
 	       !cp_msend_in(th, s, t);
 }
 
-/* cp_loop_share()'s point, its wakes let through when wakes is set; *start:
- * where the request's handler began, its share of the CPU before. */
-static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
+/*
+ * The batch of reads [lo, hi) of the walk's reader ended at its first
+ * headers: each request's headers from it after the batch, in the order of
+ * its reads (the first at *first, the last at *h), nothing else of the
+ * reader's before the last (a read, a token), no sign of a hand-off before
+ * the first, and the headers together, after every handler: not one after
+ * each (aiohttp's prepare() sends a handler's headers at once).
+ */
+static bool headers_end(const struct walk *wk, size_t lo, size_t hi,
+			__u64 *first, __u64 *h)
 {
 	const struct cp_thread *th = wk->reader;
 	const struct rq_index *ix = wk->ix;
 	const struct tt_cp_request *q;
-	__u64 last, first_h = 0, h = 0, cpu, between;
-	size_t a, lo, hi, j;
+	__u64 last = ix->act[hi - 1].t;
+	size_t j;
+
+	for (*first = *h = 0, j = lo; j < hi; j++) {
+		q = &ix->rqs[ix->act[j].req];
+		if (q->writer_tid != th->tid ||
+		    q->t_headers <= (*h ? *h : last))
+			return false;
+		*h = q->t_headers;
+		*first = *first ? *first : *h;
+	}
+	return (hi == ix->nact || ix->act[hi].tid != th->tid ||
+		ix->act[hi].t >= *h) &&
+	       no_sign(wk->cp, th, ix->act[lo].t, *first) &&
+	       cp_cpu_in(th, *first, *h) * (hi - lo) <
+		       cp_cpu_in(th, last, *first);
+}
+
+/* What loop th read at rd was written after s: the poll that began a batch
+ * read at s did not see it, a later one did. */
+static bool sent_since(const struct cp_thread *th, __u64 s,
+		       const struct cp_dread *rd)
+{
+	size_t i =
+		cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs), s + 1);
+
+	for (; i < th->narrs && th->arrs[i].ts < rd->ts; i++)
+		if (th->arrs[i].kind == rd->kind)
+			return true;
+	return false;
+}
+
+/*
+ * Where loop th, whose handlers of reads [lo, hi) answer nothing before the
+ * engine's first token (MLC's request_completion awaits it before it returns
+ * its response), ended them: at its next turn, the first of its reads of a
+ * pipe, unix socket or eventfd and its waits but for the GIL after the last
+ * read: the read when what it took was written after the first read (the
+ * self-pipe a thread's call_soon_threadsafe wrote), the wait when it is in
+ * poll or epoll (a handler's own wait ends nothing), or its next read when
+ * that comes first (not a token: a handler may send its own), before any of
+ * the batch's headers. 0 when none.
+ */
+static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
+		       const struct cp_thread *th, size_t lo, size_t hi)
+{
+	__u64 last = ix->act[hi - 1].t, end = 0, hdr;
+	size_t i = cp_starts_before(th->dreads, th->ndreads,
+				    sizeof(*th->dreads), last + 1);
+	long k = cp_rec_before(th, last + 1);
+
+	for (k = k < 0 ? 0 : k + 1; (size_t)k < th->nrecs; k++)
+		if (th->recs[k].state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, th, &th->recs[k]))
+			break;
+	for (; i < th->ndreads && !end &&
+	       ((size_t)k == th->nrecs || th->dreads[i].ts < th->recs[k].ts);
+	     i++)
+		if (sent_since(th, ix->act[lo].t, &th->dreads[i]))
+			end = th->dreads[i].ts;
+	if (!end && (size_t)k < th->nrecs) {
+		if (!cp_block_polls(cp, &th->recs[k]))
+			return 0;
+		end = th->recs[k].ts;
+	}
+	/* or its next read (ready at its next poll, which did not wait) */
+	if (hi < ix->nact && ix->act[hi].tid == th->tid &&
+	    (!end || ix->act[hi].t < end))
+		end = ix->act[hi].write ? 0 : ix->act[hi].t;
+	if (!end)
+		return 0;
+	for (; lo < hi; lo++) {
+		hdr = ix->rqs[ix->act[lo].req].t_headers;
+		if (hdr && hdr < end)
+			return 0;
+	}
+	return end;
+}
+
+/* cp_loop_share()'s point, the loop's wakes let through when wakes is set;
+ * *start: where the request's handler began, its share of the CPU before. */
+static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
+{
+	const struct cp_thread *th = wk->reader;
+	const struct rq_index *ix = wk->ix;
+	__u64 last, first_h, h, cpu, between, s, mid;
+	size_t a, lo, hi;
 
 	if (!th)
 		return 0;
@@ -293,30 +384,30 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	if (hi - lo < 2)
 		return 0;
 	last = ix->act[hi - 1].t;
-	/* each request's headers from the reader, after the batch, in the
-	 * order of its reads */
-	for (j = lo; j < hi; j++) {
-		q = &ix->rqs[ix->act[j].req];
-		if (q->writer_tid != th->tid || q->t_headers <= (h ? h : last))
-			return 0;
-		h = q->t_headers;
-		first_h = first_h ? first_h : h;
-	}
-	/* nothing else of the reader's before the last (a read, a token) */
-	if (hi < ix->nact && ix->act[hi].tid == th->tid && ix->act[hi].t < h)
-		return 0;
-	if (!no_sign(wk->cp, th, ix->act[lo].t, first_h, wakes))
+	if (!headers_end(wk, lo, hi, &first_h, &h) &&
+	    (!(first_h = h = next_turn(wk->cp, ix, th, lo, hi)) ||
+	     !no_sign(wk->cp, th, ix->act[lo].t, first_h)))
 		return 0;
 	cpu = cp_cpu_in(th, last, first_h);
 	between = cp_cpu_in(th, first_h, h);
-	/* the headers together, after every handler: not one after each */
-	if (between * (hi - lo) >= cpu)
+	if (!cpu)
 		return 0;
 	/* a headers' start, as between the headers, is no handler's */
 	between /= hi - lo - 1;
 	cpu -= between < cpu ? between : 0;
 	*start = handler_end(th, last, cpu * (a - lo) / (hi - lo), between);
-	return handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), between);
+	s = handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), between);
+	/* no handler ran between the reads (none handed anything on) */
+	if (cp_handoff_in(wk->cp, th, ix->act[lo].t, last, 0))
+		return 0;
+	/* the first handler has no earlier one whose put a wake could be */
+	if (wakes)
+		return a > lo ? s : 0;
+	/* a wake in the first half of this one's share was the one before's
+	 * put (an idle engine woken), one in the second half its own
+	 * hand-off, left to the other rules */
+	mid = a == lo ? *start : *start + (s - *start) / 2;
+	return cp_handoff_in(wk->cp, th, mid, s, 0) ? 0 : s;
 }
 
 __u64 cp_loop_share(const struct walk *wk)
@@ -379,7 +470,7 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
 		return 0;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;
 	share = cp_loop_share(wk);
-	if (share && share < s) {
+	if (share && share < t) {
 		s = share;
 		wk->enqueue = TT_CP_ENQ_SHARE;
 	}

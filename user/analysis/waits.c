@@ -569,6 +569,12 @@ bool cp_block_is_runtime(const struct tt_critpath *cp,
 	return rt && rt->kind == TT_RT_CPYTHON;
 }
 
+bool cp_block_polls(const struct tt_critpath *cp, const struct cp_rec *rec)
+{
+	return rec->state == REC_BLOCKED &&
+	       is_poll(cp->blocks[rec->info].syscall);
+}
+
 /* rec, a wait in io_uring_enter(2), is inside a FILEIO record of that call:
  * one that submitted or reaped a request on a file (docs/design.md §4.3) */
 static bool uring_file_wait(const struct tt_critpath *cp,

@@ -95,7 +95,7 @@ static __u64 loop_turn(struct walk *wk, const struct cp_thread *th, __u64 floor,
 static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		       const struct cp_thread *th)
 {
-	__u64 s, share;
+	__u64 s, share, bound;
 
 	if (wk->mk.enqueue) {
 		s = wk->mk.enqueue < t ? wk->mk.enqueue : t;
@@ -104,11 +104,13 @@ static __u64 queue_cut(struct walk *wk, __u64 t, __u64 disp,
 		s = wk->t_chan_send < t ? wk->t_chan_send : t;
 		wk->enqueue = TT_CP_ENQ_CHANNEL;
 	} else {
-		s = reader_sends(wk) ? disp : t;
-		s = cp_handoff_point(wk, s, th);
+		s = cp_handoff_point(wk, reader_sends(wk) ? disp : t, th);
 		wk->enqueue = TT_CP_ENQ_HANDOFF;
+		/* a put while the consumer waited for a CPU comes after the
+		 * walk's cut, before the dispatch */
+		bound = disp > t ? disp : t;
 		share = cp_loop_share(wk);
-		if (share && share < t) {
+		if (share && share < bound) {
 			s = share;
 			wk->enqueue = TT_CP_ENQ_SHARE;
 		}
