@@ -648,6 +648,55 @@ struct consumer {
 	__u32 wakee_tgid; /* the process of the thread whose wait it ended */
 };
 
+/* rqindex.c */
+int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
+		      size_t n);
+void cp_rq_index_free(struct rq_index *ix);
+/* qsort order of rq_act: by tid, then time, then request */
+int cp_rq_act_cmp(const void *a, const void *b);
+/* Wake w by a reader hands work on: not to a runtime's own thread, nor
+ * to a helper that answers it at once. */
+bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
+		 const struct cp_wake *w);
+/* tid serves a request other than req that is alive at ts. */
+bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
+		       __u32 req);
+/* A request of tid other than req arrived in [from, to]. */
+bool cp_rq_other_arrived(const struct rq_index *ix, __u32 tid, __u32 req,
+			 __u64 from, __u64 to);
+/* tid serves requests other than req, read by ts, through (ts, the time
+ * returned]: the latest end of those; 0 when none is alive past ts. */
+__u64 cp_rq_other_until(const struct rq_index *ix, __u32 tid, __u64 ts,
+			__u32 req);
+/* The first read by tid of a request but req in (from, to), or 0. */
+__u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
+		       __u64 from, __u64 to);
+/* cp_rq_other_alive for a scan that asks about times going down: each
+ * target's place in the index is kept and moves back, not searched again
+ * (a busy engine's scan asks about thousands of its wakes); zeroed first. */
+#define ALIVE_CURSORS 8
+struct alive_scan {
+	struct alive_cursor {
+		__u32 tid;
+		/* tid's entries from lo; those from pos start later */
+		size_t lo, pos;
+	} c[ALIVE_CURSORS];
+	unsigned int n, next;
+};
+bool cp_alive_scan_ask(struct alive_scan *sc, const struct rq_index *ix,
+		       __u32 tid, __u64 ts, __u32 req);
+/* The first of n wakes (indices in cp->wakes, by time) at lo or later. */
+size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
+		  __u64 lo);
+/* The first act of ix (by tid, then time) after tid's at t. */
+size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
+/* The same in n acts v sorted by tid, then time. */
+size_t cp_acts_after(const struct rq_act *v, size_t n, __u32 tid, __u64 t);
+/* tid's first read or write of a request other than req after t, or ~0. */
+__u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
+/* tid serves request req and no other that began by limit. */
+bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
+
 /* handoff.c */
 __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		    __u64 to);
@@ -658,8 +707,6 @@ bool cp_handoff_in(const struct tt_critpath *cp, const struct cp_thread *th,
 		   __u64 lo, __u64 hi, __u32 skip_tgid);
 __u64 cp_handoff_point(const struct walk *wk, __u64 tb,
 		       const struct cp_thread *started);
-/* tid's first read or write of a request other than req after t, or ~0. */
-__u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
 /* helper.c: when the reader, a worker of a work-stealing pool, got the
  * answer of the blocking thread of its pool it woke after its read, if
  * before tb; else 0 */
@@ -668,41 +715,10 @@ __u64 cp_helper_answer(const struct walk *wk, __u64 tb);
  * the request go: a helper it asked for what is already computed. */
 bool cp_reader_asked_helper(const struct walk *wk, __u32 tid, __u64 t);
 bool cp_own_passed(const struct walk *wk, __u32 tid);
-/* Wake w by a reader hands work on: not to a runtime's own thread, nor
- * to a helper that answers it at once. */
-bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
-		 const struct cp_wake *w);
 /* c blocked in (t_old, t_new], k_new its cp_rec_before(c, t_new), but for
  * the runtime's lock when cp is given (the GIL hands nothing on). */
 bool cp_blocked_in(const struct tt_critpath *cp, const struct cp_thread *c,
 		   __u64 t_old, long k_new);
-/* The first of n wakes (indices in cp->wakes, by time) at lo or later. */
-size_t cp_wake_at(const struct tt_critpath *cp, const __u32 *idx, size_t n,
-		  __u64 lo);
-/* The first act of ix (by tid, then time) after tid's at t. */
-size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
-/* The same in n acts v sorted by tid, then time. */
-size_t cp_acts_after(const struct rq_act *v, size_t n, __u32 tid, __u64 t);
-/* qsort order of rq_act: by tid, then time, then request */
-int cp_rq_act_cmp(const void *a, const void *b);
-int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
-		      size_t n);
-void cp_rq_index_free(struct rq_index *ix);
-/* tid serves request req and no other that began by limit. */
-bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
-/* tid serves a request other than req that is alive at ts. */
-bool cp_rq_other_alive(const struct rq_index *ix, __u32 tid, __u64 ts,
-		       __u32 req);
-/* tid serves requests other than req, read by ts, through (ts, the time
- * returned]: the latest end of those; 0 when none is alive past ts. */
-__u64 cp_rq_other_until(const struct rq_index *ix, __u32 tid, __u64 ts,
-			__u32 req);
-/* The first read by tid of a request but req in (from, to), or 0. */
-__u64 cp_rq_other_read(const struct rq_index *ix, __u32 tid, __u32 req,
-		       __u64 from, __u64 to);
-/* A request of tid other than req arrived in [from, to]. */
-bool cp_rq_other_arrived(const struct rq_index *ix, __u32 tid, __u32 req,
-			 __u64 from, __u64 to);
 /* c's hand-off to another request at tb is a relay's drain of the wake
  * that led to its hand-off at tj (busyread.c) */
 bool cp_relay_drain(const struct tt_critpath *cp, const struct cp_thread *c,
