@@ -1819,11 +1819,15 @@ static const struct rq_want sync_calls_want[] = {
  * A, B and C read by loop 101 as in ENGINE_LOOP_SHARE, their headers at
  * 1420-1450 us; the loop's put wakes consumer 102 (blocked again at 260)
  * at w_, which waits for a CPU till 1500, then takes them up and hands
- * the tokens back at 3000:
- * B's t_enqueue is its share, 1110; A_WANT says A's
+ * the tokens back at 3000: B_WANT and A_WANT say B's and A's figures
+ * (SHARE_PICKUP: B's t_enqueue is its share, 1110)
  */
+#define SHARE_B_WANT                                                          \
+	({ 2, NULL,                                                           \
+	   { R(dispatch, TT_CP_DISP_PICKUP), R_T(t_dispatch, 1500),           \
+	     R(enqueue, TT_CP_ENQ_SHARE), R_T(t_enqueue, 1110) } })
 /* clang-format off */
-#define SHARE_PICKUP(name_, w_, A_WANT)                                       \
+#define SHARE_PICKUP_WANT(name_, w_, B_WANT, A_WANT)                          \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
@@ -1838,13 +1842,10 @@ static const struct rq_want sync_calls_want[] = {
 		       .t_headers = 1435 * US),                               \
 		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
 		       .t_headers = 1450 * US)),                              \
-		.want = WANTS({ 2, NULL,                                      \
-				{ R(dispatch, TT_CP_DISP_PICKUP),             \
-				  R_T(t_dispatch, 1500),                      \
-				  R(enqueue, TT_CP_ENQ_SHARE),                \
-				  R_T(t_enqueue, 1110) } },                   \
-			      UNPAREN A_WANT),                                \
+		.want = WANTS(UNPAREN B_WANT, UNPAREN A_WANT),                 \
 	}
+#define SHARE_PICKUP(name_, w_, A_WANT)                                       \
+	SHARE_PICKUP_WANT(name_, w_, SHARE_B_WANT, A_WANT)
 /* clang-format on */
 /* the worker's result through the loop's self-pipe at 2000 us */
 #define WORKER_RESULT                         \
@@ -5049,6 +5050,25 @@ static const struct scenario scenarios[] = {
 		     ({ 1, NULL,
 			{ R(enqueue, TT_CP_ENQ_PICKUP),
 			  R_T(t_enqueue, 600) } })),
+	/* The loop's wake of 102 at 1410 us, after C's share (1405) and
+	 * before the headers: the loop's own engine task took the batch up
+	 * in the turn that ran its handlers (vLLM V0's AsyncLLMEngine): A's
+	 * and B's puts at their shares, 815 and 1110 (without: the wake) */
+	SHARE_PICKUP("engine_loop_share_step", 1410,
+		     ({ 1, NULL,
+			{ R(dispatch, TT_CP_DISP_PICKUP),
+			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_SHARE),
+			  R_T(t_enqueue, 815) } })),
+	/* The same wake at 1460 us, after the headers: in a later turn,
+	 * nothing says the batch's handlers came before it, and the wake is
+	 * the pick-up of both */
+	SHARE_PICKUP_WANT("engine_loop_share_step_late", 1460,
+			  ({ 2, NULL,
+			     { R(enqueue, TT_CP_ENQ_PICKUP),
+			       R_T(t_enqueue, 1460) } }),
+			  ({ 1, NULL,
+			     { R(enqueue, TT_CP_ENQ_PICKUP),
+			       R_T(t_enqueue, 1460) } })),
 	/* The wake at 850 us, 35 us into B's share: still nearer A's end
 	 * (815) than B's (1110), A's put; B's is its share */
 	SHARE_PICKUP("engine_loop_share_pickup_late", 850,

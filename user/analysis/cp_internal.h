@@ -820,6 +820,10 @@ __u64 cp_loop_share(const struct walk *wk);
  * nearer the end of an earlier handler than the request's: a wake of an
  * earlier handler's put. */
 __u64 cp_loop_share_after(const struct walk *wk, __u64 t);
+/* cp_loop_share() when the loop's wake of the consumer at t came after the
+ * request's share, before the batch's end: its own engine task, stepping
+ * in the turn that ran the handlers (vLLM V0's). */
+__u64 cp_loop_share_before(const struct walk *wk, __u64 t);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4):
  * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t);

@@ -360,8 +360,10 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 }
 
 /* cp_loop_share()'s point, the loop's wakes let through when wakes is set;
- * *start: where the request's handler began, its share of the CPU before. */
-static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
+ * *start: where the request's handler began, its share of the CPU before;
+ * *end: the batch's first headers when they end it, else 0. */
+static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
+			 __u64 *end)
 {
 	const struct cp_thread *th = wk->reader;
 	const struct rq_index *ix = wk->ix;
@@ -384,9 +386,11 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 	if (hi - lo < 2)
 		return 0;
 	last = ix->act[hi - 1].t;
-	if (!headers_end(wk, lo, hi, &first_h, &h) &&
-	    (!(first_h = h = next_turn(wk->cp, ix, th, lo, hi)) ||
-	     !no_sign(wk->cp, th, ix->act[lo].t, first_h)))
+	*end = 0;
+	if (headers_end(wk, lo, hi, &first_h, &h))
+		*end = first_h;
+	else if (!(first_h = h = next_turn(wk->cp, ix, th, lo, hi)) ||
+		 !no_sign(wk->cp, th, ix->act[lo].t, first_h))
 		return 0;
 	cpu = cp_cpu_in(th, last, first_h);
 	between = cp_cpu_in(th, first_h, h);
@@ -412,14 +416,25 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start)
 
 __u64 cp_loop_share(const struct walk *wk)
 {
-	__u64 start;
+	__u64 start, end;
 
-	return share_point(wk, false, &start);
+	return share_point(wk, false, &start, &end);
+}
+
+__u64 cp_loop_share_before(const struct walk *wk, __u64 t)
+{
+	__u64 start, end, s = share_point(wk, false, &start, &end);
+
+	/* nearer the next handler's end than this one's: not its put; and
+	 * before the headers, which the same turn sent after it (without
+	 * them, a wake before the loop's next poll may be a put that woke
+	 * an idle consumer for the whole batch) */
+	return s && t > s + (s - start) / 2 && t < end ? s : 0;
 }
 
 __u64 cp_loop_share_after(const struct walk *wk, __u64 t)
 {
-	__u64 start, s = share_point(wk, true, &start);
+	__u64 start, end, s = share_point(wk, true, &start, &end);
 
 	/* the wake nearer an earlier handler's end than this one's */
 	return s && t < start + (s - start) / 2 ? s : 0;

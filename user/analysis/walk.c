@@ -543,6 +543,12 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				 * put: this one's came at its share */
 				wk->t_enqueue = s;
 				wk->enqueue = TT_CP_ENQ_SHARE;
+			} else if (!released && waker == wk->reader &&
+				   (s = cp_loop_share_before(wk, t))) {
+				/* the reader's own engine task took the batch
+				 * up after its handlers: put at its share */
+				wk->t_enqueue = s;
+				wk->enqueue = TT_CP_ENQ_SHARE;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
