@@ -78,15 +78,23 @@ static struct {
 	.stream_cv = PTHREAD_COND_INITIALIZER,
 };
 
+/* Array p of *cap items of size bytes, grown to hold need (abort if not). */
+static void *grow(void *p, int *cap, int need, size_t size)
+{
+	if (need <= *cap)
+		return p;
+	while (*cap < need)
+		*cap = *cap ? 2 * *cap : 16;
+	p = realloc(p, *cap * size);
+	if (!p)
+		abort();
+	return p;
+}
+
 static void push(struct requests *list, const struct request *req)
 {
-	if (list->count == list->cap) {
-		list->cap = list->cap ? 2 * list->cap : 16;
-		list->items = realloc(list->items,
-				      list->cap * sizeof(*list->items));
-		if (!list->items)
-			abort();
-	}
+	list->items = grow(list->items, &list->cap, list->count + 1,
+			   sizeof(*list->items));
 	list->items[list->count++] = *req;
 }
 
@@ -146,16 +154,9 @@ static void stream_back(const struct requests *stepped, int from,
 	for (i = from; i < stepped->count; i++) {
 		const struct request *r = &stepped->items[i];
 
-		if (engine.pending_count == engine.pending_cap) {
-			engine.pending_cap = engine.pending_cap ?
-						     2 * engine.pending_cap :
-						     64;
-			engine.pending = realloc(engine.pending,
-						 engine.pending_cap *
-							 sizeof(*engine.pending));
-			if (!engine.pending)
-				abort();
-		}
+		engine.pending = grow(engine.pending, &engine.pending_cap,
+				      engine.pending_count + 1,
+				      sizeof(*engine.pending));
 		engine.pending[engine.pending_count++] = (struct mlc_output){
 			.id = r->id,
 			.index = r->made,
@@ -240,12 +241,7 @@ void mlc_run_stream_back_loop(void)
 			pthread_cond_wait(&engine.stream_cv, &engine.stream_mu);
 		engine.stream_waiting = 0;
 		count = engine.pending_count;
-		if (count > cap) {
-			cap = engine.pending_cap;
-			taken = realloc(taken, cap * sizeof(*taken));
-			if (!taken)
-				abort();
-		}
+		taken = grow(taken, &cap, count, sizeof(*taken));
 		memcpy(taken, engine.pending, count * sizeof(*taken));
 		engine.pending_count = 0;
 		pthread_mutex_unlock(&engine.stream_mu);

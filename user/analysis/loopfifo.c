@@ -321,14 +321,14 @@ static bool sent_since(const struct cp_thread *th, __u64 s,
  * self-pipe a thread's call_soon_threadsafe wrote), the wait when it is in
  * poll or epoll (a handler's own wait ends nothing), or its next read when
  * that comes first (not a token: a handler may send its own), before any of
- * the batch's headers. 0 when none.
+ * the batch's headers, with no sign of a hand-off before it. 0 when none.
  */
 static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, size_t lo, size_t hi)
 {
 	__u64 last = ix->act[hi - 1].t, end = 0, hdr;
-	size_t i = cp_starts_before(th->dreads, th->ndreads,
-				    sizeof(*th->dreads), last + 1);
+	size_t j, i = cp_starts_before(th->dreads, th->ndreads,
+				       sizeof(*th->dreads), last + 1);
 	long k = cp_rec_before(th, last + 1);
 
 	for (k = k < 0 ? 0 : k + 1; (size_t)k < th->nrecs; k++)
@@ -351,12 +351,12 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		end = ix->act[hi].write ? 0 : ix->act[hi].t;
 	if (!end)
 		return 0;
-	for (; lo < hi; lo++) {
-		hdr = ix->rqs[ix->act[lo].req].t_headers;
+	for (j = lo; j < hi; j++) {
+		hdr = ix->rqs[ix->act[j].req].t_headers;
 		if (hdr && hdr < end)
 			return 0;
 	}
-	return end;
+	return no_sign(cp, th, ix->act[lo].t, end) ? end : 0;
 }
 
 /* cp_loop_share()'s point, the loop's wakes let through when wakes is set;
@@ -386,11 +386,13 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	if (hi - lo < 2)
 		return 0;
 	last = ix->act[hi - 1].t;
+	/* no handler ran between the reads (none handed anything on) */
+	if (cp_handoff_in(wk->cp, th, ix->act[lo].t, last, 0))
+		return 0;
 	*end = 0;
 	if (headers_end(wk, lo, hi, &first_h, &h))
 		*end = first_h;
-	else if (!(first_h = h = next_turn(wk->cp, ix, th, lo, hi)) ||
-		 !no_sign(wk->cp, th, ix->act[lo].t, first_h))
+	else if (!(first_h = h = next_turn(wk->cp, ix, th, lo, hi)))
 		return 0;
 	cpu = cp_cpu_in(th, last, first_h);
 	between = cp_cpu_in(th, first_h, h);
@@ -401,9 +403,6 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	cpu -= between < cpu ? between : 0;
 	*start = handler_end(th, last, cpu * (a - lo) / (hi - lo), between);
 	s = handler_end(th, last, cpu * (a - lo + 1) / (hi - lo), between);
-	/* no handler ran between the reads (none handed anything on) */
-	if (cp_handoff_in(wk->cp, th, ix->act[lo].t, last, 0))
-		return 0;
 	/* the first handler has no earlier one whose put a wake could be */
 	if (wakes)
 		return a > lo ? s : 0;
