@@ -177,6 +177,8 @@ enum tt_send_class {
 /* its bytes were classified from the plaintext an OpenSSL SSL_write was
  * given (a probe on the library), not from the encrypted ones sent */
 #define TT_SEND_F_TLS_PLAIN (1u << 10)
+/* sent on an HTTP/2 connection (gRPC): classified from its frames */
+#define TT_SEND_F_H2 (1u << 11)
 
 struct tt_send {
 	__u64 sk;

@@ -64,7 +64,11 @@ def hop_checks(rep, share):
     its first token, and at least SHARE of its requests walked through
     their hop (docs/design.md §4.11)."""
     hops = [r for r in rep["requests"] if r.get("incomplete_reason") == "hop"]
-    outer = [r for r in rep["requests"] if r.get("incomplete_reason") != "hop"]
+    first = min((r["t_arrive_ns"] for r in hops if r.get("t_arrive_ns")), default=0)
+    # a call the gateway made before it served anyone (LocalAI's health
+    # check of the backend it started) is the runner's request, no hop
+    outer = [r for r in rep["requests"] if r.get("incomplete_reason") != "hop" and
+             not (r.get("t_end_ns") and r["t_end_ns"] < first)]
     taken = sum(1 for r in outer if r.get("hop_id"))
     sender = sum(1 for r in hops if r.get("hop_sender_tid"))
     read = sum(1 for r in hops if r.get("hop_read_tid"))

@@ -230,12 +230,10 @@ static void send_cls(__u64 ts_enter, __u64 ts, __u64 sk, __u32 seq, __s64 len,
  * A send of these bytes, classified as the collector does, taking 20 us;
  * its skb reaches the device at xmit_at (0: never). Returns the next seq.
  */
-static __u32 send_bytes_carry(__u64 ts_enter, __u64 sk, __u32 seq,
-			      const char *b, __u64 xmit_at,
-			      struct tt_sse_carry *carry)
+static __u32 send_raw(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
+		      size_t len, __u64 xmit_at, struct tt_sse_carry *carry)
 {
 	struct tt_event ev = mk(TT_EV_SEND, ts_enter + 20 * US, WRITER_TID);
-	size_t len = strlen(b);
 
 	ev.send.sk = sk;
 	ev.send.len = len;
@@ -247,6 +245,13 @@ static __u32 send_bytes_carry(__u64 ts_enter, __u64 sk, __u32 seq,
 	if (xmit_at)
 		xmit(xmit_at, sk, seq, seq + len);
 	return seq + len;
+}
+
+static __u32 send_bytes_carry(__u64 ts_enter, __u64 sk, __u32 seq,
+			      const char *b, __u64 xmit_at,
+			      struct tt_sse_carry *carry)
+{
+	return send_raw(ts_enter, sk, seq, b, strlen(b), xmit_at, carry);
 }
 
 static __u32 send_bytes(__u64 ts_enter, __u64 sk, __u32 seq, const char *b,
@@ -666,6 +671,67 @@ static void test_keepalive(void)
 	ASSERT_FALSE(r->complete, "r.complete"); /* closed before its end */
 	ASSERT_TRUE(r->closed_mid_stream, "r.closed_mid_stream");
 	ASSERT_EQ(r->incomplete, TT_INC_CLOSED_MID_STREAM, "r.incomplete");
+	tt_analyzer_free(a);
+}
+
+/* HTTP/2 frames on sk: a SETTINGS preface, response HEADERS with a
+ * message, a message, the trailers, a PING's ACK (the frame types only:
+ * their payloads are no matter here), each sent at t + i ms */
+static __u32 h2_send(__u64 t, __u64 sk, __u32 seq, unsigned int which,
+		     struct tt_sse_carry *carry)
+{
+	static const char frames[][24] = {
+		{ 0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100 },
+		{ 0, 0, 1, 1, 4, 0, 0, 0, 1, (char)0x88, 0, 0, 5, 0, 0, 0, 0,
+		  0, 1, 0, 0, 0, 0, 1 },
+		{ 0, 0, 5, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1 },
+		{ 0, 0, 1, 1, 5, 0, 0, 0, 1, (char)0xc0 },
+		{ 0, 0, 0, 6, 1, 0, 0, 0, 0 },
+	};
+	static const size_t len[] = { 15, 24, 14, 10, 9 };
+
+	return send_raw(t, sk, seq, frames[which], len[which], t + 5 * US,
+			carry);
+}
+
+/* A gRPC call on a connection of its own (LocalAI's backend): the
+ * client's frames mid-response (a PING, a WINDOW_UPDATE) and read are no
+ * new request, the trailers end it; a GOAWAY read after it and the
+ * PING's ACK sent as it closes make none either. */
+static void test_grpc_call(void)
+{
+	struct tt_sse_carry carry = { 0 };
+	const struct tt_request *r;
+	struct tt_analyzer *a;
+	__u32 seq = 100;
+
+	reset();
+	conn_open(1 * MS, 0x4100, "127.0.0.1", 40100);
+	data_ready(2 * MS, 0x4100); /* the client's preface */
+	seq = h2_send(2 * MS + 50 * US, 0x4100, seq, 0, &carry);
+	recv_(2 * MS + 100 * US, 0x4100, 24);
+	request_in(3 * MS, 3 * MS + 100 * US, 0x4100, 120);
+	seq = h2_send(10 * MS, 0x4100, seq, 1, &carry);
+	request_in(11 * MS, 11 * MS + 100 * US, 0x4100, 17);
+	seq = h2_send(11 * MS + 200 * US, 0x4100, seq, 4, &carry);
+	seq = h2_send(12 * MS, 0x4100, seq, 2, &carry);
+	seq = h2_send(14 * MS, 0x4100, seq, 2, &carry);
+	seq = h2_send(14 * MS + 100 * US, 0x4100, seq, 3, &carry);
+	request_in(20 * MS, 20 * MS + 100 * US, 0x4100, 17);
+	send_raw(20 * MS + 200 * US, 0x4100, seq, "\0\0\0\6\1\0\0\0\0", 9,
+		 0, NULL);
+	conn_close(21 * MS, 0x4100);
+	a = run();
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 1, "tt_analyzer_nrequests");
+	r = req(a, 0);
+	ASSERT_EQ(r->t_arrive, 2 * MS, "r.t_arrive");
+	ASSERT_EQ(r->t_read, 3 * MS + 100 * US, "r.t_read");
+	ASSERT_EQ(r->status, 200, "r.status");
+	ASSERT_EQ(r->t_first_write, 10 * MS, "r.t_first_write");
+	ASSERT_EQ(r->tokens, 3, "r.tokens");
+	ASSERT_EQ(r->end, TT_END_DONE, "r.end");
+	ASSERT_TRUE(r->complete, "r.complete");
 	tt_analyzer_free(a);
 }
 
@@ -2799,6 +2865,7 @@ int main(void)
 	TT_RUN(test_headers_and_body_in_one_send);
 	TT_RUN(test_chunked_token_done);
 	TT_RUN(test_keepalive);
+	TT_RUN(test_grpc_call);
 	TT_RUN(test_close_mid_stream);
 	TT_RUN(test_interleaved_connections);
 	TT_RUN(test_out_of_order_within_window);

@@ -359,6 +359,103 @@ static struct tt_send conn_send(struct tt_sse_carry *carry, const char *b,
 
 #define SEND(carry, b) conn_send(carry, b, strlen(b), NULL, 0)
 
+/* One HTTP/2 frame at p: its header and plen bytes of payload (0x88:
+ * a header block's ":status: 200", HPACK's static entry 8); its size */
+static size_t h2_frame(char *p, __u8 type, __u8 flags, __u32 sid,
+		       size_t plen)
+{
+	p[0] = 0;
+	p[1] = plen >> 8;
+	p[2] = plen & 0xff;
+	p[3] = type;
+	p[4] = flags;
+	p[5] = sid >> 24;
+	p[6] = sid >> 16;
+	p[7] = sid >> 8;
+	p[8] = sid;
+	memset(p + 9, type == 1 ? 0x88 : 'x', plen);
+	return 9 + plen;
+}
+
+/* gRPC's C core serving a server-streaming call, send by send as
+ * localai_backend.py's were recorded: the preface, its ACK, a PING's
+ * ACK, the response headers with the first message, a message per send,
+ * the trailers; then a frame cut by a send, a lost header, a reset. */
+static void test_grpc_stream(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+	char b[512];
+	size_t n;
+
+	n = h2_frame(b, 4, 0, 0, 24);	      /* SETTINGS */
+	n += h2_frame(b + n, 8, 0, 0, 4); /* WINDOW_UPDATE */
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	ASSERT_EQ(c.h2, 1, "c.h2");
+	s = conn_send(&c, b, h2_frame(b, 4, 1, 0, 0), NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	s = conn_send(&c, b, h2_frame(b, 6, 1, 0, 8), NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	n = h2_frame(b, 1, 4, 1, 140);
+	n += h2_frame(b + n, 0, 0, 1, 14);
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2 | TT_SEND_F_HEADERS);
+	ASSERT_EQ(s.status, 200, "s.status");
+	s = conn_send(&c, b, h2_frame(b, 0, 0, 1, 9), NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2);
+	/* the trailers (grpc-status) end the stream */
+	s = conn_send(&c, b, h2_frame(b, 1, 5, 1, 15), NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
+	/* a message larger than a send: the rest of it is skipped */
+	n = h2_frame(b, 0, 0, 3, 300);
+	s = conn_send(&c, b, 200, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2);
+	ASSERT_EQ(c.left, 109, "c.left");
+	n = h2_frame(b + 109, 0, 1, 3, 4);
+	s = conn_send(&c, b, 109 + n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1, TT_SEND_F_H2 | TT_SEND_F_END);
+	ASSERT_EQ(c.left, 0, "c.left");
+	/* a frame's header past the capture: the next send begins anew */
+	memset(b, 0, sizeof(b));
+	n = h2_frame(b + 250, 0, 0, 5, 4);
+	s = conn_send(&c, b, 250 + n, NULL, 0);
+	ASSERT_EQ(s.flags, TT_SEND_F_H2, "s.flags");
+	ASSERT_EQ(c.left, 0, "c.left");
+	/* RST_STREAM ends the stream; an unknown :status is 0 */
+	n = h2_frame(b, 1, 4, 7, 3);
+	b[9] = 0x48;
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_HEADERS, 0, TT_SEND_F_H2 | TT_SEND_F_HEADERS);
+	ASSERT_EQ(s.status, 0, "s.status");
+	s = conn_send(&c, b, h2_frame(b, 3, 0, 7, 4), NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
+	/* an HTTP/1 response on it would be a frame's bytes: it stays h2 */
+	s = SEND(&c, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
+	ASSERT_TRUE(s.flags & TT_SEND_F_H2, "frames");
+}
+
+/* A connection that answered HTTP/1 first never becomes HTTP/2; nor does
+ * one whose first bytes are no SETTINGS frame (stream 0, 6-byte units) */
+static void test_h2_preface_only(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+	char b[64];
+
+	SEND(&c, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
+	s = conn_send(&c, b, h2_frame(b, 4, 0, 0, 24), NULL, 0);
+	ASSERT_EQ(s.flags, 0, "s.flags");
+	memset(&c, 0, sizeof(c));
+	s = conn_send(&c, b, h2_frame(b, 4, 0, 0, 20), NULL, 0);
+	ASSERT_EQ(s.flags, 0, "not 6-byte settings");
+	s = conn_send(&c, b, h2_frame(b, 4, 0, 1, 24), NULL, 0);
+	ASSERT_EQ(s.flags, 0, "not stream 0");
+	s = conn_send(&c, b, h2_frame(b, 4, 0, 0, 24), NULL, 0);
+	ASSERT_EQ(s.flags, TT_SEND_F_H2, "s.flags");
+}
+
+
 /* uvicorn (h11) and aiohttp: the headers alone, then the body in a send of
  * its own, or split in two; the end is where Content-Length says. */
 static void test_length_across_sends(void)
@@ -778,6 +875,8 @@ int main(void)
 	TT_RUN(test_not_sse);
 	TT_RUN(test_http2_is_other);
 	TT_RUN(test_tls_records);
+	TT_RUN(test_grpc_stream);
+	TT_RUN(test_h2_preface_only);
 	TT_RUN(test_interim);
 	TT_RUN(test_degenerate);
 	TT_RUN(test_capture_limit);

@@ -5,9 +5,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
 	"syscall"
 	"unsafe"
 )
@@ -65,4 +69,58 @@ func (s *sseStream) token(text string) {
 
 func (s *sseStream) done() {
 	fmt.Fprint(s.w, "data: [DONE]\n\n")
+}
+
+// freePort: a loopback port a child server can listen on, as Ollama and
+// LocalAI pick one for their runners and backends
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// serveFront serves handler on 127.0.0.1:port until SIGINT or SIGTERM, which
+// it passes on to child (the runner or backend it started) before exiting
+func serveFront(prog string, port int, child *exec.Cmd, handler http.HandlerFunc) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	go func() {
+		<-sig
+		child.Process.Signal(syscall.SIGTERM)
+		child.Wait()
+		os.Exit(0)
+	}()
+	http.HandleFunc("/v1/completions", handler)
+	http.HandleFunc("/", handler)
+	if err := http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", port), nil); err != nil {
+		fmt.Fprintln(os.Stderr, prog+":", err)
+		child.Process.Kill()
+		os.Exit(1)
+	}
+}
+
+// frontFlags parses the flags with -p and -log; a usage line and exit 2
+// when -log or what given() says is missing
+func frontFlags(prog, usage string, given func() bool) (int, string) {
+	port := flag.Int("p", 8000, "port")
+	logPath := flag.String("log", "", "ground-truth log")
+	flag.Parse()
+	if !given() || *logPath == "" {
+		fmt.Fprintf(os.Stderr, "%s: %s\n", prog, usage)
+		os.Exit(2)
+	}
+	return *port, *logPath
+}
+
+// startChild runs start (the front's runner or backend), exiting on error
+func startChild(prog string, start func() (*exec.Cmd, error)) *exec.Cmd {
+	child, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, prog+":", err)
+		os.Exit(1)
+	}
+	return child
 }

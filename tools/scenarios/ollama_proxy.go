@@ -34,11 +34,9 @@ import (
 	"net/http/httptrace"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -128,16 +126,6 @@ func generate(w http.ResponseWriter, r *http.Request) {
 	logMu.Unlock()
 }
 
-// freePort: a loopback port the runner can listen on, as Ollama picks one
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // startRunner spawns the runner and waits until it accepts connections
 func startRunner() (*exec.Cmd, error) {
 	rp, err := freePort()
@@ -167,33 +155,9 @@ func startRunner() (*exec.Cmd, error) {
 }
 
 func main() {
-	port := flag.Int("p", 8000, "port")
-	logPath := flag.String("log", "", "ground-truth log")
-	flag.Parse()
-	if *runnerBin == "" || *logPath == "" {
-		fmt.Fprintln(os.Stderr, "ollama_proxy: -runner BIN and -log FILE are needed")
-		os.Exit(2)
-	}
-	logFile = openLog("ollama_proxy", *logPath, "port,t_read,upstream_port,t_forward,"+
+	port, logPath := frontFlags("ollama_proxy", "-runner BIN and -log FILE are needed",
+		func() bool { return *runnerBin != "" })
+	logFile = openLog("ollama_proxy", logPath, "port,t_read,upstream_port,t_forward,"+
 		"t_first_token_emit,t_last_token_emit,tokens,status")
-	runner, err := startRunner()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ollama_proxy:", err)
-		os.Exit(1)
-	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	go func() {
-		<-sig
-		runner.Process.Signal(syscall.SIGTERM)
-		runner.Wait()
-		os.Exit(0)
-	}()
-	http.HandleFunc("/v1/completions", generate)
-	http.HandleFunc("/", generate)
-	if err := http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil); err != nil {
-		fmt.Fprintln(os.Stderr, "ollama_proxy:", err)
-		runner.Process.Kill()
-		os.Exit(1)
-	}
+	serveFront("ollama_proxy", port, startChild("ollama_proxy", startRunner), generate)
 }

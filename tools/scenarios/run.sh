@@ -8,7 +8,8 @@
 # Scenarios: gil vllm vllm-uvloop sglang node go go-lock nagle odirect pool
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
 # llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
-# tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java (README.md).
+# tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java localai
+# localai-serial (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -46,14 +47,15 @@ newer() {
 }
 
 # build_go NAME [PART...]: tools/scenarios/NAME.go, a Go program, with
-# goclock.go and tools/scenarios/PART.go (goengine: the engine servers')
+# goclock.go and tools/scenarios/PART.go (goengine: the engine servers');
+# Debian's Go packages (golang-google-grpc-dev) are in /usr/share/gocode
 build_go() {
 	local f srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
 	for f in "${@:2}"; do srcs+=("$SCEN/$f.go"); done
 	newer "$OUTPUT/scenarios/$1" "${srcs[@]}" && return 0
 	# go wants them absolute, whether OUTPUT is or not
 	GOCACHE=$(realpath -m "$OUTPUT/scenarios/gocache") \
-		GOPATH=$(realpath -m "$OUTPUT/scenarios/gopath") \
+		GOPATH=$(realpath -m "$OUTPUT/scenarios/gopath"):/usr/share/gocode \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
 		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
 }
@@ -162,6 +164,12 @@ server_cmd() {
 	ollama) build_go ollama_proxy && build_c llama_server &&
 		echo "$OUTPUT/scenarios/ollama_proxy -p $port -log $log \
 -runner $OUTPUT/scenarios/llama_server -runner-log ${log%.csv}-runner.csv" ;;
+	# LocalAI's Go API calling its Python backend over gRPC (a child it
+	# spawns on a free port); -serial: its default, one call at a time
+	localai) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
+-log $log -backend '$PY $SCEN/localai_backend.py'" ;;
+	localai-serial) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
+-log $log -parallel=false -backend '$PY $SCEN/localai_backend.py'" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
 	node-gateway) build_c llama_server && echo "/usr/bin/node $SCEN/node_gateway.js -p $port \

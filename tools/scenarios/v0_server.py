@@ -47,24 +47,28 @@ from vllm_server import (SSE_DONE, auditor, calibrated_compute, log_row,  # noqa
                          truth_log)
 
 
-def main():
-    ap = server_args(__doc__)
-    ap.add_argument("--batch-wait-ms", type=float, default=0)
-    args = ap.parse_args()
-    if not args.log:
-        sys.exit("v0_server: --log is needed")
-    from starlette.responses import StreamingResponse
+class AsyncEngine:
+    """AsyncLLMEngine's loop as a task of the loop it runs on: new requests
+    on an asyncio.Queue (nobody is woken), the has-work event set; each
+    step's forward in a one-thread executor. Each request's stream gets
+    ("admit", t_admit, batch), then ("token", idx, last) per token."""
 
-    compute = calibrated_compute()
-    audit = auditor(args)
-    rids = iter(range(1, 1 << 62))
-    worker = ThreadPoolExecutor(1, thread_name_prefix="model")
-    log = truth_log(args.log, "batch")
-    new = asyncio.Queue()       # AsyncLLMEngine's _new_requests
-    has_work = asyncio.Event()
+    def __init__(self, args, compute, audit):
+        self.args, self.compute, self.audit = args, compute, audit
+        self.worker = ThreadPoolExecutor(1, thread_name_prefix="model")
+        self.new = asyncio.Queue()      # AsyncLLMEngine's _new_requests
+        self.has_work = asyncio.Event()
 
-    async def fill_batch(loop):
+    def add(self, rid, want):
+        """In the loop: a request put (its t_enqueue just stamped); its stream."""
+        stream = asyncio.Queue()
+        self.new.put_nowait([stream, want, 0, rid])
+        self.has_work.set()
+        return stream
+
+    async def fill_batch(self, loop):
         # idle, the batcher waits for a full batch on the loop's timer
+        args, new, has_work = self.args, self.new, self.has_work
         deadline = loop.time() + args.batch_wait_ms / 1000
         while new.qsize() < args.batch and loop.time() < deadline:
             has_work.clear()
@@ -73,7 +77,8 @@ def main():
             except asyncio.TimeoutError:
                 break
 
-    async def engine_loop():
+    async def run(self):
+        args, new, has_work = self.args, self.new, self.has_work
         loop = asyncio.get_running_loop()
         running = []            # [stream, want, made, rid]
         while True:
@@ -81,15 +86,16 @@ def main():
                 await has_work.wait()
                 has_work.clear()
             if not running and args.batch_wait_ms:
-                await fill_batch(loop)
+                await self.fill_batch(loop)
             took = []
             while len(running) + len(took) < args.batch and not new.empty():
                 took.append(new.get_nowait())
             t_admit = now()
             for r in took:
-                audit("v0.admit", r[3])
+                self.audit(args.audit_admit, r[3])
                 r[0].put_nowait(("admit", t_admit, len(took)))
-            await loop.run_in_executor(worker, compute, args.prefill_ms * len(took) +
+            await loop.run_in_executor(self.worker, self.compute,
+                                       args.prefill_ms * len(took) +
                                        (args.decode_ms if running else 0))
             for r in running + took:
                 r[2] += 1
@@ -97,15 +103,28 @@ def main():
             running = [r for r in running + took if r[2] < r[1]]
             await asyncio.sleep(0)
 
+
+def main():
+    ap = server_args(__doc__)
+    ap.add_argument("--batch-wait-ms", type=float, default=0)
+    args = ap.parse_args()
+    args.audit_admit = "v0.admit"
+    if not args.log:
+        sys.exit("v0_server: --log is needed")
+    from starlette.responses import StreamingResponse
+
+    audit = auditor(args)
+    engine = AsyncEngine(args, calibrated_compute(), audit)
+    rids = iter(range(1, 1 << 62))
+    log = truth_log(args.log, "batch")
+
     async def completions(request):
         t_read, want = tokenize(await request.json(), args)
-        stream = asyncio.Queue()
         port = request.client.port
         rid = next(rids)
         t_enqueue = now()
         audit("v0.put", rid)
-        new.put_nowait([stream, want, 0, rid])
-        has_work.set()
+        stream = engine.add(rid, want)
 
         async def gen():
             _, t_admit, batch = await stream.get()
@@ -126,8 +145,8 @@ def main():
     async def ready():
         return "ready"
 
-    serve_starlette(completions, ready, engine_loop, args,
-                    types.SimpleNamespace(terminate=lambda: worker.shutdown(wait=False)))
+    serve_starlette(completions, ready, engine.run, args,
+                    types.SimpleNamespace(terminate=lambda: engine.worker.shutdown(wait=False)))
 
 
 if __name__ == "__main__":

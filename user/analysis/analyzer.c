@@ -379,6 +379,8 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 		c->cur.t_last_ready = ts; /* more of the same request */
 		return 0;
 	case CONN_RESPONDING:
+		if (c->h2)
+			return 0; /* a WINDOW_UPDATE, a PING: not a request */
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
 		c->cur.r.hop_sender_tid = sender;
@@ -411,6 +413,17 @@ static int tls_next(struct tt_analyzer *a, struct conn *c, __u64 ts, bool read)
 	return err;
 }
 
+/* A read of the current request's bytes: the latest is its t_read */
+static void req_read(struct conn *c, const struct tt_event *ev)
+{
+	c->cur.r.t_read = ev->h.ts;
+	c->cur.t_last_arrive = c->cur.t_last_ready;
+	c->cur.r.reader_tid = ev->h.tid;
+	c->cur.r.bytes_in += ev->sock.len;
+	if (!c->cur.r.tgid)
+		c->cur.r.tgid = ev->h.tgid;
+}
+
 static int on_recv(struct tt_analyzer *a, struct conn *c,
 		   const struct tt_event *ev)
 {
@@ -422,6 +435,13 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 		return -ENOMEM;
 	c->unread = c->unread > (__u64)ev->sock.len ? c->unread - ev->sock.len :
 						      0;
+	if (c->h2 && c->state != CONN_RECEIVING) {
+		/* HTTP/2 frames read mid-response belong to it; a stream is
+		 * a request once it is answered (a GOAWAY read is none) */
+		if (c->state == CONN_ARRIVED)
+			req_read(c, ev);
+		return 0;
+	}
 	if (c->state == CONN_RESPONDING && c->cur.tls_answered) {
 		/* bytes that came before a handshake's last records (its
 		 * tickets) were sent */
@@ -440,12 +460,7 @@ static int on_recv(struct tt_analyzer *a, struct conn *c,
 			c->cur.r.incomplete |= TT_INC_PIPELINED;
 	}
 	req_materialize(a, c);
-	c->cur.r.t_read = ev->h.ts;
-	c->cur.t_last_arrive = c->cur.t_last_ready;
-	c->cur.r.reader_tid = ev->h.tid;
-	c->cur.r.bytes_in += ev->sock.len;
-	if (!c->cur.r.tgid)
-		c->cur.r.tgid = ev->h.tgid;
+	req_read(c, ev);
 	return err;
 }
 
@@ -538,6 +553,16 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 			r->bytes_out += s->len;
 		return 0;
 	}
+	if (s->flags & TT_SEND_F_H2)
+		c->h2 = true;
+	/* the connection's own frames (SETTINGS, a PING's ACK, one sent as
+	 * it closed and classified without its carry) answer nothing */
+	if (c->h2 && s->cls == TT_SEND_OTHER &&
+	    !(s->flags & TT_SEND_F_HEADERS)) {
+		if (c->state != CONN_IDLE)
+			r->bytes_out += s->len;
+		return 0;
+	}
 	status_line = (s->flags & TT_SEND_F_HEADERS) ||
 		      s->cls == TT_SEND_HEADERS;
 	if (c->state == CONN_IDLE && !status_line) {
@@ -563,7 +588,7 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 		r->t_headers = s->ts_enter;
 		r->status = s->status;
 	}
-	if (s->flags & (TT_SEND_F_SSE | TT_SEND_F_CHUNKED))
+	if (s->flags & (TT_SEND_F_SSE | TT_SEND_F_CHUNKED | TT_SEND_F_H2))
 		q->streaming = true;
 	if (s->flags & TT_SEND_F_CLOSE_DELIM)
 		q->close_delim = true;

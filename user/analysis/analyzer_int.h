@@ -79,6 +79,9 @@ struct conn {
 	/* a traced process on this host sent on it: its requests are hops */
 	bool hop;
 	bool tls; /* the server sent a TLS record on it: encrypted */
+	/* HTTP/2 (its server's sends are frames): bytes that arrive while a
+	 * response goes out are its stream's or the connection's frames */
+	bool h2;
 	__u64 unread; /* bytes queued at the latest DATA_READY, less reads */
 	__u64 last_send_ts; /* hdr.ts of the latest send */
 	bool have_tail;

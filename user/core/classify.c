@@ -421,6 +421,100 @@ static bool tls_record(const __u8 *p, size_t n)
 	       p[2] <= 0x04 && ((p[3] << 8) | p[4]) <= (1 << 14) + 2048;
 }
 
+/* HTTP/2 (RFC 9113 §4.1, §6): a frame's 9-byte header */
+#define H2_HEADER 9
+enum h2_type {
+	H2_DATA = 0,
+	H2_HEADERS = 1,
+	H2_RST_STREAM = 3,
+	H2_SETTINGS = 4,
+};
+#define H2_END_STREAM 0x1
+#define H2_ACK 0x1
+
+static __u32 be24(const __u8 *p)
+{
+	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
+}
+
+/* The server connection preface (§3.4): a SETTINGS frame on stream 0, a
+ * whole number of 6-byte settings, is the first frame a server sends; no
+ * HTTP/1 response, TLS record or body of one begins with those bytes */
+static bool h2_preface(const __u8 *p, size_t n)
+{
+	__u32 flen;
+
+	if (n < H2_HEADER || p[3] != H2_SETTINGS || (p[4] & ~H2_ACK))
+		return false;
+	flen = be24(p);
+	return flen % 6 == 0 && flen <= 16384 && !(p[5] | p[6] | p[7] | p[8]);
+}
+
+/* A response's :status from the first byte of its header block, where it
+ * is an entry of HPACK's static table (RFC 7541 appendix A); 0 else */
+static unsigned int h2_status(__u8 b)
+{
+	static const unsigned short code[] = {
+		200, 204, 206, 304, 400, 404, 500
+	};
+
+	return b >= 0x88 && b <= 0x8e ? code[b - 0x88] : 0;
+}
+
+/*
+ * The frames of a send on an HTTP/2 connection (gRPC's), followed across
+ * sends by their lengths (carry->left: what the last send's last frame
+ * still has to come). A stream's HEADERS begin its response (its status
+ * when HPACK's static table has it), each DATA frame with a payload is a
+ * token (a gRPC message), and END_STREAM (the trailers) or RST_STREAM end
+ * it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
+ * connection's: no response. A frame header past the capture loses the
+ * track until the next send, taken to begin with a frame.
+ */
+static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
+		      struct tt_sse_carry *carry)
+{
+	unsigned int tokens = 0, type, flags;
+	__u64 pos = carry->left < len ? carry->left : len, flen;
+	bool end = false;
+	__u32 sid;
+
+	carry->left -= pos;
+	send->flags |= TT_SEND_F_H2;
+	while (pos + H2_HEADER <= n) {
+		flen = be24(p + pos);
+		type = p[pos + 3];
+		flags = p[pos + 4];
+		sid = (__u32)(p[pos + 5] & 0x7f) << 24 | be24(p + pos + 6);
+		if (sid && type == H2_HEADERS && (flags & H2_END_STREAM)) {
+			end = true;
+		} else if (sid && type == H2_HEADERS &&
+			   !(send->flags & TT_SEND_F_HEADERS)) {
+			send->flags |= TT_SEND_F_HEADERS;
+			send->status = pos + H2_HEADER < n ?
+					       h2_status(p[pos + H2_HEADER]) :
+					       0;
+		} else if (sid && type == H2_DATA && flen) {
+			tokens++;
+		}
+		if (sid && ((type == H2_DATA && (flags & H2_END_STREAM)) ||
+			    type == H2_RST_STREAM))
+			end = true;
+		pos += H2_HEADER + flen;
+	}
+	/* the last frame runs into the next send: skip its rest there */
+	if (pos > len)
+		carry->left = pos - len;
+	send->tokens = tokens;
+	if (end)
+		send->flags |= TT_SEND_F_END;
+	send->cls = tokens && end		      ? TT_SEND_TOKEN_DONE :
+		    tokens			      ? TT_SEND_TOKEN :
+		    end				      ? TT_SEND_DONE :
+		    (send->flags & TT_SEND_F_HEADERS) ? TT_SEND_HEADERS :
+							TT_SEND_OTHER;
+}
+
 /* whole: p[0..n) is the send to its last byte (nothing cut by the capture);
  * len: the send's length */
 static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
@@ -432,6 +526,14 @@ static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 	unsigned int code;
 	size_t hdr_len;
 
+	/* an HTTP/2 connection stays one (gRPC between a front and a
+	 * backend): its frames, not HTTP/1's lines */
+	if (carry && (carry->h2 || (carry->frame == TT_FRAME_NONE &&
+				    !carry->chunked && h2_preface(p, n)))) {
+		carry->h2 = 1;
+		h2_frames(p, n, len, send, carry);
+		return;
+	}
 	code = status_code(p, n);
 	if (!code && (!carry || carry->frame == TT_FRAME_NONE) &&
 	    tls_record(p, n)) {
@@ -606,7 +708,7 @@ static size_t carry_slot(__u64 sk)
 /* Anything for the connection's next send to know. */
 static bool carry_live(const struct tt_sse_carry *carry)
 {
-	return carry->n || carry->frame != TT_FRAME_NONE;
+	return carry->n || carry->frame != TT_FRAME_NONE || carry->h2;
 }
 
 void tt_classifier_send(struct tt_classifier *c, const void *data,

@@ -62,6 +62,9 @@ struct tt_sse_carry {
 	/* an SSL_write's plaintext was sent on it: what is sent outside one
 	 * is encrypted (a handshake's record, a ticket, an alert) */
 	__u8 tls;
+	/* its server's first send was HTTP/2's preface: frames from then on,
+	 * left the bytes of the last one still to come */
+	__u8 h2;
 	__u64 left;
 };
 
