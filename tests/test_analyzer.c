@@ -694,10 +694,11 @@ static __u32 h2_send(__u64 t, __u64 sk, __u32 seq, unsigned int which,
 			carry);
 }
 
-/* A gRPC call on a connection of its own (LocalAI's backend): the
- * client's frames mid-response (a PING, a WINDOW_UPDATE) and read are no
- * new request, the trailers end it; a GOAWAY read after it and the
- * PING's ACK sent as it closes make none either. */
+/* A gRPC call on a connection of its own (LocalAI's backend): a PING's
+ * ACK read before the response is not the request's read; the client's
+ * frames mid-response (a PING, a WINDOW_UPDATE) and read are no new
+ * request, the trailers end it; a GOAWAY read after it and the PING's ACK
+ * sent as it closes make none either. */
 static void test_grpc_call(void)
 {
 	struct tt_sse_carry carry = { 0 };
@@ -711,6 +712,10 @@ static void test_grpc_call(void)
 	seq = h2_send(2 * MS + 50 * US, 0x4100, seq, 0, &carry);
 	recv_(2 * MS + 100 * US, 0x4100, 24);
 	request_in(3 * MS, 3 * MS + 100 * US, 0x4100, 120);
+	/* the server's PING (BDP probe) and the client's ACK, read before
+	 * the response: the request was read at 3.1 ms */
+	seq = h2_send(4 * MS, 0x4100, seq, 4, &carry);
+	request_in(5 * MS, 5 * MS + 100 * US, 0x4100, 17);
 	seq = h2_send(10 * MS, 0x4100, seq, 1, &carry);
 	request_in(11 * MS, 11 * MS + 100 * US, 0x4100, 17);
 	seq = h2_send(11 * MS + 200 * US, 0x4100, seq, 4, &carry);

@@ -1847,6 +1847,80 @@ static const struct rq_want sync_calls_want[] = {
 #define SHARE_PICKUP(name_, w_, A_WANT)                                       \
 	SHARE_PICKUP_WANT(name_, w_, SHARE_B_WANT, A_WANT)
 /* clang-format on */
+/* LOOP_CALLEE: loop 101 reads A at 1100 us and hands the step to worker
+ * 102 at 1500, which runs from 3500, answers at 5500 and waits at w_;
+ * LOOP_CALLEE_WITH: the worker's steps from 3500 to w_ (its answer) are
+ * given */
+#define LOOP_ANSWER                                                           \
+	(E_DATA(5500, 102, 101, NR_WRITE, 6),                                 \
+	 E_WAKE(5500, 102, 101, NR_WRITE, 6))
+#define LOOP_CALLEE(name_, w_, ...)                                           \
+	LOOP_CALLEE_WITH(name_, w_, LOOP_ANSWER, __VA_ARGS__)
+#define LOOP_CALLEE_WITH(name_, w_, worker_, ...)                             \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, 102),                           \
+			E_OUT(20, 102, .sys = NR_FUTEX, .arg0 = 0x300),       \
+			E_WAKE(1500, 101, 102, NR_FUTEX, 0x300),              \
+			E_OUT(1510, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_IN(3500, 102), UNPAREN worker_,                     \
+			E_OUT(w_, 102, .sys = NR_FUTEX, .arg0 = 0x300),       \
+			E_IN(5505, 101), E_DREAD(5520, 101)),                 \
+		RQS(RQ(1, 1000, 1100, 5600, 5610, 101, 101)),                 \
+		.want = WANTS({ 1, NULL,                                      \
+				{ R(complete, true), __VA_ARGS__ } }),        \
+	}
+
+/*
+ * POLLER_LOOP: gRPC's poller 103 (never blocked) reads call X at 100 us
+ * and A at 1100, each time writing the loop 101 a notice (150, 1150),
+ * which the loop reads (170, 1160); X's handler hands the step to worker
+ * 102 at 500, whose result comes at 2500; the loop's next step at 2700
+ * ends at 4705. ASK_ runs between A's notice and its handler (1230-2230,
+ * then the loop waits in epoll): the loop's ask of the poller, its wait
+ * and the answer.
+ */
+#define POLLER_ASK                                                            \
+	(E_DATA(1200, 101, 103, NR_WRITE, 7),                                 \
+	 E_OUT(1205, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                   \
+	 E_DATA(1220, 103, 101, NR_WRITE, 6),                                 \
+	 E_WAKE(1220, 103, 101, NR_WRITE, 6))
+#define POLLER_LOOP(name_, ask_, ...)                                         \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),             \
+			E_OUT(10, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),      \
+			E_OUT(20, 102, .sys = NR_FUTEX, .arg0 = 0x300),       \
+			E_DATA(150, 103, 101, NR_WRITE, 6),                   \
+			E_WAKE(150, 103, 101, NR_WRITE, 6), E_IN(155, 101),   \
+			E_DREAD(170, 101),                                    \
+			E_WAKE(500, 101, 102, NR_FUTEX, 0x300),               \
+			E_IN(505, 102),                                       \
+			E_OUT(510, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_DATA(1150, 103, 101, NR_WRITE, 6),                  \
+			E_WAKE(1150, 103, 101, NR_WRITE, 6), E_IN(1155, 101), \
+			E_DREAD(1160, 101), UNPAREN ask_, E_IN(1225, 101),    \
+			E_DREAD(1230, 101),                                   \
+			E_OUT(2230, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_DATA(2500, 102, 101, NR_WRITE, 6),                  \
+			E_WAKE(2500, 102, 101, NR_WRITE, 6),                  \
+			E_OUT(2505, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+			E_IN(2510, 101), E_DREAD(2515, 101),                  \
+			E_WAKE(2700, 101, 102, NR_FUTEX, 0x300),              \
+			E_IN(2705, 102),                                      \
+			E_OUT(2710, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_DATA(4705, 102, 101, NR_WRITE, 6),                  \
+			E_WAKE(4705, 102, 101, NR_WRITE, 6),                  \
+			E_OUT(4710, 102, .sys = NR_FUTEX, .arg0 = 0x300),     \
+			E_IN(4715, 101), E_DREAD(4720, 101)),                 \
+		RQS(RQ(1, 50, 100, 2600, 2610, 103, 101),                     \
+		    RQ(2, 1000, 1100, 4800, 4810, 103, 101)),                 \
+		.want = WANTS({ 2, NULL,                                      \
+				{ R(complete, true), __VA_ARGS__ } }),        \
+	}
+
 /* the worker's result through the loop's self-pipe at 2000 us */
 #define WORKER_RESULT                         \
 	(E_DATA(2000, 102, 101, NR_WRITE, 6), \
@@ -4971,6 +5045,47 @@ static const struct scenario scenarios[] = {
 			      1500, 100) },
 		}),
 	},
+	/* vLLM V0's loop 101 hands its step's forward to worker 102 at 1500
+	 * us (run_in_executor), the worker waits 2 ms for a CPU beside two
+	 * hogs, computes, answers the loop at 5500 and waits again: the step
+	 * admitted A at the hand-off (without the rule: at the worker's run,
+	 * 3500) */
+	LOOP_CALLEE("loop_callee", 5510, R_T(t_dispatch, 1500),
+		    R(dispatch, TT_CP_DISP_PICKUP)),
+	/* a worker that goes on computing the request's tokens after its
+	 * first answer (an executor holding the model: pool) took A up when
+	 * it ran */
+	LOOP_CALLEE("loop_callee_computes_on", 7000, R_T(t_dispatch, 3500)),
+	/* a worker that answers through a lock's word, not the loop's
+	 * socket pair (an engine thread's condition variable), while 104
+	 * writes to the loop: no callee */
+	LOOP_CALLEE_WITH("loop_callee_no_answer", 5510,
+			 (E_IN(5390, 104), E_DATA(5400, 104, 101, NR_WRITE, 6),
+			  E_WAKE(5400, 104, 101, NR_WRITE, 6), E_IN(5402, 101),
+			  E_DREAD(5404, 101),
+			  E_OUT(5406, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			  E_WAKE(5500, 102, 101, NR_FUTEX, 0x500)),
+			 R_T(t_dispatch, 3500)),
+	/* gRPC's poller 103 reads each call and writes the loop 101 a notice;
+	 * the loop runs the servicer and vLLM V0's engine, whose forward is
+	 * worker 102's (grpc.aio, tools/scenarios' localai). X is taken into
+	 * the step at 500 us; A, read at 1100, noticed at 1150, its handler
+	 * run from 1230 after the loop asked the poller for its message
+	 * (1200-1220), let go at the loop's wait at 2230, waits for the step
+	 * X's result ends: dispatched at 2700 (without the rebase: at the
+	 * loop's pick-up, 1155; without the ask: queued from 1205) */
+	POLLER_LOOP("poller_loop", POLLER_ASK,
+		    R_T(t_enqueue, 2230), R_T(t_dispatch, 2700),
+		    R(dispatch, TT_CP_DISP_PICKUP)),
+	/* a wait the poller's data ends, though the loop asked it nothing
+	 * (104 wrote to it): the loop's work on A ended there, queued from
+	 * 1205 */
+	POLLER_LOOP("poller_loop_other_wait",
+		    (E_IN(1190, 104), E_DATA(1195, 104, 103, NR_WRITE, 7),
+		     E_OUT(1205, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+		     E_DATA(1220, 103, 101, NR_WRITE, 6),
+		     E_WAKE(1220, 103, 101, NR_WRITE, 6)),
+		    R_T(t_enqueue, 1205), R_T(t_dispatch, 2700)),
 	/* The engine loop in the reader's thread (vLLM V0): A queued from
 	 * its headers at 1500 us to its step's hand-off to the worker at
 	 * 2100, dispatched there (without the rule: enqueued and
@@ -5053,12 +5168,20 @@ static const struct scenario scenarios[] = {
 	/* The loop's wake of 102 at 1410 us, after C's share (1405) and
 	 * before the headers: the loop's own engine task took the batch up
 	 * in the turn that ran its handlers (vLLM V0's AsyncLLMEngine): A's
-	 * and B's puts at their shares, 815 and 1110 (without: the wake) */
-	SHARE_PICKUP("engine_loop_share_step", 1410,
-		     ({ 1, NULL,
-			{ R(dispatch, TT_CP_DISP_PICKUP),
-			  R_T(t_dispatch, 1500), R(enqueue, TT_CP_ENQ_SHARE),
-			  R_T(t_enqueue, 815) } })),
+	 * and B's puts at their shares, 815 and 1110 (without: the wake),
+	 * and the step, handed to its callee at the wake, admitted them
+	 * there (without the callee: at 102's run, 1500) */
+	SHARE_PICKUP_WANT("engine_loop_share_step", 1410,
+			  ({ 2, NULL,
+			     { R(dispatch, TT_CP_DISP_PICKUP),
+			       R_T(t_dispatch, 1410),
+			       R(enqueue, TT_CP_ENQ_SHARE),
+			       R_T(t_enqueue, 1110) } }),
+			  ({ 1, NULL,
+			     { R(dispatch, TT_CP_DISP_PICKUP),
+			       R_T(t_dispatch, 1410),
+			       R(enqueue, TT_CP_ENQ_SHARE),
+			       R_T(t_enqueue, 815) } })),
 	/* The same wake at 1460 us, after the headers: in a later turn,
 	 * nothing says the batch's handlers came before it, and the wake is
 	 * the pick-up of both */

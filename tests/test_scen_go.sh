@@ -84,13 +84,22 @@ done
 # t_dispatch and admission to token for 0, the strict check passing in
 # all fifteen. Gated at p50 as tgi is: its queue has a gap at the median
 # (concurrency 1 waits about 0.1 ms), where a few requests off move p50.
-# localai: the request model and the hops are gated, not the backend's
-# queue (1: any share): its grpc.aio backend relays each call from gRPC's
-# poller thread to the loop that runs vLLM V0's engine, and t_dispatch was
-# off for 105 of 120 in the first run (issue 8's note, session 53).
+# localai: its grpc.aio backend's poller hands each call to the loop that
+# runs vLLM V0's engine (docs/design.md §4.4, "A poller in front of the
+# loop"). Five runs of session 53, one beside each load (nothing, a hog, a
+# hog on each CPU, stalling hogs, a compile): t_dispatch off for 11, 17,
+# 25, 14, 38 of 120 (105 before the poller and the callee rules),
+# admission to token the same. Its queue is not gated: the loop runs
+# every call's handler, and nothing shows where this one's ran among them
+# (t_enqueue off for 60-67 of 120, early). Its front is followed at the
+# thread level (the goroutine probe comes off at this rate): 105-120 of
+# 120 walked through their hop. localai-serial (LocalAI's default, one
+# call at a time; recorded with goroutines followed): 1-9 of 120 off each
+# way in the same five, every request through its own hop.
 scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 \
 	ollama:0.1:0.2:0.1:hops=0.9 tgi:0.08:0.08:0.08:p50 \
-	tgi-py:0.08:0.08:0.08:p50 localai:1:1:1:hops=0.9 localai-serial:1:1:1:hops=0.9
+	tgi-py:0.08:0.08:0.08:p50 localai:0.4:1:0.4:hops=0.85 \
+	localai-serial:0.12:0.12:0.12:hops=0.9
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

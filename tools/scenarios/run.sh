@@ -109,13 +109,13 @@ server_cmd() {
 	local port=$2 log=$3
 	case $1 in
 	gil) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1" ;;
-	# the same, marking its put and its admission (scenario_marks)
+	# the same, marking its put and its admission (scenario_opts)
 	gil-mark) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 --audit" ;;
 	nagle) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 4 --nagle" ;;
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
 	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
-	# marking itself by str ids, API and engine (scenario_marks)
+	# marking itself by str ids, API and engine (scenario_opts)
 	vllm-mark) echo "$PY $SCEN/vllm_server.py -p $port --log $log --audit" ;;
 	# vLLM's own defaults with its dependencies installed: uvloop, httptools
 	vllm-uvloop) echo "$PY $SCEN/vllm_server.py -p $port --log $log --uvloop" ;;
@@ -140,16 +140,16 @@ server_cmd() {
 	shm) echo "$PY $SCEN/shm_server.py -p $port --log $log --batch 4" ;;
 	v0) echo "$PY $SCEN/v0_server.py -p $port --log $log" ;;
 	v0-delay) echo "$PY $SCEN/v0_server.py -p $port --log $log --batch-wait-ms 5" ;;
-	# the same, marking its put and its admission (scenario_marks)
+	# the same, marking its put and its admission (scenario_opts)
 	v0-mark) echo "$PY $SCEN/v0_server.py -p $port --log $log --audit" ;;
-	# the same, marking its put and its prefill (scenario_marks)
+	# the same, marking its put and its prefill (scenario_opts)
 	mpq-mark) echo "$PY $SCEN/mpq_server.py -p $port --log $log --batch 4 --audit" ;;
 	lit) echo "$PY $SCEN/lit_server.py -p $port --log $log" ;;
 	go) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log" ;;
 	tgi) build_go tgi_router goengine && echo "$OUTPUT/scenarios/tgi_router -p $port -log $log \
 -shard $SCEN/tgi_shard.py" ;;
 	# tgi-rs-mark: the same, its append and prefill call marked
-	# (scenario_marks)
+	# (scenario_opts)
 	tgi-rs | tgi-rs-mark) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port \
 --log $log --shard $SCEN/tgi_shard.py" ;;
 	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
@@ -178,9 +178,14 @@ server_cmd() {
 	esac
 }
 
-# scenario_marks NAME: the --mark options of a server that marks itself
-scenario_marks() {
+# scenario_opts NAME: more record options: the --mark options of a server
+# that marks itself, --goroutines=on where the probe must stay
+scenario_opts() {
 	case $1 in
+	# auto takes the probe off at this rate (a goroutine per dial); at the
+	# thread level a request queued on the front's mutex takes the call
+	# before its own (docs/design.md §4.11)
+	localai-serial) echo "--goroutines=on" ;;
 	gil-mark) echo "--mark enqueue=python:$PY:gil.put,key=arg1 \
 --mark dispatch=python:$PY:gil.admit,key=arg1" ;;
 	mpq-mark) echo "--mark enqueue=python:$PY:mpq.put,key=arg1 \
@@ -205,7 +210,7 @@ run_one() {
 	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want marks
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
-	read -ra marks <<<"$(scenario_marks "$name")"
+	read -ra marks <<<"$(scenario_opts "$name")"
 	echo "=== $name: $cmd ${marks[*]}"
 	"$TTFTRACE" record "${record_opts[@]}" "${marks[@]}" -o "$d/rec.ttft" -c "$cmd" \
 		2>"$d/record.log" &

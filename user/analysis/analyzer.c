@@ -413,9 +413,20 @@ static int tls_next(struct tt_analyzer *a, struct conn *c, __u64 ts, bool read)
 	return err;
 }
 
+/* An HTTP/2 read this short after a longer one is the connection's frames
+ * (a PING's ACK 17 bytes, a WINDOW_UPDATE 13, both 30, SETTINGS' ACK 9),
+ * not the stream's request: HEADERS and a message run longer */
+#define H2_CONTROL_READ 40
+
 /* A read of the current request's bytes: the latest is its t_read */
 static void req_read(struct conn *c, const struct tt_event *ev)
 {
+	if (c->h2 && c->cur.h2_read && ev->sock.len <= H2_CONTROL_READ) {
+		c->cur.r.bytes_in += ev->sock.len;
+		return;
+	}
+	if (c->h2 && ev->sock.len > H2_CONTROL_READ)
+		c->cur.h2_read = true;
 	c->cur.r.t_read = ev->h.ts;
 	c->cur.t_last_arrive = c->cur.t_last_ready;
 	c->cur.r.reader_tid = ev->h.tid;

@@ -45,6 +45,7 @@ struct live_req {
 	bool close_delim; /* its body ends at the connection's close */
 	bool done; /* end-of-stream send seen */
 	bool answered; /* a status line or body send seen */
+	bool h2_read; /* HTTP/2: a read longer than the connection's frames */
 	bool tls; /* on an encrypted connection */
 	/* answered so far only by encrypted records sent outside SSL_write:
 	 * a handshake's, a ticket's, an alert's */

@@ -697,6 +697,22 @@ __u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
 /* tid serves request req and no other that began by limit. */
 bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
 
+/* poller.c: a request read by a thread that writes no token and handed
+ * at once to its writer by a write (gRPC's poller, grpc.aio's loop) is
+ * read by the writer, at that wake */
+void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
+		      size_t n);
+/* The reader's block at record k waits for the answer of a thread it had
+ * just written to, which answered with data at once (a loop asking its
+ * poller for a call's message): no end of its work on the request. */
+bool cp_block_asked(const struct tt_critpath *cp, const struct cp_thread *th,
+		    size_t k);
+/* Consumer c, woken by the reader (an event loop) at t, answered the loop
+ * with data before it waited again (but for the GIL): a callee that runs
+ * the loop's step (vLLM V0's forward in run_in_executor). The step was
+ * admitted at the wake; c's wait for a CPU after it is the step's. */
+bool cp_loop_callee(const struct walk *wk, const struct cp_thread *c, __u64 t);
+
 /* handoff.c */
 __u64 cp_find_token(const struct tt_critpath *cp, __u32 writer, __u64 from,
 		    __u64 to);

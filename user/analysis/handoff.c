@@ -349,7 +349,8 @@ static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
 
 	if (stop == STOP_RUNTIME ||
 	    (stop == STOP_PEER &&
-	     reader_headers(wk, th, th->recs[k].ts, UINT64_MAX)))
+	     reader_headers(wk, th, th->recs[k].ts, UINT64_MAX)) ||
+	    cp_block_asked(wk->cp, th, k))
 		return false;
 	return ran >= HANDLER_START_NS ||
 	       (!cp_block_is_runtime(wk->cp, th, &th->recs[k]) &&

@@ -219,7 +219,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 	const struct cp_take *take, *batch;
 	const struct cp_wake *handed;
 	bool boundary, resume, collect, call, via_handoff, released,
-		dispatched = false;
+		dispatched = false, stepped = false;
 	/* th carries the token: the walk came to it by no lock's wake */
 	bool carries = true;
 	__u32 tid = rq->writer_tid, from, join, reader_tgid;
@@ -529,6 +529,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				wk->t_enqueue = own;
 			} else if (!released && waker == wk->reader &&
 				   (s = cp_loop_step(wk, th, t))) {
+				stepped = true;
 				/* admitted by the reader's own engine loop,
 				 * whatever passed the step on, or at the lock
 				 * turn it gave */
@@ -555,6 +556,12 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				wk->path.n = worker_seg;
 				queued(wk, t, worker_wake);
 			}
+			/* the loop's own step, handed to a callee: admitted
+			 * at the hand-off */
+			if (!released && !stepped && waker == wk->reader &&
+			    disp > t && worker_wake <= t &&
+			    cp_loop_callee(wk, th, t))
+				disp = t;
 		}
 		if (!dispatched && cp_lock_wake(w))
 			wk->lock_followed = true;
@@ -739,6 +746,7 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 			 const size_t *sel, size_t nsel,
 			 struct tt_cp_result *out)
 {
+	struct tt_cp_request *own = NULL;
 	struct rq_index ix = { 0 };
 	struct cp_rq_marks *mk;
 	size_t i;
@@ -751,6 +759,14 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 	memset(out, 0, nsel * sizeof(*out));
 	mk = malloc(n * sizeof(*mk));
 	err = mk ? cp_prepare(cp, n) : -ENOMEM;
+	/* the rules read who took each request up: a poller's loop */
+	if (!err && !(own = malloc(n * sizeof(*own))))
+		err = -ENOMEM;
+	if (!err) {
+		memcpy(own, rqs, n * sizeof(*own));
+		cp_poller_rebase(cp, own, n);
+		rqs = own;
+	}
 	if (!err)
 		err = cp_rq_index_build(&ix, rqs, n);
 	if (!err)
@@ -764,6 +780,7 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 		err = cp_walk_one(cp, &ix, rqs, sel[i], &mk[sel[i]], &out[i]);
 	cp_rq_index_free(&ix);
 	free(mk);
+	free(own);
 	if (err) {
 		for (i = 0; i < nsel; i++)
 			tt_cp_result_free(&out[i]);

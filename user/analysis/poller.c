@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * A poller in front of the loop (docs/design.md §4.4, "A poller in front
+ * of the loop"): gRPC's C core reads a call's bytes in a thread of its own
+ * and hands the call to the event loop that runs the servicer (grpc.aio:
+ * a write to the loop's socket pair), and the loop answers it. The poller
+ * only reads; the loop is where the request is taken up, as if it had
+ * read it itself: the loop's rules (loopfifo.c) read the loop.
+ */
+#include "cp_internal.h"
+
+/* The poller's hand-off follows its read at once: it parses the frames
+ * and writes one byte (136 us on a quiet machine, a PING's ACK between) */
+#define POLLER_HANDOFF_NS (1000ull * 1000)
+
+/* tid wrote the first token of none of the n requests */
+static bool writes_none(const struct tt_cp_request *rqs, size_t n, __u32 tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (rqs[i].writer_tid == tid)
+			return false;
+	return true;
+}
+
+/* The poller's data for the loop (its write to the loop's socket pair,
+ * which woke the loop or found it running) within POLLER_HANDOFF_NS of its
+ * read of rq; the read itself when it wrote none then (the loop had its
+ * earlier notice still unread: one write stands for all) but did write to
+ * the loop at some time; 0 if it never did (no poller of this loop) */
+static __u64 poller_handoff(const struct cp_thread *poller,
+			    const struct cp_thread *loop,
+			    const struct tt_cp_request *rq)
+{
+	size_t j = cp_starts_before(loop->arrs, loop->narrs,
+				    sizeof(*loop->arrs), rq->t_read);
+
+	for (; j < loop->narrs; j++) {
+		if (loop->arrs[j].ts > rq->t_read + POLLER_HANDOFF_NS)
+			break;
+		if (loop->arrs[j].writer == poller->tid)
+			return loop->arrs[j].ts;
+	}
+	for (j = 0; j < loop->narrs; j++)
+		if (loop->arrs[j].writer == poller->tid)
+			return rq->t_read;
+	return 0;
+}
+
+/* The loop's first read of its socket pair at t or later (what it took
+ * the notice with: it runs from there); t when none within
+ * POLLER_HANDOFF_NS */
+static __u64 loop_took(const struct cp_thread *loop, __u64 t)
+{
+	size_t j = cp_starts_before(loop->dreads, loop->ndreads,
+				    sizeof(*loop->dreads), t);
+
+	return j < loop->ndreads &&
+			       loop->dreads[j].ts <= t + POLLER_HANDOFF_NS ?
+		       loop->dreads[j].ts :
+		       t;
+}
+
+void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
+		      size_t n)
+{
+	const struct cp_thread *poller, *loop;
+	struct tt_cp_request *rq;
+	__u32 known = 0; /* a poller found to write no token */
+	__u64 t;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		rq = &rqs[i];
+		if (!rq->t_read || !rq->reader_tid || !rq->writer_tid ||
+		    rq->reader_tid == rq->writer_tid)
+			continue;
+		poller = cp_thread_find(cp, rq->reader_tid);
+		loop = cp_thread_find(cp, rq->writer_tid);
+		if (!poller || !loop || poller->tgid != loop->tgid)
+			continue;
+		t = poller_handoff(poller, loop, rq);
+		if (!t || t >= rq->t_first_write ||
+		    (poller->tid != known && !writes_none(rqs, n, poller->tid)))
+			continue;
+		known = poller->tid;
+		t = loop_took(loop, t);
+		if (t >= rq->t_first_write)
+			continue;
+		rq->reader_tid = rq->writer_tid;
+		rq->t_read = t;
+	}
+}
+
+/* The block's start at most this after the reader's ask: it asked, then
+ * waited for the answer */
+#define ASK_WAIT_NS (100ull * 1000)
+
+bool cp_block_asked(const struct tt_critpath *cp, const struct cp_thread *th,
+		    size_t k)
+{
+	const struct cp_rec *next = k + 1 < th->nrecs ? &th->recs[k + 1] : NULL;
+	const struct cp_thread *x;
+	const struct cp_wake *w;
+	__u64 block = th->recs[k].ts;
+	size_t j;
+
+	if (!next || next->state != REC_RUNNABLE || next->info == NONE32)
+		return false;
+	w = &cp->wakes[next->info];
+	if (w->ctx != CTX_PROCESS || w->waker_tid == th->tid ||
+	    !cp_nr_send(w->syscall) || w->ts > block + POLLER_HANDOFF_NS)
+		return false;
+	x = cp_thread_find(cp, w->waker_tid);
+	if (!x)
+		return false;
+	j = cp_starts_before(x->arrs, x->narrs, sizeof(*x->arrs),
+			     block > ASK_WAIT_NS ? block - ASK_WAIT_NS : 0);
+	for (; j < x->narrs && x->arrs[j].ts <= block; j++)
+		if (x->arrs[j].writer == th->tid)
+			return true;
+	return false;
+}
+
+/* th's first wait after t, but for the GIL's; UINT64_MAX if none */
+static __u64 next_block(const struct tt_critpath *cp,
+			const struct cp_thread *th, __u64 t)
+{
+	size_t k = (size_t)(cp_rec_before(th, t) + 1);
+
+	for (; k < th->nrecs; k++)
+		if (th->recs[k].ts > t && th->recs[k].state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, th, &th->recs[k]))
+			return th->recs[k].ts;
+	return UINT64_MAX;
+}
+
+/* A callee's CPU from its answer to its next wait: going back to wait (a
+ * second step found queued when it was preempted took 0.7 ms beside two
+ * CPU hogs); a decode step of its own takes more */
+#define CALLEE_AFTER_NS 1000000ULL
+
+bool cp_loop_callee(const struct walk *wk, const struct cp_thread *c, __u64 t)
+{
+	const struct tt_critpath *cp = wk->cp;
+	const struct cp_thread *loop = wk->reader;
+	__u64 end = next_block(cp, c, t);
+	size_t j;
+
+	/* the loop's step ends its turn (it waits for the step's result); a
+	 * handler's put that wakes an engine thread, which takes the request
+	 * up when it runs, comes amid the turn's other handlers */
+	if (!loop || end == UINT64_MAX ||
+	    cp_cpu_in(loop, t, next_block(cp, loop, t)) >= RELAY_CPU_NS)
+		return false;
+	j = cp_starts_before(loop->arrs, loop->narrs, sizeof(*loop->arrs), t);
+	for (; j < loop->narrs && loop->arrs[j].ts <= end; j++)
+		if (loop->arrs[j].writer == c->tid)
+			break;
+	/* the step's result, then the wait for the next: a worker that goes
+	 * on computing the request's tokens (an executor holding the model
+	 * for the whole request: tools/scenarios' pool) is no callee */
+	return j < loop->narrs && loop->arrs[j].ts <= end &&
+	       cp_cpu_in(c, loop->arrs[j].ts, end) < CALLEE_AFTER_NS;
+}
