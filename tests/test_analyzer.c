@@ -740,6 +740,51 @@ static void test_grpc_call(void)
 	tt_analyzer_free(a);
 }
 
+/* The last send of a response (Go's buffered [DONE] and the chunked
+ * terminator in one write) returns after the client, which read it,
+ * sent its next request, and its record comes after the window had let
+ * that arrival go (a CI run of tools/scenarios' localai beside a
+ * compile): the send entered before that arrival is the previous
+ * response's, and the next request is one of its own. */
+static void test_end_send_after_next_arrival(void)
+{
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	__u32 seq = 700;
+	__u64 t = 10 * MS;
+
+	reset();
+	conn_open(1 * MS, 0x4200, "10.0.0.1", 40200);
+	request_in(t, t + 100 * US, 0x4200, 100);
+	seq = send_bytes(t + 1 * MS, 0x4200, seq, UVICORN_SSE_HEADERS,
+			 t + 1 * MS + 5 * US);
+	seq = send_bytes(t + 2 * MS, 0x4200, seq, TOKEN_CHUNK,
+			 t + 2 * MS + 5 * US);
+	/* the end's send: entered at 3 ms, returned at 3.02 ms, its record
+	 * after one 15 ms later; the next request came at 3.01 ms */
+	data_ready(t + 3 * MS + 10 * US, 0x4200);
+	sw_in(t + 18 * MS, WRITER_TID);
+	seq = send_bytes(t + 3 * MS, 0x4200, seq, DONE_CHUNK LAST_CHUNK,
+			 t + 3 * MS + 5 * US);
+	recv_(t + 3 * MS + 200 * US, 0x4200, 100);
+	seq = send_bytes(t + 5 * MS, 0x4200, seq, UVICORN_SSE_HEADERS,
+			 t + 5 * MS + 5 * US);
+	seq = send_bytes(t + 6 * MS, 0x4200, seq, TOKEN_CHUNK,
+			 t + 6 * MS + 5 * US);
+	send_bytes(t + 7 * MS, 0x4200, seq, DONE_CHUNK, t + 7 * MS + 5 * US);
+	conn_close(t + 20 * MS, 0x4200);
+	a = run_listed(0);
+
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2, "tt_analyzer_nrequests");
+	r = req(a, 1);
+	ASSERT_EQ(r->t_arrive, t + 3 * MS + 10 * US, "r.t_arrive");
+	ASSERT_EQ(r->t_read, t + 3 * MS + 200 * US, "r.t_read");
+	ASSERT_EQ(r->t_first_write, t + 6 * MS, "r.t_first_write");
+	ASSERT_EQ(r->incomplete, 0, "r.incomplete");
+	ASSERT_TRUE(r->complete, "r.complete");
+	tt_analyzer_free(a);
+}
+
 static void test_close_mid_stream(void)
 {
 	struct tt_analyzer *a;
@@ -2871,6 +2916,7 @@ int main(void)
 	TT_RUN(test_chunked_token_done);
 	TT_RUN(test_keepalive);
 	TT_RUN(test_grpc_call);
+	TT_RUN(test_end_send_after_next_arrival);
 	TT_RUN(test_close_mid_stream);
 	TT_RUN(test_interleaved_connections);
 	TT_RUN(test_out_of_order_within_window);

@@ -1872,6 +1872,18 @@ static const struct rq_want sync_calls_want[] = {
 				{ R(complete, true), __VA_ARGS__ } }),        \
 	}
 
+/* POOL_CALL: pool thread 101 waits at t_ + 10 us, the poller wakes it at
+ * t_ + 1150; it starts generate thread g_ at t_ + 2150 and waits for its
+ * token, which comes at t_ + 12150 */
+#define POOL_CALL(t_, g_)                                                     \
+	E_OUT((t_) + 10, 101, .sys = NR_FUTEX, .arg0 = 0x600),                \
+		E_WAKE((t_) + 1150, 103, 101, NR_FUTEX, 0x600),               \
+		E_IN((t_) + 1155, 101), E_WAKE_NEW((t_) + 2150, 101, g_, 435), \
+		E_IN((t_) + 2155, g_),                                        \
+		E_OUT((t_) + 2160, 101, .sys = NR_FUTEX, .arg0 = 0x700),      \
+		E_WAKE((t_) + 12150, g_, 101, NR_FUTEX, 0x700),               \
+		E_IN((t_) + 12155, 101)
+
 /*
  * POLLER_LOOP: gRPC's poller 103 (never blocked) reads call X at 100 us
  * and A at 1100, each time writing the loop 101 a notice (150, 1150),
@@ -5044,6 +5056,22 @@ static const struct scenario scenarios[] = {
 			  SEG(1555, 101, TT_CP_RUNNING, TT_ST_CPU, "on-cpu",
 			      1500, 100) },
 		}),
+	},
+	/* gRPC's synchronous server: poller 103 reads A at 1100 us and wakes
+	 * thread 101 of its pool at 1150, which tokenizes and starts A's
+	 * generate thread 102 at 2150 (LocalAI's transformers backend); 102
+	 * computes to 12150 and hands 101 the token: A let go at the start
+	 * (without the rebase: at the pool's wake, 1150); 101 serves B next
+	 * the same way */
+	{
+		SC("test_pickup_producer_work", "poller_pool"),
+		.steps = STEPS(E_IN(0, 103), E_IN(0, 101), POOL_CALL(0, 102),
+			       POOL_CALL(12200, 104)),
+		/* B, the pool thread's next */
+		RQS(RQ(1, 1000, 1100, 12200, 12210, 103, 101),
+		    RQ(2, 13000, 13100, 24400, 24410, 103, 101)),
+		.want = WANTS({ 1, NULL,
+				{ R(complete, true), R_T(t_enqueue, 2150) } }),
 	},
 	/* vLLM V0's loop 101 hands its step's forward to worker 102 at 1500
 	 * us (run_in_executor), the worker waits 2 ms for a CPU beside two

@@ -27,7 +27,7 @@
 # backend it started over gRPC on loopback TCP, a connection per call:
 # each call one request of the backend's HTTP/2 connection (docs/design.md
 # §3.1, "HTTP/2"), counted apart as a hop, every client request complete
-# and walked through its hop.
+# and walked through its hop; and its transformers backend (localai-hf).
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root scen_go
@@ -35,8 +35,9 @@ tt_setup
 need_command scen_go go golang-go
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock ollama tgi tgi-py localai localai-serial \
-	>"$TT_TMP/run.log" 2>&1
-check "scen_go: tools/scenarios/run.sh go go-lock ollama tgi tgi-py localai localai-serial" [ $? = 0 ]
+	localai-hf >"$TT_TMP/run.log" 2>&1
+check "scen_go: tools/scenarios/run.sh go go-lock ollama tgi tgi-py localai localai-serial localai-hf" \
+	[ $? = 0 ]
 # TGI's router calling its shard: the shard's requests dispatched by the
 # router's calls (docs/design.md §4.4, "A caller and its callee")
 for s in tgi tgi-py; do
@@ -95,11 +96,15 @@ done
 # thread level (the goroutine probe comes off at this rate): 105-120 of
 # 120 walked through their hop. localai-serial (LocalAI's default, one
 # call at a time; recorded with goroutines followed): 1-9 of 120 off each
-# way in the same five, every request through its own hop.
+# way in the same five, every request through its own hop. localai-hf
+# (its transformers backend: a synchronous gRPC server's pool thread
+# starts a generate() thread per call; written to judge the poller rule):
+# t_dispatch off for 3-9 of 120, the queue span for 5-10, admission to
+# token 3-9, under the same five loads.
 scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 \
 	ollama:0.1:0.2:0.1:hops=0.9 tgi:0.08:0.08:0.08:p50 \
 	tgi-py:0.08:0.08:0.08:p50 localai:0.4:1:0.4:hops=0.85 \
-	localai-serial:0.12:0.12:0.12:hops=0.9
+	localai-serial:0.12:0.12:0.12:hops=0.9 localai-hf:0.1:0.15:0.1:hops=0.9
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"

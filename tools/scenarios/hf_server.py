@@ -90,6 +90,22 @@ class Generation:
                 f"{self.n},0,ok,{self.stamps['t_thread']}")
 
 
+def model_generate(args):
+    """generate(streamer, want, stamps): model.generate(streamer=...) run
+    in its own thread, the model (its compute calibrated here) behind one
+    lock (text-generation-webui's generation_lock)."""
+    compute = calibrated_compute()
+    generation_lock = threading.Lock()
+
+    def generate(streamer, want, stamps):
+        stamps["t_thread"] = now()
+        try:
+            locked_generate(generation_lock, compute, args, want, streamer.put, stamps)
+        finally:
+            streamer.end()
+    return generate
+
+
 def serve_threaded(args, begin):
     """Flask's or Werkzeug's threaded server, as many demos run it: a thread
     per connection (http.server.ThreadingHTTPServer), whose handler reads
@@ -137,17 +153,8 @@ def main():
     if not args.log:
         ap.error("--log is needed")
 
-    compute = calibrated_compute()
-    generation_lock = threading.Lock()
+    generate = model_generate(args)
     log = LockedLog(truth_log(args.log, "t_thread"), threading.Lock())
-
-    def generate(streamer, want, stamps):
-        """model.generate(streamer=...) in its own thread, under the lock."""
-        stamps["t_thread"] = now()
-        try:
-            locked_generate(generation_lock, compute, args, want, streamer.put, stamps)
-        finally:
-            streamer.end()
 
     def begin(port, t_read, want):
         return Generation(generate, log, port, t_read, want, args.detok_ms)

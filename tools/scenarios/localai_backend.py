@@ -12,6 +12,14 @@ AsyncLLMEngine.generate(): the engine a task of the same loop
 forward in a one-thread executor, the GIL released). Each token goes back
 as one Reply message.
 
+--sync serves it as LocalAI's transformers backend does
+(backend/python/transformers/backend.py): a synchronous grpc.server whose
+thread pool (--workers, PYTHON_GRPC_MAX_WORKERS) runs each PredictStream,
+which tokenizes, starts model.generate() in a thread of its own with a
+TextIteratorStreamer, the model behind one lock (hf_server.Generation),
+and yields each text the streamer gives. t_enqueue is the thread's start,
+t_admit the lock held.
+
 No protobuf here: the messages are raw bytes (the generic handler has no
 serializers). The request is JSON ({"tokens": N}); the first reply carries
 the backend's stamps for the front's truth log, "t_enqueue,t_admit,t_yield
@@ -38,9 +46,6 @@ async def serve(args):
     engine = AsyncEngine(args, calibrated_compute(), auditor(args))
     rids = iter(range(1, 1 << 62))
 
-    async def health(_request, _context):
-        return b"OK"
-
     async def predict_stream(request, _context):
         want = int(json.loads(request).get("tokens") or args.tokens)
         busy_python(args.tokenize_ms)
@@ -56,18 +61,48 @@ async def serve(args):
             else:
                 yield f"tok{idx}".encode()
 
-    handler = grpc.method_handlers_generic_handler(SERVICE, {
-        "Health": grpc.unary_unary_rpc_method_handler(health),
-        "PredictStream": grpc.unary_stream_rpc_method_handler(predict_stream),
-    })
     # LocalAI's backends: a thread pool of PYTHON_GRPC_MAX_WORKERS (1)
     server = grpc.aio.server(migration_thread_pool=ThreadPoolExecutor(max_workers=1))
-    server.add_generic_rpc_handlers((handler,))
+    server.add_generic_rpc_handlers((handlers(grpc, predict_stream),))
     if not server.add_insecure_port(args.addr):
         sys.exit(f"localai_backend: cannot listen on {args.addr}")
     await server.start()
     asyncio.get_running_loop().create_task(engine.run())
     await server.wait_for_termination()
+
+
+def handlers(grpc, predict_stream):
+    """The Backend service's Health and PredictStream, raw bytes each way."""
+    def health(_request, _context):
+        return b"OK"
+
+    return grpc.method_handlers_generic_handler(SERVICE, {
+        "Health": grpc.unary_unary_rpc_method_handler(health),
+        "PredictStream": grpc.unary_stream_rpc_method_handler(predict_stream),
+    })
+
+
+def serve_sync(args):
+    import grpc
+    from hf_server import Generation, model_generate
+
+    generate = model_generate(args)
+
+    def predict_stream(request, _context):
+        want = int(json.loads(request).get("tokens") or args.tokens)
+        busy_python(args.tokenize_ms)
+        gen = Generation(generate, None, 0, 0, want, args.detok_ms)
+        for k, text in enumerate(gen.streamer):
+            if not k:
+                text = f"{gen.t_enqueue},{gen.stamps['t_admit']},{now()} {text}"
+            yield text.encode()
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=args.workers))
+    server.add_generic_rpc_handlers((handlers(grpc, predict_stream),))
+    if not server.add_insecure_port(args.addr):
+        sys.exit(f"localai_backend: cannot listen on {args.addr}")
+    server.start()
+    server.wait_for_termination()
 
 
 def main():
@@ -79,10 +114,19 @@ def main():
     ap.add_argument("--prefill-ms", type=float, default=10)
     ap.add_argument("--decode-ms", type=float, default=2)
     ap.add_argument("--tokenize-ms", type=float, default=1)
+    ap.add_argument("--sync", action="store_true",
+                    help="the transformers backend's synchronous server")
+    ap.add_argument("--workers", type=int, default=8,
+                    help="--sync: the server's threads (PYTHON_GRPC_MAX_WORKERS)")
+    ap.add_argument("--detok-ms", type=float, default=0.05,
+                    help="--sync: Python per token in the streamer's put")
     args = ap.parse_args()
     args.audit, args.audit_admit = False, "localai.admit"
     try:
-        asyncio.run(serve(args))
+        if args.sync:
+            serve_sync(args)
+        else:
+            asyncio.run(serve(args))
     except KeyboardInterrupt:
         pass
 

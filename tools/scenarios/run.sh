@@ -9,7 +9,7 @@
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
 # llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java localai
-# localai-serial (README.md).
+# localai-serial localai-hf (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options.
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
@@ -170,6 +170,10 @@ server_cmd() {
 -log $log -backend '$PY $SCEN/localai_backend.py'" ;;
 	localai-serial) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
 -log $log -parallel=false -backend '$PY $SCEN/localai_backend.py'" ;;
+	# its transformers backend: a synchronous gRPC server, a thread per
+	# generate() behind the model's lock
+	localai-hf) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
+-log $log -backend '$PY $SCEN/localai_backend.py --sync'" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
 	node-gateway) build_c llama_server && echo "/usr/bin/node $SCEN/node_gateway.js -p $port \

@@ -576,8 +576,13 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	}
 	status_line = (s->flags & TT_SEND_F_HEADERS) ||
 		      s->cls == TT_SEND_HEADERS;
-	if (c->state == CONN_IDLE && !status_line) {
-		/* e.g. uvicorn's "0\r\n\r\n" after "data: [DONE]" */
+	/* e.g. uvicorn's "0\r\n\r\n" after "data: [DONE]"; or the last
+	 * send of the response before, begun before the next request's
+	 * arrival that its own delivery prompted (the client read the end
+	 * while the sender was still in the syscall) */
+	if (!status_line &&
+	    (c->state == CONN_IDLE ||
+	     (c->state == CONN_ARRIVED && s->ts_enter < q->start))) {
 		a->st.stray_sends++;
 		return 0;
 	}

@@ -699,7 +699,7 @@ bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
 
 /* poller.c: a request read by a thread that writes no token and handed
  * at once to its writer by a write (gRPC's poller, grpc.aio's loop) is
- * read by the writer, at that wake */
+ * read by the writer, at its read of that write */
 void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		      size_t n);
 /* The reader's block at record k waits for the answer of a thread it had

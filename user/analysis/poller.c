@@ -3,9 +3,11 @@
  * A poller in front of the loop (docs/design.md §4.4, "A poller in front
  * of the loop"): gRPC's C core reads a call's bytes in a thread of its own
  * and hands the call to the event loop that runs the servicer (grpc.aio:
- * a write to the loop's socket pair), and the loop answers it. The poller
- * only reads; the loop is where the request is taken up, as if it had
- * read it itself: the loop's rules (loopfifo.c) read the loop.
+ * a write to the loop's socket pair), which answers it. The poller only
+ * reads; the loop is where the request is taken up, as if it had read it
+ * itself: the rules read the loop. And the loop's own turn:
+ * its wait for the poller's answer (cp_block_asked()), its step run by a
+ * callee (cp_loop_callee()).
  */
 #include "cp_internal.h"
 
@@ -24,23 +26,49 @@ static bool writes_none(const struct tt_cp_request *rqs, size_t n, __u32 tid)
 	return true;
 }
 
+/* th started a thread in (s, t) */
+static bool started_thread(const struct tt_critpath *cp,
+			   const struct cp_thread *th, __u64 s, __u64 t)
+{
+	size_t a = cp_wake_at(cp, th->wout, th->nwout, s + 1);
+
+	for (; a < th->nwout && cp->wakes[th->wout[a]].ts < t; a++)
+		if (cp->wakes[th->wout[a]].spawn)
+			return true;
+	return false;
+}
+
 /* The poller's data for the loop (its write to the loop's socket pair,
  * which woke the loop or found it running) within POLLER_HANDOFF_NS of its
  * read of rq; the read itself when it wrote none then (the loop had its
  * earlier notice still unread: one write stands for all) but did write to
  * the loop at some time; 0 if it never did (no poller of this loop) */
-static __u64 poller_handoff(const struct cp_thread *poller,
+static __u64 poller_handoff(const struct tt_critpath *cp,
+			    const struct cp_thread *poller,
 			    const struct cp_thread *loop,
 			    const struct tt_cp_request *rq)
 {
 	size_t j = cp_starts_before(loop->arrs, loop->narrs,
-				    sizeof(*loop->arrs), rq->t_read);
+				    sizeof(*loop->arrs), rq->t_read),
+	       a;
+	const struct cp_wake *w;
 
 	for (; j < loop->narrs; j++) {
 		if (loop->arrs[j].ts > rq->t_read + POLLER_HANDOFF_NS)
 			break;
 		if (loop->arrs[j].writer == poller->tid)
 			return loop->arrs[j].ts;
+	}
+	/* or its wake of a pool's thread that starts the request's own
+	 * thread (gRPC's synchronous server, a generate() thread each) */
+	for (a = cp_wake_at(cp, poller->cand, poller->ncand, rq->t_read);
+	     a < poller->ncand; a++) {
+		w = &cp->wakes[poller->cand[a]];
+		if (w->ts > rq->t_read + POLLER_HANDOFF_NS)
+			break;
+		if (w->target_tid == loop->tid &&
+		    started_thread(cp, loop, w->ts, rq->t_first_write))
+			return w->ts;
 	}
 	for (j = 0; j < loop->narrs; j++)
 		if (loop->arrs[j].writer == poller->tid)
@@ -80,7 +108,7 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		loop = cp_thread_find(cp, rq->writer_tid);
 		if (!poller || !loop || poller->tgid != loop->tgid)
 			continue;
-		t = poller_handoff(poller, loop, rq);
+		t = poller_handoff(cp, poller, loop, rq);
 		if (!t || t >= rq->t_first_write ||
 		    (poller->tid != known && !writes_none(rqs, n, poller->tid)))
 			continue;
