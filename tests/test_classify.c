@@ -430,6 +430,18 @@ static void test_grpc_stream(void)
 	ASSERT_EQ(s.status, 0, "s.status");
 	s = conn_send(&c, b, h2_frame(b, 3, 0, 7, 4), NULL, 0);
 	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
+	/* messages past the capture and the trailers at the send's end:
+	 * the tail shows them */
+	n = 0;
+	while (n < 280)
+		n += h2_frame(b + n, 0, 0, 9, 14);
+	n += h2_frame(b + n, 1, 5, 9, 15);
+	s = conn_send(&c, b, n, b + n - 32, 32);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 11, TT_SEND_F_H2 | TT_SEND_F_END);
+	/* a tail whose bytes only look like a frame's end: no end */
+	memset(b + n - 32, 0, 32);
+	s = conn_send(&c, b, n, b + n - 32, 32);
+	ASSERT_EQ(s.flags, TT_SEND_F_H2, "s.flags");
 	/* an HTTP/1 response on it would be a frame's bytes: it stays h2 */
 	s = SEND(&c, "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}");
 	ASSERT_TRUE(s.flags & TT_SEND_F_H2, "frames");
@@ -727,6 +739,46 @@ static void test_classifier_keeps_framing(void)
 	free(cls);
 }
 
+/* The slot classify.c gives a socket's carry first (its hash) */
+static size_t own_slot(__u64 sk)
+{
+	return (size_t)((sk * 0x9E3779B97F4A7C15ULL) >> 54) % TT_CARRY_SLOTS;
+}
+
+/* Two HTTP/2 connections whose sockets hash to one slot keep their
+ * carries (per-call gRPC connections, many at once): the second probes
+ * on, and the first's next message is still a token. */
+static void test_classifier_probes_slots(void)
+{
+	struct tt_classifier *cls = calloc(1, sizeof(*cls));
+	struct tt_send s = { .sk = 0x1000 };
+	__u64 other = 0x1040;
+	char b[64];
+	size_t n;
+
+	while (own_slot(other) != own_slot(s.sk))
+		other += 0x40;
+	n = h2_frame(b, 4, 0, 0, 24);
+	s.len = n;
+	tt_classifier_send(cls, b, n, NULL, 0, &s);
+	ASSERT_EQ(s.flags, TT_SEND_F_H2, "first: h2");
+	s.sk = other;
+	tt_classifier_send(cls, b, n, NULL, 0, &s);
+	ASSERT_EQ(s.flags, TT_SEND_F_H2, "second: h2");
+	s.sk = 0x1000;
+	n = h2_frame(b, 0, 0, 1, 14);
+	s.len = n;
+	tt_classifier_send(cls, b, n, NULL, 0, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2);
+	tt_classifier_forget(cls, 0x1000);
+	tt_classifier_send(cls, b, n, NULL, 0, &s);
+	ASSERT_EQ(s.flags, 0, "forgotten");
+	s.sk = other;
+	tt_classifier_send(cls, b, n, NULL, 0, &s);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2);
+	free(cls);
+}
+
 /* A plaintext piece as the recorder's TT_EV_TLS_PLAIN holds it */
 static struct tt_tls_plain tls_piece(const char *b, __u32 seq)
 {
@@ -889,6 +941,7 @@ int main(void)
 	TT_RUN(test_data_lines_past_capture);
 	TT_RUN(test_close_delimited);
 	TT_RUN(test_classifier_keeps_framing);
+	TT_RUN(test_classifier_probes_slots);
 	TT_RUN(test_tls_plaintext);
 	TT_RUN(test_tls_pieces);
 	TT_RUN(test_tls_pending);

@@ -38,6 +38,29 @@ static bool started_thread(const struct tt_critpath *cp,
 	return false;
 }
 
+/* Whether a poller ever wrote to a loop, for the last pair asked: a
+ * server's requests have one or a few (a whole scan each would be the
+ * requests times the loop's arrivals) */
+struct wrote_memo {
+	__u32 poller, loop;
+	bool wrote;
+};
+
+static bool ever_wrote(const struct cp_thread *poller,
+		       const struct cp_thread *loop, struct wrote_memo *memo)
+{
+	size_t j;
+
+	if (memo->poller == poller->tid && memo->loop == loop->tid)
+		return memo->wrote;
+	memo->poller = poller->tid;
+	memo->loop = loop->tid;
+	memo->wrote = false;
+	for (j = 0; j < loop->narrs && !memo->wrote; j++)
+		memo->wrote = loop->arrs[j].writer == poller->tid;
+	return memo->wrote;
+}
+
 /* The poller's data for the loop (its write to the loop's socket pair,
  * which woke the loop or found it running) within POLLER_HANDOFF_NS of its
  * read of rq; the read itself when it wrote none then (the loop had its
@@ -46,7 +69,8 @@ static bool started_thread(const struct tt_critpath *cp,
 static __u64 poller_handoff(const struct tt_critpath *cp,
 			    const struct cp_thread *poller,
 			    const struct cp_thread *loop,
-			    const struct tt_cp_request *rq)
+			    const struct tt_cp_request *rq,
+			    struct wrote_memo *memo)
 {
 	size_t j = cp_starts_before(loop->arrs, loop->narrs,
 				    sizeof(*loop->arrs), rq->t_read),
@@ -70,10 +94,7 @@ static __u64 poller_handoff(const struct tt_critpath *cp,
 		    started_thread(cp, loop, w->ts, rq->t_first_write))
 			return w->ts;
 	}
-	for (j = 0; j < loop->narrs; j++)
-		if (loop->arrs[j].writer == poller->tid)
-			return rq->t_read;
-	return 0;
+	return ever_wrote(poller, loop, memo) ? rq->t_read : 0;
 }
 
 /* The loop's first read of its socket pair at t or later (what it took
@@ -96,6 +117,7 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 	const struct cp_thread *poller, *loop;
 	struct tt_cp_request *rq;
 	__u32 known = 0; /* a poller found to write no token */
+	struct wrote_memo memo = { 0 };
 	__u64 t;
 	size_t i;
 
@@ -108,7 +130,7 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		loop = cp_thread_find(cp, rq->writer_tid);
 		if (!poller || !loop || poller->tgid != loop->tgid)
 			continue;
-		t = poller_handoff(cp, poller, loop, rq);
+		t = poller_handoff(cp, poller, loop, rq, &memo);
 		if (!t || t >= rq->t_first_write ||
 		    (poller->tid != known && !writes_none(rqs, n, poller->tid)))
 			continue;

@@ -593,6 +593,26 @@ static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		send->flags |= TT_SEND_F_END;
 }
 
+/* An HTTP/2 send past its capture: a frame that ends the send exactly
+ * (its length from where its header would begin) and ends its stream, the
+ * trailers of a server that wrote its last messages and them at once */
+static void h2_tail(const __u8 *t, size_t k, struct tt_send *send)
+{
+	size_t o;
+
+	for (o = 0; o + H2_HEADER <= k; o++)
+		if (be24(t + o) == k - o - H2_HEADER &&
+		    (t[o + 3] == H2_HEADERS || t[o + 3] == H2_DATA) &&
+		    (t[o + 4] & H2_END_STREAM) &&
+		    ((t[o + 5] & 0x7f) | t[o + 6] | t[o + 7] | t[o + 8])) {
+			send->flags |= TT_SEND_F_END;
+			send->cls = send->cls == TT_SEND_TOKEN ?
+					    TT_SEND_TOKEN_DONE :
+					    TT_SEND_DONE;
+			return;
+		}
+}
+
 /*
  * The send's last bytes, when the capture missed them: "data: [DONE]"
  * there is the stream's end; so is the chunked terminator closing a chunked
@@ -670,7 +690,10 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 		chunked = carry && carry->chunked ?
 				  carry->chunked == 1 :
 				  !!(send->flags & TT_SEND_F_CHUNKED);
-		classify_tail(tail, ntail, chunked, send, carry);
+		if (carry && carry->h2)
+			h2_tail(tail, ntail, send);
+		else
+			classify_tail(tail, ntail, chunked, send, carry);
 	}
 }
 
@@ -700,6 +723,12 @@ void tt_classify_send(const void *data, size_t nbytes, __s64 send_len,
 	tt_classify_send_carry(data, nbytes, send_len, send, NULL);
 }
 
+/* The slots a connection's carry may take from its own on: an HTTP/2
+ * connection's carry is live as long as it is, and a per-call gRPC client
+ * opens one per request (a LocalAI run lost two streams' ends to a shared
+ * slot) */
+#define CARRY_PROBES 8
+
 static size_t carry_slot(__u64 sk)
 {
 	return (size_t)((sk * 0x9E3779B97F4A7C15ULL) >> 54) % TT_CARRY_SLOTS;
@@ -711,17 +740,43 @@ static bool carry_live(const struct tt_sse_carry *carry)
 	return carry->n || carry->frame != TT_FRAME_NONE || carry->h2;
 }
 
+/* sk's slot among the CARRY_PROBES from its own; NULL if it has none */
+static struct tt_carry_slot *slot_find(struct tt_classifier *c, __u64 sk)
+{
+	size_t base = carry_slot(sk), i;
+
+	for (i = 0; i < CARRY_PROBES; i++)
+		if (c->slot[(base + i) % TT_CARRY_SLOTS].sk == sk)
+			return &c->slot[(base + i) % TT_CARRY_SLOTS];
+	return NULL;
+}
+
+/* A slot for sk: the first of its probes that holds nothing live (an
+ * HTTP/2 connection's lives as long as it), else its own */
+static struct tt_carry_slot *slot_claim(struct tt_classifier *c, __u64 sk)
+{
+	size_t base = carry_slot(sk), i;
+	struct tt_carry_slot *s;
+
+	for (i = 0; i < CARRY_PROBES; i++) {
+		s = &c->slot[(base + i) % TT_CARRY_SLOTS];
+		if (!s->sk || !carry_live(&s->carry))
+			return s;
+	}
+	return &c->slot[base];
+}
+
 void tt_classifier_send(struct tt_classifier *c, const void *data,
 			size_t nbytes, const void *tail, size_t ntail,
 			struct tt_send *send)
 {
-	struct tt_carry_slot *s = &c->slot[carry_slot(send->sk)];
+	struct tt_carry_slot *s = slot_find(c, send->sk);
 	struct tt_sse_carry none = { 0 };
 
-	/* another connection's carry in this slot is not ours */
 	tt_classify_send_tail(data, nbytes, tail, ntail, send->len, send,
-			      s->sk == send->sk ? &s->carry : &none);
-	if (carry_live(&none)) {
+			      s ? &s->carry : &none);
+	if (!s && carry_live(&none)) {
+		s = slot_claim(c, send->sk);
 		s->sk = send->sk;
 		s->carry = none;
 	}
@@ -732,10 +787,10 @@ void tt_classifier_send_tls(struct tt_classifier *c, const void *data,
 			    unsigned int tls, __s64 plain_len,
 			    struct tt_send *send)
 {
-	struct tt_carry_slot *s = &c->slot[carry_slot(send->sk)];
+	struct tt_carry_slot *s = slot_find(c, send->sk);
 	__s64 sent = send->len;
 
-	if (!tls && s->sk == send->sk && s->carry.tls) {
+	if (!tls && s && s->carry.tls) {
 		*send = (struct tt_send){ .sk = send->sk,
 					  .len = sent,
 					  .ts_enter = send->ts_enter,
@@ -750,7 +805,9 @@ void tt_classifier_send_tls(struct tt_classifier *c, const void *data,
 	if (!tls)
 		return;
 	send->flags |= TT_SEND_F_TLS_PLAIN;
-	if (s->sk != send->sk) {
+	s = slot_find(c, send->sk);
+	if (!s) {
+		s = slot_claim(c, send->sk);
 		s->sk = send->sk;
 		s->carry = (struct tt_sse_carry){ 0 };
 	}
@@ -794,9 +851,9 @@ void tt_classifier_send_pieces(struct tt_classifier *c,
 
 void tt_classifier_forget(struct tt_classifier *c, __u64 sk)
 {
-	struct tt_carry_slot *s = &c->slot[carry_slot(sk)];
+	struct tt_carry_slot *s = slot_find(c, sk);
 
-	if (s->sk == sk)
+	if (s)
 		memset(s, 0, sizeof(*s));
 }
 

@@ -82,10 +82,11 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 			   struct tt_sse_carry *carry);
 
 /*
- * The carries of the collector's connections, by socket: a direct-mapped
- * table (a carry lives from one send to the next on its connection, so two
- * connections sharing a slot at once is rare; the later one wins and the
- * earlier's next send is judged alone, as without a carry).
+ * The carries of the collector's connections, by socket: a table probed
+ * from the socket's own slot over a few (a carry lives from one send to
+ * the next on its connection, an HTTP/2 one's for as long as it is open;
+ * when every probed slot holds a live carry, the socket's own slot is
+ * taken, and its owner's next send is judged alone, as without a carry).
  */
 #define TT_CARRY_SLOTS 1024
 struct tt_classifier {
