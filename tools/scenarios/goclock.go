@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 
 // What the Go scenario servers share, built into each of them (run.sh: go
-// build NAME.go goclock.go): the clock, busy work, the ground-truth log.
+// build NAME.go goclock.go): the clock, busy work, the ground-truth log,
+// and the handler of the fronts in front of a runner (relay()).
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -31,15 +36,28 @@ func spin(ms float64) {
 	}
 }
 
+// truthLog: the ground-truth CSV, a row at a time from many handlers
+type truthLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
 // openLog: the ground-truth CSV at path with its header; exits on error
-func openLog(prog, path, header string) *os.File {
+func openLog(prog, path, header string) *truthLog {
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", prog, err)
 		os.Exit(1)
 	}
 	fmt.Fprintln(f, header)
-	return f
+	return &truthLog{f: f}
+}
+
+// row: one request's row, format's fields and a newline
+func (l *truthLog) row(format string, a ...interface{}) {
+	l.mu.Lock()
+	fmt.Fprintf(l.f, format+"\n", a...)
+	l.mu.Unlock()
 }
 
 // sseStream writes a completion's tokens as SSE events, each flushed, and
@@ -123,4 +141,52 @@ func startChild(prog string, start func() (*exec.Cmd, error)) *exec.Cmd {
 		os.Exit(1)
 	}
 	return child
+}
+
+// piece: a text a front's call to its runner sends the handler, or the
+// call's error
+type piece struct {
+	text string
+	err  error
+}
+
+// relayed: what a front's handler did with a request: when it read it,
+// when it called the runner, its SSE stream, "ok" or "error" (the call
+// failed), the client's port
+type relayed struct {
+	tRead, tCall int64
+	sse          *sseStream
+	status       string
+	port         string
+}
+
+// relay: a front's handler (ollama_proxy, localai_front): reads the body,
+// renders the prompt (prepMs of busy work), runs call on a goroutine of its
+// own, which sends the runner's texts on out and closes it, and writes each
+// as an SSE event; false when the body could not be read (answered 400)
+func relay(w http.ResponseWriter, r *http.Request, prepMs float64,
+	call func(ctx context.Context, body []byte, out chan<- piece)) (relayed, bool) {
+	var rl relayed
+	body, err := io.ReadAll(r.Body)
+	rl.tRead = now()
+	if err != nil {
+		http.Error(w, "bad request", 400)
+		return rl, false
+	}
+	spin(prepMs)
+	out := make(chan piece, 64)
+	rl.tCall = now()
+	go call(r.Context(), body, out)
+	rl.sse = newSSE(w)
+	rl.status = "ok"
+	for p := range out {
+		if p.err != nil {
+			rl.status = "error"
+			break
+		}
+		rl.sse.token(strconv.Quote(p.text))
+	}
+	rl.sse.done()
+	_, rl.port, _ = net.SplitHostPort(r.RemoteAddr)
+	return rl, true
 }

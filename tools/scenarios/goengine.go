@@ -13,9 +13,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"strconv"
-	"sync"
 )
 
 type token struct {
@@ -37,13 +34,12 @@ var (
 	decodeMs   = flag.Float64("decode-ms", 2, "decode step, ms")
 	tokenizeMs = flag.Float64("tokenize-ms", 1, "tokenization in the handler, ms")
 	tokens     = flag.Int("tokens", 8, "tokens when the request names none")
-	logMu      sync.Mutex
-	logFile    *os.File
+	truth      *truthLog
 )
 
 // openTruth: the ground-truth log, README.md's columns
 func openTruth(prog, path string) {
-	logFile = openLog(prog, path, "port,t_read,t_enqueue,t_admit,"+
+	truth = openLog(prog, path, "port,t_read,t_enqueue,t_admit,"+
 		"t_first_token_emit,t_last_token_emit,tokens,io_ns,status")
 }
 
@@ -74,11 +70,8 @@ func serve(w http.ResponseWriter, r *http.Request, hand func(*job)) {
 	}
 	sse.done()
 	_, port, _ := net.SplitHostPort(r.RemoteAddr)
-	p, _ := strconv.Atoi(port)
-	logMu.Lock()
-	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,0,ok\n", p, tRead, tEnqueue, j.tAdmit,
+	truth.row("%s,%d,%d,%d,%d,%d,%d,0,ok", port, tRead, tEnqueue, j.tAdmit,
 		sse.tFirst, sse.tLast, sse.n)
-	logMu.Unlock()
 }
 
 // emit: one token to each job of js; the ones still running back

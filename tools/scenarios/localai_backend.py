@@ -25,7 +25,6 @@ serializers). The request is JSON ({"tokens": N}); the first reply carries
 the backend's stamps for the front's truth log, "t_enqueue,t_admit,t_yield
 tok1" (CLOCK_MONOTONIC ns), the others "tokN".
 """
-import argparse
 import asyncio
 import json
 import os
@@ -35,7 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from v0_server import AsyncEngine  # noqa: E402
-from vllm_server import auditor, busy_python, calibrated_compute, now  # noqa: E402
+from vllm_server import (busy_python, calibrated_compute, engine_args,  # noqa: E402
+                         no_audit, now)
 
 SERVICE = "backend.Backend"
 
@@ -43,7 +43,7 @@ SERVICE = "backend.Backend"
 async def serve(args):
     import grpc
 
-    engine = AsyncEngine(args, calibrated_compute(), auditor(args))
+    engine = AsyncEngine(args, calibrated_compute(), no_audit, "localai.admit")
     rids = iter(range(1, 1 << 62))
 
     async def predict_stream(request, _context):
@@ -106,14 +106,9 @@ def serve_sync(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = engine_args(__doc__)
     ap.add_argument("--addr", required=True, help="host:port to listen on")
-    ap.add_argument("--tokens", type=int, default=8)
-    ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--batch-wait-ms", type=float, default=0)
-    ap.add_argument("--prefill-ms", type=float, default=10)
-    ap.add_argument("--decode-ms", type=float, default=2)
-    ap.add_argument("--tokenize-ms", type=float, default=1)
     ap.add_argument("--sync", action="store_true",
                     help="the transformers backend's synchronous server")
     ap.add_argument("--workers", type=int, default=8,
@@ -121,7 +116,6 @@ def main():
     ap.add_argument("--detok-ms", type=float, default=0.05,
                     help="--sync: Python per token in the streamer's put")
     args = ap.parse_args()
-    args.audit, args.audit_admit = False, "localai.admit"
     try:
         if args.sync:
             serve_sync(args)

@@ -29,7 +29,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -48,8 +47,7 @@ var (
 		"(LOCALAI_PARALLEL_REQUESTS); false: one at a time behind a mutex")
 	backendAddr string
 	opMutex     sync.Mutex
-	logMu       sync.Mutex
-	logFile     *os.File
+	truth       *truthLog
 )
 
 // rawCodec: the messages are the bytes themselves (no protobuf here)
@@ -100,52 +98,35 @@ func call(ctx context.Context, method string, in []byte, f func([]byte)) error {
 	}
 }
 
-type piece struct {
-	text string
-	err  error
+// predict: the backend's replies to one PredictStream, their texts onto
+// out; the first one's stamps ("t_enqueue,t_admit,t_yield tok1") to
+// *stamps
+func predict(ctx context.Context, out chan<- piece, stamps *string) {
+	defer close(out)
+	err := call(ctx, "PredictStream", []byte(`{"tokens": 8}`), func(b []byte) {
+		text := string(b)
+		if sp := strings.IndexByte(text, ' '); sp > 0 {
+			*stamps, text = text[:sp], text[sp+1:]
+		}
+		out <- piece{text: text}
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "localai_front:", err)
+		out <- piece{err: err}
+	}
 }
 
 func generate(w http.ResponseWriter, r *http.Request) {
-	_, err := io.ReadAll(r.Body)
-	tRead := now()
-	if err != nil {
-		http.Error(w, "bad request", 400)
+	stamps := "0,0,0"
+	rl, ok := relay(w, r, *prepMs, func(ctx context.Context, _ []byte, out chan<- piece) {
+		predict(ctx, out, &stamps)
+	})
+	if !ok {
 		return
 	}
-	spin(*prepMs)
-	out := make(chan piece, 64)
-	tCall := now()
-	go func() {
-		defer close(out)
-		err := call(r.Context(), "PredictStream", []byte(`{"tokens": 8}`), func(b []byte) {
-			out <- piece{text: string(b)}
-		})
-		if err != nil {
-			out <- piece{err: err}
-		}
-	}()
-	sse := newSSE(w)
-	status, stamps := "ok", "0,0,0"
-	for p := range out {
-		if p.err != nil {
-			fmt.Fprintln(os.Stderr, "localai_front:", p.err)
-			status = "error"
-			break
-		}
-		text := p.text
-		// the first reply: "t_enqueue,t_admit,t_yield tok1"
-		if sp := strings.IndexByte(text, ' '); sp > 0 {
-			stamps, text = text[:sp], text[sp+1:]
-		}
-		sse.token(strconv.Quote(text))
-	}
-	sse.done()
 	st := strings.Split(stamps, ",")
-	_, cport, _ := net.SplitHostPort(r.RemoteAddr)
-	logMu.Lock()
-	fmt.Fprintf(logFile, "%s,%d,%s,%s,%d,%d,%d,0,%s,%d,%s\n", cport, tRead, st[0], st[1],
-		sse.tFirst, sse.tLast, sse.n, status, tCall, st[2])
-	logMu.Unlock()
+	truth.row("%s,%d,%s,%s,%d,%d,%d,0,%s,%d,%s", rl.port, rl.tRead, st[0], st[1],
+		rl.sse.tFirst, rl.sse.tLast, rl.sse.n, rl.status, rl.tCall, st[2])
 }
 
 // startBackend spawns the backend on a free port and waits for its Health
@@ -178,7 +159,7 @@ func startBackend() (*exec.Cmd, error) {
 func main() {
 	port, logPath := frontFlags("localai_front", "-backend CMD and -log FILE are needed",
 		func() bool { return *backendCmd != "" })
-	logFile = openLog("localai_front", logPath, "port,t_read,t_enqueue,t_admit,"+
+	truth = openLog("localai_front", logPath, "port,t_read,t_enqueue,t_admit,"+
 		"t_first_token_emit,t_last_token_emit,tokens,io_ns,status,t_call,t_engine_first")
 	serveFront("localai_front", port, startChild("localai_front", startBackend), generate)
 }

@@ -28,7 +28,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -36,7 +35,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -50,20 +48,15 @@ var (
 	runnerThr = flag.Int("runner-threads", 8, "the runner's HTTP threads")
 	runnerURL string
 	client    = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
-	logMu     sync.Mutex
-	logFile   *os.File
+	truth     *truthLog
 )
 
-type piece struct {
-	text string
-	err  error
-}
-
-// completion streams the runner's events for body onto out; its local port
-func completion(ctx context.Context, body []byte, out chan<- piece, port chan<- int) {
+// completion streams the runner's events for body onto out; the local
+// port of its connection to *port
+func completion(ctx context.Context, body []byte, out chan<- piece, port *int) {
 	defer close(out)
 	trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
-		port <- i.Conn.LocalAddr().(*net.TCPAddr).Port
+		*port = i.Conn.LocalAddr().(*net.TCPAddr).Port
 	}}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), "POST",
 		runnerURL+"/completion", bytes.NewReader(body))
@@ -92,38 +85,14 @@ func completion(ctx context.Context, body []byte, out chan<- piece, port chan<- 
 }
 
 func generate(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	tRead := now()
-	if err != nil {
-		http.Error(w, "bad request", 400)
-		return
-	}
-	spin(*prepMs)
-	out := make(chan piece, 64)
-	port := make(chan int, 1)
-	tForward := now()
-	go completion(r.Context(), body, out, port)
-	sse := newSSE(w)
-	status := "ok"
-	for p := range out {
-		if p.err != nil {
-			status = "error"
-			break
-		}
-		sse.token(strconv.Quote(p.text))
-	}
-	sse.done()
 	up := 0
-	select {
-	case up = <-port:
-	default:
+	rl, ok := relay(w, r, *prepMs, func(ctx context.Context, body []byte, out chan<- piece) {
+		completion(ctx, body, out, &up)
+	})
+	if ok {
+		truth.row("%s,%d,%d,%d,%d,%d,%d,%s", rl.port, rl.tRead, up, rl.tCall,
+			rl.sse.tFirst, rl.sse.tLast, rl.sse.n, rl.status)
 	}
-	_, cport, _ := net.SplitHostPort(r.RemoteAddr)
-	cp, _ := strconv.Atoi(cport)
-	logMu.Lock()
-	fmt.Fprintf(logFile, "%d,%d,%d,%d,%d,%d,%d,%s\n", cp, tRead, up, tForward, sse.tFirst,
-		sse.tLast, sse.n, status)
-	logMu.Unlock()
 }
 
 // startRunner spawns the runner and waits until it accepts connections
@@ -157,7 +126,7 @@ func startRunner() (*exec.Cmd, error) {
 func main() {
 	port, logPath := frontFlags("ollama_proxy", "-runner BIN and -log FILE are needed",
 		func() bool { return *runnerBin != "" })
-	logFile = openLog("ollama_proxy", logPath, "port,t_read,upstream_port,t_forward,"+
+	truth = openLog("ollama_proxy", logPath, "port,t_read,upstream_port,t_forward,"+
 		"t_first_token_emit,t_last_token_emit,tokens,status")
 	serveFront("ollama_proxy", port, startChild("ollama_proxy", startRunner), generate)
 }

@@ -53,8 +53,9 @@ class AsyncEngine:
     step's forward in a one-thread executor. Each request's stream gets
     ("admit", t_admit, batch), then ("token", idx, last) per token."""
 
-    def __init__(self, args, compute, audit):
+    def __init__(self, args, compute, audit, admit_event):
         self.args, self.compute, self.audit = args, compute, audit
+        self.admit_event = admit_event  # audit's event at each admission
         self.worker = ThreadPoolExecutor(1, thread_name_prefix="model")
         self.new = asyncio.Queue()      # AsyncLLMEngine's _new_requests
         self.has_work = asyncio.Event()
@@ -92,7 +93,7 @@ class AsyncEngine:
                 took.append(new.get_nowait())
             t_admit = now()
             for r in took:
-                self.audit(args.audit_admit, r[3])
+                self.audit(self.admit_event, r[3])
                 r[0].put_nowait(("admit", t_admit, len(took)))
             await loop.run_in_executor(self.worker, self.compute,
                                        args.prefill_ms * len(took) +
@@ -108,13 +109,12 @@ def main():
     ap = server_args(__doc__)
     ap.add_argument("--batch-wait-ms", type=float, default=0)
     args = ap.parse_args()
-    args.audit_admit = "v0.admit"
     if not args.log:
         sys.exit("v0_server: --log is needed")
     from starlette.responses import StreamingResponse
 
     audit = auditor(args)
-    engine = AsyncEngine(args, calibrated_compute(), audit)
+    engine = AsyncEngine(args, calibrated_compute(), audit, "v0.admit")
     rids = iter(range(1, 1 << 62))
     log = truth_log(args.log, "batch")
 

@@ -326,16 +326,22 @@ def serve_starlette(completions, ready, task, args, child):
             child.terminate()
 
 
-def server_args(doc):
-    """The options of the ZMQ-split servers (this one, sglang_server.py)."""
+def engine_args(doc):
+    """The engine's options (the scenario servers', a gRPC backend's)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
-    ap.add_argument("-p", "--port", type=int, default=8000)
-    ap.add_argument("--log")
     ap.add_argument("--tokens", type=int, default=8)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--prefill-ms", type=float, default=10)
     ap.add_argument("--decode-ms", type=float, default=2)
     ap.add_argument("--tokenize-ms", type=float, default=1)
+    return ap
+
+
+def server_args(doc):
+    """The options of the ZMQ-split servers (this one, sglang_server.py)."""
+    ap = engine_args(doc)
+    ap.add_argument("-p", "--port", type=int, default=8000)
+    ap.add_argument("--log")
     ap.add_argument("--uvloop", action="store_true",
                     help="uvicorn on uvloop and httptools (starlette servers)")
     ap.add_argument("--audit", action="store_true",

@@ -26,6 +26,18 @@ static bool writes_none(const struct tt_cp_request *rqs, size_t n, __u32 tid)
 	return true;
 }
 
+/* th's first arrival of writer's data in [lo, hi]; 0 if none */
+static __u64 data_from(const struct cp_thread *th, __u32 writer, __u64 lo,
+		       __u64 hi)
+{
+	size_t j = cp_starts_before(th->arrs, th->narrs, sizeof(*th->arrs), lo);
+
+	for (; j < th->narrs && th->arrs[j].ts <= hi; j++)
+		if (th->arrs[j].writer == writer)
+			return th->arrs[j].ts;
+	return 0;
+}
+
 /* th started a thread in (s, t) */
 static bool started_thread(const struct tt_critpath *cp,
 			   const struct cp_thread *th, __u64 s, __u64 t)
@@ -49,15 +61,11 @@ struct wrote_memo {
 static bool ever_wrote(const struct cp_thread *poller,
 		       const struct cp_thread *loop, struct wrote_memo *memo)
 {
-	size_t j;
-
 	if (memo->poller == poller->tid && memo->loop == loop->tid)
 		return memo->wrote;
 	memo->poller = poller->tid;
 	memo->loop = loop->tid;
-	memo->wrote = false;
-	for (j = 0; j < loop->narrs && !memo->wrote; j++)
-		memo->wrote = loop->arrs[j].writer == poller->tid;
+	memo->wrote = data_from(loop, poller->tid, 0, UINT64_MAX) != 0;
 	return memo->wrote;
 }
 
@@ -72,17 +80,13 @@ static __u64 poller_handoff(const struct tt_critpath *cp,
 			    const struct tt_cp_request *rq,
 			    struct wrote_memo *memo)
 {
-	size_t j = cp_starts_before(loop->arrs, loop->narrs,
-				    sizeof(*loop->arrs), rq->t_read),
-	       a;
+	__u64 t = data_from(loop, poller->tid, rq->t_read,
+			    rq->t_read + POLLER_HANDOFF_NS);
 	const struct cp_wake *w;
+	size_t a;
 
-	for (; j < loop->narrs; j++) {
-		if (loop->arrs[j].ts > rq->t_read + POLLER_HANDOFF_NS)
-			break;
-		if (loop->arrs[j].writer == poller->tid)
-			return loop->arrs[j].ts;
-	}
+	if (t)
+		return t;
 	/* or its wake of a pool's thread that starts the request's own
 	 * thread (gRPC's synchronous server, a generate() thread each) */
 	for (a = cp_wake_at(cp, poller->cand, poller->ncand, rq->t_read);
@@ -154,7 +158,6 @@ bool cp_block_asked(const struct tt_critpath *cp, const struct cp_thread *th,
 	const struct cp_thread *x;
 	const struct cp_wake *w;
 	__u64 block = th->recs[k].ts;
-	size_t j;
 
 	if (!next || next->state != REC_RUNNABLE || next->info == NONE32)
 		return false;
@@ -163,14 +166,9 @@ bool cp_block_asked(const struct tt_critpath *cp, const struct cp_thread *th,
 	    !cp_nr_send(w->syscall) || w->ts > block + POLLER_HANDOFF_NS)
 		return false;
 	x = cp_thread_find(cp, w->waker_tid);
-	if (!x)
-		return false;
-	j = cp_starts_before(x->arrs, x->narrs, sizeof(*x->arrs),
-			     block > ASK_WAIT_NS ? block - ASK_WAIT_NS : 0);
-	for (; j < x->narrs && x->arrs[j].ts <= block; j++)
-		if (x->arrs[j].writer == th->tid)
-			return true;
-	return false;
+	return x &&
+	       data_from(x, th->tid,
+			 block > ASK_WAIT_NS ? block - ASK_WAIT_NS : 0, block);
 }
 
 /* th's first wait after t, but for the GIL's; UINT64_MAX if none */
@@ -195,8 +193,7 @@ bool cp_loop_callee(const struct walk *wk, const struct cp_thread *c, __u64 t)
 {
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_thread *loop = wk->reader;
-	__u64 end = next_block(cp, c, t);
-	size_t j;
+	__u64 end = next_block(cp, c, t), answer;
 
 	/* the loop's step ends its turn (it waits for the step's result); a
 	 * handler's put that wakes an engine thread, which takes the request
@@ -204,13 +201,9 @@ bool cp_loop_callee(const struct walk *wk, const struct cp_thread *c, __u64 t)
 	if (!loop || end == UINT64_MAX ||
 	    cp_cpu_in(loop, t, next_block(cp, loop, t)) >= RELAY_CPU_NS)
 		return false;
-	j = cp_starts_before(loop->arrs, loop->narrs, sizeof(*loop->arrs), t);
-	for (; j < loop->narrs && loop->arrs[j].ts <= end; j++)
-		if (loop->arrs[j].writer == c->tid)
-			break;
 	/* the step's result, then the wait for the next: a worker that goes
 	 * on computing the request's tokens (an executor holding the model
 	 * for the whole request: tools/scenarios' pool) is no callee */
-	return j < loop->narrs && loop->arrs[j].ts <= end &&
-	       cp_cpu_in(c, loop->arrs[j].ts, end) < CALLEE_AFTER_NS;
+	answer = data_from(loop, c->tid, t, end);
+	return answer && cp_cpu_in(c, answer, end) < CALLEE_AFTER_NS;
 }

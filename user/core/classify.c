@@ -437,6 +437,19 @@ static __u32 be24(const __u8 *p)
 	return (__u32)p[0] << 16 | (__u32)p[1] << 8 | p[2];
 }
 
+/* The stream of the frame whose header is at p (0: the connection's) */
+static __u32 h2_stream(const __u8 *p)
+{
+	return (__u32)(p[5] & 0x7f) << 24 | be24(p + 6);
+}
+
+/* A HEADERS or DATA frame with END_STREAM ends its stream */
+static bool h2_end_flag(const __u8 *p)
+{
+	return (p[3] == H2_HEADERS || p[3] == H2_DATA) &&
+	       (p[4] & H2_END_STREAM) && h2_stream(p);
+}
+
 /* The server connection preface (§3.4): a SETTINGS frame on stream 0, a
  * whole number of 6-byte settings, is the first frame a server sends; no
  * HTTP/1 response, TLS record or body of one begins with those bytes */
@@ -474,32 +487,29 @@ static unsigned int h2_status(__u8 b)
 static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		      struct tt_sse_carry *carry)
 {
-	unsigned int tokens = 0, type, flags;
 	__u64 pos = carry->left < len ? carry->left : len, flen;
+	unsigned int tokens = 0;
+	const __u8 *f;
 	bool end = false;
 	__u32 sid;
 
 	carry->left -= pos;
 	send->flags |= TT_SEND_F_H2;
 	while (pos + H2_HEADER <= n) {
-		flen = be24(p + pos);
-		type = p[pos + 3];
-		flags = p[pos + 4];
-		sid = (__u32)(p[pos + 5] & 0x7f) << 24 | be24(p + pos + 6);
-		if (sid && type == H2_HEADERS && (flags & H2_END_STREAM)) {
+		f = p + pos;
+		flen = be24(f);
+		sid = h2_stream(f);
+		if (sid && (h2_end_flag(f) || f[3] == H2_RST_STREAM))
 			end = true;
-		} else if (sid && type == H2_HEADERS &&
-			   !(send->flags & TT_SEND_F_HEADERS)) {
+		else if (sid && f[3] == H2_HEADERS &&
+			 !(send->flags & TT_SEND_F_HEADERS)) {
 			send->flags |= TT_SEND_F_HEADERS;
 			send->status = pos + H2_HEADER < n ?
-					       h2_status(p[pos + H2_HEADER]) :
+					       h2_status(f[H2_HEADER]) :
 					       0;
-		} else if (sid && type == H2_DATA && flen) {
-			tokens++;
 		}
-		if (sid && ((type == H2_DATA && (flags & H2_END_STREAM)) ||
-			    type == H2_RST_STREAM))
-			end = true;
+		if (sid && f[3] == H2_DATA && flen)
+			tokens++;
 		pos += H2_HEADER + flen;
 	}
 	/* the last frame runs into the next send: skip its rest there */
@@ -601,10 +611,7 @@ static void h2_tail(const __u8 *t, size_t k, struct tt_send *send)
 	size_t o;
 
 	for (o = 0; o + H2_HEADER <= k; o++)
-		if (be24(t + o) == k - o - H2_HEADER &&
-		    (t[o + 3] == H2_HEADERS || t[o + 3] == H2_DATA) &&
-		    (t[o + 4] & H2_END_STREAM) &&
-		    ((t[o + 5] & 0x7f) | t[o + 6] | t[o + 7] | t[o + 8])) {
+		if (be24(t + o) == k - o - H2_HEADER && h2_end_flag(t + o)) {
 			send->flags |= TT_SEND_F_END;
 			send->cls = send->cls == TT_SEND_TOKEN ?
 					    TT_SEND_TOKEN_DONE :
