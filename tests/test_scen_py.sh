@@ -111,6 +111,19 @@
 #          turn ended a batch's handlers (docs/design.md §4.4, "Handlers
 #          back to back"); after, 0-7, the queue 1-8, t_dispatch and
 #          admission to token 0-3: 5%, 10%, 5%
+#   nginx  Debian's nginx (its master and two workers) as the reverse proxy
+#          in front of vllm, as SSE guides set it (proxy_buffering off,
+#          HTTP/1.1 keep-alive upstream); nginx-h10 with nginx's default
+#          upstream (HTTP/1.0, a connection per request, the response
+#          ending at its close). A real proxy, not one written here: the
+#          rules were not changed for it (session 54). Five runs each, one
+#          beside each load (nothing, a CPU hog, one on each CPU, stalling
+#          hogs, a compile): every request complete, read and answered by
+#          nginx and walked through its hop; queue span off for 0-2 of 120,
+#          admission to token 0-11, t_enqueue 0-3, t_dispatch 0-4: vllm's
+#          limits
+#   caddy  the same with Caddy 2.6 (Debian's: a Go program, stripped) as
+#          the proxy, its reverse_proxy flushing each write
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -149,11 +162,14 @@ for m in uvicorn starlette zmq aiohttp uvloop httptools; do
 		{ fail "scen_py: Debian's python3-$m is missing (tools/deps.sh)"; exit 1; }
 done
 command -v node >/dev/null || { fail "scen_py: no node (tools/deps.sh)"; exit 1; }
+for p in nginx caddy; do
+	command -v $p >/dev/null || { fail "scen_py: no $p (tools/deps.sh)"; exit 1; }
+done
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
 	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py \
-	trtllm mlc >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc" \
+	trtllm mlc nginx nginx-h10 caddy >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc nginx nginx-h10 caddy" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -167,7 +183,28 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	v0-mark:0.02:0.02:0.05:strict \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9 \
 	hf:0.12:0.15:0.12:p50 llamacpp-py:0.10:0.15:0.10:p50 \
-	trtllm:0.05:0.15:0.05:p50 mlc:0.05:0.10:0.05:p50
+	trtllm:0.05:0.15:0.05:p50 mlc:0.05:0.10:0.05:p50 \
+	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50
+# a proxy in front of vllm: each client request answered by the proxy and
+# walked through its hop to vllm, whose requests are hops, counted apart;
+# Caddy, a Go program Debian ships stripped, followed on its goroutines
+# (its scheduler found in its function table, docs/design.md §4.10; the
+# probe may come off at a high rate: then its threads, named caddy)
+for s in nginx nginx-h10 caddy; do
+	check "scen_py: $s: 120 requests answered by the proxy, each through its hop" \
+		/usr/bin/python3 - "$OUTDIR/$s/report.json" "$s" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+proxy = "caddy" if sys.argv[2] == "caddy" else "nginx"
+out = [q for q in r["requests"] if q.get("incomplete_reason") != "hop"]
+gor = [q for q in out if q["writer_tid"] >= 1 << 31]
+ok = [q for q in out if q["complete"] and q.get("hop_id") and
+      (q["writer_comm"] == proxy or (proxy == "caddy" and q in gor))]
+print(f"{len(ok)} of {len(out)}, {len(gor)} by goroutines; hops {r['summary']['hops']}")
+sys.exit(not (len(ok) == len(out) == 120 and r["summary"]["hops"] == 120 and
+              (proxy == "nginx" or gor)))
+PY
+done
 # v0-delay: v0 whose idle engine waits on the loop's timer, up to 5 ms, for
 # a full batch (docs/design.md §4.4, "A batcher in the loop"), at one
 # connection, where the timer ends each wait: t_enqueue off by more than

@@ -18,7 +18,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
       python3-uvloop python3-httptools
       libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless
-      librust-tokio-dev librust-libc-dev openssl python3-grpcio golang-google-grpc-dev"
+      librust-tokio-dev librust-libc-dev openssl python3-grpcio golang-google-grpc-dev nginx caddy"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
@@ -31,6 +31,9 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 # python3-grpcio, golang-google-grpc-dev: the LocalAI-shaped scenario
 # (tools/scenarios/localai_*), a Go front calling a Python backend over
 # gRPC (tests/test_scen_go.sh).
+# nginx, caddy: Debian's, the reverse proxies in front of a scenario server
+# (tools/scenarios/proxy_front.sh, tests/test_scen_py.sh); its own service is
+# not left running (below).
 # python3-uvloop, python3-httptools: uvicorn as vLLM runs it
 # (tools/scenarios/run.sh vllm-uvloop).
 # libmicrohttpd-dev: record --metrics; prometheus (and its promtool):
@@ -58,4 +61,9 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+# a package's install may start its service (nginx on port 80, where no
+# policy-rc.d stops it); the scenarios run their own
+case " $missing " in
+*" nginx "*) [ ! -x /etc/init.d/nginx ] || /etc/init.d/nginx stop >/dev/null 2>&1 || true ;;
+esac
 otlp_receiver

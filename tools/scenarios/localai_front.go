@@ -45,7 +45,10 @@ var (
 	backendCmd = flag.String("backend", "", "the backend's command line (--addr is added)")
 	parallel   = flag.Bool("parallel", true, "calls to the backend in parallel "+
 		"(LOCALAI_PARALLEL_REQUESTS); false: one at a time behind a mutex")
+	shared = flag.Bool("shared-conn", false, "every call on one connection, "+
+		"its streams multiplexed (a grpc.ClientConn kept, as most Go clients do)")
 	backendAddr string
+	sharedConn  *grpc.ClientConn
 	opMutex     sync.Mutex
 	truth       *truthLog
 )
@@ -69,11 +72,15 @@ func call(ctx context.Context, method string, in []byte, f func([]byte)) error {
 		opMutex.Lock()
 		defer opMutex.Unlock()
 	}
-	conn, err := grpc.Dial(backendAddr, grpc.WithInsecure())
-	if err != nil {
-		return err
+	conn := sharedConn
+	if conn == nil {
+		c, err := grpc.Dial(backendAddr, grpc.WithInsecure())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		conn = c
 	}
-	defer conn.Close()
 	stream, err := conn.NewStream(ctx, predictStream, "/backend.Backend/"+method,
 		grpc.ForceCodec(rawCodec{}))
 	if err != nil {
@@ -147,6 +154,10 @@ func startBackend() (*exec.Cmd, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err = call(ctx, "Health", nil, func([]byte) {})
 		cancel()
+		if err == nil && *shared {
+			// the calls' one connection, dialed at the first
+			sharedConn, err = grpc.Dial(backendAddr, grpc.WithInsecure())
+		}
 		if err == nil {
 			return cmd, nil
 		}

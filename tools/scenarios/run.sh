@@ -46,18 +46,29 @@ newer() {
 	done
 }
 
-# build_go NAME [PART...]: tools/scenarios/NAME.go, a Go program, with
-# goclock.go and tools/scenarios/PART.go (goengine: the engine servers');
-# Debian's Go packages (golang-google-grpc-dev) are in /usr/share/gocode
+# build_go [--stripped] NAME [PART...]: tools/scenarios/NAME.go, a Go
+# program, with goclock.go and tools/scenarios/PART.go (goengine: the
+# engine servers'); Debian's Go packages (golang-google-grpc-dev) are in
+# /usr/share/gocode. --stripped: built as Ollama's releases are (-ldflags
+# "-w -s": no symbol table, no DWARF; position-independent, linked by the
+# system's linker as a cgo program is), into NAME-stripped
 build_go() {
-	local f srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
+	local f out flags=() srcs
+	if [ "$1" = --stripped ]; then
+		shift
+		out=$OUTPUT/scenarios/$1-stripped
+		flags=(-buildmode=pie -ldflags "-w -s -linkmode=external")
+	else
+		out=$OUTPUT/scenarios/$1
+	fi
+	srcs=("$SCEN/$1.go" "$SCEN/goclock.go")
 	for f in "${@:2}"; do srcs+=("$SCEN/$f.go"); done
-	newer "$OUTPUT/scenarios/$1" "${srcs[@]}" && return 0
+	newer "$out" "${srcs[@]}" && return 0
 	# go wants them absolute, whether OUTPUT is or not
 	GOCACHE=$(realpath -m "$OUTPUT/scenarios/gocache") \
 		GOPATH=$(realpath -m "$OUTPUT/scenarios/gopath"):/usr/share/gocode \
 		GO111MODULE=off GOFLAGS='' HOME=/nonexistent \
-		go build -o "$OUTPUT/scenarios/$1" "${srcs[@]}"
+		go build "${flags[@]}" -o "$out" "${srcs[@]}"
 }
 
 build_java() { # NAME: tools/scenarios/NAME.java, a Java server, into $OUTPUT/scenarios/NAME/
@@ -102,6 +113,15 @@ weights() { # a file on the disk for the O_DIRECT reads
 	mkdir -p "$OUTPUT/scenarios" || return 1
 	[ -s "$f" ] || dd if=/dev/urandom of="$f" bs=1M count=64 status=none
 	echo "$f"
+}
+
+# proxy_opts NAME: proxy_front.sh's options for a proxy scenario
+proxy_opts() {
+	case $1 in
+	nginx-h10) echo --h10 ;;
+	nginx-buffered) echo --buffered ;;
+	caddy) echo --caddy ;;
+	esac
 }
 
 # server_cmd NAME PORT LOG: the scenario's command line
@@ -153,6 +173,9 @@ server_cmd() {
 	tgi-rs | tgi-rs-mark) build_rust tgi_rs && echo "$OUTPUT/scenarios/tgi_rs -p $port \
 --log $log --shard $SCEN/tgi_shard.py" ;;
 	tgi-py) echo "$PY $SCEN/tgi_py_router.py -p $port --log $log" ;;
+	# go built as a release is: stripped (docs/design.md §4.10)
+	go-stripped) build_go --stripped go_server goengine &&
+		echo "$OUTPUT/scenarios/go_server-stripped -p $port -log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
 	# a 64 MB heap, so that G1 collects under load; TCP_NODELAY as Netty sets it
 	java) build_java java_server && echo "java -Xmx64m -Dsun.net.httpserver.nodelay=true \
@@ -170,10 +193,18 @@ server_cmd() {
 -log $log -backend '$PY $SCEN/localai_backend.py'" ;;
 	localai-serial) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
 -log $log -parallel=false -backend '$PY $SCEN/localai_backend.py'" ;;
+	# every call on one connection, streams multiplexed (a kept ClientConn)
+	localai-shared) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
+-log $log -shared-conn -backend '$PY $SCEN/localai_backend.py'" ;;
 	# its transformers backend: a synchronous gRPC server, a thread per
 	# generate() behind the model's lock
 	localai-hf) build_go localai_front && echo "$OUTPUT/scenarios/localai_front -p $port \
 -log $log -backend '$PY $SCEN/localai_backend.py --sync'" ;;
+	# a real reverse proxy in front of vllm: Debian's nginx (as SSE guides
+	# set it; -h10: its default upstream protocol, a connection per request;
+	# -buffered: proxy_buffering left on) or Caddy
+	nginx | nginx-h10 | nginx-buffered | caddy) echo "bash $SCEN/proxy_front.sh -p $port \
+-d ${log%/*}/proxy $(proxy_opts "$1") -- $PY $SCEN/vllm_server.py --log $log" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
 	node-gateway) build_c llama_server && echo "/usr/bin/node $SCEN/node_gateway.js -p $port \

@@ -175,6 +175,12 @@ async def engine_stream(q, done, log, head):
     log_row(log, f"{head},{t_admit},{t_first},{t_last},{n},0,ok,{t_eng}")
 
 
+def client_port(request):
+    """The client's port, the truth's key: a proxy in front names it in
+    X-Client-Port (tools/scenarios/proxy_front.sh)."""
+    return int(request.headers.get("x-client-port", request.client.port))
+
+
 class Streams:
     """An API's per-request output queues (an asyncio.Queue each), by the
     request ids it hands out (the in-process engines': trtllm, mlc)."""
@@ -187,7 +193,7 @@ class Streams:
         stamped and marked (sys.audit event) just before the hand-off."""
         rid = next(self.ids)
         q = self.queues[rid] = asyncio.Queue()
-        port = request.client.port
+        port = client_port(request)
         t_enqueue = now()
         audit(event, rid, port)
         return rid, q, port, t_enqueue
@@ -279,7 +285,7 @@ def api_main(args):
         t_read, want = tokenize(await request.json(), args)
         rid = next_id[0] = next_id[0] + 1
         q = streams[rid] = asyncio.Queue()
-        port = request.client.port
+        port = client_port(request)
         t_enqueue = now()
         audit("vllm.enqueue", f"cmpl-{rid}", port)
         await to_engine.send(pickle.dumps((rid, want)))

@@ -2,6 +2,7 @@
 /* The collector: loads the BPF programs, drains the ring buffer into
  * events, probes CUDA libraries; it returns messages, never prints. */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "classify.h"
 #include "gpu.h"
 #include "collector.h"
+#include "gofuncs.h"
 #include "cudalib.h"
 #include "env.h"
 #include "hooks.h"
@@ -231,18 +233,56 @@ static const struct {
 
 #define GO_CHAN_NFNS (sizeof(go_chan_fns) / sizeof(go_chan_fns[0]))
 
-/* Attaches prog at func of path (cookie), into c->go_links; 0 or -errno. */
-static int go_attach(struct tt_collector *c, struct bpf_program *prog,
-		     const char *path, const char *func, __u64 cookie)
+/* Every function a goroutine probe may go on: the scheduler's, the one
+ * they all call, the channels' */
+#define GO_NFNS (GO_SCHED_NFNS + 1 + GO_CHAN_NFNS)
+#define GO_STATUS_FN GO_SCHED_NFNS
+#define GO_CHAN_FN(i) (GO_SCHED_NFNS + 1 + (i))
+
+/* Where the functions are in the file at path (O_RDONLY): their offsets
+ * from its function table, which a stripped Go binary keeps (0 where it
+ * does not say: libbpf then looks the name up in the symbol table). */
+static void go_offsets(const char *path, const char **names, size_t *offs)
 {
-	return tt_uprobe_attach(&c->go_links, &c->ngo_links, prog, path, func,
-				cookie, false);
+	Elf *elf = NULL;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < GO_SCHED_NFNS; i++)
+		names[i] = go_sched_fns[i].fn;
+	names[GO_STATUS_FN] = TT_GO_PROBE_SYMBOL;
+	for (i = 0; i < GO_CHAN_NFNS; i++)
+		names[GO_CHAN_FN(i)] = go_chan_fns[i].fn;
+	memset(offs, 0, GO_NFNS * sizeof(*offs));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
+		goto cleanup;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		tt_go_func_offsets(elf, names, GO_NFNS, offs);
+cleanup:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Attaches prog at function i of path (cookie), into c->go_links; 0 or
+ * -errno. */
+static int go_attach(struct tt_collector *c, struct bpf_program *prog,
+		     const char *path, const char **names, const size_t *offs,
+		     size_t i, __u64 cookie)
+{
+	return tt_uprobe_attach(&c->go_links, &c->ngo_links, prog, path,
+				offs[i] ? NULL : names[i], offs[i], cookie,
+				false);
 }
 
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			     const char *name, char *err, size_t errlen)
 {
-	size_t first, i;
+	const char *names[GO_NFNS];
+	size_t first, i, offs[GO_NFNS];
 	char path[64];
 	struct stat st;
 	int ret = 0;
@@ -261,20 +301,20 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 	}
 	/* libbpf reads and the kernel resolves the very file fd holds */
 	tt_cudalib_fd_path(fd, path, sizeof(path));
+	go_offsets(path, names, offs);
 	first = c->ngo_links;
 	/* the scheduler's functions: no trap at every syscall */
 	for (i = 0; i < GO_SCHED_NFNS && !ret; i++)
-		ret = go_attach(c, c->skel->progs.tt_go_sched, path,
-				go_sched_fns[i].fn,
-				TT_GO_COOKIE(go_sched_fns[i].from,
-					     go_sched_fns[i].to));
+		ret = go_attach(
+			c, c->skel->progs.tt_go_sched, path, names, offs, i,
+			TT_GO_COOKIE(go_sched_fns[i].from, go_sched_fns[i].to));
 	if (ret) {
 		/* one is inlined or renamed in this Go: the one function
 		 * every change goes through, syscalls too */
 		while (c->ngo_links > first)
 			bpf_link__destroy(c->go_links[--c->ngo_links]);
-		ret = go_attach(c, c->skel->progs.tt_go_status, path,
-				TT_GO_PROBE_SYMBOL, 0);
+		ret = go_attach(c, c->skel->progs.tt_go_status, path, names,
+				offs, GO_STATUS_FN, 0);
 	}
 	if (ret) {
 		snprintf(err, errlen,
@@ -285,8 +325,8 @@ int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 	/* channels: hand-offs that wake nobody; optional (an inlined or
 	 * renamed function leaves those to the rules on threads) */
 	for (i = 0; i < GO_CHAN_NFNS; i++)
-		if (go_attach(c, c->skel->progs.tt_go_chan, path,
-			      go_chan_fns[i].fn, go_chan_fns[i].op) == -ENOMEM) {
+		if (go_attach(c, c->skel->progs.tt_go_chan, path, names, offs,
+			      GO_CHAN_FN(i), go_chan_fns[i].op) == -ENOMEM) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}

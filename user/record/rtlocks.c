@@ -13,6 +13,7 @@
 #include "containers.h"
 #include "cudalib.h"
 #include "elfsym.h"
+#include "gofuncs.h"
 #include "procfs.h"
 #include "rtlocks.h"
 
@@ -53,6 +54,17 @@ static bool first_load_vaddr(Elf *elf, __u64 *vaddr)
 	return false;
 }
 
+/* A Go program: the runtime's function in its symbol table, or Go's note
+ * (a stripped one: the collector finds the runtime's functions in its
+ * function table, or warns that it cannot) */
+static bool is_go(Elf *elf)
+{
+	GElf_Sym sym;
+
+	return tt_elf_symbol(elf, TT_GO_PROBE_SYMBOL, &sym) ||
+	       tt_go_binary(elf);
+}
+
 /*
  * The runtime in the file of mapping m (its first, offset 0): CPython's
  * _PyRuntime range, or, in the executable, a Go program (the symbol of
@@ -90,7 +102,7 @@ static int runtime_in(pid_t pid, const struct tt_mapping *m, bool exe,
 		r->hi = r->lo + sym.st_size;
 		r->kind = TT_RT_CPYTHON;
 		ret = 0;
-	} else if (exe && tt_elf_symbol(elf, TT_GO_PROBE_SYMBOL, &sym)) {
+	} else if (exe && is_go(elf)) {
 		/* Go's own code takes no futex: every word is the runtime's */
 		r->lo = 0;
 		r->hi = UINT64_MAX;

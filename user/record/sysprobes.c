@@ -78,7 +78,7 @@ void tt_sys_probes_free(struct tt_sys_probes *sp)
 
 int tt_uprobe_attach(struct bpf_link ***links, size_t *n,
 		     struct bpf_program *prog, const char *path,
-		     const char *func, __u64 cookie, bool ret)
+		     const char *func, size_t off, __u64 cookie, bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uopts, .func_name = func,
 		    .bpf_cookie = cookie, .retprobe = ret);
@@ -88,7 +88,7 @@ int tt_uprobe_attach(struct bpf_link ***links, size_t *n,
 	if (!grown)
 		return -ENOMEM;
 	*links = grown;
-	link = bpf_program__attach_uprobe_opts(prog, -1, path, 0, &uopts);
+	link = bpf_program__attach_uprobe_opts(prog, -1, path, off, &uopts);
 	if (!link)
 		return -errno;
 	(*links)[(*n)++] = link;
@@ -99,7 +99,7 @@ int tt_uprobe_attach(struct bpf_link ***links, size_t *n,
 static int sys_attach(struct tt_sys_probes *sp, struct bpf_program *prog,
 		      const char *path, const struct sys_fn *fn, bool ret)
 {
-	return tt_uprobe_attach(&sp->links, &sp->nlinks, prog, path, fn->fn,
+	return tt_uprobe_attach(&sp->links, &sp->nlinks, prog, path, fn->fn, 0,
 				fn->cookie, ret);
 }
 

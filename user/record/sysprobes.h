@@ -38,11 +38,12 @@ struct tt_sys_probes {
 };
 
 void tt_sys_probes_free(struct tt_sys_probes *sp);
-/* Attaches prog at func of path (its cookie; a uretprobe if ret) for
- * every process, its link appended to *links (*n of them); 0 or -errno. */
+/* Attaches prog at func of path, or at file offset off where func is
+ * NULL (its cookie; a uretprobe if ret) for every process, its link
+ * appended to *links (*n of them); 0 or -errno. */
 int tt_uprobe_attach(struct bpf_link ***links, size_t *n,
 		     struct bpf_program *prog, const char *path,
-		     const char *func, __u64 cookie, bool ret);
+		     const char *func, size_t off, __u64 cookie, bool ret);
 /* send on ZMQ's send functions in the system's libzmq; the functions
  * probed (0 without libzmq) */
 int tt_sys_probe_zmq(struct tt_sys_probes *sp, struct bpf_program *send);
