@@ -179,6 +179,10 @@ enum tt_send_class {
 #define TT_SEND_F_TLS_PLAIN (1u << 10)
 /* sent on an HTTP/2 connection (gRPC): classified from its frames */
 #define TT_SEND_F_H2 (1u << 11)
+/* HTTP/2: it carries HEADERS or DATA of a stream whose response was left
+ * unended for another's: the connection's streams are multiplexed, which
+ * the analysis does not tell apart */
+#define TT_SEND_F_H2_MUX (1u << 12)
 
 struct tt_send {
 	__u64 sk;

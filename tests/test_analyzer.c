@@ -55,6 +55,9 @@ static void push(const struct tt_event *ev)
 	L.v[L.n++] = *ev;
 }
 
+/* the process mk() stamps events with: SERVER_TGID but where a test says */
+static __u32 mk_tgid = SERVER_TGID;
+
 static struct tt_event mk(unsigned int type, __u64 ts, __u32 tid)
 {
 	struct tt_event ev;
@@ -62,7 +65,7 @@ static struct tt_event mk(unsigned int type, __u64 ts, __u32 tid)
 	memset(&ev, 0, sizeof(ev));
 	ev.h.type = type;
 	ev.h.ts = ts;
-	ev.h.tgid = SERVER_TGID;
+	ev.h.tgid = mk_tgid;
 	ev.h.tid = tid;
 	return ev;
 }
@@ -674,11 +677,11 @@ static void test_keepalive(void)
 	tt_analyzer_free(a);
 }
 
-/* HTTP/2 frames on sk: a SETTINGS preface, response HEADERS with a
+/* HTTP/2 frames into b: a SETTINGS preface, response HEADERS with a
  * message, a message, the trailers, a PING's ACK (the frame types only:
- * their payloads are no matter here), each sent at t + i ms */
-static __u32 h2_send(__u64 t, __u64 sk, __u32 seq, unsigned int which,
-		     struct tt_sse_carry *carry)
+ * their payloads are no matter here); a stream's on stream sid (below
+ * 256). Their length. */
+static size_t h2_bytes(unsigned int which, __u8 sid, char *b)
 {
 	static const char frames[][24] = {
 		{ 0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 100 },
@@ -690,8 +693,28 @@ static __u32 h2_send(__u64 t, __u64 sk, __u32 seq, unsigned int which,
 	};
 	static const size_t len[] = { 15, 24, 14, 10, 9 };
 
-	return send_raw(t, sk, seq, frames[which], len[which], t + 5 * US,
+	memcpy(b, frames[which], len[which]);
+	if (which >= 1 && which <= 3)
+		b[8] = (char)sid;
+	if (which == 1)
+		b[18] = (char)sid;
+	return len[which];
+}
+
+/* Those frames sent on sk at t, on the device 5 us later */
+static __u32 h2_send_on(__u64 t, __u64 sk, __u32 seq, unsigned int which,
+			__u8 sid, struct tt_sse_carry *carry)
+{
+	char b[24];
+
+	return send_raw(t, sk, seq, b, h2_bytes(which, sid, b), t + 5 * US,
 			carry);
+}
+
+static __u32 h2_send(__u64 t, __u64 sk, __u32 seq, unsigned int which,
+		     struct tt_sse_carry *carry)
+{
+	return h2_send_on(t, sk, seq, which, 1, carry);
 }
 
 /* A gRPC call on a connection of its own (LocalAI's backend): a PING's
@@ -737,6 +760,89 @@ static void test_grpc_call(void)
 	ASSERT_EQ(r->tokens, 3, "r.tokens");
 	ASSERT_EQ(r->end, TT_END_DONE, "r.end");
 	ASSERT_TRUE(r->complete, "r.complete");
+	ASSERT_FALSE(r->h2_mux, "r.h2_mux");
+	tt_analyzer_free(a);
+}
+
+/* Two calls on one connection at once (a kept grpc.ClientConn): stream 1
+ * answered, stream 3 answered before 1 ends, 1 again. Which frames are
+ * whose is not followed: each request of the connection says so, the one
+ * ended before the interleaving showed too (its first token still on its
+ * way to the device; on a second connection, on the device and filed,
+ * after a call alone there, unmarked), and a call after; another
+ * connection's, with a call at a time, does not, nor an earlier one's on
+ * the same socket (HTTP/1.1, its first request ended by the next). */
+static void test_grpc_multiplexed(void)
+{
+	struct tt_sse_carry carry = { 0 }, other = { 0 }, filed = { 0 };
+	struct tt_analyzer *a;
+	__u32 seq = 100, oseq = 900, fseq = 5000, pseq = 7000, first;
+	size_t i, n;
+	char b[24];
+
+	reset();
+	conn_open(100 * US, 0x4300, "127.0.0.1", 40301);
+	request_in(200 * US, 250 * US, 0x4300, 100);
+	pseq = send_bytes(300 * US, 0x4300, pseq,
+			  UVICORN_SSE_HEADERS TOKEN_CHUNK, 305 * US);
+	request_in(400 * US, 450 * US, 0x4300, 100);
+	send_bytes(500 * US, 0x4300, pseq,
+		   UVICORN_SSE_HEADERS TOKEN_CHUNK DONE_CHUNK LAST_CHUNK,
+		   505 * US);
+	conn_close(900 * US, 0x4300);
+	conn_open(1 * MS, 0x4300, "127.0.0.1", 40300);
+	conn_open(1 * MS, 0x4400, "127.0.0.1", 40400);
+	conn_open(1 * MS, 0x4500, "127.0.0.1", 40500);
+	data_ready(2 * MS, 0x4500);
+	fseq = h2_send(2 * MS + 70 * US, 0x4500, fseq, 0, &filed);
+	request_in(2 * MS + 200 * US, 2 * MS + 300 * US, 0x4500, 120);
+	fseq = h2_send_on(2 * MS + 500 * US, 0x4500, fseq, 1, 1, &filed);
+	fseq = h2_send_on(2 * MS + 700 * US, 0x4500, fseq, 3, 1, &filed);
+	request_in(3 * MS, 3 * MS + 100 * US, 0x4500, 120);
+	fseq = h2_send_on(10 * MS + 20 * US, 0x4500, fseq, 1, 3, &filed);
+	request_in(11 * MS, 11 * MS + 100 * US, 0x4500, 120);
+	fseq = h2_send_on(12 * MS + 20 * US, 0x4500, fseq, 1, 5, &filed);
+	fseq = h2_send_on(14 * MS + 20 * US, 0x4500, fseq, 3, 3, &filed);
+	h2_send_on(16 * MS + 20 * US, 0x4500, fseq, 3, 5, &filed);
+	data_ready(2 * MS, 0x4300);
+	seq = h2_send(2 * MS + 50 * US, 0x4300, seq, 0, &carry);
+	request_in(3 * MS, 3 * MS + 100 * US, 0x4300, 120);
+	first = seq;
+	n = h2_bytes(1, 1, b);
+	seq = send_raw(10 * MS, 0x4300, seq, b, n, 0, &carry);
+	request_in(11 * MS, 11 * MS + 100 * US, 0x4300, 120);
+	seq = h2_send_on(12 * MS, 0x4300, seq, 1, 3, &carry);
+	seq = h2_send_on(14 * MS, 0x4300, seq, 2, 1, &carry);
+	xmit(14 * MS + 50 * US, 0x4300, first, first + n);
+	seq = h2_send_on(16 * MS, 0x4300, seq, 2, 3, &carry);
+	seq = h2_send_on(18 * MS, 0x4300, seq, 3, 1, &carry);
+	seq = h2_send_on(20 * MS, 0x4300, seq, 3, 3, &carry);
+	request_in(22 * MS, 22 * MS + 100 * US, 0x4300, 120);
+	seq = h2_send_on(24 * MS, 0x4300, seq, 1, 5, &carry);
+	seq = h2_send_on(26 * MS, 0x4300, seq, 3, 5, &carry);
+	/* the other connection: its calls one after another, the first's
+	 * trailers unseen (the next one's HEADERS end it, filed before the
+	 * interleaving above shows) */
+	data_ready(2 * MS, 0x4400);
+	oseq = h2_send(2 * MS + 60 * US, 0x4400, oseq, 0, &other);
+	request_in(4 * MS, 4 * MS + 100 * US, 0x4400, 120);
+	oseq = h2_send_on(10 * MS + 10 * US, 0x4400, oseq, 1, 1, &other);
+	request_in(11 * MS + 500 * US, 11 * MS + 600 * US, 0x4400, 120);
+	oseq = h2_send_on(12 * MS + 500 * US, 0x4400, oseq, 1, 3, &other);
+	h2_send_on(19 * MS, 0x4400, oseq, 3, 3, &other);
+	conn_close(30 * MS, 0x4300);
+	conn_close(30 * MS, 0x4400);
+	conn_close(30 * MS, 0x4500);
+	a = run();
+
+	ASSERT_GE(tt_analyzer_nrequests(a), 10, "tt_analyzer_nrequests");
+	ASSERT_EQ(req(a, 0)->end, TT_END_NEXT, "the earlier first's end");
+	for (i = 0; i < tt_analyzer_nrequests(a); i++)
+		ASSERT_EQ(req(a, i)->h2_mux,
+			  req(a, i)->sk != 0x4400 &&
+				  req(a, i)->t_read != 2 * MS + 300 * US &&
+				  req(a, i)->rport != 40301,
+			  "r.h2_mux: its connection's, not the call alone");
 	tt_analyzer_free(a);
 }
 
@@ -1746,6 +1852,72 @@ static void test_hop_requests(void)
 		ASSERT_EQ(r->complete, !c[i].want_inc, "r.complete");
 	}
 cleanup:
+	tt_analyzer_free(a);
+}
+
+/* A hop's bytes on sk at t, sent by a thread of tgid (its DATA_READY) */
+static void hop_in(__u64 t, __u64 sk, __u32 tgid)
+{
+	struct tt_event ev = mk(TT_EV_DATA_READY, t, 77);
+
+	ev.h.tgid = tgid;
+	ev.h.flags = TT_F_SOFTIRQ | TT_F_HOP | TT_F_HOP_SENDER;
+	ev.sock.sk = sk;
+	ev.sock.len = 120;
+	push(&ev);
+}
+
+/* A gateway's calls to its runner multiplexed on one HTTP/2 connection
+ * (a kept grpc.ClientConn): the clients' requests it served while they
+ * were in flight say their path may be another call's; one before, one
+ * after, or one another process served, does not. */
+static void test_h2_mux_spread(void)
+{
+	struct tt_sse_carry carry = { 0 };
+	const struct tt_request *r;
+	struct tt_analyzer *a;
+	__u32 seq = 100;
+	size_t i;
+
+	reset();
+	conn_open(0, 0xd600, "127.0.0.1", 6600);
+	conn_open(0, 0xd700, "10.0.0.5", 6700);
+	conn_open(0, 0xd800, "10.0.0.6", 6800);
+	conn_open(0, 0xd900, "10.0.0.7", 6900);
+	conn_open(0, 0xda00, "10.0.0.8", 7000);
+	request_in(1 * MS, 1 * MS + 20 * US, 0xda00, 300);
+	sse_answer(2 * MS, 0xda00);
+	request_in(9 * MS, 9 * MS + 20 * US, 0xd700, 300);
+	sse_answer(12 * MS, 0xd700);
+	/* read and answered by another process */
+	mk_tgid = SERVER_TGID + 1;
+	request_in(9 * MS, 9 * MS + 30 * US, 0xd900, 300);
+	sse_answer(12 * MS + 100 * US, 0xd900);
+	mk_tgid = SERVER_TGID;
+	request_in(20 * MS, 20 * MS + 20 * US, 0xd800, 300);
+	sse_answer(21 * MS, 0xd800);
+	hop_in(10 * MS + 200 * US, 0xd600, SERVER_TGID);
+	seq = h2_send(10 * MS + 250 * US, 0xd600, seq, 0, &carry);
+	recv_(10 * MS + 300 * US, 0xd600, 120);
+	seq = h2_send_on(10 * MS + 500 * US, 0xd600, seq, 1, 1, &carry);
+	hop_in(10 * MS + 600 * US, 0xd600, SERVER_TGID);
+	seq = h2_send_on(10 * MS + 700 * US, 0xd600, seq, 1, 3, &carry);
+	seq = h2_send_on(10 * MS + 900 * US, 0xd600, seq, 2, 1, &carry);
+	seq = h2_send_on(11 * MS + 100 * US, 0xd600, seq, 3, 1, &carry);
+	h2_send_on(11 * MS + 300 * US, 0xd600, seq, 3, 3, &carry);
+	conn_close(30 * MS, 0xd600);
+	a = run();
+
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		if (r->sk == 0xd600)
+			ASSERT_TRUE(r->h2_mux && (r->incomplete & TT_INC_HOP),
+				    "a hop, multiplexed");
+		else
+			ASSERT_EQ(r->h2_mux, r->sk == 0xd700,
+				  "r.h2_mux: served while they were");
+	}
+	ASSERT_GE(tt_analyzer_nrequests(a), 5, "tt_analyzer_nrequests");
 	tt_analyzer_free(a);
 }
 
@@ -2916,6 +3088,7 @@ int main(void)
 	TT_RUN(test_chunked_token_done);
 	TT_RUN(test_keepalive);
 	TT_RUN(test_grpc_call);
+	TT_RUN(test_grpc_multiplexed);
 	TT_RUN(test_end_send_after_next_arrival);
 	TT_RUN(test_close_mid_stream);
 	TT_RUN(test_interleaved_connections);
@@ -2937,6 +3110,7 @@ int main(void)
 	TT_RUN(test_ids_follow_arrival);
 	TT_RUN(test_non_streaming_response);
 	TT_RUN(test_hop_requests);
+	TT_RUN(test_h2_mux_spread);
 	TT_RUN(test_error_responses);
 	TT_RUN(test_tls_connection);
 	TT_RUN(test_tls_plaintext_requests);

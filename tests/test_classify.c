@@ -447,6 +447,59 @@ static void test_grpc_stream(void)
 	ASSERT_TRUE(s.flags & TT_SEND_F_H2, "frames");
 }
 
+/* Streams multiplexed on one connection (a kept grpc.ClientConn's calls):
+ * a stream left unended for another that sends again says so; streams
+ * one after another, or one whose end the capture lost, do not */
+static void test_h2_multiplexed(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+	char b[256];
+	__u32 sid;
+	size_t n;
+
+	conn_send(&c, b, h2_frame(b, 4, 0, 0, 24), NULL, 0);
+	/* one after another: no flag */
+	for (sid = 1; sid <= 3; sid += 2) {
+		n = h2_frame(b, 1, 4, sid, 20);
+		n += h2_frame(b + n, 0, 0, sid, 14);
+		s = conn_send(&c, b, n, NULL, 0);
+		s = conn_send(&c, b, h2_frame(b, 1, 5, sid, 15), NULL, 0);
+		ASSERT_FALSE(s.flags & TT_SEND_F_H2_MUX, "sequential");
+	}
+	/* stream 5's end past the capture, unseen; 7 after it: no flag */
+	conn_send(&c, b, h2_frame(b, 0, 0, 5, 14), NULL, 0);
+	s = conn_send(&c, b, h2_frame(b, 1, 4, 7, 20), NULL, 0);
+	ASSERT_FALSE(s.flags & TT_SEND_F_H2_MUX, "after a lost end");
+	/* 9 begins while 7 is open; 7 goes on: interleaved, and 9 then */
+	s = conn_send(&c, b, h2_frame(b, 1, 4, 9, 20), NULL, 0);
+	ASSERT_FALSE(s.flags & TT_SEND_F_H2_MUX, "a second stream begins");
+	s = conn_send(&c, b, h2_frame(b, 0, 0, 7, 14), NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2 | TT_SEND_F_H2_MUX);
+	n = h2_frame(b, 0, 0, 9, 14);
+	s = conn_send(&c, b, n + h2_frame(b + n, 1, 5, 9, 15), NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN_DONE, 1,
+		   TT_SEND_F_H2 | TT_SEND_F_H2_MUX | TT_SEND_F_END);
+	/* 7, left for 9, reset: its last frame; then 11 alone */
+	s = conn_send(&c, b, h2_frame(b, 3, 0, 7, 4), NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0,
+		   TT_SEND_F_H2 | TT_SEND_F_H2_MUX | TT_SEND_F_END);
+	n = h2_frame(b, 1, 4, 11, 20);
+	n += h2_frame(b + n, 0, 0, 11, 14);
+	s = conn_send(&c, b, n + h2_frame(b + n, 1, 5, 11, 15), NULL, 0);
+	ASSERT_FALSE(s.flags & TT_SEND_F_H2_MUX, "a stream alone again");
+	/* a continuous batch of 8, a token each in turn: the second round
+	 * says so */
+	memset(&c, 0, sizeof(c));
+	c.h2 = 1;
+	for (sid = 1; sid <= 15; sid += 2) {
+		s = conn_send(&c, b, h2_frame(b, 0, 0, sid, 14), NULL, 0);
+		ASSERT_FALSE(s.flags & TT_SEND_F_H2_MUX, "first round");
+	}
+	s = conn_send(&c, b, h2_frame(b, 0, 0, 1, 14), NULL, 0);
+	ASSERT_TRUE(s.flags & TT_SEND_F_H2_MUX, "second round");
+}
+
 /* A connection that answered HTTP/1 first never becomes HTTP/2; nor does
  * one whose first bytes are no SETTINGS frame (stream 0, 6-byte units) */
 static void test_h2_preface_only(void)
@@ -928,6 +981,7 @@ int main(void)
 	TT_RUN(test_http2_is_other);
 	TT_RUN(test_tls_records);
 	TT_RUN(test_grpc_stream);
+	TT_RUN(test_h2_multiplexed);
 	TT_RUN(test_h2_preface_only);
 	TT_RUN(test_interim);
 	TT_RUN(test_degenerate);

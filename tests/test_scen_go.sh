@@ -35,9 +35,23 @@ tt_setup
 need_command scen_go go golang-go
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai \
-	localai-serial localai-hf >"$TT_TMP/run.log" 2>&1
-check "scen_go: tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai localai-serial localai-hf" \
+	localai-serial localai-hf localai-shared >"$TT_TMP/run.log" 2>&1
+check "scen_go: tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai localai-serial localai-hf localai-shared" \
 	[ $? = 0 ]
+# localai-shared: the calls' streams multiplexed on one kept connection,
+# not told apart (docs/design.md §3.1, "HTTP/2"): its hops and the client
+# requests served while they were in flight say so (84 hops and 80 of 120
+# in a run here: the calls at 4 and 8 connections; 78 of the 79 whose
+# t_dispatch was off by more than 1 ms); a connection per call (localai)
+# never does
+h2_mux() { # SCENARIO: "hops clients", those marked multiplexed
+	/usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]; print(s["h2_multiplexed_hops"], s["h2_multiplexed"])' \
+		"$OUTDIR/$1/report.json"
+}
+read -r mux_hops mux_reqs <<<"$(h2_mux localai-shared)"
+check "scen_go: localai-shared: hops and requests marked multiplexed (${mux_hops:-?} hops, ${mux_reqs:-?} of 120)" \
+	[ "$((${mux_hops:-0} >= 60 && ${mux_reqs:-0} >= 60))" = 1 ]
+check "scen_go: localai: none marked multiplexed ($(h2_mux localai))" [ "$(h2_mux localai)" = "0 0" ]
 # TGI's router calling its shard: the shard's requests dispatched by the
 # router's calls (docs/design.md §4.4, "A caller and its callee")
 for s in tgi tgi-py; do

@@ -123,7 +123,9 @@
 #          admission to token 0-11, t_enqueue 0-3, t_dispatch 0-4: vllm's
 #          limits
 #   caddy  the same with Caddy 2.6 (Debian's: a Go program, stripped) as
-#          the proxy, its reverse_proxy flushing each write
+#          the proxy, its reverse_proxy flushing each write, followed on
+#          its goroutines: five runs, queue span off for 0-1 of 120,
+#          admission to token 0-13, t_enqueue and t_dispatch 0-2
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests

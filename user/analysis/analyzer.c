@@ -100,6 +100,7 @@ static void req_begin(struct conn *c, __u64 ts, __u64 t_arrive)
 	q->r.lport = c->lport;
 	memcpy(q->r.raddr, c->raddr, sizeof(q->r.raddr));
 	q->tls = c->tls;
+	q->r.h2_mux = c->h2_mux;
 	c->state = CONN_ARRIVED;
 }
 
@@ -111,6 +112,8 @@ static void req_materialize(struct tt_analyzer *a, struct conn *c)
 	c->cur.seq = ++a->next_seq;
 	c->cur.r.id = c->cur.seq;
 	c->state = CONN_RECEIVING;
+	if (!c->had_request)
+		c->first_start = c->cur.start;
 	c->had_request = true;
 }
 
@@ -373,6 +376,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	case CONN_IDLE:
 		req_begin(c, ts, t_dev);
 		c->cur.r.hop_sender_tid = sender;
+		c->cur.r.hop_sender_tgid = sender ? ev->h.tgid : 0;
 		return 0;
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
@@ -384,6 +388,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
 		c->cur.r.hop_sender_tid = sender;
+		c->cur.r.hop_sender_tgid = sender ? ev->h.tgid : 0;
 		return err;
 	}
 	return 0;
@@ -518,6 +523,29 @@ static int token_send(struct conn *c, const struct tt_event *ev)
 	return 0;
 }
 
+/* c's HTTP/2 streams interleave (TT_SEND_F_H2_MUX): its requests are
+ * among them, the open one and every one after, and those another's
+ * HEADERS ended (END_NEXT), waiting for their wire or filed since its
+ * first began; one that its trailers ended went alone */
+static void h2_mux_mark(struct tt_analyzer *a, struct conn *c)
+{
+	size_t i = a->nreqs;
+	struct tt_request *r;
+
+	c->h2_mux = true;
+	if (c->state != CONN_IDLE)
+		c->cur.r.h2_mux = true;
+	if (c->have_tail && c->tail.r.end == TT_END_NEXT)
+		c->tail.r.h2_mux = true;
+	while (c->had_request && i-- > 0 &&
+	       a->reqs[i].end_max >= c->first_start) {
+		r = &a->reqs[i].r;
+		if (r->sk == c->sk && a->reqs[i].start >= c->first_start &&
+		    r->end == TT_END_NEXT)
+			r->h2_mux = true;
+	}
+}
+
 static int send_body(struct tt_analyzer *a, struct conn *c,
 		     const struct tt_event *ev)
 {
@@ -566,6 +594,8 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	}
 	if (s->flags & TT_SEND_F_H2)
 		c->h2 = true;
+	if ((s->flags & TT_SEND_F_H2_MUX) && !c->h2_mux)
+		h2_mux_mark(a, c);
 	/* the connection's own frames (SETTINGS, a PING's ACK, one sent as
 	 * it closed and classified without its carry) answer nothing */
 	if (c->h2 && s->cls == TT_SEND_OTHER &&

@@ -85,12 +85,17 @@ struct tt_request {
 	bool attributed;
 	/* a hop (TT_INC_HOP): the traced thread whose send brought its bytes
 	 * (0: unknown); of a request whose path went through a hop: its id */
-	__u32 hop_sender_tid;
+	__u32 hop_sender_tid, hop_sender_tgid;
 	__u64 hop_id;
 	/* a hop: the gateway's first read of its answer at or after its first
 	 * token, and the thread (0, 0: not seen) */
 	__u64 hop_read_t;
 	__u32 hop_read_tid;
+	/* on an HTTP/2 connection whose streams were multiplexed (a hop
+	 * whose frames may be another stream's); of a request whose path
+	 * went through such a hop: that hop may be another call's
+	 * (docs/design.md §3.1, "HTTP/2") */
+	bool h2_mux;
 };
 
 /* tt_request.end */

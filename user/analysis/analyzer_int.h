@@ -83,6 +83,10 @@ struct conn {
 	/* HTTP/2 (its server's sends are frames): bytes that arrive while a
 	 * response goes out are its stream's or the connection's frames */
 	bool h2;
+	/* its streams were seen interleaved (TT_SEND_F_H2_MUX): from then
+	 * on its requests are told apart by no frame of theirs */
+	bool h2_mux;
+	__u64 first_start; /* its first request's start (had_request) */
 	__u64 unread; /* bytes queued at the latest DATA_READY, less reads */
 	__u64 last_send_ts; /* hdr.ts of the latest send */
 	bool have_tail;

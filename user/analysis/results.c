@@ -109,6 +109,80 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 	};
 }
 
+/* A hop among multiplexed HTTP/2 streams: when, by which process */
+struct mux_win {
+	__u64 start, end;
+	__u32 tgid;
+};
+
+static int mux_win_cmp(const void *x, const void *y)
+{
+	const struct mux_win *p = x, *q = y;
+
+	return p->start < q->start ? -1 : p->start > q->start;
+}
+
+/* r's span: its arrival (else read) to its end (else first send) */
+static bool req_span(const struct tt_request *r, __u64 *start, __u64 *end)
+{
+	*start = r->t_arrive ? r->t_arrive : r->t_read;
+	*end = r->t_end ? r->t_end : r->t_first_write;
+	return *start && *end >= *start;
+}
+
+/* The requests whose path went through a hop among multiplexed HTTP/2
+ * streams, and those served while their process had such a call in
+ * flight (the walk may have taken another call's hop, or none), say so
+ * (docs/design.md §3.1, "HTTP/2"). 0 or -ENOMEM. */
+static int mux_spread(struct tt_analyzer *a)
+{
+	struct mux_win *w = NULL;
+	__u64 *max_end = NULL, s, e, h;
+	size_t i, k, lo, hi, n = 0;
+	struct tt_request *r;
+	int err = 0;
+
+	for (i = 0; i < a->nreqs; i++)
+		n += a->reqs[i].r.h2_mux && a->reqs[i].r.hop_sender_tgid;
+	w = malloc((n ? n : 1) * sizeof(*w));
+	max_end = malloc((n ? n : 1) * sizeof(*max_end));
+	if (!w || !max_end) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0, n = 0; i < a->nreqs; i++) {
+		r = &a->reqs[i].r;
+		if (r->h2_mux && r->hop_sender_tgid && req_span(r, &s, &e))
+			w[n++] = (struct mux_win){ s, e, r->hop_sender_tgid };
+	}
+	qsort(w, n, sizeof(*w), mux_win_cmp);
+	for (k = 0; k < n; k++)
+		max_end[k] = k && max_end[k - 1] > w[k].end ? max_end[k - 1] :
+							      w[k].end;
+	for (i = 0; i < a->nreqs; i++) {
+		r = &a->reqs[i].r;
+		h = r->hop_id;
+		if (h && h <= a->nreqs && a->reqs[h - 1].r.id == h &&
+		    a->reqs[h - 1].r.h2_mux)
+			r->h2_mux = true;
+		if (r->h2_mux || (r->incomplete & TT_INC_HOP) ||
+		    !req_span(r, &s, &e))
+			continue;
+		/* the windows begun by its end; back while one may reach it */
+		for (lo = 0, hi = n; lo < hi;)
+			if (w[(lo + hi) / 2].start <= e)
+				lo = (lo + hi) / 2 + 1;
+			else
+				hi = (lo + hi) / 2;
+		for (k = lo; k-- > 0 && max_end[k] >= s && !r->h2_mux;)
+			r->h2_mux = w[k].tgid == r->tgid && w[k].end >= s;
+	}
+cleanup:
+	free(w);
+	free(max_end);
+	return err;
+}
+
 /* Walks every request's critical path not walked yet (after the sort:
  * index = id - 1), and takes the streamed walks' results. Without memory
  * for it every request is left unattributed. */
@@ -150,6 +224,8 @@ int an_attribute(struct tt_analyzer *a)
 	}
 	for (i = 0; i < a->nreqs; i++)
 		attribute_one(&a->reqs[i].r, a->cp_res ? &a->cp_res[i] : &none);
+	if (!err)
+		err = mux_spread(a);
 	free(res);
 	free(sel);
 	return err;

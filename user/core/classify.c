@@ -474,6 +474,32 @@ static unsigned int h2_status(__u8 b)
 	return b >= 0x88 && b <= 0x8e ? code[b - 0x88] : 0;
 }
 
+/* A frame of stream sid goes out (its last if end): a stream left unended
+ * for another that sends again proves the streams interleaved */
+static void h2_track(struct tt_sse_carry *carry, __u32 sid, bool end,
+		     struct tt_send *send)
+{
+	__u32 *left = carry->h2_left;
+	size_t i, slot = TT_H2_LEFT - 1;
+
+	for (i = 0; i < TT_H2_LEFT; i++) {
+		if (left[i] != sid)
+			continue;
+		send->flags |= TT_SEND_F_H2_MUX;
+		left[i] = 0;
+	}
+	if (carry->h2_open && carry->h2_open != sid) {
+		/* the open one left for sid: into a free place, else the
+		 * oldest's */
+		for (i = 0; i < TT_H2_LEFT && left[i]; i++)
+			;
+		if (i == TT_H2_LEFT)
+			memmove(left, left + 1, slot * sizeof(*left));
+		left[i < TT_H2_LEFT ? i : slot] = carry->h2_open;
+	}
+	carry->h2_open = end ? 0 : sid;
+}
+
 /*
  * The frames of a send on an HTTP/2 connection (gRPC's), followed across
  * sends by their lengths (carry->left: what the last send's last frame
@@ -482,7 +508,9 @@ static unsigned int h2_status(__u8 b)
  * token (a gRPC message), and END_STREAM (the trailers) or RST_STREAM end
  * it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
  * connection's: no response. A frame header past the capture loses the
- * track until the next send, taken to begin with a frame.
+ * track until the next send, taken to begin with a frame. A stream's
+ * HEADERS or DATA while another's response is open, unended, say the
+ * streams are multiplexed (TT_SEND_F_H2_MUX).
  */
 static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		      struct tt_sse_carry *carry)
@@ -499,6 +527,10 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		f = p + pos;
 		flen = be24(f);
 		sid = h2_stream(f);
+		if (sid && (f[3] == H2_HEADERS || f[3] == H2_DATA ||
+			    f[3] == H2_RST_STREAM))
+			h2_track(carry, sid,
+				 f[3] == H2_RST_STREAM || h2_end_flag(f), send);
 		if (sid && (h2_end_flag(f) || f[3] == H2_RST_STREAM))
 			end = true;
 		else if (sid && f[3] == H2_HEADERS &&

@@ -52,6 +52,10 @@ enum tt_frame {
  * still become "data:" (a proper prefix of it, n bytes), and where the
  * response's body stands in its framing. */
 #define TT_SSE_CARRY 4
+/* streams a connection's carry remembers as left unended: a continuous
+ * batch's round of 8 interleaved is seen */
+#define TT_H2_LEFT 8
+
 struct tt_sse_carry {
 	__u8 n;
 	__u8 bytes[TT_SSE_CARRY];
@@ -66,6 +70,10 @@ struct tt_sse_carry {
 	 * left the bytes of the last one still to come */
 	__u8 h2;
 	__u64 left;
+	/* HTTP/2: the stream whose HEADERS or DATA went out last, unended
+	 * (0: none), and the latest ones left unended for another */
+	__u32 h2_open;
+	__u32 h2_left[TT_H2_LEFT];
 };
 
 /* tt_classify_send, continuing the line carry holds (when the send does

@@ -89,6 +89,8 @@ struct report_data {
 	struct tt_summary s_ttft, s_tpot, s_itl, s_itl_emit;
 	size_t complete, incomplete;
 	size_t hops; /* counted apart: inside the requests that made them */
+	/* hops among multiplexed HTTP/2 streams, requests through them */
+	size_t h2_mux_hops, h2_mux;
 	/* TLS (docs/design.md §3.1): requests read as OpenSSL's plaintext;
 	 * exchanges of their connections with no HTTP (handshakes, tickets,
 	 * alerts: counted apart); requests on encrypted connections with no
@@ -178,8 +180,10 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		r = tt_analyzer_request(a, i);
 		if (r->incomplete & TT_INC_HOP) {
 			d->hops++;
+			d->h2_mux_hops += r->h2_mux;
 			continue;
 		}
+		d->h2_mux += r->h2_mux;
 		d->tls_plain += r->tls;
 		if (apart && apart[i]) {
 			d->tls_apart++;
@@ -414,6 +418,10 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 			"hops: %zu (sent on loopback by a traced process: "
 			"inside the requests that sent them)\n",
 			d.hops);
+	if (d.h2_mux_hops)
+		fprintf(out,
+			"http/2: %zu hops on connections whose streams were multiplexed, not told apart: %zu requests' paths went through one, maybe another call's\n",
+			d.h2_mux_hops, d.h2_mux);
 	if (d.tls_plain || d.tls_apart)
 		fprintf(out,
 			"tls: %zu requests read as the plaintext OpenSSL "
@@ -568,6 +576,11 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 	fprintf(out, "read by %s, first token written by %s\n",
 		thread_label(a, r->reader_tid, t1, sizeof(t1)),
 		thread_label(a, r->writer_tid, t2, sizeof(t2)));
+	if (r->h2_mux) /* docs/design.md §3.1, "HTTP/2" */
+		fprintf(out, "HTTP/2 streams multiplexed: %s\n",
+			r->incomplete & TT_INC_HOP ?
+				"its frames may be another's" :
+				"its hop may be another call's");
 	fprintf(out, "\ntimes (%s):\n", base_name);
 	fprintf(out, "%-16s %10s  first request byte in the kernel\n",
 		"t_arrive", rel_ms(b, sizeof(b), r->t_arrive, base));
@@ -811,7 +824,8 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, ",\"writer_comm\":");
 		tt_json_str(out, comm, TT_COMM_LEN);
 	}
-	fprintf(out, ",\"tls\":%s", r->tls ? "true" : "false");
+	fprintf(out, ",\"tls\":%s,\"h2_multiplexed\":%s",
+		r->tls ? "true" : "false", r->h2_mux ? "true" : "false");
 	fprintf(out, ",\"closed_mid_stream\":%s,\"lost\":%s",
 		r->closed_mid_stream ? "true" : "false",
 		r->lost ? "true" : "false");
@@ -929,7 +943,10 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		(unsigned long long)d.steal_max,
 		o->include_incomplete ? "true" : "false");
 	/* requests sent on by a traced gateway: inside the ones that sent them */
-	fprintf(out, ",\"hops\":%zu", d.hops);
+	fprintf(out,
+		",\"hops\":%zu,\"h2_multiplexed_hops\":%zu,"
+		"\"h2_multiplexed\":%zu",
+		d.hops, d.h2_mux_hops, d.h2_mux);
 	/* TLS (docs/design.md §3.1): read as plaintext; handshakes apart;
 	 * unreadable (of the incomplete) */
 	fprintf(out,
