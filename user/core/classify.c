@@ -508,9 +508,9 @@ static void h2_track(struct tt_sse_carry *carry, __u32 sid, bool end,
  * token (a gRPC message), and END_STREAM (the trailers) or RST_STREAM end
  * it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
  * connection's: no response. A frame header past the capture loses the
- * track until the next send, taken to begin with a frame. A stream's
- * HEADERS or DATA while another's response is open, unended, say the
- * streams are multiplexed (TT_SEND_F_H2_MUX).
+ * track until the next send, taken to begin with a frame. A stream left
+ * unended for another that sends again says the streams are multiplexed
+ * (TT_SEND_F_H2_MUX, h2_track()).
  */
 static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		      struct tt_sse_carry *carry)
