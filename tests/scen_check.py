@@ -137,11 +137,12 @@ def main():
         q, k = s.get("queue span", s["scheduler.queue"]), s["admit to token"]
         qs = s["scheduler.queue"]
         st = s.get("storage span") if s.get("storage span", [0])[0] > 0 else None
-        cuts = [w for w in why if w == "no-token" or "hop" in w.split(",")]
+        cut_short = lambda w: w == "no-token" or "hop" in w.split(",")  # noqa: E731
+        cuts = [w for w in why if cut_short(w)]
         if n == 120 or n < 120 - cut or len(cuts) > 2 * (120 - n):
             cuts = []
-        why = [w for w in why if not cuts or w not in ("no-token",) and
-               "hop" not in w.split(",")]
+        if cuts:
+            why = [w for w in why if not cut_short(w)]
         checks = [
             ((n == 120 or cuts) and s["complete"] + len(why) == n and
          why.count("no-wire") <= 3 and why.count("no-path") <= 1 and

@@ -517,8 +517,8 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 {
 	__u64 pos = carry->left < len ? carry->left : len, flen;
 	unsigned int tokens = 0;
+	bool end = false, ends;
 	const __u8 *f;
-	bool end = false;
 	__u32 sid;
 
 	carry->left -= pos;
@@ -527,11 +527,12 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		f = p + pos;
 		flen = be24(f);
 		sid = h2_stream(f);
+		/* its stream's last frame (h2_end_flag() says 0's none) */
+		ends = h2_end_flag(f) || (sid && f[3] == H2_RST_STREAM);
 		if (sid && (f[3] == H2_HEADERS || f[3] == H2_DATA ||
 			    f[3] == H2_RST_STREAM))
-			h2_track(carry, sid,
-				 f[3] == H2_RST_STREAM || h2_end_flag(f), send);
-		if (sid && (h2_end_flag(f) || f[3] == H2_RST_STREAM))
+			h2_track(carry, sid, ends, send);
+		if (ends)
 			end = true;
 		else if (sid && f[3] == H2_HEADERS &&
 			 !(send->flags & TT_SEND_F_HEADERS)) {

@@ -2,7 +2,6 @@
 /* The collector: loads the BPF programs, drains the ring buffer into
  * events, probes CUDA libraries; it returns messages, never prints. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include "classify.h"
 #include "gpu.h"
 #include "collector.h"
+#include "elfsym.h"
 #include "gofuncs.h"
 #include "cudalib.h"
 #include "env.h"
@@ -239,13 +239,14 @@ static const struct {
 #define GO_STATUS_FN GO_SCHED_NFNS
 #define GO_CHAN_FN(i) (GO_SCHED_NFNS + 1 + (i))
 
-/* Where the functions are in the file at path (O_RDONLY): their offsets
+/* Where the functions are in the file at path: their offsets
  * from its function table, which a stripped Go binary keeps (0 where it
  * does not say: libbpf then looks the name up in the symbol table). */
 static void go_offsets(const char *path, const char **names, size_t *offs)
 {
-	Elf *elf = NULL;
+	char err[128];
 	size_t i;
+	Elf *elf;
 	int fd;
 
 	for (i = 0; i < GO_SCHED_NFNS; i++)
@@ -254,17 +255,12 @@ static void go_offsets(const char *path, const char **names, size_t *offs)
 	for (i = 0; i < GO_CHAN_NFNS; i++)
 		names[GO_CHAN_FN(i)] = go_chan_fns[i].fn;
 	memset(offs, 0, GO_NFNS * sizeof(*offs));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE)
-		goto cleanup;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf)
-		tt_go_func_offsets(elf, names, GO_NFNS, offs);
-cleanup:
-	if (elf)
-		elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	elf = tt_elf_open(path, &fd, err, sizeof(err));
+	if (!elf)
+		return;
+	tt_go_func_offsets(elf, names, GO_NFNS, offs);
+	elf_end(elf);
+	close(fd);
 }
 
 /* Attaches prog at function i of path (cookie), into c->go_links; 0 or

@@ -1,6 +1,34 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "elfsym.h"
+
+Elf *tt_elf_open(const char *path, int *fd, char *err, size_t errlen)
+{
+	Elf *elf;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*fd = -EINVAL;
+		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
+		return NULL;
+	}
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0) {
+		*fd = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-*fd));
+		return NULL;
+	}
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(*fd);
+		*fd = -ENOEXEC;
+		snprintf(err, errlen, "%s: %s", path, elf_errmsg(-1));
+	}
+	return elf;
+}
 
 bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found)
 {

@@ -8,6 +8,10 @@
 #include <stdbool.h>
 #include <gelf.h>
 
+/* PATH for libelf: the Elf with its fd in *fd (the caller ends and closes
+ * both), or NULL with one line in err (and -errno in *fd). */
+Elf *tt_elf_open(const char *path, int *fd, char *err, size_t errlen);
+
 /* name's value and size from the dynamic or the full symbol table (the
  * first with a size), into *found: true when there is one. */
 bool tt_elf_symbol(Elf *elf, const char *name, GElf_Sym *found);

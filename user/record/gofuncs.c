@@ -153,6 +153,18 @@ static Elf_Scn *elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+/* The bytes of the section called name, or NULL */
+static Elf_Data *section_data(Elf *elf, const char *name)
+{
+	Elf_Scn *scn;
+	Elf_Data *data;
+	GElf_Shdr sh;
+
+	scn = elf_section(elf, name, &sh);
+	data = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+	return data && data->d_buf ? data : NULL;
+}
+
 bool tt_go_binary(Elf *elf)
 {
 	GElf_Shdr sh;
@@ -184,26 +196,22 @@ static size_t text_offset(Elf *elf, __u64 addr)
 static int pclntab_in(Elf *elf, const char *const *names, size_t n,
 		      __u64 *addrs)
 {
-	GElf_Shdr sh, text_sh;
-	__u64 text;
-	Elf_Scn *scn;
+	GElf_Shdr text_sh;
 	Elf_Data *data;
 	int found = -EINVAL;
+	__u64 text;
 
 	text = elf_section(elf, ".text", &text_sh) ? text_sh.sh_addr : 0;
 	/* a position-independent binary's is among its relocated data */
-	scn = elf_section(elf, ".gopclntab", &sh);
-	if (!scn)
-		scn = elf_section(elf, ".data.rel.ro.gopclntab", &sh);
-	data = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
-	if (data && data->d_buf)
+	data = section_data(elf, ".gopclntab");
+	if (!data)
+		data = section_data(elf, ".data.rel.ro.gopclntab");
+	if (data)
 		return tt_go_pclntab_find(data->d_buf, data->d_size, text,
 					  names, n, addrs);
-	scn = elf_section(elf, ".data.rel.ro", &sh);
-	data = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
+	data = section_data(elf, ".data.rel.ro");
 	for (size_t off = 0;
-	     data && data->d_buf && off + GO_PCLN_PREAMBLE <= data->d_size &&
-	     found <= 0;
+	     data && off + GO_PCLN_PREAMBLE <= data->d_size && found <= 0;
 	     off += GO_PCLN_PREAMBLE)
 		found = tt_go_pclntab_find(
 			(const unsigned char *)data->d_buf + off,

@@ -114,32 +114,6 @@ static int check_file(const char *path, char *err, size_t errlen)
 	return ret;
 }
 
-/* PATH for libelf: the Elf with its fd in *fd, or NULL with one line in
- * err (and -errno in *fd). */
-static Elf *elf_open(const char *path, int *fd, char *err, size_t errlen)
-{
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE) {
-		*fd = -EINVAL;
-		snprintf(err, errlen, "libelf: %s", elf_errmsg(-1));
-		return NULL;
-	}
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0) {
-		*fd = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(-*fd));
-		return NULL;
-	}
-	elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!elf) {
-		close(*fd);
-		*fd = -ENOEXEC;
-		snprintf(err, errlen, "%s: %s", path, elf_errmsg(-1));
-	}
-	return elf;
-}
-
 /* The symbol is in the file and the offset inside it. */
 static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
 {
@@ -147,7 +121,7 @@ static int check_symbol(const struct tt_mark_spec *m, char *err, size_t errlen)
 	GElf_Sym sym;
 	Elf *elf;
 
-	elf = elf_open(m->path, &fd, err, errlen);
+	elf = tt_elf_open(m->path, &fd, err, errlen);
 	if (!elf)
 		return fd;
 	if (!tt_elf_symbol(elf, m->symbol, &sym)) {
@@ -247,7 +221,7 @@ static int check_python(struct tt_mark_spec *m, char *err, size_t errlen)
 	int fd, ret = 0;
 	Elf *elf;
 
-	elf = elf_open(m->path, &fd, err, errlen);
+	elf = tt_elf_open(m->path, &fd, err, errlen);
 	if (!elf)
 		return fd;
 	if (tt_elf_usdt(elf, PY_PROVIDER, PY_PROBE)) {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -85,13 +84,12 @@ static int runtime_in(pid_t pid, const struct tt_mapping *m, bool exe,
 	if (pfd < 0)
 		return pfd;
 	tt_cudalib_fd_path(pfd, self, sizeof(self));
-	fd = open(self, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
+	elf = tt_elf_open(self, &fd, err, sizeof(err));
+	if (!elf) {
+		ret = fd;
 		goto cleanup;
 	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || !gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load))
+	if (!gelf_getehdr(elf, &eh) || !first_load_vaddr(elf, &load))
 		goto cleanup;
 	r->fd = -1;
 	if (is_cpython(m->path) && tt_elf_symbol(elf, "_PyRuntime", &sym)) {
