@@ -34,6 +34,8 @@
 #define TT_GO_ARG1(regs) ((regs)->ax)
 #define TT_GO_ARG2(regs) ((regs)->bx)
 #define TT_GO_ARG3(regs) ((regs)->cx)
+/* ... and the running goroutine (g), in Go code and at its syscalls */
+#define TT_GO_G(regs) ((regs)->r14)
 /* integer arguments passed in registers (rdi, rsi, rdx, rcx, r8, r9): a
  * marker's key=argN reads one of them at the function's entry */
 #define TT_ARCH_REG_ARGS 6

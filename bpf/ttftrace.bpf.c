@@ -476,6 +476,21 @@ struct {
 	__type(value, struct tls_seq);
 } tls_seqs SEC(".maps");
 
+/* The same of a goroutine's crypto/tls Writes, by go_tls_key() (it may
+ * send on another thread than it wrote on), and its latest one's */
+struct go_tls_seq {
+	struct tls_seq s;
+	__u32 len;
+	__u64 buf;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, struct go_tls_seq);
+} go_tls_seqs SEC(".maps");
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(tt_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -1523,43 +1538,85 @@ static __always_inline void capture(const struct send_src *src, __u64 total,
 			      0;
 }
 
+/* Goroutine g's key in go_tls_seqs and on its pieces: the process in it
+ * (Go heaps sit at the same addresses in every process) */
+static __always_inline __u32 go_tls_key(__u32 tgid, __u64 g)
+{
+	__u64 h = (g ^ ((__u64)tgid << 40)) * 0x9e3779b97f4a7c15ULL;
+
+	return (__u32)(h >> 33) | TT_TLS_GO_KEY;
+}
+
+/* Plaintext of num bytes at buf that the next TCP send of key (a thread,
+ * or a goroutine) carries as TLS records: a TT_EV_TLS_PLAIN record of that
+ * tid, numbered by sq, key's (the collector pairs them) */
+static __always_inline void tls_plain(__u64 id, struct tls_seq *sq, __u32 key,
+				      __u64 buf, __u32 num)
+{
+	struct send_src src = { .flat = true, .base = buf };
+	struct tt_event_tls {
+		struct tt_hdr h;
+		struct tt_tls_plain p;
+	} *e;
+
+	e = reserve_as(sizeof(*e), TT_EV_TLS_PLAIN, (id >> 32) << 32 | key);
+	if (!e)
+		return;
+	e->p.len = num;
+	e->p.seq = sq->next++;
+	capture(&src, num, e->p.data, &e->p.nbytes, e->p.tail, &e->p.ntail,
+		&e->p.data_lines);
+	submit(e);
+}
+
 /* An SSL_write that made no send of its own wrote to a memory BIO: its
- * plaintext, for the thread's next send (the collector pairs them) */
+ * plaintext, for the thread's next send */
 SEC("uretprobe")
 int BPF_KRETPROBE(tt_tls_write_return, long ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = id;
 	struct tls_write *tw = bpf_map_lookup_elem(&tls_writes, &tid);
-	struct send_src src = { .flat = true };
 	struct tls_seq *sq, zero = {};
-	struct tt_event_tls {
-		struct tt_hdr h;
-		struct tt_tls_plain p;
-	} *e;
 
 	if (!tw)
 		return 0;
-	if (tw->sends || (int)ret <= 0 || !tw->num)
-		goto cleanup;
-	sq = bpf_map_lookup_elem(&tls_seqs, &tid);
-	if (!sq) {
+	if (!tw->sends && (int)ret > 0 && tw->num) {
 		bpf_map_update_elem(&tls_seqs, &tid, &zero, BPF_NOEXIST);
 		sq = bpf_map_lookup_elem(&tls_seqs, &tid);
-		if (!sq)
-			goto cleanup;
+		if (sq)
+			tls_plain(id, sq, tid, tw->buf, tw->num);
 	}
-	e = reserve_as(sizeof(*e), TT_EV_TLS_PLAIN, id);
-	if (!e)
-		goto cleanup;
-	src.base = tw->buf;
-	e->p.len = tw->num;
-	e->p.seq = sq->next++;
-	capture(&src, tw->num, e->p.data, &e->p.nbytes, e->p.tail, &e->p.ntail,
-		&e->p.data_lines);
-	submit(e);
-cleanup:
 	bpf_map_delete_elem(&tls_writes, &tid);
+	return 0;
+}
+
+/* Go's crypto/tls.(*Conn).Write(b []byte): the receiver, then b's pointer
+ * and length in registers (Go 1.17+). The Conn sends its records itself
+ * after, from the same goroutine, on whatever thread runs it then: the
+ * plaintext waits for the goroutine's next send. Entry only: Go moves
+ * stacks, which breaks return probes. */
+SEC("uprobe")
+int tt_go_tls_write(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), len = TT_GO_ARG3(ctx);
+	__u64 buf = TT_GO_ARG2(ctx);
+	__u32 key = go_tls_key(id >> 32, TT_GO_G(ctx));
+	struct go_tls_seq *gs, zero = {};
+
+	if (!tgid_traced(id >> 32) || !len || len > 0xffffffffULL)
+		return 0;
+	bpf_map_update_elem(&go_tls_seqs, &key, &zero, BPF_NOEXIST);
+	gs = bpf_map_lookup_elem(&go_tls_seqs, &key);
+	if (!gs)
+		return 0;
+	/* a call that grew its stack ran its prologue, and this probe, twice:
+	 * the same Write, its bytes not sent yet */
+	if (gs->s.first != gs->s.next && gs->buf == buf && gs->len == len)
+		return 0;
+	gs->buf = buf;
+	gs->len = len;
+	tls_plain(id, &gs->s, key, buf, len);
 	return 0;
 }
 
@@ -1574,7 +1631,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	struct xmit_stash *st = NULL;
 	struct tls_write *tw;
 	struct tls_seq *sq;
-	__u32 tls_from = 0, tls_to = 0;
+	__u32 tls_from = 0, tls_to = 0, tls_key = 0;
 	struct tt_send_raw *s;
 	struct pt_regs *regs;
 	bool hold = false;
@@ -1591,6 +1648,14 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	 * send: this send's, whichever connection it is on */
 	tid = id;
 	sq = bpf_map_lookup_elem(&tls_seqs, &tid);
+	if (!sq && ret > 0 && sk->sk_protocol == IPPROTO_TCP) {
+		/* a goroutine's crypto/tls Writes: its g is in the registers
+		 * at its syscalls */
+		regs = (struct pt_regs *)bpf_task_pt_regs(
+			bpf_get_current_task_btf());
+		tls_key = go_tls_key(id >> 32, TT_GO_G(regs));
+		sq = bpf_map_lookup_elem(&go_tls_seqs, &tls_key);
+	}
 	if (sq && ret > 0 && sk->sk_protocol == IPPROTO_TCP) {
 		tls_from = sq->first;
 		tls_to = sq->next;
@@ -1645,6 +1710,7 @@ int BPF_PROG(tt_send, struct sock *sk, int ret, int flags)
 	s->plain_len = 0;
 	s->tls_from = tls_from;
 	s->tls_to = tls_to;
+	s->tls_key = sq ? tls_key : 0;
 	tw = ret > 0 ? bpf_map_lookup_elem(&tls_writes, &tid) : NULL;
 	if (tw) {
 		/* encrypted bytes: the plaintext is read instead, once */

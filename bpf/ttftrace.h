@@ -225,8 +225,12 @@ struct tt_send_raw {
 	__u32 tls;
 	__u32 plain_len;
 	/* the thread's TT_EV_TLS_PLAIN records this send carries: those of
-	 * seq in [tls_from, tls_to) (its earlier ones went with other sends) */
+	 * seq in [tls_from, tls_to) (its earlier ones went with other sends);
+	 * tls_key, when not 0, names a goroutine's instead (their header's
+	 * tid: TT_TLS_GO_KEY bit set) */
 	__u32 tls_from, tls_to;
+	__u32 tls_key;
+	__u32 pad2;
 	__u64 xmit_ts;
 	struct tt_xmit xmit;
 	__u8 data[TT_SEND_CAPTURE];
@@ -579,6 +583,10 @@ struct tt_lib_open {
  * collector classifies that send from these bytes (docs/design.md §3.1,
  * "TLS"). As tt_send_raw: the first bytes, the last, the data: lines.
  */
+/* A goroutine's TLS pieces are named by a key with this bit, which no
+ * thread id has (docs/design.md §3.1, "TLS") */
+#define TT_TLS_GO_KEY 0x80000000u
+
 struct tt_tls_plain {
 	__u32 len; /* plaintext bytes written */
 	__u32 seq; /* the thread's count of them */

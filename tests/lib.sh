@@ -66,6 +66,18 @@ need_command() {
 	exit 1
 }
 
+# go_build NAME OUT SRC...: go build, offline, its caches under $OUTPUT
+go_build() {
+	local name=$1 out=$2
+	shift 2
+	need_command "$name" go golang-go || return 1
+	mkdir -p "$OUTPUT/gocache" "$OUTPUT/gopath" "$(dirname "$out")"
+	# go wants them absolute, whether OUTPUT is or not
+	GOCACHE=$(realpath "$OUTPUT/gocache") GOPATH=$(realpath "$OUTPUT/gopath") GO111MODULE=off \
+		GOFLAGS='' HOME=/nonexistent go build -o "$out" "$@" ||
+		{ fail "$name: go build $*"; return 1; }
+}
+
 tt_cleanup() {
 	local p
 	for p in "${TT_PIDS[@]}"; do

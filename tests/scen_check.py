@@ -68,6 +68,7 @@ def hop_checks(rep, share):
     # a call the gateway made before it served anyone (LocalAI's health
     # check of the backend it started) is the runner's request, no hop
     outer = [r for r in rep["requests"] if r.get("incomplete_reason") != "hop" and
+             not r.get("tls_apart") and
              not (r.get("t_end_ns") and r["t_end_ns"] < first)]
     taken = sum(1 for r in outer if r.get("hop_id"))
     sender = sum(1 for r in hops if r.get("hop_sender_tid"))
@@ -126,9 +127,11 @@ def main():
             continue
         n = s["n"]
         rep = json.load(open(os.path.join(outdir, name, "report.json")))
-        # a gateway's calls to its runner are counted apart: no client's
+        # a gateway's calls to its runner are counted apart: no client's;
+        # so are a TLS handshake's exchanges
         why = [r["incomplete_reason"] for r in rep["requests"]
-               if not r["complete"] and r["incomplete_reason"] != "hop"]
+               if not r["complete"] and r["incomplete_reason"] != "hop" and
+               not r.get("tls_apart")]
         ok_ttft, all_ttft = (int(x) for x in s["ttft_ok"].split("/"))
         ok_tpot, all_tpot = (int(x) for x in s.get("tpot_ok", "0/0").split("/"))
         # the queue as the issue and the server define it: hand-off to

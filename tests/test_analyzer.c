@@ -2122,6 +2122,84 @@ static void test_tls_plaintext_requests(void)
 	tt_analyzer_free(a);
 }
 
+/* A Go server (crypto/tls, TLS 1.3) sends its tickets in its first
+ * flight: nothing answers the client's Finished. When it came alone (64
+ * bytes queued), it is no part of the request, which begins at the next
+ * arrival, its own, whether the server read the Finished first or both
+ * at once; when it came with the request, or the first bytes were longer
+ * than a Finished (a request's headers, its body after), the exchange
+ * keeps its first arrival. */
+static void test_tls13_finished_alone(void)
+{
+	static const struct {
+		__u64 sk;
+		__s64 first; /* bytes queued at the first arrival */
+		bool read_first; /* read at once, before more came */
+		bool more; /* more bytes came 1 ms after */
+		__u64 want_us; /* the request's arrival, after the hello */
+	} c[] = {
+		{ 0xa310, 64, true, true, 2000 },
+		{ 0xa311, 64, false, true, 2000 },
+		{ 0xa312, 364, true, false, 1000 },
+		{ 0xa313, 200, true, true, 1000 },
+	};
+	const size_t ncases = sizeof(c) / sizeof(c[0]);
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	bool *apart = NULL;
+	size_t i, k, n = 0;
+	__u64 t, t_read;
+	__u32 seq;
+
+	reset();
+	for (k = 0; k < ncases; k++) {
+		t = (2 + 10 * k) * MS;
+		seq = 1;
+		conn_open(1 * MS, c[k].sk, "10.0.0.37", 37000 + k);
+		request_in(t, t + 20 * US, c[k].sk, 517);
+		seq = tls_send(t + 50 * US, c[k].sk, seq, TT_SEND_OTHER, 0,
+			       TT_SEND_F_TLS);
+		sock_ev(TT_EV_DATA_READY, t + 1 * MS, c[k].sk, 0, c[k].first);
+		if (c[k].read_first)
+			recv_(t + 1020 * US, c[k].sk, c[k].first);
+		if (c[k].more)
+			sock_ev(TT_EV_DATA_READY, t + 2 * MS, c[k].sk, 0,
+				c[k].read_first ? 300 : c[k].first + 300);
+		if (c[k].more)
+			recv_(t + 2020 * US, c[k].sk,
+			      c[k].read_first ? 300 : c[k].first + 300);
+		seq = tls_send(t + 3 * MS, c[k].sk, seq, TT_SEND_HEADERS, 0,
+			       TT_SEND_F_TLS_PLAIN | TT_SEND_F_HEADERS |
+				       TT_SEND_F_CHUNKED);
+		seq = tls_send(t + 4 * MS, c[k].sk, seq, TT_SEND_TOKEN, 1,
+			       PLAIN_SSE);
+		tls_send(t + 5 * MS, c[k].sk, seq, TT_SEND_DONE, 0,
+			 PLAIN_SSE | TT_SEND_F_END);
+		conn_close(t + 6 * MS, c[k].sk);
+	}
+	a = run();
+	ASSERT_EQ(tt_analyzer_tls_apart(a, &apart), 0, "tls_apart");
+	ASSERT_TRUE(apart, "the hellos apart");
+	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
+		r = req(a, i);
+		k = r->sk - 0xa310;
+		t = (2 + 10 * k) * MS;
+		if (apart[i]) {
+			ASSERT_EQ(r->t_arrive, t, "the hello's exchange");
+			continue;
+		}
+		n++;
+		t_read = t + (c[k].more ? 2020 : 1020) * US;
+		ASSERT_TRUE(r->complete && r->tls, "read, complete");
+		ASSERT_EQ(r->t_arrive, t + c[k].want_us * US, "r.t_arrive");
+		ASSERT_EQ(r->t_read, t_read, "r.t_read");
+	}
+	ASSERT_EQ(n, ncases, "a request a connection");
+	ASSERT_EQ(tt_analyzer_nrequests(a), 2 * ncases, "and a hello");
+	free(apart);
+	tt_analyzer_free(a);
+}
+
 /* Tickets the server sends as the request's bytes come (OpenSSL sends
  * two, the second after they came) make an exchange of their arrival:
  * the handshake's, apart, sharing the request's first time and
@@ -3114,6 +3192,7 @@ int main(void)
 	TT_RUN(test_error_responses);
 	TT_RUN(test_tls_connection);
 	TT_RUN(test_tls_plaintext_requests);
+	TT_RUN(test_tls13_finished_alone);
 	TT_RUN(test_tls_twins_live);
 	TT_RUN(test_half_close);
 	TT_RUN(test_pipelined);

@@ -22,13 +22,7 @@ tt_setup
 PY=/usr/bin/python3
 NODE=$(command -v node || true)
 GOBIN=$OUTPUT/tests/framing_go
-need_command bpf_framing go golang-go
-mkdir -p "$OUTPUT/gocache" "$OUTPUT/gopath" "$OUTPUT/tests"
-# go wants them absolute, whether OUTPUT is or not
-GOCACHE=$(realpath "$OUTPUT/gocache") GOPATH=$(realpath "$OUTPUT/gopath") GO111MODULE=off \
-	GOFLAGS='' HOME=/nonexistent \
-	go build -o "$GOBIN" tests/servers/go_server.go ||
-	{ fail "bpf_framing: go build tests/servers/go_server.go"; exit 1; }
+go_build bpf_framing "$GOBIN" tests/servers/go_server.go || exit 1
 for m in uvicorn starlette aiohttp; do
 	"$PY" -c "import $m" 2>/dev/null ||
 		{ fail "bpf_framing: $PY lacks $m (tools/deps.sh installs it)"; exit 1; }

@@ -1872,6 +1872,23 @@ static const struct rq_want sync_calls_want[] = {
 				{ R(complete, true), __VA_ARGS__ } }),        \
 	}
 
+/* An event loop (101) that read rq1, then rq3, and sent their hops 2
+ * and 4 in that order: hop 2's first token woke its epoll wait, hop 4's
+ * came in while it ran */
+#define LOOP_HOP_STEPS                                                        \
+	STEPS(E_IN(0, 101), E_IN(5, 301), E_OUT(50, 301, SOCK_WAIT),          \
+	      E_IN(6, 303), E_OUT(60, 303, SOCK_WAIT),                        \
+	      E_SOFTIRQ(210, 101, 301), E_IN(212, 301),                       \
+	      E_SOFTIRQ(225, 101, 303), E_IN(227, 303),                       \
+	      E_OUT(235, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3, .anon = true), \
+	      E_SOFTIRQ(1310, 301, 101), E_IN(1315, 101),                     \
+	      E_OUT(1320, 301, SOCK_WAIT), E_OUT(1350, 303, SOCK_WAIT))
+#define LOOP_HOP_RQS                                                          \
+	RQ(1, 90, 100, 1400, 1405, 101, 101),                                 \
+		RQ(2, 205, 215, 1300, 1305, 301, 301, .hop_sender_tid = 101), \
+		RQ(3, 140, 150, 1360, 1365, 101, 101),                        \
+		RQ(4, 220, 230, 1340, 1345, 303, 303, .hop_sender_tid = 101)
+
 /* POOL_CALL: pool thread 101 waits at t_ + 10 us, the poller wakes it at
  * t_ + 1150; it starts generate thread g_ at t_ + 2150 and waits for its
  * token, which comes at t_ + 12150 */
@@ -7229,27 +7246,27 @@ static const struct scenario scenarios[] = {
 	 * the order the loop read and sent, not the one that woke it. */
 	{
 		SC("test_hop", "event_loop_order"),
-		.steps = STEPS(E_IN(0, 101), E_IN(5, 301),
-			       E_OUT(50, 301, SOCK_WAIT), E_IN(6, 303),
-			       E_OUT(60, 303, SOCK_WAIT),
-			       E_SOFTIRQ(210, 101, 301), E_IN(212, 301),
-			       E_SOFTIRQ(225, 101, 303), E_IN(227, 303),
-			       E_OUT(235, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3,
-				     .anon = true),
-			       E_SOFTIRQ(1310, 301, 101), E_IN(1315, 101),
-			       E_OUT(1320, 301, SOCK_WAIT),
-			       E_OUT(1350, 303, SOCK_WAIT)),
-		RQS(RQ(1, 90, 100, 1400, 1405, 101, 101),
-		    RQ(2, 205, 215, 1300, 1305, 301, 301, .hop_sender_tid = 101),
-		    RQ(3, 140, 150, 1360, 1365, 101, 101),
-		    RQ(4, 220, 230, 1340, 1345, 303, 303,
-		       .hop_sender_tid = 101)),
+		.steps = LOOP_HOP_STEPS,
+		RQS(LOOP_HOP_RQS),
 		.want = WANTS({ 1, NULL, { R(complete, true), R(hop_id, 2),
 					    R_T(t_dispatch, 215) } },
 			      { 3, NULL, { R(complete, true), R(hop_id, 4),
 					    R_T(t_dispatch, 230) },
 				{ SEG_AT(1350, "on-cpu", G(tid, 101)),
 				  SEG_AT(1342, "hop out", G(tid, 303)) } }),
+	},
+	/* the same, nginx terminating TLS: the loop read a handshake's
+	 * exchange (5: no plaintext, no token) before rq1. It is no request
+	 * the loop forwarded: hop 2 is still rq1's, hop 4 rq3's. */
+	{
+		SC("test_hop", "event_loop_tls_handshake"),
+		.steps = LOOP_HOP_STEPS,
+		RQS(LOOP_HOP_RQS,
+		    RQ(5, 20, 30, 0, 0, 101, 0, .tls_unread = true)),
+		.want = WANTS({ 1, NULL, { R(complete, true), R(hop_id, 2),
+					    R_T(t_dispatch, 215) } },
+			      { 3, NULL, { R(complete, true), R(hop_id, 4),
+					    R_T(t_dispatch, 230) } }),
 	},
 	/* the same requests, the runner's not known for a hop: the gateway
 	 * relay's wake of its writer is taken for the pick-up */

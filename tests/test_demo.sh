@@ -594,6 +594,12 @@ fi
 
 # --- a killed server still leaves its rows; loadgen is bounded
 if start_server killed; then
+	# HTTPS asked of a plain server: one line saying so, exit 1
+	"$LOADGEN" -p "$PORT" --tls -c 1 -n 1 -q 2>"$TMP/tls.err"
+	rc=$?
+	check "loadgen --tls against plain HTTP: exit 1, the handshake's error" \
+		"rc $rc: $(cat "$TMP/tls.err")" \
+		eval "[ $rc = 1 ] && grep -q 'TLS handshake with 127.0.0.1 port $PORT failed' '$TMP/tls.err'"
 	"$LOADGEN" -p "$PORT" -c 2 -n 10 --tokens 2 -q
 	stop_server KILL 2>/dev/null  # no "Killed" job notice
 	n=$(rows "$TMP/killed.gt")

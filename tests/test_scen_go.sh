@@ -35,8 +35,8 @@ tt_setup
 need_command scen_go go golang-go
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai \
-	localai-serial localai-hf localai-shared >"$TT_TMP/run.log" 2>&1
-check "scen_go: tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai localai-serial localai-hf localai-shared" \
+	localai-serial localai-hf localai-shared go-tls >"$TT_TMP/run.log" 2>&1
+check "scen_go: tools/scenarios/run.sh go go-lock go-stripped ollama tgi tgi-py localai localai-serial localai-hf localai-shared go-tls" \
 	[ $? = 0 ]
 # localai-shared: the calls' streams multiplexed on one kept connection,
 # not told apart (docs/design.md §3.1, "HTTP/2"): its hops and the client
@@ -125,7 +125,14 @@ done
 # (user/record/gofuncs.c). Before, the program was not recognized as Go:
 # followed at the thread level, t_dispatch and admission to token off for
 # 44 of 120; after, 0, as go.
+# go-tls: go-stripped serving HTTPS (crypto/tls, read through the probe on
+# its Write; net/http's background read goroutine reading each keep-alive
+# request, session 55): five runs, one beside each load, t_dispatch off
+# for 0 of 120, the queue span 0, admission to token 0-1, as go (before
+# the background reader's rebase: t_enqueue 10-18 off quiet, t_dispatch
+# and admission to token 16-25 beside a hog or a compile).
 scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 go-stripped:0.12:0.08:0.12:p50 \
+	go-tls:0.12:0.08:0.12:p50 \
 	ollama:0.1:0.2:0.1:hops=0.9 tgi:0.08:0.08:0.08:p50 \
 	tgi-py:0.08:0.08:0.08:p50 localai:0.4:1:0.4:hops=0.8 \
 	localai-serial:0.12:0.12:0.12:hops=0.9 localai-hf:0.1:0.15:0.1:hops=0.9

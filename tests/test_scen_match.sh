@@ -32,4 +32,29 @@ EOF
 )
 check "compare.py pairs the clients with the front's requests, never a hop on a reused port: $out" \
 	[ "$out" = "2 3" ]
+# A TLS handshake's exchange is no request either; a request the proxy cut
+# (Caddy 2.6, caddyserver/caddy#5431) failed at the client and left no row
+# of the server's: the requests after it on the connection still pair with
+# their own rows, not the one before's
+out=$(/usr/bin/python3 - "$TT_TESTS_DIR/../tools/scenarios" <<'EOF'
+import sys
+sys.dont_write_bytecode = True
+sys.path.insert(0, sys.argv[1])
+import compare
+
+p = "127.0.0.1:40900"
+report = {"requests": [
+    {"id": 1, "peer": p, "t_arrive_ns": 900, "tls_apart": True},
+    {"id": 2, "peer": p, "t_arrive_ns": 1000},
+    {"id": 3, "peer": p, "t_arrive_ns": 2000},
+    {"id": 4, "peer": p, "t_arrive_ns": 3000},
+]}
+truth = [{"port": "40900", "t_read": "1100"}, {"port": "40900", "t_read": "3100"}]
+clients = [{"local_port": "40900", "t_send_ns": t} for t in ("990", "1990", "2990")]
+print(" ".join(f"{t['id']}:{g['t_read']}" for c, g, t in
+               compare.matched(report, truth, clients)))
+EOF
+)
+check "compare.py skips a handshake and pairs past a request with no row of the server's: $out" \
+	[ "$out" = "2:1100 4:3100" ]
 exit ${TT_FAILED:-0}

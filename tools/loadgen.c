@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <strings.h>
 #include <sys/time.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "demo_common.h"
 
@@ -42,6 +44,7 @@ struct lg_opts {
 	uint64_t timeout_ns;
 	bool new_conn;
 	bool no_stream; /* "stream": false: one sized JSON answer */
+	bool tls; /* HTTPS: TLS through memory BIOs, stamps kept */
 	bool quiet;
 };
 
@@ -111,6 +114,11 @@ struct client {
 	uint64_t quota;
 	char *rbuf;
 	size_t rlen, rcap;
+	/* --tls: the session, its two memory BIOs, and the stamps of the
+	 * raw read whose plaintext OpenSSL still holds */
+	SSL *ssl;
+	BIO *rbio, *wbio;
+	struct read_time tls_time;
 	struct result *results;
 	size_t nresults, cap;
 	char conn_error[160];
@@ -123,6 +131,7 @@ struct loadgen {
 	uint64_t t_start, t_end_limit;
 	atomic_uint_fast64_t next_id;
 	struct client *clients;
+	SSL_CTX *tls_ctx; /* --tls: one for every connection */
 };
 
 static const char *prog = "loadgen";
@@ -479,6 +488,8 @@ static int client_connect(struct client *c)
 
 static void client_disconnect(struct client *c)
 {
+	SSL_free(c->ssl); /* and its BIOs */
+	c->ssl = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -649,6 +660,147 @@ static uint64_t take_tx_stamp(int fd, uint64_t lo)
 	return best;
 }
 
+/* ----------------------------------------------------------------- TLS */
+
+/*
+ * --tls runs OpenSSL on two memory BIOs, never on the socket: each raw
+ * read is still read_stamped()'s recvmsg with its kernel receive stamp,
+ * each send this thread's write() with its transmit stamp.
+ */
+
+/* sends what OpenSSL wrote to its memory BIO; 0 or -errno */
+static int tls_flush(struct client *c)
+{
+	char buf[16384];
+	int n, err;
+
+	while ((n = BIO_read(c->wbio, buf, sizeof(buf))) > 0) {
+		err = write_all(c->fd, buf, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* one raw read into OpenSSL's input; its stamps kept; <= 0 as recvmsg */
+static ssize_t tls_read_raw(struct client *c)
+{
+	char buf[16384];
+	ssize_t n;
+
+	n = read_stamped(c->fd, buf, sizeof(buf), &c->tls_time);
+	if (n > 0 && BIO_write(c->rbio, buf, n) != n) {
+		errno = ENOMEM;
+		return -1;
+	}
+	return n;
+}
+
+/* the last OpenSSL error as a word, for a connection's error line */
+static const char *tls_error_text(void)
+{
+	unsigned long e = ERR_get_error();
+
+	return e ? ERR_reason_error_string(e) ?: "unknown" : "unexpected EOF";
+}
+
+/* a TLS session on the connected c->fd; 0, or -1 with c->conn_error */
+static int tls_start(struct client *c)
+{
+	char hostbuf[128];
+	int rc, err = 0;
+
+	c->ssl = SSL_new(c->lg->tls_ctx);
+	c->rbio = BIO_new(BIO_s_mem());
+	c->wbio = BIO_new(BIO_s_mem());
+	if (!c->ssl || !c->rbio || !c->wbio) {
+		BIO_free(c->rbio);
+		BIO_free(c->wbio);
+		snprintf(c->conn_error, sizeof(c->conn_error),
+			 "out of memory for TLS");
+		goto cleanup;
+	}
+	SSL_set_bio(c->ssl, c->rbio, c->wbio);
+	SSL_set_connect_state(c->ssl);
+	SSL_set_tlsext_host_name(c->ssl,
+				 host_unbracket(c->lg->opts.host, hostbuf,
+						sizeof(hostbuf)));
+	for (;;) {
+		rc = SSL_do_handshake(c->ssl);
+		err = tls_flush(c);
+		if (rc == 1 || err)
+			break;
+		if (SSL_get_error(c->ssl, rc) != SSL_ERROR_WANT_READ ||
+		    tls_read_raw(c) <= 0) {
+			err = -EPROTO;
+			break;
+		}
+	}
+	if (!err)
+		return 0;
+	snprintf(c->conn_error, sizeof(c->conn_error),
+		 "TLS handshake with %s port %d failed: %s", c->lg->opts.host,
+		 c->lg->opts.port,
+		 err == -EPROTO ? tls_error_text() : strerror(-err));
+cleanup:
+	SSL_free(c->ssl);
+	c->ssl = NULL;
+	return -1;
+}
+
+/*
+ * read_stamped() through TLS: the plaintext of the records the next raw
+ * reads completed, with that read's stamps. When a read also brought part
+ * of a later record, its kernel stamp may be that part's, so it is left
+ * out, as it is for a plaintext read that brought a later token.
+ */
+static ssize_t tls_read(struct client *c, char *buf, size_t len,
+			struct read_time *t)
+{
+	size_t got = 0;
+	ssize_t raw;
+	int n = 0;
+
+	for (;;) {
+		while (got < len &&
+		       (n = SSL_read(c->ssl, buf + got, len - got)) > 0)
+			got += n;
+		if (got) {
+			*t = c->tls_time;
+			if (BIO_ctrl_pending(c->rbio) || SSL_pending(c->ssl))
+				t->kernel = 0;
+			return got;
+		}
+		switch (SSL_get_error(c->ssl, n)) {
+		case SSL_ERROR_WANT_READ:
+			break;
+		case SSL_ERROR_ZERO_RETURN: /* the server's close_notify */
+			return 0;
+		default:
+			errno = EPROTO;
+			return -1;
+		}
+		raw = tls_read_raw(c);
+		if (raw <= 0)
+			return raw;
+	}
+}
+
+static ssize_t conn_read(struct client *c, char *buf, size_t len,
+			 struct read_time *t)
+{
+	return c->ssl ? tls_read(c, buf, len, t) :
+			read_stamped(c->fd, buf, len, t);
+}
+
+static int conn_write(struct client *c, const char *buf, size_t len)
+{
+	/* a memory BIO takes it all: one call, then the records go out */
+	if (c->ssl && SSL_write(c->ssl, buf, len) != (int)len)
+		return -EPROTO;
+	return c->ssl ? tls_flush(c) : write_all(c->fd, buf, len);
+}
+
 static void result_take_times(struct result *r, const struct resp_parser *p)
 {
 	r->tokens = p->tokens;
@@ -673,7 +825,7 @@ static bool client_request(struct client *c, struct result *r)
 	r->id = atomic_fetch_add(&lg->next_id, 1);
 	take_tx_stamp(c->fd, 0); /* none of an earlier request's */
 	r->t_send = mono_ns();
-	err = write_all(c->fd, lg->request, lg->request_len);
+	err = conn_write(c, lg->request, lg->request_len);
 	if (err) {
 		snprintf(r->status, sizeof(r->status), "send");
 		return false;
@@ -715,8 +867,7 @@ static bool client_request(struct client *c, struct result *r)
 			c->rbuf = nb;
 			c->rcap = cap;
 		}
-		n = read_stamped(c->fd, c->rbuf + c->rlen, c->rcap - c->rlen,
-				 &t);
+		n = conn_read(c, c->rbuf + c->rlen, c->rcap - c->rlen, &t);
 		if (n <= 0) {
 			snprintf(r->status, sizeof(r->status), "%s",
 				 recv_error_word(n, errno));
@@ -798,15 +949,17 @@ static void *client_main(void *arg)
 			if (o->duration_ns && mono_ns() >= lg->t_end_limit)
 				break;
 		}
-		if (c->fd < 0 && client_connect(c)) {
+		if (c->fd < 0 &&
+		    (client_connect(c) || (lg->tls_ctx && tls_start(c)))) {
 			/* the server is unreachable: no point in going on */
 			r = client_new_result(c);
 			if (r) {
 				r->id = atomic_fetch_add(&lg->next_id, 1);
 				r->t_send = mono_ns();
-				snprintf(r->status, sizeof(r->status),
-					 "connect");
+				snprintf(r->status, sizeof(r->status), "%s",
+					 c->fd < 0 ? "connect" : "tls");
 			}
+			client_disconnect(c);
 			break;
 		}
 		r = client_new_result(c);
@@ -1013,6 +1166,10 @@ static void usage(FILE *f)
 "      --new-conn          a new connection per request (Connection: close)\n"
 "      --no-stream         ask for stream=false: one JSON answer, no tokens\n"
 "      --timeout SEC       give up on a silent server after SEC (default 30)\n"
+"      --tls               HTTPS (OpenSSL on memory BIOs, so the kernel's\n"
+"                          stamps are still those of the socket's reads and\n"
+"                          sends); the server's certificate is not checked:\n"
+"                          this is a load generator for test servers\n"
 "  -o, --csv FILE          one row per request: id,conn,local_port,t_send_ns,\n"
 "                          t_first_token_ns,t_last_token_ns,tokens,ttft_ns,\n"
 "                          tpot_ns,status, then the same times from the\n"
@@ -1033,7 +1190,8 @@ static void usage(FILE *f)
 "Examples:\n"
 "  loadgen -p 8000 -c 8 -n 200 --tokens 32\n"
 "  loadgen -H ::1 -p 8000 -c 2 -d 10 --rate 50 -o /tmp/client.csv\n"
-"  loadgen -p 8000 --prompt-bytes 1048576 -n 4 --new-conn\n");
+"  loadgen -p 8000 --prompt-bytes 1048576 -n 4 --new-conn\n"
+"  loadgen -p 8443 --tls -c 4 -n 100\n");
 }
 
 enum {
@@ -1043,6 +1201,7 @@ enum {
 	OPT_NEW_CONN,
 	OPT_NO_STREAM,
 	OPT_TIMEOUT,
+	OPT_TLS,
 };
 
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
@@ -1074,6 +1233,7 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		{ "new-conn", no_argument, NULL, OPT_NEW_CONN },
 		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tls", no_argument, NULL, OPT_TLS },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1134,6 +1294,9 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_TIMEOUT:
 			o->timeout_ns = parse_seconds_opt("--timeout", optarg);
 			break;
+		case OPT_TLS:
+			o->tls = true;
+			break;
 		case 'o':
 			o->csv_path = optarg;
 			break;
@@ -1171,6 +1334,16 @@ int main(int argc, char **argv)
 	if (!lg.clients) {
 		fprintf(stderr, "%s: out of memory\n", prog);
 		goto cleanup;
+	}
+	if (lg.opts.tls) {
+		lg.tls_ctx = SSL_CTX_new(TLS_client_method());
+		if (!lg.tls_ctx) {
+			fprintf(stderr, "%s: cannot set up TLS: %s\n", prog,
+				tls_error_text());
+			goto cleanup;
+		}
+		/* test servers' certificates are their own */
+		SSL_CTX_set_verify(lg.tls_ctx, SSL_VERIFY_NONE, NULL);
 	}
 	lg.t_start = mono_ns();
 	lg.t_end_limit = lg.t_start + lg.opts.duration_ns;
@@ -1227,5 +1400,6 @@ cleanup:
 	free(lg.clients);
 	free(all);
 	free(lg.request);
+	SSL_CTX_free(lg.tls_ctx);
 	return ret;
 }

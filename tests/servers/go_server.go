@@ -4,12 +4,14 @@
 // token (chunked: the headers go out with the first chunk, each flush is
 // one send of "<hex>\r\n<event>\r\n", the handler's return sends
 // "0\r\n\r\n"), JSON with a Content-Length set by the handler (headers and
-// body in one send).
+// body in one send). With -tls CERT,KEY: HTTPS by crypto/tls
+// (tests/test_bpf_tls.sh), HTTP/1.1 only.
 //
 // Standard library only: GO111MODULE=off go build -o OUT go_server.go
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,6 +28,7 @@ func main() {
 	pad := flag.Int("pad", 0, "bytes of padding in each event")
 	noDone := flag.Bool("no-done", false, "end without data: [DONE]")
 	gapMs := flag.Float64("gap-ms", 1, "time between tokens")
+	tlsPair := flag.String("tls", "", "CERT,KEY: serve HTTPS")
 	flag.Parse()
 	http.HandleFunc("/v1/completions", func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
@@ -61,7 +64,16 @@ func main() {
 			fl.Flush()
 		}
 	})
-	if err := http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil); err != nil {
+	srv := &http.Server{Addr: fmt.Sprintf("127.0.0.1:%d", *port),
+		// no HTTP/2 offered (ALPN): the client speaks HTTP/1.1
+		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){}}
+	var err error
+	if cert, key, ok := strings.Cut(*tlsPair, ","); ok {
+		err = srv.ListenAndServeTLS(cert, key)
+	} else {
+		err = srv.ListenAndServe()
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -48,18 +48,29 @@ def port_of(r):
 
 
 def matched(report, truth, clients):
-    """[(client, truth, tool)] by port and order on the connection. A hop
+    """[(client, truth, tool)] by port and order on the connection (the
+    server's row: the one it read between this send and the next). A hop
     (the runner's side of a gateway's call) is no client's: its port is the
-    gateway's, which a later client connection may be given again."""
+    gateway's, which a later client connection may be given again. A TLS
+    handshake's exchanges are no request either: the report counts them
+    apart ("tls_apart")."""
     tool = by_port([r for r in report["requests"]
-                    if r.get("t_arrive_ns") and r.get("incomplete_reason") != "hop"],
+                    if r.get("t_arrive_ns") and r.get("incomplete_reason") != "hop"
+                    and not r.get("tls_apart")],
                    port_of, lambda r: r["t_arrive_ns"])
     gt = by_port(truth, lambda r: int(r["port"]), lambda r: int(r["t_read"]))
     cl = by_port(clients, lambda r: int(r["local_port"]), lambda r: int(r["t_send_ns"]))
     out = []
     for port, crs in cl.items():
-        for c, g, t in zip(crs, gt.get(port, []), tool.get(port, [])):
-            out.append((c, g, t))
+        gs = gt.get(port, [])
+        for i, (c, t) in enumerate(zip(crs, tool.get(port, []))):
+            # the server's row read between this send and the next: a
+            # request its proxy cut may have none
+            lo = int(c["t_send_ns"])
+            hi = int(crs[i + 1]["t_send_ns"]) if i + 1 < len(crs) else 1 << 64
+            g = next((g for g in gs if lo <= int(g["t_read"]) < hi), None)
+            if g:
+                out.append((c, g, t))
     return out
 
 
@@ -102,7 +113,10 @@ def tool_stages(t):
         # the truth's own span: the server's clock cannot tell compute from
         # the engine's and the writer's runqueue waits after admission;
         # its read loop, waits for a CPU in it included, is the storage span
-        "admit to token": max(0, (t.get("t_first_write_ns") or 0) -
+        # (behind a proxy whose truth is the runner's: the hop's write,
+        # --token-at-hop)
+        "admit to token": max(0, (t.get("t_runner_write_ns") or
+                                  t.get("t_first_write_ns") or 0) -
                               (t.get("t_dispatch_ns") or t["t_read_ns"]) -
                               (t.get("storage_span_ns") or 0)),
         "storage.io": s["storage.io"],
@@ -142,6 +156,9 @@ def main():
     ap.add_argument("client", nargs="+")
     ap.add_argument("--hops", metavar="RUNNER.csv",
                     help="--truth is a proxy's log; join it to its runner's")
+    ap.add_argument("--token-at-hop", action="store_true",
+                    help="the truth is the runner's behind a proxy (its first token its own "
+                    "send): a proxied request's span to the first token ends at its hop's")
     ap.add_argument("--ttftrace")
     ap.add_argument("--recording")
     ap.add_argument("--markdown", action="store_true", help="tables as Markdown")
@@ -151,13 +168,20 @@ def main():
         return table(sys.argv[sys.argv.index("--table") + 1])
     args = ap.parse_args()
     report = json.load(open(args.report))
+    if args.token_at_hop:
+        by_id = {r["id"]: r for r in report["requests"]}
+        for r in report["requests"]:
+            if r.get("hop_id") in by_id:
+                r["t_runner_write_ns"] = by_id[r["hop_id"]].get("t_first_write_ns")
     truth = cs.read_csv(args.truth)
     if args.hops:
         truth = join_hops(truth, cs.read_csv(args.hops))
     clients = []
     for path in args.client:
-        clients += cs.read_csv(path)
-    pairs = matched(report, truth, clients)
+        clients += cs.read_csv(path, status_ok=False)
+    # a connection's order holds its failed requests too (a response its
+    # proxy cut): matched, then left out
+    pairs = [p for p in matched(report, truth, clients) if p[0]["status"] == "ok"]
     done = [p for p in pairs if p[2].get("complete") and p[2].get("stages")]
     reasons = Counter(str(p[2].get("incomplete_reason")) for p in pairs if p not in done)
     print(f"## {args.name}")

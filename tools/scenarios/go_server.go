@@ -19,11 +19,13 @@
 package main
 
 import (
+	tlspkg "crypto/tls"
 	"flag"
 	"fmt"
 	"net/http"
 	"os"
 	"runtime"
+	"strings"
 )
 
 var (
@@ -71,6 +73,7 @@ func main() {
 	port := flag.Int("p", 8000, "port")
 	logPath := flag.String("log", "", "ground-truth CSV")
 	procs := flag.Int("procs", 2, "GOMAXPROCS")
+	tls := flag.String("tls", "", "CERT,KEY: HTTPS (crypto/tls), HTTP/1.1")
 	flag.Parse()
 	if *logPath == "" {
 		fmt.Fprintln(os.Stderr, "go_server: -log FILE is needed")
@@ -81,7 +84,17 @@ func main() {
 	go scheduler()
 	http.HandleFunc("/v1/completions", completions)
 	fmt.Fprintf(os.Stderr, "go_server: listening on %d (lock %v)\n", *port, *lock)
-	err := http.ListenAndServe(fmt.Sprintf("127.0.0.1:%d", *port), nil)
+	addr := fmt.Sprintf("127.0.0.1:%d", *port)
+	var err error
+	if cert, key, ok := strings.Cut(*tls, ","); ok {
+		// HTTP/1.1 only: a non-nil empty TLSNextProto offers no h2
+		// (ALPN), whatever the client asks
+		srv := &http.Server{Addr: addr,
+			TLSNextProto: map[string]func(*http.Server, *tlspkg.Conn, http.Handler){}}
+		err = srv.ListenAndServeTLS(cert, key)
+	} else {
+		err = http.ListenAndServe(addr, nil)
+	}
 	fmt.Fprintln(os.Stderr, "go_server:", err)
 	os.Exit(1)
 }

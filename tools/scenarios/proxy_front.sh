@@ -3,7 +3,7 @@
 # Scenario: a real reverse proxy in front of a server, as most deployments
 # put one (TLS, auth, rate limits) before vLLM: Debian's nginx or Caddy.
 #
-#   proxy_front.sh -p PORT -d DIR [--caddy] [--h10] [--buffered] -- SERVER_CMD...
+#   proxy_front.sh -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY] -- SERVER_CMD...
 #
 # Starts SERVER_CMD with "-p UPSTREAM" on a free loopback port, waits until it
 # listens, writes the proxy's config into DIR (its pid file, logs and state
@@ -17,7 +17,10 @@
 # nginx's default, as vLLM's own nginx example does.
 # --caddy: Caddy 2 (a Go program, stripped as Debian builds it) with a
 # Caddyfile's reverse_proxy: HTTP/1.1 keep-alive upstream, each write
-# flushed (flush_interval -1), no TLS, no admin endpoint.
+# flushed (flush_interval -1), no admin endpoint.
+# --tls: the proxy terminates TLS on PORT (HTTPS) with that certificate
+# and key, as a deployment's front does; the upstream stays plain HTTP.
+# nginx's TLS is OpenSSL's (libssl.so.3), Caddy's Go's crypto/tls.
 # The proxy names each client's port in X-Client-Port, which the server
 # logs as its truth row's port (vllm_server.client_port()). Both run in the
 # recorder's process group: its SIGTERM stops them.
@@ -28,7 +31,7 @@ die() {
 	exit 1
 }
 
-port='' dir='' proxy=nginx h10='' buffering='proxy_buffering off;'
+port='' dir='' proxy=nginx h10='' buffering='proxy_buffering off;' tls=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-p) port=$2 && shift 2 ;;
@@ -36,14 +39,19 @@ while [ $# -gt 0 ]; do
 	--caddy) proxy=caddy && shift ;;
 	--h10) h10=1 && shift ;;
 	--buffered) buffering='' && shift ;;
+	--tls) tls=$2 && shift 2 ;;
 	--) shift && break ;;
 	*) die "unknown option $1" ;;
 	esac
 done
 [ -n "$port" ] && [ -n "$dir" ] && [ $# -gt 0 ] ||
-	die "usage: -p PORT -d DIR [--caddy] [--h10] [--buffered] -- SERVER_CMD..."
+	die "usage: -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY] -- SERVER_CMD..."
 command -v "$proxy" >/dev/null || die "$proxy is not installed (tools/deps.sh)"
 mkdir -p "$dir" || die "cannot make $dir"
+cert=${tls%,*} key=${tls#*,}
+if [ -n "$tls" ] && { [ ! -r "$cert" ] || [ ! -r "$key" ]; }; then
+	die "--tls '$tls': want CERT,KEY, both readable"
+fi
 
 . "$(dirname "$0")/../free_port.sh"
 upstream=$(free_port)
@@ -65,8 +73,9 @@ if [ "$proxy" = caddy ]; then
 		output file $dir/caddy.log
 	}
 }
-http://127.0.0.1:$port {
+$([ -n "$tls" ] && echo https || echo http)://127.0.0.1:$port {
 	bind 127.0.0.1
+	$([ -n "$tls" ] && echo "tls $cert $key")
 	reverse_proxy 127.0.0.1:$upstream {
 		header_up X-Client-Port {remote_port}
 		flush_interval -1
@@ -99,7 +108,8 @@ http {
 	scgi_temp_path $dir/scgi;
 	upstream engine { server 127.0.0.1:$upstream; $pool }
 	server {
-		listen 127.0.0.1:$port;
+		listen 127.0.0.1:$port$([ -n "$tls" ] && echo " ssl");
+		$([ -n "$tls" ] && echo "ssl_certificate $cert; ssl_certificate_key $key;")
 		location / {
 			proxy_pass http://engine;
 			$proto

@@ -115,12 +115,31 @@ weights() { # a file on the disk for the O_DIRECT reads
 	echo "$f"
 }
 
-# proxy_opts NAME: proxy_front.sh's options for a proxy scenario
+# tls_cert DIR: a self-signed certificate and its key made in DIR, as
+# CERT,KEY (the HTTPS scenarios')
+tls_cert() {
+	mkdir -p "$1" &&
+		openssl req -x509 -newkey rsa:2048 -nodes -keyout "$1/key.pem" -out "$1/cert.pem" \
+			-days 2 -subj /CN=localhost >/dev/null 2>&1 ||
+		{ echo "run.sh: openssl req made no certificate in $1 (tools/deps.sh installs openssl)" >&2 && return 1; }
+	echo "$1/cert.pem,$1/key.pem"
+}
+
+# proxy_opts NAME DIR: proxy_front.sh's options for a proxy scenario run in DIR
 proxy_opts() {
 	case $1 in
 	nginx-h10) echo --h10 ;;
 	nginx-buffered) echo --buffered ;;
 	caddy) echo --caddy ;;
+	nginx-tls) echo "--tls $(tls_cert "$2")" ;;
+	caddy-tls) echo "--caddy --tls $(tls_cert "$2")" ;;
+	esac
+}
+
+# client_opts NAME: loadgen's options beyond the run's own
+client_opts() {
+	case $1 in
+	nginx-tls | caddy-tls | vllm-tls | go-tls) echo --tls ;;
 	esac
 }
 
@@ -139,6 +158,8 @@ server_cmd() {
 	vllm-mark) echo "$PY $SCEN/vllm_server.py -p $port --log $log --audit" ;;
 	# vLLM's own defaults with its dependencies installed: uvloop, httptools
 	vllm-uvloop) echo "$PY $SCEN/vllm_server.py -p $port --log $log --uvloop" ;;
+	# HTTPS served by uvicorn itself (vLLM's --ssl-certfile): asyncio's SSL
+	vllm-tls) echo "$PY $SCEN/vllm_server.py -p $port --log $log --tls $(tls_cert "${log%/*}")" ;;
 	lit-uvloop) echo "$PY $SCEN/lit_server.py -p $port --log $log --uvloop" ;;
 	# listens once its Scheduler and Detokenizer said ready, as vllm does
 	# once its EngineCore did: the listen wait below is the readiness wait
@@ -177,6 +198,9 @@ server_cmd() {
 	go-stripped) build_go --stripped go_server goengine &&
 		echo "$OUTPUT/scenarios/go_server-stripped -p $port -log $log" ;;
 	go-lock) build_go go_server goengine && echo "$OUTPUT/scenarios/go_server -p $port -log $log -lock" ;;
+	# HTTPS by Go's crypto/tls (stripped, as release builds are)
+	go-tls) build_go --stripped go_server goengine &&
+		echo "$OUTPUT/scenarios/go_server-stripped -p $port -log $log -tls $(tls_cert "${log%/*}")" ;;
 	# a 64 MB heap, so that G1 collects under load; TCP_NODELAY as Netty sets it
 	java) build_java java_server && echo "java -Xmx64m -Dsun.net.httpserver.nodelay=true \
 -cp $OUTPUT/scenarios/java_server JavaServer -p $port --log $log" ;;
@@ -203,8 +227,8 @@ server_cmd() {
 	# a real reverse proxy in front of vllm: Debian's nginx (as SSE guides
 	# set it; -h10: its default upstream protocol, a connection per request;
 	# -buffered: proxy_buffering left on) or Caddy
-	nginx | nginx-h10 | nginx-buffered | caddy) echo "bash $SCEN/proxy_front.sh -p $port \
--d ${log%/*}/proxy $(proxy_opts "$1") -- $PY $SCEN/vllm_server.py --log $log" ;;
+	nginx | nginx-h10 | nginx-buffered | nginx-tls | caddy | caddy-tls) echo "bash $SCEN/proxy_front.sh -p $port \
+-d ${log%/*}/proxy $(proxy_opts "$1" "${log%/*}/proxy") -- $PY $SCEN/vllm_server.py --log $log" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
 	node-gateway) build_c llama_server && echo "/usr/bin/node $SCEN/node_gateway.js -p $port \
@@ -242,10 +266,11 @@ scenario_opts() {
 }
 
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want marks
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want marks lgopts
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
 	read -ra marks <<<"$(scenario_opts "$name")"
+	read -ra lgopts <<<"$(client_opts "$name")"
 	echo "=== $name: $cmd ${marks[*]}"
 	"$TTFTRACE" record "${record_opts[@]}" "${marks[@]}" -o "$d/rec.ttft" -c "$cmd" \
 		2>"$d/record.log" &
@@ -257,7 +282,8 @@ run_one() {
 	done
 	ss -Hltn "sport = :$port" | grep -q . || { cat "$d/record.log"; die "$name did not listen"; }
 	for c in $CONC; do
-		"$LOADGEN" -p "$port" -c "$c" -n "$N" -d 20 --tokens 8 -q -o "$d/client-c$c.csv" ||
+		"$LOADGEN" -p "$port" "${lgopts[@]}" -c "$c" -n "$N" -d 20 --tokens 8 -q \
+			-o "$d/client-c$c.csv" ||
 			echo "run.sh: $name: loadgen -c $c failed" >&2
 		clients+=("$d/client-c$c.csv")
 	done
@@ -276,6 +302,8 @@ run_one() {
 	tail -n 3 "$d/record.log"
 	"$TTFTRACE" report --json "$d/rec.ttft" >"$d/report.json" 2>"$d/report.err"
 	[ -f "$d/truth-runner.csv" ] && hops=(--hops "$d/truth-runner.csv")
+	# behind a real proxy the truth is the server's: its own first send
+	case $name in nginx | nginx-* | caddy | caddy-*) hops=(--token-at-hop) ;; esac
 	"$PY" "$SCEN/compare.py" --name "$name" --report "$d/report.json" --truth "$d/truth.csv" \
 		"${hops[@]}" --ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
 		"${clients[@]}" |

@@ -323,10 +323,12 @@ def serve_starlette(completions, ready, task, args, child):
 
     app = Starlette(routes=[Route("/v1/completions", completions, methods=["POST"])],
                     on_startup=[startup])
+    cert, key = args.tls.split(",", 1) if getattr(args, "tls", None) else (None, None)
     try:
         uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning",
                     loop="uvloop" if args.uvloop else "asyncio",
-                    http="httptools" if args.uvloop else "h11")
+                    http="httptools" if args.uvloop else "h11",
+                    ssl_certfile=cert, ssl_keyfile=key)
     finally:
         if child:
             child.terminate()
@@ -352,6 +354,8 @@ def server_args(doc):
                     help="uvicorn on uvloop and httptools (starlette servers)")
     ap.add_argument("--audit", action="store_true",
                     help="mark the hand-off and the admission with sys.audit")
+    ap.add_argument("--tls", metavar="CERT,KEY",
+                    help="HTTPS, as vLLM's --ssl-certfile and --ssl-keyfile")
     return ap
 
 

@@ -346,6 +346,10 @@ static int on_conn_open(struct tt_analyzer *a, const struct tt_event *ev)
 	return 0;
 }
 
+/* TLS 1.3's client Finished (with its ChangeCipherSpec) is at most this
+ * long; a request's first record is longer */
+#define TLS_FINISHED_MAX 80
+
 static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 			 const struct tt_event *ev)
 {
@@ -353,6 +357,7 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	bool news = !c->peer_fin || queued > c->unread + 1;
 	__u64 t_dev = ts;
 	__u32 sender;
+	bool fin;
 	int err;
 
 	/* the device had them first: a backlog's wait is the request's too,
@@ -381,12 +386,16 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 	case CONN_ARRIVED:
 	case CONN_RECEIVING:
 		c->cur.t_last_ready = ts; /* more of the same request */
+		if (c->cur.tls_fin && !c->cur.t_after_fin)
+			c->cur.t_after_fin = t_dev;
 		return 0;
 	case CONN_RESPONDING:
 		if (c->h2)
 			return 0; /* a WINDOW_UPDATE, a PING: not a request */
+		fin = c->cur.tls_answered && queued <= TLS_FINISHED_MAX;
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
+		c->cur.tls_fin = fin;
 		c->cur.r.hop_sender_tid = sender;
 		c->cur.r.hop_sender_tgid = sender ? ev->h.tgid : 0;
 		return err;
@@ -426,6 +435,12 @@ static int tls_next(struct tt_analyzer *a, struct conn *c, __u64 ts, bool read)
 /* A read of the current request's bytes: the latest is its t_read */
 static void req_read(struct conn *c, const struct tt_event *ev)
 {
+	/* the exchange's first bytes were the handshake's Finished alone:
+	 * the request came in after them */
+	if (c->cur.tls_fin && c->cur.t_after_fin) {
+		c->cur.start = c->cur.r.t_arrive = c->cur.t_after_fin;
+		c->cur.tls_fin = false;
+	}
 	if (c->h2 && c->cur.h2_read && ev->sock.len <= H2_CONTROL_READ) {
 		c->cur.r.bytes_in += ev->sock.len;
 		return;

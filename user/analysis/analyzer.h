@@ -57,7 +57,7 @@ struct tt_request {
 	__u16 status; /* HTTP status of its response, 0 when none was seen */
 	bool complete; /* every timestamp above backed by events, no loss */
 	bool closed_mid_stream;
-	/* its response read as the plaintext OpenSSL's SSL_write was given
+	/* its response read as the plaintext its TLS library was given
 	 * (TT_SEND_F_TLS_PLAIN): the connection is encrypted */
 	bool tls;
 	bool lost; /* overlaps a window of lost records */

@@ -50,6 +50,11 @@ struct live_req {
 	/* answered so far only by encrypted records sent outside SSL_write:
 	 * a handshake's, a ticket's, an alert's */
 	bool tls_answered;
+	/* began with a handshake's last message alone (TLS 1.3's Finished,
+	 * when the server sent no tickets after it: Go); the next arrival,
+	 * the request's, when one came */
+	bool tls_fin;
+	__u64 t_after_fin;
 	/* buffers kept across resets: */
 	struct tt_u64vec gaps; /* inter-token gaps between the sends' entries */
 	/* every token send's first byte on the wire, for ITL there; the ones

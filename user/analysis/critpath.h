@@ -40,6 +40,10 @@ struct tt_cp_request {
 	/* its first token read by the gateway: then, by this thread */
 	__u64 hop_read_t;
 	__u32 hop_read_tid;
+	/* encrypted, no plaintext of it seen (a TLS handshake's exchange, or
+	 * a request no probe read): its read is no request's in a loop's
+	 * order of reads and sends (rqindex.c) */
+	bool tls_unread;
 };
 
 /* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */

@@ -10,6 +10,7 @@
  * callee (cp_loop_callee()).
  */
 #include "cp_internal.h"
+#include "golift.h"
 
 /* The poller's hand-off follows its read at once: it parses the frames
  * and writes one byte (136 us on a quiet machine, a PING's ACK between) */
@@ -77,7 +78,7 @@ static bool ever_wrote(const struct cp_thread *poller,
 static __u64 poller_handoff(const struct tt_critpath *cp,
 			    const struct cp_thread *poller,
 			    const struct cp_thread *loop,
-			    const struct tt_cp_request *rq,
+			    const struct tt_cp_request *rq, bool go,
 			    struct wrote_memo *memo)
 {
 	__u64 t = data_from(loop, poller->tid, rq->t_read,
@@ -95,7 +96,7 @@ static __u64 poller_handoff(const struct tt_critpath *cp,
 		if (w->ts > rq->t_read + POLLER_HANDOFF_NS)
 			break;
 		if (w->target_tid == loop->tid &&
-		    started_thread(cp, loop, w->ts, rq->t_first_write))
+		    (go || started_thread(cp, loop, w->ts, rq->t_first_write)))
 			return w->ts;
 	}
 	return ever_wrote(poller, loop, memo) ? rq->t_read : 0;
@@ -115,6 +116,31 @@ static __u64 loop_took(const struct cp_thread *loop, __u64 t)
 		       t;
 }
 
+/* A goroutine's first run from t on (t itself when it ran then), where it
+ * took up what it was handed (no socket pair to read); t when none */
+static __u64 go_ran(const struct cp_thread *g, __u64 t)
+{
+	long k = cp_rec_before(g, t);
+
+	if (k >= 0 && g->recs[k].state == REC_RUNNING)
+		return t;
+	for (k = k < 0 ? 0 : k; (size_t)k < g->nrecs; k++)
+		if (g->recs[k].state == REC_RUNNING && g->recs[k].ts >= t)
+			return g->recs[k].ts;
+	return t;
+}
+
+/* Goroutine g was not parked at t (it ran, or waited for a CPU): it was
+ * still answering the connection's last request when the background
+ * goroutine read this one, and took it from the buffer when it got there,
+ * woken by nobody */
+static bool go_busy(const struct cp_thread *g, __u64 t)
+{
+	long k = cp_rec_before(g, t);
+
+	return k >= 0 && g->recs[k].state != REC_BLOCKED;
+}
+
 void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		      size_t n)
 {
@@ -124,6 +150,7 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 	struct wrote_memo memo = { 0 };
 	__u64 t;
 	size_t i;
+	bool go;
 
 	for (i = 0; i < n; i++) {
 		rq = &rqs[i];
@@ -134,12 +161,24 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		loop = cp_thread_find(cp, rq->writer_tid);
 		if (!poller || !loop || poller->tgid != loop->tgid)
 			continue;
-		t = poller_handoff(cp, poller, loop, rq, &memo);
+		/* goroutines: Go's HTTP server reads in a background
+		 * goroutine while a handler runs, and wakes the connection's
+		 * own (a sync.Cond) when it read the next request (a TLS
+		 * record: all of it), or finds it busy still */
+		go = poller->tid >= TT_GO_TID_BASE &&
+		     loop->tid >= TT_GO_TID_BASE;
+		t = poller_handoff(cp, poller, loop, rq, go, &memo);
+		if (!t && go && go_busy(loop, rq->t_read))
+			t = rq->t_read;
+		/* a goroutine's name is its g's, which Go reuses: one that
+		 * wrote tokens may read for another later */
 		if (!t || t >= rq->t_first_write ||
-		    (poller->tid != known && !writes_none(rqs, n, poller->tid)))
+		    (poller->tid != known && poller->tid < TT_GO_TID_BASE &&
+		     !writes_none(rqs, n, poller->tid)))
 			continue;
 		known = poller->tid;
-		t = loop_took(loop, t);
+		t = loop->tid >= TT_GO_TID_BASE ? go_ran(loop, t) :
+						  loop_took(loop, t);
 		if (t >= rq->t_first_write)
 			continue;
 		rq->reader_tid = rq->writer_tid;

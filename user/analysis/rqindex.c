@@ -158,7 +158,9 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 						 .req = i,
 						 .t = rq->hop_read_t };
 		}
-		if (rq->reader_tid && rq->t_read)
+		/* a TLS handshake's exchange is no request a loop took in
+		 * turn, nor the owner of a hop it sent (hop.c) */
+		if (rq->reader_tid && rq->t_read && !rq->tls_unread)
 			ix->act[ix->nact++] = (struct rq_act){
 				.tid = rq->reader_tid, .req = i, .t = rq->t_read
 			};

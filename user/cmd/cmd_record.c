@@ -63,7 +63,7 @@ struct record_args {
 	bool quiet;
 	const char *gpu_probes;
 	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
-	const char *tls_probes; /* "openssl" (NULL: openssl) or "none" */
+	const char *tls_probes; /* "all" (NULL: all), "openssl" or "none" */
 	const char *gpu_devices[MAX_GPU_DEVICES];
 	int ngpu_devices;
 	const char *cuda_libs[MAX_CUDA_LIBS];
@@ -112,7 +112,7 @@ static const struct argp_option record_options[] = {
 	{ "gpu-probes", 'P', "MODE", 0, "CUDA uprobes: none, sync (waits and graph launches; default) or all (every kernel launch too, at its entry only)", 0 },
 	{ "cuda-lib", 'L', "PATH", 0, "Probe this CUDA driver library (repeatable; default: what the traced processes load)", 0 },
 	{ "msg-probes", OPT_MSG_PROBES, "MODE", 0, "Messaging library uprobes: zmq (default: ZMQ's sends in the system's libzmq, how Python servers hand requests between processes) or none", 0 },
-	{ "tls-probes", OPT_TLS_PROBES, "MODE", 0, "TLS library uprobes: openssl (default: SSL_write in the system's libssl and Node, the plaintext of a server's encrypted responses) or none", 0 },
+	{ "tls-probes", OPT_TLS_PROBES, "MODE", 0, "TLS library uprobes, for the plaintext of a server's encrypted responses: all (default: OpenSSL's SSL_write in the system's libssl and Node, and Go programs' crypto/tls), openssl (OpenSSL's only) or none", 0 },
 	{ "goroutines", OPT_GOROUTINES, "auto|on|off", 0, "Follow goroutines in Go programs (a uprobe on runtime.casgstatus); auto (default): taken off when its traps would cost more than 5% of a CPU", 0 },
 	{ "mark", 'M', "KIND=PATH:SYMBOL[+OFF][,key=argN][,peer=argM]", 0, "Application marker: KIND (enqueue, dispatch or token) happens when a traced process enters SYMBOL of PATH (or KIND=usdt:PATH:PROVIDER:NAME, a USDT probe; or KIND=python:[PATH:]EVENT, a Python program's sys.audit(EVENT, ...)); key=argN names the argument that identifies the request, peer=argM the one holding its client's port (repeatable)", 0 },
 	{ "energy-root", OPT_ENERGY_ROOT, "DIR", 0, "Read energy sensors (class/powercap, class/hwmon) under DIR instead of /sys (also $TTFTRACE_SYSFS; $TTFTRACE_NVML names the NVML library)", 0 },
@@ -179,10 +179,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		a->msg_probes = arg;
 		break;
 	case OPT_TLS_PROBES:
-		if (strcmp(arg, "openssl") && strcmp(arg, "none"))
-			argp_error(state,
-				   "invalid --tls-probes '%s': openssl or none",
-				   arg);
+		if (strcmp(arg, "all") && strcmp(arg, "openssl") &&
+		    strcmp(arg, "none"))
+			argp_error(
+				state,
+				"invalid --tls-probes '%s': all, openssl or none",
+				arg);
 		a->tls_probes = arg;
 		break;
 	case 'L':
@@ -462,7 +464,14 @@ static int record_runtime(void *ctx, pid_t tgid, const struct tt_rt_range *r)
 
 	if (r->kind != TT_RT_GO)
 		return record_rtlock(rs, tgid, r->lo, r->hi, r->kind);
-	if (r->fd < 0 || !rs->goroutines)
+	if (r->fd < 0)
+		return 0;
+	/* its crypto/tls: the plaintext of its encrypted answers */
+	if (tt_collector_probe_go_tls_fd(rs->coll, r->fd) < 0 && !rs->quiet)
+		fprintf(stderr,
+			"ttftrace: warning: pid %d: out of memory for its TLS probe\n",
+			(int)tgid);
+	if (!rs->goroutines)
 		return 0;
 	snprintf(name, sizeof(name), "pid %d", (int)tgid);
 	ret = tt_collector_probe_go_fd(rs->coll, r->fd, name, err, sizeof(err));
@@ -669,7 +678,7 @@ static void print_summary(struct tt_collector *c, const struct record_args *a,
 	tls_fns = tt_collector_tls_stats(c, &tls_libs);
 	if (tls_fns && a->verbose)
 		fprintf(stderr,
-			"ttftrace: %d TLS write function(s) probed in %d file%s (--tls-probes=openssl)\n",
+			"ttftrace: %d TLS write function(s) probed in %d file%s (--tls-probes)\n",
 			tls_fns, tls_libs, tls_libs == 1 ? "" : "s");
 	if (cuda_libs)
 		fprintf(stderr,

@@ -87,3 +87,11 @@ void tt_json_kv_str(FILE *out, const char *key, const char *s, size_t max)
 	fprintf(out, ",\"%s\":", key);
 	tt_json_str(out, s, max);
 }
+
+void tt_json_kv_opt(FILE *out, const char *key, unsigned long long v)
+{
+	if (v)
+		fprintf(out, ",\"%s\":%llu", key, v);
+	else
+		fprintf(out, ",\"%s\":null", key);
+}

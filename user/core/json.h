@@ -21,6 +21,8 @@
 void tt_json_str(FILE *out, const char *s, size_t max);
 /* ,"key":"s" with s as tt_json_str writes it; key is ours, plain ASCII. */
 void tt_json_kv_str(FILE *out, const char *key, const char *s, size_t max);
+/* ,"key":v, or ,"key":null when v is 0 (unknown, none, no such limit) */
+void tt_json_kv_opt(FILE *out, const char *key, unsigned long long v);
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if none;
  * ASCII (including NUL) is 1. */

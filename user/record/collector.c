@@ -67,6 +67,7 @@ struct tt_collector {
 	/* OpenSSL's SSL_write in the system's libssl and Node (--tls-probes) */
 	struct tt_sys_probes tls;
 	struct tt_tls_pending *tls_pending; /* their plaintext to memory BIOs */
+	bool tls_go; /* and Go's crypto/tls in each Go program traced */
 	struct bpf_link **mark_links; /* application markers (--mark) */
 	size_t nmark_links;
 	/* the traced tgids as last scanned, while neither BPF (tgids_gen)
@@ -239,28 +240,62 @@ static const struct {
 #define GO_STATUS_FN GO_SCHED_NFNS
 #define GO_CHAN_FN(i) (GO_SCHED_NFNS + 1 + (i))
 
-/* Where the functions are in the file at path: their offsets
- * from its function table, which a stripped Go binary keeps (0 where it
- * does not say: libbpf then looks the name up in the symbol table). */
-static void go_offsets(const char *path, const char **names, size_t *offs)
+/* Where the n functions names are in the Go program at path: their
+ * offsets from its function table, which a stripped Go binary keeps (0
+ * where it does not say: libbpf then looks the name up in the symbol
+ * table). */
+static void go_file_offsets(const char *path, const char **names, size_t n,
+			    size_t *offs)
 {
 	char err[128];
-	size_t i;
 	Elf *elf;
 	int fd;
+
+	memset(offs, 0, n * sizeof(*offs));
+	elf = tt_elf_open(path, &fd, err, sizeof(err));
+	if (!elf)
+		return;
+	tt_go_func_offsets(elf, names, n, offs);
+	elf_end(elf);
+	close(fd);
+}
+
+/* go_file_offsets() of every function a goroutine probe may go on */
+static void go_offsets(const char *path, const char **names, size_t *offs)
+{
+	size_t i;
 
 	for (i = 0; i < GO_SCHED_NFNS; i++)
 		names[i] = go_sched_fns[i].fn;
 	names[GO_STATUS_FN] = TT_GO_PROBE_SYMBOL;
 	for (i = 0; i < GO_CHAN_NFNS; i++)
 		names[GO_CHAN_FN(i)] = go_chan_fns[i].fn;
-	memset(offs, 0, GO_NFNS * sizeof(*offs));
-	elf = tt_elf_open(path, &fd, err, sizeof(err));
-	if (!elf)
-		return;
-	tt_go_func_offsets(elf, names, GO_NFNS, offs);
-	elf_end(elf);
-	close(fd);
+	go_file_offsets(path, names, GO_NFNS, offs);
+}
+
+int tt_collector_probe_go_tls_fd(struct tt_collector *c, int fd)
+{
+	const char *name = "crypto/tls.(*Conn).Write";
+	char path[64];
+	struct stat st;
+	size_t off;
+	int ret;
+
+	/* --tls-probes=none or openssl, or this file's turn came already */
+	if (!c->tls_go || fstat(fd, &st) ||
+	    tt_probed_have(&c->tls.files, &st) || tt_probed_full(&c->tls.files))
+		return 0;
+	tt_probed_add(&c->tls.files, &st);
+	tt_cudalib_fd_path(fd, path, sizeof(path));
+	go_file_offsets(path, &name, 1, &off);
+	ret = tt_uprobe_attach(&c->tls.links, &c->tls.nlinks,
+			       c->skel->progs.tt_go_tls_write, path,
+			       off ? NULL : name, off, 0, false);
+	if (ret == -ENOMEM)
+		return ret;
+	/* no crypto/tls linked in: nothing of it to read */
+	c->tls.fns += !ret;
+	return !ret;
 }
 
 /* Attaches prog at function i of path (cookie), into c->go_links; 0 or
@@ -525,7 +560,8 @@ static int handle_record(void *ctx, void *data, size_t size)
 		ev.send = raw->send;
 		npl = raw->tls || !c->tls_pending ?
 			      0 :
-			      tt_tls_pending_take(c->tls_pending, h->tid,
+			      tt_tls_pending_take(c->tls_pending,
+						  raw->tls_key ?: h->tid,
 						  raw->tls_from, raw->tls_to,
 						  &pl);
 		if (npl) {
@@ -728,6 +764,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 			goto cleanup;
 		}
 		probe_tls(c);
+		c->tls_go = !o->tls_probes || strcmp(o->tls_probes, "openssl");
 	}
 	rxstamp_start(c);
 	if (strcmp(c->gpu_probes, "none")) {

@@ -29,7 +29,7 @@ struct tt_collector_opts {
 	tt_collector_log_fn log;
 	const char *gpu_probes; /* "none", "sync" (NULL: sync) or "all" */
 	const char *msg_probes; /* "zmq" (NULL: zmq) or "none" */
-	const char *tls_probes; /* "openssl" (NULL: openssl) or "none" */
+	const char *tls_probes; /* "all" (NULL: all), "openssl" or "none" */
 	const struct tt_dev_info *devs; /* GPU device nodes to trace */
 	size_t ndevs;
 };
@@ -54,6 +54,11 @@ int tt_collector_probe_cuda_fd(struct tt_collector *c, int fd,
  * one-line reason in err. */
 int tt_collector_probe_go_fd(struct tt_collector *c, int fd,
 			     const char *name, char *err, size_t errlen);
+/* Puts the TLS probe on the Go program fd holds (O_PATH), unless
+ * --tls-probes says otherwise: its crypto/tls.(*Conn).Write, whose plaintext the
+ * sends that follow carry (docs/design.md §3.1, "TLS"); once per file.
+ * 1 when attached, 0 when not (already, none, no crypto/tls), -ENOMEM. */
+int tt_collector_probe_go_tls_fd(struct tt_collector *c, int fd);
 struct tt_mark_spec;
 /* Puts application marker m (its index among the --mark options) on its
  * file, for every process (the BPF side keeps the traced ones): 0, or

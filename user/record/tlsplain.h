@@ -2,7 +2,9 @@
 /*
  * Plaintext that OpenSSL's SSL_write gave a memory BIO (asyncio's and
  * uvloop's SSL, Node's TLS), kept per thread until the send that carries
- * its records takes it (TT_EV_TLS_PLAIN; docs/design.md §3.1, "TLS").
+ * its records takes it, or that a goroutine gave crypto/tls, kept per
+ * goroutine (a key with TT_TLS_GO_KEY in the tid's place) (TT_EV_TLS_PLAIN;
+ * docs/design.md §3.1, "TLS").
  */
 #ifndef TT_TLSPLAIN_H
 #define TT_TLSPLAIN_H

@@ -209,15 +209,6 @@ static void json_num(FILE *out, const char *name, double x, bool known,
 		fprintf(out, "null");
 }
 
-/* ,"name":ns exactly, or null when 0 (unknown, or no such limit) */
-static void json_ns(FILE *out, const char *name, __u64 ns)
-{
-	if (ns)
-		fprintf(out, ",\"%s\":%llu", name, (unsigned long long)ns);
-	else
-		fprintf(out, ",\"%s\":null", name);
-}
-
 static void json_slo(FILE *out, const struct tt_frame *f)
 {
 	const struct tt_slo *s = &f->slo;
@@ -233,9 +224,9 @@ static void json_slo(FILE *out, const struct tt_frame *f)
 		tt_json_str(out, s->name, sizeof(s->name));
 	else
 		fprintf(out, "null");
-	json_ns(out, "ttft_ns", s->ttft_ns);
-	json_ns(out, "tpot_ns", s->tpot_ns);
-	json_ns(out, "e2e_ns", s->e2e_ns);
+	tt_json_kv_opt(out, "ttft_ns", s->ttft_ns);
+	tt_json_kv_opt(out, "tpot_ns", s->tpot_ns);
+	tt_json_kv_opt(out, "e2e_ns", s->e2e_ns);
 	fprintf(out,
 		",\"requests\":%zu,\"met\":%zu,\"not_judged\":%zu,"
 		"\"hops\":%zu,\"tls_exchanges_apart\":%zu",
@@ -244,9 +235,9 @@ static void json_slo(FILE *out, const struct tt_frame *f)
 	json_num(out, "goodput_rps", f->goodput_rps, f->active_ns, false);
 	json_num(out, "goodput_tps", f->goodput_tps, f->active_ns, false);
 	fprintf(out, ",\"active_ns\":%llu", (unsigned long long)f->active_ns);
-	json_ns(out, "p99_ttft_ns", f->p99_ttft);
-	json_ns(out, "p99_tpot_ns", f->p99_tpot);
-	json_ns(out, "p99_e2e_ns", f->p99_e2e);
+	tt_json_kv_opt(out, "p99_ttft_ns", f->p99_ttft);
+	tt_json_kv_opt(out, "p99_tpot_ns", f->p99_tpot);
+	tt_json_kv_opt(out, "p99_e2e_ns", f->p99_e2e);
 	fprintf(out, ",\"over\":{\"ttft\":%zu,\"tpot\":%zu,\"e2e\":%zu}",
 		f->over_ttft, f->over_tpot, f->over_e2e);
 	fprintf(out, ",\"violations_by_stage\":{");
@@ -366,7 +357,7 @@ int tt_frame_request_json(FILE *out, const struct tt_frame_view *v, size_t i)
 
 	if (i >= v->f->nreq)
 		return 0;
-	json_ns(out, "e2e_ns", q->e2e_ns);
+	tt_json_kv_opt(out, "e2e_ns", q->e2e_ns);
 	fprintf(out, ",\"e2e_at_wire\":%s",
 		q->e2e_ns && q->e2e_at_wire ? "true" : "false");
 	json_num(out, "output_tps", q->output_tps, q->e2e_ns, false);

@@ -74,7 +74,7 @@ int tt_prom_text(FILE *out, const struct tt_live_totals *t)
 		"A traced gateway's calls to a traced runner on this host, counted apart from the requests.",
 		t->hops);
 	counter(out, "ttftrace_tls_exchanges_total",
-		"Exchanges on TLS connections that no probe read (handshakes, or requests whose plaintext OpenSSL's probes did not see), counted apart from the requests.",
+		"Exchanges on TLS connections that no probe read (handshakes, or requests whose plaintext the TLS probes did not see), counted apart from the requests.",
 		t->tls);
 	counter(out, "ttftrace_complete_requests_total",
 		"Requests whose every timestamp is backed by events.",

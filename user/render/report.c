@@ -96,6 +96,7 @@ struct report_data {
 	 * alerts: counted apart); requests on encrypted connections with no
 	 * plaintext seen (incomplete) */
 	size_t tls_plain, tls_apart, tls_unread;
+	bool *apart; /* per request: a TLS exchange counted apart, or NULL */
 	size_t reasons[NREASONS]; /* incomplete requests per TT_INC_* bit */
 	size_t errors, no_token; /* answered without tokens: counted apart */
 	size_t bunched; /* of the TPOT requests, tokens bunched at the wire */
@@ -122,6 +123,7 @@ static void data_free(struct report_data *d)
 	for (k = 0; k < NROWS; k++)
 		tt_u64vec_free(&d->stage[k]);
 	tt_u64vec_free(&d->members);
+	free(d->apart);
 }
 
 /* Adds request i's stages to the breakdown. */
@@ -168,12 +170,11 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		   struct report_data *d)
 {
 	const struct tt_request *r;
-	bool *apart = NULL;
 	size_t i, k;
 	int err = 0;
 
 	memset(d, 0, sizeof(*d));
-	err = tt_analyzer_tls_apart(a, &apart);
+	err = tt_analyzer_tls_apart(a, &d->apart);
 	if (err)
 		goto cleanup;
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
@@ -185,7 +186,7 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		}
 		d->h2_mux += r->h2_mux;
 		d->tls_plain += r->tls;
-		if (apart && apart[i]) {
+		if (d->apart && d->apart[i]) {
 			d->tls_apart++;
 			continue;
 		}
@@ -239,7 +240,6 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 		tt_summarize(d->stage[k].v, d->stage[k].n, &d->s_stage[k]);
 	pick_requests(a, d);
 cleanup:
-	free(apart);
 	return err;
 }
 
@@ -424,8 +424,8 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 			d.h2_mux_hops, d.h2_mux);
 	if (d.tls_plain || d.tls_apart)
 		fprintf(out,
-			"tls: %zu requests read as the plaintext OpenSSL "
-			"encrypted; %zu exchanges with no HTTP on their "
+			"tls: %zu requests read as the plaintext their TLS "
+			"library encrypted; %zu exchanges with no HTTP on their "
 			"connections (handshakes, tickets, alerts) counted "
 			"apart\n",
 			d.tls_plain, d.tls_apart);
@@ -433,8 +433,8 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		fprintf(out,
 			"tls: %zu requests on encrypted connections whose "
 			"plaintext no probe saw: no framing or token can be "
-			"read (only OpenSSL's libssl.so.3 and Node are probed, "
-			"--tls-probes); trace the server behind its TLS "
+			"read (OpenSSL's libssl.so.3, Node and Go's crypto/tls "
+			"are probed, --tls-probes); trace the server behind its TLS "
 			"terminator\n",
 			d.tls_unread);
 	if (d.incomplete) {
@@ -723,14 +723,6 @@ int tt_report_request(FILE *out, const struct tt_analyzer *a, __u64 id)
 /* ---- JSON ---- */
 
 /* "name":value, or "name":null when value is 0 (unknown) */
-static void json_opt(FILE *out, const char *name, __u64 v)
-{
-	if (v)
-		fprintf(out, ",\"%s\":%llu", name, (unsigned long long)v);
-	else
-		fprintf(out, ",\"%s\":null", name);
-}
-
 static void json_summary(FILE *out, const char *name,
 			 const struct tt_summary *s)
 {
@@ -783,6 +775,7 @@ static void json_request_stages(FILE *out, const struct tt_analyzer *a,
 }
 
 static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
+			 const struct report_data *d,
 			 const struct tt_report_extra *x)
 {
 	const struct tt_request *r = tt_analyzer_request(a, i);
@@ -791,29 +784,29 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 
 	fprintf(out, "{\"id\":%llu,\"peer\":", (unsigned long long)r->id);
 	tt_json_str(out, tt_request_peer(r, peer, sizeof(peer)), sizeof(peer));
-	json_opt(out, "t_arrive_ns", r->t_arrive);
-	json_opt(out, "t_read_ns", r->t_read);
-	json_opt(out, "t_first_write_ns", r->t_first_write);
-	json_opt(out, "t_wire_ns", r->t_wire);
-	json_opt(out, "ttft_ns", r->ttft);
+	tt_json_kv_opt(out, "t_arrive_ns", r->t_arrive);
+	tt_json_kv_opt(out, "t_read_ns", r->t_read);
+	tt_json_kv_opt(out, "t_first_write_ns", r->t_first_write);
+	tt_json_kv_opt(out, "t_wire_ns", r->t_wire);
+	tt_json_kv_opt(out, "ttft_ns", r->ttft);
 	fprintf(out, ",\"tokens\":%u", r->tokens);
 	if (r->tokens >= 2)
 		fprintf(out, ",\"tpot_ns\":%llu", (unsigned long long)r->tpot);
 	else
 		fprintf(out, ",\"tpot_ns\":null");
 	fprintf(out, ",\"complete\":%s", r->complete ? "true" : "false");
-	json_opt(out, "status", r->status);
-	json_opt(out, "t_headers_ns", r->t_headers);
-	json_opt(out, "t_last_write_ns", r->t_last_write);
+	tt_json_kv_opt(out, "status", r->status);
+	tt_json_kv_opt(out, "t_headers_ns", r->t_headers);
+	tt_json_kv_opt(out, "t_last_write_ns", r->t_last_write);
 	/* tpot_ns is the wire's when tpot_at_wire; this the server's */
-	json_opt(out, "tpot_emit_ns", r->tokens >= 2 ? r->tpot_emit : 0);
-	json_opt(out, "t_last_wire_ns", r->t_last_wire);
+	tt_json_kv_opt(out, "tpot_emit_ns", r->tokens >= 2 ? r->tpot_emit : 0);
+	tt_json_kv_opt(out, "t_last_wire_ns", r->t_last_wire);
 	fprintf(out, ",\"tpot_at_wire\":%s,\"bunched\":%s",
 		r->tpot_at_wire ? "true" : "false",
 		r->bunched ? "true" : "false");
 	fprintf(out, ",\"itl_at_wire\":%s,\"itl_bunched\":%u",
 		r->itl_at_wire ? "true" : "false", r->itl_bunched);
-	json_opt(out, "t_end_ns", r->t_end);
+	tt_json_kv_opt(out, "t_end_ns", r->t_end);
 	fprintf(out, ",\"end\":\"%s\"", tt_end_name(r->end));
 	fprintf(out, ",\"bytes_in\":%llu,\"bytes_out\":%llu,\"lport\":%u",
 		(unsigned long long)r->bytes_in,
@@ -824,15 +817,19 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, ",\"writer_comm\":");
 		tt_json_str(out, comm, TT_COMM_LEN);
 	}
-	fprintf(out, ",\"tls\":%s,\"h2_multiplexed\":%s",
-		r->tls ? "true" : "false", r->h2_mux ? "true" : "false");
+	fprintf(out, ",\"tls\":%s,\"tls_apart\":%s,\"h2_multiplexed\":%s",
+		r->tls ? "true" : "false",
+		d->apart && d->apart[i] ? "true" : "false",
+		r->h2_mux ? "true" : "false");
 	fprintf(out, ",\"closed_mid_stream\":%s,\"lost\":%s",
 		r->closed_mid_stream ? "true" : "false",
 		r->lost ? "true" : "false");
 	fprintf(out, ",\"reader_tid\":%u", r->reader_tid);
-	json_opt(out, "t_enqueue_ns", has_stages(a, i) ? r->t_enqueue : 0);
-	json_opt(out, "t_dispatch_ns", has_stages(a, i) ? r->t_dispatch : 0);
-	json_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
+	tt_json_kv_opt(out, "t_enqueue_ns",
+		       has_stages(a, i) ? r->t_enqueue : 0);
+	tt_json_kv_opt(out, "t_dispatch_ns",
+		       has_stages(a, i) ? r->t_dispatch : 0);
+	tt_json_kv_opt(out, "t_token_ns", has_stages(a, i) ? r->t_token : 0);
 	/* 0 is a finding here (no GIL wait on the path): null only unwalked */
 	if (has_stages(a, i))
 		fprintf(out, ",\"gil_ns\":%llu,\"steal_ns\":%llu",
@@ -841,18 +838,19 @@ static void json_request(FILE *out, const struct tt_analyzer *a, size_t i,
 	else
 		fprintf(out, ",\"gil_ns\":null,\"steal_ns\":null");
 	/* null: no storage on the path (or not walked) */
-	json_opt(out, "storage_span_ns",
-		 has_stages(a, i) ? r->t_storage_end - r->t_storage_start : 0);
+	tt_json_kv_opt(
+		out, "storage_span_ns",
+		has_stages(a, i) ? r->t_storage_end - r->t_storage_start : 0);
 	fprintf(out, ",\"attributed\":%s", r->attributed ? "true" : "false");
 	json_request_stages(out, a, i);
 	if (x)
 		x->request_json(out, x->ctx, i);
 	/* null: no hop on the path / not a hop (docs/design.md §4.11) */
-	json_opt(out, "hop_id", has_stages(a, i) ? r->hop_id : 0);
-	json_opt(out, "hop_sender_tid",
-		 (r->incomplete & TT_INC_HOP) ? r->hop_sender_tid : 0);
-	json_opt(out, "hop_read_tid",
-		 (r->incomplete & TT_INC_HOP) ? r->hop_read_tid : 0);
+	tt_json_kv_opt(out, "hop_id", has_stages(a, i) ? r->hop_id : 0);
+	tt_json_kv_opt(out, "hop_sender_tid",
+		       (r->incomplete & TT_INC_HOP) ? r->hop_sender_tid : 0);
+	tt_json_kv_opt(out, "hop_read_tid",
+		       (r->incomplete & TT_INC_HOP) ? r->hop_read_tid : 0);
 	if (r->complete) {
 		fprintf(out, ",\"incomplete_reason\":null}");
 	} else {
@@ -930,7 +928,7 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 	for (i = 0; i < tt_analyzer_nrequests(a); i++) {
 		if (i)
 			fputc(',', out);
-		json_request(out, a, i, o->extra);
+		json_request(out, a, i, &d, o->extra);
 	}
 	fprintf(out,
 		"],\"summary\":{\"requests\":%zu,\"complete\":%zu,"
