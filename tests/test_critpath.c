@@ -1901,6 +1901,40 @@ static const struct rq_want sync_calls_want[] = {
 		E_WAKE((t_) + 12150, g_, 101, NR_FUTEX, 0x700),               \
 		E_IN((t_) + 12155, 101)
 
+/* GO_BG_READ: the connection's goroutine h_ answers its last request up
+ * to 990 us and is preempted at 1000; background goroutine r_ reads A at
+ * 1100 and exits; h_ runs again at 1200, takes A from the buffer (no
+ * wake), tokenizes and sends it on a channel at 2150 to the idle engine
+ * e_, which runs at 2155 and hands h_ the token at 12150 */
+#define GO_BG_READ(r_, h_, e_)                                                \
+	E_IN(0, r_), E_IN(0, h_), E_IN(0, e_),                                \
+		E_OUT(20, e_, .sys = -1), E_PREEMPT(1000, h_),                \
+		E_OUT(1160, r_, .sys = -1), E_IN(1200, h_),                   \
+		E_CHAN(2150, h_, SEND, 0xc0, 0), E_WAKE(2150, h_, e_, -1, 0), \
+		E_IN(2155, e_), E_OUT(2160, h_, .sys = -1),                   \
+		E_WAKE(12150, e_, h_, -1, 0), E_IN(12155, h_)
+
+/* A, read by r_, and the connection's last request, read by its own
+ * background reader (r_ + 3): both written by h_ */
+#define GO_BG_RQS(r_, h_)                                                     \
+	RQ(1, 1000, 1100, 12200, 12210, r_, h_),                              \
+		RQ(2, 100, 150, 700, 710, (r_) + 3, h_, .t_end = 990 * US)
+/* A taken up by h_: handed on at 2150 us, dispatched at the engine's run */
+#define GO_BG_WANT                                                            \
+	WANTS({ 1, NULL,                                                      \
+		{ R(complete, true), R_T(t_enqueue, 2150),                    \
+		  R_T(t_dispatch, 2155) } })
+/* GO_BG_WAKE: the same, the connection's goroutine h_ parked at 1000 us
+ * (waiting for the background read), woken by r_ at 1150 */
+#define GO_BG_WAKE(r_, h_, e_)                                                \
+	E_IN(0, r_), E_IN(0, h_), E_IN(0, e_),                                \
+		E_OUT(20, e_, .sys = -1), E_OUT(1000, h_, .sys = -1),         \
+		E_WAKE(1150, r_, h_, -1, 0), E_OUT(1160, r_, .sys = -1),      \
+		E_IN(1200, h_), E_CHAN(2150, h_, SEND, 0xc0, 0),              \
+		E_WAKE(2150, h_, e_, -1, 0), E_IN(2155, e_),                  \
+		E_OUT(2160, h_, .sys = -1), E_WAKE(12150, e_, h_, -1, 0),     \
+		E_IN(12155, h_)
+
 /*
  * POLLER_LOOP: gRPC's poller 103 (never blocked) reads call X at 100 us
  * and A at 1100, each time writing the loop 101 a notice (150, 1150),
@@ -5089,6 +5123,39 @@ static const struct scenario scenarios[] = {
 		    RQ(2, 13000, 13100, 24400, 24410, 103, 101)),
 		.want = WANTS({ 1, NULL,
 				{ R(complete, true), R_T(t_enqueue, 2150) } }),
+	},
+	/* Go's HTTP server (docs/design.md §4.4, "A poller in front of the
+	 * loop"): a background goroutine reads the connection's next request
+	 * (a TLS record, all of it) while the connection's goroutine is still
+	 * on the last, which takes it from the buffer, woken by nobody, and
+	 * hands it on at 2150 us. Without the rebase: the connection's
+	 * goroutine taken for the engine, resumed at 1200 (t_dispatch), its
+	 * tokenizing compute. */
+	{
+		SC("test_pickup_producer_work", "go_background_read"),
+		.steps = STEPS(GO_BG_READ(0x80000001, 0x80000002, 0x80000003)),
+		RQS(GO_BG_RQS(0x80000001, 0x80000002)),
+		.want = GO_BG_WANT,
+	},
+	/* the same, the connection's goroutine waiting for the background
+	 * read, which wakes it (a sync.Cond); the reader's g, reused, wrote
+	 * another connection's token before */
+	{
+		SC("test_pickup_producer_work", "go_background_read_woken"),
+		.steps = STEPS(GO_BG_WAKE(0x80000001, 0x80000002, 0x80000003)),
+		RQS(GO_BG_RQS(0x80000001, 0x80000002),
+		    RQ(3, 10, 15, 30, 40, 0x80000005, 0x80000001,
+		       .t_end = 50 * US)),
+		.want = GO_BG_WANT,
+	},
+	/* threads, not goroutines: a reader that woke nobody is no poller,
+	 * the rules read it (the handler, resumed, taken for the engine) */
+	{
+		SC("test_pickup_producer_work", "thread_background_read"),
+		.steps = STEPS(GO_BG_READ(201, 202, 203)),
+		RQS(GO_BG_RQS(201, 202)),
+		.want = WANTS({ 1, NULL, { R(complete, true),
+					   R_T(t_dispatch, 1200) } }),
 	},
 	/* vLLM V0's loop 101 hands its step's forward to worker 102 at 1500
 	 * us (run_in_executor), the worker waits 2 ms for a CPU beside two
