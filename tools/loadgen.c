@@ -795,10 +795,12 @@ static ssize_t conn_read(struct client *c, char *buf, size_t len,
 
 static int conn_write(struct client *c, const char *buf, size_t len)
 {
+	if (!c->ssl)
+		return write_all(c->fd, buf, len);
 	/* a memory BIO takes it all: one call, then the records go out */
-	if (c->ssl && SSL_write(c->ssl, buf, len) != (int)len)
+	if (SSL_write(c->ssl, buf, len) != (int)len)
 		return -EPROTO;
-	return c->ssl ? tls_flush(c) : write_all(c->fd, buf, len);
+	return tls_flush(c);
 }
 
 static void result_take_times(struct result *r, const struct resp_parser *p)

@@ -48,9 +48,13 @@ done
 	die "usage: -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY] -- SERVER_CMD..."
 command -v "$proxy" >/dev/null || die "$proxy is not installed (tools/deps.sh)"
 mkdir -p "$dir" || die "cannot make $dir"
-cert=${tls%,*} key=${tls#*,}
-if [ -n "$tls" ] && { [ ! -r "$cert" ] || [ ! -r "$key" ]; }; then
-	die "--tls '$tls': want CERT,KEY, both readable"
+# --tls: each proxy's lines for it, empty without
+scheme=http caddy_tls='' listen_ssl='' nginx_tls=''
+if [ -n "$tls" ]; then
+	cert=${tls%,*} key=${tls#*,}
+	[ -r "$cert" ] && [ -r "$key" ] || die "--tls '$tls': want CERT,KEY, both readable"
+	scheme=https caddy_tls="tls $cert $key" listen_ssl=' ssl'
+	nginx_tls="ssl_certificate $cert; ssl_certificate_key $key;"
 fi
 
 . "$(dirname "$0")/../free_port.sh"
@@ -73,9 +77,9 @@ if [ "$proxy" = caddy ]; then
 		output file $dir/caddy.log
 	}
 }
-$([ -n "$tls" ] && echo https || echo http)://127.0.0.1:$port {
+$scheme://127.0.0.1:$port {
 	bind 127.0.0.1
-	$([ -n "$tls" ] && echo "tls $cert $key")
+	$caddy_tls
 	reverse_proxy 127.0.0.1:$upstream {
 		header_up X-Client-Port {remote_port}
 		flush_interval -1
@@ -108,8 +112,8 @@ http {
 	scgi_temp_path $dir/scgi;
 	upstream engine { server 127.0.0.1:$upstream; $pool }
 	server {
-		listen 127.0.0.1:$port$([ -n "$tls" ] && echo " ssl");
-		$([ -n "$tls" ] && echo "ssl_certificate $cert; ssl_certificate_key $key;")
+		listen 127.0.0.1:$port$listen_ssl;
+		$nginx_tls
 		location / {
 			proxy_pass http://engine;
 			$proto

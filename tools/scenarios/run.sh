@@ -266,7 +266,7 @@ scenario_opts() {
 }
 
 run_one() {
-	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() hops=() want marks lgopts
+	local name=$1 port=$2 d=$OUTDIR/$1 cmd c clients=() truth_opts=() want marks lgopts
 	mkdir -p "$d"
 	cmd=$(server_cmd "$name" "$port" "$d/truth.csv") || die "unknown scenario $name"
 	read -ra marks <<<"$(scenario_opts "$name")"
@@ -301,11 +301,11 @@ run_one() {
 	RECORD_PID=
 	tail -n 3 "$d/record.log"
 	"$TTFTRACE" report --json "$d/rec.ttft" >"$d/report.json" 2>"$d/report.err"
-	[ -f "$d/truth-runner.csv" ] && hops=(--hops "$d/truth-runner.csv")
+	[ -f "$d/truth-runner.csv" ] && truth_opts=(--hops "$d/truth-runner.csv")
 	# behind a real proxy the truth is the server's: its own first send
-	case $name in nginx | nginx-* | caddy | caddy-*) hops=(--token-at-hop) ;; esac
+	case $name in nginx | nginx-* | caddy | caddy-*) truth_opts=(--token-at-hop) ;; esac
 	"$PY" "$SCEN/compare.py" --name "$name" --report "$d/report.json" --truth "$d/truth.csv" \
-		"${hops[@]}" --ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
+		"${truth_opts[@]}" --ttftrace "$TTFTRACE" --recording "$d/rec.ttft" --summary "$OUTDIR/summary.jsonl" \
 		"${clients[@]}" |
 		tee "$d/compare.txt"
 }

@@ -124,8 +124,9 @@ static __u64 go_ran(const struct cp_thread *g, __u64 t)
 
 	if (k >= 0 && g->recs[k].state == REC_RUNNING)
 		return t;
-	for (k = k < 0 ? 0 : k; (size_t)k < g->nrecs; k++)
-		if (g->recs[k].state == REC_RUNNING && g->recs[k].ts >= t)
+	/* the records after k start at t or later */
+	while ((size_t)++k < g->nrecs)
+		if (g->recs[k].state == REC_RUNNING)
 			return g->recs[k].ts;
 	return t;
 }
