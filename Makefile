@@ -167,10 +167,10 @@ $(OUTPUT)/tools/%: tools/%.c $(wildcard tools/*.h tools/stubcuda/*.h) | $(OUTPUT
 	$(call msg,TOOL,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lpthread -lm -ldl -o $@
 
-# loadgen --tls: OpenSSL on memory BIOs
+# loadgen --tls, --h2: OpenSSL and nghttp2 on memory
 $(OUTPUT)/tools/loadgen: tools/loadgen.c $(wildcard tools/*.h) | $(OUTPUT)/tools
 	$(call msg,TOOL,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lssl -lcrypto -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -lnghttp2 -lssl -lcrypto -lpthread -lm -o $@
 
 $(OUTPUT)/tools/demo-server: $(DEMO_SERVER_SRCS) $(wildcard tools/demo-server/*.h \
 		tools/*.h tools/stubcuda/*.h) | $(OUTPUT)/tools
@@ -183,7 +183,7 @@ static: $(OUTPUT)/ttftrace-static $(OUTPUT)/tools/loadgen-static
 
 $(OUTPUT)/tools/loadgen-static: tools/loadgen.c $(wildcard tools/*.h) | $(OUTPUT)/tools
 	$(call msg,STATIC,$@)
-	$(Q)$(CC) $(CFLAGS) -static $< -lssl -lcrypto -lpthread -lm -o $@
+	$(Q)$(CC) $(CFLAGS) -static $< -lnghttp2 -lssl -lcrypto -lpthread -lm -o $@
 
 # Debian has no static libraries of all that libmicrohttpd needs (p11-kit,
 # libunistring): the static binary says that --metrics is not in it.

@@ -2122,6 +2122,28 @@ static void test_tls_plaintext_requests(void)
 	tt_analyzer_free(a);
 }
 
+/* A connection sk from ip:rport opened at 1 ms, its ClientHello at t, read
+ * 20 us later, the server's records 50 us after it; the next seq */
+static __u32 tls_hello(__u64 t, __u64 sk, const char *ip, __u16 rport)
+{
+	conn_open(1 * MS, sk, ip, rport);
+	request_in(t, t + 20 * US, sk, 517);
+	return tls_send(t + 50 * US, sk, 1, TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+}
+
+/* The plaintext answer on sk: headers at t (flags and F_HEADERS), a token
+ * 1 ms later (token_flags), the end 1 ms after, the close 1 ms after it */
+static void tls_answer(__u64 t, __u64 sk, __u32 seq, __u32 flags,
+		       __u32 token_flags)
+{
+	seq = tls_send(t, sk, seq, TT_SEND_HEADERS, 0,
+		       flags | TT_SEND_F_HEADERS);
+	seq = tls_send(t + 1 * MS, sk, seq, TT_SEND_TOKEN, 1, token_flags);
+	tls_send(t + 2 * MS, sk, seq, TT_SEND_DONE, 0,
+		 token_flags | TT_SEND_F_END);
+	conn_close(t + 3 * MS, sk);
+}
+
 /* A Go server (crypto/tls, TLS 1.3) sends its tickets in its first
  * flight: nothing answers the client's Finished. When it came alone (64
  * bytes queued), it is no part of the request, which begins at the next
@@ -2154,11 +2176,7 @@ static void test_tls13_finished_alone(void)
 	reset();
 	for (k = 0; k < ncases; k++) {
 		t = (2 + 10 * k) * MS;
-		seq = 1;
-		conn_open(1 * MS, c[k].sk, "10.0.0.37", 37000 + k);
-		request_in(t, t + 20 * US, c[k].sk, 517);
-		seq = tls_send(t + 50 * US, c[k].sk, seq, TT_SEND_OTHER, 0,
-			       TT_SEND_F_TLS);
+		seq = tls_hello(t, c[k].sk, "10.0.0.37", 37000 + k);
 		sock_ev(TT_EV_DATA_READY, t + 1 * MS, c[k].sk, 0, c[k].first);
 		if (c[k].read_first)
 			recv_(t + 1020 * US, c[k].sk, c[k].first);
@@ -2168,14 +2186,8 @@ static void test_tls13_finished_alone(void)
 		if (c[k].more)
 			recv_(t + 2020 * US, c[k].sk,
 			      c[k].read_first ? 300 : c[k].first + 300);
-		seq = tls_send(t + 3 * MS, c[k].sk, seq, TT_SEND_HEADERS, 0,
-			       TT_SEND_F_TLS_PLAIN | TT_SEND_F_HEADERS |
-				       TT_SEND_F_CHUNKED);
-		seq = tls_send(t + 4 * MS, c[k].sk, seq, TT_SEND_TOKEN, 1,
-			       PLAIN_SSE);
-		tls_send(t + 5 * MS, c[k].sk, seq, TT_SEND_DONE, 0,
-			 PLAIN_SSE | TT_SEND_F_END);
-		conn_close(t + 6 * MS, c[k].sk);
+		tls_answer(t + 3 * MS, c[k].sk, seq,
+			   TT_SEND_F_TLS_PLAIN | TT_SEND_F_CHUNKED, PLAIN_SSE);
 	}
 	a = run();
 	ASSERT_EQ(tt_analyzer_tls_apart(a, &apart), 0, "tls_apart");
@@ -2196,6 +2208,74 @@ static void test_tls13_finished_alone(void)
 	}
 	ASSERT_EQ(n, ncases, "a request a connection");
 	ASSERT_EQ(tt_analyzer_nrequests(a), 2 * ncases, "and a hello");
+	free(apart);
+	tt_analyzer_free(a);
+}
+
+/* HTTP/2 over TLS 1.3 (nginx's "listen ... ssl http2", Caddy): the server
+ * sends its SETTINGS as soon as the handshake is done, with or without
+ * tickets for the client's Finished, and the client's request comes when
+ * it does (5 ms later here, a client that stalled), or with the Finished.
+ * The SETTINGS answer no request: the request begins at its own arrival,
+ * and the handshake's exchanges are counted apart. */
+static void test_h2_tls_settings(void)
+{
+	static const struct {
+		__u64 sk;
+		bool tickets; /* OpenSSL's for the Finished (Go sends none) */
+		bool together; /* the request came with the Finished */
+	} c[] = {
+		{ 0xa320, true, false },
+		{ 0xa321, false, false },
+		{ 0xa322, true, true },
+	};
+	const __u32 h2_plain = TT_SEND_F_TLS_PLAIN | TT_SEND_F_H2;
+	const size_t ncases = sizeof(c) / sizeof(c[0]);
+	size_t i, k, n = 0;
+	__u64 t, t_req;
+	__u32 seq;
+	struct tt_analyzer *a;
+	const struct tt_request *r;
+	bool *apart = NULL;
+
+	reset();
+	for (k = 0; k < ncases; k++) {
+		t = (2 + 20 * k) * MS;
+		t_req = t + (c[k].together ? 1 : 5) * MS;
+		seq = tls_hello(t, c[k].sk, "10.0.0.38", 38000 + k);
+		sock_ev(TT_EV_DATA_READY, t + 1 * MS, c[k].sk, 0,
+			c[k].together ? 364 : 64);
+		recv_(t + 1020 * US, c[k].sk, c[k].together ? 364 : 64);
+		if (c[k].tickets)
+			seq = tls_send(t + 1100 * US, c[k].sk, seq,
+				       TT_SEND_OTHER, 0, TT_SEND_F_TLS);
+		seq = tls_send(t + 1150 * US, c[k].sk, seq, TT_SEND_OTHER, 0,
+			       h2_plain);
+		if (!c[k].together)
+			request_in(t_req, t_req + 20 * US, c[k].sk, 300);
+		/* its SETTINGS' ACK, then the response */
+		seq = tls_send(t + 5050 * US, c[k].sk, seq, TT_SEND_OTHER, 0,
+			       h2_plain);
+		tls_answer(t + 6 * MS, c[k].sk, seq, h2_plain,
+			   h2_plain | TT_SEND_F_SSE);
+	}
+	a = run();
+	ASSERT_EQ(tt_analyzer_tls_apart(a, &apart), 0, "tls_apart");
+	/* the handshakes apart, one request a connection (n below) */
+	for (i = 0; apart && i < tt_analyzer_nrequests(a); i++) {
+		if (apart[i])
+			continue;
+		r = req(a, i);
+		k = r->sk - 0xa320;
+		n++;
+		t = (2 + 20 * k) * MS;
+		t_req = t + (c[k].together ? 1 : 5) * MS;
+		ASSERT_TRUE(r->complete && r->tls, "read, complete");
+		ASSERT_EQ(r->t_arrive, t_req, "its own arrival");
+		ASSERT_EQ(r->t_read, t_req + 20 * US, "r.t_read");
+		ASSERT_EQ(r->tokens, 1, "r.tokens");
+	}
+	ASSERT_EQ(n, ncases, "a request a connection");
 	free(apart);
 	tt_analyzer_free(a);
 }
@@ -3193,6 +3273,7 @@ int main(void)
 	TT_RUN(test_tls_connection);
 	TT_RUN(test_tls_plaintext_requests);
 	TT_RUN(test_tls13_finished_alone);
+	TT_RUN(test_h2_tls_settings);
 	TT_RUN(test_tls_twins_live);
 	TT_RUN(test_half_close);
 	TT_RUN(test_pipelined);

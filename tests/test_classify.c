@@ -500,6 +500,53 @@ static void test_h2_multiplexed(void)
 	ASSERT_TRUE(s.flags & TT_SEND_F_H2_MUX, "second round");
 }
 
+/* One DATA frame at p on stream sid carrying text; its size */
+static size_t h2_data(char *p, __u8 flags, __u32 sid, const char *text)
+{
+	size_t n = h2_frame(p, 0, flags, sid, strlen(text));
+
+	memcpy(p + 9, text, strlen(text));
+	return n;
+}
+
+/* SSE proxied to an HTTP/2 client (nginx's "listen ... http2", Caddy):
+ * each upstream read is a DATA frame, so a frame holds one event, two, a
+ * part of one, or the [DONE] alone; its events are the tokens. */
+static void test_h2_sse(void)
+{
+	struct tt_sse_carry c = { 0 };
+	struct tt_send s;
+	char b[256];
+	size_t n;
+
+	conn_send(&c, b, h2_frame(b, 4, 0, 0, 18), NULL, 0);
+	n = h2_frame(b, 1, 4, 1, 20);
+	n += h2_data(b + n, 0, 1, "data: {\"t\": 1}\n\n");
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1,
+		   TT_SEND_F_H2 | TT_SEND_F_HEADERS | TT_SEND_F_SSE);
+	s = conn_send(&c, b, h2_data(b, 0, 1, "data: a\n\ndata: b\n\n"), NULL,
+		      0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 2, TT_SEND_F_H2 | TT_SEND_F_SSE);
+	/* an event split by the upstream's reads: one token */
+	s = conn_send(&c, b, h2_data(b, 0, 1, "data: {\"t\":"), NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2 | TT_SEND_F_SSE);
+	s = conn_send(&c, b, h2_data(b, 0, 1, " 3}\n\n"), NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	/* padded: the pad length, then the padding */
+	n = h2_frame(b, 0, 0x8, 1, 14);
+	b[9] = 4;
+	memcpy(b + 10, "data: x\n\n", 9);
+	memset(b + 19, 0, 4);
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2 | TT_SEND_F_SSE);
+	/* [DONE] ends it as over HTTP/1; END_STREAM after it too */
+	s = conn_send(&c, b, h2_data(b, 0, 1, "data: [DONE]\n\n"), NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2);
+	s = conn_send(&c, b, h2_frame(b, 0, 1, 1, 0), NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
+}
+
 /* A connection that answered HTTP/1 first never becomes HTTP/2; nor does
  * one whose first bytes are no SETTINGS frame (stream 0, 6-byte units) */
 static void test_h2_preface_only(void)
@@ -982,6 +1029,7 @@ int main(void)
 	TT_RUN(test_tls_records);
 	TT_RUN(test_grpc_stream);
 	TT_RUN(test_h2_multiplexed);
+	TT_RUN(test_h2_sse);
 	TT_RUN(test_h2_preface_only);
 	TT_RUN(test_interim);
 	TT_RUN(test_degenerate);

@@ -600,12 +600,39 @@ if start_server killed; then
 	check "loadgen --tls against plain HTTP: exit 1, the handshake's error" \
 		"rc $rc: $(cat "$TMP/tls.err")" \
 		eval "[ $rc = 1 ] && grep -q 'TLS handshake with 127.0.0.1 port $PORT failed' '$TMP/tls.err'"
+	# HTTP/2 asked of an HTTP/1.1 server: its answer named, exit 1
+	"$LOADGEN" -p "$PORT" --h2 -c 1 -n 1 >"$TMP/h2.out" 2>&1
+	rc=$?
+	check "loadgen --h2 against HTTP/1.1: exit 1, not_h2" \
+		"rc $rc: $(tail -1 "$TMP/h2.out")" \
+		eval "[ $rc = 1 ] && grep -q 'failed: 1 not_h2' '$TMP/h2.out'"
 	"$LOADGEN" -p "$PORT" -c 2 -n 10 --tokens 2 -q
 	stop_server KILL 2>/dev/null  # no "Killed" job notice
 	n=$(rows "$TMP/killed.gt")
 	check "SIGKILLed server leaves whole log rows" "$n rows" [ "$n" -eq 10 ]
 else
 	fail "killed: server starts" ""
+fi
+# HTTP/2 over TLS asked of a server that offers no h2 by ALPN: one line
+if command -v openssl >/dev/null &&
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/key.pem" -out "$TMP/cert.pem" \
+		-days 2 -subj /CN=localhost >/dev/null 2>&1; then
+	openssl s_server -accept 127.0.0.1:0 -cert "$TMP/cert.pem" -key "$TMP/key.pem" -www \
+		>"$TMP/s_server.out" 2>&1 &
+	EXTRA_PIDS+=($!)
+	for _ in $(seq 250); do
+		grep -q '^ACCEPT' "$TMP/s_server.out" && break
+		sleep 0.02
+	done
+	tls_port=$(sed -n 's/^ACCEPT .*:\([0-9]*\)$/\1/p' "$TMP/s_server.out")
+	"$LOADGEN" -p "${tls_port:-1}" --tls --h2 -c 1 -n 1 -q 2>"$TMP/alpn.err"
+	rc=$?
+	check "loadgen --tls --h2 against a server without h2: exit 1, says so" \
+		"rc $rc: $(cat "$TMP/alpn.err")" \
+		eval "[ $rc = 1 ] && grep -q 'port ${tls_port:-1} did not choose HTTP/2 (ALPN h2)' '$TMP/alpn.err'"
+	kill "${EXTRA_PIDS[-1]}" 2>/dev/null
+else
+	fail "loadgen --tls --h2: no openssl to make a certificate (tools/deps.sh installs it)"
 fi
 if start_server abort --batch 2; then
 	"$LOADGEN" -p "$PORT" -c 3 -n 3 --tokens 100000 -q --timeout 5 \

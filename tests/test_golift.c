@@ -230,6 +230,42 @@ static void test_runtime_wakes_without_ready(void)
 	an_golift_free(&gl);
 }
 
+/* Go reuses a g: one seen to exit that runs again is a new goroutine
+ * (HTTP/2's writeFrameAsync, one per frame), started by the M that runs
+ * it when newproc's readying was not seen, by its creator when it was;
+ * never one that waited since its exit, woken by nobody. */
+static void test_reused_g(void)
+{
+	struct an_golift gl = {};
+	struct sink s = {};
+	__u32 gn, gh;
+	int i;
+
+	feed_go(&gl, &s, 100, M1, G_NEW, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	gn = s.ev[1].wake.target_tid;
+	feed_go(&gl, &s, 200, M1, G_NEW, TT_GO_RUNNING, TT_GO_DEAD);
+	s.n = 0;
+	feed_go(&gl, &s, 300, M2, G_NEW, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	ASSERT_EQ(s.n, 2, "a start and a switch");
+	ASSERT_EQ(s.ev[0].h.type, TT_EV_WAKEUP_NEW, "started again");
+	ASSERT_EQ(s.ev[0].h.tid, M2, "by the M that runs it");
+	ASSERT_EQ(s.ev[0].wake.target_tid, gn, "the same goroutine tid");
+	ASSERT_EQ(s.ev[0].h.flags, TT_F_RUNTIME, "the runtime's");
+	/* its creator's readying seen: that start only */
+	feed_go(&gl, &s, 400, M2, G_NEW, TT_GO_RUNNING, TT_GO_DEAD);
+	feed_go(&gl, &s, 450, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	gh = s.ev[s.n - 1].sw.next_tid;
+	s.n = 0;
+	feed_go(&gl, &s, 500, M1, G_NEW, TT_GO_DEAD, TT_GO_RUNNABLE);
+	ASSERT_EQ(s.ev[0].h.type, TT_EV_WAKEUP_NEW, "started");
+	ASSERT_EQ(s.ev[0].h.tid, gh, "by its creator");
+	s.n = 0;
+	feed_go(&gl, &s, 520, M2, G_NEW, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	for (i = 0; i < s.n; i++)
+		ASSERT_TRUE(s.ev[i].h.type == TT_EV_SWITCH, "no second start");
+	an_golift_free(&gl);
+}
+
 /* Data to and from a Go process (docs/design.md §4.10): an M reads what
  * comes to it, not a goroutine, so data to a Go thread and a Go thread's
  * reads are dropped; a goroutine's write to another process's thread (a
@@ -268,6 +304,7 @@ int main(void)
 {
 	TT_RUN(test_data_wakes);
 	TT_RUN(test_runtime_wakes_without_ready);
+	TT_RUN(test_reused_g);
 	TT_RUN(test_probe_taken_off);
 	TT_RUN(test_untouched_without_go);
 	TT_RUN(test_handler_and_locked_engine);

@@ -136,6 +136,19 @@
 #          token 0-3, 0-5, 0-5; before the handshakes' reads were left out
 #          of the loops' orders, t_enqueue was off for 26 (nginx-tls) and
 #          23 (vllm-tls) of 120 quiet
+#   nginx-h2, caddy-h2  the same proxies speaking HTTP/2 to the client
+#          (ALPN h2; loadgen --tls --h2), session 56: every request complete,
+#          TTFT within the bound for every request timed alone, TPOT too.
+#          nginx-h2, eleven runs (five quiet, six beside the loads above):
+#          t_dispatch off for 0-12 of 120, the queue span 0-17, admission
+#          to token 0-13 (the most beside two hogs or a compile), vllm's
+#          limits. caddy-h2 (Go's HTTP/2 server: a goroutine reads the
+#          frames, one per stream runs the handler, one per DATA frame
+#          writes it), fifteen runs: t_dispatch 2-6 quiet, 6-25 loaded
+#          (caddy-tls 1-12 beside the same), the queue 8-23 and 8-27,
+#          admission to token 2-8 and 8-27: its walks miss the hop for 2-6
+#          of the 40 requests whose goroutines are followed (docs/design.md
+#          §3.1, "HTTP/2 to the client"), so its shares are looser
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -180,8 +193,8 @@ done
 export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
 	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py \
-	trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls" \
+	trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls nginx-h2 caddy-h2 >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls nginx-h2 caddy-h2" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -198,7 +211,7 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	trtllm:0.05:0.15:0.05:p50 mlc:0.05:0.10:0.05:p50 \
 	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50+cut=1 \
 	nginx-tls:0.15:0.20:0.15:p50 caddy-tls:0.15:0.20:0.15:p50+cut=3 \
-	vllm-tls:0.15:0.20:0.15:p50
+	vllm-tls:0.15:0.20:0.15:p50 nginx-h2:0.15:0.20:0.15:p50 caddy-h2:0.25:0.30:0.25:p50
 # a proxy in front of vllm: each client request answered by the proxy and
 # walked through its hop to vllm, whose requests are hops, counted apart;
 # Caddy, a Go program Debian ships stripped, followed on its goroutines
@@ -212,15 +225,18 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 # beside a CPU hog: +cut=3). Behind HTTPS (-tls) each request was
 # read as the plaintext its TLS library encrypted (OpenSSL's in nginx, Go's
 # crypto/tls in Caddy), each handshake's exchanges counted apart.
-for s in nginx nginx-h10 caddy nginx-tls caddy-tls; do
+for s in nginx nginx-h10 caddy nginx-tls caddy-tls nginx-h2 caddy-h2; do
 	check "scen_py: $s: its requests answered by the proxy, each through its hop" \
 		/usr/bin/python3 - "$OUTDIR/$s/report.json" "$s" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 proxy = "caddy" if sys.argv[2].startswith("caddy") else "nginx"
-tls = sys.argv[2].endswith("-tls")
+tls = sys.argv[2].endswith(("-tls", "-h2"))
 # the responses Caddy may cut, as its gate above allows
 cut = {"caddy": 1, "caddy-tls": 3}.get(sys.argv[2], 0)
+# over HTTP/2 some walks miss their hop: 0-3 of 120 (nginx-h2), 7-18
+# (caddy-h2) in their runs above
+least = {"nginx-h2": 115, "caddy-h2": 96}.get(sys.argv[2], 120 - cut)
 out = [q for q in r["requests"] if not q["tls_apart"] and
        "hop" not in (q.get("incomplete_reason") or "").split(",")]
 gor = [q for q in out if q["writer_tid"] >= 1 << 31]
@@ -229,7 +245,7 @@ ok = [q for q in out if q["complete"] and q.get("hop_id") and
       (q["writer_comm"] == proxy or (proxy == "caddy" and q in gor))]
 hops = r["summary"]["hops"]
 print(f"{len(ok)} of {len(out)}, {len(gor)} by goroutines; hops {hops}")
-sys.exit(not (len(out) == 120 and 120 - cut <= len(ok) and
+sys.exit(not (len(out) == 120 and least <= len(ok) and
               120 - cut <= hops <= 120 and (proxy == "nginx" or gor)))
 PY
 done

@@ -18,7 +18,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
       python3-uvicorn python3-starlette python3-zmq python3-aiohttp golang-go chromium
       python3-uvloop python3-httptools
       libmicrohttpd-dev prometheus libdeflate0 openjdk-17-jdk-headless
-      librust-tokio-dev librust-libc-dev openssl libssl-dev python3-grpcio golang-google-grpc-dev nginx caddy"
+      librust-tokio-dev librust-libc-dev openssl libssl-dev libnghttp2-dev python3-grpcio golang-google-grpc-dev nginx caddy"
 # libdeflate0: the recorder compresses with it when installed (zlib
 # otherwise), in half the CPU (docs/design.md §5.2).
 # chromium: tests/test_html.sh renders the HTML pages headless.
@@ -28,7 +28,7 @@ pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 # Rust scenario router (tools/scenarios/tgi_rs) offline against Debian's
 # crates, with the machine's cargo or Debian's (below).
 # openssl: tests/test_bpf_tls.sh makes its servers' certificate; libssl-dev:
-# tools/loadgen.c --tls.
+# tools/loadgen.c --tls; libnghttp2-dev: its --h2.
 # python3-grpcio, golang-google-grpc-dev: the LocalAI-shaped scenario
 # (tools/scenarios/localai_*), a Go front calling a Python backend over
 # gRPC (tests/test_scen_go.sh).

@@ -20,6 +20,7 @@
 #include <sys/time.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <nghttp2/nghttp2.h>
 
 #include "demo_common.h"
 
@@ -45,6 +46,7 @@ struct lg_opts {
 	bool new_conn;
 	bool no_stream; /* "stream": false: one sized JSON answer */
 	bool tls; /* HTTPS: TLS through memory BIOs, stamps kept */
+	bool h2; /* HTTP/2: ALPN h2 with --tls, prior knowledge without */
 	bool quiet;
 };
 
@@ -119,6 +121,17 @@ struct client {
 	SSL *ssl;
 	BIO *rbio, *wbio;
 	struct read_time tls_time;
+	/* --h2: the session, the stream of the request in flight and its
+	 * parser, the stamps of the read being fed, the frames to send */
+	nghttp2_session *h2;
+	int32_t h2_stream;
+	struct resp_parser *h2_resp;
+	struct read_time h2_time;
+	size_t h2_body_sent;
+	bool h2_goaway;
+	bool h2_heard; /* the server has sent something on the session */
+	char *wbuf;
+	size_t wlen, wcap;
 	struct result *results;
 	size_t nresults, cap;
 	char conn_error[160];
@@ -128,6 +141,7 @@ struct loadgen {
 	struct lg_opts opts;
 	char *request;		/* identical bytes for every request */
 	size_t request_len;
+	size_t body_off;	/* where its body begins (--h2 sends only that) */
 	uint64_t t_start, t_end_limit;
 	atomic_uint_fast64_t next_id;
 	struct client *clients;
@@ -406,6 +420,7 @@ static int build_request(struct loadgen *lg)
 		     "{\"prompt\": \"",
 		     o->host, o->port, body_len,
 		     o->new_conn ? "Connection: close\r\n" : "");
+	lg->body_off = n - strlen("{\"prompt\": \"");
 	for (i = 0; i < o->prompt_bytes; i++)
 		req[n++] = words[i % (sizeof(words) - 1)];
 	n += snprintf(req + n, cap - n, "\"%s, \"stream\": %s}", tokens,
@@ -488,6 +503,9 @@ static int client_connect(struct client *c)
 
 static void client_disconnect(struct client *c)
 {
+	nghttp2_session_del(c->h2);
+	c->h2 = NULL;
+	c->h2_goaway = c->h2_heard = false;
 	SSL_free(c->ssl); /* and its BIOs */
 	c->ssl = NULL;
 	if (c->fd >= 0)
@@ -803,6 +821,233 @@ static int conn_write(struct client *c, const char *buf, size_t len)
 	return tls_flush(c);
 }
 
+/* -------------------------------------------------------------- HTTP/2 */
+
+/*
+ * --h2 runs nghttp2 on memory as well: each turn's frames go out in one
+ * conn_write(), and each read's bytes are fed to it with that read's
+ * stamps, so a token's stamps are those of the read that brought its DATA
+ * frame, as over HTTP/1.1. One stream at a time per connection, as the
+ * HTTP/1.1 client has one request in flight on each.
+ */
+
+/* sends every frame nghttp2 has ready in one write; 0 or -errno */
+static int h2_send(struct client *c)
+{
+	const uint8_t *data;
+	ssize_t n;
+
+	c->wlen = 0;
+	while ((n = nghttp2_session_mem_send(c->h2, &data)) > 0) {
+		if (c->wlen + n > c->wcap) {
+			size_t cap = (c->wlen + n) * 2;
+			char *nb = realloc(c->wbuf, cap);
+
+			if (!nb)
+				return -ENOMEM;
+			c->wbuf = nb;
+			c->wcap = cap;
+		}
+		memcpy(c->wbuf + c->wlen, data, n);
+		c->wlen += n;
+	}
+	if (n < 0)
+		return -EPROTO;
+	return c->wlen ? conn_write(c, c->wbuf, c->wlen) : 0;
+}
+
+/* the request's body, from the bytes built for HTTP/1.1 */
+static ssize_t h2_body(nghttp2_session *s, int32_t stream, uint8_t *buf,
+		       size_t len, uint32_t *flags, nghttp2_data_source *src,
+		       void *user)
+{
+	struct client *c = user;
+	const struct loadgen *lg = c->lg;
+	size_t left = lg->request_len - lg->body_off - c->h2_body_sent;
+
+	if (len > left)
+		len = left;
+	memcpy(buf, lg->request + lg->body_off + c->h2_body_sent, len);
+	c->h2_body_sent += len;
+	if (len == left)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return len;
+}
+
+static bool h2_name_is(const uint8_t *name, size_t len, const char *want)
+{
+	return len == strlen(want) &&
+	       !strncasecmp((const char *)name, want, len);
+}
+
+static int h2_on_header(nghttp2_session *s, const nghttp2_frame *f,
+			const uint8_t *name, size_t namelen,
+			const uint8_t *value, size_t valuelen, uint8_t flags,
+			void *user)
+{
+	struct client *c = user;
+	struct resp_parser *p = c->h2_resp;
+	char num[8];
+
+	if (!p || f->hd.stream_id != c->h2_stream)
+		return 0;
+	if (h2_name_is(name, namelen, ":status") && valuelen < sizeof(num)) {
+		memcpy(num, value, valuelen);
+		num[valuelen] = '\0';
+		p->code = atoi(num); /* a 1xx's is replaced by the answer's */
+	} else if (h2_name_is(name, namelen, "content-type")) {
+		p->event_stream = valuelen >= 17 &&
+				  !strncasecmp((const char *)value,
+					       "text/event-stream", 17);
+	}
+	return 0;
+}
+
+static int h2_on_data(nghttp2_session *s, uint8_t flags, int32_t stream,
+		      const uint8_t *data, size_t len, void *user)
+{
+	struct client *c = user;
+	struct resp_parser *p = c->h2_resp;
+
+	if (p && stream == c->h2_stream && p->code == 200 && p->event_stream)
+		sse_bytes(p, (const char *)data, len, &c->h2_time);
+	return 0;
+}
+
+static int h2_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
+{
+	struct client *c = user;
+	struct resp_parser *p = c->h2_resp;
+
+	if (f->hd.type == NGHTTP2_GOAWAY) {
+		c->h2_goaway = true;
+		if (p && f->goaway.last_stream_id < c->h2_stream)
+			p->error = "goaway";
+	}
+	if (p && f->hd.stream_id == c->h2_stream &&
+	    (f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
+	    (f->hd.flags & NGHTTP2_FLAG_END_STREAM) && p->code >= 200)
+		p->state = RS_COMPLETE;
+	return 0;
+}
+
+static int h2_on_close(nghttp2_session *s, int32_t stream, uint32_t error,
+		       void *user)
+{
+	struct client *c = user;
+	struct resp_parser *p = c->h2_resp;
+
+	if (p && stream == c->h2_stream && p->state != RS_COMPLETE)
+		p->error = error ? "h2_reset" : "h2_closed";
+	return 0;
+}
+
+/* an HTTP/2 session on the connection; 0, or -1 with c->conn_error */
+static int h2_start(struct client *c)
+{
+	const struct lg_opts *o = &c->lg->opts;
+	nghttp2_session_callbacks *cb;
+	const unsigned char *alpn = NULL;
+	unsigned int alpn_len = 0;
+	int rc;
+
+	if (c->ssl) {
+		SSL_get0_alpn_selected(c->ssl, &alpn, &alpn_len);
+		if (alpn_len != 2 || memcmp(alpn, "h2", 2)) {
+			snprintf(c->conn_error, sizeof(c->conn_error),
+				 "%s port %d did not choose HTTP/2 (ALPN h2)",
+				 o->host, o->port);
+			return -1;
+		}
+	}
+	rc = nghttp2_session_callbacks_new(&cb);
+	if (!rc) {
+		nghttp2_session_callbacks_set_on_header_callback(cb,
+								 h2_on_header);
+		nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
+			cb, h2_on_data);
+		nghttp2_session_callbacks_set_on_frame_recv_callback(
+			cb, h2_on_frame);
+		nghttp2_session_callbacks_set_on_stream_close_callback(
+			cb, h2_on_close);
+		rc = nghttp2_session_client_new(&c->h2, cb, c);
+		nghttp2_session_callbacks_del(cb);
+	}
+	/* the preface and SETTINGS go out with the first request */
+	if (!rc)
+		rc = nghttp2_submit_settings(c->h2, NGHTTP2_FLAG_NONE, NULL, 0);
+	if (!rc)
+		return 0;
+	snprintf(c->conn_error, sizeof(c->conn_error),
+		 "HTTP/2 session with %s port %d failed: %s", o->host, o->port,
+		 nghttp2_strerror(rc));
+	return -1;
+}
+
+/* the request on a new stream, sent; 0 or -errno */
+static int h2_request(struct client *c)
+{
+	const struct loadgen *lg = c->lg;
+	char authority[160], length[24];
+	nghttp2_data_provider body = { .read_callback = h2_body };
+	nghttp2_nv nv[] = {
+#define NV(n, v)                                                \
+	{ (uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), \
+	  NGHTTP2_NV_FLAG_NONE }
+		NV(":method", "POST"),
+		NV(":scheme", c->ssl ? "https" : "http"),
+		NV(":authority", authority),
+		NV(":path", "/v1/completions"),
+		NV("user-agent", "ttftrace-loadgen"),
+		NV("accept", "text/event-stream"),
+		NV("content-type", "application/json"),
+		NV("content-length", length),
+#undef NV
+	};
+
+	snprintf(authority, sizeof(authority), "%s:%d", lg->opts.host,
+		 lg->opts.port);
+	snprintf(length, sizeof(length), "%zu", lg->request_len - lg->body_off);
+	nv[2].valuelen = strlen(authority);
+	nv[7].valuelen = strlen(length);
+	c->h2_body_sent = 0;
+	c->h2_stream = nghttp2_submit_request(
+		c->h2, NULL, nv, sizeof(nv) / sizeof(nv[0]), &body, NULL);
+	if (c->h2_stream < 0)
+		return -EPROTO;
+	return h2_send(c);
+}
+
+/* a read's bytes to nghttp2, with its stamps; then what it answers */
+static ssize_t h2_feed(struct client *c, struct resp_parser *p, const char *buf,
+		       size_t n, const struct read_time *t)
+{
+	ssize_t rv;
+
+	/* an HTTP/1 server's answer to the preface: say so, not "eof" */
+	if (!c->h2_heard && n >= 5 && !memcmp(buf, "HTTP/", 5)) {
+		p->error = "not_h2";
+		return -1;
+	}
+	c->h2_heard = true;
+	c->h2_resp = p;
+	c->h2_time = *t;
+	rv = nghttp2_session_mem_recv(c->h2, (const uint8_t *)buf, n);
+	c->h2_resp = NULL;
+	if (rv < 0 && !p->error)
+		p->error = "h2_protocol";
+	else if (h2_send(c) && !p->error)
+		p->error = "send";
+	return p->error ? -1 : (ssize_t)n;
+}
+
+/* the response's bytes to its parser: HTTP/1.1's, or the session's */
+static ssize_t resp_feed(struct client *c, struct resp_parser *p,
+			 const char *buf, size_t n, const struct read_time *t)
+{
+	return c->h2 ? h2_feed(c, p, buf, n, t) : parser_feed(p, buf, n, t);
+}
+
 static void result_take_times(struct result *r, const struct resp_parser *p)
 {
 	r->tokens = p->tokens;
@@ -827,7 +1072,8 @@ static bool client_request(struct client *c, struct result *r)
 	r->id = atomic_fetch_add(&lg->next_id, 1);
 	take_tx_stamp(c->fd, 0); /* none of an earlier request's */
 	r->t_send = mono_ns();
-	err = conn_write(c, lg->request, lg->request_len);
+	err = c->h2 ? h2_request(c) :
+		      conn_write(c, lg->request, lg->request_len);
 	if (err) {
 		snprintf(r->status, sizeof(r->status), "send");
 		return false;
@@ -841,7 +1087,7 @@ static bool client_request(struct client *c, struct result *r)
 			/* bytes read before the request was sent: no stamp */
 			t.user = mono_ns();
 			t.kernel = 0;
-			used = parser_feed(&p, c->rbuf, c->rlen, &t);
+			used = resp_feed(c, &p, c->rbuf, c->rlen, &t);
 			if (used < 0) {
 				snprintf(r->status, sizeof(r->status), "%s",
 					 p.error ? p.error : "bad_response");
@@ -879,7 +1125,7 @@ static bool client_request(struct client *c, struct result *r)
 		c->rlen += n;
 		tokens_before = p.tokens;
 		/* timestamps are those of the read that completed an event */
-		used = parser_feed(&p, c->rbuf, c->rlen, &t);
+		used = resp_feed(c, &p, c->rbuf, c->rlen, &t);
 		if (used < 0) {
 			snprintf(r->status, sizeof(r->status), "%s",
 				 p.error ? p.error : "bad_response");
@@ -916,7 +1162,7 @@ static bool client_request(struct client *c, struct result *r)
 		snprintf(r->status, sizeof(r->status), "no_done");
 	else
 		snprintf(r->status, sizeof(r->status), "ok");
-	return !p.close;
+	return c->h2 ? !c->h2_goaway : !p.close;
 }
 
 static bool client_should_stop(struct client *c, uint64_t sent)
@@ -952,14 +1198,17 @@ static void *client_main(void *arg)
 				break;
 		}
 		if (c->fd < 0 &&
-		    (client_connect(c) || (lg->tls_ctx && tls_start(c)))) {
+		    (client_connect(c) || (lg->tls_ctx && tls_start(c)) ||
+		     (o->h2 && h2_start(c)))) {
 			/* the server is unreachable: no point in going on */
 			r = client_new_result(c);
 			if (r) {
 				r->id = atomic_fetch_add(&lg->next_id, 1);
 				r->t_send = mono_ns();
 				snprintf(r->status, sizeof(r->status), "%s",
-					 c->fd < 0 ? "connect" : "tls");
+					 c->fd < 0	   ? "connect" :
+					 o->tls && !c->ssl ? "tls" :
+							     "h2");
 			}
 			client_disconnect(c);
 			break;
@@ -1168,6 +1417,10 @@ static void usage(FILE *f)
 "      --new-conn          a new connection per request (Connection: close)\n"
 "      --no-stream         ask for stream=false: one JSON answer, no tokens\n"
 "      --timeout SEC       give up on a silent server after SEC (default 30)\n"
+"      --h2                HTTP/2 (nghttp2 on memory, so the stamps are the\n"
+"                          socket's): with --tls asked for by ALPN (h2),\n"
+"                          without it spoken at once (h2c prior knowledge);\n"
+"                          one stream at a time on each connection\n"
 "      --tls               HTTPS (OpenSSL on memory BIOs, so the kernel's\n"
 "                          stamps are still those of the socket's reads and\n"
 "                          sends); the server's certificate is not checked:\n"
@@ -1193,7 +1446,8 @@ static void usage(FILE *f)
 "  loadgen -p 8000 -c 8 -n 200 --tokens 32\n"
 "  loadgen -H ::1 -p 8000 -c 2 -d 10 --rate 50 -o /tmp/client.csv\n"
 "  loadgen -p 8000 --prompt-bytes 1048576 -n 4 --new-conn\n"
-"  loadgen -p 8443 --tls -c 4 -n 100\n");
+"  loadgen -p 8443 --tls -c 4 -n 100\n"
+"  loadgen -p 8443 --tls --h2 -c 4 -n 100\n");
 }
 
 enum {
@@ -1204,6 +1458,7 @@ enum {
 	OPT_NO_STREAM,
 	OPT_TIMEOUT,
 	OPT_TLS,
+	OPT_H2,
 };
 
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
@@ -1236,6 +1491,7 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		{ "no-stream", no_argument, NULL, OPT_NO_STREAM },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "tls", no_argument, NULL, OPT_TLS },
+		{ "h2", no_argument, NULL, OPT_H2 },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1299,6 +1555,9 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_TLS:
 			o->tls = true;
 			break;
+		case OPT_H2:
+			o->h2 = true;
+			break;
 		case 'o':
 			o->csv_path = optarg;
 			break;
@@ -1346,6 +1605,14 @@ int main(int argc, char **argv)
 		}
 		/* test servers' certificates are their own */
 		SSL_CTX_set_verify(lg.tls_ctx, SSL_VERIFY_NONE, NULL);
+		/* --h2 asks for HTTP/2 only: a server that won't is an error */
+		if (lg.opts.h2 &&
+		    SSL_CTX_set_alpn_protos(
+			    lg.tls_ctx, (const unsigned char *)"\x02h2", 3)) {
+			fprintf(stderr, "%s: cannot set up TLS: %s\n", prog,
+				tls_error_text());
+			goto cleanup;
+		}
 	}
 	lg.t_start = mono_ns();
 	lg.t_end_limit = lg.t_start + lg.opts.duration_ns;
@@ -1398,6 +1665,7 @@ cleanup:
 		for (i = 0; i < lg.opts.connections; i++) {
 			free(lg.clients[i].results);
 			free(lg.clients[i].rbuf);
+			free(lg.clients[i].wbuf);
 		}
 	free(lg.clients);
 	free(all);

@@ -3,7 +3,7 @@
 # Scenario: a real reverse proxy in front of a server, as most deployments
 # put one (TLS, auth, rate limits) before vLLM: Debian's nginx or Caddy.
 #
-#   proxy_front.sh -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY] -- SERVER_CMD...
+#   proxy_front.sh -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY [--h2]] -- SERVER_CMD...
 #
 # Starts SERVER_CMD with "-p UPSTREAM" on a free loopback port, waits until it
 # listens, writes the proxy's config into DIR (its pid file, logs and state
@@ -21,6 +21,9 @@
 # --tls: the proxy terminates TLS on PORT (HTTPS) with that certificate
 # and key, as a deployment's front does; the upstream stays plain HTTP.
 # nginx's TLS is OpenSSL's (libssl.so.3), Caddy's Go's crypto/tls.
+# --h2: HTTP/2 offered to the clients too (ALPN h2, as browsers and curl
+# take it): nginx's "listen ... ssl http2"; Caddy offers it with TLS by
+# default. The upstream stays HTTP/1.1.
 # The proxy names each client's port in X-Client-Port, which the server
 # logs as its truth row's port (vllm_server.client_port()). Both run in the
 # recorder's process group: its SIGTERM stops them.
@@ -31,7 +34,7 @@ die() {
 	exit 1
 }
 
-port='' dir='' proxy=nginx h10='' buffering='proxy_buffering off;' tls=''
+port='' dir='' proxy=nginx h10='' buffering='proxy_buffering off;' tls='' h2=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	-p) port=$2 && shift 2 ;;
@@ -40,12 +43,13 @@ while [ $# -gt 0 ]; do
 	--h10) h10=1 && shift ;;
 	--buffered) buffering='' && shift ;;
 	--tls) tls=$2 && shift 2 ;;
+	--h2) h2=1 && shift ;;
 	--) shift && break ;;
 	*) die "unknown option $1" ;;
 	esac
 done
 [ -n "$port" ] && [ -n "$dir" ] && [ $# -gt 0 ] ||
-	die "usage: -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY] -- SERVER_CMD..."
+	die "usage: -p PORT -d DIR [--caddy] [--h10] [--buffered] [--tls CERT,KEY [--h2]] -- SERVER_CMD..."
 command -v "$proxy" >/dev/null || die "$proxy is not installed (tools/deps.sh)"
 mkdir -p "$dir" || die "cannot make $dir"
 # --tls: each proxy's lines for it, empty without
@@ -55,7 +59,9 @@ if [ -n "$tls" ]; then
 	[ -r "$cert" ] && [ -r "$key" ] || die "--tls '$tls': want CERT,KEY, both readable"
 	scheme=https caddy_tls="tls $cert $key" listen_ssl=' ssl'
 	nginx_tls="ssl_certificate $cert; ssl_certificate_key $key;"
+	[ -n "$h2" ] && listen_ssl=' ssl http2'
 fi
+[ -z "$h2" ] || [ -n "$tls" ] || die "--h2 wants --tls (browsers speak HTTP/2 over TLS only)"
 
 . "$(dirname "$0")/../free_port.sh"
 upstream=$(free_port)

@@ -390,8 +390,10 @@ static int on_data_ready(struct tt_analyzer *a, struct conn *c,
 			c->cur.t_after_fin = t_dev;
 		return 0;
 	case CONN_RESPONDING:
-		if (c->h2)
-			return 0; /* a WINDOW_UPDATE, a PING: not a request */
+		/* a WINDOW_UPDATE, a PING: not a request; but a handshake's
+		 * answer (TLS 1.3's tickets) ended its exchange */
+		if (c->h2 && !c->cur.tls_answered)
+			return 0;
 		fin = c->cur.tls_answered && queued <= TLS_FINISHED_MAX;
 		err = req_end(a, c, ts, END_NEXT);
 		req_begin(c, ts, t_dev);
@@ -567,6 +569,9 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 	const struct tt_send *s = &ev->send;
 	struct live_req *q = &c->cur;
 	struct tt_request *r = &q->r;
+	/* HTTP/2's own frames (SETTINGS, a PING's ACK) answer no request */
+	bool h2_own = (s->flags & TT_SEND_F_H2) && s->cls == TT_SEND_OTHER &&
+		      !(s->flags & TT_SEND_F_HEADERS);
 	bool status_line;
 	int err;
 
@@ -591,7 +596,7 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 		q->tls_answered = true;
 		return 0;
 	}
-	if ((s->flags & TT_SEND_F_TLS_PLAIN) && q->tls_answered) {
+	if ((s->flags & TT_SEND_F_TLS_PLAIN) && q->tls_answered && !h2_own) {
 		/* the request came with the handshake's end, read with it */
 		err = tls_next(a, c, ev->h.ts, true);
 		if (err)
@@ -599,7 +604,8 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 		q = &c->cur;
 		r = &q->r;
 	}
-	if ((s->flags & TT_SEND_F_TLS_PLAIN) && c->state != CONN_IDLE)
+	if ((s->flags & TT_SEND_F_TLS_PLAIN) && c->state != CONN_IDLE &&
+	    !h2_own)
 		r->tls = true;
 	if (s->flags & TT_SEND_F_INTERIM) {
 		/* "100 Continue" is no response */

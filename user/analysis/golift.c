@@ -96,18 +96,25 @@ static int emit_wake(const struct tt_event *ev, __u16 type, __u32 waker,
 	return fn(ctx, &wk);
 }
 
+/* gl->parked's values: a goroutine waiting, or exited (its g free) */
+enum { GO_PARKED = 1, GO_EXITED = 2 };
+
 /* Goroutine g, parked and readied by no ready(), runs on M (ev's thread):
  * the netpoller readied it (netpoll's list goes runnable without ready()),
  * mostly on this M just before: a runtime wake by M, which the walk follows
  * to the M's own wake (the socket's data: a hop's send, docs/design.md
  * §4.11). A goroutine first seen here (fresh: newproc is not probed) was
  * started, on its creator's P; its creator gave this M back (give_back in
- * lift_status): followed there, handing nothing off. */
+ * lift_status): followed there, handing nothing off. So was a g seen to
+ * exit: Go reuses them (HTTP/2's writeFrameAsync, one per frame). */
 static int parked_runs(struct an_golift *gl, const struct tt_event *ev, __u32 g,
 		       bool fresh, an_golift_fn fn, void *ctx)
 {
-	if (!fresh && !tt_hmap_find(&gl->parked, g, 0))
+	struct tt_hmap_ent *e = tt_hmap_find(&gl->parked, g, 0);
+
+	if (!fresh && !e)
 		return 0;
+	fresh = fresh || e->val == GO_EXITED;
 	tt_hmap_del(&gl->parked, g, 0);
 	return emit_wake(ev, fresh ? TT_EV_WAKEUP_NEW : TT_EV_WAKING, ev->h.tid,
 			 g, TT_F_RUNTIME, fn, ctx);
@@ -155,8 +162,10 @@ static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 			err = emit_switch(ev, g, m, runnable ? 0 : 1, fn, ctx);
 		if (!err && running == g)
 			err = set_cur(gl, m, 0);
-		if (!err && to == TT_GO_WAITING)
-			err = tt_hmap_put(&gl->parked, g, 0, 1);
+		if (!err && (to == TT_GO_WAITING || to == TT_GO_DEAD))
+			err = tt_hmap_put(&gl->parked, g, 0,
+					  to == TT_GO_DEAD ? GO_EXITED :
+							     GO_PARKED);
 		return err;
 	}
 	if (to != TT_GO_RUNNABLE ||

@@ -24,7 +24,8 @@ struct an_golift {
 	struct tt_hmap gs; /* (struct g, tgid) -> goroutine tid */
 	struct tt_hmap cur; /* M's tid -> tid of the goroutine it runs */
 	struct tt_hmap stopped; /* processes whose probe came off */
-	/* goroutine tid -> 1: parked, and no ready seen since (netpoll) */
+	/* goroutine tid -> GO_PARKED (no ready seen since: netpoll) or
+	 * GO_EXITED (its g free for a new goroutine) */
 	struct tt_hmap parked;
 	__u32 ngs;
 	__u64 lifted; /* goroutine state changes turned into events */

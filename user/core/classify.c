@@ -431,6 +431,7 @@ enum h2_type {
 };
 #define H2_END_STREAM 0x1
 #define H2_ACK 0x1
+#define H2_PADDED 0x8
 
 static __u32 be24(const __u8 *p)
 {
@@ -501,12 +502,43 @@ static void h2_track(struct tt_sse_carry *carry, __u32 sid, bool end,
 }
 
 /*
+ * The tokens of a DATA frame (its header at f, p + n the capture's end): one
+ * gRPC message, or, once the connection's DATA has carried "data:" lines
+ * (SSE proxied to an HTTP/2 client: nginx and Caddy frame each upstream
+ * read, two events, a [DONE] alone or part of one), its SSE events.
+ */
+static unsigned int h2_data_tokens(const __u8 *f, const __u8 *end,
+				   struct tt_sse_carry *carry, bool *done)
+{
+	const __u8 *payload = f + H2_HEADER, *stop = payload + be24(f);
+	struct sse_result res;
+
+	if (f[4] & H2_PADDED) {
+		/* its pad length, then the padding at its end */
+		if (payload >= end || *payload >= be24(f))
+			return 0;
+		stop -= *payload + 1;
+		payload++;
+	}
+	if (stop > end)
+		stop = end;
+	sse_scan(payload, payload < stop ? stop - payload : 0, &res);
+	if (res.sse)
+		carry->h2_sse = 1;
+	if (!carry->h2_sse)
+		return 1;
+	if (res.done)
+		*done = true;
+	return res.tokens;
+}
+
+/*
  * The frames of a send on an HTTP/2 connection (gRPC's), followed across
  * sends by their lengths (carry->left: what the last send's last frame
  * still has to come). A stream's HEADERS begin its response (its status
- * when HPACK's static table has it), each DATA frame with a payload is a
- * token (a gRPC message), and END_STREAM (the trailers) or RST_STREAM end
- * it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
+ * when HPACK's static table has it), a DATA frame with a payload has its
+ * tokens (h2_data_tokens()), and END_STREAM (the trailers), RST_STREAM or
+ * an SSE [DONE] end it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
  * connection's: no response. A frame header past the capture loses the
  * track until the next send, taken to begin with a frame. A stream left
  * unended for another that sends again says the streams are multiplexed
@@ -517,7 +549,7 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 {
 	__u64 pos = carry->left < len ? carry->left : len, flen;
 	unsigned int tokens = 0;
-	bool end = false, ends;
+	bool end = false, ends, done = false;
 	const __u8 *f;
 	__u32 sid;
 
@@ -542,15 +574,18 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 					       0;
 		}
 		if (sid && f[3] == H2_DATA && flen)
-			tokens++;
+			tokens += h2_data_tokens(f, p + n, carry, &done);
 		pos += H2_HEADER + flen;
 	}
+	if (carry->h2_sse && tokens)
+		send->flags |= TT_SEND_F_SSE;
 	/* the last frame runs into the next send: skip its rest there */
 	if (pos > len)
 		carry->left = pos - len;
 	send->tokens = tokens;
 	if (end)
 		send->flags |= TT_SEND_F_END;
+	end = end || done;
 	send->cls = tokens && end		      ? TT_SEND_TOKEN_DONE :
 		    tokens			      ? TT_SEND_TOKEN :
 		    end				      ? TT_SEND_DONE :

@@ -69,6 +69,8 @@ struct tt_sse_carry {
 	/* its server's first send was HTTP/2's preface: frames from then on,
 	 * left the bytes of the last one still to come */
 	__u8 h2;
+	/* HTTP/2 whose DATA carried SSE's "data:" lines: events are tokens */
+	__u8 h2_sse;
 	__u64 left;
 	/* HTTP/2: the stream whose HEADERS or DATA went out last, unended
 	 * (0: none), and the latest ones left unended for another */
