@@ -286,6 +286,9 @@ struct tt_lost {
 #define TT_SW_ANON_INODE (1u << 4) /* the fd is an anon inode: eventfd,
 					* timerfd, epoll... (not a file) */
 #define TT_SW_TIMED (1u << 5) /* a futex wait with a timeout */
+/* prev is a goroutine that exited (user space's goroutine pass writes it,
+ * never the kernel: docs/design.md §4.10) */
+#define TT_SW_GO_EXIT (1u << 6)
 
 /*
  * A context switch on hdr.cpu at hdr.ts. hdr.tgid/tid is prev; for prev the

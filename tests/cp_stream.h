@@ -55,6 +55,7 @@ struct blk {
 	bool iowait;
 	bool anon; /* the fd is an anon inode (eventfd, timerfd, epoll) */
 	bool timed; /* a futex wait with a timeout */
+	bool go_exit; /* a goroutine's exit, as the goroutine pass writes it */
 };
 
 static inline struct tt_event *ev_new(struct stream *s, unsigned int type,
@@ -103,6 +104,8 @@ static inline void sw_out(struct stream *s, __u64 ts, __u32 tid, struct blk b)
 		ev->sw.sw_flags |= TT_SW_IOWAIT;
 	if (b.timed)
 		ev->sw.sw_flags |= TT_SW_TIMED;
+	if (b.go_exit)
+		ev->sw.sw_flags |= TT_SW_GO_EXIT;
 	if (b.mode) {
 		ev->sw.sw_flags |= TT_SW_FD;
 		ev->sw.fd_mode = b.mode | 0600;

@@ -1935,6 +1935,19 @@ static const struct rq_want sync_calls_want[] = {
 		E_OUT(2160, h_, .sys = -1), E_WAKE(12150, e_, h_, -1, 0),     \
 		E_IN(12155, h_)
 
+/* GO_H2_WRITER: Go's HTTP/2 server, its frame reader r_ reading A at 1100
+ * us and handing it to the idle engine e_ on a channel at 2150; g w_,
+ * preempted at 1000 writing another stream's frame, runs at 1200 and exits
+ * at 1250; the engine starts a goroutine on w_ anew at 12150 to write A's
+ * token (writeFrameAsync: one per frame) */
+#define GO_H2_WRITER(r_, w_, e_)                                              \
+	E_IN(0, r_), E_IN(0, w_), E_IN(0, e_), E_OUT(20, e_, .sys = -1),      \
+		E_PREEMPT(1000, w_), E_IN(1200, w_),                          \
+		E_OUT(1250, w_, .sys = -1, .go_exit = true),                  \
+		E_CHAN(2150, r_, SEND, 0xc0, 0), E_WAKE(2150, r_, e_, -1, 0), \
+		E_IN(2155, e_), E_OUT(2160, r_, .sys = -1),                   \
+		E_WAKE(12150, e_, w_, -1, 0), E_IN(12155, w_)
+
 /*
  * POLLER_LOOP: gRPC's poller 103 (never blocked) reads call X at 100 us
  * and A at 1100, each time writing the loop 101 a notice (150, 1150),
@@ -5147,6 +5160,20 @@ static const struct scenario scenarios[] = {
 		    RQ(3, 10, 15, 30, 40, 0x80000005, 0x80000001,
 		       .t_end = 50 * US)),
 		.want = GO_BG_WANT,
+	},
+	/* Go's HTTP/2 server: the token's writer is a goroutine started for
+	 * the frame on a g that another one, busy at the read, ran on and
+	 * exited: not the reader's hand-off's taker (without go_exited():
+	 * read by it at 1200, network.in 200 us) */
+	{
+		SC("test_pickup_producer_work", "go_h2_frame_writer"),
+		.steps = STEPS(GO_H2_WRITER(0x80000001, 0x80000002,
+					    0x80000003)),
+		RQS(RQ(1, 1000, 1100, 12200, 12210, 0x80000001, 0x80000002)),
+		.want = WANTS({ 1, NULL,
+				{ R(complete, true), R_T(t_enqueue, 2150),
+				  R_T(t_dispatch, 2155),
+				  R_STAGE(TT_ST_NET_IN, 100) } }),
 	},
 	/* threads, not goroutines: a reader that woke nobody is no poller,
 	 * the rules read it (the handler, resumed, taken for the engine) */

@@ -243,7 +243,10 @@ static void test_reused_g(void)
 
 	feed_go(&gl, &s, 100, M1, G_NEW, TT_GO_RUNNABLE, TT_GO_RUNNING);
 	gn = s.ev[1].wake.target_tid;
+	s.n = 0;
 	feed_go(&gl, &s, 200, M1, G_NEW, TT_GO_RUNNING, TT_GO_DEAD);
+	ASSERT_EQ(s.ev[1].h.type, TT_EV_SWITCH, "it leaves M1");
+	ASSERT_TRUE(s.ev[1].sw.sw_flags & TT_SW_GO_EXIT, "exited, it says");
 	s.n = 0;
 	feed_go(&gl, &s, 300, M2, G_NEW, TT_GO_RUNNABLE, TT_GO_RUNNING);
 	ASSERT_EQ(s.n, 2, "a start and a switch");

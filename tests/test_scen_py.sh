@@ -144,11 +144,12 @@
 #          to token 0-13 (the most beside two hogs or a compile), vllm's
 #          limits. caddy-h2 (Go's HTTP/2 server: a goroutine reads the
 #          frames, one per stream runs the handler, one per DATA frame
-#          writes it), fifteen runs: t_dispatch 2-6 quiet, 6-25 loaded
-#          (caddy-tls 1-12 beside the same), the queue 8-23 and 8-27,
-#          admission to token 2-8 and 8-27: its walks miss the hop for 2-6
-#          of the 40 requests whose goroutines are followed (docs/design.md
-#          §3.1, "HTTP/2 to the client"), so its shares are looser
+#          writes it), fifteen runs: t_dispatch 2-5 quiet, 6-20 loaded
+#          (caddy-tls 1-12 beside the same), the queue 6-22 and 7-24,
+#          admission to token 2-6 and 7-21; 107-115 of 120 walked through
+#          their hop, the misses where Caddy is followed at the thread level
+#          (docs/design.md §3.1, "HTTP/2 to the client"): its shares are
+#          looser
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -211,7 +212,7 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	trtllm:0.05:0.15:0.05:p50 mlc:0.05:0.10:0.05:p50 \
 	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50+cut=1 \
 	nginx-tls:0.15:0.20:0.15:p50 caddy-tls:0.15:0.20:0.15:p50+cut=3 \
-	vllm-tls:0.15:0.20:0.15:p50 nginx-h2:0.15:0.20:0.15:p50 caddy-h2:0.25:0.30:0.25:p50
+	vllm-tls:0.15:0.20:0.15:p50 nginx-h2:0.15:0.20:0.15:p50 caddy-h2:0.20:0.25:0.20:p50
 # a proxy in front of vllm: each client request answered by the proxy and
 # walked through its hop to vllm, whose requests are hops, counted apart;
 # Caddy, a Go program Debian ships stripped, followed on its goroutines
@@ -234,9 +235,9 @@ proxy = "caddy" if sys.argv[2].startswith("caddy") else "nginx"
 tls = sys.argv[2].endswith(("-tls", "-h2"))
 # the responses Caddy may cut, as its gate above allows
 cut = {"caddy": 1, "caddy-tls": 3}.get(sys.argv[2], 0)
-# over HTTP/2 some walks miss their hop: 0-3 of 120 (nginx-h2), 7-18
+# over HTTP/2 some walks miss their hop: 0-3 of 120 (nginx-h2), 5-13
 # (caddy-h2) in their runs above
-least = {"nginx-h2": 115, "caddy-h2": 96}.get(sys.argv[2], 120 - cut)
+least = {"nginx-h2": 115, "caddy-h2": 100}.get(sys.argv[2], 120 - cut)
 out = [q for q in r["requests"] if not q["tls_apart"] and
        "hop" not in (q.get("incomplete_reason") or "").split(",")]
 gor = [q for q in out if q["writer_tid"] >= 1 << 31]

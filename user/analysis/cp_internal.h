@@ -101,6 +101,7 @@ enum rec_state {
 #define REC_F_PRETRACE (1u << 4) /* blocked since before the first event */
 #define REC_F_DATA (1u << 5) /* runnable since a data wake, not a wakeup */
 #define REC_F_TIMED (1u << 6) /* blocked in a futex wait with a timeout */
+#define REC_F_EXITED (1u << 7) /* a goroutine's exit: its g runs anew next */
 
 /* One state change of a thread: state holds from ts to the next record. */
 struct cp_rec {

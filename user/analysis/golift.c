@@ -55,7 +55,7 @@ static int go_tid(struct an_golift *gl, const struct tt_event *ev, __u64 gp,
 }
 
 /* A switch on ev's CPU at ev's time from prev to next, both of tgid;
- * prev_state 0 leaves prev runnable, else blocked. */
+ * prev_state 0 leaves prev runnable, else blocked (TT_GO_DEAD: exited). */
 static int emit_switch(const struct tt_event *ev, __u32 prev, __u32 next,
 		       __s64 prev_state, an_golift_fn fn, void *ctx)
 {
@@ -71,7 +71,8 @@ static int emit_switch(const struct tt_event *ev, __u32 prev, __u32 next,
 		.next_tgid = ev->h.tgid,
 		.prev_state = prev_state,
 		.syscall_nr = -1,
-		.sw_flags = TT_SW_PREV_TRACED | TT_SW_NEXT_TRACED,
+		.sw_flags = TT_SW_PREV_TRACED | TT_SW_NEXT_TRACED |
+			    (prev_state == TT_GO_DEAD ? TT_SW_GO_EXIT : 0),
 	};
 	return fn(ctx, &sw);
 }
@@ -159,7 +160,11 @@ static int lift_status(struct an_golift *gl, const struct tt_event *ev,
 		 * ready next follows g's work */
 		err = emit_wake(ev, TT_EV_WAKING, g, m, TT_F_RUNTIME, fn, ctx);
 		if (!err)
-			err = emit_switch(ev, g, m, runnable ? 0 : 1, fn, ctx);
+			err = emit_switch(ev, g, m,
+					  runnable	   ? 0 :
+					  to == TT_GO_DEAD ? TT_GO_DEAD :
+							     1,
+					  fn, ctx);
 		if (!err && running == g)
 			err = set_cur(gl, m, 0);
 		if (!err && (to == TT_GO_WAITING || to == TT_GO_DEAD))

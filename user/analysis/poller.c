@@ -131,6 +131,18 @@ static __u64 go_ran(const struct cp_thread *g, __u64 t)
 	return t;
 }
 
+/* Goroutine g exited in [from, to): a goroutine that ran on its g then is
+ * not the one that ran on it at to (Go's HTTP/2 starts one per frame) */
+static bool go_exited(const struct cp_thread *g, __u64 from, __u64 to)
+{
+	long k = cp_rec_before(g, from);
+
+	for (k = k < 0 ? 0 : k; (size_t)k < g->nrecs && g->recs[k].ts < to; k++)
+		if (g->recs[k].flags & REC_F_EXITED)
+			return true;
+	return false;
+}
+
 /* Goroutine g was not parked at t (it ran, or waited for a CPU): it was
  * still answering the connection's last request when the background
  * goroutine read this one, and took it from the buffer when it got there,
@@ -168,6 +180,8 @@ void cp_poller_rebase(const struct tt_critpath *cp, struct tt_cp_request *rqs,
 		 * record: all of it), or finds it busy still */
 		go = poller->tid >= TT_GO_TID_BASE &&
 		     loop->tid >= TT_GO_TID_BASE;
+		if (go && go_exited(loop, rq->t_read, rq->t_first_write))
+			continue;
 		t = poller_handoff(cp, poller, loop, rq, go, &memo);
 		if (!t && go && go_busy(loop, rq->t_read))
 			t = rq->t_read;

@@ -343,6 +343,8 @@ static int switch_out(struct tt_critpath *cp, struct cp_thread *th, __u64 ts,
 		flags |= REC_F_ANON;
 	if (sw->sw_flags & TT_SW_TIMED)
 		flags |= REC_F_TIMED;
+	if (sw->sw_flags & TT_SW_GO_EXIT)
+		flags |= REC_F_EXITED;
 	if (sw->syscall_nr == TT_NR_futex) {
 		struct cp_word *fw = word_get(cp, sw->arg0, th->tgid);
 
