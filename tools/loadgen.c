@@ -47,6 +47,7 @@ struct lg_opts {
 	bool no_stream; /* "stream": false: one sized JSON answer */
 	bool tls; /* HTTPS: TLS through memory BIOs, stamps kept */
 	bool h2; /* HTTP/2: ALPN h2 with --tls, prior knowledge without */
+	int streams; /* --h2: streams in flight on each connection */
 	bool quiet;
 };
 
@@ -107,6 +108,17 @@ struct resp_parser {
 
 struct loadgen;
 
+/* --h2: a stream in flight (id 0: the slot is free), the parser of its
+ * response, how much of its body went out, its row in client.results */
+struct h2_slot {
+	int32_t id;
+	struct resp_parser *p;
+	struct resp_parser own; /* p with --streams: the slot's own */
+	size_t body_sent;
+	size_t result;
+	uint64_t seen; /* its tokens before the read being fed */
+};
+
 struct client {
 	struct loadgen *lg;
 	pthread_t thread;
@@ -121,13 +133,13 @@ struct client {
 	SSL *ssl;
 	BIO *rbio, *wbio;
 	struct read_time tls_time;
-	/* --h2: the session, the stream of the request in flight and its
-	 * parser, the stamps of the read being fed, the frames to send */
+	/* --h2: the session, its streams in flight, the stamps of the read
+	 * being fed, the frames to send, the session's own error */
 	nghttp2_session *h2;
-	int32_t h2_stream;
-	struct resp_parser *h2_resp;
+	struct h2_slot *slots;
+	int nslots;
 	struct read_time h2_time;
-	size_t h2_body_sent;
+	const char *h2_error;
 	bool h2_goaway;
 	bool h2_heard; /* the server has sent something on the session */
 	char *wbuf;
@@ -506,6 +518,9 @@ static void client_disconnect(struct client *c)
 	nghttp2_session_del(c->h2);
 	c->h2 = NULL;
 	c->h2_goaway = c->h2_heard = false;
+	c->h2_error = NULL;
+	for (int i = 0; i < c->nslots; i++)
+		c->slots[i].id = 0;
 	SSL_free(c->ssl); /* and its BIOs */
 	c->ssl = NULL;
 	if (c->fd >= 0)
@@ -862,16 +877,28 @@ static ssize_t h2_body(nghttp2_session *s, int32_t stream, uint8_t *buf,
 		       void *user)
 {
 	struct client *c = user;
+	struct h2_slot *slot = src->ptr;
 	const struct loadgen *lg = c->lg;
-	size_t left = lg->request_len - lg->body_off - c->h2_body_sent;
+	size_t left = lg->request_len - lg->body_off - slot->body_sent;
 
 	if (len > left)
 		len = left;
-	memcpy(buf, lg->request + lg->body_off + c->h2_body_sent, len);
-	c->h2_body_sent += len;
+	memcpy(buf, lg->request + lg->body_off + slot->body_sent, len);
+	slot->body_sent += len;
 	if (len == left)
 		*flags |= NGHTTP2_DATA_FLAG_EOF;
 	return len;
+}
+
+/* The parser of stream id's response; NULL for none of ours */
+static struct resp_parser *h2_parser(const struct client *c, int32_t id)
+{
+	int i;
+
+	for (i = 0; id && i < c->nslots; i++)
+		if (c->slots[i].id == id)
+			return c->slots[i].p;
+	return NULL;
 }
 
 static bool h2_name_is(const uint8_t *name, size_t len, const char *want)
@@ -885,11 +912,10 @@ static int h2_on_header(nghttp2_session *s, const nghttp2_frame *f,
 			const uint8_t *value, size_t valuelen, uint8_t flags,
 			void *user)
 {
-	struct client *c = user;
-	struct resp_parser *p = c->h2_resp;
+	struct resp_parser *p = h2_parser(user, f->hd.stream_id);
 	char num[8];
 
-	if (!p || f->hd.stream_id != c->h2_stream)
+	if (!p)
 		return 0;
 	if (h2_name_is(name, namelen, ":status") && valuelen < sizeof(num)) {
 		memcpy(num, value, valuelen);
@@ -907,9 +933,9 @@ static int h2_on_data(nghttp2_session *s, uint8_t flags, int32_t stream,
 		      const uint8_t *data, size_t len, void *user)
 {
 	struct client *c = user;
-	struct resp_parser *p = c->h2_resp;
+	struct resp_parser *p = h2_parser(c, stream);
 
-	if (p && stream == c->h2_stream && p->code == 200 && p->event_stream)
+	if (p && p->code == 200 && p->event_stream)
 		sse_bytes(p, (const char *)data, len, &c->h2_time);
 	return 0;
 }
@@ -917,14 +943,17 @@ static int h2_on_data(nghttp2_session *s, uint8_t flags, int32_t stream,
 static int h2_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 {
 	struct client *c = user;
-	struct resp_parser *p = c->h2_resp;
+	struct resp_parser *p = h2_parser(c, f->hd.stream_id);
+	int i;
 
 	if (f->hd.type == NGHTTP2_GOAWAY) {
 		c->h2_goaway = true;
-		if (p && f->goaway.last_stream_id < c->h2_stream)
-			p->error = "goaway";
+		/* the streams after the last it will answer */
+		for (i = 0; i < c->nslots; i++)
+			if (c->slots[i].id > f->goaway.last_stream_id)
+				c->slots[i].p->error = "goaway";
 	}
-	if (p && f->hd.stream_id == c->h2_stream &&
+	if (p &&
 	    (f->hd.type == NGHTTP2_DATA || f->hd.type == NGHTTP2_HEADERS) &&
 	    (f->hd.flags & NGHTTP2_FLAG_END_STREAM) && p->code >= 200)
 		p->state = RS_COMPLETE;
@@ -934,10 +963,9 @@ static int h2_on_frame(nghttp2_session *s, const nghttp2_frame *f, void *user)
 static int h2_on_close(nghttp2_session *s, int32_t stream, uint32_t error,
 		       void *user)
 {
-	struct client *c = user;
-	struct resp_parser *p = c->h2_resp;
+	struct resp_parser *p = h2_parser(user, stream);
 
-	if (p && stream == c->h2_stream && p->state != RS_COMPLETE)
+	if (p && p->state != RS_COMPLETE)
 		p->error = error ? "h2_reset" : "h2_closed";
 	return 0;
 }
@@ -984,68 +1012,73 @@ static int h2_start(struct client *c)
 	return -1;
 }
 
-/* the request on a new stream, sent; 0 or -errno */
-static int h2_request(struct client *c)
+/* the request on a new stream of slot, sent; 0 or -errno */
+static int h2_request(struct client *c, struct h2_slot *slot)
 {
 	const struct loadgen *lg = c->lg;
 	char authority[160], length[24];
-	nghttp2_data_provider body = { .read_callback = h2_body };
+	nghttp2_data_provider body = { .source.ptr = slot,
+				       .read_callback = h2_body };
 	nghttp2_nv nv[] = {
 #define NV(n, v)                                                \
 	{ (uint8_t *)(n), (uint8_t *)(v), strlen(n), strlen(v), \
 	  NGHTTP2_NV_FLAG_NONE }
 		NV(":method", "POST"),
 		NV(":scheme", c->ssl ? "https" : "http"),
-		NV(":authority", authority),
+		NV(":authority", ""), /* [2], [7]: filled in below */
 		NV(":path", "/v1/completions"),
 		NV("user-agent", "ttftrace-loadgen"),
 		NV("accept", "text/event-stream"),
 		NV("content-type", "application/json"),
-		NV("content-length", length),
+		NV("content-length", ""),
 #undef NV
 	};
 
 	snprintf(authority, sizeof(authority), "%s:%d", lg->opts.host,
 		 lg->opts.port);
 	snprintf(length, sizeof(length), "%zu", lg->request_len - lg->body_off);
+	nv[2].value = (uint8_t *)authority;
 	nv[2].valuelen = strlen(authority);
+	nv[7].value = (uint8_t *)length;
 	nv[7].valuelen = strlen(length);
-	c->h2_body_sent = 0;
-	c->h2_stream = nghttp2_submit_request(
+	slot->body_sent = 0;
+	slot->id = nghttp2_submit_request(
 		c->h2, NULL, nv, sizeof(nv) / sizeof(nv[0]), &body, NULL);
-	if (c->h2_stream < 0)
+	if (slot->id < 0) {
+		slot->id = 0;
 		return -EPROTO;
+	}
 	return h2_send(c);
 }
 
-/* a read's bytes to nghttp2, with its stamps; then what it answers */
-static ssize_t h2_feed(struct client *c, struct resp_parser *p, const char *buf,
-		       size_t n, const struct read_time *t)
+/* a read's bytes to nghttp2, with its stamps, then what it answers; 0, or
+ * -1 with c->h2_error (the session's end: every stream's) */
+static int h2_feed(struct client *c, const char *buf, size_t n,
+		   const struct read_time *t)
 {
-	ssize_t rv;
-
 	/* an HTTP/1 server's answer to the preface: say so, not "eof" */
 	if (!c->h2_heard && n >= 5 && !memcmp(buf, "HTTP/", 5)) {
-		p->error = "not_h2";
+		c->h2_error = "not_h2";
 		return -1;
 	}
 	c->h2_heard = true;
-	c->h2_resp = p;
 	c->h2_time = *t;
-	rv = nghttp2_session_mem_recv(c->h2, (const uint8_t *)buf, n);
-	c->h2_resp = NULL;
-	if (rv < 0 && !p->error)
-		p->error = "h2_protocol";
-	else if (h2_send(c) && !p->error)
-		p->error = "send";
-	return p->error ? -1 : (ssize_t)n;
+	if (nghttp2_session_mem_recv(c->h2, (const uint8_t *)buf, n) < 0)
+		c->h2_error = "h2_protocol";
+	else if (h2_send(c))
+		c->h2_error = "send";
+	return c->h2_error ? -1 : 0;
 }
 
 /* the response's bytes to its parser: HTTP/1.1's, or the session's */
 static ssize_t resp_feed(struct client *c, struct resp_parser *p,
 			 const char *buf, size_t n, const struct read_time *t)
 {
-	return c->h2 ? h2_feed(c, p, buf, n, t) : parser_feed(p, buf, n, t);
+	if (!c->h2)
+		return parser_feed(p, buf, n, t);
+	if (h2_feed(c, buf, n, t) && !p->error)
+		p->error = c->h2_error;
+	return p->error ? -1 : (ssize_t)n;
 }
 
 static void result_take_times(struct result *r, const struct resp_parser *p)
@@ -1057,63 +1090,130 @@ static void result_take_times(struct result *r, const struct resp_parser *p)
 	r->t_last_rx = p->t_last_rx;
 }
 
+static bool client_should_stop(struct client *c, uint64_t sent)
+{
+	const struct lg_opts *o = &c->lg->opts;
+
+	if (o->requests && sent >= c->quota)
+		return true;
+	return o->duration_ns && mono_ns() >= c->lg->t_end_limit;
+}
+
+/* r's request is about to go out on c */
+static void result_begin(struct client *c, struct result *r)
+{
+	r->local_port = c->local_port;
+	r->id = atomic_fetch_add(&c->lg->next_id, 1);
+	take_tx_stamp(c->fd, 0); /* none of an earlier request's */
+	r->t_send = mono_ns();
+}
+
+/* r's request went out: the kernel's transmit stamp of it */
+static void result_sent(struct client *c, struct result *r)
+{
+	r->t_send_tx = take_tx_stamp(c->fd, r->t_send);
+	/* a stamp is never before the clock read ahead of the send */
+	if (r->t_send_tx < r->t_send)
+		r->t_send_tx = 0;
+}
+
+/*
+ * A read with stamp t brought r's tokens from before to p->tokens. The
+ * stamp is that of the newest data read: it is the first token's only
+ * when no later token nor the end of the stream came in the same read
+ * (nor, alone false, another stream's token), the last token's only when
+ * the end of the stream did not.
+ */
+static void result_rx(struct result *r, const struct resp_parser *p,
+		      uint64_t before, const struct read_time *t, bool alone)
+{
+	if (!before && p->tokens)
+		r->first_rx_exact = p->tokens == 1 && !p->saw_done &&
+				    t->kernel && alone;
+	if (p->tokens > before)
+		r->last_rx_exact = !p->saw_done && t->kernel && alone;
+}
+
+/* r's response ended as p says: its times and its status word */
+static void result_end(struct client *c, struct result *r,
+		       const struct resp_parser *p)
+{
+	result_take_times(r, p);
+	if (p->error)
+		snprintf(r->status, sizeof(r->status), "%s", p->error);
+	else if (p->code != 200)
+		snprintf(r->status, sizeof(r->status), "http_%d", p->code);
+	else if (c->lg->opts.no_stream)
+		/* the whole answer came: that is all a sized one has */
+		snprintf(r->status, sizeof(r->status), "%s",
+			 p->event_stream ? "not_sized" : "ok");
+	else if (!p->event_stream)
+		snprintf(r->status, sizeof(r->status), "not_sse");
+	else if (!p->tokens)
+		snprintf(r->status, sizeof(r->status), "no_tokens");
+	else if (!p->saw_done)
+		snprintf(r->status, sizeof(r->status), "no_done");
+	else
+		snprintf(r->status, sizeof(r->status), "ok");
+}
+
+/* room in c->rbuf for a read; NULL, or the status word why not */
+static const char *rbuf_room(struct client *c)
+{
+	size_t cap = c->rcap ? c->rcap * 2 : 65536;
+	char *nb;
+
+	if (c->rlen < c->rcap)
+		return NULL;
+	if (cap > (1 << 24))
+		return "bad_response";
+	nb = realloc(c->rbuf, cap);
+	if (!nb)
+		return "nomem";
+	c->rbuf = nb;
+	c->rcap = cap;
+	return NULL;
+}
+
 /* sends one request and reads its response; false: drop the connection */
 static bool client_request(struct client *c, struct result *r)
 {
 	struct loadgen *lg = c->lg;
 	struct resp_parser p;
 	struct read_time t;
+	const char *why;
 	ssize_t n, used;
 	uint64_t tokens_before;
 	int err;
 
 	parser_reset(&p);
-	r->local_port = c->local_port;
-	r->id = atomic_fetch_add(&lg->next_id, 1);
-	take_tx_stamp(c->fd, 0); /* none of an earlier request's */
-	r->t_send = mono_ns();
-	err = c->h2 ? h2_request(c) :
+	result_begin(c, r);
+	if (c->h2)
+		c->slots[0].p = &p;
+	err = c->h2 ? h2_request(c, &c->slots[0]) :
 		      conn_write(c, lg->request, lg->request_len);
 	if (err) {
 		snprintf(r->status, sizeof(r->status), "send");
 		return false;
 	}
-	r->t_send_tx = take_tx_stamp(c->fd, r->t_send);
-	/* a stamp is never before the clock read ahead of the send */
-	if (r->t_send_tx < r->t_send)
-		r->t_send_tx = 0;
+	result_sent(c, r);
 	for (;;) {
 		if (c->rlen) {
 			/* bytes read before the request was sent: no stamp */
 			t.user = mono_ns();
 			t.kernel = 0;
 			used = resp_feed(c, &p, c->rbuf, c->rlen, &t);
-			if (used < 0) {
-				snprintf(r->status, sizeof(r->status), "%s",
-					 p.error ? p.error : "bad_response");
-				return false;
-			}
+			if (used < 0)
+				break;
 			memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 			c->rlen -= used;
 			if (p.state == RS_COMPLETE)
 				break;
 		}
-		if (c->rlen == c->rcap) {
-			size_t cap = c->rcap ? c->rcap * 2 : 65536;
-			char *nb;
-
-			if (cap > (1 << 24)) {
-				snprintf(r->status, sizeof(r->status),
-					 "bad_response");
-				return false;
-			}
-			nb = realloc(c->rbuf, cap);
-			if (!nb) {
-				snprintf(r->status, sizeof(r->status), "nomem");
-				return false;
-			}
-			c->rbuf = nb;
-			c->rcap = cap;
+		why = rbuf_room(c);
+		if (why) {
+			snprintf(r->status, sizeof(r->status), "%s", why);
+			return false;
 		}
 		n = conn_read(c, c->rbuf + c->rlen, c->rcap - c->rlen, &t);
 		if (n <= 0) {
@@ -1126,52 +1226,112 @@ static bool client_request(struct client *c, struct result *r)
 		tokens_before = p.tokens;
 		/* timestamps are those of the read that completed an event */
 		used = resp_feed(c, &p, c->rbuf, c->rlen, &t);
-		if (used < 0) {
-			snprintf(r->status, sizeof(r->status), "%s",
-				 p.error ? p.error : "bad_response");
-			return false;
-		}
-		/*
-		 * The stamp is that of the newest data read: it is the first
-		 * token's only when no later token nor the end of the stream
-		 * came in the same read, the last token's only when the end
-		 * of the stream did not.
-		 */
-		if (!tokens_before && p.tokens)
-			r->first_rx_exact = p.tokens == 1 && !p.saw_done &&
-					    t.kernel;
-		if (p.tokens > tokens_before)
-			r->last_rx_exact = !p.saw_done && t.kernel;
+		if (used < 0)
+			break;
+		result_rx(r, &p, tokens_before, &t, true);
 		memmove(c->rbuf, c->rbuf + used, c->rlen - used);
 		c->rlen -= used;
 		if (p.state == RS_COMPLETE)
 			break;
 	}
-	result_take_times(r, &p);
-	if (p.code != 200)
-		snprintf(r->status, sizeof(r->status), "http_%d", p.code);
-	else if (c->lg->opts.no_stream)
-		/* the whole answer came: that is all a sized one has */
-		snprintf(r->status, sizeof(r->status), "%s",
-			 p.event_stream ? "not_sized" : "ok");
-	else if (!p.event_stream)
-		snprintf(r->status, sizeof(r->status), "not_sse");
-	else if (!p.tokens)
-		snprintf(r->status, sizeof(r->status), "no_tokens");
-	else if (!p.saw_done)
-		snprintf(r->status, sizeof(r->status), "no_done");
-	else
-		snprintf(r->status, sizeof(r->status), "ok");
+	if (c->h2)
+		c->slots[0].id = 0;
+	if (p.state != RS_COMPLETE && !p.error)
+		p.error = "bad_response";
+	result_end(c, r, &p);
+	if (p.state != RS_COMPLETE)
+		return false;
 	return c->h2 ? !c->h2_goaway : !p.close;
 }
 
-static bool client_should_stop(struct client *c, uint64_t sent)
+/* A stream's next request on slot s, sent; false: none (its row says why
+ * when it failed, conn_error when no row could be had) */
+static bool h2_stream_begin(struct client *c, struct h2_slot *s)
 {
-	const struct lg_opts *o = &c->lg->opts;
+	struct result *r = client_new_result(c);
 
-	if (o->requests && sent >= c->quota)
-		return true;
-	return o->duration_ns && mono_ns() >= c->lg->t_end_limit;
+	if (!r) {
+		snprintf(c->conn_error, sizeof(c->conn_error),
+			 "out of memory for results");
+		return false;
+	}
+	parser_reset(&s->own);
+	s->p = &s->own;
+	s->seen = 0;
+	s->result = r - c->results;
+	result_begin(c, r);
+	if (h2_request(c, s)) {
+		snprintf(r->status, sizeof(r->status), "send");
+		return false;
+	}
+	result_sent(c, r);
+	return true;
+}
+
+/*
+ * --streams N: N streams in flight on the connection, as a browser's
+ * requests share one, each begun when one ends (closed loop); every read
+ * is fed with its stamps, exact for a token only when the read brought no
+ * other stream's. sent counts the requests begun. false: drop the
+ * connection (the streams in flight end with its error).
+ */
+static bool h2_streams(struct client *c, uint64_t *sent)
+{
+	struct read_time t;
+	struct h2_slot *s;
+	const char *why = "send";
+	uint64_t fresh;
+	ssize_t n;
+	int i, active;
+
+	for (;;) {
+		for (i = active = 0; i < c->nslots; i++) {
+			s = &c->slots[i];
+			if (!s->id && !c->h2_goaway &&
+			    !client_should_stop(c, *sent)) {
+				(*sent)++;
+				if (!h2_stream_begin(c, s))
+					goto fail;
+			}
+			active += s->id != 0;
+		}
+		if (!active)
+			return !c->h2_goaway;
+		why = rbuf_room(c);
+		if (why)
+			goto fail;
+		n = conn_read(c, c->rbuf, c->rcap, &t);
+		why = n <= 0 ? recv_error_word(n, errno) : NULL;
+		if (why || h2_feed(c, c->rbuf, n, &t))
+			goto fail;
+		for (i = 0, fresh = 0; i < c->nslots; i++)
+			if (c->slots[i].id)
+				fresh += c->slots[i].p->tokens -
+					 c->slots[i].seen;
+		for (i = 0; i < c->nslots; i++) {
+			s = &c->slots[i];
+			if (!s->id)
+				continue;
+			result_rx(&c->results[s->result], s->p, s->seen, &t,
+				  s->p->tokens - s->seen == fresh);
+			s->seen = s->p->tokens;
+			if (s->p->state == RS_COMPLETE || s->p->error) {
+				result_end(c, &c->results[s->result], s->p);
+				s->id = 0;
+			}
+		}
+	}
+fail:
+	for (i = 0; i < c->nslots; i++) {
+		s = &c->slots[i];
+		if (!s->id)
+			continue;
+		if (!s->p->error)
+			s->p->error = why ? why : c->h2_error;
+		result_end(c, &c->results[s->result], s->p);
+		s->id = 0;
+	}
+	return false;
 }
 
 static void *client_main(void *arg)
@@ -1212,6 +1372,13 @@ static void *client_main(void *arg)
 			}
 			client_disconnect(c);
 			break;
+		}
+		if (o->streams > 1) {
+			if (!h2_streams(c, &sent))
+				client_disconnect(c);
+			if (c->conn_error[0])
+				break;
+			continue;
 		}
 		r = client_new_result(c);
 		if (!r) {
@@ -1421,6 +1588,9 @@ static void usage(FILE *f)
 "                          socket's): with --tls asked for by ALPN (h2),\n"
 "                          without it spoken at once (h2c prior knowledge);\n"
 "                          one stream at a time on each connection\n"
+"      --streams N         with --h2: N streams in flight on each connection\n"
+"                          (multiplexed, as a browser's requests), each begun\n"
+"                          when one ends (default 1)\n"
 "      --tls               HTTPS (OpenSSL on memory BIOs, so the kernel's\n"
 "                          stamps are still those of the socket's reads and\n"
 "                          sends); the server's certificate is not checked:\n"
@@ -1447,7 +1617,8 @@ static void usage(FILE *f)
 "  loadgen -H ::1 -p 8000 -c 2 -d 10 --rate 50 -o /tmp/client.csv\n"
 "  loadgen -p 8000 --prompt-bytes 1048576 -n 4 --new-conn\n"
 "  loadgen -p 8443 --tls -c 4 -n 100\n"
-"  loadgen -p 8443 --tls --h2 -c 4 -n 100\n");
+"  loadgen -p 8443 --tls --h2 -c 4 -n 100\n"
+"  loadgen -p 8443 --tls --h2 -c 1 --streams 8 -n 100\n");
 }
 
 enum {
@@ -1459,6 +1630,7 @@ enum {
 	OPT_TIMEOUT,
 	OPT_TLS,
 	OPT_H2,
+	OPT_STREAMS,
 };
 
 static uint64_t parse_num_opt(const char *opt, const char *s, uint64_t min,
@@ -1492,6 +1664,7 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "tls", no_argument, NULL, OPT_TLS },
 		{ "h2", no_argument, NULL, OPT_H2 },
+		{ "streams", required_argument, NULL, OPT_STREAMS },
 		{ "csv", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -1505,6 +1678,7 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		.connections = 4,
 		.prompt_bytes = 64,
 		.timeout_ns = 30 * NSEC_PER_SEC,
+		.streams = 1,
 	};
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":H:p:c:n:d:o:qh", longopts,
@@ -1558,6 +1732,9 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 		case OPT_H2:
 			o->h2 = true;
 			break;
+		case OPT_STREAMS:
+			o->streams = parse_num_opt("--streams", optarg, 1, 256);
+			break;
 		case 'o':
 			o->csv_path = optarg;
 			break;
@@ -1570,6 +1747,14 @@ static void parse_args(int argc, char **argv, struct lg_opts *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->streams > 1 && !o->h2)
+		usage_error("--streams %d wants --h2 (HTTP/1.1 has one request "
+			    "in flight on a connection)",
+			    o->streams);
+	if (o->streams > 1 && (o->rate > 0 || o->new_conn))
+		usage_error("--streams %d keeps its streams busy: not with "
+			    "--rate or --new-conn",
+			    o->streams);
 	if (!o->requests && !o->duration_ns)
 		o->requests = 100;
 	if (o->requests && o->requests < (uint64_t)o->connections)
@@ -1622,6 +1807,13 @@ int main(int argc, char **argv)
 		c->lg = &lg;
 		c->index = i;
 		c->fd = -1;
+		c->nslots = lg.opts.h2 ? lg.opts.streams : 0;
+		c->slots = c->nslots ? calloc(c->nslots, sizeof(*c->slots)) :
+				       NULL;
+		if (c->nslots && !c->slots) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			break;
+		}
 		c->quota = lg.opts.requests / lg.opts.connections +
 			   ((uint64_t)i < lg.opts.requests %
 					  lg.opts.connections);
@@ -1666,6 +1858,7 @@ cleanup:
 			free(lg.clients[i].results);
 			free(lg.clients[i].rbuf);
 			free(lg.clients[i].wbuf);
+			free(lg.clients[i].slots);
 		}
 	free(lg.clients);
 	free(all);

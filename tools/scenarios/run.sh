@@ -133,8 +133,8 @@ proxy_opts() {
 	caddy) echo --caddy ;;
 	nginx-tls) echo "--tls $(tls_cert "$2")" ;;
 	caddy-tls) echo "--caddy --tls $(tls_cert "$2")" ;;
-	nginx-h2) echo "--h2 --tls $(tls_cert "$2")" ;;
-	caddy-h2) echo "--caddy --h2 --tls $(tls_cert "$2")" ;;
+	nginx-h2 | nginx-h2-mux) echo "--h2 --tls $(tls_cert "$2")" ;;
+	caddy-h2 | caddy-h2-mux) echo "--caddy --h2 --tls $(tls_cert "$2")" ;;
 	esac
 }
 
@@ -143,6 +143,8 @@ client_opts() {
 	case $1 in
 	nginx-tls | caddy-tls | vllm-tls | go-tls) echo --tls ;;
 	nginx-h2 | caddy-h2) echo --tls --h2 ;;
+	# four streams in flight on each connection, as a browser's
+	nginx-h2-mux | caddy-h2-mux) echo --tls --h2 --streams 4 ;;
 	esac
 }
 
@@ -230,7 +232,7 @@ server_cmd() {
 	# a real reverse proxy in front of vllm: Debian's nginx (as SSE guides
 	# set it; -h10: its default upstream protocol, a connection per request;
 	# -buffered: proxy_buffering left on) or Caddy
-	nginx | nginx-h10 | nginx-buffered | nginx-tls | nginx-h2 | caddy | caddy-tls | caddy-h2) echo "bash $SCEN/proxy_front.sh -p $port \
+	nginx | nginx-h10 | nginx-buffered | nginx-tls | nginx-h2 | nginx-h2-mux | caddy | caddy-tls | caddy-h2 | caddy-h2-mux) echo "bash $SCEN/proxy_front.sh -p $port \
 -d ${log%/*}/proxy $(proxy_opts "$1" "${log%/*}/proxy") -- $PY $SCEN/vllm_server.py --log $log" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;

@@ -184,12 +184,12 @@ static int collect(const struct tt_analyzer *a, const struct tt_report_opts *o,
 			d->h2_mux_hops += r->h2_mux;
 			continue;
 		}
-		d->h2_mux += r->h2_mux;
 		d->tls_plain += r->tls;
 		if (d->apart && d->apart[i]) {
 			d->tls_apart++;
 			continue;
 		}
+		d->h2_mux += r->h2_mux;
 		d->tls_unread += !!(r->incomplete & TT_INC_TLS);
 		if (r->complete) {
 			d->complete++;
@@ -422,6 +422,10 @@ int tt_report_text(FILE *out, const struct tt_analyzer *a,
 		fprintf(out,
 			"http/2: %zu hops on connections whose streams were multiplexed, not told apart: %zu requests' paths went through one, maybe another call's\n",
 			d.h2_mux_hops, d.h2_mux);
+	else if (d.h2_mux) /* a client's streams multiplexed */
+		fprintf(out,
+			"http/2: %zu requests on connections whose streams were multiplexed, not told apart: one may stand for several streams, its times for another's\n",
+			d.h2_mux);
 	if (d.tls_plain || d.tls_apart)
 		fprintf(out,
 			"tls: %zu requests read as the plaintext their TLS "
@@ -580,7 +584,8 @@ static void request_header(FILE *out, const struct tt_analyzer *a, size_t i,
 		fprintf(out, "HTTP/2 streams multiplexed: %s\n",
 			r->incomplete & TT_INC_HOP ?
 				"its frames may be another's" :
-				"its hop may be another call's");
+			r->hop_id ? "its hop may be another call's" :
+				    "its frames or its hop may be another's");
 	fprintf(out, "\ntimes (%s):\n", base_name);
 	fprintf(out, "%-16s %10s  first request byte in the kernel\n",
 		"t_arrive", rel_ms(b, sizeof(b), r->t_arrive, base));
@@ -942,14 +947,12 @@ int tt_report_json(FILE *out, const struct tt_analyzer *a,
 		o->include_incomplete ? "true" : "false");
 	/* requests sent on by a traced gateway: inside the ones that sent them */
 	fprintf(out,
-		",\"hops\":%zu,\"h2_multiplexed_hops\":%zu,"
-		"\"h2_multiplexed\":%zu",
+		",\"hops\":%zu,\"h2_multiplexed_hops\":%zu,\"h2_multiplexed\":%zu",
 		d.hops, d.h2_mux_hops, d.h2_mux);
 	/* TLS (docs/design.md §3.1): read as plaintext; handshakes apart;
 	 * unreadable (of the incomplete) */
 	fprintf(out,
-		",\"tls_requests\":%zu,\"tls_exchanges_apart\":%zu,"
-		"\"tls_unread\":%zu",
+		",\"tls_requests\":%zu,\"tls_exchanges_apart\":%zu,\"tls_unread\":%zu",
 		d.tls_plain, d.tls_apart, d.tls_unread);
 	json_summary(out, "ttft_ns", &d.s_ttft);
 	json_summary(out, "tpot_ns", &d.s_tpot);
