@@ -514,9 +514,10 @@ static unsigned int h2_data_tokens(const __u8 *f, const __u8 *end,
 	struct sse_result res;
 
 	if (f[4] & H2_PADDED) {
-		/* its pad length, then the padding at its end */
+		/* its pad length, then the padding at its end; a gRPC message
+		 * whose pad length the capture missed is one all the same */
 		if (payload >= end || *payload >= be24(f))
-			return 0;
+			return !carry->h2_sse;
 		stop -= *payload + 1;
 		payload++;
 	}
@@ -533,16 +534,16 @@ static unsigned int h2_data_tokens(const __u8 *f, const __u8 *end,
 }
 
 /*
- * The frames of a send on an HTTP/2 connection (gRPC's), followed across
- * sends by their lengths (carry->left: what the last send's last frame
- * still has to come). A stream's HEADERS begin its response (its status
- * when HPACK's static table has it), a DATA frame with a payload has its
- * tokens (h2_data_tokens()), and END_STREAM (the trailers), RST_STREAM or
- * an SSE [DONE] end it. Stream 0's frames (SETTINGS, PING, WINDOW_UPDATE) are the
- * connection's: no response. A frame header past the capture loses the
- * track until the next send, taken to begin with a frame. A stream left
- * unended for another that sends again says the streams are multiplexed
- * (TT_SEND_F_H2_MUX, h2_track()).
+ * The frames of a send on an HTTP/2 connection (gRPC's, a proxy's to its
+ * client), followed across sends by their lengths (carry->left: what the
+ * last send's last frame still has to come). A stream's HEADERS begin its
+ * response (its status when HPACK's static table has it), a DATA frame
+ * with a payload has its tokens (h2_data_tokens()), and END_STREAM (the
+ * trailers), RST_STREAM or an SSE [DONE] end it. Stream 0's frames
+ * (SETTINGS, PING, WINDOW_UPDATE) are the connection's: no response. A
+ * frame header past the capture loses the track until the next send, taken
+ * to begin with a frame. A stream left unended for another that sends
+ * again says the streams are multiplexed (TT_SEND_F_H2_MUX, h2_track()).
  */
 static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		      struct tt_sse_carry *carry)
