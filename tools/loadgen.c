@@ -1279,7 +1279,7 @@ static bool h2_streams(struct client *c, uint64_t *sent)
 {
 	struct read_time t;
 	struct h2_slot *s;
-	const char *why = "send";
+	const char *why;
 	uint64_t fresh;
 	ssize_t n;
 	int i, active;
@@ -1290,6 +1290,7 @@ static bool h2_streams(struct client *c, uint64_t *sent)
 			if (!s->id && !c->h2_goaway &&
 			    !client_should_stop(c, *sent)) {
 				(*sent)++;
+				why = "send";
 				if (!h2_stream_begin(c, s))
 					goto fail;
 			}
@@ -1301,8 +1302,10 @@ static bool h2_streams(struct client *c, uint64_t *sent)
 		if (why)
 			goto fail;
 		n = conn_read(c, c->rbuf, c->rcap, &t);
-		why = n <= 0 ? recv_error_word(n, errno) : NULL;
-		if (why || h2_feed(c, c->rbuf, n, &t))
+		why = n <= 0			 ? recv_error_word(n, errno) :
+		      h2_feed(c, c->rbuf, n, &t) ? c->h2_error :
+						   NULL;
+		if (why)
 			goto fail;
 		for (i = 0, fresh = 0; i < c->nslots; i++)
 			if (c->slots[i].id)
@@ -1327,7 +1330,7 @@ fail:
 		if (!s->id)
 			continue;
 		if (!s->p->error)
-			s->p->error = why ? why : c->h2_error;
+			s->p->error = why;
 		result_end(c, &c->results[s->result], s->p);
 		s->id = 0;
 	}
