@@ -2205,6 +2205,10 @@ static void test_tls13_finished_alone(void)
 		ASSERT_TRUE(r->complete && r->tls, "read, complete");
 		ASSERT_EQ(r->t_arrive, t + c[k].want_us * US, "r.t_arrive");
 		ASSERT_EQ(r->t_read, t_read, "r.t_read");
+		/* its own first read: not the Finished's alone */
+		ASSERT_EQ(r->t_first_read,
+			  c[k].want_us == 2000 ? t_read : t + 1020 * US,
+			  "r.t_first_read");
 	}
 	ASSERT_EQ(n, ncases, "a request a connection");
 	ASSERT_EQ(tt_analyzer_nrequests(a), 2 * ncases, "and a hello");

@@ -7417,6 +7417,20 @@ static const struct scenario scenarios[] = {
 					      G(stage, TT_ST_RUNQUEUE)),
 				       SEG_AT(1350, "on-cpu", G(tid, 101))),
 	},
+	/* a long upload the gateway streams on (Caddy, Go's httputil): its
+	 * hop went out at 205, after the first read (100), before the last
+	 * (210). The hop is this request's; its path joins after the last
+	 * read, the upload's until then. */
+	{
+		SC("test_hop", "streamed_upload"),
+		.steps = HOP_STREAM,
+		RQS(RQ(1, 90, 210, 1500, 1505, 101, 102,
+		       .t_first_read = 100 * US),
+		    RQ(2, 205, 220, 1300, 1305, 301, 302, .hop_sender_tid = 101)),
+		.want = HOP_TAKEN_WANT(SEG_AT(212, "runqueue", G(tid, 301)),
+				       SEG_AT(700, "on-cpu", G(tid, 302)),
+				       SEG_AT(207, "request in", G(tid, 101))),
+	},
 	/* a read of a hop sent before this request was read: another
 	 * request's, not taken */
 	{

@@ -10,7 +10,8 @@
 # llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java localai
 # localai-serial localai-hf (README.md).
-# RECORD_OPTS="--goroutines=off" adds record options.
+# RECORD_OPTS="--goroutines=off" adds record options; LOADGEN_OPTS="--prompt-bytes
+# 200000" adds loadgen options (a long prompt: a request of many reads).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
 # to 20 s), OUTDIR=build/scenarios/runs/TIME keeps every file of the run.
 set -u
@@ -25,6 +26,7 @@ OUTDIR=${OUTDIR:-$OUTPUT/scenarios/runs/$(date +%Y%m%d-%H%M%S)}
 PY=/usr/bin/python3	# Debian's: uvicorn, starlette, aiohttp, zmq are its packages
 # RECORD_OPTS: more `ttftrace record` options, e.g. --goroutines=off
 read -ra record_opts <<<"${RECORD_OPTS:-}"
+read -ra loadgen_opts <<<"${LOADGEN_OPTS:-}"
 RECORD_PID=
 
 die() { echo "run.sh: $*" >&2; exit 1; }
@@ -287,7 +289,7 @@ run_one() {
 	done
 	ss -Hltn "sport = :$port" | grep -q . || { cat "$d/record.log"; die "$name did not listen"; }
 	for c in $CONC; do
-		"$LOADGEN" -p "$port" "${lgopts[@]}" -c "$c" -n "$N" -d 20 --tokens 8 -q \
+		"$LOADGEN" -p "$port" "${lgopts[@]}" "${loadgen_opts[@]}" -c "$c" -n "$N" -d 20 --tokens 8 -q \
 			-o "$d/client-c$c.csv" ||
 			echo "run.sh: $name: loadgen -c $c failed" >&2
 		clients+=("$d/client-c$c.csv")

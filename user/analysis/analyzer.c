@@ -422,7 +422,7 @@ static int tls_next(struct tt_analyzer *a, struct conn *c, __u64 ts, bool read)
 	if (!read)
 		return err;
 	req_materialize(a, c);
-	c->cur.r.t_read = was.t_read;
+	c->cur.r.t_read = c->cur.r.t_first_read = was.t_read;
 	c->cur.t_last_arrive = ready;
 	c->cur.r.reader_tid = was.reader_tid;
 	c->cur.r.tgid = was.tgid;
@@ -441,6 +441,7 @@ static void req_read(struct conn *c, const struct tt_event *ev)
 	 * the request came in after them */
 	if (c->cur.tls_fin && c->cur.t_after_fin) {
 		c->cur.start = c->cur.r.t_arrive = c->cur.t_after_fin;
+		c->cur.r.t_first_read = 0;
 		c->cur.tls_fin = false;
 	}
 	if (c->h2 && c->cur.h2_read && ev->sock.len <= H2_CONTROL_READ) {
@@ -450,6 +451,8 @@ static void req_read(struct conn *c, const struct tt_event *ev)
 	if (c->h2 && ev->sock.len > H2_CONTROL_READ)
 		c->cur.h2_read = true;
 	c->cur.r.t_read = ev->h.ts;
+	if (!c->cur.r.t_first_read)
+		c->cur.r.t_first_read = ev->h.ts;
 	c->cur.t_last_arrive = c->cur.t_last_ready;
 	c->cur.r.reader_tid = ev->h.tid;
 	c->cur.r.bytes_in += ev->sock.len;

@@ -29,6 +29,7 @@ struct tt_request {
 	__u32 reader_tid; /* thread of the last read before the response */
 	__u64 t_arrive; /* 0 when unknown */
 	__u64 t_read; /* last read before the response began */
+	__u64 t_first_read; /* its first read: a long upload's reads span */
 	__u64 t_headers; /* first send of the status line, 0 if none */
 	__u64 t_first_write; /* first token-carrying send (syscall entry) */
 	__u64 t_wire; /* that send's first byte reached the device */

@@ -20,6 +20,7 @@ struct tt_cp_request {
 	__u64 id;
 	__u64 t_arrive; /* kernel had the first byte */
 	__u64 t_read; /* the app read the whole request */
+	__u64 t_first_read; /* its first read (0: t_read) */
 	__u64 t_first_write; /* first token-carrying send (syscall entry) */
 	__u64 t_headers; /* the send of the response's status line, 0: none */
 	__u64 t_wire; /* that send reached the device */

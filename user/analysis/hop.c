@@ -124,12 +124,21 @@ static __u32 hop_owner(const struct walk *wk, const struct tt_cp_request *h)
 	return wk->ix->hop_owner[h - wk->ix->rqs];
 }
 
-/* Hop h (another request than the walk's) went out after its read and
- * its first token before t. */
+/* Where the walk's request was first read: a gateway that streams a long
+ * upload on (Caddy, Go's httputil) sends its hop before the last read. */
+static __u64 first_read(const struct walk *wk)
+{
+	__u64 f = wk->rq->t_first_read;
+
+	return f && f >= wk->a && f < wk->r ? f : wk->r;
+}
+
+/* Hop h (another request than the walk's) went out after its first read
+ * and its first token before t. */
 static bool hop_sent(const struct walk *wk, const struct tt_cp_request *h,
 		     __u64 t)
 {
-	if (h == wk->rq || !h->hop_sender_tid || h->t_arrive < wk->r ||
+	if (h == wk->rq || !h->hop_sender_tid || h->t_arrive < first_read(wk) ||
 	    h->t_arrive >= t || !h->t_wire || h->t_wire > t)
 		return false;
 	/* an event loop's hop: the request it read before it sent it */
@@ -154,7 +163,8 @@ static bool hop_mine(const struct walk *wk, const struct tt_cp_request *h,
 		if (wk->hop_tids[i] == h->hop_sender_tid)
 			return true;
 		v = cp_thread_find(wk->cp, wk->hop_tids[i]);
-		if (v && woke(wk->cp, v, h->hop_sender_tid, wk->r, h->t_arrive))
+		if (v && woke(wk->cp, v, h->hop_sender_tid, first_read(wk),
+			      h->t_arrive))
 			return true;
 	}
 	return false;
@@ -316,13 +326,16 @@ static int hop_splice(struct walk *wk, long hi, __u64 t, __u32 join,
 	else
 		err = cp_seg_add(&wk->path, true, end, t, join, TT_CP_RUNNABLE,
 				 TT_ST_RUNQUEUE, "hop data in");
+	/* from this request's last read on: a hop sent while the upload
+	 * went on shares its [t_arrive, t_read) */
 	for (i = h->nsegs; i-- > 0 && !err;) {
 		s = &h->segs[i];
-		if (s->start >= end)
+		if (s->start >= end || s->start + s->dur <= wk->r)
 			continue;
 		e = s->start + s->dur < end ? s->start + s->dur : end;
-		err = cp_seg_add(&wk->path, true, s->start, e, s->tid, s->state,
-				 s->stage, hop_reason(s));
+		err = cp_seg_add(&wk->path, true,
+				 s->start > wk->r ? s->start : wk->r, e, s->tid,
+				 s->state, s->stage, hop_reason(s));
 	}
 	wk->incomplete |= h->incomplete & ~TT_CP_INC_NOT_WALKED;
 	wk->gil_ns += h->gil_ns;
@@ -343,8 +356,9 @@ bool cp_hop_take(struct walk *wk, long hi, __u64 t, __u32 join, bool dispatched,
 		 * read the runner; with none, the runner's read took it up */
 		if (!dispatched) {
 			*rule = h.dispatch;
-			*disp = h.t_dispatch;
-			wk->t_enqueue = h.t_enqueue;
+			*disp = h.t_dispatch > wk->r ? h.t_dispatch : wk->r;
+			wk->t_enqueue = h.t_enqueue > wk->r ? h.t_enqueue :
+							      wk->r;
 			wk->enqueue = h.enqueue;
 		}
 	}
@@ -388,6 +402,7 @@ struct cp_thread *cp_hop_jump(struct walk *wk, long hop, __u32 *tid, __u64 *t,
 
 	*tid = wk->ix->rqs[hop].hop_sender_tid;
 	*t = wk->ix->rqs[hop].t_arrive;
+	*t = *t > wk->r ? *t : wk->r;
 	th = cp_thread_find(wk->cp, *tid);
 	*k = th ? cp_rec_before(th, *t) : -1;
 	return th;
