@@ -49,6 +49,10 @@
 #define TT_NR_read 0
 #define TT_NR_write 1
 #define TT_NR_poll 7
+#define TT_NR_mmap 9
+#define TT_NR_mprotect 10
+#define TT_NR_munmap 11
+#define TT_NR_brk 12
 #define TT_NR_ioctl 16
 #define TT_NR_pread64 17
 #define TT_NR_pwrite64 18
@@ -56,6 +60,8 @@
 #define TT_NR_writev 20
 #define TT_NR_select 23
 #define TT_NR_sched_yield 24
+#define TT_NR_mremap 25
+#define TT_NR_madvise 28
 #define TT_NR_nanosleep 35
 #define TT_NR_connect 42
 #define TT_NR_accept 43

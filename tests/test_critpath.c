@@ -1584,6 +1584,25 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		  R_T(t_dispatch, disp), R_T(t_enqueue, enq),        \
 		  R_STAGE(TT_ST_QUEUE, q) } })
 #define HANDOFF_A_WANT(disp, enq, q) A_WANT(HANDOFF, disp, enq, q)
+/* 121, asleep on word 0x600, woken by reader 101 at 1150 us: it wakes
+ * 112 and sleeps again */
+#define POOL_WAKE_121                                                         \
+	E_IN(0, 121), E_OUT(5, 121, .sys = NR_FUTEX, .arg0 = 0x600),          \
+		E_WAKE(1150, 101, 121, NR_FUTEX, 0x600), E_IN(1155, 121),      \
+		E_WAKE(1160, 121, 112, NR_FUTEX, 112),                         \
+		E_OUT(1162, 121, .sys = NR_FUTEX, .arg0 = 0x600),              \
+		E_IN(1165, 112), E_OUT(1170, 112, .sys = NR_FUTEX, .arg0 = 112)
+/* build_busy_handoff's case name_ with more steps: A handed on at enq us,
+ * dispatched at 1500 */
+#define BUSY_HANDOFF_CASE(name_, enq, ...)                                    \
+	{ SC("test_handoff_enqueue", name_), .build = build_busy_handoff,     \
+	  .arg = { false }, .steps = STEPS(__VA_ARGS__), RQS(HANDOFF_X_A),     \
+	  .want = HANDOFF_A_WANT(1500, enq, 1500 - (enq)) }
+/* ... with 122 and 123 asleep on 0x600 too: a pool */
+#define POOL_OF_3                                                             \
+	E_IN(0, 122), E_IN(0, 123),                                           \
+		E_OUT(6, 122, .sys = NR_FUTEX, .arg0 = 0x600),                 \
+		E_OUT(7, 123, .sys = NR_FUTEX, .arg0 = 0x600), POOL_WAKE_121
 /* A handed on at its send at 1200 us, dispatched at the hand-off to X */
 #define SENT_A_WANT HANDOFF_A_WANT(1500, 1200, 300)
 /* reader 101 running, engine 102 and its relay 103 asleep */
@@ -5614,6 +5633,22 @@ static const struct scenario scenarios[] = {
 		RQS(HANDOFF_X_A),
 		.want = HANDOFF_A_WANT(1500, 1300, 200),
 	},
+	/* V8's platform workers (named "node", as Node's loop is): threads
+	 * 121-123 serve no request and wait on one word; reader 101 wakes
+	 * 121 at 1150 us (a garbage collection's task), which wakes a
+	 * request's thread (112) after. A runtime's helper pool: no hand-off,
+	 * the reader's block at 1300 us is */
+	BUSY_HANDOFF_CASE("rt_pool_wake", 1300, POOL_OF_3),
+	/* ... and the reader waits for the task's end (1180-1190 us, a
+	 * collection's join), woken by the pool: no end of its work on A */
+	BUSY_HANDOFF_CASE("rt_pool_join", 1300, POOL_OF_3,
+			  E_OUT(1180, 101, .sys = NR_FUTEX, .arg0 = 0x610),
+			  E_IN(1185, 122),
+			  E_WAKE(1190, 122, 101, NR_FUTEX, 0x610),
+			  E_OUT(1192, 122, .sys = NR_FUTEX, .arg0 = 0x600),
+			  E_IN(1195, 101)),
+	/* the same thread alone on its word: no pool, its wake hands A on */
+	BUSY_HANDOFF_CASE("rt_pool_alone", 1150, POOL_WAKE_121),
 	/* the reader, which writes A too, sent its headers at 1150 us and
 	 * then waited for a CPU before its block at 1300 us: it had handed A
 	 * on by the headers */

@@ -353,6 +353,10 @@ struct cp_thread {
 	/* a worker of a work-stealing pool (tokio.c): its wakes of a sibling
 	 * are the runtime's */
 	bool pool_worker;
+	/* serves no request, waits and wakes by futex(2) alone (rtpool.c) */
+	bool futex_only;
+	/* a runtime's helper pool's (rtpool.c): a wake of it hands nothing */
+	bool rt_pool;
 	char comm[TT_COMM_LEN];
 };
 
@@ -587,6 +591,10 @@ struct rq_index {
 
 #define CP_TURN_AFTER (1ULL << 63)
 #define CP_TURN_BEFORE (1ULL << 62)
+
+/* rtpool.c: sets rt_pool of a runtime's helper pool's threads (V8's platform
+ * workers), by what they do for the requests of ix */
+void cp_mark_rt_pools(struct tt_critpath *cp, const struct rq_index *ix);
 
 struct walk {
 	struct tt_critpath *cp;
@@ -885,6 +893,9 @@ bool cp_block_is_net(const struct tt_critpath *cp, const struct cp_rec *rec);
 /* Record j of th ends a wait its timer ended (a hard interrupt's wake). */
 bool cp_timer_ended(const struct tt_critpath *cp, const struct cp_thread *th,
 		    long j);
+/* The use of futex word (word, tgid), or NULL when nobody waited or woke. */
+const struct cp_word *cp_word_find(const struct tt_critpath *cp, __u64 word,
+				   __u32 tgid);
 /* The runtime lock range of tgid that holds futex word, or NULL. */
 const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 					 __u64 word, __u32 tgid);

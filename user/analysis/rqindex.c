@@ -291,13 +291,16 @@ static bool answers_back(const struct tt_critpath *cp, const struct cp_wake *w)
  * Wake w by a reader hands work on: its target answers (it wakes a thread
  * that reads or writes requests, directly or through one other, not
  * through a lock: an engine, a relay, a worker, where a runtime's own
- * thread, V8's platform workers, answers nobody), and not at once to its
+ * thread answers nobody), is no runtime's helper pool's (rtpool.c: V8's
+ * platform workers, which do wake the loop back), and not at once to its
  * waker alone.
  */
 bool cp_hands_on(const struct tt_critpath *cp, const struct rq_index *ix,
 		 const struct cp_wake *w)
 {
-	return w->target_tid != w->waker_tid &&
+	const struct cp_thread *x = cp_thread_find(cp, w->target_tid);
+
+	return w->target_tid != w->waker_tid && !(x && x->rt_pool) &&
 	       answers_in(cp, ix, w->target_tid, ANSWER_DEPTH) &&
 	       !answers_back(cp, w);
 }

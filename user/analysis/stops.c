@@ -35,7 +35,7 @@ enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
 	    w->waker_tid == th->tid || w->lock == CP_LOCK_RUNTIME)
 		return STOP_NONE;
 	x = cp_thread_find(cp, w->waker_tid);
-	if (x && x->runtime_own)
+	if (x && (x->runtime_own || x->rt_pool))
 		return STOP_RUNTIME;
 	return rq_reader(ix, w->waker_tid) ? STOP_PEER : STOP_NONE;
 }

@@ -654,9 +654,8 @@ static bool word_lock(const struct cp_word *fw, __u64 limit)
 	       (word_shared(fw) && fw->waits >= LOCK_SHARED_WAITS);
 }
 
-/* The use of futex word (word, tgid), or NULL when nobody waited or woke. */
-static const struct cp_word *word_find(const struct tt_critpath *cp,
-				       __u64 word, __u32 tgid)
+const struct cp_word *cp_word_find(const struct tt_critpath *cp, __u64 word,
+				   __u32 tgid)
 {
 	const struct tt_hmap_ent *ent =
 		tt_hmap_find(&cp->futex_words, word, tgid);
@@ -666,7 +665,7 @@ static const struct cp_word *word_find(const struct tt_critpath *cp,
 
 bool cp_word_passed(const struct tt_critpath *cp, __u64 word, __u32 tgid)
 {
-	const struct cp_word *fw = word_find(cp, word, tgid);
+	const struct cp_word *fw = cp_word_find(cp, word, tgid);
 
 	return fw && word_shared(fw) && fw->waits >= LOCK_SHARED_WAITS;
 }
@@ -674,7 +673,7 @@ bool cp_word_passed(const struct tt_critpath *cp, __u64 word, __u32 tgid)
 static bool word_is_lock(const struct tt_critpath *cp, __u64 word, __u32 tgid,
 			 __u64 limit)
 {
-	const struct cp_word *fw = word_find(cp, word, tgid);
+	const struct cp_word *fw = cp_word_find(cp, word, tgid);
 
 	return fw && word_lock(fw, limit);
 }
@@ -790,7 +789,7 @@ int cp_prepare(struct tt_critpath *cp, size_t nreq)
 		/* the waker's word, looked up once for both questions */
 		const struct cp_word *fw =
 			w->syscall == TT_NR_futex ?
-				word_find(cp, w->arg0, waker_tgid) :
+				cp_word_find(cp, w->arg0, waker_tgid) :
 				NULL;
 
 		if (w->syscall == TT_NR_futex)

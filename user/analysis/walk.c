@@ -772,6 +772,8 @@ int tt_critpath_walk_sel(struct tt_critpath *cp,
 	if (!err)
 		err = cp_hop_owners(&ix);
 	if (!err)
+		cp_mark_rt_pools(cp, &ix);
+	if (!err)
 		err = cp_loop_fifo(cp, &ix);
 	if (!err)
 		err = cp_marks_bind(cp, rqs, n, mk);
