@@ -523,7 +523,7 @@ static void test_h2_sse(void)
 {
 	struct tt_sse_carry c = { 0 };
 	struct tt_send s;
-	char b[256];
+	char b[512];
 	size_t n;
 
 	conn_send(&c, b, h2_frame(b, 4, 0, 0, 18), NULL, 0);
@@ -547,10 +547,29 @@ static void test_h2_sse(void)
 	memset(b + 19, 0, 4);
 	s = conn_send(&c, b, n, NULL, 0);
 	CHECK_SEND(s, TT_SEND_TOKEN, 1, TT_SEND_F_H2 | TT_SEND_F_SSE);
-	/* [DONE] ends it as over HTTP/1; END_STREAM after it too */
+	/* [DONE] ends it as over HTTP/1; its END_STREAM, sent later
+	 * (Caddy's, once its handler returned, after the client's next
+	 * request came), or a RST_STREAM of it, ends nothing more: not in a
+	 * send of its own, nor in the tail of a long one (WINDOW_UPDATEs for
+	 * that request's upload) */
 	s = conn_send(&c, b, h2_data(b, 0, 1, "data: [DONE]\n\n"), NULL, 0);
 	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2);
 	s = conn_send(&c, b, h2_frame(b, 0, 1, 1, 0), NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	s = conn_send(&c, b, h2_frame(b, 3, 0, 1, 4), NULL, 0);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	/* [DONE] and END_STREAM in one send end it there */
+	n = h2_data(b, 0, 3, "data: [DONE]\n\n");
+	n += h2_frame(b + n, 0, 1, 3, 0);
+	s = conn_send(&c, b, n, NULL, 0);
+	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
+	for (n = 0; n < 270;)
+		n += h2_frame(b + n, 8, 0, n % 2 ? 5 : 0, 4);
+	n += h2_frame(b + n, 0, 1, 3, 0);
+	s = conn_send(&c, b, n, b + n - 32, 32);
+	CHECK_SEND(s, TT_SEND_OTHER, 0, TT_SEND_F_H2);
+	/* a stream that had no [DONE]: its END_STREAM ends it */
+	s = conn_send(&c, b, h2_frame(b, 0, 1, 5, 0), NULL, 0);
 	CHECK_SEND(s, TT_SEND_DONE, 0, TT_SEND_F_H2 | TT_SEND_F_END);
 }
 

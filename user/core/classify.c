@@ -550,9 +550,9 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 {
 	__u64 pos = carry->left < len ? carry->left : len, flen;
 	unsigned int tokens = 0;
-	bool end = false, ends, done = false;
+	bool end = false, ends, done = false, was;
 	const __u8 *f;
-	__u32 sid;
+	__u32 sid, done_sid = 0;
 
 	carry->left -= pos;
 	send->flags |= TT_SEND_F_H2;
@@ -560,24 +560,32 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		f = p + pos;
 		flen = be24(f);
 		sid = h2_stream(f);
-		/* its stream's last frame (h2_end_flag() says 0's none) */
+		/* its stream's last frame (h2_end_flag() says 0's none); a
+		 * stream whose [DONE] went out in an earlier send ended then:
+		 * its END_STREAM, its RST_STREAM end nothing more */
 		ends = h2_end_flag(f) || (sid && f[3] == H2_RST_STREAM);
 		if (sid && (f[3] == H2_HEADERS || f[3] == H2_DATA ||
 			    f[3] == H2_RST_STREAM))
 			h2_track(carry, sid, ends, send);
-		if (ends)
+		if (ends && sid != carry->h2_done)
 			end = true;
-		else if (sid && f[3] == H2_HEADERS &&
+		else if (!ends && sid && f[3] == H2_HEADERS &&
 			 !(send->flags & TT_SEND_F_HEADERS)) {
 			send->flags |= TT_SEND_F_HEADERS;
 			send->status = pos + H2_HEADER < n ?
 					       h2_status(f[H2_HEADER]) :
 					       0;
 		}
-		if (sid && f[3] == H2_DATA && flen)
+		if (sid && f[3] == H2_DATA && flen) {
+			was = done;
 			tokens += h2_data_tokens(f, p + n, carry, &done);
+			if (done && !was)
+				done_sid = sid;
+		}
 		pos += H2_HEADER + flen;
 	}
+	if (done_sid)
+		carry->h2_done = done_sid;
 	if (carry->h2_sse && tokens)
 		send->flags |= TT_SEND_F_SSE;
 	/* the last frame runs into the next send: skip its rest there */
@@ -674,13 +682,16 @@ static void classify(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 
 /* An HTTP/2 send past its capture: a frame that ends the send exactly
  * (its length from where its header would begin) and ends its stream, the
- * trailers of a server that wrote its last messages and them at once */
-static void h2_tail(const __u8 *t, size_t k, struct tt_send *send)
+ * trailers of a server that wrote its last messages and them at once; not
+ * a stream whose response a [DONE] ended already */
+static void h2_tail(const __u8 *t, size_t k, struct tt_send *send,
+		    const struct tt_sse_carry *carry)
 {
 	size_t o;
 
 	for (o = 0; o + H2_HEADER <= k; o++)
-		if (be24(t + o) == k - o - H2_HEADER && h2_end_flag(t + o)) {
+		if (be24(t + o) == k - o - H2_HEADER && h2_end_flag(t + o) &&
+		    h2_stream(t + o) != carry->h2_done) {
 			send->flags |= TT_SEND_F_END;
 			send->cls = send->cls == TT_SEND_TOKEN ?
 					    TT_SEND_TOKEN_DONE :
@@ -767,7 +778,7 @@ void tt_classify_send_tail(const void *data, size_t nbytes, const void *tail,
 				  carry->chunked == 1 :
 				  !!(send->flags & TT_SEND_F_CHUNKED);
 		if (carry && carry->h2)
-			h2_tail(tail, ntail, send);
+			h2_tail(tail, ntail, send, carry);
 		else
 			classify_tail(tail, ntail, chunked, send, carry);
 	}

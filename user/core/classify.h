@@ -76,6 +76,10 @@ struct tt_sse_carry {
 	 * (0: none), and the latest ones left unended for another */
 	__u32 h2_open;
 	__u32 h2_left[TT_H2_LEFT];
+	/* HTTP/2: the latest stream an SSE [DONE] ended (0: none): its
+	 * END_STREAM or RST_STREAM, sent later (Caddy's, once its proxy's
+	 * handler returned), ends nothing more (streams are never reused) */
+	__u32 h2_done;
 };
 
 /* tt_classify_send, continuing the line carry holds (when the send does
