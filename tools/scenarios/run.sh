@@ -9,7 +9,8 @@
 # llama llama-delay lit lit-uvloop mpq mpq-mark vllm-mark gil-mark shm v0 v0-delay v0-mark hf hf-threaded
 # llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java localai
-# localai-serial localai-hf (README.md).
+# localai-serial localai-hf nginx caddy (-tls, -h2, -h2-mux) caddy-h2-long
+# node-long (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options; LOADGEN_OPTS="--prompt-bytes
 # 200000" adds loadgen options (a long prompt: a request of many reads).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -136,7 +137,7 @@ proxy_opts() {
 	nginx-tls) echo "--tls $(tls_cert "$2")" ;;
 	caddy-tls) echo "--caddy --tls $(tls_cert "$2")" ;;
 	nginx-h2 | nginx-h2-mux) echo "--h2 --tls $(tls_cert "$2")" ;;
-	caddy-h2 | caddy-h2-mux) echo "--caddy --h2 --tls $(tls_cert "$2")" ;;
+	caddy-h2 | caddy-h2-mux | caddy-h2-long) echo "--caddy --h2 --tls $(tls_cert "$2")" ;;
 	esac
 }
 
@@ -147,6 +148,10 @@ client_opts() {
 	nginx-h2 | caddy-h2) echo --tls --h2 ;;
 	# four streams in flight on each connection, as a browser's
 	nginx-h2-mux | caddy-h2-mux) echo --tls --h2 --streams 4 ;;
+	# a long prompt (RAG's, a long chat's): each request many reads,
+	# streamed on by Caddy before its last, parsed by Node in 5 ms
+	caddy-h2-long) echo --tls --h2 --prompt-bytes 200000 ;;
+	node-long) echo --prompt-bytes 200000 ;;
 	esac
 }
 
@@ -171,7 +176,7 @@ server_cmd() {
 	# listens once its Scheduler and Detokenizer said ready, as vllm does
 	# once its EngineCore did: the listen wait below is the readiness wait
 	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
-	node) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
+	node | node-long) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	hf) echo "$PY $SCEN/hf_server.py -p $port --log $log" ;;
 	hf-threaded) echo "$PY $SCEN/hf_server.py -p $port --log $log --threaded" ;;
@@ -234,7 +239,7 @@ server_cmd() {
 	# a real reverse proxy in front of vllm: Debian's nginx (as SSE guides
 	# set it; -h10: its default upstream protocol, a connection per request;
 	# -buffered: proxy_buffering left on) or Caddy
-	nginx | nginx-h10 | nginx-buffered | nginx-tls | nginx-h2 | nginx-h2-mux | caddy | caddy-tls | caddy-h2 | caddy-h2-mux) echo "bash $SCEN/proxy_front.sh -p $port \
+	nginx | nginx-h10 | nginx-buffered | nginx-tls | nginx-h2 | nginx-h2-mux | caddy | caddy-tls | caddy-h2 | caddy-h2-mux | caddy-h2-long) echo "bash $SCEN/proxy_front.sh -p $port \
 -d ${log%/*}/proxy $(proxy_opts "$1" "${log%/*}/proxy") -- $PY $SCEN/vllm_server.py --log $log" ;;
 	gateway) build_c llama_server && echo "$PY $SCEN/gateway_server.py -p $port --log $log \
 --runner $OUTPUT/scenarios/llama_server --runner-log ${log%.csv}-runner.csv" ;;
