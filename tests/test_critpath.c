@@ -2943,14 +2943,17 @@ static const struct rq_want sync_calls_want[] = {
 		}),                                                           \
 	}
 /* test_batch's condition variable: handler 101's notify (futex 0x60) wakes
- * the batcher 102 at 300 us, which waits on for more (0x64, timed_) until
- * handler 103's notify (880); it computes to 10885 */
-#define COND_FILLS(timed_)                                                    \
+ * the batcher 102 at 300 us (waker_'s, when another), which waits on for
+ * more (0x64, timed_) until handler 103's notify (880); it computes to
+ * 10885 */
+#define COND_FILLS(timed_) COND_FILLS_BY(timed_, 101)
+#define COND_FILLS_BY(timed_, waker_)                                         \
 	.steps = STEPS(E_IN(0, 101), E_IN(0, 102), E_IN(0, 103),              \
+		       E_IN(0, 104),                                          \
 		       E_OUT(5, 103, .sys = NR_RECVFROM, .arg0 = 4,           \
 			     .mode = S_IFSOCK),                               \
 		       E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x60),         \
-		       E_WAKE(300, 101, 102, NR_FUTEX, 0x60),                 \
+		       E_WAKE(300, waker_, 102, NR_FUTEX, 0x60),              \
 		       E_OUT(302, 101, .sys = NR_FUTEX, .arg0 = 0x80),        \
 		       E_IN(305, 102),                                        \
 		       E_OUT(350, 102, .sys = NR_FUTEX, .arg0 = 0x64,         \
@@ -7162,6 +7165,20 @@ static const struct scenario scenarios[] = {
 	{
 		SC("test_batch", "cond_fills"),
 		COND_FILLS(true), BATCH_WANT(200 + 10000 + 10, 580, 885, 300),
+	},
+	/* Control: the wait before the timed one ended by a thread that
+	 * reads no request (104, an engine: TRT-LLM's await_response thread,
+	 * woken for a step's responses, waits for more) is no batcher's:
+	 * nothing on request 1's path bounds its queue */
+	{
+		SC("test_batch", "cond_fed_by_engine"),
+		COND_FILLS_BY(true, 104),
+		.want = WANTS({
+			1,
+			NULL,
+			{ R(complete, true), R(dispatch, TT_CP_DISP_READ),
+			  R_STAGE(TT_ST_QUEUE, 0) },
+		}),
 	},
 	/* Control: the same with an untimed wait (CPython's Condition, an
 	 * output thread's queue) is no batcher's: request 2's notify is

@@ -67,8 +67,20 @@ static bool same_cond(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cond_wait(cp, th, a) && (wa > wb ? wa - wb : wb - wa) <= 4;
 }
 
-bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long j, __u32 reader_tgid)
+/* th's wait in blocked record i ended with a wake by a thread that reads
+ * requests: a handler's put */
+static bool fed_by_reader(const struct tt_critpath *cp,
+			  const struct rq_index *ix, const struct cp_thread *th,
+			  long i)
+{
+	const struct cp_rec *r = &th->recs[i + 1];
+
+	return r->state == REC_RUNNABLE && r->info != NONE32 &&
+	       cp_rq_reads(ix, cp->wakes[r->info].waker_tid);
+}
+
+bool cp_batch_end(const struct tt_critpath *cp, const struct rq_index *ix,
+		  const struct cp_thread *th, long j, __u32 reader_tgid)
 {
 	const struct cp_rec *r;
 	__u64 obj, run = 0, hi;
@@ -106,8 +118,11 @@ bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
 		} else if (r->state == REC_BLOCKED) {
 			if (cp->blocks[r->info].syscall != TT_NR_futex)
 				return obj && block_object(cp, th, i) == obj;
+			/* the one before a handler's put: what it took (an
+			 * engine's notify is a response reader's, TRT-LLM's
+			 * await_response waiting for more) */
 			if (cond && same_cond(cp, th, i, b))
-				return true;
+				return fed_by_reader(cp, ix, th, i);
 			/* a lock (the GIL) between two waits on the input;
 			 * a futex wait another thread handed work through
 			 * (an executor's queue) is no collecting */

@@ -760,15 +760,20 @@ __u64 cp_gpu_dispatch(struct walk *wk, __u64 disp, __u8 *rule);
 int cp_seg_add(struct segvec *v, bool desc, __u64 start, __u64 end, __u32 tid,
 	       __u8 state, __u8 stage, const char *reason);
 
+/* stops.c: tid reads requests (a handler of a pool, a loop), not only
+ * writes them */
+bool cp_rq_reads(const struct rq_index *ix, __u32 tid);
+
 /* batch.c */
 /* Record j of th ends a wait on a pipe, socket or condition variable that
  * its timeout ended, or on a pipe, socket or condition variable (a timed
- * wait) th had waited on just before (less than RELAY_CPU_NS of run
- * between): a batcher collecting requests from its input; or, th apart
+ * wait, the one before ended by a thread that reads requests) th had
+ * waited on just before (less than RELAY_CPU_NS of run between): a
+ * batcher collecting requests from its input; or, th apart
  * from the request's reader's process, a wait on a pipe that a write ended
  * (docs/design.md §4.4). */
-bool cp_batch_end(const struct tt_critpath *cp, const struct cp_thread *th,
-		  long j, __u32 reader_tgid);
+bool cp_batch_end(const struct tt_critpath *cp, const struct rq_index *ix,
+		  const struct cp_thread *th, long j, __u32 reader_tgid);
 /* Consumer th, which the walk entered from another process (not a relay
  * to a thread of its own), became runnable at its record k by a call: a
  * write to it by a thread of another process, the one th's last hand-off

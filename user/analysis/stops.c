@@ -8,8 +8,7 @@
 #include "cp_internal.h"
 #include "tt_arch.h"
 
-/* tid reads requests (a handler of a pool, a loop), not only writes them */
-static bool rq_reader(const struct rq_index *ix, __u32 tid)
+bool cp_rq_reads(const struct rq_index *ix, __u32 tid)
 {
 	size_t a = cp_act_after(ix, tid, 0);
 
@@ -37,5 +36,5 @@ enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
 	x = cp_thread_find(cp, w->waker_tid);
 	if (x && (x->runtime_own || x->rt_pool))
 		return STOP_RUNTIME;
-	return rq_reader(ix, w->waker_tid) ? STOP_PEER : STOP_NONE;
+	return cp_rq_reads(ix, w->waker_tid) ? STOP_PEER : STOP_NONE;
 }

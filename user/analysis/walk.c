@@ -344,7 +344,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 					RELAY_CPU_NS;
 			call = collect && cp_call_taken(wk, th, k, &cs);
 			collect = collect && !call &&
-				  cp_batch_end(cp, th, k, reader_tgid);
+				  cp_batch_end(cp, wk->ix, th, k, reader_tgid);
 			if (resume || collect || call)
 				boundary = true;
 			else if (boundary)
