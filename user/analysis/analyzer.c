@@ -587,7 +587,11 @@ static int send_body(struct tt_analyzer *a, struct conn *c,
 		q->tls = true;
 	}
 	if (s->flags & TT_SEND_F_TLS) {
-		if (c->state == CONN_IDLE)
+		/* nor do records sent before the bytes that came since were
+		 * read: the last handshake's (OpenSSL's second ticket, after
+		 * the client's request arrived) */
+		if (c->state == CONN_IDLE ||
+		    (c->state == CONN_ARRIVED && c->had_request))
 			return 0;
 		r->bytes_out += s->len;
 		if (q->answered)
