@@ -73,10 +73,9 @@ static bool fed_by_reader(const struct tt_critpath *cp,
 			  const struct rq_index *ix, const struct cp_thread *th,
 			  long i)
 {
-	const struct cp_rec *r = &th->recs[i + 1];
+	const struct cp_wake *w = cp_block_wake(cp, th, (size_t)i + 1);
 
-	return r->state == REC_RUNNABLE && r->info != NONE32 &&
-	       cp_rq_reads(ix, cp->wakes[r->info].waker_tid);
+	return w && cp_rq_reads(ix, w->waker_tid);
 }
 
 bool cp_batch_end(const struct tt_critpath *cp, const struct rq_index *ix,

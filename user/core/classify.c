@@ -550,7 +550,7 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 {
 	__u64 pos = carry->left < len ? carry->left : len, flen;
 	unsigned int tokens = 0;
-	bool end = false, ends, done = false, was;
+	bool end = false, ends, done = false;
 	const __u8 *f;
 	__u32 sid, done_sid = 0;
 
@@ -567,9 +567,9 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 		if (sid && (f[3] == H2_HEADERS || f[3] == H2_DATA ||
 			    f[3] == H2_RST_STREAM))
 			h2_track(carry, sid, ends, send);
-		if (ends && sid != carry->h2_done)
-			end = true;
-		else if (!ends && sid && f[3] == H2_HEADERS &&
+		if (ends)
+			end = end || sid != carry->h2_done;
+		else if (sid && f[3] == H2_HEADERS &&
 			 !(send->flags & TT_SEND_F_HEADERS)) {
 			send->flags |= TT_SEND_F_HEADERS;
 			send->status = pos + H2_HEADER < n ?
@@ -577,9 +577,9 @@ static void h2_frames(const __u8 *p, size_t n, __u64 len, struct tt_send *send,
 					       0;
 		}
 		if (sid && f[3] == H2_DATA && flen) {
-			was = done;
 			tokens += h2_data_tokens(f, p + n, carry, &done);
-			if (done && !was)
+			/* the stream of the send's first [DONE] */
+			if (done && !done_sid)
 				done_sid = sid;
 		}
 		pos += H2_HEADER + flen;
