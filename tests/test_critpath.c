@@ -1549,6 +1549,10 @@ static void check_fileio_calls(struct tt_critpath *cp)
 #define LOOP_TWO_RQS                                                          \
 	RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),                             \
 	    RQ(2, 120, 150, 1520, 1530, 101, 101))
+/* LOOP_TWO_RQS with the first's body read from 100 to 200 us */
+#define LONG_BODY_RQS                                                         \
+	RQS(RQ(1, 50, 200, 2000, 2010, 101, 101, .t_first_read = 100 * US),   \
+	    RQ(2, 120, 150, 1520, 1530, 101, 101))
 /* engine 102 runs at t_ us, hands the second's token to 101 at 1500 */
 #define ENGINE_ANSWERS(t_)                                                    \
 	E_IN(t_, 102), E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
@@ -4126,6 +4130,64 @@ static const struct scenario scenarios[] = {
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
 		    RQ(2, 600, 650, 0, 0, 101, 0)),
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* A loop that reads long prompts (uvicorn parsing 200 KB bodies):
+	 * the first two requests read at 100 and 150 us, the third at 800,
+	 * 650 us of the loop's CPU later with no send between: that CPU was
+	 * the reads' own, the three one batch, whose handlers send at 850,
+	 * 900 and 950. The second was handed on at its send (without the
+	 * test: at its share of the CPU up to the third read, 800) */
+	{
+		SC("test_msg_send", "long_reads_one_batch"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(850, 101),
+			       E_MSG(900, 101), E_MSG(950, 101), IO_HOP(955),
+			       E_OUT(1000, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       ENGINE_ANSWERS(1100), E_IN(2490, 103),
+			       E_WAKE(2500, 103, 101, NR_WRITE, 6)),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101),
+		    RQ(3, 700, 800, 0, 0, 101, 0)),
+		.want = WANT_DISPATCH(2, 1100, 900, RESUME),
+	},
+	/* loop_turns with the first request's body long: its reads began at
+	 * 100 us, before the second's whole request (150), and ended at 200,
+	 * the loop reading on in between: its handler, begun at its headers,
+	 * runs first (aiohttp). The second's turn is the second send, 495 us
+	 * (without the order: the first, 300) */
+	{
+		SC("test_msg_send", "long_body_turn_order"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(300, 101),
+			       E_MSG(495, 101), IO_HOP(500), LOOP_TURNS_TAIL),
+		LONG_BODY_RQS,
+		.want = WANT_DISPATCH(2, 600, 495, RESUME),
+	},
+	/* The same with the loop waiting at 160-180 us, between the first
+	 * body's reads: it ran its handlers' turns there, the first handler
+	 * waits for its body's end, after the second's read: the second's
+	 * turn is the first send, 300 us */
+	{
+		SC("test_msg_send", "long_body_waited"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED,
+			       E_OUT(160, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_SOFTIRQ(180, UNTRACED, 101), E_IN(185, 101),
+			       E_MSG(300, 101), E_MSG(495, 101), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		LONG_BODY_RQS,
+		.want = WANT_DISPATCH(2, 600, 300, RESUME),
+	},
+	/* The same with a third request read at 60 us, whose handler sent at
+	 * 170, between the first body's reads: the loop ran handlers there,
+	 * the second's turn is the send at 300 us */
+	{
+		SC("test_msg_send", "long_body_sent_between"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, E_MSG(170, 101),
+			       E_MSG(300, 101), E_MSG(495, 101), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		RQS(RQ(1, 50, 200, 2000, 2010, 101, 101,
+		       .t_first_read = 100 * US),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101),
+		    RQ(3, 40, 60, 0, 0, 101, 0)),
+		.want = WANT_DISPATCH(2, 600, 300, RESUME),
 	},
 	/* preempted_engine's reader handing X and A to ZMQ (at 120 and 1200
 	 * us), A before it blocks at 1300 us: its send is the hand-off, the

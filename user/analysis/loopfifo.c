@@ -6,10 +6,11 @@
  * signal to its I/O thread, a worker's notify). The first wake after a
  * request's read is then an earlier request's. In each busy stretch of a
  * reader (until it blocks), its wakes go to the requests it read, in the
- * order it read them; a request that writes its first token first gets
- * none. A handler that hands on without a wake (ZMQ signals its I/O thread
- * only when it is idle) leaves the stretch's last requests without one:
- * they are handed on after the stretch's last turn (CP_TURN_AFTER). Reads
+ * order it began to read them (turn_key()); a request that writes its
+ * first token first gets none. A handler that hands on without a wake
+ * (ZMQ signals its I/O thread only when it is idle) leaves the stretch's
+ * last requests without one: they are handed on after the stretch's last
+ * turn (CP_TURN_AFTER). Reads
  * more than LOOP_BATCH_NS of its CPU apart are not one batch: the handlers
  * of the earlier ran before the later read (Node runs each at its read;
  * a loop preempted between two reads ran none), and one that got no wake
@@ -67,11 +68,53 @@ static bool new_batch(const struct cp_thread *th, __u64 last_read, __u64 t)
 	       cp_cpu_in(th, last_read, t) > LOOP_BATCH_NS;
 }
 
+/*
+ * Where read act a of loop th stands among the requests waiting for their
+ * turns: its request's first read when the loop went on reading from there
+ * to the last, neither waiting nor handing anything on (a loop starts a
+ * handler at its headers, aiohttp two turns of the loop later: one whose
+ * long body's last read came after another's whole request still runs
+ * first); else the last read, after which the loop resumes a handler that
+ * waited for its body.
+ */
+static __u64 turn_key(const struct tt_critpath *cp, const struct cp_thread *th,
+		      const struct rq_index *ix, size_t a)
+{
+	__u64 f = ix->rqs[ix->act[a].req].t_first_read, t = ix->act[a].t;
+
+	if (!f || f >= t || cp_blocked_in(cp, th, f, cp_rec_before(th, t)) ||
+	    (th->nmsends ? cp_msend_in(th, f, t) != 0 :
+			   cp_handoff_in(cp, th, f, t, 0)))
+		return t;
+	return f;
+}
+
+/* Read act a joins the requests waiting for their turns [head, *tail),
+ * key[] their turn_key()s, in that order */
+static void enqueue_read(const struct tt_critpath *cp,
+			 const struct cp_thread *th, const struct rq_index *ix,
+			 size_t *queue, __u64 *key, size_t head, size_t *tail,
+			 size_t a)
+{
+	__u64 k = turn_key(cp, th, ix, a);
+	size_t q = *tail;
+
+	for (; q > head && key[q - 1] > k; q--) {
+		queue[q] = queue[q - 1];
+		key[q] = key[q - 1];
+	}
+	queue[q] = a;
+	key[q] = k;
+	(*tail)++;
+}
+
 /* The acts [lo, hi) of thread th, its wakes and blocks merged in time.
  * fw[req]: the request's first token write by any thread, 0 if none: one
- * answered before a turn is not what the turn hands on. */
+ * answered before a turn is not what the turn hands on. key: scratch, as
+ * queue. */
 static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
-			size_t lo, size_t hi, size_t *queue, const __u64 *fw)
+			size_t lo, size_t hi, size_t *queue, __u64 *key,
+			const __u64 *fw)
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
@@ -116,7 +159,8 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			if (!act->write)
 				last_read = act->t;
 			if (!act->write && act->t >= t_held)
-				queue[tail++] = (size_t)(act - ix->act);
+				enqueue_read(cp, th, ix, queue, key, head,
+					     &tail, (size_t)(act - ix->act));
 			else if (act->write)
 				for (size_t q = head; q < tail; q++)
 					if (ix->act[queue[q]].req == act->req)
@@ -150,16 +194,18 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 {
 	size_t lo, hi, reads, *queue, nreq = 0;
-	__u64 *fw;
+	__u64 *fw, *key;
 
 	for (lo = 0; lo < ix->nact; lo++)
 		if (ix->act[lo].req >= nreq)
 			nreq = ix->act[lo].req + 1;
 	ix->fifo = calloc(ix->nact ? ix->nact : 1, sizeof(*ix->fifo));
 	queue = malloc((ix->nact ? ix->nact : 1) * sizeof(*queue));
+	key = malloc((ix->nact ? ix->nact : 1) * sizeof(*key));
 	fw = calloc(nreq ? nreq : 1, sizeof(*fw));
-	if (!ix->fifo || !queue || !fw) {
+	if (!ix->fifo || !queue || !key || !fw) {
 		free(queue);
+		free(key);
 		free(fw);
 		return -ENOMEM;
 	}
@@ -172,9 +218,10 @@ int cp_loop_fifo(const struct tt_critpath *cp, struct rq_index *ix)
 			reads += !ix->act[hi].write;
 		/* a reader of one request has nothing to take turns with */
 		if (reads > 1)
-			fifo_thread(cp, ix, lo, hi, queue, fw);
+			fifo_thread(cp, ix, lo, hi, queue, key, fw);
 	}
 	free(queue);
+	free(key);
 	free(fw);
 	return 0;
 }
@@ -212,12 +259,16 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 	return a < ix->nact ? ix->fifo[a] : 0;
 }
 
-/* Acts x and then y are reads of one batch of reader th: no wait between */
+/* Acts x and then y are reads of one batch of reader th: no wait between.
+ * A loop whose handlers send ZMQ messages shows a handler's run by its
+ * send: without one, the CPU between the reads was their own (the parsing
+ * of a long prompt's body), not a handler's. */
 static bool same_batch(const struct tt_critpath *cp, const struct cp_thread *th,
 		       const struct rq_act *x, const struct rq_act *y)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
-	       !new_batch(th, x->t, y->t) &&
+	       (th->nmsends ? !cp_msend_in(th, x->t, y->t) :
+			      !new_batch(th, x->t, y->t)) &&
 	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 
