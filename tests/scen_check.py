@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """Checks tools/scenarios runs against per-scenario limits; prints PASS/FAIL.
 
-  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50|:hops=S|:enq=S] ...
+  scen_check.py [--scale=F] TAG OUTDIR NAME:DISPATCH:QUEUE:A2T[:strict|:p50|:hops=S|:enq=S][+enq=S][+cut=K] ...
 
 --scale multiplies the shares DISPATCH, QUEUE and A2T (the sanitizer
 suite's: an ASan build of the recorder takes CPU the traced server lacks).
@@ -32,8 +32,9 @@ p99 of 120 requests is one or two requests: on a shared 2-CPU machine a
 single one the kernel ran late moves it); with "hops=S" (a gateway in
 front of a runner), every runner request a hop, 90% with the gateway
 threads that sent it and read its first token, and at least S of the
-requests walked through theirs (hop_checks()); with "enq=S", at most S
-(scaled too) with t_enqueue off by more than 1 ms.
+requests walked through theirs (hop_checks()); with "enq=S" (the mode, or
+"+enq=S" after another), at most S (scaled too) with t_enqueue off by more
+than 1 ms.
 """
 import json
 import os
@@ -119,8 +120,13 @@ def main():
         # 2.6's reverse proxy ends a streamed HTTP/1 response early now and
         # then, caddyserver/caddy#5431): the client's row failed, and the
         # tool says so too, the request "no-token", its hop cut
-        mode, _, extra = mode.partition("+")
-        cut = int(extra[4:]) if extra.startswith("cut=") else 0
+        # +enq=S: at most S with t_enqueue off by more than 1 ms, beside
+        # the mode's checks
+        mode, *extras = mode.split("+")
+        cut = next((int(x[4:]) for x in extras if x.startswith("cut=")), 0)
+        enq = next((x for x in extras if x.startswith("enq=")), None)
+        if mode.startswith("enq="):
+            mode, enq = "", mode
         s = runs.get(name)
         if not s:
             print(f"FAIL: {tag}: {name}: no result")
@@ -172,8 +178,8 @@ def main():
         # read (Node writes them back to back: none is, nothing to check)
         if mode.startswith("hops="):
             checks += hop_checks(rep, float(mode[5:]))
-        if mode.startswith("enq="):
-            enq = scale * float(mode[4:])
+        if enq:
+            enq = scale * float(enq[4:])
             checks.append((s["enqueue_off"] <= enq * n,
                            f"t_enqueue off by > 1 ms for {s['enqueue_off']} of {n} "
                            f"(at most {enq:.0%})"))

@@ -161,6 +161,13 @@
 #          19-38, the queue span 20-31, admission to token 20-38, 77-88
 #          through the hop. Its shares are looser than caddy-h2's: the two
 #          hogs' run came within a request of caddy-h2's 20%
+#   vllm-long  vllm with 200 KB prompts, uvicorn's loop reading long bodies
+#          between its handlers (docs/design.md §4.4, "Turns", long
+#          prompts): its reads one batch until a ZMQ send comes between.
+#          Session 58, five runs (quiet, beside a compile, a CPU hog, a hog
+#          on each CPU, stalling hogs): t_enqueue off for 0-5 of 120
+#          (before: 7-10, the share rule's split of the batch at 0.5 ms of
+#          CPU), t_dispatch 0-8, the queue span 0-7.
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
@@ -206,8 +213,8 @@ export OUTDIR=$TT_TMP/runs
 CONC="1 4 8" N=40 tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool \
 	lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py \
 	trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls nginx-h2 caddy-h2 nginx-h2-mux caddy-h2-mux \
-	caddy-h2-long >"$TT_TMP/run.log" 2>&1
-check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls nginx-h2 caddy-h2 nginx-h2-mux caddy-h2-mux caddy-h2-long" \
+	caddy-h2-long vllm-long >"$TT_TMP/run.log" 2>&1
+check "scen_py: tools/scenarios/run.sh gil nagle vllm vllm-uvloop node odirect pool lit mpq shm mpq-mark vllm-mark gil-mark v0-mark gateway node-gateway hf llamacpp-py trtllm mlc nginx nginx-h10 caddy nginx-tls caddy-tls vllm-tls nginx-h2 caddy-h2 nginx-h2-mux caddy-h2-mux caddy-h2-long vllm-long" \
 	[ $? = 0 ]
 # Under ASan (make SANITIZE=1 test) the recorder takes two to three times
 # its CPU from the two the server has: twice the shares off (odirect 16 and
@@ -225,7 +232,7 @@ scen_gate scen_py gil:0.12:0.10:0.12:p50 nagle:0.15:0.12:0.18:p50 \
 	nginx:0.15:0.20:0.15:p50 nginx-h10:0.15:0.20:0.15:p50 caddy:0.15:0.20:0.15:p50+cut=1 \
 	nginx-tls:0.15:0.20:0.15:p50 caddy-tls:0.15:0.20:0.15:p50+cut=3 \
 	vllm-tls:0.15:0.20:0.15:p50 nginx-h2:0.15:0.20:0.15:p50 caddy-h2:0.20:0.25:0.20:p50 \
-	caddy-h2-long:0.25:0.30:0.25:p50
+	caddy-h2-long:0.25:0.30:0.25:p50 vllm-long:0.15:0.20:0.15:p50+enq=0.05
 # a proxy in front of vllm: each client request answered by the proxy and
 # walked through its hop to vllm, whose requests are hops, counted apart;
 # Caddy, a Go program Debian ships stripped, followed on its goroutines

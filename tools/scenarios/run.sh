@@ -10,7 +10,7 @@
 # llamacpp-py llamacpp-py-mark llamacpp-py-interrupt trtllm trtllm-mark mlc mlc-mark
 # tgi tgi-rs tgi-rs-mark tgi-py ollama gateway node-gateway java localai
 # localai-serial localai-hf nginx caddy (-tls, -h2, -h2-mux) caddy-h2-long
-# node-long (README.md).
+# node-long vllm-long sglang-long (README.md).
 # RECORD_OPTS="--goroutines=off" adds record options; LOADGEN_OPTS="--prompt-bytes
 # 200000" adds loadgen options (a long prompt: a request of many reads).
 # CONC="1 4 8" concurrencies, N=40 requests per concurrency (each bounded
@@ -149,9 +149,10 @@ client_opts() {
 	# four streams in flight on each connection, as a browser's
 	nginx-h2-mux | caddy-h2-mux) echo --tls --h2 --streams 4 ;;
 	# a long prompt (RAG's, a long chat's): each request many reads,
-	# streamed on by Caddy before its last, parsed by Node in 5 ms
+	# streamed on by Caddy before its last, parsed by Node in 5 ms, by
+	# an event loop's reads between its handlers
 	caddy-h2-long) echo --tls --h2 --prompt-bytes 200000 ;;
-	node-long) echo --prompt-bytes 200000 ;;
+	node-long | vllm-long | sglang-long) echo --prompt-bytes 200000 ;;
 	esac
 }
 
@@ -165,7 +166,7 @@ server_cmd() {
 	nagle) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 4 --nagle" ;;
 	odirect) echo "$PY $SCEN/gil_server.py -p $port --log $log --batch 1 \
 --odirect $(weights) --odirect-mb 8" ;;
-	vllm) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
+	vllm | vllm-long) echo "$PY $SCEN/vllm_server.py -p $port --log $log" ;;
 	# marking itself by str ids, API and engine (scenario_opts)
 	vllm-mark) echo "$PY $SCEN/vllm_server.py -p $port --log $log --audit" ;;
 	# vLLM's own defaults with its dependencies installed: uvloop, httptools
@@ -175,7 +176,7 @@ server_cmd() {
 	lit-uvloop) echo "$PY $SCEN/lit_server.py -p $port --log $log --uvloop" ;;
 	# listens once its Scheduler and Detokenizer said ready, as vllm does
 	# once its EngineCore did: the listen wait below is the readiness wait
-	sglang) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
+	sglang | sglang-long) echo "$PY $SCEN/sglang_server.py -p $port --log $log" ;;
 	node | node-long) echo "/usr/bin/node $SCEN/node_server.js -p $port --log $log" ;;
 	pool) echo "$PY $SCEN/pool_server.py -p $port --log $log" ;;
 	hf) echo "$PY $SCEN/hf_server.py -p $port --log $log" ;;
