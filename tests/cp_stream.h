@@ -27,6 +27,8 @@
 #define NR_IOCTL 16
 #define NR_PREAD64 17
 #define NR_POLL 7
+#define NR_MMAP 9
+#define NR_MUNMAP 11
 #define NR_NANOSLEEP 35
 #define NR_RECVFROM 45
 #define NR_SENDMSG 46

@@ -1767,6 +1767,11 @@ static const struct rq_want sync_calls_want[] = {
 	 E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70))
 /* clang-format off */
 #define ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, MORE, ...)   \
+	ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, 520, 0, EXTRA,    \
+			    MORE, __VA_ARGS__)
+/* ... its third request C read from fc_ (0: at once) to rc_ us */
+#define ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, rc_, fc_, EXTRA,  \
+			    MORE, ...)                                        \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
@@ -1783,8 +1788,9 @@ static const struct rq_want sync_calls_want[] = {
 		       .t_headers = (ha_) * US),                              \
 		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
 		       .t_headers = (hb_) * US),                              \
-		    RQ(4, 420, 520, 3150, 3160, 101, 101, .t_end = 5000 * US, \
-		       .t_headers = (hc_) * US), UNPAREN MORE),               \
+		    RQ(4, 420, rc_, 3150, 3160, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = (hc_) * US, .t_first_read = (fc_) * US),  \
+		    UNPAREN MORE),                                            \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   R_T(t_dispatch, 2100),             \
@@ -3918,6 +3924,16 @@ static const struct scenario scenarios[] = {
 		LOOP_READS_ON_RQS,
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
+	/* The same with request 2's body read from 620 us (Node reads a long
+	 * prompt in 64 KB reads): request 1 went before the loop began to
+	 * read it (without: at its last read, 650) */
+	{
+		SC("test_fallbacks", "handler_before_long_read"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(2, 600, 650, 0, 0, 101, 0, .t_first_read = 620 * US)),
+		.want = WANT_DISPATCH(1, 900, 620, RESUME),
+	},
 	/* The same with the loop preempted from 150 to 600 us: 50 us of its
 	 * CPU between the reads, one epoll batch whose handlers run after
 	 * it: request 1 goes at the wake at 700 (without: at 2's read, as
@@ -5324,6 +5340,13 @@ static const struct scenario scenarios[] = {
 	ENGINE_LOOP_SHARE("engine_loop_share", 1420, 1435, 1450, 101, 2050,
 			  LOOP_NAMED, R_T(t_enqueue, 815),
 			  R(enqueue, TT_CP_ENQ_SHARE)),
+	/* C's long body read from 520 to 1045 us, the loop's CPU between its
+	 * own: one batch of three, A's a third of the CPU from C's last read
+	 * to the headers, less a headers' start (120 of 375 less 15), 1165
+	 * (without: A and B a batch that C's read ended, 777.5) */
+	ENGINE_LOOP_BATCH_C("engine_loop_share_long_read", 1420, 1435, 1450,
+			    101, 2050, 1045, 520, LOOP_NAMED, (),
+			    R_T(t_enqueue, 1165), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The loop preempted from 600 to 900 us: a third of its CPU (195 of
 	 * 600 less 15), 1015 */
 	ENGINE_LOOP_SHARE("engine_loop_share_preempted", 1420, 1435, 1450,
@@ -5714,6 +5737,28 @@ static const struct scenario scenarios[] = {
 			  E_IN(1195, 101)),
 	/* the same thread alone on its word: no pool, its wake hands A on */
 	BUSY_HANDOFF_CASE("rt_pool_alone", 1150, POOL_WAKE_121),
+	/* 122 and 123 asleep on 0x604, the other word of 121's condition
+	 * variable (glibc's waiters take the two in turn): one pool of 3
+	 * (without the pair: no pool, 1150) */
+	BUSY_HANDOFF_CASE("rt_pool_pair", 1300, E_IN(0, 122), E_IN(0, 123),
+			  E_OUT(6, 122, .sys = NR_FUTEX, .arg0 = 0x604),
+			  E_OUT(7, 123, .sys = NR_FUTEX, .arg0 = 0x604),
+			  POOL_WAKE_121),
+	/* POOL_OF_3 with 123 waiting in a page fault first (3-5 us): a
+	 * fault's wait is the address space's, still a pool (without: 1150) */
+	BUSY_HANDOFF_CASE("rt_pool_fault", 1300, E_IN(0, 122), E_IN(0, 123),
+			  E_OUT(3, 123, .sys = -1), E_IN(5, 123),
+			  E_OUT(6, 122, .sys = NR_FUTEX, .arg0 = 0x600),
+			  E_OUT(7, 123, .sys = NR_FUTEX, .arg0 = 0x600),
+			  POOL_WAKE_121),
+	/* the reader waits in mmap(2) at 1180-1190 us for the address
+	 * space's lock, which 124's munmap(2) held (Node's loop while V8's
+	 * workers free a long prompt's heap): a stop on the way, not the end
+	 * of its work on A (without: 1180) */
+	BUSY_HANDOFF_CASE("reader_waits_mm", 1300, E_IN(0, 124),
+			  E_OUT(1180, 101, .sys = NR_MMAP),
+			  E_WAKE(1190, 124, 101, NR_MUNMAP, 0),
+			  E_IN(1195, 101)),
 	/* the reader, which writes A too, sent its headers at 1150 us and
 	 * then waited for a CPU before its block at 1300 us: it had handed A
 	 * on by the headers */
@@ -6877,6 +6922,27 @@ static const struct scenario scenarios[] = {
 			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),
 		RQS(LOOP_LOCK_RQS()),
 		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_LOCK, 3005),
+	},
+	/* The same with 103 one of a runtime's helper pool (V8's workers: 105
+	 * and 106 asleep on its idle word's pair, no report to the loop): the
+	 * loop's release of its lock is no request's turn (without the test:
+	 * lock, 3005) */
+	{
+		SC("test_lock_turn", "loop_lock_rt_pool"),
+		.steps = STEPS(LOOP_LOCK_HEAD, E_IN(0, 105), E_IN(0, 106),
+			       E_OUT(5, 105, .sys = NR_FUTEX, .arg0 = 0x800),
+			       E_OUT(6, 106, .sys = NR_FUTEX, .arg0 = 0x804),
+			       LOOP_LOCK_TAIL(
+				       E_WAKE(3000, 101, 103, NR_FUTEX, 0x500),
+				       E_IN(3005, 103),
+				       E_OUT(3010, 101, .sys = NR_EPOLL_WAIT,
+					     .arg0 = 3),
+				       E_SOFTIRQ(3020, UNTRACED, 101),
+				       E_IN(3025, 101),
+				       E_OUT(3030, 103, .sys = NR_FUTEX,
+					     .arg0 = 0x800))),
+		RQS(LOOP_LOCK_RQS()),
+		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_PICKUP, 4100),
 	},
 	/* The same with request 3's first token written at 3500 us, after the
 	 * release: the release was its turn, not request 2's */

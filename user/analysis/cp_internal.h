@@ -368,10 +368,16 @@ bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b);
 
 /* What ended a reader's block: its engine, a hand-off, data or a timeout
  * (STOP_NONE); a futex wake by a runtime's own thread (a JVM's safepoint,
- * its JIT's compile queue); one by another thread that reads requests,
+ * its JIT's compile queue), or the address space's lock (STOP_RUNTIME);
+ * one by another thread that reads requests,
  * not through an interpreter's lock: a peer of the reader (a Java monitor
  * the handlers share, the engine queue's put lock). */
 enum cp_block_stop { STOP_NONE, STOP_RUNTIME, STOP_PEER };
+
+/* rtpool.c: a wait in syscall nr, which maps or unmaps memory, or in no
+ * call (nr < 0: a page fault's) is for the address space's lock (an
+ * allocator's, a collector's) or a page: no one's data */
+bool cp_mm_wait(__s32 nr);
 
 /* threads.c: the wake that took th from a block into its runnable record
  * k, not a data wake; NULL if none did */

@@ -68,6 +68,17 @@ static bool new_batch(const struct cp_thread *th, __u64 last_read, __u64 t)
 	       cp_cpu_in(th, last_read, t) > LOOP_BATCH_NS;
 }
 
+/* Where the request of read act a began to be read, when that was after
+ * the loop's read at last: its first read (the CPU between its reads is
+ * their own, a long body's), else its last */
+static __u64 read_start(const struct rq_index *ix, const struct rq_act *act,
+			__u64 last)
+{
+	__u64 f = ix->rqs[act->req].t_first_read;
+
+	return f > last && f < act->t ? f : act->t;
+}
+
 /*
  * Where read act a of loop th stands among the requests waiting for their
  * turns: its request's first read when the loop went on reading from there
@@ -118,7 +129,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
-	__u64 t_held, last_read = 0, turn;
+	__u64 t_held, last_read = 0, turn, begun;
 	bool sends;
 
 	if (!th)
@@ -151,11 +162,12 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
 			/* a new batch of reads: the last one's handlers ran,
-			 * those without a wake after its last turn */
-			if (!act->write && !sends &&
-			    new_batch(th, last_read, act->t))
+			 * those without a wake after its last turn, before
+			 * the loop began to read this one */
+			begun = act->write ? 0 : read_start(ix, act, last_read);
+			if (begun && !sends && new_batch(th, last_read, begun))
 				stretch_end(ix, queue, &head, &start, tail,
-					    act->t);
+					    begun);
 			if (!act->write)
 				last_read = act->t;
 			if (!act->write && act->t >= t_held)
@@ -263,12 +275,13 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
  * A loop whose handlers send ZMQ messages shows a handler's run by its
  * send: without one, the CPU between the reads was their own (the parsing
  * of a long prompt's body), not a handler's. */
-static bool same_batch(const struct tt_critpath *cp, const struct cp_thread *th,
-		       const struct rq_act *x, const struct rq_act *y)
+static bool same_batch(const struct tt_critpath *cp, const struct rq_index *ix,
+		       const struct cp_thread *th, const struct rq_act *x,
+		       const struct rq_act *y)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
 	       (th->nmsends ? !cp_msend_in(th, x->t, y->t) :
-			      !new_batch(th, x->t, y->t)) &&
+			      !new_batch(th, x->t, read_start(ix, y, x->t))) &&
 	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 
@@ -426,12 +439,13 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	a = read_act(ix, th->tid, wk->r, wk->ri);
 	if (a == ix->nact)
 		return 0;
-	for (lo = a;
-	     lo > 0 && same_batch(wk->cp, th, &ix->act[lo - 1], &ix->act[lo]);
+	for (lo = a; lo > 0 &&
+		     same_batch(wk->cp, ix, th, &ix->act[lo - 1], &ix->act[lo]);
 	     lo--)
 		;
-	for (hi = a + 1; hi < ix->nact &&
-			 same_batch(wk->cp, th, &ix->act[hi - 1], &ix->act[hi]);
+	for (hi = a + 1;
+	     hi < ix->nact &&
+	     same_batch(wk->cp, ix, th, &ix->act[hi - 1], &ix->act[hi]);
 	     hi++)
 		;
 	if (hi - lo < 2)

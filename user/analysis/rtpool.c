@@ -22,16 +22,15 @@ static bool serves(const struct rq_index *ix, __u32 tid)
 	return a < ix->nact && ix->act[a].tid == tid;
 }
 
-/* A wait in a call that maps or unmaps memory: for the address space's
- * lock (an allocator's, a collector's), no one's data */
-static bool mm_call(__s32 nr)
+bool cp_mm_wait(__s32 nr)
 {
-	return nr == TT_NR_mmap || nr == TT_NR_munmap || nr == TT_NR_mprotect ||
-	       nr == TT_NR_brk || nr == TT_NR_mremap || nr == TT_NR_madvise;
+	return nr < 0 || nr == TT_NR_mmap || nr == TT_NR_munmap ||
+	       nr == TT_NR_mprotect || nr == TT_NR_brk || nr == TT_NR_mremap ||
+	       nr == TT_NR_madvise;
 }
 
 /* th serves no request, waits and wakes by futex(2) alone (or by the
- * address space's lock) */
+ * address space's lock, its page faults' too) */
 static bool futex_only(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th)
 {
@@ -45,37 +44,64 @@ static bool futex_only(const struct tt_critpath *cp, const struct rq_index *ix,
 		    th->recs[i].info >= cp->nblocks)
 			continue;
 		nr = cp->blocks[th->recs[i].info].syscall;
-		if (nr != TT_NR_futex && !mm_call(nr))
+		if (nr != TT_NR_futex && !cp_mm_wait(nr))
 			return false;
 		waits += nr == TT_NR_futex;
 	}
 	for (i = 0; i < th->nwout; i++) {
 		nr = cp->wakes[th->wout[i]].syscall;
-		if (nr != TT_NR_futex && !mm_call(nr))
+		if (nr != TT_NR_futex && !cp_mm_wait(nr))
 			return false;
 	}
 	return waits > 0;
 }
 
-/* (word, tgid) is a pool's: POOL_WAITERS threads or more wait on it, all
- * futex_only() (marked so), and it is no runtime's lock (CPython's GIL) */
-static bool pool_word(const struct tt_critpath *cp, __u64 word, __u32 tgid)
+/* A condition variable's waiters sleep on one of two adjacent words
+ * (glibc's __g_signals[2], its groups in turn): the pair is the pool's */
+static __u64 word_pair(__u64 word)
+{
+	return word & ~7ULL;
+}
+
+/* The waiters of word (word_pair()'s half), all futex_only(), into tid[]
+ * (n so far, distinct); false when one is not */
+static bool pool_waiters(const struct tt_critpath *cp, __u64 word, __u32 tgid,
+			 __u32 *tid, size_t *n)
 {
 	const struct cp_word *fw = cp_word_find(cp, word, tgid);
 	const struct cp_thread *x;
-	size_t i, n = 0;
+	size_t i, j;
 
-	if (!fw || cp_runtime_word(cp, word, tgid))
-		return false;
-	for (i = 0; i < WORD_WAITERS && fw->waiter[i]; i++, n++) {
+	for (i = 0; fw && i < WORD_WAITERS && fw->waiter[i]; i++) {
 		x = cp_thread_find(cp, fw->waiter[i]);
 		if (!x || !x->futex_only)
 			return false;
+		for (j = 0; j < *n && tid[j] != x->tid; j++)
+			;
+		if (j == *n)
+			tid[(*n)++] = x->tid;
 	}
-	return n >= POOL_WAITERS;
+	return true;
 }
 
-/* The pools' words found, (word, tgid): a process has one or two */
+/* (word, tgid) is a pool's: POOL_WAITERS threads or more wait on its pair,
+ * all futex_only() (marked so), and it is no runtime's lock (CPython's
+ * GIL) */
+static bool pool_word(const struct tt_critpath *cp, __u64 word, __u32 tgid)
+{
+	__u32 tid[2 * WORD_WAITERS];
+	__u64 pair = word_pair(word);
+	size_t n = 0;
+
+	if (cp_runtime_word(cp, pair, tgid) ||
+	    cp_runtime_word(cp, pair + 4, tgid))
+		return false;
+	return pool_waiters(cp, pair, tgid, tid, &n) &&
+	       pool_waiters(cp, pair + 4, tgid, tid, &n) && n >= POOL_WAITERS;
+}
+
+/* The pools' word pairs found, (word_pair(), tgid): a process has one or
+ * two */
 #define POOL_WORDS 8
 struct pool_words {
 	__u64 word[POOL_WORDS];
@@ -106,11 +132,11 @@ static void pool_woken(const struct tt_critpath *cp, const struct rq_index *ix,
 			continue;
 		w = &cp->wakes[th->recs[i].info];
 		if (w->syscall != TT_NR_futex ||
-		    pool_known(pw, w->arg0, th->tgid) ||
+		    pool_known(pw, word_pair(w->arg0), th->tgid) ||
 		    !serves(ix, w->waker_tid) ||
 		    !pool_word(cp, w->arg0, th->tgid))
 			continue;
-		pw->word[pw->n] = w->arg0;
+		pw->word[pw->n] = word_pair(w->arg0);
 		pw->tgid[pw->n++] = th->tgid;
 	}
 }
@@ -132,7 +158,8 @@ void cp_mark_rt_pools(struct tt_critpath *cp, const struct rq_index *ix)
 		th = cp->threads[i];
 		th->rt_pool = false;
 		for (j = 0; th->futex_only && j < CP_THREAD_WORDS; j++)
-			if (pool_known(&pw, th->waited_words[j], th->tgid))
+			if (pool_known(&pw, word_pair(th->waited_words[j]),
+				       th->tgid))
 				th->rt_pool = true;
 	}
 }
