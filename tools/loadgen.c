@@ -851,8 +851,9 @@ static int request_write(struct client *c)
 	if (lg->request_len - head <= LONG_BODY)
 		return conn_write(c, lg->request, lg->request_len);
 	err = conn_write(c, lg->request, head);
-	return err ? err : conn_write(c, lg->request + head,
-				       lg->request_len - head);
+	if (err)
+		return err;
+	return conn_write(c, lg->request + head, lg->request_len - head);
 }
 
 /* -------------------------------------------------------------- HTTP/2 */
