@@ -167,7 +167,9 @@
 #          Session 58, five runs (quiet, beside a compile, a CPU hog, a hog
 #          on each CPU, stalling hogs): t_enqueue off for 0-5 of 120
 #          (before: 7-10, the share rule's split of the batch at 0.5 ms of
-#          CPU), t_dispatch 0-8, the queue span 0-7.
+#          CPU), t_dispatch 0-8, the queue span 0-7; five more with
+#          loadgen writing the body after the headers: t_enqueue 0-4,
+#          t_dispatch 0-5
 # (tools/scenarios' sglang, the SGLang-shaped server, is measured there, not
 # gated here: a busy Detokenizer taken for the engine, and batches picked
 # up after the Scheduler's own pre-admission work, put 1-16 of 120 requests
