@@ -1602,6 +1602,21 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	{ SC("test_handoff_enqueue", name_), .build = build_busy_handoff,     \
 	  .arg = { false }, .steps = STEPS(__VA_ARGS__), RQS(HANDOFF_X_A),     \
 	  .want = HANDOFF_A_WANT(1500, enq, 1500 - (enq)) }
+/* build_busy_handoff's reader 101 writing A, its block at 1300 us left
+ * out: it waits for the GIL (0x7200) at 1270, released by 113 at 1280,
+ * and for A's tokens from blk us; A handed on at enq us */
+#define GIL_ALONE_CASE(name_, blk, enq)                                       \
+	GIL_READER_CASE(name_, blk, enq, true, HEADERS_X_A(0))
+/* ... with the requests given, A's writer 101 when writes (else 112) */
+#define GIL_READER_CASE(name_, blk, enq, writes, ...)                         \
+	{ SC("test_handoff_enqueue", name_), .build = build_busy_handoff,     \
+	  .arg = { true, writes },                                            \
+	  .steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 113),      \
+			 E_OUT(1270, 101, .sys = NR_FUTEX, .arg0 = 0x7200),   \
+			 E_WAKE(1280, 113, 101, NR_FUTEX, 0x7200),            \
+			 E_IN(1285, 101),                                     \
+			 E_OUT(blk, 101, .sys = NR_FUTEX, .arg0 = 0x90)),     \
+	  RQS(__VA_ARGS__), .want = HANDOFF_A_WANT(1500, enq, 1500 - (enq)) }
 /* ... with 122 and 123 asleep on 0x600 too: a pool */
 #define POOL_OF_3                                                             \
 	E_IN(0, 122), E_IN(0, 123),                                           \
@@ -3934,6 +3949,19 @@ static const struct scenario scenarios[] = {
 		    RQ(2, 600, 650, 0, 0, 101, 0, .t_first_read = 620 * US)),
 		.want = WANT_DISPATCH(1, 900, 620, RESUME),
 	},
+	/* ... with request 3 read at 80 us, in request 1's batch (its
+	 * headers at 300: no share of the loop's CPU): their handlers ran in
+	 * the loop's next turn, which may have read a part of request 2
+	 * (asyncio reads every ready socket first): request 1 went before
+	 * request 2's last read, 650 (without: its first, 630) */
+	{
+		SC("test_fallbacks", "batch_before_long_read"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(3, 40, 80, 0, 0, 101, 101, .t_headers = 300 * US),
+		    RQ(2, 600, 650, 0, 0, 101, 0, .t_first_read = 630 * US)),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
 	/* The same with the loop preempted from 150 to 600 us: 50 us of its
 	 * CPU between the reads, one epoll batch whose handlers run after
 	 * it: request 1 goes at the wake at 700 (without: at 2's read, as
@@ -5759,6 +5787,24 @@ static const struct scenario scenarios[] = {
 			  E_OUT(1180, 101, .sys = NR_MMAP),
 			  E_WAKE(1190, 124, 101, NR_MUNMAP, 0),
 			  E_IN(1195, 101)),
+	/* A thread per connection that writes A too (http.server's handler,
+	 * CPython, GIL 0x7200): it waits for the GIL at 1270 us, 120 us of
+	 * its CPU after the read, and runs on 115 us before it waits for A's
+	 * tokens (1400): its tokenizing of a long prompt, A handed on at that
+	 * last wait (without the rule: at the GIL wait, 1270) */
+	GIL_ALONE_CASE("gil_alone_runs_on", 1400, 1400),
+	/* ... the same waiting for its tokens 20 us after the GIL wait: it
+	 * had put A before that wait, its end */
+	GIL_ALONE_CASE("gil_alone_after_put", 1305, 1270),
+	/* gil_alone_runs_on with A written by another thread (112): the
+	 * reader may have handed A on before its GIL wait, its end */
+	GIL_READER_CASE("gil_reader_not_writer", 1400, 1270, false,
+			HANDOFF_X_A),
+	/* ... with the reader reading Y at 1350 us, before A's first token:
+	 * an event loop, whose GIL wait may follow A's put (without: Y's
+	 * read, 1350) */
+	GIL_READER_CASE("gil_reader_reads_on", 1400, 1270, true,
+			HEADERS_X_A(0), HANDOFF_Y(1350)),
 	/* the reader, which writes A too, sent its headers at 1150 us and
 	 * then waited for a CPU before its block at 1300 us: it had handed A
 	 * on by the headers */

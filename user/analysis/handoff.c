@@ -332,6 +332,36 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
 	return h;
 }
 
+/* Reader th serves the request alone: it writes it too, and reads no other
+ * request before its first token (a thread per connection, http.server's) */
+static bool serves_alone(const struct walk *wk, const struct cp_thread *th)
+{
+	__u64 first = wk->rq->t_first_write;
+
+	return wk->rq->writer_tid == th->tid && first &&
+	       cp_rq_next_act(wk->ix, th->tid, wk->r, wk->ri) > first;
+}
+
+/* After its block at record k, th ran HANDLER_START_NS of CPU or more
+ * before its next block that is no wait for the GIL */
+static bool ran_on_after(const struct tt_critpath *cp,
+			 const struct cp_thread *th, size_t k)
+{
+	__u64 cpu = 0;
+	size_t j;
+
+	for (j = k + 1; j + 1 < th->nrecs; j++) {
+		if (th->recs[j].state == REC_BLOCKED &&
+		    !cp_block_is_runtime(cp, th, &th->recs[j]))
+			return false;
+		if (th->recs[j].state == REC_RUNNING)
+			cpu += th->recs[j + 1].ts - th->recs[j].ts;
+		if (cpu >= HANDLER_START_NS)
+			return true;
+	}
+	return false;
+}
+
 /*
  * The reader's block at record k ends its work on the request: not a stop
  * by the runtime's own threads (they never hand it a token); not one by a
@@ -339,22 +369,25 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
  * HANDLER_START_NS of CPU since the read) or before the headers it sent
  * for the request (the reader went on with it after); before its handler
  * ran, not a wait for the interpreter lock (uvloop takes the GIL back from
- * a helper thread). After its headers a handler waits for its tokens on
- * locks it shares (llama.cpp's server_response): those blocks are.
+ * a helper thread), nor in a reader that serves the request alone and ran
+ * on after it (its handler's tokenizing of a long prompt waits for the GIL
+ * many times; after its put, it waits for its tokens at once). After its
+ * headers a handler waits for its tokens on locks it
+ * shares (llama.cpp's server_response): those blocks are.
  */
 static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
 			    size_t k, __u64 ran)
 {
 	enum cp_block_stop stop = cp_block_stop(wk->cp, wk->ix, th, k);
+	bool gil = cp_block_is_runtime(wk->cp, th, &th->recs[k]);
 
 	if (stop == STOP_RUNTIME ||
 	    (stop == STOP_PEER &&
 	     reader_headers(wk, th, th->recs[k].ts, UINT64_MAX)) ||
-	    cp_block_asked(wk->cp, th, k))
+	    cp_block_asked(wk->cp, th, k) ||
+	    (gil && serves_alone(wk, th) && ran_on_after(wk->cp, th, k)))
 		return false;
-	return ran >= HANDLER_START_NS ||
-	       (!cp_block_is_runtime(wk->cp, th, &th->recs[k]) &&
-		stop != STOP_PEER);
+	return ran >= HANDLER_START_NS || (!gil && stop != STOP_PEER);
 }
 
 /*

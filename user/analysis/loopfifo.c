@@ -162,12 +162,14 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 		} else if (ta <= tw) {
 			act = &ix->act[a++];
 			/* a new batch of reads: the last one's handlers ran,
-			 * those without a wake after its last turn, before
-			 * the loop began to read this one */
+			 * those without a wake after its last turn; a batch of
+			 * one (Node runs a handler at its read) before the
+			 * loop began to read this one, a batch of several in
+			 * the loop's next turn, which may have read a part */
 			begun = act->write ? 0 : read_start(ix, act, last_read);
 			if (begun && !sends && new_batch(th, last_read, begun))
 				stretch_end(ix, queue, &head, &start, tail,
-					    begun);
+					    tail - start == 1 ? begun : act->t);
 			if (!act->write)
 				last_read = act->t;
 			if (!act->write && act->t >= t_held)
@@ -271,17 +273,13 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 	return a < ix->nact ? ix->fifo[a] : 0;
 }
 
-/* Acts x and then y are reads of one batch of reader th: no wait between.
- * A loop whose handlers send ZMQ messages shows a handler's run by its
- * send: without one, the CPU between the reads was their own (the parsing
- * of a long prompt's body), not a handler's. */
+/* Acts x and then y are reads of one batch of reader th: no wait between */
 static bool same_batch(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, const struct rq_act *x,
 		       const struct rq_act *y)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
-	       (th->nmsends ? !cp_msend_in(th, x->t, y->t) :
-			      !new_batch(th, x->t, read_start(ix, y, x->t))) &&
+	       !new_batch(th, x->t, read_start(ix, y, x->t)) &&
 	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 
@@ -434,7 +432,9 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	__u64 last, first_h, h, cpu, between, s, mid;
 	size_t a, lo, hi;
 
-	if (!th)
+	/* a loop whose handlers send ZMQ messages shows each hand-off: its
+	 * turns (loopfifo's sends), nothing to share out */
+	if (!th || th->nmsends)
 		return 0;
 	a = read_act(ix, th->tid, wk->r, wk->ri);
 	if (a == ix->nact)
