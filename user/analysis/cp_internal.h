@@ -369,9 +369,9 @@ bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b);
 /* What ended a reader's block: its engine, a hand-off, data or a timeout
  * (STOP_NONE); a futex wake by a runtime's own thread (a JVM's safepoint,
  * its JIT's compile queue), or the address space's lock (STOP_RUNTIME);
- * one by another thread that reads requests,
- * not through an interpreter's lock: a peer of the reader (a Java monitor
- * the handlers share, the engine queue's put lock). */
+ * one by another thread that reads requests, not through an interpreter's
+ * lock: a peer of the reader (a Java monitor the handlers share, the engine
+ * queue's put lock). */
 enum cp_block_stop { STOP_NONE, STOP_RUNTIME, STOP_PEER };
 
 /* rtpool.c: a wait in syscall nr, which maps or unmaps memory, or in no

@@ -372,8 +372,8 @@ static bool ran_on_after(const struct tt_critpath *cp,
  * a helper thread), nor in a reader that serves the request alone and ran
  * on after it (its handler's tokenizing of a long prompt waits for the GIL
  * many times; after its put, it waits for its tokens at once). After its
- * headers a handler waits for its tokens on locks it
- * shares (llama.cpp's server_response): those blocks are.
+ * headers a handler waits for its tokens on locks it shares (llama.cpp's
+ * server_response): those blocks are.
  */
 static bool block_ends_work(const struct walk *wk, const struct cp_thread *th,
 			    size_t k, __u64 ran)

@@ -10,11 +10,11 @@
  * first token first gets none. A handler that hands on without a wake
  * (ZMQ signals its I/O thread only when it is idle) leaves the stretch's
  * last requests without one: they are handed on after the stretch's last
- * turn (CP_TURN_AFTER). Reads
- * more than LOOP_BATCH_NS of its CPU apart are not one batch: the handlers
- * of the earlier ran before the later read (Node runs each at its read;
- * a loop preempted between two reads ran none), and one that got no wake
- * by then takes none later: handed on after the batch's last turn, or
+ * turn (CP_TURN_AFTER). Reads more than LOOP_BATCH_NS of its CPU apart (to
+ * where the later one's request began to be read) are not one batch: the
+ * handlers of the earlier ran before the later read (Node runs each at its
+ * read; a loop preempted between two reads ran none), and one that got no
+ * wake by then takes none later: handed on after the batch's last turn, or
  * with none before that read (CP_TURN_BEFORE). Only
  * wakes that hand work on (cp_hands_on) are turns: a runtime's own
  * threads (V8's platform workers) are no handler's hand-off, nor a helper
