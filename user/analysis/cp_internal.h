@@ -374,10 +374,9 @@ bool cp_pool_siblings(const struct cp_thread *a, const struct cp_thread *b);
  * queue's put lock). */
 enum cp_block_stop { STOP_NONE, STOP_RUNTIME, STOP_PEER };
 
-/* rtpool.c: a wait in syscall nr, which maps or unmaps memory, or in no
- * call (nr < 0: a page fault's) is for the address space's lock (an
- * allocator's, a collector's) or a page: no one's data */
-bool cp_mm_wait(__s32 nr);
+/* rtpool.c: a wait in syscall nr, which maps or unmaps memory, is for the
+ * address space's lock (an allocator's, a collector's): no one's data */
+bool cp_mm_call(__s32 nr);
 
 /* threads.c: the wake that took th from a block into its runnable record
  * k, not a data wake; NULL if none did */

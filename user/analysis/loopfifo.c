@@ -91,9 +91,9 @@ static __u64 read_start(const struct rq_index *ix, const struct rq_act *act,
 static __u64 turn_key(const struct tt_critpath *cp, const struct cp_thread *th,
 		      const struct rq_index *ix, size_t a)
 {
-	__u64 f = ix->rqs[ix->act[a].req].t_first_read, t = ix->act[a].t;
+	__u64 f = read_start(ix, &ix->act[a], 0), t = ix->act[a].t;
 
-	if (!f || f >= t || cp_blocked_in(cp, th, f, cp_rec_before(th, t)) ||
+	if (f == t || cp_blocked_in(cp, th, f, cp_rec_before(th, t)) ||
 	    (th->nmsends ? cp_msend_in(th, f, t) != 0 :
 			   cp_handoff_in(cp, th, f, t, 0)))
 		return t;

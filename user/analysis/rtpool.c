@@ -22,11 +22,16 @@ static bool serves(const struct rq_index *ix, __u32 tid)
 	return a < ix->nact && ix->act[a].tid == tid;
 }
 
-bool cp_mm_wait(__s32 nr)
+bool cp_mm_call(__s32 nr)
 {
-	return nr < 0 || nr == TT_NR_mmap || nr == TT_NR_munmap ||
-	       nr == TT_NR_mprotect || nr == TT_NR_brk || nr == TT_NR_mremap ||
-	       nr == TT_NR_madvise;
+	return nr == TT_NR_mmap || nr == TT_NR_munmap || nr == TT_NR_mprotect ||
+	       nr == TT_NR_brk || nr == TT_NR_mremap || nr == TT_NR_madvise;
+}
+
+/* A wait or wake in such a call, or in none (a page fault's) */
+static bool mm_wait(__s32 nr)
+{
+	return nr < 0 || cp_mm_call(nr);
 }
 
 /* th serves no request, waits and wakes by futex(2) alone (or by the
@@ -44,13 +49,13 @@ static bool futex_only(const struct tt_critpath *cp, const struct rq_index *ix,
 		    th->recs[i].info >= cp->nblocks)
 			continue;
 		nr = cp->blocks[th->recs[i].info].syscall;
-		if (nr != TT_NR_futex && !cp_mm_wait(nr))
+		if (nr != TT_NR_futex && !mm_wait(nr))
 			return false;
 		waits += nr == TT_NR_futex;
 	}
 	for (i = 0; i < th->nwout; i++) {
 		nr = cp->wakes[th->wout[i]].syscall;
-		if (nr != TT_NR_futex && !cp_mm_wait(nr))
+		if (nr != TT_NR_futex && !mm_wait(nr))
 			return false;
 	}
 	return waits > 0;

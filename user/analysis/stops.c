@@ -2,8 +2,9 @@
 /*
  * What ended a reader's block (docs/design.md §4.3, "A JVM's own
  * threads"): a runtime's own thread, the address space's lock or a peer
- * handler releasing a lock is a stop on the way, not the wait for the engine that ends the reader's
- * work on a request (handoff.c's block_ends_work()).
+ * handler releasing a lock is a stop on the way, not the wait for the
+ * engine that ends the reader's work on a request (handoff.c's
+ * block_ends_work()).
  */
 #include "cp_internal.h"
 #include "tt_arch.h"
@@ -30,8 +31,7 @@ enum cp_block_stop cp_block_stop(const struct tt_critpath *cp,
 	 * wait outside a call, which a goroutine's park is too */
 	if (th->recs[k].state == REC_BLOCKED &&
 	    th->recs[k].info < cp->nblocks &&
-	    cp->blocks[th->recs[k].info].syscall >= 0 &&
-	    cp_mm_wait(cp->blocks[th->recs[k].info].syscall))
+	    cp_mm_call(cp->blocks[th->recs[k].info].syscall))
 		return STOP_RUNTIME;
 	w = k + 1 < th->nrecs ? cp_block_wake(cp, th, k + 1) : NULL;
 	if (!w)
