@@ -659,6 +659,11 @@ static void test_keepalive(void)
 		ASSERT_EQ(r->ttft, (2 + i) * MS + 5 * US, "r.ttft");
 		ASSERT_EQ(r->tpot, 1 * MS, "r.tpot");
 		ASSERT_TRUE(r->complete, "r.complete");
+		/* the first on its connection, the others after one; as the
+		 * walk is given it */
+		ASSERT_EQ(r->conn_reused, i > 0, "r.conn_reused");
+		ASSERT_EQ(tt_analyzer_cp_request(a, i)->conn_reused, i > 0,
+			  "cp_request.conn_reused");
 	}
 	r = req(a, 3);
 	ASSERT_EQ(r->t_arrive, t, "r.t_arrive");

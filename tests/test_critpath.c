@@ -1526,6 +1526,10 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
 #define LOOP_READS_ON_RQS \
 	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), RQ(2, 600, 650, 0, 0, 101, 0))
+/* ... request 2 in by 60 us, its connection's use (...) */
+#define POLLED_READS_RQS(...)                      \
+	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), \
+	    RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
  * token through that GIL to thread o at 1400 us, which writes to 101 */
@@ -1784,7 +1788,8 @@ static const struct rq_want sync_calls_want[] = {
 #define ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, MORE, ...)   \
 	ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, 520, 0, EXTRA,    \
 			    MORE, __VA_ARGS__)
-/* ... its third request C read from fc_ (0: at once) to rc_ us */
+/* ... its third request C, on a connection that served before, read from
+ * fc_ (0: at once) to rc_ us */
 #define ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, rc_, fc_, EXTRA,  \
 			    MORE, ...)                                        \
 	{                                                                     \
@@ -1804,7 +1809,8 @@ static const struct rq_want sync_calls_want[] = {
 		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
 		       .t_headers = (hb_) * US),                              \
 		    RQ(4, 420, rc_, 3150, 3160, 101, 101, .t_end = 5000 * US, \
-		       .t_headers = (hc_) * US, .t_first_read = (fc_) * US),  \
+		       .t_headers = (hc_) * US, .t_first_read = (fc_) * US,   \
+		       .conn_reused = true),                                  \
 		    UNPAREN MORE),                                            \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
@@ -3973,6 +3979,68 @@ static const struct scenario scenarios[] = {
 		LOOP_READS_ON_RQS,
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
 	},
+	/* handler_at_its_read's loop running CPython, request 2's bytes in
+	 * the kernel by 60 us, before request 1's read, on a connection that
+	 * served one before: one poll returned both, and asyncio reads all it
+	 * polled before it runs a handler, whatever the reads cost (h11
+	 * parses a long prompt for 1-2 ms): request 1 goes at the wake at 700
+	 * (without: at 2's read, 650) */
+	{
+		SC("test_fallbacks", "polled_reads_asyncio"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		POLLED_READS_RQS(.conn_reused = true),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* The same with request 2 its connection's first: a later turn of the
+	 * loop accepted it, after request 1's handler */
+	{
+		SC("test_fallbacks", "polled_reads_new_conn"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or the loop Node's, which runs a handler at its read */
+	{
+		SC("test_fallbacks", "polled_reads_node"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		POLLED_READS_RQS(.conn_reused = true),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or request 2 in after request 1's read (at 120 us): a later
+	 * poll returned it */
+	{
+		SC("test_fallbacks", "polled_reads_late"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(2, 120, 650, 0, 0, 101, 0, .conn_reused = true)),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or request 2's read at 650 us the rest of a body begun at 40,
+	 * before request 1's read: uvicorn stops polling a socket whose body
+	 * passed 64 KB until its handler asks for more */
+	{
+		SC("test_fallbacks", "polled_reads_rest"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		POLLED_READS_RQS(.conn_reused = true, .t_first_read = 40 * US),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or request 3, read at 80 us, handed on at 300 (a wake of 104)
+	 * before request 2's read: the loop ran handlers between, polled
+	 * again */
+	{
+		SC("test_fallbacks", "polled_reads_handed_on"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, UNPAREN LOOP_WOKE(300),
+			       LOOP_READS_ON),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		    RQ(3, 30, 80, 0, 0, 101, 0),
+		    RQ(2, 60, 650, 0, 0, 101, 0, .conn_reused = true)),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
 	 * anywhere: the receive is the dispatch, the send the enqueue. */
@@ -5375,6 +5443,21 @@ static const struct scenario scenarios[] = {
 	ENGINE_LOOP_BATCH_C("engine_loop_share_long_read", 1420, 1435, 1450,
 			    101, 2050, 1045, 520, LOOP_NAMED, (),
 			    R_T(t_enqueue, 1165), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* C read whole at 1045 us by a CPython loop, in by 420, before A's
+	 * read: one poll returned the three (h11 parsed B's long body in
+	 * between), one batch: 1165 (without: 777.5) */
+	ENGINE_LOOP_BATCH_C("engine_loop_share_polled", 1420, 1435, 1450, 101,
+			    2050, 1045, 0,
+			    (E_COMM(1, 101, "loop"),
+			     E_RTLOCK(0, 101, 0x7200, 0x7300)),
+			    (), R_T(t_enqueue, 1165),
+			    R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The same by another loop (Node's runs a handler at its read): A
+	 * and B a batch that C's read ended */
+	ENGINE_LOOP_BATCH_C("engine_loop_share_polled_node", 1420, 1435, 1450,
+			    101, 2050, 1045, 0, LOOP_NAMED, (),
+			    R_T(t_enqueue, 777.5),
+			    R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The loop preempted from 600 to 900 us: a third of its CPU (195 of
 	 * 600 less 15), 1015 */
 	ENGINE_LOOP_SHARE("engine_loop_share_preempted", 1420, 1435, 1450,

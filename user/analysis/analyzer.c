@@ -112,6 +112,7 @@ static void req_materialize(struct tt_analyzer *a, struct conn *c)
 	c->cur.seq = ++a->next_seq;
 	c->cur.r.id = c->cur.seq;
 	c->state = CONN_RECEIVING;
+	c->cur.r.conn_reused = c->had_request;
 	if (!c->had_request)
 		c->first_start = c->cur.start;
 	c->had_request = true;

@@ -62,6 +62,7 @@ struct tt_request {
 	 * (TT_SEND_F_TLS_PLAIN): the connection is encrypted */
 	bool tls;
 	bool lost; /* overlaps a window of lost records */
+	bool conn_reused; /* an earlier request on its connection was seen */
 	__u32 incomplete; /* TT_INC_* bits saying why; 0 when complete */
 	/*
 	 * The critical path (after tt_analyzer_finish): t_read <= t_enqueue

@@ -909,6 +909,8 @@ const struct cp_word *cp_word_find(const struct tt_critpath *cp, __u64 word,
 /* The runtime lock range of tgid that holds futex word, or NULL. */
 const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 					 __u64 word, __u32 tgid);
+/* Process tgid runs CPython (the recorder found its _PyRuntime). */
+bool cp_runs_cpython(const struct tt_critpath *cp, __u32 tgid);
 /* Blocked record rec of th waits on a futex word that is a lock (§4.3's
  * counts) or a runtime's. */
 bool cp_block_on_lock(const struct tt_critpath *cp, const struct cp_thread *th,

@@ -45,6 +45,7 @@ struct tt_cp_request {
 	 * a request no probe read): its read is no request's in a loop's
 	 * order of reads and sends (rqindex.c) */
 	bool tls_unread;
+	bool conn_reused; /* an earlier request on its connection was seen */
 };
 
 /* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */

@@ -15,10 +15,11 @@
  * handlers of the earlier ran before the later read (Node runs each at its
  * read; a loop preempted between two reads ran none), and one that got no
  * wake by then takes none later: handed on after the batch's last turn, or
- * with none before that read (CP_TURN_BEFORE). Only
- * wakes that hand work on (cp_hands_on) are turns: a runtime's own
- * threads (V8's platform workers) are no handler's hand-off, nor a helper
- * the loop sets to read the answers. A loop that
+ * with none before that read (CP_TURN_BEFORE); but a CPython loop's reads
+ * of what one poll returned are one batch, whatever its CPU between
+ * (polled_with()). Only wakes that hand work on (cp_hands_on) are turns:
+ * a runtime's own threads (V8's platform workers) are no handler's
+ * hand-off, nor a helper the loop sets to read the answers. A loop that
  * hands messages to ZMQ (record's message probes) has its turns in those
  * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
  * its wakes are not turns (the I/O thread's wake follows a send), and as
@@ -60,12 +61,38 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 	*head = *start = tail;
 }
 
-/* A read more than LOOP_BATCH_NS of the loop's CPU after the last one: a
- * loop preempted between two reads of one epoll batch ran no handler */
-static bool new_batch(const struct cp_thread *th, __u64 last_read, __u64 t)
+/*
+ * Loop th's read act began its request at begun (its first read), whose
+ * first bytes were in the kernel when th read at t0, and th runs CPython:
+ * one poll returned both, and asyncio (uvloop too) reads all that a poll
+ * returned before it runs a task, whatever the reads cost (h11 parses 200
+ * KB in 1-2 ms). Not the rest of a body: uvicorn stops polling a socket
+ * whose body passed 64 KB until the handler asks for more; nor a new
+ * connection's first request: a later turn of the loop accepted it.
+ */
+static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
+			const struct cp_thread *th, const struct rq_act *act,
+			__u64 begun, __u64 t0)
 {
-	return t > last_read + LOOP_BATCH_NS &&
-	       cp_cpu_in(th, last_read, t) > LOOP_BATCH_NS;
+	const struct tt_cp_request *q = &ix->rqs[act->req];
+
+	return q->conn_reused &&
+	       begun == (q->t_first_read ? q->t_first_read : act->t) &&
+	       q->t_arrive && q->t_arrive < t0 && cp_runs_cpython(cp, th->tgid);
+}
+
+/* Read act, begun at begun, more than LOOP_BATCH_NS of the loop's CPU after
+ * its last read: a loop preempted between two reads of one epoll batch ran
+ * no handler; nor one that polled both (t0: the batch's first read) and
+ * handed nothing on between (then it polled again) */
+static bool new_batch(const struct tt_critpath *cp, const struct rq_index *ix,
+		      const struct cp_thread *th, __u64 last_read,
+		      const struct rq_act *act, __u64 begun, __u64 t0)
+{
+	return begun > last_read + LOOP_BATCH_NS &&
+	       cp_cpu_in(th, last_read, begun) > LOOP_BATCH_NS &&
+	       (!polled_with(cp, ix, th, act, begun, t0) ||
+		cp_handoff_in(cp, th, last_read, begun, 0));
 }
 
 /* Where the request of read act a began to be read, when that was after
@@ -129,7 +156,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
-	__u64 t_held, last_read = 0, turn, begun;
+	__u64 t_held, last_read = 0, batch_read = 0, turn, begun;
 	bool sends;
 
 	if (!th)
@@ -167,11 +194,15 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			 * loop began to read this one, a batch of several in
 			 * the loop's next turn, which may have read a part */
 			begun = act->write ? 0 : read_start(ix, act, last_read);
-			if (begun && !sends && new_batch(th, last_read, begun))
+			if (begun && !sends &&
+			    new_batch(cp, ix, th, last_read, act, begun,
+				      batch_read))
 				stretch_end(ix, queue, &head, &start, tail,
 					    tail - start == 1 ? begun : act->t);
-			if (!act->write)
+			if (!act->write) {
+				batch_read = start == tail ? begun : batch_read;
 				last_read = act->t;
+			}
 			if (!act->write && act->t >= t_held)
 				enqueue_read(cp, th, ix, queue, key, head,
 					     &tail, (size_t)(act - ix->act));
@@ -273,13 +304,14 @@ __u64 cp_loop_handoff(const struct rq_index *ix, __u32 tid, __u64 t_read,
 	return a < ix->nact ? ix->fifo[a] : 0;
 }
 
-/* Acts x and then y are reads of one batch of reader th: no wait between */
+/* Acts x and then y are reads of one batch of reader th, which read at t0
+ * first: no wait between */
 static bool same_batch(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, const struct rq_act *x,
-		       const struct rq_act *y)
+		       const struct rq_act *y, __u64 t0)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
-	       !new_batch(th, x->t, read_start(ix, y, x->t)) &&
+	       !new_batch(cp, ix, th, x->t, y, read_start(ix, y, x->t), t0) &&
 	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 
@@ -439,13 +471,13 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	a = read_act(ix, th->tid, wk->r, wk->ri);
 	if (a == ix->nact)
 		return 0;
-	for (lo = a; lo > 0 &&
-		     same_batch(wk->cp, ix, th, &ix->act[lo - 1], &ix->act[lo]);
+	for (lo = a; lo > 0 && same_batch(wk->cp, ix, th, &ix->act[lo - 1],
+					  &ix->act[lo], ix->act[lo - 1].t);
 	     lo--)
 		;
 	for (hi = a + 1;
-	     hi < ix->nact &&
-	     same_batch(wk->cp, ix, th, &ix->act[hi - 1], &ix->act[hi]);
+	     hi < ix->nact && same_batch(wk->cp, ix, th, &ix->act[hi - 1],
+					 &ix->act[hi], ix->act[lo].t);
 	     hi++)
 		;
 	if (hi - lo < 2)

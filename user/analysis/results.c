@@ -108,6 +108,7 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 		.hop_read_t = r->hop_read_t,
 		.hop_read_tid = r->hop_read_tid,
 		.tls_unread = r->incomplete & TT_INC_TLS,
+		.conn_reused = r->conn_reused,
 	};
 }
 

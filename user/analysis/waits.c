@@ -545,6 +545,15 @@ const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 	return NULL;
 }
 
+bool cp_runs_cpython(const struct tt_critpath *cp, __u32 tgid)
+{
+	for (size_t i = 0; i < cp->nrtranges; i++)
+		if (cp->rtranges[i].tgid == tgid &&
+		    cp->rtranges[i].kind == TT_RT_CPYTHON)
+			return true;
+	return false;
+}
+
 /* The runtime whose futex word th blocked on in rec, or NULL. */
 static const struct cp_rtrange *block_runtime(const struct tt_critpath *cp,
 					      const struct cp_thread *th,
