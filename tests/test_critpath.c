@@ -5589,11 +5589,21 @@ static const struct scenario scenarios[] = {
 			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
 			      .t_end = 5000 * US)),
 			  R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
-	/* The loop wrote the first request's token at 1200 us: a handler
-	 * may send its own, so no end of the batch's (A's t_enqueue falls
-	 * back to the loop's next read, B's at 510) */
+	/* The loop wrote the first request's token at 1200 us, read before
+	 * the batch: its stream's task ran among the handlers, no end of
+	 * theirs; the poll at 1600 is, A's at 880 (MLC's loop with long
+	 * prompts: without, A's t_enqueue fell back to the loop's next read,
+	 * B's at 510) */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_token", 1200, LOOP_NAMED,
-			 R_T(t_enqueue, 510), R(enqueue, TT_CP_ENQ_HANDOFF)),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* A fourth request of the batch, read at 525 us, wrote its token at
+	 * 1200: a handler may send its own (MLC's awaits the first output),
+	 * so no end of the batch's (A's falls back to B's read, 510) */
+	ENGINE_LOOP_BATCH("engine_loop_share_turn_own_token", 0, 0, 0, 101,
+			  2050, LOOP_NAMED,
+			  (RQ(5, 430, 525, 1200, 1210, 101, 101,
+			      .t_end = 5000 * US)),
+			  R_T(t_enqueue, 510), R(enqueue, TT_CP_ENQ_HANDOFF)),
 	/* The loop waited on a futex at 1000-1050 us (woken by 102): a
 	 * handler's own wait, not a poll, so no end of the batch's */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_waited", 2050,

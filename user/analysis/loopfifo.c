@@ -406,6 +406,16 @@ static bool sent_since(const struct cp_thread *th, __u64 s,
 	return false;
 }
 
+/* Request req is one of reads [lo, hi)'s */
+static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi,
+		     __u32 req)
+{
+	for (; lo < hi; lo++)
+		if (ix->act[lo].req == req)
+			return true;
+	return false;
+}
+
 /*
  * Where loop th, whose handlers of reads [lo, hi) answer nothing before the
  * engine's first token (MLC's request_completion awaits it before it returns
@@ -421,7 +431,7 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, size_t lo, size_t hi)
 {
 	__u64 last = ix->act[hi - 1].t, end = 0, hdr;
-	size_t j, i = cp_starts_before(th->dreads, th->ndreads,
+	size_t j, n, i = cp_starts_before(th->dreads, th->ndreads,
 				       sizeof(*th->dreads), last + 1);
 	long k = cp_rec_before(th, last + 1);
 
@@ -439,10 +449,15 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 			return 0;
 		end = th->recs[k].ts;
 	}
-	/* or its next read (ready at its next poll, which did not wait) */
-	if (hi < ix->nact && ix->act[hi].tid == th->tid &&
-	    (!end || ix->act[hi].t < end))
-		end = ix->act[hi].write ? 0 : ix->act[hi].t;
+	/* or its next read (ready at its next poll, which did not wait); an
+	 * earlier request's token between is its stream's task, no end */
+	for (n = hi; n < ix->nact && ix->act[n].tid == th->tid &&
+		     ix->act[n].write && !in_batch(ix, lo, hi, ix->act[n].req);
+	     n++)
+		;
+	if (n < ix->nact && ix->act[n].tid == th->tid &&
+	    (!end || ix->act[n].t < end))
+		end = ix->act[n].write ? 0 : ix->act[n].t;
 	if (!end)
 		return 0;
 	for (j = lo; j < hi; j++) {
