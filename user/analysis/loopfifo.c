@@ -407,8 +407,7 @@ static bool sent_since(const struct cp_thread *th, __u64 s,
 }
 
 /* Request req is one of reads [lo, hi)'s */
-static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi,
-		     __u32 req)
+static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi, __u32 req)
 {
 	for (; lo < hi; lo++)
 		if (ix->act[lo].req == req)
@@ -431,8 +430,10 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, size_t lo, size_t hi)
 {
 	__u64 last = ix->act[hi - 1].t, end = 0, hdr;
-	size_t j, n, i = cp_starts_before(th->dreads, th->ndreads,
-				       sizeof(*th->dreads), last + 1);
+	size_t j,
+		i = cp_starts_before(th->dreads, th->ndreads,
+				     sizeof(*th->dreads), last + 1),
+		n;
 	long k = cp_rec_before(th, last + 1);
 
 	for (k = k < 0 ? 0 : k + 1; (size_t)k < th->nrecs; k++)
