@@ -430,10 +430,8 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, size_t lo, size_t hi)
 {
 	__u64 last = ix->act[hi - 1].t, end = 0, hdr;
-	size_t j,
-		i = cp_starts_before(th->dreads, th->ndreads,
-				     sizeof(*th->dreads), last + 1),
-		n;
+	size_t j, i = cp_starts_before(th->dreads, th->ndreads,
+				       sizeof(*th->dreads), last + 1);
 	long k = cp_rec_before(th, last + 1);
 
 	for (k = k < 0 ? 0 : k + 1; (size_t)k < th->nrecs; k++)
@@ -452,13 +450,13 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	}
 	/* or its next read (ready at its next poll, which did not wait); an
 	 * earlier request's token between is its stream's task, no end */
-	for (n = hi; n < ix->nact && ix->act[n].tid == th->tid &&
-		     ix->act[n].write && !in_batch(ix, lo, hi, ix->act[n].req);
-	     n++)
+	for (j = hi; j < ix->nact && ix->act[j].tid == th->tid &&
+		     ix->act[j].write && !in_batch(ix, lo, hi, ix->act[j].req);
+	     j++)
 		;
-	if (n < ix->nact && ix->act[n].tid == th->tid &&
-	    (!end || ix->act[n].t < end))
-		end = ix->act[n].write ? 0 : ix->act[n].t;
+	if (j < ix->nact && ix->act[j].tid == th->tid &&
+	    (!end || ix->act[j].t < end))
+		end = ix->act[j].write ? 0 : ix->act[j].t;
 	if (!end)
 		return 0;
 	for (j = lo; j < hi; j++) {
