@@ -664,6 +664,9 @@ static void test_keepalive(void)
 		ASSERT_EQ(r->conn_reused, i > 0, "r.conn_reused");
 		ASSERT_EQ(tt_analyzer_cp_request(a, i)->conn_reused, i > 0,
 			  "cp_request.conn_reused");
+		ASSERT_TRUE(r->bytes_in, "r.bytes_in");
+		ASSERT_EQ(tt_analyzer_cp_request(a, i)->bytes_in, r->bytes_in,
+			  "cp_request.bytes_in");
 	}
 	r = req(a, 3);
 	ASSERT_EQ(r->t_arrive, t, "r.t_arrive");

@@ -1524,11 +1524,13 @@ static void check_fileio_calls(struct tt_critpath *cp)
 		E_IN(1110, 101),                                      \
 		E_OUT(1200, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
 		E_WAKE(1500, 102, 101, NR_WRITE, 9), E_IN(1505, 101)
+#define LONG_PROMPT 200000
 #define LOOP_READS_ON_RQS \
 	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), RQ(2, 600, 650, 0, 0, 101, 0))
-/* ... request 2 in by 60 us, its connection's use (...) */
-#define POLLED_READS_RQS(...)                      \
-	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), \
+/* ... request 1 a long prompt (200 KB), request 2 in by 60 us, its
+ * connection's use (...) */
+#define POLLED_READS_RQS(...)                                              \
+	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = LONG_PROMPT), \
 	    RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
@@ -1789,7 +1791,7 @@ static const struct rq_want sync_calls_want[] = {
 	ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, 520, 0, EXTRA,    \
 			    MORE, __VA_ARGS__)
 /* ... its third request C, on a connection that served before, read from
- * fc_ (0: at once) to rc_ us */
+ * fc_ (0: at once) to rc_ us (B a long prompt) */
 #define ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, rc_, fc_, EXTRA,  \
 			    MORE, ...)                                        \
 	{                                                                     \
@@ -1807,7 +1809,7 @@ static const struct rq_want sync_calls_want[] = {
 		    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US, \
 		       .t_headers = (ha_) * US),                              \
 		    RQ(3, 410, 510, 3100, 3110, 101, bw_, .t_end = 5000 * US, \
-		       .t_headers = (hb_) * US),                              \
+		       .t_headers = (hb_) * US, .bytes_in = LONG_PROMPT),     \
 		    RQ(4, 420, rc_, 3150, 3160, 101, 101, .t_end = 5000 * US, \
 		       .t_headers = (hc_) * US, .t_first_read = (fc_) * US,   \
 		       .conn_reused = true),                                  \
@@ -3979,12 +3981,13 @@ static const struct scenario scenarios[] = {
 		LOOP_READS_ON_RQS,
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
 	},
-	/* handler_at_its_read's loop running CPython, request 2's bytes in
-	 * the kernel by 60 us, before request 1's read, on a connection that
-	 * served one before: one poll returned both, and asyncio reads all it
-	 * polled before it runs a handler, whatever the reads cost (h11
-	 * parses a long prompt for 1-2 ms): request 1 goes at the wake at 700
-	 * (without: at 2's read, 650) */
+	/* handler_at_its_read's loop running CPython, request 1 a long
+	 * prompt, request 2's bytes in the kernel by 60 us, before request
+	 * 1's read, on a connection that served one before: one poll returned
+	 * both, and asyncio reads all it polled before it runs a handler, the
+	 * 550 us between the reads request 1's parse (h11 parses a long
+	 * prompt for 1-2 ms): request 1 goes at the wake at 700 (without: at
+	 * 2's read, 650) */
 	{
 		SC("test_fallbacks", "polled_reads_asyncio"),
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
@@ -4001,6 +4004,17 @@ static const struct scenario scenarios[] = {
 		POLLED_READS_RQS(.conn_reused = false),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
+	/* ... or request 1 a 64-byte prompt: 550 us are no parse of it, a
+	 * handler's run (a loop that ran its engine's step between its poll
+	 * and its reads: vLLM V0's) */
+	{
+		SC("test_fallbacks", "polled_reads_short"),
+		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
+			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = 64),
+		    RQ(2, 60, 650, 0, 0, 101, 0, .conn_reused = true)),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
 	/* ... or the loop Node's, which runs a handler at its read */
 	{
 		SC("test_fallbacks", "polled_reads_node"),
@@ -4014,7 +4028,8 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "polled_reads_late"),
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
 			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101,
+		       .bytes_in = LONG_PROMPT),
 		    RQ(2, 120, 650, 0, 0, 101, 0, .conn_reused = true)),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
@@ -4036,7 +4051,8 @@ static const struct scenario scenarios[] = {
 		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
 			       LOOP_ENGINE_PREEMPTED, UNPAREN LOOP_WOKE(300),
 			       LOOP_READS_ON),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101),
+		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101,
+		       .bytes_in = LONG_PROMPT),
 		    RQ(3, 30, 80, 0, 0, 101, 0),
 		    RQ(2, 60, 650, 0, 0, 101, 0, .conn_reused = true)),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),

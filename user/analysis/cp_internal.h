@@ -58,6 +58,9 @@
 /* An event loop's reads of one epoll batch come back to back (a recv and
  * a parse each, 100-200 us): a longer gap is a new batch (loopfifo.c). */
 #define LOOP_BATCH_NS 500000ULL
+/* What a CPython loop's parse of a request's bytes may take beyond that
+ * (h11: 1.2-2.4 ms for 200 KB here, loopfifo.c's polled_with()) */
+#define PARSE_NS_PER_BYTE 16ULL
 /* A wakeup may be traced just before its target's switch-out completes. */
 #define WAKE_RACE_NS 50000ULL
 /* A receive woken for room finds data sent this soon after it ran (3 us on

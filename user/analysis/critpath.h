@@ -46,6 +46,7 @@ struct tt_cp_request {
 	 * order of reads and sends (rqindex.c) */
 	bool tls_unread;
 	bool conn_reused; /* an earlier request on its connection was seen */
+	__u64 bytes_in; /* the request's bytes read */
 };
 
 /* Stages (docs/design.md §4.7); tt_stage_name() gives the JSON names. */

@@ -65,34 +65,41 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
  * Loop th's read act began its request at begun (its first read), whose
  * first bytes were in the kernel when th read at t0, and th runs CPython:
  * one poll returned both, and asyncio (uvloop too) reads all that a poll
- * returned before it runs a task, whatever the reads cost (h11 parses 200
- * KB in 1-2 ms). Not the rest of a body: uvicorn stops polling a socket
- * whose body passed 64 KB until the handler asks for more; nor a new
- * connection's first request: a later turn of the loop accepted it.
+ * returned before it runs a task, whatever the reads cost, as long as
+ * that is what a parse of the previous read x's request could take (h11
+ * parses 200 KB in 1-2 ms; a loop that ran its engine's step between its
+ * poll and its reads of 64-byte prompts took longer). Not the rest of a
+ * body: uvicorn stops polling a socket whose body passed 64 KB until the
+ * handler asks for more; nor a new connection's first request: a later
+ * turn of the loop accepted it.
  */
 static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
-			const struct cp_thread *th, const struct rq_act *act,
-			__u64 begun, __u64 t0)
+			const struct cp_thread *th, const struct rq_act *x,
+			const struct rq_act *act, __u64 begun, __u64 t0)
 {
 	const struct tt_cp_request *q = &ix->rqs[act->req];
 
 	return q->conn_reused &&
 	       begun == (q->t_first_read ? q->t_first_read : act->t) &&
-	       q->t_arrive && q->t_arrive < t0 && cp_runs_cpython(cp, th->tgid);
+	       q->t_arrive && q->t_arrive < t0 &&
+	       cp_cpu_in(th, x->t, begun) <=
+		       LOOP_BATCH_NS +
+			       PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in &&
+	       cp_runs_cpython(cp, th->tgid);
 }
 
 /* Read act, begun at begun, more than LOOP_BATCH_NS of the loop's CPU after
- * its last read: a loop preempted between two reads of one epoll batch ran
+ * its last read x: a loop preempted between two reads of one epoll batch ran
  * no handler; nor one that polled both (t0: the batch's first read) and
  * handed nothing on between (then it polled again) */
 static bool new_batch(const struct tt_critpath *cp, const struct rq_index *ix,
-		      const struct cp_thread *th, __u64 last_read,
+		      const struct cp_thread *th, const struct rq_act *x,
 		      const struct rq_act *act, __u64 begun, __u64 t0)
 {
-	return begun > last_read + LOOP_BATCH_NS &&
-	       cp_cpu_in(th, last_read, begun) > LOOP_BATCH_NS &&
-	       (!polled_with(cp, ix, th, act, begun, t0) ||
-		cp_handoff_in(cp, th, last_read, begun, 0));
+	return begun > x->t + LOOP_BATCH_NS &&
+	       cp_cpu_in(th, x->t, begun) > LOOP_BATCH_NS &&
+	       (!polled_with(cp, ix, th, x, act, begun, t0) ||
+		cp_handoff_in(cp, th, x->t, begun, 0));
 }
 
 /* Where the request of read act a began to be read, when that was after
@@ -157,6 +164,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
 	__u64 t_held, last_read = 0, batch_read = 0, turn, begun;
+	const struct rq_act *last = NULL;
 	bool sends;
 
 	if (!th)
@@ -194,14 +202,14 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			 * loop began to read this one, a batch of several in
 			 * the loop's next turn, which may have read a part */
 			begun = act->write ? 0 : read_start(ix, act, last_read);
-			if (begun && !sends &&
-			    new_batch(cp, ix, th, last_read, act, begun,
-				      batch_read))
+			if (begun && last && !sends &&
+			    new_batch(cp, ix, th, last, act, begun, batch_read))
 				stretch_end(ix, queue, &head, &start, tail,
 					    tail - start == 1 ? begun : act->t);
 			if (!act->write) {
 				batch_read = start == tail ? begun : batch_read;
 				last_read = act->t;
+				last = act;
 			}
 			if (!act->write && act->t >= t_held)
 				enqueue_read(cp, th, ix, queue, key, head,
@@ -311,7 +319,7 @@ static bool same_batch(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct rq_act *y, __u64 t0)
 {
 	return x->tid == y->tid && !x->write && !y->write &&
-	       !new_batch(cp, ix, th, x->t, y, read_start(ix, y, x->t), t0) &&
+	       !new_batch(cp, ix, th, x, y, read_start(ix, y, x->t), t0) &&
 	       !cp_blocked_in(cp, th, x->t, cp_rec_before(th, y->t));
 }
 

@@ -109,6 +109,7 @@ static struct tt_cp_request cp_request_of(const struct tt_request *r,
 		.hop_read_tid = r->hop_read_tid,
 		.tls_unread = r->incomplete & TT_INC_TLS,
 		.conn_reused = r->conn_reused,
+		.bytes_in = r->bytes_in,
 	};
 }
 
