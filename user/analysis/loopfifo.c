@@ -62,28 +62,28 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 }
 
 /*
- * Loop th's read act began its request at begun (its first read), whose
- * first bytes were in the kernel when th read at t0, and th runs CPython:
- * one poll returned both, and asyncio (uvloop too) reads all that a poll
- * returned before it runs a task, whatever the reads cost, as long as
- * that is what a parse of the previous read x's request could take (h11
- * parses 200 KB in 1-2 ms; a loop that ran its engine's step between its
- * poll and its reads of 64-byte prompts took longer). Not the rest of a
- * body: uvicorn stops polling a socket whose body passed 64 KB until the
- * handler asks for more; nor a new connection's first request: a later
- * turn of the loop accepted it.
+ * Loop th's read act began its request at begun (its first read), cpu of
+ * th's CPU after its read x, the request's first bytes in the kernel when
+ * th read at t0, and th runs CPython: one poll returned both, and asyncio
+ * (uvloop too) reads all that a poll returned before it runs a task,
+ * whatever the reads cost, as long as that is what a parse of x's request
+ * could take (h11 parses 200 KB in 1-2 ms; a loop that ran its engine's
+ * step between its poll and its reads of 64-byte prompts took longer).
+ * Not the rest of a body: uvicorn stops polling a socket whose body passed
+ * 64 KB until the handler asks for more; nor a new connection's first
+ * request: a later turn of the loop accepted it.
  */
 static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 			const struct cp_thread *th, const struct rq_act *x,
-			const struct rq_act *act, __u64 begun, __u64 t0)
+			const struct rq_act *act, __u64 begun, __u64 t0,
+			__u64 cpu)
 {
 	const struct tt_cp_request *q = &ix->rqs[act->req];
 
 	return q->conn_reused &&
 	       begun == (q->t_first_read ? q->t_first_read : act->t) &&
 	       q->t_arrive && q->t_arrive < t0 &&
-	       cp_cpu_in(th, x->t, begun) <=
-		       LOOP_BATCH_NS +
+	       cpu <= LOOP_BATCH_NS +
 			       PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in &&
 	       cp_runs_cpython(cp, th->tgid);
 }
@@ -96,9 +96,13 @@ static bool new_batch(const struct tt_critpath *cp, const struct rq_index *ix,
 		      const struct cp_thread *th, const struct rq_act *x,
 		      const struct rq_act *act, __u64 begun, __u64 t0)
 {
-	return begun > x->t + LOOP_BATCH_NS &&
-	       cp_cpu_in(th, x->t, begun) > LOOP_BATCH_NS &&
-	       (!polled_with(cp, ix, th, x, act, begun, t0) ||
+	__u64 cpu;
+
+	if (begun <= x->t + LOOP_BATCH_NS)
+		return false;
+	cpu = cp_cpu_in(th, x->t, begun);
+	return cpu > LOOP_BATCH_NS &&
+	       (!polled_with(cp, ix, th, x, act, begun, t0, cpu) ||
 		cp_handoff_in(cp, th, x->t, begun, 0));
 }
 
@@ -163,8 +167,8 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 {
 	const struct cp_thread *th = cp_thread_find(cp, ix->act[lo].tid);
 	size_t head = 0, tail = 0, start = 0, a = lo, w = 0, k = 0, m = 0;
-	__u64 t_held, last_read = 0, batch_read = 0, turn, begun;
-	const struct rq_act *last = NULL;
+	__u64 t_held, batch_read = 0, turn, begun;
+	const struct rq_act *last = NULL; /* its last read */
 	bool sends;
 
 	if (!th)
@@ -201,14 +205,15 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			 * one (Node runs a handler at its read) before the
 			 * loop began to read this one, a batch of several in
 			 * the loop's next turn, which may have read a part */
-			begun = act->write ? 0 : read_start(ix, act, last_read);
+			begun = act->write ?
+					0 :
+					read_start(ix, act, last ? last->t : 0);
 			if (begun && last && !sends &&
 			    new_batch(cp, ix, th, last, act, begun, batch_read))
 				stretch_end(ix, queue, &head, &start, tail,
 					    tail - start == 1 ? begun : act->t);
 			if (!act->write) {
 				batch_read = start == tail ? begun : batch_read;
-				last_read = act->t;
 				last = act;
 			}
 			if (!act->write && act->t >= t_held)
