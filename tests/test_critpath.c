@@ -5464,7 +5464,7 @@ static const struct scenario scenarios[] = {
 	 * between), one batch: 1165 (without: 777.5) */
 	ENGINE_LOOP_BATCH_C("engine_loop_share_polled", 1420, 1435, 1450, 101,
 			    2050, 1045, 0,
-			    (E_COMM(1, 101, "loop"),
+			    (UNPAREN LOOP_NAMED,
 			     E_RTLOCK(0, 101, 0x7200, 0x7300)),
 			    (), R_T(t_enqueue, 1165),
 			    R(enqueue, TT_CP_ENQ_SHARE)),
