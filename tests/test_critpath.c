@@ -1529,9 +1529,17 @@ static void check_fileio_calls(struct tt_critpath *cp)
 	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), RQ(2, 600, 650, 0, 0, 101, 0))
 /* ... request 1 a long prompt (200 KB), request 2 in by 60 us, its
  * connection's use (...) */
-#define POLLED_READS_RQS(...)                                              \
-	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = LONG_PROMPT), \
-	    RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
+/* request 1, a long prompt loop 101 read at 100 us */
+#define POLLED_RQ1 RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = LONG_PROMPT)
+#define POLLED_READS_RQS(...) \
+	RQS(POLLED_RQ1, RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
+/* ... with rq3 read in request 1's batch */
+#define POLLED_READS_3_RQS(rq3, ...) \
+	RQS(POLLED_RQ1, rq3, RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
+/* LOOP_READS_ON in a CPython process, after the steps given */
+#define POLLED_STEPS(...)                                            \
+	STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), LOOP_ENGINE_PREEMPTED, \
+	      ##__VA_ARGS__, LOOP_READS_ON)
 /* Loop 101 lets its request go at 300 us (blocks); engine e, its GIL at
  * 0x7000 in its process, preempted at 200 us, runs at 500 and hands the
  * token through that GIL to thread o at 1400 us, which writes to 101 */
@@ -3990,8 +3998,7 @@ static const struct scenario scenarios[] = {
 	 * 2's read, 650) */
 	{
 		SC("test_fallbacks", "polled_reads_asyncio"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		.steps = POLLED_STEPS(),
 		POLLED_READS_RQS(.conn_reused = true),
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
 	},
@@ -3999,8 +4006,7 @@ static const struct scenario scenarios[] = {
 	 * loop accepted it, after request 1's handler */
 	{
 		SC("test_fallbacks", "polled_reads_new_conn"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		.steps = POLLED_STEPS(),
 		POLLED_READS_RQS(.conn_reused = false),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
@@ -4009,8 +4015,7 @@ static const struct scenario scenarios[] = {
 	 * and its reads: vLLM V0's) */
 	{
 		SC("test_fallbacks", "polled_reads_short"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
+		.steps = POLLED_STEPS(),
 		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = 64),
 		    RQ(2, 60, 650, 0, 0, 101, 0, .conn_reused = true)),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
@@ -4026,21 +4031,42 @@ static const struct scenario scenarios[] = {
 	 * poll returned it */
 	{
 		SC("test_fallbacks", "polled_reads_late"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101,
-		       .bytes_in = LONG_PROMPT),
+		.steps = POLLED_STEPS(),
+		RQS(POLLED_RQ1,
 		    RQ(2, 120, 650, 0, 0, 101, 0, .conn_reused = true)),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
-	/* ... or request 2's read at 650 us the rest of a body begun at 40,
-	 * before request 1's read: uvicorn stops polling a socket whose body
-	 * passed 64 KB until its handler asks for more */
+	/* The same with request 2's read at 650 us the rest of a body begun
+	 * at 40, on a new connection, the loop waiting from 45 to 90 us:
+	 * uvicorn stops polling a socket whose body passed 64 KB until its
+	 * handler asks for more, which it did in a turn before the poll that
+	 * returned both */
 	{
 		SC("test_fallbacks", "polled_reads_rest"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, LOOP_READS_ON),
-		POLLED_READS_RQS(.conn_reused = true, .t_first_read = 40 * US),
+		.steps = POLLED_STEPS(E_OUT(45, 101, .sys = NR_EPOLL_WAIT,
+						  .arg0 = 3),
+				      E_IN(90, 101)),
+		POLLED_READS_RQS(.conn_reused = false, .t_first_read = 40 * US),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* ... but that body begun at 90 us, after request 3's read at 80
+	 * began the batch: its handler asked for the rest after the batch,
+	 * a later poll returned it */
+	{
+		SC("test_fallbacks", "polled_reads_rest_in_batch"),
+		.steps = POLLED_STEPS(),
+		POLLED_READS_3_RQS(RQ(3, 30, 80, 0, 0, 101, 0),
+				   .t_first_read = 90 * US),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or request 3's headers sent at 300 us, between the reads: a
+	 * handler ran, the loop polled again */
+	{
+		SC("test_fallbacks", "polled_reads_headers"),
+		.steps = POLLED_STEPS(),
+		POLLED_READS_3_RQS(RQ(3, 30, 80, 0, 0, 101, 101,
+				      .t_headers = 300 * US),
+				   .conn_reused = true),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
 	/* ... or request 3, read at 80 us, handed on at 300 (a wake of 104)
@@ -4048,13 +4074,9 @@ static const struct scenario scenarios[] = {
 	 * again */
 	{
 		SC("test_fallbacks", "polled_reads_handed_on"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300),
-			       LOOP_ENGINE_PREEMPTED, UNPAREN LOOP_WOKE(300),
-			       LOOP_READS_ON),
-		RQS(RQ(1, 50, 100, 1520, 1530, 101, 101,
-		       .bytes_in = LONG_PROMPT),
-		    RQ(3, 30, 80, 0, 0, 101, 0),
-		    RQ(2, 60, 650, 0, 0, 101, 0, .conn_reused = true)),
+		.steps = POLLED_STEPS(UNPAREN LOOP_WOKE(300)),
+		POLLED_READS_3_RQS(RQ(3, 30, 80, 0, 0, 101, 0),
+				   .conn_reused = true),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the

@@ -585,6 +585,9 @@ struct rq_index {
 	/* the gateway's reads of the hops' first tokens, by tid, then t */
 	struct rq_act *hop_reads;
 	size_t nhop_reads;
+	/* the responses' headers, by their writer, then t */
+	struct rq_act *hdrs;
+	size_t nhdrs;
 	/* per request, of a hop: the request that sent it, when its sender
 	 * read requests itself (an event loop), else NONE32 (hop.c) */
 	__u32 *hop_owner;
@@ -711,6 +714,8 @@ size_t cp_act_after(const struct rq_index *ix, __u32 tid, __u64 t);
 size_t cp_acts_after(const struct rq_act *v, size_t n, __u32 tid, __u64 t);
 /* tid's first read or write of a request other than req after t, or ~0. */
 __u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req);
+/* tid sent a response's headers in (s, t). */
+bool cp_headers_in(const struct rq_index *ix, __u32 tid, __u64 s, __u64 t);
 /* tid serves request req and no other that began by limit. */
 bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit);
 

@@ -62,16 +62,18 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 }
 
 /*
- * Loop th's read act began its request at begun (its first read), cpu of
- * th's CPU after its read x, the request's first bytes in the kernel when
- * th read at t0, and th runs CPython: one poll returned both, and asyncio
- * (uvloop too) reads all that a poll returned before it runs a task,
- * whatever the reads cost, as long as that is what a parse of x's request
- * could take (h11 parses 200 KB in 1-2 ms; a loop that ran its engine's
- * step between its poll and its reads of 64-byte prompts took longer).
- * Not the rest of a body: uvicorn stops polling a socket whose body passed
- * 64 KB until the handler asks for more; nor a new connection's first
- * request: a later turn of the loop accepted it.
+ * Loop th's read act, begun at begun, cpu of th's CPU after its read x, its
+ * request's first bytes in the kernel when th read at t0, and th runs
+ * CPython: one poll returned both, and asyncio (uvloop too) reads all that
+ * a poll returned before it runs a task, whatever the reads cost, as long
+ * as that is what a parse of x's request could take (h11 parses 200 KB in
+ * 1-2 ms; a loop that ran its engine's step between its poll and its reads
+ * of 64-byte prompts took longer) and no handler began its response in
+ * between. Either act began its request, on a connection that served one
+ * before (a later turn of the loop accepted a new one), or it is the rest
+ * of a body begun before t0: uvicorn stops polling a socket whose body
+ * passed 64 KB until its handler asks for more, which it did in a turn
+ * before.
  */
 static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 			const struct cp_thread *th, const struct rq_act *x,
@@ -79,12 +81,14 @@ static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 			__u64 cpu)
 {
 	const struct tt_cp_request *q = &ix->rqs[act->req];
+	bool first = begun == (q->t_first_read ? q->t_first_read : act->t);
+	bool rest = q->t_first_read && q->t_first_read < t0 && begun == act->t;
 
-	return q->conn_reused &&
-	       begun == (q->t_first_read ? q->t_first_read : act->t) &&
-	       q->t_arrive && q->t_arrive < t0 &&
+	return ((first && q->conn_reused) || rest) && q->t_arrive &&
+	       q->t_arrive < t0 &&
 	       cpu <= LOOP_BATCH_NS +
 			       PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in &&
+	       !cp_headers_in(ix, th->tid, x->t, begun) &&
 	       cp_runs_cpython(cp, th->tgid);
 }
 

@@ -41,6 +41,7 @@ void cp_rq_index_free(struct rq_index *ix)
 	free(ix->act);
 	free(ix->hops);
 	free(ix->hop_reads);
+	free(ix->hdrs);
 	free(ix->hop_owner);
 	free(ix->owned_hop);
 	free(ix->fifo);
@@ -130,7 +131,7 @@ int cp_rq_hop_cmp(const void *a, const void *b)
 int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 		      size_t n)
 {
-	size_t i, k = 0, caphops = 0, capreads = 0;
+	size_t i, k = 0, caphops = 0, capreads = 0, caphdrs = 0;
 
 	ix->e = malloc((n ? n : 1) * 2 * sizeof(*ix->e));
 	ix->srv = malloc((n ? n : 1) * 2 * sizeof(*ix->srv));
@@ -164,6 +165,15 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 			ix->act[ix->nact++] = (struct rq_act){
 				.tid = rq->reader_tid, .req = i, .t = rq->t_read
 			};
+		if (rq->writer_tid && rq->t_headers) {
+			if (tt_grow((void **)&ix->hdrs, &caphdrs, ix->nhdrs + 1,
+				    sizeof(*ix->hdrs)))
+				return -ENOMEM;
+			ix->hdrs[ix->nhdrs++] =
+				(struct rq_act){ .tid = rq->writer_tid,
+						 .req = i,
+						 .t = rq->t_headers };
+		}
 		if (rq->writer_tid && rq->t_first_write)
 			ix->act[ix->nact++] =
 				(struct rq_act){ .tid = rq->writer_tid,
@@ -184,6 +194,8 @@ int cp_rq_index_build(struct rq_index *ix, const struct tt_cp_request *rqs,
 	if (ix->nhop_reads)
 		qsort(ix->hop_reads, ix->nhop_reads, sizeof(*ix->hop_reads),
 		      cp_rq_act_cmp);
+	if (ix->nhdrs)
+		qsort(ix->hdrs, ix->nhdrs, sizeof(*ix->hdrs), cp_rq_act_cmp);
 	ix->n = k;
 	ix->tids = calloc(k ? k : 1, sizeof(*ix->tids));
 	if (!ix->tids)
@@ -460,6 +472,13 @@ __u64 cp_rq_next_act(const struct rq_index *ix, __u32 tid, __u64 t, __u32 req)
 		if (ix->act[a].req != req)
 			return ix->act[a].t;
 	return UINT64_MAX;
+}
+
+bool cp_headers_in(const struct rq_index *ix, __u32 tid, __u64 s, __u64 t)
+{
+	size_t a = cp_acts_after(ix->hdrs, ix->nhdrs, tid, s);
+
+	return a < ix->nhdrs && ix->hdrs[a].tid == tid && ix->hdrs[a].t < t;
 }
 
 bool cp_rq_only(const struct rq_index *ix, __u32 tid, __u32 req, __u64 limit)
