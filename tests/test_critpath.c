@@ -1527,10 +1527,9 @@ static void check_fileio_calls(struct tt_critpath *cp)
 #define LONG_PROMPT 200000
 #define LOOP_READS_ON_RQS \
 	RQS(RQ(1, 50, 100, 1520, 1530, 101, 101), RQ(2, 600, 650, 0, 0, 101, 0))
-/* ... request 1 a long prompt (200 KB), request 2 in by 60 us, its
- * connection's use (...) */
-/* request 1, a long prompt loop 101 read at 100 us */
+/* ... request 1 a long prompt (200 KB) loop 101 read at 100 us */
 #define POLLED_RQ1 RQ(1, 50, 100, 1520, 1530, 101, 101, .bytes_in = LONG_PROMPT)
+/* ... and request 2 in by 60 us, its connection's use (...) */
 #define POLLED_READS_RQS(...) \
 	RQS(POLLED_RQ1, RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
 /* ... with rq3 read in request 1's batch */
