@@ -937,6 +937,24 @@ static __always_inline void hop_reply(const struct sock *sk, int ret, __u64 id)
 			     TT_F_HOP_REPLY | port << TT_F_PORT_SHIFT, id);
 }
 
+/* Threads that read a traced server connection: their polls are recorded
+ * (an event loop's turns), no other thread's (ZMQ's I/O threads poll for
+ * every message). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} server_readers SEC(".maps");
+
+static __always_inline void server_reader_note(__u32 tid)
+{
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&server_readers, &tid))
+		bpf_map_update_elem(&server_readers, &tid, &one, BPF_ANY);
+}
+
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 {
@@ -953,8 +971,43 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 	}
 	ensure_conn(sk);
 	emit_sock_as(TT_EV_RECV, sk, ret, 0, id);
+	server_reader_note((__u32)id);
 	return 0;
 }
+
+/* A server reader's epoll wait returned ready fds: a turn of its loop
+ * begins (docs/design.md §4.4). One that returned none made no reads. */
+static __always_inline int poll_exit_emit(long ret, __u32 nr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct tt_event_poll {
+		struct tt_hdr h;
+		struct tt_poll p;
+	} *e;
+
+	if (ret <= 0 || !tgid_traced(id >> 32) ||
+	    !bpf_map_lookup_elem(&server_readers, &tid))
+		return 0;
+	e = reserve(sizeof(*e), TT_EV_POLL);
+	if (!e)
+		return 0;
+	e->p.nready = ret;
+	e->p.syscall_nr = nr;
+	submit(e);
+	return 0;
+}
+
+#define POLL_HOOK(name)                                                 \
+	SEC("tracepoint/syscalls/sys_exit_" #name)                      \
+	int tt_poll_##name##_exit(struct trace_event_raw_sys_exit *ctx) \
+	{                                                               \
+		return poll_exit_emit(ctx->ret, TT_NR_##name);          \
+	}
+
+POLL_HOOK(epoll_wait)
+POLL_HOOK(epoll_pwait)
+POLL_HOOK(epoll_pwait2)
 
 /* ---- sends ---- */
 

@@ -74,6 +74,8 @@ enum tt_event_type {
 			     * pipe a traced thread reads (tt_pipe_io) */
 	TT_EV_TLS_PLAIN = 32, /* BPF to collector only: an SSL_write that
 			       * sent nothing itself (tt_tls_plain) */
+	TT_EV_POLL = 33, /* hdr: a reader of a traced connection whose epoll
+			  * wait returned ready fds (tt_poll), at its return */
 	TT_EV_MAX
 };
 
@@ -247,6 +249,15 @@ struct tt_send_raw {
 struct tt_steal {
 	__u64 ns;
 	__u64 ts_on;
+};
+
+/* TT_EV_POLL: an event loop's poll returned nready fds (docs/design.md
+ * §4.4, "One poll's reads"): the reads it then makes until the next are
+ * what that poll returned. Only for threads that read a traced server
+ * connection, only polls that returned something. */
+struct tt_poll {
+	__s32 nready;
+	__u32 syscall_nr; /* epoll_wait, epoll_pwait or epoll_pwait2 */
 };
 
 /* TT_EV_PIPE_IO: a pipe's bytes in order, counted over its traced writes

@@ -121,6 +121,7 @@ enum step_op {
 	OP_DATA_WAKE, /* tid writes to an eventfd or socket target read last */
 	OP_DATA_READ, /* tid reads what a data wake announced */
 	OP_MSG_SEND, /* tid hands a message to ZMQ */
+	OP_POLL, /* tid's epoll wait returned ready fds */
 	OP_STEAL, /* tid's run [t0, t) lost arg0 us to the hypervisor */
 	OP_PIPE_IO, /* tid writes or reads (cmd) bytes [t0, t0 + flags) of a
 		     * pipe */
@@ -224,6 +225,7 @@ struct step {
 #define E_BREAD(t_, tid_)                                                     \
 	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_PIPE_BEHIND }
 #define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
+#define E_POLL(t_, tid_) { OP_POLL, (t_) * US, tid_ }
 #define E_STEAL(t0_, t_, tid_, us_)                                           \
 	{ OP_STEAL, (t_) * US, tid_, .t0 = (t0_) * US, .arg0 = us_ }
 /* tid writes or reads bytes [pos, pos + len) of the pipe */
@@ -326,6 +328,11 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_MSG_SEND, st->t, st->tid);
 		ev->msg.sock = 0x5000;
 		ev->msg.fn = TT_MSG_ZMQ_MSG_SEND;
+		break;
+	case OP_POLL:
+		ev = ev_new(s, TT_EV_POLL, st->t, st->tid);
+		ev->poll.nready = 1;
+		ev->poll.syscall_nr = NR_EPOLL_WAIT;
 		break;
 	case OP_STEAL:
 		ev = ev_new(s, TT_EV_STEAL, st->t, st->tid);
@@ -4078,6 +4085,42 @@ static const struct scenario scenarios[] = {
 				   .conn_reused = true),
 		.want = WANT_DISPATCH(1, 900, 650, RESUME),
 	},
+	/* polled_reads_asyncio with the loop's polls recorded (from 90 us
+	 * on), one returning at 400, between the reads: two polls' reads,
+	 * which tells nothing of the handlers (aiohttp runs those of a poll's
+	 * reads after the next poll's reads): the CPU between tells */
+	{
+		SC("test_fallbacks", "polled_reads_poll_between"),
+		.steps = POLLED_STEPS(E_POLL(90, 101), E_POLL(400, 101)),
+		POLLED_READS_RQS(.conn_reused = true),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* polled_reads_new_conn with the loop's polls recorded and none
+	 * between the reads: one poll's, whatever the connection (aiohttp
+	 * reads each body's rest at the next poll, before any handler ran) */
+	{
+		SC("test_fallbacks", "polled_reads_no_poll_between"),
+		.steps = POLLED_STEPS(E_POLL(90, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* ... or the loop Node's: one poll's reads, a handler run at each */
+	{
+		SC("test_fallbacks", "polled_reads_node_polls"),
+		.steps = STEPS(E_POLL(90, 101), LOOP_ENGINE_PREEMPTED,
+			       LOOP_READS_ON),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... but the loop's first recorded poll at 400 us, after request 1's
+	 * read (it was no reader of a traced connection before): whether one
+	 * returned before is unknown, the CPU between tells */
+	{
+		SC("test_fallbacks", "polled_reads_polls_from_later"),
+		.steps = POLLED_STEPS(E_POLL(400, 101)),
+		POLLED_READS_RQS(.conn_reused = true),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
 	 * anywhere: the receive is the dispatch, the send the enqueue. */
@@ -4227,6 +4270,26 @@ static const struct scenario scenarios[] = {
 				NULL,
 				{ R(complete, true), R_T(t_dispatch, 600),
 				  R_T(t_enqueue, 250),
+				  R(dispatch, TT_CP_DISP_RESUME) } }),
+	},
+	/* loop_turns with the first request's headers at 310 us, after its
+	 * turn (300), and the second's at 450, not together (aiohttp's
+	 * handler sends its headers once it put the request): the second's
+	 * handler ran after the first's and woke nobody (an mp.Queue's
+	 * feeder busy), the wake at 500 is a later one's (without: its turn,
+	 * 500) */
+	{
+		SC("test_fallbacks", "loop_turns_headers_after_turn"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
+		       .t_headers = 310 * US),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101,
+		       .t_headers = 450 * US)),
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true), R_T(t_dispatch, 600),
+				  R_T(t_enqueue, 450),
 				  R(dispatch, TT_CP_DISP_RESUME) } }),
 	},
 	/*

@@ -39,7 +39,7 @@ static const unsigned int stored_types[] = {
 	TT_EV_MARK,	  TT_EV_FILEIO,	    TT_EV_ENERGY,
 	TT_EV_GO,	  TT_EV_GO_CHAN,    TT_EV_DATA_WAKE,
 	TT_EV_DATA_READ,  TT_EV_MSG_SEND,   TT_EV_DATA_READY_DEV,
-	TT_EV_STEAL,	  TT_EV_PIPE_IO,
+	TT_EV_STEAL,	  TT_EV_PIPE_IO,    TT_EV_POLL,
 };
 #define NSTORED (sizeof(stored_types) / sizeof(stored_types[0]))
 

@@ -336,9 +336,10 @@ struct cp_thread {
 	struct cp_fread *freads; /* sorted */
 	size_t nfreads, capfreads;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
-	 * hand-off, whether or not it woke anyone */
-	__u64 *msends;
-	size_t nmsends, capmsends;
+	 * hand-off, whether or not it woke anyone; its polls that returned
+	 * ready fds (TT_EV_POLL: an event loop's turns), sorted */
+	__u64 *msends, *polls;
+	size_t nmsends, capmsends, npolls, cappolls;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;

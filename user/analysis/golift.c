@@ -255,6 +255,8 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 		if (is_go(gl, ev->h.tgid))
 			return 0;
 		break;
+	case TT_EV_POLL:
+		/* an M polled (the netpoller), no goroutine */
 	case TT_EV_MSG_SEND:
 		/* an M called it (cgo), not a goroutine */
 		if (is_go(gl, ev->h.tgid))

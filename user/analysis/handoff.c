@@ -332,6 +332,24 @@ static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
 	return h;
 }
 
+/* The headers th sent for the request before t, when it woke no thread
+ * since the headers it sent before them (another request's: that handler
+ * ran before this one, and its put may have woken someone); else 0 */
+static __u64 own_turn_headers(const struct walk *wk, const struct cp_thread *th,
+			      __u64 t)
+{
+	const struct rq_index *ix = wk->ix;
+	__u64 h = reader_headers(wk, th, wk->r, t), from = wk->r;
+	size_t a;
+
+	if (!h)
+		return 0;
+	a = cp_acts_after(ix->hdrs, ix->nhdrs, th->tid, h - 1);
+	if (a > 0 && ix->hdrs[a - 1].tid == th->tid && ix->hdrs[a - 1].t > from)
+		from = ix->hdrs[a - 1].t;
+	return cp_handoff_in(wk->cp, th, from, h, wk->callee_tgid) ? 0 : h;
+}
+
 /* Reader th serves the request alone: it writes it too, and reads no other
  * request before its first token (a thread per connection, http.server's) */
 static bool serves_alone(const struct walk *wk, const struct cp_thread *th)
@@ -452,8 +470,8 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 			return h;
 	} else if (next && next < t && !call_turn(wk, th, next)) {
 		/* a turn after the headers its handler sent, waking nobody:
-		 * it had let the request go (the turn is a later batch's) */
-		h = wakeless_headers(wk, th, wk->r, next);
+		 * it had let the request go (the turn is a later one's) */
+		h = own_turn_headers(wk, th, next);
 		return h ? h : next;
 	}
 	/* a message handed to ZMQ is a hand-off, waking no one or later */

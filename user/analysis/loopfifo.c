@@ -61,19 +61,30 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 	*head = *start = tail;
 }
 
+/* th's first poll return in [s, t), or 0 */
+static __u64 poll_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	size_t i =
+		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), s);
+
+	return i < th->npolls && th->polls[i] < t ? th->polls[i] : 0;
+}
+
 /*
  * Loop th's read act, begun at begun, cpu of th's CPU after its read x, its
  * request's first bytes in the kernel when th read at t0, and th runs
  * CPython: one poll returned both, and asyncio (uvloop too) reads all that
- * a poll returned before it runs a task, whatever the reads cost, as long
- * as that is what a parse of x's request could take (h11 parses 200 KB in
- * 1-2 ms; a loop that ran its engine's step between its poll and its reads
- * of 64-byte prompts took longer) and no handler began its response in
- * between. Either act began its request, on a connection that served one
- * before (a later turn of the loop accepted a new one), or it is the rest
- * of a body begun before t0: uvicorn stops polling a socket whose body
- * passed 64 KB until its handler asks for more, which it did in a turn
- * before.
+ * a poll returned before it runs a task, whatever the reads cost: where
+ * th's polls were recorded (since before x), when no poll returned between
+ * (one that did tells nothing: aiohttp runs the handlers of a poll's reads
+ * after the next poll's). Else as long as the CPU is what a parse of x's
+ * request could take (h11 parses 200 KB in 1-2 ms; a loop that ran its engine's step
+ * between its poll and its reads of 64-byte prompts took longer) and no
+ * handler began its response in between. Either act began its request, on
+ * a connection that served one before (a later turn of the loop accepted a
+ * new one), or it is the rest of a body begun before t0: uvicorn stops
+ * polling a socket whose body passed 64 KB until its handler asks for
+ * more, which it did in a turn before.
  */
 static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 			const struct cp_thread *th, const struct rq_act *x,
@@ -84,6 +95,9 @@ static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 	bool first = begun == (q->t_first_read ? q->t_first_read : act->t);
 	bool rest = q->t_first_read && q->t_first_read < t0 && begun == act->t;
 
+	if (th->npolls && th->polls[0] < x->t && !poll_in(th, x->t, act->t) &&
+	    cp_runs_cpython(cp, th->tgid))
+		return true;
 	return ((first && q->conn_reused) || rest) && q->t_arrive &&
 	       q->t_arrive < t0 &&
 	       cpu <= LOOP_BATCH_NS +

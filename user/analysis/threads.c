@@ -42,6 +42,7 @@ void tt_critpath_free(struct tt_critpath *cp)
 		free(cp->threads[i]->arrs);
 		free(cp->threads[i]->freads);
 		free(cp->threads[i]->msends);
+		free(cp->threads[i]->polls);
 		free(cp->threads[i]);
 	}
 	free(cp->threads);
@@ -690,12 +691,16 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 	return r && r < t ? r : 0;
 }
 
-/* A message handed to ZMQ: a hand-off of its thread (docs/design.md §4.4).
- * Its thread may not have run in the trace yet: it is made. */
+/* A message handed to ZMQ: a hand-off of its thread; or a loop's poll that
+ * returned ready fds: a turn of it (docs/design.md §4.4). Its thread may
+ * not have run in the trace yet: it is made. */
 static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 
+	if (th && ev->h.type == TT_EV_POLL)
+		return times_push(&th->polls, &th->npolls, &th->cappolls,
+				  ev->h.ts);
 	return th ? times_push(&th->msends, &th->nmsends, &th->capmsends,
 			       ev->h.ts) :
 		    -ENOMEM;
@@ -889,6 +894,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 	case TT_EV_DATA_READ:
 		return on_data_read(cp, ev);
 	case TT_EV_MSG_SEND:
+	case TT_EV_POLL:
 		return on_msg_send(cp, ev);
 	case TT_EV_PIPE_IO:
 		return cp_pipe_add(cp, ev);

@@ -120,6 +120,7 @@ static void trim_thread(struct tt_critpath *cp, struct cp_thread *th, __u64 t)
 	DROP_STARTED(th, dreads, t0);
 	DROP_STARTED(th, preads, t0);
 	DROP_STARTED(th, msends, t0);
+	DROP_STARTED(th, polls, t0);
 	DROP_STARTED(th, arrs, t0);
 	DROP_STARTED(th, freads, t0);
 }

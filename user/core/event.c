@@ -43,6 +43,7 @@ static const struct {
 	[TT_EV_STEAL] = { "steal", true, sizeof(struct tt_steal) },
 	[TT_EV_PIPE_IO] = { "pipe_io", true, sizeof(struct tt_pipe_io) },
 	[TT_EV_TLS_PLAIN] = { "tls_plain", false, 0 },
+	[TT_EV_POLL] = { "poll", true, sizeof(struct tt_poll) },
 };
 
 int tt_event_payload_size(unsigned int type)

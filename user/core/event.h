@@ -34,6 +34,7 @@ struct tt_event {
 		struct tt_energy energy;
 		struct tt_fileio fileio;
 		struct tt_pipe_io pipe;
+		struct tt_poll poll;
 	};
 };
 

@@ -126,6 +126,11 @@ static const struct ttfile_type_desc type_table[TT_EV_MAX] = {
 			FLD(tt_pipe_io, len, UINT),
 			FLD(tt_pipe_io, op, UINT),
 		} },
+	[TT_EV_POLL] = {
+		2, {
+			FLD(tt_poll, nready, SINT),
+			FLD(tt_poll, syscall_nr, UINT),
+		} },
 	[TT_EV_MSG_SEND] = {
 		3, {
 			FLD(tt_msg_send, sock, UINT),

@@ -733,6 +733,7 @@ struct tt_collector *tt_collector_open(const struct tt_collector_opts *o,
 	if (!c->hops)
 		bpf_program__set_autoload(c->skel->progs.tt_client_send, false);
 	tt_uring_hooks(c->skel);
+	tt_poll_hooks(c->skel);
 	e = ttftrace_bpf__load(c->skel);
 	if (e) {
 		snprintf(err, errlen,

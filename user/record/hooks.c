@@ -3,6 +3,7 @@
  * (hooks.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -79,8 +80,28 @@ void tt_uring_hooks(struct ttftrace_bpf *skel)
 				  sub || done);
 }
 
+void tt_poll_hooks(struct ttftrace_bpf *skel)
+{
+	const char *off = getenv("TTFTRACE_POLLS");
+	bool on = !off || strcmp(off, "0");
+
+	bpf_program__set_autoload(
+		skel->progs.tt_poll_epoll_wait_exit,
+		on && tt_tracepoint_exists("syscalls", "sys_exit_epoll_wait"));
+	bpf_program__set_autoload(
+		skel->progs.tt_poll_epoll_pwait_exit,
+		on && tt_tracepoint_exists("syscalls", "sys_exit_epoll_pwait"));
+	bpf_program__set_autoload(
+		skel->progs.tt_poll_epoll_pwait2_exit,
+		on && tt_tracepoint_exists("syscalls",
+					   "sys_exit_epoll_pwait2"));
+}
+
 const char *tt_hook_optional(const char *prog)
 {
+	/* without them, an event loop's batches are told by its CPU */
+	if (!strncmp(prog, "tt_poll_", 8))
+		return "event loops' polls";
 	/* without it, a gateway's calls are requests */
 	if (!strcmp(prog, "tt_client_send"))
 		return "gateways' hops";

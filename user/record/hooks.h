@@ -14,6 +14,9 @@ void tt_uring_hooks(struct ttftrace_bpf *skel);
  * 0, or -errno with a one-line reason in err. */
 int tt_attach_programs(struct ttftrace_bpf *skel, char *err, size_t errlen);
 
+/* The polls' three programs (docs/design.md §4.4): each where its syscall's
+ * tracepoint is, none with TTFTRACE_POLLS=0 */
+void tt_poll_hooks(struct ttftrace_bpf *skel);
 /* What a kernel without program prog loses, when recording goes on
  * without it (ttftrace check); NULL when it cannot. */
 const char *tt_hook_optional(const char *prog);

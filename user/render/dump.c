@@ -89,6 +89,10 @@ static void dump_payload(FILE *out, const struct tt_event *ev)
 	case TT_EV_DATA_READ:
 		fprintf(out, "via=%s", ipc_kind_name(ev->wake.target_cpu));
 		break;
+	case TT_EV_POLL:
+		fprintf(out, "ready=%d syscall=%u", ev->poll.nready,
+			ev->poll.syscall_nr);
+		break;
 	case TT_EV_PIPE_IO:
 		fprintf(out, "%s pipe=%#llx pos=%llu len=%u",
 			ev->pipe.op == TT_PIPE_WRITE ? "write" : "read",
