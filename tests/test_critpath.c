@@ -4292,6 +4292,25 @@ static const struct scenario scenarios[] = {
 				  R_T(t_enqueue, 450),
 				  R(dispatch, TT_CP_DISP_RESUME) } }),
 	},
+	/* An event loop reads two requests, and their handlers send their
+	 * headers at 200 and 250 us, waking nobody (the engine busy), before
+	 * the loop's one wake at 300: the second request, which the turns
+	 * leave "after the last", was let go at its headers (without: where
+	 * the loop blocked, 520) */
+	{
+		SC("test_fallbacks", "loop_turns_headers_before_last"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
+			       LOOP_TURNS_TAIL),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
+		       .t_headers = 200 * US),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101,
+		       .t_headers = 250 * US)),
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true), R_T(t_dispatch, 600),
+				  R_T(t_enqueue, 250),
+				  R(dispatch, TT_CP_DISP_RESUME) } }),
+	},
 	/*
 	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
 	 * only 140, which wakes 141, which wakes 142, which wakes the loop

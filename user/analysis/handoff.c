@@ -460,8 +460,12 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 		if (next > wk->r && next < t)
 			t = next;
 	} else if (next & CP_TURN_AFTER) {
-		/* handed on after the turn before it, without a wake */
+		/* handed on after the turn before it, without a wake; or its
+		 * headers came before that turn, waking nobody: there */
 		next &= ~CP_TURN_AFTER;
+		h = own_turn_headers(wk, th, next);
+		if (h)
+			return h;
 		if (next > from && next < t)
 			from = next + 1;
 		/* the turns up to tb were other requests': its headers */
