@@ -4311,6 +4311,23 @@ static const struct scenario scenarios[] = {
 				  R_T(t_enqueue, 250),
 				  R(dispatch, TT_CP_DISP_RESUME) } }),
 	},
+	/* ... the first request's headers at 310 us, after the turn, the
+	 * second's at 400, the loop waking nobody between: the second was
+	 * let go at its headers (without: where the loop blocked, 520) */
+	{
+		SC("test_fallbacks", "loop_turns_headers_after_last"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
+			       LOOP_TURNS_TAIL),
+		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
+		       .t_headers = 310 * US),
+		    RQ(2, 120, 150, 1520, 1530, 101, 101,
+		       .t_headers = 400 * US)),
+		.want = WANTS({ 2,
+				NULL,
+				{ R(complete, true), R_T(t_dispatch, 600),
+				  R_T(t_enqueue, 400),
+				  R(dispatch, TT_CP_DISP_RESUME) } }),
+	},
 	/*
 	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
 	 * only 140, which wakes 141, which wakes 142, which wakes the loop

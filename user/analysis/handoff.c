@@ -472,6 +472,10 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 		h = next >= t ? reader_headers(wk, th, wk->r, t) : 0;
 		if (h)
 			return h;
+		/* ... or they came after the turn, waking nobody since */
+		h = reader_headers(wk, th, from, t);
+		if (h && !cp_handoff_in(wk->cp, th, from, h, wk->callee_tgid))
+			return h;
 	} else if (next && next < t && !call_turn(wk, th, next)) {
 		/* a turn after the headers its handler sent, waking nobody:
 		 * it had let the request go (the turn is a later one's) */
