@@ -78,13 +78,13 @@ static __u64 poll_in(const struct cp_thread *th, __u64 s, __u64 t)
  * th's polls were recorded (since before x), when no poll returned between
  * (one that did tells nothing: aiohttp runs the handlers of a poll's reads
  * after the next poll's). Else as long as the CPU is what a parse of x's
- * request could take (h11 parses 200 KB in 1-2 ms; a loop that ran its engine's step
- * between its poll and its reads of 64-byte prompts took longer) and no
- * handler began its response in between. Either act began its request, on
- * a connection that served one before (a later turn of the loop accepted a
- * new one), or it is the rest of a body begun before t0: uvicorn stops
- * polling a socket whose body passed 64 KB until its handler asks for
- * more, which it did in a turn before.
+ * request could take (h11 parses 200 KB in 1-2 ms; a loop that ran its
+ * engine's step between its poll and its reads of 64-byte prompts took
+ * longer) and no handler began its response in between. Either act began
+ * its request, on a connection that served one before (a later turn of the
+ * loop accepted a new one), or it is the rest of a body begun before t0:
+ * uvicorn stops polling a socket whose body passed 64 KB until its handler
+ * asks for more, which it did in a turn before.
  */
 static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 			const struct cp_thread *th, const struct rq_act *x,
