@@ -320,14 +320,14 @@ static bool call_turn(const struct walk *wk, const struct cp_thread *th,
 }
 
 /* The headers th sent for the request in (lo, hi), when it woke no thread
- * since the read: its handler ran and let the request go (an asyncio
+ * from since to them: its handler ran and let the request go (an asyncio
  * router's appends wake nobody); else 0 */
 static __u64 wakeless_headers(const struct walk *wk, const struct cp_thread *th,
-			      __u64 lo, __u64 hi)
+			      __u64 lo, __u64 hi, __u64 since)
 {
 	__u64 h = reader_headers(wk, th, lo, hi);
 
-	if (!h || cp_handoff_in(wk->cp, th, wk->r, h, wk->callee_tgid))
+	if (!h || cp_handoff_in(wk->cp, th, since, h, wk->callee_tgid))
 		return 0;
 	return h;
 }
@@ -339,15 +339,16 @@ static __u64 own_turn_headers(const struct walk *wk, const struct cp_thread *th,
 			      __u64 t)
 {
 	const struct rq_index *ix = wk->ix;
-	__u64 h = reader_headers(wk, th, wk->r, t), from = wk->r;
+	__u64 h = reader_headers(wk, th, wk->r, t), since = wk->r;
 	size_t a;
 
 	if (!h)
 		return 0;
 	a = cp_acts_after(ix->hdrs, ix->nhdrs, th->tid, h - 1);
-	if (a > 0 && ix->hdrs[a - 1].tid == th->tid && ix->hdrs[a - 1].t > from)
-		from = ix->hdrs[a - 1].t;
-	return cp_handoff_in(wk->cp, th, from, h, wk->callee_tgid) ? 0 : h;
+	if (a > 0 && ix->hdrs[a - 1].tid == th->tid &&
+	    ix->hdrs[a - 1].t > since)
+		since = ix->hdrs[a - 1].t;
+	return wakeless_headers(wk, th, wk->r, t, since);
 }
 
 /* Reader th serves the request alone: it writes it too, and reads no other
@@ -473,8 +474,8 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 		if (h)
 			return h;
 		/* ... or they came after the turn, waking nobody since */
-		h = reader_headers(wk, th, from, t);
-		if (h && !cp_handoff_in(wk->cp, th, from, h, wk->callee_tgid))
+		h = wakeless_headers(wk, th, from, t, from);
+		if (h)
 			return h;
 	} else if (next && next < t && !call_turn(wk, th, next)) {
 		/* a turn after the headers its handler sent, waking nobody:
@@ -507,7 +508,7 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 	 * ran, and woke nobody since the read: the headers the handler sends
 	 * once it let the request go end its turn (an asyncio router's
 	 * queue) */
-	h = next < t ? wakeless_headers(wk, th, next, t) : 0;
+	h = next < t ? wakeless_headers(wk, th, next, t, wk->r) : 0;
 	if (h)
 		next = h;
 	return headers_first(wk, th, next < t ? next : t);

@@ -61,15 +61,6 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 	*head = *start = tail;
 }
 
-/* th's first poll return in [s, t), or 0 */
-static __u64 poll_in(const struct cp_thread *th, __u64 s, __u64 t)
-{
-	size_t i =
-		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), s);
-
-	return i < th->npolls && th->polls[i] < t ? th->polls[i] : 0;
-}
-
 /*
  * Loop th's read act, begun at begun, cpu of th's CPU after its read x, its
  * request's first bytes in the kernel when th read at t0, and th runs
@@ -95,15 +86,16 @@ static bool polled_with(const struct tt_critpath *cp, const struct rq_index *ix,
 	bool first = begun == (q->t_first_read ? q->t_first_read : act->t);
 	bool rest = q->t_first_read && q->t_first_read < t0 && begun == act->t;
 
-	if (th->npolls && th->polls[0] < x->t && !poll_in(th, x->t, act->t) &&
-	    cp_runs_cpython(cp, th->tgid))
+	if (!cp_runs_cpython(cp, th->tgid))
+		return false;
+	if (th->npolls && th->polls[0] < x->t &&
+	    !cp_time_in(th->polls, th->npolls, x->t, act->t))
 		return true;
 	return ((first && q->conn_reused) || rest) && q->t_arrive &&
 	       q->t_arrive < t0 &&
 	       cpu <= LOOP_BATCH_NS +
 			       PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in &&
-	       !cp_headers_in(ix, th->tid, x->t, begun) &&
-	       cp_runs_cpython(cp, th->tgid);
+	       !cp_headers_in(ix, th->tid, x->t, begun);
 }
 
 /* Read act, begun at begun, more than LOOP_BATCH_NS of the loop's CPU after

@@ -648,12 +648,11 @@ static int times_push(__u64 **v, size_t *n, size_t *cap, __u64 ts)
 	return 0;
 }
 
-/* The first of sorted times v[0, n) at or after s, or 0. */
-static __u64 time_from(const __u64 *v, size_t n, __u64 s)
+__u64 cp_time_in(const __u64 *v, size_t n, __u64 s, __u64 t)
 {
 	size_t i = cp_starts_before(v, n, sizeof(*v), s);
 
-	return i < n ? v[i] : 0;
+	return i < n && v[i] < t ? v[i] : 0;
 }
 
 static int on_data_read(struct tt_critpath *cp, const struct tt_event *ev)
@@ -686,9 +685,7 @@ bool cp_dread_in(const struct cp_thread *th, __u64 s, __u64 t)
 
 __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 r = time_from(th->preads, th->npreads, s + 1);
-
-	return r && r < t ? r : 0;
+	return cp_time_in(th->preads, th->npreads, s + 1, t);
 }
 
 /* A message handed to ZMQ: a hand-off of its thread; or a loop's poll that
@@ -708,9 +705,7 @@ static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
 
 __u64 cp_msend_in(const struct cp_thread *th, __u64 s, __u64 t)
 {
-	__u64 m = time_from(th->msends, th->nmsends, s);
-
-	return m && m < t ? m : 0;
+	return cp_time_in(th->msends, th->nmsends, s, t);
 }
 
 /*
