@@ -1588,6 +1588,16 @@ static void check_fileio_calls(struct tt_critpath *cp)
 				  R_T(t_enqueue, enq),                        \
 				  R_STAGE(TT_ST_QUEUE, 600 - (enq)),          \
 				  R(dispatch, TT_CP_DISP_RESUME) } })
+/* LOOP_TWO_RQS with headers sent by the loop at h1 us (0: none) and h2 us,
+ * the second request let go at enq us */
+#define LOOP_TURNS_HEADERS(h1, h2, enq)                                       \
+	RQS(RQ(1, 50, 100, 2000, 2010, 101, 101, .t_headers = (h1) * US),     \
+	    RQ(2, 120, 150, 1520, 1530, 101, 101, .t_headers = (h2) * US)),   \
+		.want = WANTS({ 2,                                            \
+				NULL,                                         \
+				{ R(complete, true), R_T(t_dispatch, 600),    \
+				  R_T(t_enqueue, enq),                        \
+				  R(dispatch, TT_CP_DISP_RESUME) } })
 /* The busy engine 102 preempted at 1400 and 1450 us, its hand-offs to X
  * (1500 us) and A (2000 us) seen; reader 101 blocks at 1300 us */
 #define PREEMPTED_ENGINE                                                      \
@@ -4263,14 +4273,7 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "loop_turns_headers_first"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
 			       LOOP_TURNS_TAIL),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101,
-		       .t_headers = 250 * US)),
-		.want = WANTS({ 2,
-				NULL,
-				{ R(complete, true), R_T(t_dispatch, 600),
-				  R_T(t_enqueue, 250),
-				  R(dispatch, TT_CP_DISP_RESUME) } }),
+		LOOP_TURNS_HEADERS(0, 250, 250),
 	},
 	/* loop_turns with the first request's headers at 310 us, after its
 	 * turn (300), and the second's at 450, not together (aiohttp's
@@ -4282,15 +4285,7 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "loop_turns_headers_after_turn"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
 			       LOOP_TURNS_TAIL),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
-		       .t_headers = 310 * US),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101,
-		       .t_headers = 450 * US)),
-		.want = WANTS({ 2,
-				NULL,
-				{ R(complete, true), R_T(t_dispatch, 600),
-				  R_T(t_enqueue, 450),
-				  R(dispatch, TT_CP_DISP_RESUME) } }),
+		LOOP_TURNS_HEADERS(310, 450, 450),
 	},
 	/* An event loop reads two requests, and their handlers send their
 	 * headers at 200 and 250 us, waking nobody (the engine busy), before
@@ -4301,15 +4296,7 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "loop_turns_headers_before_last"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
 			       LOOP_TURNS_TAIL),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
-		       .t_headers = 200 * US),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101,
-		       .t_headers = 250 * US)),
-		.want = WANTS({ 2,
-				NULL,
-				{ R(complete, true), R_T(t_dispatch, 600),
-				  R_T(t_enqueue, 250),
-				  R(dispatch, TT_CP_DISP_RESUME) } }),
+		LOOP_TURNS_HEADERS(200, 250, 250),
 	},
 	/* ... the first request's headers at 310 us, after the turn, the
 	 * second's at 400, the loop waking nobody between: the second was
@@ -4318,15 +4305,7 @@ static const struct scenario scenarios[] = {
 		SC("test_fallbacks", "loop_turns_headers_after_last"),
 		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
 			       LOOP_TURNS_TAIL),
-		RQS(RQ(1, 50, 100, 2000, 2010, 101, 101,
-		       .t_headers = 310 * US),
-		    RQ(2, 120, 150, 1520, 1530, 101, 101,
-		       .t_headers = 400 * US)),
-		.want = WANTS({ 2,
-				NULL,
-				{ R(complete, true), R_T(t_dispatch, 600),
-				  R_T(t_enqueue, 400),
-				  R(dispatch, TT_CP_DISP_RESUME) } }),
+		LOOP_TURNS_HEADERS(310, 400, 400),
 	},
 	/*
 	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
