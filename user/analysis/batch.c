@@ -14,6 +14,7 @@
  */
 #include <sys/stat.h>
 #include "cp_internal.h"
+#include "waits.h"
 #include "tt_arch.h"
 
 /* The channel th waited on in blocked record k: the inode of its pipe or

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "waits.h"
 #include "charge.h"
 #include "gpu.h"
 

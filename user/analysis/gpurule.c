@@ -4,6 +4,7 @@
  * ended the queue, the iteration of the GPU thread that made the token.
  */
 #include "cp_internal.h"
+#include "waits.h"
 #include "gpu.h"
 
 /*

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cp_internal.h"
 #include "locks.h"
+#include "waits.h"
 #include "golift.h"
 #include "tt_arch.h"
 

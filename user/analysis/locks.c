@@ -5,6 +5,7 @@
  * boundary, and when its waiter took up the work. */
 #include "cp_internal.h"
 #include "locks.h"
+#include "waits.h"
 #include "tt_arch.h"
 
 /* When th, woken at its record k, first ran after the wake: a pick-up is

@@ -33,6 +33,7 @@
 #include <string.h>
 #include "cp_internal.h"
 #include "locks.h"
+#include "waits.h"
 
 /* fifo[] while computing: a pending request that wrote first */
 #define FIFO_GONE 1ULL

@@ -10,6 +10,7 @@
  * callee (cp_loop_callee()).
  */
 #include "cp_internal.h"
+#include "waits.h"
 #include "golift.h"
 
 /* The poller's hand-off follows its read at once: it parses the frames

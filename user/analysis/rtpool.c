@@ -9,6 +9,7 @@
  * what they do.
  */
 #include "cp_internal.h"
+#include "waits.h"
 #include "tt_arch.h"
 
 /* a pool: this many threads wait on its word at least */

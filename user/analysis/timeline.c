@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "waits.h"
 
 /* ---- timelines, read-only, for renderers ---- */
 

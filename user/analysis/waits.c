@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cp_internal.h"
+#include "waits.h"
 #include <sys/stat.h>
 #include "gpu.h"
 #include "tt_arch.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "cp_internal.h"
 #include "locks.h"
+#include "waits.h"
 #include "charge.h"
 #include "gpu.h"
 
