@@ -939,7 +939,7 @@ static __always_inline void hop_reply(const struct sock *sk, int ret, __u64 id)
 
 /* Threads that read a traced server connection: their polls are recorded
  * (an event loop's turns), no other thread's (ZMQ's I/O threads poll for
- * every message). */
+ * every message); 1 while it has read one since its last recorded poll. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -949,10 +949,12 @@ struct {
 
 static __always_inline void server_reader_note(__u32 tid)
 {
-	__u8 one = 1;
+	__u8 one = 1, *read = bpf_map_lookup_elem(&server_readers, &tid);
 
-	if (!bpf_map_lookup_elem(&server_readers, &tid))
+	if (!read)
 		bpf_map_update_elem(&server_readers, &tid, &one, BPF_ANY);
+	else if (!*read)
+		*read = 1;
 }
 
 SEC("tp_btf/sock_recv_length")
@@ -975,8 +977,13 @@ int BPF_PROG(tt_recv, struct sock *sk, int ret, int flags)
 	return 0;
 }
 
-/* A server reader's epoll wait returned ready fds: a turn of its loop
- * begins (docs/design.md §4.4). One that returned none made no reads. */
+/* A server reader's epoll wait returned: a turn of its loop begins
+ * (docs/design.md §4.4), with reads when it returned ready fds, with the
+ * callbacks an earlier turn scheduled when none (asyncio polls without
+ * waiting then: where a loop ran its handlers). Of those that returned
+ * none, only the first since the thread's last read of a connection: a
+ * loop that waits for its workers polls many times in a row (a failed
+ * wait is none). */
 static __always_inline int poll_exit_emit(long ret, __u32 nr)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -985,10 +992,14 @@ static __always_inline int poll_exit_emit(long ret, __u32 nr)
 		struct tt_hdr h;
 		struct tt_poll p;
 	} *e;
+	__u8 *read;
 
-	if (ret <= 0 || !tgid_traced(id >> 32) ||
-	    !bpf_map_lookup_elem(&server_readers, &tid))
+	if (ret < 0 || !tgid_traced(id >> 32))
 		return 0;
+	read = bpf_map_lookup_elem(&server_readers, &tid);
+	if (!read || (!ret && !*read))
+		return 0;
+	*read = 0;
 	e = reserve(sizeof(*e), TT_EV_POLL);
 	if (!e)
 		return 0;

@@ -75,7 +75,7 @@ enum tt_event_type {
 	TT_EV_TLS_PLAIN = 32, /* BPF to collector only: an SSL_write that
 			       * sent nothing itself (tt_tls_plain) */
 	TT_EV_POLL = 33, /* hdr: a reader of a traced connection whose epoll
-			  * wait returned ready fds (tt_poll), at its return */
+			  * wait returned (tt_poll), at its return */
 	TT_EV_MAX
 };
 
@@ -253,8 +253,10 @@ struct tt_steal {
 
 /* TT_EV_POLL: an event loop's poll returned nready fds (docs/design.md
  * §4.4, "One poll's reads"): the reads it then makes until the next are
- * what that poll returned. Only for threads that read a traced server
- * connection, only polls that returned something. */
+ * what that poll returned; one that returned none is a turn without reads
+ * (recorded when it is the first poll since the thread's last read of a
+ * connection; recorders before 2026-12 left those out). Only for threads
+ * that read a traced server connection. */
 struct tt_poll {
 	__s32 nready;
 	__u32 syscall_nr; /* epoll_wait, epoll_pwait or epoll_pwait2 */

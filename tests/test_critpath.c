@@ -226,6 +226,8 @@ struct step {
 	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_PIPE_BEHIND }
 #define E_MSG(t_, tid_) { OP_MSG_SEND, (t_) * US, tid_ }
 #define E_POLL(t_, tid_) { OP_POLL, (t_) * US, tid_ }
+/* a poll of tid that returned nothing (a turn without reads) */
+#define E_POLL_NONE(t_, tid_) { OP_POLL, (t_) * US, tid_, .arg0 = 1 }
 #define E_STEAL(t0_, t_, tid_, us_)                                           \
 	{ OP_STEAL, (t_) * US, tid_, .t0 = (t0_) * US, .arg0 = us_ }
 /* tid writes or reads bytes [pos, pos + len) of the pipe */
@@ -331,7 +333,7 @@ static void add_step(struct stream *s, const struct step *st)
 		break;
 	case OP_POLL:
 		ev = ev_new(s, TT_EV_POLL, st->t, st->tid);
-		ev->poll.nready = 1;
+		ev->poll.nready = st->arg0 ? 0 : 1;
 		ev->poll.syscall_nr = NR_EPOLL_WAIT;
 		break;
 	case OP_STEAL:
@@ -1805,6 +1807,13 @@ static const struct rq_want sync_calls_want[] = {
  * ENGINE_LOOP_BATCH adds requests MORE.
  */
 #define LOOP_NAMED (E_COMM(1, 101, "loop"))
+/* ENGINE_LOOP_READ's loop, its polls recorded: one that returned nothing
+ * at 20 us, the batch's at 470, one at p_ us */
+#define LOOP_POLLS(p_)                                                        \
+	E_COMM(1, 101, "loop"), E_POLL_NONE(20, 101), E_POLL(470, 101),       \
+		E_POLL(p_, 101)
+/* ... running CPython */
+#define TURN_POLLS(p_) LOOP_POLLS(p_), E_RTLOCK(0, 101, 0x7200, 0x7300)
 /* the loop wakes thread 104 (blocked at 5 us, again at 1300) at w_ us */
 #define LOOP_WOKE(w_)                                                         \
 	(E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),                        \
@@ -4131,6 +4140,64 @@ static const struct scenario scenarios[] = {
 		POLLED_READS_RQS(.conn_reused = true),
 		.want = WANT_DISPATCH(1, 900, 700, RESUME),
 	},
+	/* polled_reads_new_conn with the loop's polls recorded, those that
+	 * returned nothing too (one at 20 us): request 2 read 50 us of CPU
+	 * after the first poll since request 1's read, no more than a
+	 * handler's start: no handler ran before it (aiohttp runs a poll's
+	 * handlers only after the second poll), one batch */
+	{
+		SC("test_fallbacks", "polled_reads_at_poll"),
+		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
+				      E_POLL(600, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 700, RESUME),
+	},
+	/* ... but the loop handed something on at 620 us (a wake of 104),
+	 * between the poll and the read: a handler ran */
+	{
+		SC("test_fallbacks", "polled_reads_at_poll_handed_on"),
+		.steps = POLLED_STEPS(UNPAREN LOOP_WOKE(620),
+				      E_POLL_NONE(20, 101), E_POLL(90, 101),
+				      E_POLL(600, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or that poll the second since the read (one returned nothing
+	 * at 300 us): uvicorn and aiohttp ran the handlers by then */
+	{
+		SC("test_fallbacks", "polled_reads_at_second_poll"),
+		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
+				      E_POLL_NONE(300, 101), E_POLL(600, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or 150 us of CPU after it: a handler's (uvicorn runs them
+	 * after the first poll, before its reads) */
+	{
+		SC("test_fallbacks", "polled_reads_after_poll"),
+		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
+				      E_POLL(500, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or the loop's polls recorded only from 600 us on (it was no
+	 * reader of a traced connection before): whether one returned
+	 * between the reads is unknown */
+	{
+		SC("test_fallbacks", "polled_reads_at_poll_polls_from_later"),
+		.steps = POLLED_STEPS(E_POLL(600, 101),
+				      E_POLL_NONE(1110, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
+	/* ... or no poll that returned nothing recorded (an older recorder
+	 * left them out): the first poll seen may be a later one */
+	{
+		SC("test_fallbacks", "polled_reads_at_poll_unknown"),
+		.steps = POLLED_STEPS(E_POLL(90, 101), E_POLL(600, 101)),
+		POLLED_READS_RQS(.conn_reused = false),
+		.want = WANT_DISPATCH(1, 900, 650, RESUME),
+	},
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
 	 * anywhere: the receive is the dispatch, the send the enqueue. */
@@ -5682,6 +5749,26 @@ static const struct scenario scenarios[] = {
 			 (E_DATA_K(1000, 102, 101, UNIX),
 			  E_DREAD_K(1300, 101, UNIX)),
 			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The same read by a CPython loop 10 us after its first poll since
+	 * the batch's reads, its polls recorded (those that returned nothing
+	 * too): no handler ran before it (aiohttp runs a batch's handlers
+	 * after the second poll), no end; the poll at 1600 is: 880 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll", 2050,
+			 (E_DATA_K(1000, 102, 101, UNIX), TURN_POLLS(1290),
+			  E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* ... or by Node's loop (no rule of CPython's), 780 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_node", 2050,
+			 (E_DATA_K(1000, 102, 101, UNIX), LOOP_POLLS(1290),
+			  E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* ... but after the second poll since (one returned nothing at 900
+	 * us): the handlers ran before it (MLC's uvicorn runs them after the
+	 * first), 780 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_second_poll", 2050,
+			 (E_DATA_K(1000, 102, 101, UNIX), E_POLL_NONE(900, 101),
+			  TURN_POLLS(1290), E_DREAD_K(1300, 101, UNIX)),
+			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The same pipe written at 470 us, before the batch's reads: read in
 	 * the turn that read them (the handlers not run yet), no end of
 	 * theirs; the poll at 1600 is */
@@ -5704,6 +5791,16 @@ static const struct scenario scenarios[] = {
 			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
 			      .t_end = 5000 * US)),
 			  R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The same read 10 us after the CPython loop's first poll since the
+	 * batch's reads, its polls recorded (those that returned nothing
+	 * too): no handler ran before it (aiohttp), no end of theirs, which
+	 * ran to the poll at 1600; nor is D one of their share of the CPU
+	 * (its handler runs a turn later): A's at 880 */
+	ENGINE_LOOP_BATCH("engine_loop_share_turn_read_at_poll", 0, 0, 0, 101,
+			  2050, (TURN_POLLS(1290)),
+			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
+			      .t_end = 5000 * US)),
+			  R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The loop wrote the first request's token at 1200 us, read before
 	 * the batch: its stream's task ran among the handlers, no end of
 	 * theirs; the poll at 1600 is, A's at 880 (MLC's loop with long

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 """An asyncio loop (Debian's python3: an epoll selector) that answers each
-line of a keep-alive connection with one, and beside it a thread that waits
-in its own epoll for a pipe it writes to: a poller that reads no connection
-(tests/test_bpf_poll.sh). Writes DIR/port, DIR/loop.tid, DIR/side.tid and,
-after each of the side thread's polls that returned ready, DIR/side.n."""
+line of a keep-alive connection with one, with a task that sleeps 1 ms at a
+time (its loop's polls time out and return nothing, many in a row between
+two lines), and beside it a thread that waits in its own epoll for a pipe it
+writes to: a poller that reads no connection (tests/test_bpf_poll.sh).
+Writes DIR/port, DIR/loop.tid, DIR/side.tid, after each of the side thread's
+polls that returned ready DIR/side.n, and every 50 sleeps DIR/ticks.n."""
 import asyncio
 import os
 import select
@@ -43,7 +45,17 @@ async def answer(reader, writer):
     writer.close()
 
 
+async def tick():
+    n = 0
+    while True:
+        await asyncio.sleep(0.001)
+        n += 1
+        if n % 50 == 0:
+            write("ticks.n", n)
+
+
 async def main():
+    asyncio.get_running_loop().create_task(tick())
     server = await asyncio.start_server(answer, "127.0.0.1", 0)
     write("loop.tid", threading.get_native_id())
     write("port", server.sockets[0].getsockname()[1])

@@ -337,9 +337,10 @@ struct cp_thread {
 	size_t nfreads, capfreads;
 	/* its messages handed to a messaging library (ZMQ), sorted: each a
 	 * hand-off, whether or not it woke anyone; its polls that returned
-	 * ready fds (TT_EV_POLL: an event loop's turns), sorted */
+	 * ready fds or none (TT_EV_POLL: an event loop's turns), sorted;
+	 * how many returned none (older recorders wrote none of those) */
 	__u64 *msends, *polls;
-	size_t nmsends, capmsends, npolls, cappolls;
+	size_t nmsends, capmsends, npolls, cappolls, nempty_polls;
 	/* A wake seen while it ran: it may race the switch-out that follows. */
 	__u32 pending;
 	__u64 pending_ts;

@@ -17,9 +17,11 @@
  * wake by then takes none later: handed on after the batch's last turn, or
  * with none before that read (CP_TURN_BEFORE); but a CPython loop's reads
  * of what one poll returned are one batch, whatever its CPU between
- * (polled_with()). Only wakes that hand work on (cp_hands_on) are turns:
- * a runtime's own threads (V8's platform workers) are no handler's
- * hand-off, nor a helper the loop sets to read the answers. A loop that
+ * (polled_with()), and those right after the next poll come before the
+ * handlers of the batch (aiohttp's, read_at_poll()). Only wakes that hand
+ * work on (cp_hands_on) are turns: a runtime's own threads (V8's platform
+ * workers) are no handler's hand-off, nor a helper the loop sets to read
+ * the answers. A loop that
  * hands messages to ZMQ (record's message probes) has its turns in those
  * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
  * its wakes are not turns (the I/O thread's wake follows a send), and as
@@ -60,6 +62,39 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 		if (ix->fifo[queue[*head]] != FIFO_GONE)
 			ix->fifo[queue[*head]] = mark;
 	*head = *start = tail;
+}
+
+/*
+ * CPython loop th's read at t, after its batch's reads [first, last], came
+ * right after the first poll since last: no handler of the batch ran
+ * before it. aiohttp runs a batch's handlers only after the second poll,
+ * behind the first one's reads; uvicorn after the first, before them (then
+ * the read comes after their CPU). "Right after": with no more CPU between
+ * than from the batch's poll to its first read (a selector's dispatch and
+ * a read's copy), or a handler's start, up to a batch's gap (a loop that
+ * read its batch long after its last recorded poll tells nothing). Only
+ * where the loop's polls were recorded from before first, those that
+ * returned nothing too (older recorders left them out): else the first
+ * poll seen may be a later one.
+ */
+static bool read_at_poll(const struct tt_critpath *cp,
+			 const struct cp_thread *th, __u64 first, __u64 last,
+			 __u64 t)
+{
+	size_t i =
+		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), t);
+	size_t f = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls),
+				    first);
+	__u64 base = HANDLER_START_NS, cpu;
+
+	if (!f || th->polls[i - 1] <= last ||
+	    (i > 1 && th->polls[i - 2] > last) || !th->nempty_polls ||
+	    !cp_runs_cpython(cp, th->tgid))
+		return false;
+	cpu = cp_cpu_in(th, th->polls[f - 1], first);
+	if (cpu > base)
+		base = cpu < LOOP_BATCH_NS ? cpu : LOOP_BATCH_NS;
+	return cp_cpu_in(th, th->polls[i - 1], t) <= base;
 }
 
 /*
@@ -115,6 +150,18 @@ static bool new_batch(const struct tt_critpath *cp, const struct rq_index *ix,
 	return cpu > LOOP_BATCH_NS &&
 	       (!polled_with(cp, ix, th, x, act, begun, t0, cpu) ||
 		cp_handoff_in(cp, th, x->t, begun, 0));
+}
+
+/* The handlers of the loop's batch of reads from t0 to x ran before its
+ * read at t: not when that came right after the first poll since, with no
+ * hand-off between (read_at_poll(): aiohttp's run after the next poll's
+ * reads, in the order of the reads). Their turns only: how they share the
+ * loop's CPU is one poll's reads' (share_point()) */
+static bool later_turn(const struct tt_critpath *cp, const struct cp_thread *th,
+		       __u64 x, __u64 t, __u64 t0)
+{
+	return !read_at_poll(cp, th, t0, x, t) ||
+	       cp_handoff_in(cp, th, x, t, 0);
 }
 
 /* Where the request of read act a began to be read, when that was after
@@ -220,7 +267,9 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 					0 :
 					read_start(ix, act, last ? last->t : 0);
 			if (begun && last && !sends &&
-			    new_batch(cp, ix, th, last, act, begun, batch_read))
+			    new_batch(cp, ix, th, last, act, begun,
+				      batch_read) &&
+			    later_turn(cp, th, last->t, begun, batch_read))
 				stretch_end(ix, queue, &head, &start, tail,
 					    tail - start == 1 ? begun : act->t);
 			if (!act->write) {
@@ -448,7 +497,9 @@ static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi, __u32 req)
  * self-pipe a thread's call_soon_threadsafe wrote), the wait when it is in
  * poll or epoll (a handler's own wait ends nothing), or its next read when
  * that comes first (not a token: a handler may send its own), before any of
- * the batch's headers, with no sign of a hand-off before it. 0 when none.
+ * the batch's headers, with no sign of a hand-off before it; neither read
+ * right after the first poll since the batch (read_at_poll()). 0 when
+ * none.
  */
 static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 		       const struct cp_thread *th, size_t lo, size_t hi)
@@ -465,7 +516,9 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	for (; i < th->ndreads && !end &&
 	       ((size_t)k == th->nrecs || th->dreads[i].ts < th->recs[k].ts);
 	     i++)
-		if (sent_since(th, ix->act[lo].t, &th->dreads[i]))
+		if (sent_since(th, ix->act[lo].t, &th->dreads[i]) &&
+		    !read_at_poll(cp, th, ix->act[lo].t, last,
+				  th->dreads[i].ts))
 			end = th->dreads[i].ts;
 	if (!end && (size_t)k < th->nrecs) {
 		if (!cp_block_polls(cp, &th->recs[k]))
@@ -479,7 +532,9 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	     j++)
 		;
 	if (j < ix->nact && ix->act[j].tid == th->tid &&
-	    (!end || ix->act[j].t < end))
+	    (!end || ix->act[j].t < end) &&
+	    (ix->act[j].write ||
+	     !read_at_poll(cp, th, ix->act[lo].t, last, ix->act[j].t)))
 		end = ix->act[j].write ? 0 : ix->act[j].t;
 	if (!end)
 		return 0;

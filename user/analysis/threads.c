@@ -689,16 +689,18 @@ __u64 cp_pipe_read_after(const struct cp_thread *th, __u64 s, __u64 t)
 	return cp_time_in(th->preads, th->npreads, s + 1, t);
 }
 
-/* A message handed to ZMQ: a hand-off of its thread; or a loop's poll that
- * returned ready fds: a turn of it (docs/design.md §4.4). Its thread may
- * not have run in the trace yet: it is made. */
+/* A message handed to ZMQ: a hand-off of its thread; or a loop's poll: a
+ * turn of it (docs/design.md §4.4). Its thread may not have run in the
+ * trace yet: it is made. */
 static int on_msg_send(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	struct cp_thread *th = cp_thread_ensure(cp, ev->h.tid, ev->h.tgid);
 
-	if (th && ev->h.type == TT_EV_POLL)
+	if (th && ev->h.type == TT_EV_POLL) {
+		th->nempty_polls += ev->poll.nready == 0;
 		return times_push(&th->polls, &th->npolls, &th->cappolls,
 				  ev->h.ts);
+	}
 	return th ? times_push(&th->msends, &th->nmsends, &th->capmsends,
 			       ev->h.ts) :
 		    -ENOMEM;
