@@ -5760,26 +5760,52 @@ static const struct scenario scenarios[] = {
 			 (E_DATA_K(1000, 102, 101, UNIX),
 			  E_DREAD_K(1300, 101, UNIX)),
 			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
-	/* The same read by a CPython loop 10 us after its first poll since
-	 * the batch's reads, its polls recorded (those that returned nothing
-	 * too): no handler ran before it (aiohttp runs a batch's handlers
-	 * after the second poll), no end; the poll at 1600 is: 880 */
+	/* The same pipe written at 505 us and read by a CPython loop 5 us
+	 * after its first poll since the batch's reads, at 530, right after
+	 * them, its polls recorded (those that returned nothing too): no
+	 * handler ran before it (aiohttp runs a batch's handlers after the
+	 * second poll), no end; the poll at 1600 is: 880 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll", 2050,
+			 (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
+			  E_DREAD_K(535, 101, UNIX)),
+			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* ... or by Node's loop (no rule of CPython's): an end, A's a third
+	 * of 15 us of CPU, 525 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_node", 2050,
+			 (E_DATA_K(505, 102, 101, UNIX), LOOP_POLLS(530),
+			  E_DREAD_K(535, 101, UNIX)),
+			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* ... but the loop sent an earlier request's headers at 527 us,
+	 * between the reads and the poll: a handler ran before it (uvloop
+	 * runs a batch's handlers before its next poll), an end: 525 */
+	ENGINE_LOOP_BATCH("engine_loop_share_turn_pipe_at_poll_headers", 0, 0,
+			  0, 101, 2050,
+			  (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
+			   E_DREAD_K(535, 101, UNIX)),
+			  (RQ(5, 10, 20, 3200, 3210, 101, 101,
+			      .t_headers = 527 * US, .t_end = 5000 * US)),
+			  R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* ... or it woke thread 104 at 527 us, between the reads and the
+	 * poll: a handler handed on before it, an end: 525 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_woke", 2050,
+			 (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
+			  UNPAREN LOOP_WOKE(527), E_DREAD_K(535, 101, UNIX)),
+			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* turn_pipe's read 10 us after the first poll since the batch's
+	 * reads, at 1290 us, 770 us of CPU after them, more than a parse of
+	 * C's request: the handlers may have run before that poll (uvloop
+	 * runs them before it), an end: 780 */
+	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_late_poll", 2050,
 			 (E_DATA_K(1000, 102, 101, UNIX), TURN_POLLS(1290),
 			  E_DREAD_K(1300, 101, UNIX)),
-			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
-	/* ... or by Node's loop (no rule of CPython's), 780 */
-	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_node", 2050,
-			 (E_DATA_K(1000, 102, 101, UNIX), LOOP_POLLS(1290),
-			  E_DREAD_K(1300, 101, UNIX)),
 			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
-	/* ... but after the second poll since (one returned nothing at 900
-	 * us): the handlers ran before it (MLC's uvicorn runs them after the
-	 * first), 780 */
+	/* turn_pipe_at_poll's read after the second poll since the batch's
+	 * reads (one returned nothing at 525 us): the handlers ran before it
+	 * (MLC's uvicorn runs them after the first), an end: 525 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_second_poll", 2050,
-			 (E_DATA_K(1000, 102, 101, UNIX), E_POLL_NONE(900, 101),
-			  TURN_POLLS(1290), E_DREAD_K(1300, 101, UNIX)),
-			 R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
+			 (E_DATA_K(505, 102, 101, UNIX), E_POLL_NONE(525, 101),
+			  TURN_POLLS(530), E_DREAD_K(535, 101, UNIX)),
+			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The same pipe written at 470 us, before the batch's reads: read in
 	 * the turn that read them (the handlers not run yet), no end of
 	 * theirs; the poll at 1600 is */
@@ -5802,16 +5828,6 @@ static const struct scenario scenarios[] = {
 			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
 			      .t_end = 5000 * US)),
 			  R_T(t_enqueue, 780), R(enqueue, TT_CP_ENQ_SHARE)),
-	/* The same read 10 us after the CPython loop's first poll since the
-	 * batch's reads, its polls recorded (those that returned nothing
-	 * too): no handler ran before it (aiohttp), no end of theirs, which
-	 * ran to the poll at 1600; nor is D one of their share of the CPU
-	 * (its handler runs a turn later): A's at 880 */
-	ENGINE_LOOP_BATCH("engine_loop_share_turn_read_at_poll", 0, 0, 0, 101,
-			  2050, (TURN_POLLS(1290)),
-			  (RQ(5, 1250, 1300, 3200, 3210, 101, 101,
-			      .t_end = 5000 * US)),
-			  R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The loop wrote the first request's token at 1200 us, read before
 	 * the batch: its stream's task ran among the handlers, no end of
 	 * theirs; the poll at 1600 is, A's at 880 (MLC's loop with long

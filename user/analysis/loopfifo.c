@@ -65,36 +65,44 @@ static void stretch_end(struct rq_index *ix, const size_t *queue,
 }
 
 /*
- * CPython loop th's read at t, after its batch's reads [first, last], came
- * right after the first poll since last: no handler of the batch ran
- * before it. aiohttp runs a batch's handlers only after the second poll,
- * behind the first one's reads; uvicorn after the first, before them (then
- * the read comes after their CPU). "Right after": with no more CPU between
- * than from the batch's poll to its first read (a selector's dispatch and
- * a read's copy), or a handler's start, up to a batch's gap (a loop that
- * read its batch long after its last recorded poll tells nothing). Only
- * where the loop's polls were recorded from before first, those that
- * returned nothing too (older recorders left them out): else the first
- * poll seen may be a later one.
+ * CPython loop th's read at t, after its batch's reads from first to x,
+ * came right after the first poll since x, which came right after x: no
+ * handler of the batch ran before it. aiohttp runs a batch's handlers only
+ * after the second poll, behind the first one's reads; uvicorn after the
+ * first, before them (then the read comes after their CPU); uvloop before
+ * the first (then the poll comes after their CPU, their hand-offs or
+ * headers). "Right after" x: with no more CPU between than a parse of x's
+ * request could take (polled_with()'s bound); the read right after the
+ * poll: with no more CPU between than from the batch's poll to its first
+ * read (a selector's dispatch and a read's copy), or a handler's start, up
+ * to a batch's gap (a loop that read its batch long after its last
+ * recorded poll tells nothing). Only where the loop's polls were recorded
+ * from before first, those that returned nothing too (older recorders left
+ * them out): else the first poll seen may be a later one.
  */
 static bool read_at_poll(const struct tt_critpath *cp,
-			 const struct cp_thread *th, __u64 first, __u64 last,
-			 __u64 t)
+			 const struct rq_index *ix, const struct cp_thread *th,
+			 __u64 first, const struct rq_act *x, __u64 t)
 {
 	size_t i =
 		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), t);
 	size_t f = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls),
 				    first);
-	__u64 base = HANDLER_START_NS, cpu;
+	__u64 base = HANDLER_START_NS, cpu, p;
 
-	if (!f || th->polls[i - 1] <= last ||
-	    (i > 1 && th->polls[i - 2] > last) || !th->nempty_polls ||
+	if (!f || th->polls[i - 1] <= x->t ||
+	    (i > 1 && th->polls[i - 2] > x->t) || !th->nempty_polls ||
 	    !cp_runs_cpython(cp, th->tgid))
+		return false;
+	p = th->polls[i - 1];
+	cpu = LOOP_BATCH_NS + PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in;
+	if (cp_cpu_in(th, x->t, p) > cpu || cp_handoff_in(cp, th, x->t, p, 0) ||
+	    cp_headers_in(ix, th->tid, x->t, p))
 		return false;
 	cpu = cp_cpu_in(th, th->polls[f - 1], first);
 	if (cpu > base)
 		base = cpu < LOOP_BATCH_NS ? cpu : LOOP_BATCH_NS;
-	return cp_cpu_in(th, th->polls[i - 1], t) <= base;
+	return cp_cpu_in(th, p, t) <= base;
 }
 
 /*
@@ -157,11 +165,12 @@ static bool new_batch(const struct tt_critpath *cp, const struct rq_index *ix,
  * hand-off between (read_at_poll(): aiohttp's run after the next poll's
  * reads, in the order of the reads). Their turns only: how they share the
  * loop's CPU is one poll's reads' (share_point()) */
-static bool later_turn(const struct tt_critpath *cp, const struct cp_thread *th,
-		       __u64 x, __u64 t, __u64 t0)
+static bool later_turn(const struct tt_critpath *cp, const struct rq_index *ix,
+		       const struct cp_thread *th, const struct rq_act *x,
+		       __u64 t, __u64 t0)
 {
-	return !read_at_poll(cp, th, t0, x, t) ||
-	       cp_handoff_in(cp, th, x, t, 0);
+	return !read_at_poll(cp, ix, th, t0, x, t) ||
+	       cp_handoff_in(cp, th, x->t, t, 0);
 }
 
 /* Where the request of read act a began to be read, when that was after
@@ -269,7 +278,7 @@ static void fifo_thread(const struct tt_critpath *cp, struct rq_index *ix,
 			if (begun && last && !sends &&
 			    new_batch(cp, ix, th, last, act, begun,
 				      batch_read) &&
-			    later_turn(cp, th, last->t, begun, batch_read))
+			    later_turn(cp, ix, th, last, begun, batch_read))
 				stretch_end(ix, queue, &head, &start, tail,
 					    tail - start == 1 ? begun : act->t);
 			if (!act->write) {
@@ -497,8 +506,8 @@ static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi, __u32 req)
  * self-pipe a thread's call_soon_threadsafe wrote), the wait when it is in
  * poll or epoll (a handler's own wait ends nothing), or its next read when
  * that comes first (not a token: a handler may send its own), before any of
- * the batch's headers, with no sign of a hand-off before it; neither read
- * right after the first poll since the batch (read_at_poll()). 0 when
+ * the batch's headers, with no sign of a hand-off before it; not the pipe's
+ * read right after the first poll since the batch (read_at_poll()). 0 when
  * none.
  */
 static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
@@ -517,7 +526,7 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	       ((size_t)k == th->nrecs || th->dreads[i].ts < th->recs[k].ts);
 	     i++)
 		if (sent_since(th, ix->act[lo].t, &th->dreads[i]) &&
-		    !read_at_poll(cp, th, ix->act[lo].t, last,
+		    !read_at_poll(cp, ix, th, ix->act[lo].t, &ix->act[hi - 1],
 				  th->dreads[i].ts))
 			end = th->dreads[i].ts;
 	if (!end && (size_t)k < th->nrecs) {
@@ -532,9 +541,7 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	     j++)
 		;
 	if (j < ix->nact && ix->act[j].tid == th->tid &&
-	    (!end || ix->act[j].t < end) &&
-	    (ix->act[j].write ||
-	     !read_at_poll(cp, th, ix->act[lo].t, last, ix->act[j].t)))
+	    (!end || ix->act[j].t < end))
 		end = ix->act[j].write ? 0 : ix->act[j].t;
 	if (!end)
 		return 0;
