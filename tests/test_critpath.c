@@ -1600,15 +1600,6 @@ static void check_fileio_calls(struct tt_critpath *cp)
 				{ R(complete, true), R_T(t_dispatch, 600),    \
 				  R_T(t_enqueue, enq),                        \
 				  R(dispatch, TT_CP_DISP_RESUME) } })
-/* A test_fallbacks case of LOOP_TURNS_HEADERS after LOOP_ENGINE_PREEMPTED,
- * the steps given and LOOP_TURNS_TAIL */
-#define LOOP_TURNS_CASE(name_, h1, h2, enq, ...)                              \
-	{                                                                     \
-		SC("test_fallbacks", name_),                                  \
-		.steps = STEPS(LOOP_ENGINE_PREEMPTED, __VA_ARGS__,            \
-			       LOOP_TURNS_TAIL),                              \
-		LOOP_TURNS_HEADERS(h1, h2, enq),                              \
-	}
 /* The busy engine 102 preempted at 1400 and 1450 us, its hand-offs to X
  * (1500 us) and A (2000 us) seen; reader 101 blocks at 1300 us */
 #define PREEMPTED_ENGINE                                                      \
@@ -4345,46 +4336,44 @@ static const struct scenario scenarios[] = {
 	/* loop_turns with the second request's headers sent at 250 us, its
 	 * loop waking nobody since its read: its handler let it go then,
 	 * whatever turn the later wake gives it (without: its turn, 500) */
-	LOOP_TURNS_CASE("loop_turns_headers_first", 0, 250, 250, IO_HOP(300),
-			IO_HOP(500)),
+	{
+		SC("test_fallbacks", "loop_turns_headers_first"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_HEADERS(0, 250, 250),
+	},
 	/* loop_turns with the first request's headers at 310 us, after its
 	 * turn (300), and the second's at 450, not together (aiohttp's
 	 * handler sends its headers once it put the request): the second's
 	 * handler ran after the first's and woke nobody (an mp.Queue's
 	 * feeder busy), the wake at 500 is a later one's (without: its turn,
 	 * 500) */
-	LOOP_TURNS_CASE("loop_turns_headers_after_turn", 310, 450, 450,
-			IO_HOP(300), IO_HOP(500)),
-	/* loop_turns with a wake at 250 us before the first request's put
-	 * (300) and headers (310): the turns give the second request the
-	 * wake at 300, before the headers its loop sent before its own
-	 * (450): an earlier handler's, run before its own; its handler woke
-	 * nobody between (a put to a busy feeder) and let it go at its
-	 * headers (without: 300) */
-	LOOP_TURNS_CASE("loop_turns_earlier_turn", 310, 450, 450, IO_HOP(250),
-			IO_HOP(300)),
-	/* ... but a wake at 400 us between those headers: its own put's */
-	LOOP_TURNS_CASE("loop_turns_earlier_turn_woke", 310, 450, 400,
-			IO_HOP(250), IO_HOP(300), IO_HOP(400)),
-	/* ... or the loop waiting in a poll from 320 to 380 us, after the
-	 * turn: its handlers may interleave (one awaits a worker), the turn
-	 * may be its own (300) */
-	LOOP_TURNS_CASE("loop_turns_earlier_turn_waited", 310, 450, 300,
-			IO_HOP(250), IO_HOP(300),
-			E_OUT(320, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			E_SOFTIRQ(370, UNTRACED, 101), E_IN(380, 101)),
+	{
+		SC("test_fallbacks", "loop_turns_headers_after_turn"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300), IO_HOP(500),
+			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_HEADERS(310, 450, 450),
+	},
 	/* An event loop reads two requests, and their handlers send their
 	 * headers at 200 and 250 us, waking nobody (the engine busy), before
 	 * the loop's one wake at 300: the second request, which the turns
 	 * leave "after the last", was let go at its headers (without: where
 	 * the loop blocked, 520) */
-	LOOP_TURNS_CASE("loop_turns_headers_before_last", 200, 250, 250,
-			IO_HOP(300)),
+	{
+		SC("test_fallbacks", "loop_turns_headers_before_last"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
+			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_HEADERS(200, 250, 250),
+	},
 	/* ... the first request's headers at 310 us, after the turn, the
 	 * second's at 400, the loop waking nobody between: the second was
 	 * let go at its headers (without: where the loop blocked, 520) */
-	LOOP_TURNS_CASE("loop_turns_headers_after_last", 310, 400, 400,
-			IO_HOP(300)),
+	{
+		SC("test_fallbacks", "loop_turns_headers_after_last"),
+		.steps = STEPS(LOOP_ENGINE_PREEMPTED, IO_HOP(300),
+			       LOOP_TURNS_TAIL),
+		LOOP_TURNS_HEADERS(310, 400, 400),
+	},
 	/*
 	 * loop_turns with the I/O thread's answer four wakes away: 103 wakes
 	 * only 140, which wakes 141, which wakes 142, which wakes the loop

@@ -352,48 +352,6 @@ static __u64 own_turn_headers(const struct walk *wk, const struct cp_thread *th,
 	return wakeless_headers(wk, th, wk->r, t, since);
 }
 
-/* Reader th's first wake in [from, t) that hands work on, not to the callee
- * of the call rule; 0 when none */
-static __u64 first_handoff(const struct walk *wk, const struct cp_thread *th,
-			   __u64 from, __u64 t)
-{
-	size_t a = cp_wake_at(wk->cp, th->cand, th->ncand, from);
-	const struct cp_wake *w;
-
-	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
-		w = &wk->cp->wakes[th->cand[a]];
-		if (cp_hands_on(wk->cp, wk->ix, w) &&
-		    !wake_to(wk->cp, w, wk->callee_tgid))
-			return w->ts;
-	}
-	return 0;
-}
-
-/* The loop th's turn at t (after the read) is an earlier handler's: it
- * came before the headers th sent before the request's own (another
- * handler's, run before its own: the loop went on without a wait from t,
- * its handlers back to back). Its own hand-off lies between those headers
- * and its own: th's first wake there, else its headers (a put to a busy
- * consumer wakes nobody). 0 when t may be its own. */
-static __u64 earlier_turn(const struct walk *wk, const struct cp_thread *th,
-			  __u64 t)
-{
-	const struct rq_index *ix = wk->ix;
-	__u64 h = reader_headers(wk, th, wk->r, UINT64_MAX), hp, w;
-	size_t a;
-
-	if (!h)
-		return 0;
-	a = cp_acts_after(ix->hdrs, ix->nhdrs, th->tid, h - 1);
-	if (!a || ix->hdrs[a - 1].tid != th->tid)
-		return 0;
-	hp = ix->hdrs[a - 1].t;
-	if (t >= hp || cp_blocked_in(wk->cp, th, t, cp_rec_before(th, h)))
-		return 0;
-	w = first_handoff(wk, th, hp, h);
-	return w ? w : h;
-}
-
 /* Reader th serves the request alone: it writes it too, and reads no other
  * request before its first token (a thread per connection, http.server's) */
 static bool serves_alone(const struct walk *wk, const struct cp_thread *th)
@@ -473,6 +431,7 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 	const struct cp_thread *th = wk->reader;
 	__u64 t = tb, next, from = wk->r, ran = 0, h;
 	const struct cp_rec *r;
+	size_t a = 0, b, mid;
 	long k;
 
 	if (!th)
@@ -523,18 +482,28 @@ static __u64 reader_handoff(const struct walk *wk, __u64 tb)
 		/* a turn after the headers its handler sent, waking nobody:
 		 * it had let the request go (the turn is a later one's) */
 		h = own_turn_headers(wk, th, next);
-		if (!h)
-			h = earlier_turn(wk, th, next);
 		return h ? h : next;
 	}
 	/* a message handed to ZMQ is a hand-off, waking no one or later */
 	next = cp_msend_in(th, from, t);
 	if (next)
 		t = next;
-	/* the reader's own hand-off: nothing later can be its end */
-	h = first_handoff(wk, th, from, t);
-	if (h)
-		return h;
+	b = th->ncand;
+	while (a < b) {
+		mid = a + (b - a) / 2;
+		if (wk->cp->wakes[th->cand[mid]].ts < from)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	for (; a < th->ncand && wk->cp->wakes[th->cand[a]].ts < t; a++) {
+		const struct cp_wake *w = &wk->cp->wakes[th->cand[a]];
+
+		/* the reader's own hand-off: nothing later can be its end */
+		if (cp_hands_on(wk->cp, wk->ix, w) &&
+		    !wake_to(wk->cp, w, wk->callee_tgid))
+			return w->ts;
+	}
 	next = cp_rq_next_act(wk->ix, th->tid, from, wk->ri);
 	/* an event loop that read another request before this one's handler
 	 * ran, and woke nobody since the read: the headers the handler sends
