@@ -5780,6 +5780,16 @@ static const struct scenario scenarios[] = {
 			 (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
 			  UNPAREN LOOP_WOKE(527), E_DREAD_K(535, 101, UNIX)),
 			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
+	/* The loop read request D (its connection's first) at 1030 us, 10 us
+	 * after its first poll since the batch's reads, at 1020, right after
+	 * them (500 us of CPU, a parse's): no handler ran before it, no end
+	 * of theirs (D not of the batch: more than a batch's gap after C):
+	 * A's at 880 */
+	ENGINE_LOOP_BATCH("engine_loop_share_turn_read_at_poll", 0, 0, 0, 101,
+			  2050, (TURN_POLLS(1020)),
+			  (RQ(5, 1000, 1030, 3200, 3210, 101, 101,
+			      .t_end = 5000 * US)),
+			  R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* turn_pipe's read 10 us after the first poll since the batch's
 	 * reads, at 1290 us, 770 us of CPU after them, more than a parse of
 	 * C's request: the handlers may have run before that poll (uvloop

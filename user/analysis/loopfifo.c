@@ -506,8 +506,8 @@ static bool in_batch(const struct rq_index *ix, size_t lo, size_t hi, __u32 req)
  * self-pipe a thread's call_soon_threadsafe wrote), the wait when it is in
  * poll or epoll (a handler's own wait ends nothing), or its next read when
  * that comes first (not a token: a handler may send its own), before any of
- * the batch's headers, with no sign of a hand-off before it; not the pipe's
- * read right after the first poll since the batch (read_at_poll()). 0 when
+ * the batch's headers, with no sign of a hand-off before it; neither read
+ * right after the first poll since the batch (read_at_poll()). 0 when
  * none.
  */
 static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
@@ -541,7 +541,9 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	     j++)
 		;
 	if (j < ix->nact && ix->act[j].tid == th->tid &&
-	    (!end || ix->act[j].t < end))
+	    (!end || ix->act[j].t < end) &&
+	    (ix->act[j].write || !read_at_poll(cp, ix, th, ix->act[lo].t,
+					       &ix->act[hi - 1], ix->act[j].t)))
 		end = ix->act[j].write ? 0 : ix->act[j].t;
 	if (!end)
 		return 0;
