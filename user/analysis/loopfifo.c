@@ -21,14 +21,14 @@
  * handlers of the batch (aiohttp's, read_at_poll()). Only wakes that hand
  * work on (cp_hands_on) are turns: a runtime's own threads (V8's platform
  * workers) are no handler's hand-off, nor a helper the loop sets to read
- * the answers. A loop that
- * hands messages to ZMQ (record's message probes) has its turns in those
- * sends, one per handler, whether they woke ZMQ's I/O thread or not: then
- * its wakes are not turns (the I/O thread's wake follows a send), and as
- * no turn is missed, neither a block nor a gap between reads ends what
- * the reads wait for (aiohttp reads the next request before it runs the
- * handler of the last). And an engine loop in the reader's own thread:
- * its hand-off of a step to a worker is no request's (cp_loop_step()).
+ * the answers. A loop that hands messages to ZMQ (record's message probes)
+ * has its turns in those sends, one per handler, whether they woke ZMQ's
+ * I/O thread or not: then its wakes are not turns (the I/O thread's wake
+ * follows a send), and as no turn is missed, neither a block nor a gap
+ * between reads ends what the reads wait for (aiohttp reads the next
+ * request before it runs the handler of the last). And an engine loop in
+ * the reader's own thread: its hand-off of a step to a worker is no
+ * request's (cp_loop_step()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,15 +88,16 @@ static bool read_at_poll(const struct tt_critpath *cp,
 		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), t);
 	size_t f = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls),
 				    first);
-	__u64 base = HANDLER_START_NS, cpu, p;
+	__u64 base = HANDLER_START_NS, parse, cpu, p;
 
 	if (!f || th->polls[i - 1] <= x->t ||
 	    (i > 1 && th->polls[i - 2] > x->t) || !th->nempty_polls ||
 	    !cp_runs_cpython(cp, th->tgid))
 		return false;
 	p = th->polls[i - 1];
-	cpu = LOOP_BATCH_NS + PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in;
-	if (cp_cpu_in(th, x->t, p) > cpu || cp_handoff_in(cp, th, x->t, p, 0) ||
+	parse = LOOP_BATCH_NS + PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in;
+	if (cp_cpu_in(th, x->t, p) > parse ||
+	    cp_handoff_in(cp, th, x->t, p, 0) ||
 	    cp_headers_in(ix, th->tid, x->t, p))
 		return false;
 	cpu = cp_cpu_in(th, th->polls[f - 1], first);
