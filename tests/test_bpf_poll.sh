@@ -10,9 +10,9 @@
 # and one that returned nothing between each read and its answer (the
 # reader task's turn: asyncio polls without waiting first), but no second
 # one without a read between (a task of the loop sleeps 1 ms at a time: its
-# polls time out many times between two lines), none of the side thread, which polled ready all along but reads no
-# connection, and none with TTFTRACE_POLLS=0; and that check lists the
-# three hooks.
+# polls time out many times between two lines), none of the side thread,
+# which polled ready all along but reads no connection, and none with
+# TTFTRACE_POLLS=0; and that check lists the three hooks.
 set -u
 . "$(dirname "$0")/lib.sh"
 require_root bpf_poll

@@ -1544,6 +1544,15 @@ static void check_fileio_calls(struct tt_critpath *cp)
 /* ... with rq3 read in request 1's batch */
 #define POLLED_READS_3_RQS(rq3, ...) \
 	RQS(POLLED_RQ1, rq3, RQ(2, 60, 650, 0, 0, 101, 0, __VA_ARGS__))
+/* A test_fallbacks case of POLLED_READS_RQS, request 2 its connection's
+ * first, after POLLED_STEPS of the steps given: request 1 let go at enq us */
+#define POLLED_NEW_CONN(name_, enq, ...)                                      \
+	{                                                                     \
+		SC("test_fallbacks", name_),                                  \
+		.steps = POLLED_STEPS(__VA_ARGS__),                           \
+		POLLED_READS_RQS(.conn_reused = false),                       \
+		.want = WANT_DISPATCH(1, 900, enq, RESUME),                   \
+	}
 /* LOOP_READS_ON in a CPython process, after the steps given */
 #define POLLED_STEPS(...)                                            \
 	STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), LOOP_ENGINE_PREEMPTED, \
@@ -1814,6 +1823,10 @@ static const struct rq_want sync_calls_want[] = {
 		E_POLL(p_, 101)
 /* ... running CPython */
 #define TURN_POLLS(p_) LOOP_POLLS(p_), E_RTLOCK(0, 101, 0x7200, 0x7300)
+/* ENGINE_LOOP_TURN's EXTRA: the self-pipe written at 505 us, after the
+ * batch's first read, and read at 535, after the steps given */
+#define PIPE_AT_POLL(...) \
+	(E_DATA_K(505, 102, 101, UNIX), __VA_ARGS__, E_DREAD_K(535, 101, UNIX))
 /* the loop wakes thread 104 (blocked at 5 us, again at 1300) at w_ us */
 #define LOOP_WOKE(w_)                                                         \
 	(E_OUT(5, 104, .sys = NR_FUTEX, .arg0 = 0x70),                        \
@@ -4145,59 +4158,31 @@ static const struct scenario scenarios[] = {
 	 * after the first poll since request 1's read, no more than a
 	 * handler's start: no handler ran before it (aiohttp runs a poll's
 	 * handlers only after the second poll), one batch */
-	{
-		SC("test_fallbacks", "polled_reads_at_poll"),
-		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
-				      E_POLL(600, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 700, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_at_poll", 700, E_POLL_NONE(20, 101),
+			E_POLL(90, 101), E_POLL(600, 101)),
 	/* ... but the loop handed something on at 620 us (a wake of 104),
 	 * between the poll and the read: a handler ran */
-	{
-		SC("test_fallbacks", "polled_reads_at_poll_handed_on"),
-		.steps = POLLED_STEPS(UNPAREN LOOP_WOKE(620),
-				      E_POLL_NONE(20, 101), E_POLL(90, 101),
-				      E_POLL(600, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 650, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_at_poll_handed_on", 650,
+			UNPAREN LOOP_WOKE(620), E_POLL_NONE(20, 101),
+			E_POLL(90, 101), E_POLL(600, 101)),
 	/* ... or that poll the second since the read (one returned nothing
 	 * at 300 us): uvicorn and aiohttp ran the handlers by then */
-	{
-		SC("test_fallbacks", "polled_reads_at_second_poll"),
-		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
-				      E_POLL_NONE(300, 101), E_POLL(600, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 650, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_at_second_poll", 650,
+			E_POLL_NONE(20, 101), E_POLL(90, 101),
+			E_POLL_NONE(300, 101), E_POLL(600, 101)),
 	/* ... or 150 us of CPU after it: a handler's (uvicorn runs them
 	 * after the first poll, before its reads) */
-	{
-		SC("test_fallbacks", "polled_reads_after_poll"),
-		.steps = POLLED_STEPS(E_POLL_NONE(20, 101), E_POLL(90, 101),
-				      E_POLL(500, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 650, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_after_poll", 650, E_POLL_NONE(20, 101),
+			E_POLL(90, 101), E_POLL(500, 101)),
 	/* ... or the loop's polls recorded only from 600 us on (it was no
 	 * reader of a traced connection before): whether one returned
 	 * between the reads is unknown */
-	{
-		SC("test_fallbacks", "polled_reads_at_poll_polls_from_later"),
-		.steps = POLLED_STEPS(E_POLL(600, 101),
-				      E_POLL_NONE(1110, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 650, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_at_poll_polls_from_later", 650,
+			E_POLL(600, 101), E_POLL_NONE(1110, 101)),
 	/* ... or no poll that returned nothing recorded (an older recorder
 	 * left them out): the first poll seen may be a later one */
-	{
-		SC("test_fallbacks", "polled_reads_at_poll_unknown"),
-		.steps = POLLED_STEPS(E_POLL(90, 101), E_POLL(600, 101)),
-		POLLED_READS_RQS(.conn_reused = false),
-		.want = WANT_DISPATCH(1, 900, 650, RESUME),
-	},
+	POLLED_NEW_CONN("polled_reads_at_poll_unknown", 650, E_POLL(90, 101),
+			E_POLL(600, 101)),
 	/* Go channels (docs/design.md §4.10): a busy engine takes the
 	 * reader's element from the channel's buffer at a step's end, no wake
 	 * anywhere: the receive is the dispatch, the send the enqueue. */
@@ -5755,30 +5740,26 @@ static const struct scenario scenarios[] = {
 	 * handler ran before it (aiohttp runs a batch's handlers after the
 	 * second poll), no end; the poll at 1600 is: 880 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll", 2050,
-			 (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
-			  E_DREAD_K(535, 101, UNIX)),
+			 PIPE_AT_POLL(TURN_POLLS(530)),
 			 R_T(t_enqueue, 880), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* ... or by Node's loop (no rule of CPython's): an end, A's a third
 	 * of 15 us of CPU, 525 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_node", 2050,
-			 (E_DATA_K(505, 102, 101, UNIX), LOOP_POLLS(530),
-			  E_DREAD_K(535, 101, UNIX)),
+			 PIPE_AT_POLL(LOOP_POLLS(530)),
 			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* ... but the loop sent an earlier request's headers at 527 us,
 	 * between the reads and the poll: a handler ran before it (uvloop
 	 * runs a batch's handlers before its next poll), an end: 525 */
 	ENGINE_LOOP_BATCH("engine_loop_share_turn_pipe_at_poll_headers", 0, 0,
 			  0, 101, 2050,
-			  (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
-			   E_DREAD_K(535, 101, UNIX)),
+			  PIPE_AT_POLL(TURN_POLLS(530)),
 			  (RQ(5, 10, 20, 3200, 3210, 101, 101,
 			      .t_headers = 527 * US, .t_end = 5000 * US)),
 			  R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* ... or it woke thread 104 at 527 us, between the reads and the
 	 * poll: a handler handed on before it, an end: 525 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_at_poll_woke", 2050,
-			 (E_DATA_K(505, 102, 101, UNIX), TURN_POLLS(530),
-			  UNPAREN LOOP_WOKE(527), E_DREAD_K(535, 101, UNIX)),
+			 PIPE_AT_POLL(TURN_POLLS(530), UNPAREN LOOP_WOKE(527)),
 			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The loop read request D (its connection's first) at 1030 us, 10 us
 	 * after its first poll since the batch's reads, at 1020, right after
@@ -5802,8 +5783,7 @@ static const struct scenario scenarios[] = {
 	 * reads (one returned nothing at 525 us): the handlers ran before it
 	 * (MLC's uvicorn runs them after the first), an end: 525 */
 	ENGINE_LOOP_TURN("engine_loop_share_turn_pipe_second_poll", 2050,
-			 (E_DATA_K(505, 102, 101, UNIX), E_POLL_NONE(525, 101),
-			  TURN_POLLS(530), E_DREAD_K(535, 101, UNIX)),
+			 PIPE_AT_POLL(E_POLL_NONE(525, 101), TURN_POLLS(530)),
 			 R_T(t_enqueue, 525), R(enqueue, TT_CP_ENQ_SHARE)),
 	/* The same pipe written at 470 us, before the batch's reads: read in
 	 * the turn that read them (the handlers not run yet), no end of

@@ -84,15 +84,15 @@ static bool read_at_poll(const struct tt_critpath *cp,
 			 const struct rq_index *ix, const struct cp_thread *th,
 			 __u64 first, const struct rq_act *x, __u64 t)
 {
-	size_t i =
-		cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), t);
-	size_t f = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls),
-				    first);
 	__u64 base = HANDLER_START_NS, parse, cpu, p;
+	size_t i, f;
 
+	if (!th->nempty_polls || !cp_runs_cpython(cp, th->tgid))
+		return false;
+	i = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), t);
+	f = cp_starts_before(th->polls, th->npolls, sizeof(*th->polls), first);
 	if (!f || th->polls[i - 1] <= x->t ||
-	    (i > 1 && th->polls[i - 2] > x->t) || !th->nempty_polls ||
-	    !cp_runs_cpython(cp, th->tgid))
+	    (i > 1 && th->polls[i - 2] > x->t))
 		return false;
 	p = th->polls[i - 1];
 	parse = LOOP_BATCH_NS + PARSE_NS_PER_BYTE * ix->rqs[x->req].bytes_in;
