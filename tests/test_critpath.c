@@ -1833,6 +1833,30 @@ static const struct rq_want sync_calls_want[] = {
 	 E_WAKE(w_, 101, 104, NR_FUTEX, 0x70), E_IN((w_) + 2, 104),           \
 	 E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70))
 /* clang-format off */
+/* ENGINE_LOOP's loop without its wait at 1600 us: thread r_, running from
+ * 0, hands it a result at 800 (the self-pipe) and waits on word w_; the
+ * loop wakes r_ at 1700 and waits in epoll at 1800; EXTRA adds steps */
+#define LOOP_RESULT_EARLY(name_, r_, w_, EXTRA, ...)                          \
+	{                                                                     \
+		SC("test_pickup_producer_work", name_),                       \
+		.steps = STEPS(                                               \
+			E_IN(0, 101), E_IN(0, r_),                            \
+			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
+			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),        \
+			E_DATA(800, r_, 101, NR_WRITE, 6),                    \
+			E_WAKE(800, r_, 101, NR_WRITE, 6),                    \
+			E_OUT(810, r_, .sys = NR_FUTEX, .arg0 = (w_)),        \
+			E_WAKE(1700, 101, r_, NR_FUTEX, (w_)),                \
+			E_IN(1705, r_), UNPAREN EXTRA,                        \
+			E_OUT(1800, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			ENGINE_LOOP_TOKEN),                                   \
+		RQS(RQ(1, 50, 100, 1600, 1610, 101, 101, .t_end = 5000 * US), \
+		    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US, \
+		       .t_headers = 1500 * US)),                              \
+		.want = WANTS({ 2, NULL, { R(complete, true),                 \
+					   R(dispatch, TT_CP_DISP_PICKUP),    \
+					   __VA_ARGS__ } }),                  \
+	}
 #define ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, MORE, ...)   \
 	ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, 520, 0, EXTRA,    \
 			    MORE, __VA_ARGS__)
@@ -5898,6 +5922,26 @@ static const struct scenario scenarios[] = {
 	ENGINE_LOOP("engine_loop_timer_before", 2050,
 		    (E_IRQ(2000, UNTRACED, 101)), R_T(t_enqueue, 2100),
 		    R_T(t_dispatch, 2105), R(enqueue, TT_CP_ENQ_PICKUP)),
+	/* X's step done at 800 us, while the loop ran A's handler: the
+	 * loop takes the result after the handlers it runs, sends A's
+	 * headers at 1500 and hands the next step (A's) to the worker at
+	 * 1700, not waiting between. A waited for X's step from its
+	 * headers (without the rule: enqueued and dispatched at the
+	 * worker's wake, 1700 and 1705, no queue) */
+	LOOP_RESULT_EARLY("engine_loop_step_result_early", 102, 0x300,
+			  LOOP_NAMED, R(enqueue, TT_CP_ENQ_HANDOFF), R_T(t_enqueue, 1500),
+			  R_T(t_dispatch, 1700), R_STAGE(TT_ST_QUEUE, 200)),
+	/* The same from a relay, 104, which passes the step to the worker
+	 * at 1715 (LitServe's getter of the responses): no step of a worker
+	 * the loop waited for, A's pick-up the loop's wake, its dispatch
+	 * the worker's run (with the rule: enqueued at its headers) */
+	LOOP_RESULT_EARLY("engine_loop_relay_result", 104, 0x70,
+			  (E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),
+			   E_WAKE(1715, 104, 102, NR_FUTEX, 0x300),
+			   E_OUT(1718, 104, .sys = NR_FUTEX, .arg0 = 0x70),
+			   E_IN(1720, 102)),
+			  R(enqueue, TT_CP_ENQ_PICKUP), R_T(t_enqueue, 1700),
+			  R_T(t_dispatch, 1720)),
 	/* engine_loop_timer's step handed on as CPython's executor does: the
 	 * loop's put wakes worker 102 at 2100 us, which hands the loop the
 	 * GIL it waits for and waits for it in turn, till the loop drops it

@@ -876,7 +876,8 @@ __u64 cp_loop_share_after(const struct walk *wk, __u64 t);
 __u64 cp_loop_share_before(const struct walk *wk, __u64 t);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4):
  * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */
-__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t);
+__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
+		   bool computed);
 
 /* threads.c */
 /* Drops the first k of the n elements of size size at *v, and gives back

@@ -668,18 +668,24 @@ static bool waited_timer(const struct tt_critpath *cp,
  * no result. Or the loop waited out a timer in between: a batcher's delay
  * for more requests (Ray Serve's batch_wait_timeout_s) that held it. The
  * walk queues it from there, to t or to a lock turn the loop gave before.
+ * When c computed from t (computed: not a relay, as LitServe's getter of
+ * the responses is) and the headers went first, a result since the read
+ * counts too: a loop takes a result written while its handlers ran only
+ * after them (vLLM V0 reading a batch of requests while a step ran).
  */
-__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t)
+__u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
+		   bool computed)
 {
 	const struct cp_thread *th = wk->reader;
-	__u64 h = wk->rq->t_headers, s, share;
+	__u64 h = wk->rq->t_headers, s, since, share;
 
 	if (!th)
 		return 0;
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
 		    cp_handoff_point(wk, t, NULL);
-	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, s, t - 1) &&
+	since = computed && s == h ? wk->r : s;
+	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, since, t - 1) &&
 		       !waited_timer(wk->cp, th, s, t)))
 		return 0;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;

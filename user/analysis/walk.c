@@ -529,7 +529,8 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
 			} else if (!released && waker == wk->reader &&
-				   (s = cp_loop_step(wk, th, t))) {
+				   (s = cp_loop_step(wk, th, t,
+						     worker_wake == t))) {
 				stepped = true;
 				/* admitted by the reader's own engine loop,
 				 * whatever passed the step on, or at the lock
