@@ -1834,17 +1834,15 @@ static const struct rq_want sync_calls_want[] = {
 	 E_OUT(1300, 104, .sys = NR_FUTEX, .arg0 = 0x70))
 /* clang-format off */
 /* ENGINE_LOOP's loop without its wait at 1600 us: thread r_, running from
- * 0, hands it a result at 800 (the self-pipe) and waits on word w_; the
- * loop wakes r_ at 1700 and waits in epoll at 1800; EXTRA adds steps */
-#define LOOP_RESULT_EARLY(name_, r_, w_, EXTRA, ...)                          \
+ * 0, waits on word w_ at 810; the loop wakes it at 1700 and waits in epoll
+ * at 1800. EXTRA adds steps, MORE requests */
+#define LOOP_STEP_AT_1700(name_, r_, w_, EXTRA, MORE, ...)                    \
 	{                                                                     \
 		SC("test_pickup_producer_work", name_),                       \
 		.steps = STEPS(                                               \
 			E_IN(0, 101), E_IN(0, r_),                            \
 			E_OUT(300, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),     \
 			E_SOFTIRQ(450, UNTRACED, 101), E_IN(460, 101),        \
-			E_DATA(800, r_, 101, NR_WRITE, 6),                    \
-			E_WAKE(800, r_, 101, NR_WRITE, 6),                    \
 			E_OUT(810, r_, .sys = NR_FUTEX, .arg0 = (w_)),        \
 			E_WAKE(1700, 101, r_, NR_FUTEX, (w_)),                \
 			E_IN(1705, r_), UNPAREN EXTRA,                        \
@@ -1852,11 +1850,34 @@ static const struct rq_want sync_calls_want[] = {
 			ENGINE_LOOP_TOKEN),                                   \
 		RQS(RQ(1, 50, 100, 1600, 1610, 101, 101, .t_end = 5000 * US), \
 		    RQ(2, 400, 500, 3050, 3060, 101, 101, .t_end = 5000 * US, \
-		       .t_headers = 1500 * US)),                              \
+		       .t_headers = 1500 * US),                               \
+		    UNPAREN MORE),                                            \
 		.want = WANTS({ 2, NULL, { R(complete, true),                 \
 					   R(dispatch, TT_CP_DISP_PICKUP),    \
 					   __VA_ARGS__ } }),                  \
 	}
+/* ... r_ handing the loop a result at 800 us (the self-pipe) */
+#define LOOP_RESULT_EARLY(name_, r_, w_, EXTRA, ...)                          \
+	LOOP_STEP_AT_1700(name_, r_, w_,                                      \
+			  (E_DATA(800, r_, 101, NR_WRITE, 6),                 \
+			   E_WAKE(800, r_, 101, NR_WRITE, 6), UNPAREN EXTRA), \
+			  (), __VA_ARGS__)
+/* ... the loop waiting in epoll from 1510 us to 1545, then reading B (3) at
+ * 1550, whose headers go at 1600 */
+#define LOOP_READ_LATER(name_, r_, w_, EXTRA, ...)                            \
+	LOOP_STEP_AT_1700(name_, r_, w_,                                      \
+			  (E_OUT(1510, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), \
+			   E_SOFTIRQ(1540, UNTRACED, 101), E_IN(1545, 101),   \
+			   UNPAREN EXTRA),                                    \
+			  (RQ(3, 1530, 1550, 3100, 3110, 101, 101,            \
+			      .t_end = 5000 * US, .t_headers = 1600 * US)),   \
+			  __VA_ARGS__)
+/* a relay, 104, passing the loop's step to the worker at 1715 us */
+#define LOOP_RELAY                                                            \
+	E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),                       \
+		E_WAKE(1715, 104, 102, NR_FUTEX, 0x300),                      \
+		E_OUT(1718, 104, .sys = NR_FUTEX, .arg0 = 0x70),              \
+		E_IN(1720, 102)
 #define ENGINE_LOOP_BATCH(name_, ha_, hb_, hc_, bw_, f1_, EXTRA, MORE, ...)   \
 	ENGINE_LOOP_BATCH_C(name_, ha_, hb_, hc_, bw_, f1_, 520, 0, EXTRA,    \
 			    MORE, __VA_ARGS__)
@@ -5935,13 +5956,28 @@ static const struct scenario scenarios[] = {
 	 * at 1715 (LitServe's getter of the responses): no step of a worker
 	 * the loop waited for, A's pick-up the loop's wake, its dispatch
 	 * the worker's run (with the rule: enqueued at its headers) */
-	LOOP_RESULT_EARLY("engine_loop_relay_result", 104, 0x70,
-			  (E_OUT(10, 102, .sys = NR_FUTEX, .arg0 = 0x300),
-			   E_WAKE(1715, 104, 102, NR_FUTEX, 0x300),
-			   E_OUT(1718, 104, .sys = NR_FUTEX, .arg0 = 0x70),
-			   E_IN(1720, 102)),
+	LOOP_RESULT_EARLY("engine_loop_relay_result", 104, 0x70, (LOOP_RELAY),
 			  R(enqueue, TT_CP_ENQ_PICKUP), R_T(t_enqueue, 1700),
 			  R_T(t_dispatch, 1720)),
+	/* A's headers at 1500 us, no result of the worker's since its read;
+	 * the loop reads B at 1550, after a poll, and hands a step to the
+	 * worker at 1700 (a batcher whose batch B filled: tools/scenarios'
+	 * v0-delay): A waited for the step from its headers (without the
+	 * rule: enqueued at the worker's wake, no queue) */
+	LOOP_READ_LATER("engine_loop_read_later", 102, 0x300, LOOP_NAMED,
+			R(enqueue, TT_CP_ENQ_HANDOFF), R_T(t_enqueue, 1500),
+			R_T(t_dispatch, 1700)),
+	/* The same with A's handler waking thread 104 at 1000 us, before
+	 * its headers (Hugging Face's generate thread started): not let go
+	 * silently, the wake at 1700 its own hand-off (with the rule:
+	 * enqueued at its headers) */
+	LOOP_READ_LATER("engine_loop_read_later_woke", 102, 0x300,
+			LOOP_WOKE(1000), R(enqueue, TT_CP_ENQ_PICKUP),
+			R_T(t_enqueue, 1700), R_T(t_dispatch, 1705)),
+	/* ... and with the loop's wake at 1700 us of a relay */
+	LOOP_READ_LATER("engine_loop_read_later_relay", 104, 0x70, (LOOP_RELAY),
+			R(enqueue, TT_CP_ENQ_PICKUP), R_T(t_enqueue, 1700),
+			R_T(t_dispatch, 1720)),
 	/* engine_loop_timer's step handed on as CPython's executor does: the
 	 * loop's put wakes worker 102 at 2100 us, which hands the loop the
 	 * GIL it waits for and waits for it in turn, till the loop drops it

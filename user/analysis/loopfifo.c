@@ -556,6 +556,28 @@ static __u64 next_turn(const struct tt_critpath *cp, const struct rq_index *ix,
 	return no_sign(cp, th, ix->act[lo].t, end) ? end : 0;
 }
 
+/* The batch of reads [*lo, *hi) of loop th that wk's is one of; returns
+ * wk's read's index, ix->nact when th did not read it */
+static size_t batch_of(const struct walk *wk, const struct cp_thread *th,
+		       size_t *lo, size_t *hi)
+{
+	const struct rq_index *ix = wk->ix;
+	size_t a = read_act(ix, th->tid, wk->r, wk->ri);
+
+	if (a == ix->nact)
+		return a;
+	for (*lo = a; *lo > 0 && same_batch(wk->cp, ix, th, &ix->act[*lo - 1],
+					    &ix->act[*lo], ix->act[*lo - 1].t);
+	     (*lo)--)
+		;
+	for (*hi = a + 1;
+	     *hi < ix->nact && same_batch(wk->cp, ix, th, &ix->act[*hi - 1],
+					  &ix->act[*hi], ix->act[*lo].t);
+	     (*hi)++)
+		;
+	return a;
+}
+
 /* cp_loop_share()'s point, the loop's wakes let through when wakes is set;
  * *start: where the request's handler began, its share of the CPU before;
  * *end: the batch's first headers when they end it, else 0. */
@@ -571,19 +593,8 @@ static __u64 share_point(const struct walk *wk, bool wakes, __u64 *start,
 	 * turns (loopfifo's sends), nothing to share out */
 	if (!th || th->nmsends)
 		return 0;
-	a = read_act(ix, th->tid, wk->r, wk->ri);
-	if (a == ix->nact)
-		return 0;
-	for (lo = a; lo > 0 && same_batch(wk->cp, ix, th, &ix->act[lo - 1],
-					  &ix->act[lo], ix->act[lo - 1].t);
-	     lo--)
-		;
-	for (hi = a + 1;
-	     hi < ix->nact && same_batch(wk->cp, ix, th, &ix->act[hi - 1],
-					 &ix->act[hi], ix->act[lo].t);
-	     hi++)
-		;
-	if (hi - lo < 2)
+	a = batch_of(wk, th, &lo, &hi);
+	if (a == ix->nact || hi - lo < 2)
 		return 0;
 	last = ix->act[hi - 1].t;
 	/* no handler ran between the reads (none handed anything on) */
@@ -655,6 +666,23 @@ static bool waited_timer(const struct tt_critpath *cp,
 	return false;
 }
 
+/* Loop th read a request other than wk's after wk's batch of reads,
+ * before t */
+static bool read_later(const struct walk *wk, const struct cp_thread *th,
+		       __u64 t)
+{
+	const struct rq_index *ix = wk->ix;
+	size_t lo, hi;
+
+	if (batch_of(wk, th, &lo, &hi) == ix->nact)
+		return false;
+	for (; hi < ix->nact && ix->act[hi].tid == th->tid && ix->act[hi].t < t;
+	     hi++)
+		if (!ix->act[hi].write && ix->act[hi].req != wk->ri)
+			return true;
+	return false;
+}
+
 /*
  * An engine loop in the reader's own thread (vLLM V0's AsyncLLMEngine, an
  * asyncio task of the API's loop): a handler puts the request on the
@@ -668,25 +696,31 @@ static bool waited_timer(const struct tt_critpath *cp,
  * no result. Or the loop waited out a timer in between: a batcher's delay
  * for more requests (Ray Serve's batch_wait_timeout_s) that held it. The
  * walk queues it from there, to t or to a lock turn the loop gave before.
- * When c computed from t (computed: not a relay, as LitServe's getter of
- * the responses is) and the headers went first, a result since the read
- * counts too: a loop takes a result written while its handlers ran only
- * after them (vLLM V0 reading a batch of requests while a step ran).
+ * When the handler let the request go silently (its headers before t, no
+ * wake from the read to them) and c computed from t (not a relay, as
+ * LitServe's getter of the responses is), a result since the read counts
+ * too: a loop takes a result written while its handlers ran only after
+ * them (vLLM V0 reading a batch while a step ran); and so does a request
+ * read after the request's batch of reads: the loop ran that one's handler
+ * before the step (a batcher whose batch it filled: v0-delay).
  */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
 		   bool computed)
 {
 	const struct cp_thread *th = wk->reader;
-	__u64 h = wk->rq->t_headers, s, since, share;
+	__u64 h = wk->rq->t_headers, s, share;
+	bool silent;
 
 	if (!th)
 		return 0;
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
 		    cp_handoff_point(wk, t, NULL);
-	since = computed && s == h ? wk->r : s;
-	if (s >= t || (!cp_handed_work(wk->cp, c, th->tid, since, t - 1) &&
-		       !waited_timer(wk->cp, th, s, t)))
+	silent = computed && s == h && !cp_handoff_in(wk->cp, th, wk->r, h, 0);
+	if (s >= t ||
+	    (!cp_handed_work(wk->cp, c, th->tid, silent ? wk->r : s, t - 1) &&
+	     !waited_timer(wk->cp, th, s, t) &&
+	     !(silent && read_later(wk, th, t))))
 		return 0;
 	wk->enqueue = TT_CP_ENQ_HANDOFF;
 	share = cp_loop_share(wk);
