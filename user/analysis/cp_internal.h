@@ -874,8 +874,9 @@ __u64 cp_loop_share_after(const struct walk *wk, __u64 t);
  * request's share, before the batch's end: its own engine task, stepping
  * in the turn that ran the handlers (vLLM V0's). */
 __u64 cp_loop_share_before(const struct walk *wk, __u64 t);
-/* The reader's engine loop took the request up at t, its wake of c (§4.4):
- * t_enqueue is the reader's hand-off point s < t; returns s, or 0. */
+/* The reader's engine loop took the request up at t, its wake of c (§4.4),
+ * c computed from t when computed (a relay else): t_enqueue is the reader's
+ * hand-off point s < t; returns s, or 0. */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
 		   bool computed);
 

@@ -697,7 +697,7 @@ static bool read_later(const struct walk *wk, const struct cp_thread *th,
  * for more requests (Ray Serve's batch_wait_timeout_s) that held it. The
  * walk queues it from there, to t or to a lock turn the loop gave before.
  * When the handler let the request go silently (its headers before t, no
- * wake from the read to them) and c computed from t (not a relay, as
+ * wake of another thread from the read to them) and c computed from t (not a relay, as
  * LitServe's getter of the responses is), a result since the read counts
  * too: a loop takes a result written while its handlers ran only after
  * them (vLLM V0 reading a batch while a step ran); and so does a request
@@ -716,7 +716,8 @@ __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
 	s = h > wk->r && h < t && wk->rq->writer_tid == th->tid ?
 		    h :
 		    cp_handoff_point(wk, t, NULL);
-	silent = computed && s == h && !cp_handoff_in(wk->cp, th, wk->r, h, 0);
+	silent = computed && h && s == h &&
+		 !cp_handoff_in(wk->cp, th, wk->r, h, 0);
 	if (s >= t ||
 	    (!cp_handed_work(wk->cp, c, th->tid, silent ? wk->r : s, t - 1) &&
 	     !waited_timer(wk->cp, th, s, t) &&
