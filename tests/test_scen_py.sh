@@ -292,13 +292,14 @@ print(len(q), sum(q["h2_multiplexed"] for q in q))' "$OUTDIR/$s/report.json" 2>/
 		fail "scen_py: $s: the report has no http/2 line for its $reqs multiplexed requests"
 done
 # v0 unmarked (docs/design.md §4.4, "An engine loop in the reader's
-# thread"): twelve runs, two to three under each of five loads (nothing
-# twice, a CPU hog, one on each CPU, stalling hogs on both), analysed by
-# session 63's build: t_enqueue off by more than 1 ms for 1-12 of 120,
+# thread"): seventeen runs, three to seven under each of four loads
+# (nothing, a CPU hog, one on each CPU, stalling hogs on both), analysed
+# by session 63's build: t_enqueue off by more than 1 ms for 1-12 of 120,
 # t_dispatch 0-13, the queue span 1-18, admission to token 0-13; beside
 # two hogs, in a recording by session 61's recorder, 31-36. Before the
-# worker's earlier results counted, the same twelve: t_enqueue 2-37 (over
-# the enq share in three of the five quiet runs), the queue span 2-51
+# worker's earlier results counted, the same seventeen: t_enqueue 1-37
+# (over the enq share in three of the seven quiet runs), the queue span
+# 1-51
 # v0-delay: v0 whose idle engine waits on the loop's timer, up to 5 ms, for
 # a full batch (docs/design.md §4.4, "A batcher in the loop"), at one
 # connection, where the timer ends each wait: t_enqueue off by more than
