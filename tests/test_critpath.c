@@ -5950,8 +5950,9 @@ static const struct scenario scenarios[] = {
 	 * headers (without the rule: enqueued and dispatched at the
 	 * worker's wake, 1700 and 1705, no queue) */
 	LOOP_RESULT_EARLY("engine_loop_step_result_early", 102, 0x300,
-			  LOOP_NAMED, R(enqueue, TT_CP_ENQ_HANDOFF), R_T(t_enqueue, 1500),
-			  R_T(t_dispatch, 1700), R_STAGE(TT_ST_QUEUE, 200)),
+			  LOOP_NAMED, R(enqueue, TT_CP_ENQ_HANDOFF),
+			  R_T(t_enqueue, 1500), R_T(t_dispatch, 1700),
+			  R_STAGE(TT_ST_QUEUE, 200)),
 	/* The same from a relay, 104, which passes the step to the worker
 	 * at 1715 (LitServe's getter of the responses): no step of a worker
 	 * the loop waited for, A's pick-up the loop's wake, its dispatch

@@ -697,12 +697,13 @@ static bool read_later(const struct walk *wk, const struct cp_thread *th,
  * for more requests (Ray Serve's batch_wait_timeout_s) that held it. The
  * walk queues it from there, to t or to a lock turn the loop gave before.
  * When the handler let the request go silently (its headers before t, no
- * wake of another thread from the read to them) and c computed from t (not a relay, as
- * LitServe's getter of the responses is), a result since the read counts
- * too: a loop takes a result written while its handlers ran only after
- * them (vLLM V0 reading a batch while a step ran); and so does a request
- * read after the request's batch of reads: the loop ran that one's handler
- * before the step (a batcher whose batch it filled: v0-delay).
+ * wake of another thread from the read to them) and c computed from t
+ * (not a relay, as LitServe's getter of the responses is), a result since
+ * the read counts too: a loop takes a result written while its handlers
+ * ran only after them (vLLM V0 reading a batch while a step ran); and so
+ * does a request read after the request's batch of reads: the loop ran
+ * that one's handler before the step (a batcher whose batch it filled:
+ * v0-delay).
  */
 __u64 cp_loop_step(struct walk *wk, const struct cp_thread *c, __u64 t,
 		   bool computed)
