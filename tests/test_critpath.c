@@ -172,6 +172,9 @@ struct step {
 #define E_EXIT(t_, tid_) { OP_EXIT, (t_) * US, tid_ }
 #define E_RTLOCK(t_, tid_, lo, hi)                                            \
 	{ OP_RTLOCK, (t_) * US, tid_, .arg0 = lo, .t0 = hi }
+/* tid's process a Go program: every futex word its runtime's */
+#define E_RTLOCK_GO(t_, tid_)                                                 \
+	{ OP_RTLOCK, (t_) * US, tid_, .t0 = ~0ULL, .cmd = TT_RT_GO }
 #define E_MARK(t_, tid_, kind_, key_)                                         \
 	{ OP_MARK, (t_) * US, tid_, .cmd = TT_MARK_##kind_, .arg0 = key_,     \
 	  .flags = TT_MARK_F_KEY }
@@ -300,7 +303,7 @@ static void add_step(struct stream *s, const struct step *st)
 		ev = ev_new(s, TT_EV_RTLOCK, st->t, st->tid);
 		ev->rtlock.lo = st->arg0;
 		ev->rtlock.hi = st->t0;
-		ev->rtlock.kind = TT_RT_CPYTHON;
+		ev->rtlock.kind = st->cmd ? st->cmd : TT_RT_CPYTHON;
 		break;
 	case OP_MARK:
 		ev = ev_new(s, TT_EV_MARK, st->t, st->tid);
@@ -2737,6 +2740,17 @@ static const struct rq_want sync_calls_want[] = {
 #define LOOP_LOCK_WANT(enq, rule, disp)                                       \
 	WANTS({ 2, NULL, { R(complete, true), R(dispatch, rule),              \
 			   R_T(t_enqueue, enq), R_T(t_dispatch, disp) } })
+/* test_lock_turn's case NAME: the steps PRE, LOOP_LOCK_HEAD, the loop's
+ * release at 3000 us; LOOP_LOCK_RQS with the requests given; request 2
+ * dispatched by RULE at DISP */
+#define LOOP_LOCK_RELEASED(name, pre, rule, disp, ...)                        \
+	{                                                                     \
+		SC("test_lock_turn", name),                                   \
+		.steps = STEPS(UNPAREN pre LOOP_LOCK_HEAD,                    \
+			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),            \
+		RQS(LOOP_LOCK_RQS(__VA_ARGS__)),                              \
+		.want = LOOP_LOCK_WANT(1250, rule, disp),                     \
+	}
 /* clang-format on */
 
 /* test_lock_turn's case NAME: worker 103, preempted at 520 us, runs again
@@ -7354,13 +7368,23 @@ static const struct scenario scenarios[] = {
 	 * the loop's release to worker 103 at 3000 us (the end of request 1),
 	 * 103 waiting in the call the loop handed it; the loop hands the
 	 * prefill to 104 only at 4100 (without: pickup, 4100) */
-	{
-		SC("test_lock_turn", "loop_lock"),
-		.steps = STEPS(LOOP_LOCK_HEAD,
-			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),
-		RQS(LOOP_LOCK_RQS()),
-		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_LOCK, 3005),
-	},
+	LOOP_LOCK_RELEASED("loop_lock", (), TT_CP_DISP_LOCK, 3005),
+	/* The same in a process the recorder took for a Go program (looked at
+	 * as it forked, before it exec'd Python), then found CPython in: the
+	 * process runs CPython, its words no longer all a runtime's (without:
+	 * pickup, 4100) */
+	LOOP_LOCK_RELEASED("loop_lock_exec",
+			   (E_RTLOCK_GO(0, 101),
+			    E_RTLOCK(1, 101, 0x7200, 0x7300), ),
+			   TT_CP_DISP_LOCK, 3005),
+	/* The same with 103 the writer of request 3, read by the loop at 2950
+	 * us, its first token due at 5000: the release hands 103 request 3's
+	 * call (grpc's pool thread, writing its call's response), no turn of
+	 * request 2's (without the test: lock, 3005) */
+	LOOP_LOCK_RELEASED("loop_lock_pool_thread", (), TT_CP_DISP_PICKUP,
+			   4100,
+			   RQ(3, 2900, 2950, 5000, 5005, 101, 103,
+			      .t_end = 6000 * US)),
 	/* The same with 103 one of a runtime's helper pool (V8's workers: 105
 	 * and 106 asleep on its idle word's pair, no report to the loop): the
 	 * loop's release of its lock is no request's turn (without the test:
@@ -7384,14 +7408,10 @@ static const struct scenario scenarios[] = {
 	},
 	/* The same with request 3's first token written at 3500 us, after the
 	 * release: the release was its turn, not request 2's */
-	{
-		SC("test_lock_turn", "loop_lock_other_token"),
-		.steps = STEPS(LOOP_LOCK_HEAD,
-			       LOOP_LOCK_TAIL(LOOP_LOCK_RELEASE)),
-		RQS(LOOP_LOCK_RQS(RQ(3, 2900, 2986, 3500, 3505, 101, 101,
-				     .t_end = 3600 * US))),
-		.want = LOOP_LOCK_WANT(1250, TT_CP_DISP_PICKUP, 4100),
-	},
+	LOOP_LOCK_RELEASED("loop_lock_other_token", (), TT_CP_DISP_PICKUP,
+			   4100,
+			   RQ(3, 2900, 2986, 3500, 3505, 101, 101,
+			      .t_end = 3600 * US)),
 	/* The same with the loop's wake of 103 through 0x500 40 us after it
 	 * handed 103 the call, before it let request 2 go (a condition
 	 * variable's signal and its mutex's release): no turn */

@@ -157,28 +157,45 @@ static void test_handler_and_locked_engine(void)
 	an_golift_free(&gl);
 }
 
+/* The recorder's Go range of TGID at ts: hi 0, the probe came off */
+static void go_range(struct an_golift *gl, struct sink *s, __u64 ts, __u64 hi)
+{
+	struct tt_event ev = mk(TT_EV_RTLOCK, ts, TGID);
+
+	ev.rtlock.kind = TT_RT_GO;
+	ev.rtlock.hi = hi;
+	feed(gl, s, ev);
+}
+
+/* M1's read at ts: the tid it is lifted to */
+static __u32 read_tid(struct an_golift *gl, struct sink *s, __u64 ts)
+{
+	feed(gl, s, mk(TT_EV_RECV, ts, M1));
+	return s->ev[s->n - 1].h.tid;
+}
+
 /* The probe came off (record --goroutines=auto): M's events are its own
- * again, and state changes still in flight are dropped. */
+ * again, and state changes still in flight are dropped; until the process
+ * exec'd another Go program the recorder follows. */
 static void test_probe_taken_off(void)
 {
 	struct an_golift gl = {};
 	struct sink s = {};
-	struct tt_event ev;
 
 	feed_go(&gl, &s, 100, M1, G_HANDLER, TT_GO_RUNNABLE, TT_GO_RUNNING);
-	ev = mk(TT_EV_RECV, 110, M1);
-	feed(&gl, &s, ev);
-	ASSERT_GE(s.ev[s.n - 1].h.tid, TT_GO_TID_BASE, "the goroutine's read");
-	ev = mk(TT_EV_RTLOCK, 120, TGID);
-	ev.rtlock.kind = TT_RT_GO;
-	feed(&gl, &s, ev);
+	ASSERT_GE(read_tid(&gl, &s, 110), TT_GO_TID_BASE, "the goroutine's read");
+	go_range(&gl, &s, 120, 0);
 	ASSERT_EQ(s.ev[s.n - 1].h.type, TT_EV_RTLOCK, "passed on");
 	s.n = 0;
 	feed_go(&gl, &s, 125, M1, G_HANDLER, TT_GO_RUNNING, TT_GO_WAITING);
 	ASSERT_EQ(s.n, 0, "a late state change dropped");
-	ev = mk(TT_EV_RECV, 130, M1);
-	feed(&gl, &s, ev);
-	ASSERT_EQ(s.ev[s.n - 1].h.tid, M1, "the read is the thread's again");
+	ASSERT_EQ(read_tid(&gl, &s, 130), M1, "the read is the thread's again");
+	/* it exec'd another Go program, whose goroutines are followed */
+	go_range(&gl, &s, 140, ~0ULL);
+	s.n = 0;
+	feed_go(&gl, &s, 150, M1, G_ENGINE, TT_GO_RUNNABLE, TT_GO_RUNNING);
+	ASSERT_GT(s.n, 0, "the new program's state change lifted");
+	ASSERT_GE(read_tid(&gl, &s, 160), TT_GO_TID_BASE, "its goroutine's read");
 	an_golift_free(&gl);
 }
 

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "procfs.h"
@@ -79,6 +80,88 @@ cleanup:
 	waitpid(pid, NULL, 0);
 }
 
+struct emitted {
+	pid_t tgid;
+	__u32 kinds[8];
+	int n;
+};
+
+static int note_range(void *ctx, pid_t tgid, const struct tt_rt_range *r)
+{
+	struct emitted *e = ctx;
+
+	if (tgid == e->tgid && e->n < 8)
+		e->kinds[e->n++] = r->kind;
+	return 0;
+}
+
+/* The scanner finds python's range once; after python exec'd sleep(1), it
+ * says the range is gone (kind 0), once. */
+static void test_scan_after_exec(void)
+{
+	struct tt_rt_scanner *sc = tt_rt_scanner_new();
+	struct emitted e = { 0 };
+	char exe[64], path[256];
+	int fds[2] = { -1, -1 }, tries;
+	__u32 tgid;
+	ssize_t len;
+	pid_t pid;
+
+	if (!ASSERT_TRUE(sc != NULL, "scanner") ||
+	    !ASSERT_EQ(pipe(fds), 0, "pipe"))
+		goto cleanup;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fds[0], 0);
+		close(fds[1]);
+		execl(PYTHON, "python3", "-c",
+		      "import os, sys; sys.stdin.readline(); "
+		      "os.execv('/bin/sleep', ['sleep', '30'])",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	fds[0] = -1;
+	if (!ASSERT_GT(pid, 0, "fork"))
+		goto cleanup;
+	e.tgid = pid;
+	tgid = pid;
+	/* python is found once its executable is mapped */
+	for (tries = 0; tries < 500 && !e.n; tries++) {
+		ASSERT_EQ(tt_rt_scan(sc, &tgid, 1, false, note_range, &e), 0,
+			  "scan python");
+		if (!e.n)
+			usleep(10000);
+	}
+	if (!ASSERT_EQ(e.n, 1, "python's range") ||
+	    !ASSERT_EQ(e.kinds[0], TT_RT_CPYTHON, "CPython's"))
+		goto kill;
+	ASSERT_EQ(write(fds[1], "go\n", 3), 3, "tell python to exec");
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	for (tries = 0; tries < 500; tries++) {
+		len = readlink(exe, path, sizeof(path) - 1);
+		path[len > 0 ? len : 0] = '\0';
+		if (strstr(path, "sleep"))
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(tt_rt_scan(sc, &tgid, 1, false, note_range, &e), 0,
+		  "scan sleep");
+	ASSERT_EQ(tt_rt_scan(sc, &tgid, 1, false, note_range, &e), 0,
+		  "scan again");
+	if (ASSERT_EQ(e.n, 2, "one more range, once"))
+		ASSERT_EQ(e.kinds[1], 0, "python's gone");
+kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+cleanup:
+	if (fds[0] >= 0)
+		close(fds[0]);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	tt_rt_scanner_free(sc);
+}
+
 /* A process without an interpreter has no range. */
 static void test_no_runtime(void)
 {
@@ -91,6 +174,7 @@ static void test_no_runtime(void)
 int main(void)
 {
 	TT_RUN(test_cpython_runtime);
+	TT_RUN(test_scan_after_exec);
 	TT_RUN(test_no_runtime);
 	TT_EXIT();
 }

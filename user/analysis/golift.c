@@ -213,6 +213,9 @@ int an_golift(struct an_golift *gl, const struct tt_event *ev,
 			tt_hmap_del(&gl->go_tgids, ev->h.tgid, 0);
 			if (tt_hmap_put(&gl->stopped, ev->h.tgid, 0, 1))
 				return -ENOMEM;
+		} else if (ev->rtlock.kind == TT_RT_GO) {
+			/* followed again: the Go program it exec'd */
+			tt_hmap_del(&gl->stopped, ev->h.tgid, 0);
 		}
 		return fn(ctx, ev);
 	case TT_EV_EXIT:

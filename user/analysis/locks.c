@@ -610,11 +610,14 @@ __u64 cp_loop_lock_turn(const struct walk *wk, const struct cp_thread *th,
 			break;
 		x = cp_thread_find(cp, w->target_tid);
 		/* released while the loop served another request; not a
-		 * runtime's helper (V8's workers, handed a collection) */
+		 * runtime's helper (V8's workers, handed a collection); not a
+		 * worker that writes another request's response then (grpc's
+		 * pool thread handed its next call) */
 		if (w->syscall != TT_NR_futex || w->lock == CP_LOCK_RUNTIME ||
 		    w->lock == CP_LOCK_SCHED || !x || x->tgid != loop->tgid ||
 		    x->rt_pool || x->runtime_own ||
-		    !cp_rq_other_alive(wk->ix, loop->tid, w->ts, wk->ri))
+		    !cp_rq_other_alive(wk->ix, loop->tid, w->ts, wk->ri) ||
+		    cp_rq_other_alive(wk->ix, x->tid, w->ts, wk->ri))
 			continue;
 		k = cp_rec_before(x, w->ts + 1);
 		if (k >= 2 && x->recs[k].ts == w->ts &&

@@ -244,36 +244,6 @@ static int word_note(__u32 *tids, int n, __u32 tid)
 	return -1;
 }
 
-/* A runtime's lock range in a process, as the recorder found it. */
-static int add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
-{
-	const struct tt_rtlock *rl = &ev->rtlock;
-	size_t i, j;
-
-	/* Go's goroutines no longer followed: its futexes judged as any */
-	if (rl->kind == TT_RT_GO && !rl->hi) {
-		for (i = j = 0; i < cp->nrtranges; i++)
-			if (cp->rtranges[i].tgid != ev->h.tgid ||
-			    cp->rtranges[i].kind != TT_RT_GO)
-				cp->rtranges[j++] = cp->rtranges[i];
-		cp->prepared = cp->prepared && j == cp->nrtranges;
-		cp->nrtranges = j;
-		return 0;
-	}
-	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
-		return 0;
-	if (tt_grow((void **)&cp->rtranges, &cp->caprtranges,
-		    cp->nrtranges + 1, sizeof(*cp->rtranges)))
-		return -ENOMEM;
-	cp->rtranges[cp->nrtranges++] = (struct cp_rtrange){
-		.lo = rl->lo, .hi = rl->hi, .tgid = ev->h.tgid,
-		.kind = rl->kind,
-	};
-	/* the words' judgement changes: walks prepare again */
-	cp->prepared = false;
-	return 0;
-}
-
 /*
  * th is current at ts (it switches out, or wakes another thread in process
  * context) while its timeline has it off CPU: its switch-in is missing from
@@ -919,7 +889,7 @@ int tt_critpath_add(struct tt_critpath *cp, const struct tt_event *ev)
 			th->exit_ts = ev->h.ts;
 		return 0;
 	case TT_EV_RTLOCK:
-		return add_rtrange(cp, ev);
+		return cp_add_rtrange(cp, ev);
 	case TT_EV_MARK:
 		return cp_mark_add(cp, ev);
 	case TT_EV_GO_CHAN:

@@ -546,6 +546,48 @@ const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 	return NULL;
 }
 
+/* Judges tgid's futexes as any process's: its goroutines are no longer
+ * followed, or it runs another runtime now */
+static void drop_go_range(struct tt_critpath *cp, __u32 tgid)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < cp->nrtranges; i++)
+		if (cp->rtranges[i].tgid != tgid ||
+		    cp->rtranges[i].kind != TT_RT_GO)
+			cp->rtranges[j++] = cp->rtranges[i];
+	cp->prepared = cp->prepared && j == cp->nrtranges;
+	cp->nrtranges = j;
+}
+
+int cp_add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
+{
+	const struct tt_rtlock *rl = &ev->rtlock;
+
+	if (rl->kind == TT_RT_GO && !rl->hi) {
+		drop_go_range(cp, ev->h.tgid);
+		return 0;
+	}
+	/* a Go program's fork that exec'd Python (LocalAI's backends):
+	 * Go's range, all its words, would hold the GIL's */
+	if (rl->kind != TT_RT_GO)
+		drop_go_range(cp, ev->h.tgid);
+	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
+		return 0;
+	if (tt_grow((void **)&cp->rtranges, &cp->caprtranges, cp->nrtranges + 1,
+		    sizeof(*cp->rtranges)))
+		return -ENOMEM;
+	cp->rtranges[cp->nrtranges++] = (struct cp_rtrange){
+		.lo = rl->lo,
+		.hi = rl->hi,
+		.tgid = ev->h.tgid,
+		.kind = rl->kind,
+	};
+	/* the words' judgement changes: walks prepare again */
+	cp->prepared = false;
+	return 0;
+}
+
 bool cp_runs_cpython(const struct tt_critpath *cp, __u32 tgid)
 {
 	for (size_t i = 0; i < cp->nrtranges; i++)

@@ -28,6 +28,9 @@ const struct cp_word *cp_word_find(const struct tt_critpath *cp, __u64 word,
 /* The runtime lock range of tgid that holds futex word, or NULL. */
 const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 					 __u64 word, __u32 tgid);
+/* A runtime's lock range in a process, as the recorder found it (or Go's
+ * taken back: TT_RT_GO with hi 0). */
+int cp_add_rtrange(struct tt_critpath *cp, const struct tt_event *ev);
 /* Process tgid runs CPython (the recorder found its _PyRuntime). */
 bool cp_runs_cpython(const struct tt_critpath *cp, __u32 tgid);
 /* Blocked record rec of th waits on a futex word that is a lock (§4.3's

@@ -160,6 +160,8 @@ int tt_rt_find(pid_t pid, struct tt_rt_range *out, int max)
 struct tt_rt_scanner {
 	/* (executable's inode, tgid) -> its device: looked at already */
 	struct tt_hmap seen;
+	/* tgid -> the executable (inode) runtimes were found in */
+	struct tt_hmap found;
 };
 
 struct tt_rt_scanner *tt_rt_scanner_new(void)
@@ -172,12 +174,14 @@ void tt_rt_scanner_free(struct tt_rt_scanner *s)
 	if (!s)
 		return;
 	tt_hmap_free(&s->seen);
+	tt_hmap_free(&s->found);
 	free(s);
 }
 
 int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 	       bool just_exec, tt_rt_emit_fn emit, void *ctx)
 {
+	const struct tt_rt_range gone = { .fd = -1 };
 	struct tt_rt_range r[4];
 	const struct tt_hmap_ent *e;
 	char exe[64];
@@ -190,6 +194,15 @@ int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 		snprintf(exe, sizeof(exe), "/proc/%u/exe", tgids[i]);
 		if (stat(exe, &st))
 			continue; /* gone, or a kernel thread */
+		/* it exec'd since runtimes were found in it: they are gone (a
+		 * Go program's fork looked at before it exec'd Python) */
+		e = tt_hmap_find(&s->found, tgids[i], 0);
+		if (e && e->val != st.st_ino) {
+			tt_hmap_del(&s->found, tgids[i], 0);
+			err = emit(ctx, tgids[i], &gone);
+			if (err)
+				break;
+		}
 		/* a process is new to it, or has exec'd, by its executable */
 		e = tt_hmap_find(&s->seen, st.st_ino, tgids[i]);
 		if (e && e->val == st.st_dev)
@@ -198,7 +211,9 @@ int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 		/* found nothing yet: its libraries are looked at later */
 		if (just_exec && found <= 0)
 			continue;
-		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev)) {
+		if (tt_hmap_put(&s->seen, st.st_ino, tgids[i], st.st_dev) ||
+		    (found > 0 &&
+		     tt_hmap_put(&s->found, tgids[i], 0, st.st_ino))) {
 			for (int j = 0; j < found; j++)
 				if (r[j].fd >= 0)
 					close(r[j].fd);

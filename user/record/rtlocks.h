@@ -37,11 +37,12 @@ typedef int (*tt_rt_emit_fn)(void *ctx, pid_t tgid,
 			     const struct tt_rt_range *r);
 
 struct tt_rt_scanner *tt_rt_scanner_new(void);
-/* Looks at the tgids not looked at yet; emit gets each range found.
- * just_exec: some of them have just exec'd, before their dynamic loader
- * ran: only executables are looked at, and a process whose executable
- * holds no runtime is looked at again by the next scan. 0, or the first
- * error emit returned, or -ENOMEM. */
+/* Looks at the tgids not looked at yet; emit gets each range found, and
+ * first, for a process that exec'd since ranges were found in it, a range
+ * of kind 0 (those are gone). just_exec: some of them have just exec'd,
+ * before their dynamic loader ran: only executables are looked at, and a
+ * process whose executable holds no runtime is looked at again by the
+ * next scan. 0, or the first error emit returned, or -ENOMEM. */
 int tt_rt_scan(struct tt_rt_scanner *s, const __u32 *tgids, int n,
 	       bool just_exec, tt_rt_emit_fn emit, void *ctx);
 void tt_rt_scanner_free(struct tt_rt_scanner *s);
