@@ -2194,6 +2194,7 @@ int BPF_PROG(tt_filemap_fault, struct address_space *mapping,
 struct fileio_enter {
 	__u64 ts; /* 0: none in progress */
 	__u64 pipe; /* or a read of this pipe (its inode), 0: none */
+	__u64 efd; /* or of this eventfd (its file), 0: none */
 	__u64 ino;
 	__u32 dev, rdev, fd, mode, f_flags;
 	__s32 syscall;
@@ -2265,9 +2266,17 @@ static __always_inline int fileio_enter_note(__u64 fd, __s32 nr)
 	/* anon inodes have no type (S_IFREG on some kernels) */
 	if ((mode & S_IFMT) == S_IFREG || !(mode & S_IFMT)) {
 		magic = BPF_CORE_READ(inode, i_sb, s_magic);
-		/* an eventfd's reader (timerfds and signalfds: no writer) */
-		if (magic == ANON_INODE_FS_MAGIC && nr == TT_NR_read)
+		/* an eventfd's reader (timerfds and signalfds: no writer);
+		 * at its exit too: blocked in the read when the write came,
+		 * it reads the data then */
+		if (magic == ANON_INODE_FS_MAGIC && nr == TT_NR_read) {
 			ipc_reader_note((__u64)file, id);
+			fe = bpf_task_storage_get(
+				&fileio_enter, task, 0,
+				BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (fe)
+				fe->efd = (__u64)file;
+		}
 		if (!(mode & S_IFMT) || pseudo_fs(magic))
 			return 0;
 	} else if ((mode & S_IFMT) == S_IFIFO) {
@@ -2321,6 +2330,12 @@ static __always_inline int fileio_exit_emit(long ret)
 	if (fe && fe->pipe) {
 		pipe_read_count(fe->pipe, ret);
 		fe->pipe = 0;
+		return 0;
+	}
+	if (fe && fe->efd) {
+		if (ret > 0)
+			ipc_reader_note(fe->efd, bpf_get_current_pid_tgid());
+		fe->efd = 0;
 		return 0;
 	}
 	if (!fe || !fe->ts)

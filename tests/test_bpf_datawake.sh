@@ -7,7 +7,8 @@
 # BPF records one TT_EV_DATA_WAKE per write once the reader is known, from
 # the writer to the reader, through each kind, and none the other way; and
 # one TT_EV_DATA_READ per read of what a data wake announced, by the reader
-# (an eventfd's read is seen at its entry: the one after the write). A
+# (an eventfd's read is seen at its entry and its exit: a reader blocked
+# in it when the write came reads the data at its exit). A
 # write behind unread data in a pipe makes none: of the burst of writes
 # ipc_pair.py makes at its end, only the first. But the reader's next read
 # of a pipe a traced thread wrote to behind unread data is recorded (a
@@ -37,8 +38,8 @@ grep data_wake "$TT_TMP/ev.txt" >"$TT_TMP/dw.txt"
 grep data_read "$TT_TMP/ev.txt" >"$TT_TMP/dr.txt"
 # per_kind WHAT PATTERN FILE SLACK MORE: one record per hop of each kind
 # (the pipe's: MORE more, its last writes'), but SLACK (the first write, before
-# its reader is known; an eventfd's or a pipe's read seen at its entry,
-# before the write it reads)
+# its reader is known; a pipe's read seen at its entry, before the write
+# it reads)
 per_kind() {
 	local via n want
 	for via in eventfd unix pipe; do
