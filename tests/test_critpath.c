@@ -2470,15 +2470,18 @@ static const struct rq_want sync_calls_want[] = {
  * (futex 0x7000) at 1200, which wakes 104 back (0x8000) at 1800 for the
  * token: 104 writes request 1, and serves no other request near it. */
 /* clang-format off */
-#define WORKER_PICKUP_STEPS                                                   \
+#define WORKER_PICKUP_STEPS WORKER_PICKUP_AT(1200, 1800)
+/* the same with 104's wake of 103 at W us, 103's of 104 at TOK */
+#define WORKER_PICKUP_AT(w, tok)                                              \
 	E_IN(0, 101), E_IN(0, 103), E_IN(0, 104),                             \
 	E_OUT(50, 103, .sys = NR_FUTEX, .arg0 = 0x7000),                      \
 	E_OUT(60, 104, .sys = NR_READ, .arg0 = 8, .mode = S_IFIFO),           \
 	E_WAKE(1150, 101, 104, NR_WRITE, 9), E_IN(1160, 104),                 \
-	E_WAKE(1200, 104, 103, NR_FUTEX, 0x7000), E_IN(1210, 103),            \
-	E_OUT(1250, 104, .sys = NR_FUTEX, .arg0 = 0x8000),                    \
-	E_WAKE(1800, 103, 104, NR_FUTEX, 0x8000),                             \
-	E_OUT(1820, 103, .sys = NR_FUTEX, .arg0 = 0x7000), E_IN(1805, 104)
+	E_WAKE(w, 104, 103, NR_FUTEX, 0x7000), E_IN((w) + 10, 103),           \
+	E_OUT((w) + 50, 104, .sys = NR_FUTEX, .arg0 = 0x8000),                \
+	E_WAKE(tok, 103, 104, NR_FUTEX, 0x8000),                              \
+	E_OUT((tok) + 20, 103, .sys = NR_FUTEX, .arg0 = 0x7000),              \
+	E_IN((tok) + 5, 104)
 /* request 1, ended at 2.1 ms, and request 2 of worker 104 at start us */
 #define WORKER_RQS(start)                                                     \
 	RQS(RQ(1, 1000, 1100, 1900, 2000, 101, 104, .t_end = 2100 * US),      \
@@ -3581,6 +3584,37 @@ static const struct scenario scenarios[] = {
 		.want = WANTS({ 1, NULL,
 				{ R(dispatch, TT_CP_DISP_PICKUP),
 				  R_T(t_enqueue, 1150), R_T(t_dispatch, 1210) } }),
+	},
+	/* The same with 104, request 1's writer, computing 550 us before its
+	 * wake of the engine (which computes until 4000 us), request 2 not
+	 * yet come: 104 is request 1's own
+	 * handler, handed it by the reader (grpc's poller and a pool thread
+	 * that tokenizes), no relay; queued from its hand-off (without the
+	 * test: t_enqueue 1150) */
+	{
+		SC("test_lookahead", "next_request_handler"),
+		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),
+		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,
+		       .t_end = 4300 * US),
+		    RQ(2, 4900000, 4900100, 4900900, 4901000, 101, 104,
+		       .t_end = 4901100 * US)),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_enqueue, 1710), R_T(t_dispatch, 1720) } }),
+	},
+	/* The same with request 2 read at 950 us, written by 104 too: 104
+	 * serves two requests when the reader wakes it, a relay (without the
+	 * test: t_enqueue 1710) */
+	{
+		SC("test_lookahead", "next_request_handler_two"),
+		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),
+		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,
+		       .t_end = 4300 * US),
+		    RQ(2, 900, 950, 4150, 4250, 101, 104,
+		       .t_end = 4350 * US)),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_enqueue, 1150), R_T(t_dispatch, 1720) } }),
 	},
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{

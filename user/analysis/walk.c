@@ -552,6 +552,16 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				 * up after its handlers: put at its share */
 				wk->t_enqueue = s;
 				wk->enqueue = TT_CP_ENQ_SHARE;
+			} else if (worker_wake > t &&
+				   th->tid == rq->writer_tid &&
+				   cp_cpu_in(th, t, worker_wake) >=
+					   RELAY_CPU_NS &&
+				   !cp_rq_other_alive(wk->ix, th->tid, t,
+						      wk->ri)) {
+				/* the request's own handler, handed it by the
+				 * reader (grpc's poller), worked on it and
+				 * handed it on: queued from there */
+				wk->t_enqueue = worker_wake;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
