@@ -2482,6 +2482,21 @@ static const struct rq_want sync_calls_want[] = {
 	E_WAKE(tok, 103, 104, NR_FUTEX, 0x8000),                              \
 	E_OUT((tok) + 20, 103, .sys = NR_FUTEX, .arg0 = 0x7000),              \
 	E_IN((tok) + 5, 104)
+/* test_lookahead's case NAME: WORKER_PICKUP_AT(1710, 4000), request 1
+ * written at 4100 us and the request given: request 1 queued from ENQ us,
+ * picked up at 1720 */
+#define WORKER_HANDLER(name, enq, ...)                                        \
+	{                                                                     \
+		SC("test_lookahead", name),                                   \
+		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),                 \
+		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,                   \
+		       .t_end = 4300 * US),                                   \
+		    __VA_ARGS__),                                             \
+		.want = WANTS({ 1, NULL,                                      \
+				{ R(dispatch, TT_CP_DISP_PICKUP),             \
+				  R_T(t_enqueue, enq),                        \
+				  R_T(t_dispatch, 1720) } }),                 \
+	}
 /* request 1, ended at 2.1 ms, and request 2 of worker 104 at start us */
 #define WORKER_RQS(start)                                                     \
 	RQS(RQ(1, 1000, 1100, 1900, 2000, 101, 104, .t_end = 2100 * US),      \
@@ -3587,35 +3602,18 @@ static const struct scenario scenarios[] = {
 	},
 	/* The same with 104, request 1's writer, computing 550 us before its
 	 * wake of the engine (which computes until 4000 us), request 2 not
-	 * yet come: 104 is request 1's own
-	 * handler, handed it by the reader (grpc's poller and a pool thread
-	 * that tokenizes), no relay; queued from its hand-off (without the
-	 * test: t_enqueue 1150) */
-	{
-		SC("test_lookahead", "next_request_handler"),
-		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),
-		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,
-		       .t_end = 4300 * US),
-		    RQ(2, 4900000, 4900100, 4900900, 4901000, 101, 104,
-		       .t_end = 4901100 * US)),
-		.want = WANTS({ 1, NULL,
-				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_enqueue, 1710), R_T(t_dispatch, 1720) } }),
-	},
+	 * yet come: 104 is request 1's own handler, handed it by the reader
+	 * (grpc's poller and a pool thread that tokenizes), no relay; queued
+	 * from its hand-off (without the test: t_enqueue 1150) */
+	WORKER_HANDLER("next_request_handler", 1710,
+		       RQ(2, 4900000, 4900100, 4900900, 4901000, 101, 104,
+			  .t_end = 4901100 * US)),
 	/* The same with request 2 read at 950 us, written by 104 too: 104
 	 * serves two requests when the reader wakes it, a relay (without the
 	 * test: t_enqueue 1710) */
-	{
-		SC("test_lookahead", "next_request_handler_two"),
-		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),
-		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,
-		       .t_end = 4300 * US),
-		    RQ(2, 900, 950, 4150, 4250, 101, 104,
-		       .t_end = 4350 * US)),
-		.want = WANTS({ 1, NULL,
-				{ R(dispatch, TT_CP_DISP_PICKUP),
-				  R_T(t_enqueue, 1150), R_T(t_dispatch, 1720) } }),
-	},
+	WORKER_HANDLER("next_request_handler_two", 1150,
+		       RQ(2, 900, 950, 4150, 4250, 101, 104,
+			  .t_end = 4350 * US)),
 	/* Front-end process and engine process: unix socket in, pipe back. */
 	{
 		SC("test_cross_process", "unix_socket_pipe"),
