@@ -2666,6 +2666,40 @@ static const struct rq_want sync_calls_want[] = {
 	  NULL,                                                               \
 	  { R(complete, true), R(dispatch, TT_CP_DISP_LOCK),                  \
 	    R_T(t_enqueue, enq), R_T(t_dispatch, disp) } }
+/* test_lock_turn's case NAME: grpc's pool thread 110, handed request 2's
+ * call by poller 101, starts thread 106, hands it the GIL and waits; 106
+ * waits for the model lock (the steps given after the others): request 2
+ * queued from ENQ us */
+#define HANDLER_STARTED(name, enq, ...)                                       \
+	HANDLER_STARTED_RQS(name, enq, (), ##__VA_ARGS__)
+/* the same with the requests RQS (parenthesized, each after a comma) */
+#define HANDLER_STARTED_RQS(name, enq, rqs, ...)                              \
+	{                                                                     \
+		SC("test_lock_turn", name),                                   \
+		.steps = STEPS(MODEL_LOCK_HEAD, E_IN(0, 110),                 \
+			E_OUT(50, 110, .sys = NR_FUTEX, .arg0 = 0x800),       \
+			E_WAKE(1150, 101, 110, NR_FUTEX, 0x800),              \
+			E_IN(1155, 110),                                      \
+			E_OUT(1160, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_WAKE_NEW(1800, 110, 106, 435), E_IN(1805, 106),     \
+			E_OUT(1806, 106, .sys = NR_FUTEX, .arg0 = 0x7000),    \
+			E_WAKE(1809, 110, 106, NR_FUTEX, 0x7000),             \
+			E_OUT(1810, 110, .sys = NR_FUTEX, .arg0 = 0x900),     \
+			E_IN(1812, 106),                                      \
+			E_OUT(1820, 106, .sys = NR_FUTEX, .arg0 = 0x500),     \
+			E_WAKE(2500, 102, 101, NR_WRITE, 6), E_IN(2505, 101), \
+			E_OUT(2520, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),    \
+			E_WAKE(3000, 102, 106, NR_FUTEX, 0x500),              \
+			E_OUT(3002, 102, .sys = NR_FUTEX, .arg0 = 0x600),     \
+			E_IN(3005, 106),                                      \
+			E_WAKE(3900, 106, 110, NR_FUTEX, 0x900),              \
+			E_IN(3905, 110), ##__VA_ARGS__),                      \
+		RQS(RQ(1, 200, 250, 2510, 2515, 101, 101,                     \
+		       .t_end = 8000 * US),                                   \
+		    RQ(2, 1000, 1100, 3910, 3915, 101, 110,                   \
+		       .t_end = 8000 * US) UNPAREN rqs),                      \
+		.want = WANTS(SPAWNED_WANT(2, enq, 3005)),                    \
+	}
 /* from releases the model lock to to at t_ us, which hands its token to
  * loop 101 900 us later */
 #define LOCK_PASS(t_, from, to)                                               \
@@ -7392,6 +7426,24 @@ static const struct scenario scenarios[] = {
 			      SPAWNED_WANT(4, 1400, 5005),
 			      SPAWNED_WANT(5, 1500, 6005)),
 	},
+	/* grpc's synchronous server (tools/scenarios' localai-hf): poller 101
+	 * reads request 2 and hands the call to pool thread 110 at 1150 us,
+	 * which tokenizes, starts thread 106 at 1800 and writes what 106
+	 * hands it; 106 waits for the model lock 102 holds for request 1
+	 * (its token to 101 at 2500), and gets it at 3000. Queued from 110's
+	 * start of 106, 110's work before (without the test: from the
+	 * poller's hand-off, 1150) */
+	HANDLER_STARTED("handler_started_thread", 1800),
+	/* The same with 110 also request 3's writer, its call still open: 110
+	 * serves two calls, its start of 106 no hand-off of request 2's alone;
+	 * queued from where the poller let it go (without the test: 1800) */
+	HANDLER_STARTED_RQS("handler_started_thread_two", 1160,
+			    (, RQ(3, 900, 1000, 5000, 5005, 101, 110,
+				  .t_end = 6000 * US))),
+	/* The same with the poller's enqueue marker at 2600 us (request 1
+	 * answered): the marker says where (without the test: 1800) */
+	HANDLER_STARTED("handler_started_thread_marked", 2600,
+			E_MARK(2600, 101, ENQUEUE, 0xa)),
 	LOCK_RELAYED("model_lock_relayed", 1505),
 	/* The same with the worker waiting 700 us for a CPU first (beside two
 	 * CPU hogs): its run, not a time, bounds its hand-on */

@@ -338,6 +338,31 @@ __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cp_ran_after(th, k, th->recs[k].ts);
 }
 
+__u64 cp_writer_handed(const struct walk *wk, const struct cp_thread *th,
+		       long k)
+{
+	const struct tt_cp_request *rq = wk->rq;
+	const struct cp_wake *w;
+	long j;
+
+	for (j = k - 1; j >= 0 && th->recs[j].ts > wk->r; j--) {
+		if (th->recs[j].state != REC_RUNNABLE ||
+		    th->recs[j].info == NONE32)
+			continue;
+		w = &wk->cp->wakes[th->recs[j].info];
+		if (w->lock)
+			continue;
+		/* a hand-off: the writer's (grpc's pool thread starting the
+		 * request's generate() thread), or another's */
+		return w->waker_tid == rq->writer_tid &&
+				       !cp_rq_other_alive(wk->ix, w->waker_tid,
+							  w->ts, wk->ri) ?
+			       w->ts :
+			       0;
+	}
+	return 0;
+}
+
 /* Where relay, woken at t, next blocked on something no lock's: its waits
  * for the GIL and the CPU between are its way to hand on what it was
  * given (beside CPU hogs, milliseconds). */

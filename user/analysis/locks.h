@@ -87,6 +87,11 @@ bool cp_handed_work(const struct tt_critpath *cp,
 bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 			 long k, const struct cp_thread *holder, bool handed,
 			 __u64 lo);
+/* The request's writer, serving no other request then, started th or
+ * woke it (not through a lock) after the read and before the wait its
+ * turn k ends: when; else 0. */
+__u64 cp_writer_handed(const struct walk *wk, const struct cp_thread *th,
+		       long k);
 /* When th, at its turn k, first ran holding the lock and the GIL. */
 __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 		       long k);

@@ -452,8 +452,16 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 			*rule = TT_CP_DISP_LOCK;
 			disp = cp_lock_acquired(cp, th, k);
 			dispatched = true;
-			t = queue_cut(wk, t, disp, th);
-			tid = rq->reader_tid;
+			/* handed to th by the request's own handler, not the
+			 * reader: queued from there, the handler's work before */
+			s = wk->mk.enqueue ? 0 : cp_writer_handed(wk, th, k);
+			if (s) {
+				wk->t_enqueue = s;
+				wk->enqueue = TT_CP_ENQ_HANDOFF;
+				queued(wk, s, t);
+			}
+			t = s ? s : queue_cut(wk, t, disp, th);
+			tid = s ? rq->writer_tid : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
 			t_out = t;
