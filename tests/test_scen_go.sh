@@ -119,6 +119,10 @@ done
 # starts a generate() thread per call; written to judge the poller rule):
 # t_dispatch off for 3-9 of 120, the queue span for 5-10, admission to
 # token 3-9, under the same five loads.
+# Its t_enqueue (the pool thread's start of generate()'s thread, the
+# handler's tokenizing before: session 64's cp_writer_handed()) off for
+# 4-8 of 120 in four loads, 24 beside stalling hogs (8-25 and 96 before):
+# gated at 10% (a CI run's recording: 19 before, 5 after).
 # go-stripped: go built as release builds are (-ldflags "-w -s", no symbol
 # table; position-independent, linked by the system's linker, as Ollama's
 # cgo binary): its scheduler's functions found in Go's function table
@@ -135,7 +139,7 @@ scen_gate scen_go go:0.12:0.08:0.12:p50 go-lock:0.12:0.1:0.12:p50 go-stripped:0.
 	go-tls:0.12:0.08:0.12:p50 \
 	ollama:0.1:0.2:0.1:hops=0.9 tgi:0.08:0.08:0.08:p50 \
 	tgi-py:0.08:0.08:0.08:p50 localai:0.4:1:0.4:hops=0.8 \
-	localai-serial:0.12:0.12:0.12:hops=0.9 localai-hf:0.1:0.15:0.1:hops=0.9
+	localai-serial:0.12:0.12:0.12:hops=0.9 localai-hf:0.1:0.15:0.1:hops=0.9+enq=0.1
 # the same server with goroutines left alone: thread-level, no goroutine
 PORT=$(free_port)
 start_record "$TT_TMP/off.ttft" --goroutines=off -c "exec build/scenarios/go_server -p $PORT -log $TT_TMP/off.csv"
