@@ -107,6 +107,10 @@ static void test_scan_after_exec(void)
 	ssize_t len;
 	pid_t pid;
 
+	if (access(PYTHON, X_OK)) {
+		printf("SKIP: test_scan_after_exec: no %s\n", PYTHON);
+		goto cleanup;
+	}
 	if (!ASSERT_TRUE(sc != NULL, "scanner") ||
 	    !ASSERT_EQ(pipe(fds), 0, "pipe"))
 		goto cleanup;
