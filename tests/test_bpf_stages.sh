@@ -208,8 +208,13 @@ kv_storage() {
 		TRACE_PIDS=("$SERVER_PID")
 		# 7.5%: ttftrace attributes 3-4% less than the server's read
 		# loop measures (0.8-1.0 ms of 22-32 ms at p50 in quiet runs,
-		# 1.3 under load), not explained yet; the loop's CPU outside
-		# the read syscalls (compute to ttftrace) is a likely part
+		# 1.3 under load). Session 64, per request of a run (0.38-0.62
+		# ms short): each of the 32 preads' wakes on the engine's idle
+		# CPU takes ~12 us to run, ttftrace's runqueue from the wake,
+		# while the kernel's run_delay, the server's, starts only when
+		# the woken thread is queued there after the IPI (0.29-0.50 ms
+		# of runqueue to ttftrace, 0.11-0.42 to the server); and the
+		# loop's CPU between preads (~4 us each) is compute to ttftrace
 		TIGHT=(--tight storage.io:7.5)
 		measure "$name" storage.io -- -c 1 -n 16 --tokens 2
 		TIGHT=()
