@@ -338,10 +338,15 @@ __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cp_ran_after(th, k, th->recs[k].ts);
 }
 
+bool cp_writer_alone(const struct walk *wk, __u32 tid, __u64 t)
+{
+	return tid == wk->rq->writer_tid &&
+	       !cp_rq_other_alive(wk->ix, tid, t, wk->ri);
+}
+
 __u64 cp_writer_handed(const struct walk *wk, const struct cp_thread *th,
 		       long k)
 {
-	const struct tt_cp_request *rq = wk->rq;
 	const struct cp_wake *w;
 	long j;
 
@@ -354,11 +359,7 @@ __u64 cp_writer_handed(const struct walk *wk, const struct cp_thread *th,
 			continue;
 		/* a hand-off: the writer's (grpc's pool thread starting the
 		 * request's generate() thread), or another's */
-		return w->waker_tid == rq->writer_tid &&
-				       !cp_rq_other_alive(wk->ix, w->waker_tid,
-							  w->ts, wk->ri) ?
-			       w->ts :
-			       0;
+		return cp_writer_alone(wk, w->waker_tid, w->ts) ? w->ts : 0;
 	}
 	return 0;
 }

@@ -87,6 +87,9 @@ bool cp_handed_work(const struct tt_critpath *cp,
 bool cp_holder_elsewhere(const struct walk *wk, const struct cp_thread *th,
 			 long k, const struct cp_thread *holder, bool handed,
 			 __u64 lo);
+/* tid is the request's writer, serving no other request at t: its own
+ * handler (grpc's pool thread), not a relay. */
+bool cp_writer_alone(const struct walk *wk, __u32 tid, __u64 t);
 /* The request's writer, serving no other request then, started th or
  * woke it (not through a lock) after the read and before the wait its
  * turn k ends: when; else 0. */

@@ -564,13 +564,10 @@ int cp_add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_rtlock *rl = &ev->rtlock;
 
-	if (rl->kind == TT_RT_GO && !rl->hi) {
-		drop_go_range(cp, ev->h.tgid);
-		return 0;
-	}
-	/* a Go program's fork that exec'd Python (LocalAI's backends):
-	 * Go's range, all its words, would hold the GIL's */
-	if (rl->kind != TT_RT_GO)
+	/* Go's taken back (hi 0), or another runtime's found: a Go program's
+	 * fork that exec'd Python (LocalAI's backends), whose Go range, all
+	 * its words, would hold the GIL's */
+	if (!rl->hi || rl->kind != TT_RT_GO)
 		drop_go_range(cp, ev->h.tgid);
 	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
 		return 0;

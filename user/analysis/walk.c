@@ -459,9 +459,12 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				wk->t_enqueue = s;
 				wk->enqueue = TT_CP_ENQ_HANDOFF;
 				queued(wk, s, t);
+				t = s;
+				tid = rq->writer_tid;
+			} else {
+				t = queue_cut(wk, t, disp, th);
+				tid = rq->reader_tid;
 			}
-			t = s ? s : queue_cut(wk, t, disp, th);
-			tid = s ? rq->writer_tid : rq->reader_tid;
 			th = cp_thread_find(cp, tid);
 			k = th ? cp_rec_before(th, t) : -1;
 			t_out = t;
@@ -561,11 +564,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				wk->t_enqueue = s;
 				wk->enqueue = TT_CP_ENQ_SHARE;
 			} else if (worker_wake > t &&
-				   th->tid == rq->writer_tid &&
+				   cp_writer_alone(wk, th->tid, t) &&
 				   cp_cpu_in(th, t, worker_wake) >=
-					   RELAY_CPU_NS &&
-				   !cp_rq_other_alive(wk->ix, th->tid, t,
-						      wk->ri)) {
+					   RELAY_CPU_NS) {
 				/* the request's own handler, handed it by the
 				 * reader (grpc's poller), worked on it and
 				 * handed it on: queued from there */
