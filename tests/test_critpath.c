@@ -224,6 +224,11 @@ struct step {
 	  .cmd = TT_IPC_##kind_ }
 #define E_DREAD_K(t_, tid_, kind_)                                            \
 	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_##kind_ }
+/* waiter waits on futex word at t_ us, waker wakes it 2 us later, it runs
+ * 4 us after t_ */
+#define E_FUTEX_PASS(t_, waiter, waker, word)                                 \
+	E_OUT(t_, waiter, .sys = NR_FUTEX, .arg0 = word),                     \
+	E_WAKE((t_) + 2, waker, waiter, NR_FUTEX, word), E_IN((t_) + 4, waiter)
 /* tid reads a pipe a traced thread wrote to behind unread data */
 #define E_BREAD(t_, tid_)                                                     \
 	{ OP_DATA_READ, (t_) * US, tid_, .arg0 = TT_IPC_PIPE_BEHIND }
@@ -2486,9 +2491,13 @@ static const struct rq_want sync_calls_want[] = {
  * written at 4100 us and the request given: request 1 queued from ENQ us,
  * picked up at 1720 */
 #define WORKER_HANDLER(name, enq, ...)                                        \
+	WORKER_HANDLER_IN(name, enq, STEPS(WORKER_PICKUP_AT(1710, 4000)),     \
+			  __VA_ARGS__)
+/* the same with STEPS_ for the steps */
+#define WORKER_HANDLER_IN(name, enq, steps_, ...)                             \
 	{                                                                     \
 		SC("test_lookahead", name),                                   \
-		.steps = STEPS(WORKER_PICKUP_AT(1710, 4000)),                 \
+		.steps = steps_,                                              \
 		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,                   \
 		       .t_end = 4300 * US),                                   \
 		    __VA_ARGS__),                                             \
@@ -2497,6 +2506,28 @@ static const struct rq_want sync_calls_want[] = {
 				  R_T(t_enqueue, enq),                        \
 				  R_T(t_dispatch, 1720) } }),                 \
 	}
+/* WORKER_HANDLER_IN's case NAME with WORKER_PICKUP_AT(1710, 4000) and the
+ * steps given, request 2 (104's) read 4.9 s later */
+#define WORKER_HANDLER_ALSO(name, enq, ...)                                   \
+	WORKER_HANDLER_IN(name, enq,                                          \
+			  STEPS(WORKER_PICKUP_AT(1710, 4000), __VA_ARGS__),   \
+			  WORKER_LATER_RQ)
+/* WORKER_PICKUP_AT's reader 101 wakes the front's 201 (another process) at
+ * 1105 us, waits, is woken by the front's data at 1135; 104 waits on 0xa000
+ * from 1165 until the reader's wake at 1180 */
+/* clang-format off */
+#define HANDLER_FRONT_DATA                                                    \
+	E_IN(0, 201), E_OUT(70, 201, .sys = NR_EPOLL_WAIT, .arg0 = 3),        \
+	E_SOFTIRQ(1105, 101, 201), E_IN(1107, 201),                           \
+	E_OUT(1110, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),                    \
+	E_SOFTIRQ(1135, 201, 101),                                            \
+	E_OUT(1138, 201, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(1140, 101),   \
+	E_OUT(1165, 104, .sys = NR_FUTEX, .arg0 = 0xa000),                    \
+	E_WAKE(1180, 101, 104, NR_FUTEX, 0xa000), E_IN(1185, 104)
+/* clang-format on */
+#define WORKER_LATER_RQ                                                       \
+	RQ(2, 4900000, 4900100, 4900900, 4901000, 101, 104,                   \
+	   .t_end = 4901100 * US)
 /* request 1, ended at 2.1 ms, and request 2 of worker 104 at start us */
 #define WORKER_RQS(start)                                                     \
 	RQS(RQ(1, 1000, 1100, 1900, 2000, 101, 104, .t_end = 2100 * US),      \
@@ -3639,9 +3670,42 @@ static const struct scenario scenarios[] = {
 	 * yet come: 104 is request 1's own handler, handed it by the reader
 	 * (grpc's poller and a pool thread that tokenizes), no relay; queued
 	 * from its hand-off (without the test: t_enqueue 1150) */
-	WORKER_HANDLER("next_request_handler", 1710,
-		       RQ(2, 4900000, 4900100, 4900900, 4901000, 101, 104,
-			  .t_end = 4901100 * US)),
+	WORKER_HANDLER("next_request_handler", 1710, WORKER_LATER_RQ),
+	/* The same with 104 preempted from 1300 to 1650 us, on a CPU 200 us
+	 * of its 550 (beside CPU hogs): its tokenizing still, not a relay's
+	 * hand-on (without the test: t_enqueue 1150) */
+	WORKER_HANDLER_ALSO("next_request_handler_preempted", 1710,
+			    E_PREEMPT(1300, 104), E_IN(1650, 104)),
+	/* The same with 104 woken by reader 101 at 1105 us first (grpc's
+	 * pool thread handed the call's headers), waking 101 back at 1130 (it
+	 * asks for the message) and waiting for it: the loop step's pattern,
+	 * a result handed back to the reader, but 104 is the request's own
+	 * handler, whose work the queue does not hold (without the test:
+	 * t_enqueue 1108, t_dispatch 1150) */
+	WORKER_HANDLER_ALSO("next_request_handler_asked", 1710,
+			    E_WAKE(1105, 101, 104, NR_WRITE, 9),
+			    E_OUT(1108, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			    E_IN(1110, 104), E_WAKE(1130, 104, 101, NR_WRITE, 10),
+			    E_OUT(1132, 104, .sys = NR_READ, .arg0 = 8,
+				  .mode = S_IFIFO),
+			    E_IN(1135, 101)),
+	/* The same with 104 waiting for the GIL from 1165 us, which reader
+	 * 101 lets go at 1180, the reader woken at 1140 by the front's
+	 * data (201, another process, woken by the reader's window update
+	 * at 1105): the reader's hand-off at 1150 is 104's way on, not the
+	 * GIL holder's path to the front (without the test: t_enqueue 1105,
+	 * the front's wake a pick-up through relays) */
+	WORKER_HANDLER_ALSO("next_request_handler_gil", 1710,
+			    E_RTLOCK(0, 101, 0x9f00, 0xa100),
+			    HANDLER_FRONT_DATA),
+	/* The same with 0xa000 an application's mutex, 101 and 104 passing
+	 * it to each other before: no GIL, the walk goes to its holder
+	 * (with any lock: t_enqueue 1710, the front's data a relay) */
+	WORKER_HANDLER_ALSO("next_request_handler_mutex", 1105,
+			    E_FUTEX_PASS(10, 101, 104, 0xa000),
+			    E_FUTEX_PASS(20, 101, 104, 0xa000),
+			    E_FUTEX_PASS(30, 104, 101, 0xa000),
+			    HANDLER_FRONT_DATA),
 	/* The same with request 2 read at 950 us, written by 104 too: 104
 	 * serves two requests when the reader wakes it, a relay (without the
 	 * test: t_enqueue 1710) */

@@ -106,17 +106,30 @@ static bool read_past_gil(const struct tt_critpath *cp,
 	return false;
 }
 
-__u64 cp_cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
+/* th's time in [s, t) on a CPU, and with runnable waiting for one too */
+static __u64 time_in(const struct cp_thread *th, __u64 s, __u64 t,
+		     bool runnable)
 {
 	long k = cp_rec_before(th, t);
-	__u64 cpu = 0, hi = t, lo;
+	__u64 sum = 0, hi = t, lo;
 
 	for (; k >= 0 && hi > s; hi = th->recs[k--].ts) {
 		lo = th->recs[k].ts > s ? th->recs[k].ts : s;
-		if (th->recs[k].state == REC_RUNNING)
-			cpu += hi - lo;
+		if (th->recs[k].state == REC_RUNNING ||
+		    (runnable && th->recs[k].state == REC_RUNNABLE))
+			sum += hi - lo;
 	}
-	return cpu;
+	return sum;
+}
+
+__u64 cp_cpu_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	return time_in(th, s, t, false);
+}
+
+__u64 cp_busy_in(const struct cp_thread *th, __u64 s, __u64 t)
+{
+	return time_in(th, s, t, true);
 }
 
 bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,

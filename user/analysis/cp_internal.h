@@ -416,6 +416,8 @@ bool cp_busy_read(const struct tt_critpath *cp, const struct cp_thread *th,
 		  __u64 *r, const struct cp_arrival **a);
 /* th's time on a CPU in [s, t) */
 __u64 cp_cpu_in(const struct cp_thread *th, __u64 s, __u64 t);
+/* th's time in [s, t) not blocked: on a CPU or waiting for one */
+__u64 cp_busy_in(const struct cp_thread *th, __u64 s, __u64 t);
 /* The first of sorted times v[0, n) in [s, t), or 0; th's first message
  * send in [s, t), or 0 */
 __u64 cp_time_in(const __u64 *v, size_t n, __u64 s, __u64 t);

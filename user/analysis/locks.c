@@ -279,13 +279,25 @@ static bool gil_of_loop(const struct walk *wk, const struct cp_thread *th,
 	       th->tid != reader && th->tid != writer;
 }
 
+/* The reader's hand-off brought th, the request's own handler serving no
+ * other request, its call, and th's runnable record k ends its wait for the
+ * GIL since: the hand-off is th's way on, not the GIL holder's work (grpc's
+ * poller hands a pool thread its call, then lets the GIL go) */
+static bool reader_then_gil(const struct walk *wk, const struct cp_thread *th,
+			    long k, const struct cp_wake *handed)
+{
+	return wk->cp->wakes[th->recs[k].info].lock == CP_LOCK_RUNTIME &&
+	       handed->waker_tid == wk->rq->reader_tid &&
+	       cp_writer_alone(wk, th->tid, handed->ts);
+}
+
 bool cp_first_detour(const struct walk *wk, const struct cp_thread *th, long k,
 		     const struct cp_wake *handed, const struct consumer *cs)
 {
 	const struct tt_critpath *cp = wk->cp;
 	const struct cp_rec *block;
 
-	if (gil_of_loop(wk, th, k, cs))
+	if (gil_of_loop(wk, th, k, cs) || reader_then_gil(wk, th, k, handed))
 		return true;
 
 	/* an application's mutex or the GIL, whoever released it (a

@@ -539,6 +539,14 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				      0;
 			if (own > t && own <= disp) {
 				wk->t_enqueue = own;
+			} else if (worker_wake > t &&
+				   cp_writer_alone(wk, th->tid, t) &&
+				   cp_busy_in(th, t, worker_wake) >=
+					   RELAY_CPU_NS) {
+				/* the request's own handler, handed it by the
+				 * reader (grpc's poller), worked on it and
+				 * handed it on: queued from there */
+				wk->t_enqueue = worker_wake;
 			} else if (!released && waker == wk->reader &&
 				   (s = cp_loop_step(wk, th, t,
 						     worker_wake == t))) {
@@ -563,14 +571,6 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 				 * up after its handlers: put at its share */
 				wk->t_enqueue = s;
 				wk->enqueue = TT_CP_ENQ_SHARE;
-			} else if (worker_wake > t &&
-				   cp_writer_alone(wk, th->tid, t) &&
-				   cp_cpu_in(th, t, worker_wake) >=
-					   RELAY_CPU_NS) {
-				/* the request's own handler, handed it by the
-				 * reader (grpc's poller), worked on it and
-				 * handed it on: queued from there */
-				wk->t_enqueue = worker_wake;
 			} else if (worker_wake > t) {
 				/* through relays: queued until the worker's
 				 * wake */
