@@ -3671,6 +3671,35 @@ static const struct scenario scenarios[] = {
 	 * (grpc's poller and a pool thread that tokenizes), no relay; queued
 	 * from its hand-off (without the test: t_enqueue 1150) */
 	WORKER_HANDLER("next_request_handler", 1710, WORKER_LATER_RQ),
+	/* The same with the engine computing 780 us to the token at 2500 us,
+	 * less than four times the 550 us of 104 before its wake of it: 104
+	 * is no relay but the engine computes still, 104 the request's own
+	 * handler that handed it on (without the test: t_enqueue 1150,
+	 * t_dispatch 1160, 104 the computing thread) */
+	WORKER_HANDLER_IN("next_request_handler_short", 1710,
+			  STEPS(WORKER_PICKUP_AT(1710, 2500)), WORKER_LATER_RQ),
+	/* Reader 101 wakes relay 105 at 1150 us, which wakes 104 at 1200;
+	 * 104, request 1's writer serving no other, computes to its write
+	 * at 4100: it is the computing thread, 105 a relay (queued until
+	 * 104's wake; without the test: taken up at 105's run, 1160) */
+	{
+		SC("test_lookahead", "handler_computes"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 104), E_IN(0, 105),
+			       E_OUT(60, 104, .sys = NR_FUTEX, .arg0 = 0x7000),
+			       E_OUT(70, 105, .sys = NR_FUTEX, .arg0 = 0x7100),
+			       E_WAKE(1150, 101, 105, NR_FUTEX, 0x7100),
+			       E_IN(1160, 105),
+			       E_WAKE(1200, 105, 104, NR_FUTEX, 0x7000),
+			       E_OUT(1205, 105, .sys = NR_FUTEX, .arg0 = 0x7100),
+			       E_IN(1210, 104)),
+		RQS(RQ(1, 1000, 1100, 4100, 4200, 101, 104,
+		       .t_end = 4300 * US),
+		    WORKER_LATER_RQ),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_enqueue, 1150),
+				  R_T(t_dispatch, 1210) } }),
+	},
 	/* The same with 104 preempted from 1300 to 1650 us, on a CPU 200 us
 	 * of its 550 (beside CPU hogs): its tokenizing still, not a relay's
 	 * hand-on (without the test: t_enqueue 1150) */

@@ -505,8 +505,11 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		 * output thread, then its release of the GIL) */
 		via_handoff = !w->lock ||
 			      (handed && handed->waker_tid == waker->tid);
+		/* the request's own handler handed it on to the thread that
+		 * computes, whatever their shares */
 		if (!dispatched && via_handoff && ran >= RELAY_CPU_NS &&
-		    ran * RELAY_SHARE >= worker_cpu) {
+		    ran * RELAY_SHARE >= worker_cpu &&
+		    !(worker_wake && cp_writer_alone(wk, th->tid, t))) {
 			worker_wake = t;
 			worker_ran = took;
 			worker_cpu = ran;
