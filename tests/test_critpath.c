@@ -3700,6 +3700,36 @@ static const struct scenario scenarios[] = {
 				  R_T(t_enqueue, 1150),
 				  R_T(t_dispatch, 1210) } }),
 	},
+	/* Loop 101 reads request 1 and starts its generate() thread 105 at
+	 * 1200 us, waiting for its start (0x7000); 105 runs at 1300, signals
+	 * it at 1350 and computes on, putting the token where no thread waits.
+	 * The loop, runnable until 2000 (a hog), sends the headers until 2600
+	 * and asks pool thread 106 for the token, which 106 has: the loop is
+	 * no computing thread, 105 is, taken up when it ran (without the
+	 * test: at the loop's run, 2000, its 600 us of CPU taken for the
+	 * compute) */
+	{
+		SC("test_lookahead", "loop_not_the_engine"),
+		.steps = STEPS(E_IN(0, 101), E_IN(0, 106),
+			       E_OUT(60, 106, .sys = NR_FUTEX, .arg0 = 0x8000),
+			       E_FORK(1190, 101, 105, "python3"),
+			       E_WAKE_NEW(1200, 101, 105, 435),
+			       E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x7000),
+			       E_IN(1300, 105),
+			       E_WAKE(1350, 105, 101, NR_FUTEX, 0x7000),
+			       E_IN(2000, 101),
+			       E_WAKE(2600, 101, 106, NR_FUTEX, 0x8000),
+			       E_IN(2612, 106), E_WAKE(2650, 106, 101, NR_WRITE, 6),
+			       E_OUT(2610, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
+			       E_IN(2660, 101),
+			       E_OUT(2655, 106, .sys = NR_FUTEX, .arg0 = 0x8000)),
+		RQS(RQ(1, 1000, 1100, 2700, 2750, 101, 101,
+		       .t_end = 2800 * US)),
+		.want = WANTS({ 1, NULL,
+				{ R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(t_enqueue, 1200),
+				  R_T(t_dispatch, 1300) } }),
+	},
 	/* The same with 104 preempted from 1300 to 1650 us, on a CPU 200 us
 	 * of its 550 (beside CPU hogs): its tokenizing still, not a relay's
 	 * hand-on (without the test: t_enqueue 1150) */

@@ -509,6 +509,7 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		 * computes, whatever their shares */
 		if (!dispatched && via_handoff && ran >= RELAY_CPU_NS &&
 		    ran * RELAY_SHARE >= worker_cpu &&
+		    th->tid != rq->reader_tid &&
 		    !(worker_wake && cp_writer_alone(wk, th->tid, t))) {
 			worker_wake = t;
 			worker_ran = took;
