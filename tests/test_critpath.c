@@ -2445,6 +2445,20 @@ static const struct rq_want sync_calls_want[] = {
 	{ STAT(marks, n), STAT(marks_unbound, unbound),                       \
 	  STAT(marks_outside, 0) }
 
+/* Reader 101, in a CPython process (0x7200 the GIL), hands worker 102 a job
+ * at 300 us (0x7100); 102 waits for the GIL from 320 until 101 lets it go
+ * at 1000, and hands 101 the token at 2000 */
+/* clang-format off */
+#define LOCK_DETOUR_STEPS                                                     \
+	E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),                       \
+	E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x7100),                       \
+	E_WAKE(300, 101, 102, NR_FUTEX, 0x7100), E_IN(310, 102),              \
+	E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),                     \
+	E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),                             \
+	E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(1005, 102),   \
+	E_WAKE(2000, 102, 101, NR_WRITE, 9), E_IN(2005, 101)
+/* clang-format on */
+
 /* loop 101 marks ids 0xa and 0xb enqueued (Python ints); engine 202, in
  * another process, dispatches 0xb, then 0xa */
 /* clang-format off */
@@ -4998,16 +5012,7 @@ static const struct scenario scenarios[] = {
 	 * wait is the lock's. */
 	{
 		SC("test_fallbacks", "lock_detour"),
-		.steps = STEPS(E_RTLOCK(0, 101, 0x7200, 0x7300), E_IN(0, 101),
-			       E_OUT(5, 102, .sys = NR_FUTEX, .arg0 = 0x7100),
-			       E_WAKE(300, 101, 102, NR_FUTEX, 0x7100),
-			       E_IN(310, 102),
-			       E_OUT(320, 102, .sys = NR_FUTEX, .arg0 = 0x7200),
-			       E_WAKE(1000, 101, 102, NR_FUTEX, 0x7200),
-			       E_OUT(1001, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3),
-			       E_IN(1005, 102),
-			       E_WAKE(2000, 102, 101, NR_WRITE, 9),
-			       E_IN(2005, 101)),
+		.steps = STEPS(LOCK_DETOUR_STEPS),
 		RQS(RQ(1, 50, 100, 2020, 2030, 101, 101)),
 		.want = WANTS({
 			1,
@@ -5017,6 +5022,20 @@ static const struct scenario scenarios[] = {
 			{ R(complete, true), R_T(t_dispatch, 1005),
 			  R(dispatch, TT_CP_DISP_PICKUP), R_T(gil_ns, 680) },
 		}),
+	},
+	/* The same with the process's CPython range taken back at 1 us (it
+	 * exec'd another program): 0x7200 is no GIL, a hand-off; 102 is
+	 * queued until its wake through it at 1000, nothing counted as the
+	 * GIL's (with the range kept: queued from 300, 680 us of GIL) */
+	{
+		SC("test_fallbacks", "lock_detour_range_gone"),
+		.steps = STEPS(LOCK_DETOUR_STEPS, E_RTLOCK(1, 101, 0, 0)),
+		RQS(RQ(1, 50, 100, 2020, 2030, 101, 101)),
+		.want = WANTS({ 1, NULL,
+				{ R(complete, true), R_T(t_enqueue, 1000),
+				  R_T(t_dispatch, 1005),
+				  R(dispatch, TT_CP_DISP_PICKUP),
+				  R_T(gil_ns, 0) } }),
 	},
 	/* The same with worker 102 a thread the loop starts for the request
 	 * (transformers' generate() in a thread per request) and the loop,

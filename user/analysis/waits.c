@@ -546,15 +546,16 @@ const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 	return NULL;
 }
 
-/* Judges tgid's futexes as any process's: its goroutines are no longer
- * followed, or it runs another runtime now */
-static void drop_go_range(struct tt_critpath *cp, __u32 tgid)
+/* Judges tgid's futexes as any process's but for runtimes other than kind:
+ * its goroutines are no longer followed, it runs another runtime now, or it
+ * exec'd another program */
+static void drop_ranges(struct tt_critpath *cp, __u32 tgid, __u32 kind)
 {
 	size_t i, j;
 
 	for (i = j = 0; i < cp->nrtranges; i++)
 		if (cp->rtranges[i].tgid != tgid ||
-		    cp->rtranges[i].kind != TT_RT_GO)
+		    cp->rtranges[i].kind != kind)
 			cp->rtranges[j++] = cp->rtranges[i];
 	cp->prepared = cp->prepared && j == cp->nrtranges;
 	cp->nrtranges = j;
@@ -564,11 +565,13 @@ int cp_add_rtrange(struct tt_critpath *cp, const struct tt_event *ev)
 {
 	const struct tt_rtlock *rl = &ev->rtlock;
 
-	/* Go's taken back (hi 0), or another runtime's found: a Go program's
-	 * fork that exec'd Python (LocalAI's backends), whose Go range, all
-	 * its words, would hold the GIL's */
-	if (!rl->hi || rl->kind != TT_RT_GO)
-		drop_go_range(cp, ev->h.tgid);
+	/* a range taken back (hi 0: an exec, Go's probe off), or another
+	 * runtime's found: a Go program's fork that exec'd Python (LocalAI's
+	 * backends), whose Go range, all its words, would hold the GIL's */
+	if (!rl->hi)
+		drop_ranges(cp, ev->h.tgid, rl->kind);
+	else if (rl->kind != TT_RT_GO)
+		drop_ranges(cp, ev->h.tgid, TT_RT_GO);
 	if (rl->hi <= rl->lo || cp_runtime_word(cp, rl->lo, ev->h.tgid))
 		return 0;
 	if (tt_grow((void **)&cp->rtranges, &cp->caprtranges, cp->nrtranges + 1,

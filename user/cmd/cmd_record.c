@@ -462,8 +462,10 @@ static int record_runtime(void *ctx, pid_t tgid, const struct tt_rt_range *r)
 	char err[320], name[32];
 	int ret;
 
-	if (!r->kind) /* it exec'd: Go's range, if it was Go, is gone */
-		return record_rtlock(rs, tgid, 0, 0, TT_RT_GO);
+	if (!r->kind) { /* it exec'd: what runtime it ran is gone */
+		ret = record_rtlock(rs, tgid, 0, 0, TT_RT_GO);
+		return ret ? ret : record_rtlock(rs, tgid, 0, 0, TT_RT_CPYTHON);
+	}
 	if (r->kind != TT_RT_GO)
 		return record_rtlock(rs, tgid, r->lo, r->hi, r->kind);
 	if (r->fd < 0)
