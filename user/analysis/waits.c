@@ -546,8 +546,8 @@ const struct cp_rtrange *cp_runtime_word(const struct tt_critpath *cp,
 	return NULL;
 }
 
-/* Judges tgid's futexes as any process's but for runtimes other than kind:
- * its goroutines are no longer followed, it runs another runtime now, or it
+/* Drops tgid's ranges of kind, its words judged as any process's: its
+ * goroutines are no longer followed, it runs another runtime now, or it
  * exec'd another program */
 static void drop_ranges(struct tt_critpath *cp, __u32 tgid, __u32 kind)
 {

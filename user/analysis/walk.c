@@ -505,8 +505,9 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		 * output thread, then its release of the GIL) */
 		via_handoff = !w->lock ||
 			      (handed && handed->waker_tid == waker->tid);
-		/* the request's own handler handed it on to the thread that
-		 * computes, whatever their shares */
+		/* never the reader (a loop asking for a token already put),
+		 * nor the request's own handler that handed it on to the
+		 * thread that computes, whatever their shares */
 		if (!dispatched && via_handoff && ran >= RELAY_CPU_NS &&
 		    ran * RELAY_SHARE >= worker_cpu &&
 		    th->tid != rq->reader_tid &&
