@@ -2520,6 +2520,62 @@ static const struct rq_want sync_calls_want[] = {
 				  R_T(t_enqueue, enq),                        \
 				  R_T(t_dispatch, 1720) } }),                 \
 	}
+/* Loop 101 reads requests 1 and 2 in one poll (100, 110 us), then starts
+ * a generate() thread for each in that order, waiting for its start: 105 at
+ * 1200 (running at 1250, its start signalled at 1300), 106 at 1400 (1420,
+ * 1450); it sends both headers (1500, 1510), asks pool thread 107 for
+ * request 1's token at 1600, which 107 has (1650) */
+/* clang-format off */
+#define LOOP_SPAWNS                                                           \
+	E_IN(0, 101), E_IN(0, 107),                                           \
+	E_OUT(60, 107, .sys = NR_FUTEX, .arg0 = 0x8000),                      \
+	E_FORK(1190, 101, 105, "python3"), E_WAKE_NEW(1200, 101, 105, 435),   \
+	E_OUT(1210, 101, .sys = NR_FUTEX, .arg0 = 0x7000), E_IN(1250, 105),   \
+	E_WAKE(1300, 105, 101, NR_FUTEX, 0x7000), E_IN(1305, 101),            \
+	E_FORK(1390, 101, 106, "python3"), E_WAKE_NEW(1400, 101, 106, 435),   \
+	E_OUT(1410, 101, .sys = NR_FUTEX, .arg0 = 0x7100), E_IN(1420, 106),   \
+	E_WAKE(1450, 106, 101, NR_FUTEX, 0x7100), E_IN(1455, 101),            \
+	E_WAKE(1600, 101, 107, NR_FUTEX, 0x8000),                             \
+	E_OUT(1610, 101, .sys = NR_EPOLL_WAIT, .arg0 = 3), E_IN(1612, 107),   \
+	E_WAKE(1650, 107, 101, NR_WRITE, 6),                                  \
+	E_OUT(1655, 107, .sys = NR_FUTEX, .arg0 = 0x8000), E_IN(1655, 101)
+/* clang-format on */
+/* test_lookahead's case NAME: LOOP_SPAWNS and the steps given, requests 1,
+ * 2 and the (parenthesized) MORE, request ID picked up, queued from ENQ us,
+ * taken up at DISP */
+#define LOOP_SPAWNED(name, id, enq, disp, more, ...)                          \
+	{                                                                     \
+		SC("test_lookahead", name),                                   \
+		.steps = STEPS(LOOP_SPAWNS, ##__VA_ARGS__),                   \
+		LOOP_SPAWNS_RQS(1700, more),                                  \
+		.want = WANTS({ id, NULL,                                     \
+				{ R(dispatch, TT_CP_DISP_PICKUP),             \
+				  R_T(t_enqueue, enq),                        \
+				  R_T(t_dispatch, disp) } }),                 \
+	}
+/* test_lookahead's case NAME: LOOP_SPAWNS, 109 and 110 passing the model's
+ * lock (0x9000) to each other before, the steps given, request 1's token
+ * written at FW us: taken up at DISP by RULE */
+#define LOOP_SPAWN_LOCK(name, fw, rule, disp, ...)                            \
+	{                                                                     \
+		SC("test_lookahead", name),                                   \
+		.steps = STEPS(LOOP_SPAWNS, E_IN(0, 109), E_IN(0, 110),       \
+			       E_FUTEX_PASS(20, 109, 110, 0x9000),            \
+			       E_FUTEX_PASS(30, 110, 109, 0x9000),            \
+			       __VA_ARGS__),                                  \
+		LOOP_SPAWNS_RQS(fw, ()),                                      \
+		.want = WANTS({ 1, NULL,                                      \
+				{ R(dispatch, TT_CP_DISP_##rule),             \
+				  R_T(t_enqueue, 1200),                       \
+				  R_T(t_dispatch, disp) } }),                 \
+	}
+/* LOOP_SPAWNS' requests 1 (its token written at FW us) and 2, and the
+ * (parenthesized) MORE */
+#define LOOP_SPAWNS_RQS(fw, more)                                             \
+	RQS(RQ(1, 50, 100, fw, (fw) + 10, 101, 101, .t_headers = 1500 * US,   \
+	       .t_end = 3000 * US),                                           \
+	    RQ(2, 60, 110, 2700, 2710, 101, 101, .t_headers = 1510 * US,      \
+	       .t_end = 3000 * US) UNPAREN more)
 /* WORKER_HANDLER_IN's case NAME with WORKER_PICKUP_AT(1710, 4000) and the
  * steps given, request 2 (104's) read 4.9 s later */
 #define WORKER_HANDLER_ALSO(name, enq, ...)                                   \
@@ -3744,6 +3800,58 @@ static const struct scenario scenarios[] = {
 				  R_T(t_enqueue, 1200),
 				  R_T(t_dispatch, 1300) } }),
 	},
+	/* LOOP_SPAWNS: 105 is request 1's thread, taken up when it ran
+	 * (without the test: 106's start, a thread the loop started for
+	 * request 2, at 1400) */
+	LOOP_SPAWNED("loop_spawned_in_order", 1, 1200, 1250, ()),
+	/* LOOP_SPAWN_LOCK with 105, after its start's signal, waiting from
+	 * 1320 us for the model's lock until 109 lets it go at 1550: request
+	 * 1 queued until 105 held it (without the test: taken up at its
+	 * start, 1250) */
+	LOOP_SPAWN_LOCK("loop_spawned_lock", 1700, LOCK, 1560,
+			E_OUT(1320, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(1550, 109, 105, NR_FUTEX, 0x9000),
+			E_IN(1560, 105)),
+	/* The same with the lock let go at 1800, after request 1's token
+	 * went out: not its admission */
+	LOOP_SPAWN_LOCK("loop_spawned_lock_late", 1700, PICKUP, 1250,
+			E_OUT(1320, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(1800, 109, 105, NR_FUTEX, 0x9000),
+			E_IN(1810, 105)),
+	/* The same with 105 computing 650 us before it waits at 1900, the
+	 * token written at 2100: a lock taken after its work began */
+	LOOP_SPAWN_LOCK("loop_spawned_lock_after_work", 2100, PICKUP, 1250,
+			E_OUT(1900, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(1950, 109, 105, NR_FUTEX, 0x9000),
+			E_IN(1960, 105)),
+	/* The same with 105 reading a pipe from 1320 to 1340 us first (110
+	 * writes it) and waiting for the lock from 1350: not a thread that
+	 * went for the lock at once */
+	LOOP_SPAWN_LOCK("loop_spawned_read_then_lock", 1700, PICKUP, 1250,
+			E_OUT(1320, 105, .sys = NR_READ, .arg0 = 8,
+			      .mode = S_IFIFO),
+			E_WAKE(1340, 110, 105, NR_WRITE, 9), E_IN(1342, 105),
+			E_OUT(1350, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(1550, 109, 105, NR_FUTEX, 0x9000),
+			E_IN(1560, 105)),
+	/* Request 2's thread is the second the loop started, 106 (with the
+	 * first for each: 105's start, 1200 us) */
+	LOOP_SPAWNED("loop_spawned_second", 2, 1400, 1420, ()),
+	/* The same with thread 108 started at 1550 us, after the headers
+	 * (anyio's pool growing): not one of the batch's */
+	LOOP_SPAWNED("loop_spawned_after_headers", 1, 1200, 1250, (),
+		     E_FORK(1540, 101, 108, "python3"),
+		     E_WAKE_NEW(1550, 101, 108, 435), E_IN(1560, 108)),
+	/* The same with 108 started at 1470, before the headers: three
+	 * starts for two reads, no pairing; the walk's pick-up, 106's */
+	LOOP_SPAWNED("loop_spawned_unpaired", 1, 1400, 1420, (),
+		     E_FORK(1460, 101, 108, "python3"),
+		     E_WAKE_NEW(1470, 101, 108, 435), E_IN(1480, 108)),
+	/* The same with request 3 read at 1350 us, between the starts: the
+	 * batch's starts end there, one for two reads, no pairing */
+	LOOP_SPAWNED("loop_spawned_read_between", 1, 1400, 1420,
+		     (, RQ(3, 1340, 1350, 2800, 2810, 101, 101,
+			   .t_end = 3000 * US))),
 	/* The same with 104 preempted from 1300 to 1650 us, on a CPU 200 us
 	 * of its 550 (beside CPU hogs): its tokenizing still, not a relay's
 	 * hand-on (without the test: t_enqueue 1150) */

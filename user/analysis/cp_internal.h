@@ -876,6 +876,11 @@ __u64 cp_loop_share_after(const struct walk *wk, __u64 t);
  * request's share, before the batch's end: its own engine task, stepping
  * in the turn that ran the handlers (vLLM V0's). */
 __u64 cp_loop_share_before(const struct walk *wk, __u64 t);
+/* w is the reader's start of a thread other than the one it started for
+ * the request: a loop that reads a batch of requests, then starts a thread
+ * for each (starlette's generate() threads), before their headers and its
+ * next read, in the order it read them (§4.4). */
+bool cp_loop_spawned_other(const struct walk *wk, const struct cp_wake *w);
 /* The reader's engine loop took the request up at t, its wake of c (§4.4),
  * c computed from t when computed (a relay else): t_enqueue is the reader's
  * hand-off point s < t; returns s, or 0. */

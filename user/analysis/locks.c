@@ -350,6 +350,30 @@ __u64 cp_lock_acquired(const struct tt_critpath *cp, const struct cp_thread *th,
 	return cp_ran_after(th, k, th->recs[k].ts);
 }
 
+__u64 cp_spawned_lock(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 t)
+{
+	long k = cp_rec_before(th, t + 1), n = (long)th->nrecs;
+	const struct cp_rec *r;
+	__u64 cpu = 0;
+
+	for (k = k < 0 ? 0 : k; k + 1 < n; k++) {
+		r = &th->recs[k];
+		if (r->state == REC_RUNNING) {
+			cpu += th->recs[k + 1].ts - (r->ts > t ? r->ts : t);
+			if (cpu >= RELAY_CPU_NS)
+				return 0;
+		} else if (r->state == REC_BLOCKED &&
+			   !cp_block_on_lock(cp, th, r)) {
+			return 0;
+		} else if (r->state == REC_RUNNABLE && r->info != NONE32 &&
+			   cp->wakes[r->info].lock == CP_LOCK_WORD) {
+			return cp_lock_acquired(cp, th, k);
+		}
+	}
+	return 0;
+}
+
 bool cp_writer_alone(const struct walk *wk, __u32 tid, __u64 t)
 {
 	return tid == wk->rq->writer_tid &&

@@ -43,6 +43,12 @@ __u64 cp_ran_past_gil(const struct tt_critpath *cp, const struct cp_thread *th,
  * holder's work is no part of this request's path. */
 bool cp_boundary_then_lock(const struct walk *wk, const struct cp_thread *th,
 			   long k, const struct consumer *cs);
+/* th, a thread the reader started at t for the request, waited for an
+ * application's lock (not only the GIL) before it ran a relay's CPU: when
+ * it held it (transformers' generate() threads queue on the model's lock,
+ * text-generation-webui's generation_lock); else 0. */
+__u64 cp_spawned_lock(const struct tt_critpath *cp, const struct cp_thread *th,
+		      __u64 t);
 /* On a walk that looks for it (its releases): runnable record k of th
  * ends a wait on a lock (the GIL, a word judged a lock) that the request's
  * reader released, and since floor th ran less than a relay's CPU and

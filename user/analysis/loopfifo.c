@@ -578,6 +578,51 @@ static size_t batch_of(const struct walk *wk, const struct cp_thread *th,
 	return a;
 }
 
+/* The thread loop th started for wk's request: one for each request of the
+ * batch, after its reads, before the batch's first headers and th's next
+ * read, in the order of the reads; 0 when the starts and the reads do not
+ * pair. */
+static __u32 loop_spawned(const struct walk *wk, const struct cp_thread *th)
+{
+	const struct rq_index *ix = wk->ix;
+	const struct cp_wake *w;
+	size_t a, lo, hi, i, n = 0;
+	__u64 to = UINT64_MAX, h;
+	__u32 tid = 0;
+
+	a = batch_of(wk, th, &lo, &hi);
+	if (a == ix->nact)
+		return 0;
+	for (i = hi; i < ix->nact && ix->act[i].tid == th->tid; i++)
+		if (!ix->act[i].write) {
+			to = ix->act[i].t;
+			break;
+		}
+	for (i = lo; i < hi; i++) {
+		h = ix->rqs[ix->act[i].req].t_headers;
+		to = h && h < to ? h : to;
+	}
+	for (i = cp_cand_after(wk->cp, th, ix->act[hi - 1].t); i < th->ncand;
+	     i++) {
+		w = &wk->cp->wakes[th->cand[i]];
+		if (w->ts >= to)
+			break;
+		if (w->spawn && n++ == a - lo)
+			tid = w->target_tid;
+	}
+	return n == hi - lo ? tid : 0;
+}
+
+bool cp_loop_spawned_other(const struct walk *wk, const struct cp_wake *w)
+{
+	__u32 tid;
+
+	if (!w->spawn || !wk->reader || w->waker_tid != wk->reader->tid)
+		return false;
+	tid = loop_spawned(wk, wk->reader);
+	return tid && tid != w->target_tid;
+}
+
 /* cp_loop_share()'s point, the loop's wakes let through when wakes is set;
  * *start: where the request's handler began, its share of the CPU before;
  * *end: the batch's first headers when they end it, else 0. */

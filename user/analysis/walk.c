@@ -525,13 +525,22 @@ __u64 cp_walk_path(struct walk *wk, __u8 *rule)
 		    ((!w->lock &&
 		      ((rq->reader_tid && waker->tid == rq->reader_tid) ||
 		       cp_rq_only(wk->ix, waker->tid, wk->ri, wk->lookahead)) &&
-		      !cp_reader_asked_helper(wk, th->tid, t)) ||
+		      !cp_reader_asked_helper(wk, th->tid, t) &&
+		      !cp_loop_spawned_other(wk, w)) ||
 		     released)) {
 			*rule = released ? TT_CP_DISP_RELEASE :
 					   TT_CP_DISP_PICKUP;
 			disp = worker_wake > t ?
 				       worker_ran :
 				       cp_ran_past_gil(cp, th, took, t_out);
+			/* a thread it started for the request, waiting for
+			 * the model's lock first: queued until it held it */
+			s = w->spawn && !released ? cp_spawned_lock(cp, th, t) :
+						    0;
+			if (s && s < wk->f) {
+				disp = s;
+				*rule = TT_CP_DISP_LOCK;
+			}
 			dispatched = true;
 			wk->t_enqueue = t;
 			wk->enqueue = released ? TT_CP_ENQ_RELEASE :
