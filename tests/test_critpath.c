@@ -3812,6 +3812,19 @@ static const struct scenario scenarios[] = {
 			E_OUT(1320, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
 			E_WAKE(1550, 109, 105, NR_FUTEX, 0x9000),
 			E_IN(1560, 105)),
+	/* The same with the lock let go by 111, which never waited on it
+	 * (its release reads as a hand-off): still the model's lock 105
+	 * waited on (without the test: taken up at its start, 1250) */
+	LOOP_SPAWN_LOCK("loop_spawned_lock_holder", 1700, LOCK, 1560,
+			E_IN(0, 111),
+			E_OUT(1320, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_WAKE(1550, 111, 105, NR_FUTEX, 0x9000),
+			E_IN(1560, 105)),
+	/* The same with no wake seen at 105's run at 1560 us (a lost
+	 * event): no release to say when it held the lock */
+	LOOP_SPAWN_LOCK("loop_spawned_lock_unwoken", 1700, PICKUP, 1250,
+			E_OUT(1320, 105, .sys = NR_FUTEX, .arg0 = 0x9000),
+			E_IN(1560, 105)),
 	/* The same with the lock let go at 1800, after request 1's token
 	 * went out: not its admission */
 	LOOP_SPAWN_LOCK("loop_spawned_lock_late", 1700, PICKUP, 1250,

@@ -363,12 +363,15 @@ __u64 cp_spawned_lock(const struct tt_critpath *cp, const struct cp_thread *th,
 			cpu += th->recs[k + 1].ts - (r->ts > t ? r->ts : t);
 			if (cpu >= RELAY_CPU_NS)
 				return 0;
-		} else if (r->state == REC_BLOCKED &&
-			   !cp_block_on_lock(cp, th, r)) {
-			return 0;
-		} else if (r->state == REC_RUNNABLE && r->info != NONE32 &&
-			   cp->wakes[r->info].lock == CP_LOCK_WORD) {
-			return cp_lock_acquired(cp, th, k);
+		} else if (r->state == REC_BLOCKED) {
+			/* a wait on the GIL goes on; on another word a lock
+			 * (its release may read as a hand-off: a holder that
+			 * never waited on it) ends the way to the model */
+			if (!cp_block_on_lock(cp, th, r))
+				return 0;
+			if (!cp_block_is_runtime(cp, th, r) &&
+			    th->recs[k + 1].state == REC_RUNNABLE)
+				return cp_lock_acquired(cp, th, k + 1);
 		}
 	}
 	return 0;
